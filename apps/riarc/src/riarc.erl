@@ -1,0 +1,155 @@
+%% @doc riarc: run an Erlang system under decentralised outline monitoring (RIARC) and
+%% get a verdict for every monitored process, without changing the system's code.
+%%
+%% A Spec says which processes are monitored and by what (see {@link riarc_lambda} for the
+%% MFA it is asked with, and {@link riarc_monitor} for monitors); events are described in
+%% {@link riarc_event}.
+%% ```
+%% 1> Spec = fun({riarc_demo_pqr, _, _}) ->
+%%                   {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end};
+%%              (_) -> undefined end.
+%% 2> {ok, R} = riarc:run({riarc_demo_pqr, p, []}, Spec, #{timeout => 5000}).
+%% 3> maps:get(verdicts, R).
+%% [#{pid => <0.91.0>, mfa => {riarc_demo_pqr,p,[]}, verdict => accept, events => 5}, ...]
+%% 4> maps:get(tracers, R).
+%% #{peak => 3, spawned => 3}
+%% '''
+%% Long-running systems: `{ok, S} = riarc:start(MFA, Spec, Opts)', then `riarc:verdicts(S)'
+%% at any time and `riarc:stop(S)' to stop monitoring (the system runs on).
+%%
+%% Options (all optional):
+%% <ul>
+%% <li>`timeout' (ms, default 60000, or infinity): run/3 gives up after it, naming what
+%%     is still alive;</li>
+%% <li>`events' (default `[send, recv]'): the message events to trace; spawn and exit are
+%%     always traced, since the instrumentation needs them itself;</li>
+%% <li>`invariants' (default true): check invariants I1-I22 and report violations;</li>
+%% <li>`log' (default true): log verdicts through OTP logger;</li>
+%% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow.</li>
+%% </ul>
+-module(riarc).
+
+-export([run/3, start/3, verdicts/1, stop/1, alive/1]).
+-export([format_error/1, format_verdict/1]).
+
+-export_type([result/0, verdict_entry/0, opts/0]).
+
+-type verdict_entry() :: #{pid := riarc_event:sid(), mfa := riarc_event:mfa_args(),
+                           verdict := riarc_monitor:verdict(), events := non_neg_integer(),
+                           reason => term()}.
+-type result() :: #{verdicts := [verdict_entry()],
+                    tracers := #{spawned := non_neg_integer(), peak := non_neg_integer()},
+                    events := non_neg_integer(),
+                    analysed := non_neg_integer(),
+                    routed := non_neg_integer(),
+                    violations := [map()],
+                    errors := [term()],
+                    duration_us := non_neg_integer()}.
+-type opts() :: #{timeout => timeout(), events => [send | recv], invariants => boolean(),
+                  log => boolean(), perturb => undefined | pos_integer()}.
+
+-define(DEFAULTS, #{timeout => 60000, events => [send, recv], invariants => true,
+                    log => true, perturb => undefined}).
+
+%% @doc Runs {M, F, Args} as the root of a system under instrumentation and returns once
+%% every system process has exited and every tracer is gone.
+-spec run({module(), atom(), list()}, riarc_lambda:spec(), opts()) ->
+    {ok, result()} | {error, term()}.
+run(MFA, Spec, Opts) ->
+    case start(MFA, Spec, Opts) of
+        {ok, Session} -> await(Session, maps:get(timeout, Opts, maps:get(timeout, ?DEFAULTS)));
+        Error -> Error
+    end.
+
+await(Session, Timeout) ->
+    case riarc_session:await(Session, Timeout) of
+        {ok, Result} ->
+            {ok, _} = riarc_session:stop(Session),
+            {ok, Result};
+        {error, timeout} ->
+            Alive = riarc_session:alive(Session),
+            {ok, _} = riarc_session:stop(Session),
+            {error, {timeout, Timeout, Alive}}
+    end.
+
+%% @doc Starts monitoring a system and returns at once with the session's handle.
+-spec start({module(), atom(), list()}, riarc_lambda:spec(), opts()) ->
+    {ok, pid()} | {error, term()}.
+start(MFA, Spec, Opts) ->
+    case validate(MFA, Spec, Opts) of
+        {ok, Full} -> riarc_session:start(self(), MFA, Spec, maps:remove(timeout, Full));
+        Error -> Error
+    end.
+
+%% @doc The verdicts reached so far by a session started with start/3.
+-spec verdicts(pid()) -> [verdict_entry()].
+verdicts(Session) -> riarc_session:verdicts(Session).
+
+%% @doc Stops monitoring; the system runs on untraced. Returns the result so far.
+-spec stop(pid()) -> {ok, result()}.
+stop(Session) -> riarc_session:stop(Session).
+
+%% @doc The live tracers of a session and the processes they trace.
+-spec alive(pid()) -> #{tracers := [pid()], processes := [term()]}.
+alive(Session) -> riarc_session:alive(Session).
+
+validate({M, F, A}, Spec, Opts) when is_atom(M), is_atom(F), is_list(A), is_map(Opts) ->
+    _ = code:ensure_loaded(M),
+    Full = maps:merge(?DEFAULTS, Opts),
+    case {erlang:function_exported(M, F, length(A)), riarc_lambda:valid_spec(Spec),
+          valid_opts(Full)} of
+        {false, _, _} -> {error, {undef, {M, F, length(A)}}};
+        {_, false, _} -> {error, {bad_spec, Spec}};
+        {_, _, {error, _} = E} -> E;
+        {true, true, ok} -> {ok, Full}
+    end;
+validate(MFA, _Spec, Opts) when is_map(Opts) -> {error, {bad_mfa, MFA}};
+validate(_MFA, _Spec, Opts) -> {error, {bad_opts, Opts}}.
+
+valid_opts(Opts) ->
+    Bad = [K || {K, V} <- maps:to_list(Opts), not valid_opt(K, V)],
+    case Bad of
+        [] -> ok;
+        [K | _] -> {error, {bad_option, K, maps:get(K, Opts)}}
+    end.
+
+valid_opt(timeout, infinity) -> true;
+valid_opt(timeout, T) -> is_integer(T) andalso T >= 0;
+valid_opt(events, Es) -> is_list(Es) andalso lists:all(fun(E) -> E =:= send orelse E =:= recv end, Es);
+valid_opt(invariants, B) -> is_boolean(B);
+valid_opt(log, B) -> is_boolean(B);
+valid_opt(perturb, undefined) -> true;
+valid_opt(perturb, N) -> is_integer(N) andalso N > 0;
+valid_opt(_, _) -> false.
+
+%% @doc A sentence for an error riarc returned.
+-spec format_error(term()) -> string().
+format_error({undef, {M, F, Arity}}) ->
+    flat("the system's entry point ~s:~s/~b does not exist (is the module on the code path?)",
+         [M, F, Arity]);
+format_error({bad_spec, Spec}) ->
+    flat("~0tp is not a Spec: give a fun of arity 1 or a module exporting spec/1", [Spec]);
+format_error({bad_mfa, MFA}) ->
+    flat("~0tp is not a {Module, Function, Args} entry point", [MFA]);
+format_error({bad_opts, Opts}) ->
+    flat("options must be a map, not ~0tp", [Opts]);
+format_error({bad_option, K, V}) ->
+    flat("option ~0tp has the invalid value ~0tp", [K, V]);
+format_error({timeout, T, #{tracers := Ts, processes := Ps}}) ->
+    flat("the run did not end within ~p ms: ~b tracer(s) still alive, tracing ~b system "
+         "process(es): ~0tp", [T, length(Ts), length(Ps), Ps]);
+format_error(Other) ->
+    flat("~0tp", [Other]).
+
+%% @doc One line for a verdict: `<pid> <mfa> <verdict>'.
+-spec format_verdict(verdict_entry()) -> string().
+format_verdict(#{pid := Pid, mfa := MFA, verdict := V}) ->
+    flat("~s ~s ~s", [format_sid(Pid), format_mfa(MFA), V]).
+
+format_sid(Pid) when is_pid(Pid) -> pid_to_list(Pid);
+format_sid(Other) -> flat("~0tp", [Other]).
+
+format_mfa({M, F, A}) when is_list(A) -> flat("~s:~s/~b", [M, F, length(A)]);
+format_mfa(Other) -> flat("~0tp", [Other]).
+
+flat(Fmt, Args) -> lists:flatten(io_lib:format(Fmt, Args)).

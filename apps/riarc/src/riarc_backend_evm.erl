@@ -1,0 +1,79 @@
+%% @doc The online tracing backend: TRACE, CLEAR and PREEMPT (Alg. 5) over the VM's own
+%% process tracing, `erlang:trace/3' with `set_on_spawn' (tracing inheritance, A2).
+%%
+%% The VM allows one tracer per process (A3), so PREEMPT hands a process over by
+%% suspending it, switching its tracer and resuming it; while it is suspended it produces
+%% no events, and on OTP 25 'receive' events are produced by the receiver when it takes
+%% a message into its queue, so messages that arrive meanwhile are traced afterwards, to
+%% the new tracer (checked by riarc_backend_evm_tests with thousands of messages in
+%% flight). CLEAR then waits with `erlang:trace_delivered/1' until every trace message
+%% the process produced before the switch sits in the old tracer's mailbox.
+%% ```
+%% 1> C = riarc_backend_evm:config([send, recv]).
+%% 2> riarc_backend_evm:flags(C).
+%% [procs,set_on_spawn,send,'receive']
+%% '''
+-module(riarc_backend_evm).
+-behaviour(riarc_backend).
+
+-export([config/1, flags/1, trace/3, preempt/3, clear/3, event/2]).
+-export_type([config/0]).
+
+-opaque config() :: #{flags := [atom()]}.
+
+%% @doc A configuration tracing spawn and exit always, and the message events asked for.
+-spec config([send | recv]) -> config().
+config(Events) ->
+    Extra = [send || lists:member(send, Events)] ++ ['receive' || lists:member(recv, Events)],
+    #{flags => [procs, set_on_spawn | Extra]}.
+
+%% @doc The trace flags the configuration sets on a traced process.
+-spec flags(config()) -> [atom()].
+flags(#{flags := Flags}) -> Flags.
+
+%% @doc TRACE(S, T). Called by S itself at launch (Alg. 6), or by T.
+-spec trace(config(), pid(), pid()) -> ok.
+trace(#{flags := Flags}, S, T) ->
+    _ = catch erlang:trace(S, true, [{tracer, T} | Flags]),
+    ok.
+
+%% @doc PREEMPT(S, T): T takes S over, then waits until S's earlier events are delivered.
+-spec preempt(config(), pid(), pid()) -> ok.
+preempt(#{flags := Flags}, S, T) ->
+    case catch erlang:suspend_process(S) of
+        true ->
+            try
+                _ = catch erlang:trace(S, false, [all]),
+                _ = catch erlang:trace(S, true, [{tracer, T} | Flags])
+            after
+                catch erlang:resume_process(S)
+            end;
+        _ ->
+            %% S is already dead: all its events, its exit included, went to the old
+            %% tracer, and reach T routed.
+            ok
+    end,
+    await_delivered(S).
+
+%% @doc CLEAR(S, T): stop tracing S, and wait for its events in flight.
+-spec clear(config(), pid(), pid()) -> ok.
+clear(_Config, S, _T) ->
+    _ = catch erlang:trace(S, false, [all]),
+    await_delivered(S).
+
+%% Race: trace messages of S still travelling to its old tracer when the switch happens
+%% would otherwise arrive behind the detach request the caller sends next.
+await_delivered(S) ->
+    Ref = erlang:trace_delivered(S),
+    receive {trace_delivered, S, Ref} -> ok end.
+
+%% @doc Decodes the VM's trace messages into riarc events.
+-spec event(config(), term()) -> {ok, riarc_event:event()} | skip | no.
+event(_, {trace, P, send, Msg, To}) -> {ok, {send, P, To, Msg}};
+event(_, {trace, P, 'receive', Msg}) -> {ok, {recv, P, Msg}};
+event(_, {trace, P, spawn, C, MFA}) -> {ok, {spawn, P, C, riarc_lambda:logical_mfa(MFA)}};
+event(_, {trace, C, spawned, P, MFA}) -> {ok, {init, C, P, riarc_lambda:logical_mfa(MFA)}};
+event(_, {trace, P, exit, Reason}) -> {ok, {exit, P, Reason}};
+event(_, {trace, P, send_to_non_existing_process, Msg, To}) -> {ok, {send, P, To, Msg}};
+event(_, Msg) when element(1, Msg) =:= trace; element(1, Msg) =:= trace_ts -> skip;
+event(_, _) -> no.

@@ -1,0 +1,59 @@
+%% @doc Trace events: the public terms monitors receive, and the helpers the tracers use.
+%%
+%% Every event a monitor sees is one of
+%% ```
+%% {init,  Child,  Parent, MFA}   % first event of a spawned process, seen in Child
+%% {spawn, Parent, Child,  MFA}   % Parent spawned Child, seen in Parent
+%% {exit,  Pid,    Reason}
+%% {send,  From,   To,     Msg}
+%% {recv,  Pid,    Msg}
+%% '''
+%% MFA is the logical initial call of the spawned process (see {@link riarc_lambda}).
+%% Online the process names are pids; offline they are whatever the trace file names
+%% (atoms, integers, pids).
+%%
+%% The originator of an event (e.ıS in the paper) is the process that exhibited it:
+%% ```
+%% 1> riarc_event:origin({spawn, p, q, {m, f, []}}).
+%% p
+%% 2> riarc_event:origin({init, q, p, {m, f, []}}).
+%% q
+%% '''
+-module(riarc_event).
+
+-export([origin/1, kind/1, is_event/1, format/1]).
+-export_type([event/0, sid/0, mfa_args/0, kind/0]).
+
+-type sid() :: term().
+-type mfa_args() :: {module(), atom(), list()} | undefined.
+-type event() :: {init, sid(), sid(), mfa_args()}
+               | {spawn, sid(), sid(), mfa_args()}
+               | {exit, sid(), term()}
+               | {send, sid(), sid(), term()}
+               | {recv, sid(), term()}.
+-type kind() :: init | spawn | exit | send | recv.
+
+%% @doc The process that exhibited the event: the paper's e.ıS.
+-spec origin(event()) -> sid().
+origin({init, Child, _Parent, _MFA}) -> Child;
+origin({spawn, Parent, _Child, _MFA}) -> Parent;
+origin({exit, Pid, _Reason}) -> Pid;
+origin({send, From, _To, _Msg}) -> From;
+origin({recv, Pid, _Msg}) -> Pid.
+
+%% @doc The event's label: the paper's e.ℓ, with init split from spawn.
+-spec kind(event()) -> kind().
+kind(Event) -> element(1, Event).
+
+%% @doc True when the term has the shape of a public event.
+-spec is_event(term()) -> boolean().
+is_event({init, _, _, _}) -> true;
+is_event({spawn, _, _, _}) -> true;
+is_event({exit, _, _}) -> true;
+is_event({send, _, _, _}) -> true;
+is_event({recv, _, _}) -> true;
+is_event(_) -> false.
+
+%% @doc A one-line rendering, for logs and the command line.
+-spec format(event()) -> iolist().
+format(Event) -> io_lib:format("~0tp", [Event]).

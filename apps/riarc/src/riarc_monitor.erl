@@ -1,0 +1,64 @@
+%% @doc Monitors, and ANALYSEEVT (App. C.5.2): feeding one event to a monitor and turning
+%% what it answers into the next monitor or a verdict.
+%%
+%% A monitor is either
+%% <ul>
+%% <li>a fun `fun((Event) -> Monitor | accept | reject)': the next monitor or a verdict;</li>
+%% <li>`{Module, State}' where Module implements this behaviour:
+%%     `analyse(Event, State) -> {next, State} | accept | reject'.</li>
+%% </ul>
+%% Verdicts are irrevocable: after accept or reject the monitor sees no more events. A
+%% monitor that crashes, or answers anything else, gets the verdict `error' and no more
+%% events; the tracer that runs it goes on routing for everybody else.
+%% ```
+%% 1> M = fun Mon({send, _, _, boom}) -> reject; Mon(_) -> Mon end.
+%% 2> {next, M2} = riarc_monitor:analyse(M, {recv, p, hello}).
+%% 3> riarc_monitor:analyse(M2, {send, p, q, boom}).
+%% {verdict,reject}
+%% 4> riarc_monitor:analyse(fun(_) -> 1/0 end, {recv, p, x}).
+%% {verdict,error,{error,badarith,[...]}}
+%% '''
+-module(riarc_monitor).
+
+-export([analyse/2, is_monitor/1]).
+-export_type([monitor/0, verdict/0, result/0]).
+
+-callback analyse(Event :: riarc_event:event(), State :: term()) ->
+    {next, NewState :: term()} | accept | reject.
+
+-type monitor() :: fun((riarc_event:event()) -> term()) | {module(), term()}.
+-type verdict() :: accept | reject | error | none.
+-type result() :: {next, monitor()} | {verdict, accept | reject} | {verdict, error, term()}.
+
+%% @doc ANALYSEEVT(ςM, e): one step of the monitor.
+-spec analyse(monitor(), riarc_event:event()) -> result().
+analyse(Monitor, Event) ->
+    try step(Monitor, Event) of
+        Result -> Result
+    catch
+        Class:Reason:Stack -> {verdict, error, {Class, Reason, Stack}}
+    end.
+
+step(Fun, Event) when is_function(Fun, 1) ->
+    case Fun(Event) of
+        accept -> {verdict, accept};
+        reject -> {verdict, reject};
+        Next when is_function(Next, 1) -> {next, Next};
+        {Mod, _} = Next when is_atom(Mod) -> {next, Next};
+        Other -> {verdict, error, {bad_monitor_result, Other}}
+    end;
+step({Mod, State}, Event) when is_atom(Mod) ->
+    case Mod:analyse(Event, State) of
+        {next, State1} -> {next, {Mod, State1}};
+        accept -> {verdict, accept};
+        reject -> {verdict, reject};
+        Other -> {verdict, error, {bad_monitor_result, Other}}
+    end;
+step(Other, _Event) ->
+    {verdict, error, {not_a_monitor, Other}}.
+
+%% @doc True when the term has the shape of a monitor.
+-spec is_monitor(term()) -> boolean().
+is_monitor(Fun) when is_function(Fun, 1) -> true;
+is_monitor({Mod, _}) when is_atom(Mod) -> true;
+is_monitor(_) -> false.

@@ -1,0 +1,206 @@
+%% @doc One monitored run: launches the system paused with its root tracer (Alg. 6 START),
+%% keeps the book of live tracers, collects verdicts, invariant violations and tracer
+%% statistics, and knows when the run is over: every tracer gone, which (since every
+%% system process is in some tracer's Γ until it exits) means every system process gone.
+%%
+%% Users reach it through {@link riarc}; the session is the handle `riarc:start/3' returns.
+%% ```
+%% 1> {ok, S} = riarc:start({riarc_demo_pqr, p, []}, riarc_demo_pqr_monitors, #{}).
+%% 2> riarc:verdicts(S).
+%% [#{pid => <0.90.0>, mfa => {riarc_demo_pqr,p,[]}, verdict => accept, events => 4}, ...]
+%% 3> riarc:stop(S).
+%% {ok, #{verdicts => [...], tracers => #{spawned => 3, peak => 2}, ...}}
+%% '''
+-module(riarc_session).
+-behaviour(gen_server).
+
+-export([start/4, await/2, verdicts/1, alive/1, stop/1]).
+-export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
+%% Spawned entry point of the root system process.
+-export([root_main/1]).
+
+-type opts() :: #{events := [send | recv],
+                  invariants := boolean(),
+                  perturb := undefined | pos_integer(),
+                  log := boolean()}.
+
+-record(s, {
+    owner :: pid(),
+    opts :: opts(),
+    root :: pid(),
+    tracers = #{} :: #{pid() => non_neg_integer()},  % live tracer -> spawn order
+    spawned = 0 :: non_neg_integer(),
+    peak = 0 :: non_neg_integer(),
+    verdicts = #{} :: #{pid() => map()},             % tracer -> verdict entry
+    order = #{} :: #{pid() => non_neg_integer()},     % tracer -> spawn order, for output
+    stats = #{collected => 0, routed => 0, analysed => 0} :: map(),
+    violations = [] :: [map()],
+    errors = [] :: [term()],
+    started :: integer(),
+    finished :: undefined | integer(),
+    waiters = [] :: [gen_server:from()],
+    stopping = false :: boolean()
+}).
+
+%%% API
+
+%% @doc Starts a session running {M, F, Args} under instrumentation for Owner.
+-spec start(pid(), {module(), atom(), list()}, riarc_lambda:spec(), opts()) ->
+    {ok, pid()} | {error, term()}.
+start(Owner, MFA, Spec, Opts) ->
+    gen_server:start(?MODULE, {Owner, MFA, Spec, Opts}, []).
+
+%% @doc Waits for the end of the run and returns its result.
+-spec await(pid(), timeout()) -> {ok, map()} | {error, timeout}.
+await(Session, Timeout) ->
+    try gen_server:call(Session, await, Timeout)
+    catch exit:{timeout, _} -> {error, timeout}
+    end.
+
+%% @doc The verdicts reached so far.
+-spec verdicts(pid()) -> [map()].
+verdicts(Session) -> gen_server:call(Session, verdicts).
+
+%% @doc The live tracers and the system processes they still trace.
+-spec alive(pid()) -> #{tracers := [pid()], processes := [term()]}.
+alive(Session) -> gen_server:call(Session, alive, 10000).
+
+%% @doc Stops tracing (the system runs on untraced) and returns the result so far.
+-spec stop(pid()) -> {ok, map()}.
+stop(Session) -> gen_server:call(Session, stop, 30000).
+
+%%% gen_server
+
+%% @private
+init({Owner, {M, F, A} = MFA, Spec, Opts}) ->
+    Backend = riarc_backend:new(riarc_backend_evm,
+                                riarc_backend_evm:config(maps:get(events, Opts))),
+    Cfg = #{lambda => riarc_lambda:new(Spec), backend => Backend, session => self(),
+            checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts)},
+    _ = monitor(process, Owner),
+    %% Alg. 6 START: the root is created paused; its tracer resumes it.
+    Root = spawn(?MODULE, root_main, [MFA]),
+    Tracer = riarc_tracer:start_root(Cfg, Root, {M, F, A}, Owner),
+    S0 = #s{owner = Owner, opts = Opts, root = Root,
+            started = erlang:monotonic_time(microsecond)},
+    {ok, tracer_up(Tracer, S0)}.
+
+%% @private
+handle_call(await, From, S = #s{finished = undefined}) ->
+    {noreply, S#s{waiters = [From | S#s.waiters]}};
+handle_call(await, _From, S) ->
+    {reply, {ok, result(S)}, S};
+handle_call(verdicts, _From, S) ->
+    {reply, verdict_list(S), S};
+handle_call(alive, _From, S) ->
+    {reply, alive_info(S), S};
+handle_call(stop, From, S = #s{tracers = T}) when map_size(T) =:= 0 ->
+    gen_server:reply(From, {ok, result(S)}),
+    {stop, normal, S};
+handle_call(stop, From, S) ->
+    _ = [riarc_tracer:stop(Pid) || Pid <- maps:keys(S#s.tracers)],
+    {noreply, S#s{stopping = true, waiters = [From | S#s.waiters]}}.
+
+%% @private
+handle_cast(_Msg, S) ->
+    {noreply, S}.
+
+%% @private
+handle_info({riarc_tracer_up, Pid, _Proc, _MFA}, S) ->
+    {noreply, tracer_up(Pid, S)};
+handle_info({riarc_tracer_down, _Pid, Stats}, S = #s{stats = Acc}) ->
+    {noreply, S#s{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
+                                    Acc, Stats)}};
+handle_info({riarc_verdict, Tracer, Proc, MFA, V, Why, N}, S) ->
+    Entry = #{pid => Proc, mfa => MFA, verdict => V, events => N},
+    log_verdict(Entry, Why, S),
+    {noreply, S#s{verdicts = (S#s.verdicts)#{Tracer => add_reason(Entry, Why)}}};
+handle_info({riarc_violation, Tracer, Id, Info, State}, S) ->
+    logger:error("riarc: invariant ~p violated in tracer ~p: ~0tp~n  tracer state: ~0tp",
+                 [Id, Tracer, Info, State]),
+    V = #{tracer => Tracer, invariant => Id, info => Info, state => State},
+    {noreply, S#s{violations = [V | S#s.violations]}};
+handle_info({riarc_spec_error, Tracer, MFA, Reason}, S) ->
+    logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
+    {noreply, S#s{errors = [{spec, MFA, Reason} | S#s.errors]}};
+handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
+    %% Nobody waits for this run any more: stop tracing, leave the system alone.
+    _ = [riarc_tracer:stop(Pid) || Pid <- maps:keys(S#s.tracers)],
+    {stop, normal, S};
+handle_info({'DOWN', _, process, Pid, Reason}, S = #s{tracers = T}) when is_map_key(Pid, T) ->
+    S1 = tracer_crash(Pid, Reason, S),
+    maybe_done(S1#s{tracers = maps:remove(Pid, T)});
+handle_info(_Other, S) ->
+    {noreply, S}.
+
+%%% Internals
+
+%% @private Alg. 6 START: the root waits, paused, for its tracer; then it turns its own
+%% tracing on (nothing it does afterwards escapes) and runs the system's main function.
+-spec root_main({module(), atom(), list()}) -> term().
+root_main({M, F, A}) ->
+    receive
+        {riarc_go, Tracer, Backend} ->
+            ok = riarc_backend:trace(Backend, self(), Tracer),
+            apply(M, F, A)
+    end.
+
+tracer_up(Pid, S = #s{tracers = T, spawned = N}) ->
+    _ = monitor(process, Pid),
+    T1 = T#{Pid => N},
+    S#s{tracers = T1, spawned = N + 1, peak = max(S#s.peak, map_size(T1)),
+        order = (S#s.order)#{Pid => N}}.
+
+%% A tracer that dies of anything but its own TRYGC is a fault in riarc: its partition
+%% gets the verdict error, and the rest of the run goes on.
+tracer_crash(_Pid, normal, S) -> S;
+tracer_crash(Pid, Reason, S = #s{verdicts = Vs}) ->
+    logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
+    Entry = maps:get(Pid, Vs, #{pid => undefined, mfa => undefined, events => 0}),
+    S#s{verdicts = Vs#{Pid => Entry#{verdict => error, reason => {tracer_crashed, Reason}}},
+        violations = [#{tracer => Pid, invariant => crash, info => Reason} | S#s.violations]}.
+
+maybe_done(S = #s{tracers = T}) when map_size(T) > 0 ->
+    {noreply, S};
+maybe_done(S = #s{waiters = Ws, stopping = Stopping}) ->
+    S1 = S#s{finished = erlang:monotonic_time(microsecond), waiters = []},
+    Result = {ok, result(S1)},
+    _ = [gen_server:reply(W, Result) || W <- Ws],
+    case Stopping of
+        true -> {stop, normal, S1};
+        false -> {noreply, S1}
+    end.
+
+result(S = #s{stats = Stats}) ->
+    End = case S#s.finished of undefined -> erlang:monotonic_time(microsecond); F -> F end,
+    #{verdicts => verdict_list(S),
+      tracers => #{spawned => S#s.spawned, peak => S#s.peak},
+      events => maps:get(collected, Stats),
+      analysed => maps:get(analysed, Stats),
+      routed => maps:get(routed, Stats),
+      violations => lists:reverse(S#s.violations),
+      errors => lists:reverse(S#s.errors),
+      duration_us => End - S#s.started}.
+
+verdict_list(#s{verdicts = Vs, order = Order}) ->
+    Sorted = lists:sort([{maps:get(T, Order, 0), E} || {T, E} <- maps:to_list(Vs)]),
+    [E || {_, E} <- Sorted].
+
+alive_info(#s{tracers = T}) ->
+    Procs = lists:append([procs_of(Pid) || Pid <- maps:keys(T)]),
+    #{tracers => maps:keys(T), processes => lists:usort(Procs)}.
+
+procs_of(Tracer) ->
+    case riarc_tracer:info(Tracer, 1000) of
+        {ok, #{gamma := G}} -> maps:keys(G);
+        {error, timeout} -> []
+    end.
+
+add_reason(Entry, undefined) -> Entry;
+add_reason(Entry, Why) -> Entry#{reason => Why}.
+
+log_verdict(_Entry, _Why, #s{opts = #{log := false}}) -> ok;
+log_verdict(Entry = #{verdict := V}, Why, _S) ->
+    Level = case V of reject -> warning; error -> error; _ -> info end,
+    logger:log(Level, "riarc: ~s~s", [riarc:format_verdict(Entry),
+                                       case Why of undefined -> ""; _ -> io_lib:format(" (~0tp)", [Why]) end]).
