@@ -77,7 +77,18 @@ await(Session, Timeout) ->
     {ok, pid()} | {error, term()}.
 start(MFA, Spec, Opts) ->
     case validate(MFA, Spec, Opts) of
-        {ok, Full} -> riarc_session:start(self(), MFA, Spec, maps:remove(timeout, Full));
+        {ok, Full} ->
+            #{events := Events} = Full,
+            Backend = riarc_backend:new(riarc_backend_evm, riarc_backend_evm:config(Events)),
+            Root = riarc_backend_evm:spawn_paused(MFA),
+            Roots = [{Root, MFA, {init, Root, self(), MFA}}],
+            SOpts = maps:without([timeout, events], Full#{backend => Backend}),
+            case riarc_session:start(self(), Roots, Spec, SOpts) of
+                {ok, Session} -> {ok, Session};
+                Error ->
+                    exit(Root, kill),
+                    Error
+            end;
         Error -> Error
     end.
 

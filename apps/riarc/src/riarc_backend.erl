@@ -7,6 +7,8 @@
 %%
 %% Contract, for a backend B with configuration C:
 %% <ul>
+%% <li>`B:launch(C, Root, T)': Alg. 6: the root tracer T asks for the paused system to
+%%     start with Root traced by T (TRACE, then resume).</li>
 %% <li>`B:trace(C, S, T)': from now on every event of S (and of the processes S spawns,
 %%     tracing inheritance A2) is deposited in T's mailbox, in the order S produced them.
 %%     Called by T for the root.</li>
@@ -27,9 +29,10 @@
 %% '''
 -module(riarc_backend).
 
--export([new/2, trace/3, preempt/3, clear/3, event/2]).
+-export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2]).
 -export_type([t/0]).
 
+-callback launch(Config :: term(), Root :: riarc_event:sid(), T :: pid()) -> ok.
 -callback trace(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok.
 -callback preempt(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok.
 -callback clear(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok.
@@ -40,6 +43,10 @@
 %% @doc A backend value.
 -spec new(module(), term()) -> t().
 new(Mod, Config) when is_atom(Mod) -> {Mod, Config}.
+
+%% @doc Alg. 6: launch the paused system with Root traced by T.
+-spec launch(t(), riarc_event:sid(), pid()) -> ok.
+launch({Mod, C}, Root, T) -> Mod:launch(C, Root, T).
 
 %% @doc TRACE(S, T).
 -spec trace(t(), riarc_event:sid(), pid()) -> ok.

@@ -16,7 +16,9 @@
 -module(riarc_backend_evm).
 -behaviour(riarc_backend).
 
--export([config/1, flags/1, trace/3, preempt/3, clear/3, event/2]).
+-export([config/1, flags/1, spawn_paused/1, launch/3, trace/3, preempt/3, clear/3, event/2]).
+%% Spawned entry point.
+-export([paused_root/1]).
 -export_type([config/0]).
 
 -opaque config() :: #{flags := [atom()]}.
@@ -30,6 +32,28 @@ config(Events) ->
 %% @doc The trace flags the configuration sets on a traced process.
 -spec flags(config()) -> [atom()].
 flags(#{flags := Flags}) -> Flags.
+
+%% @doc Alg. 6 START: spawns the system's root process, paused until its tracer launches it.
+-spec spawn_paused({module(), atom(), list()}) -> pid().
+spawn_paused(MFA) ->
+    spawn(?MODULE, paused_root, [MFA]).
+
+%% @private The paused root: once its tracer says go, it turns its own tracing on, so that
+%% nothing it does afterwards escapes, and the `go' itself is not in its trace (the pitfall
+%% of starting a traced root by a message); then it runs the system's main function.
+-spec paused_root({module(), atom(), list()}) -> term().
+paused_root({M, F, A}) ->
+    receive
+        {riarc_go, Tracer, Config} ->
+            ok = trace(Config, self(), Tracer),
+            apply(M, F, A)
+    end.
+
+%% @doc Alg. 6 ROOT: resume the paused root, traced by T.
+-spec launch(config(), pid(), pid()) -> ok.
+launch(Config, Root, T) ->
+    Root ! {riarc_go, T, Config},
+    ok.
 
 %% @doc TRACE(S, T). Called by S itself at launch (Alg. 6), or by T.
 -spec trace(config(), pid(), pid()) -> ok.

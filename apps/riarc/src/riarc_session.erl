@@ -16,10 +16,12 @@
 
 -export([start/4, await/2, verdicts/1, alive/1, stop/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
-%% Spawned entry point of the root system process.
--export([root_main/1]).
+-export_type([root/0, opts/0]).
 
--type opts() :: #{events := [send | recv],
+%% A root of the system: its name, logical MFA, and the init event its monitor opens
+%% with when the backend does not deliver one itself.
+-type root() :: {riarc_event:sid(), riarc_event:mfa_args(), riarc_event:event() | none}.
+-type opts() :: #{backend := riarc_backend:t(),
                   invariants := boolean(),
                   perturb := undefined | pos_integer(),
                   log := boolean()}.
@@ -27,7 +29,6 @@
 -record(s, {
     owner :: pid(),
     opts :: opts(),
-    root :: pid(),
     tracers = #{} :: #{pid() => non_neg_integer()},  % live tracer -> spawn order
     spawned = 0 :: non_neg_integer(),
     peak = 0 :: non_neg_integer(),
@@ -44,11 +45,10 @@
 
 %%% API
 
-%% @doc Starts a session running {M, F, Args} under instrumentation for Owner.
--spec start(pid(), {module(), atom(), list()}, riarc_lambda:spec(), opts()) ->
-    {ok, pid()} | {error, term()}.
-start(Owner, MFA, Spec, Opts) ->
-    gen_server:start(?MODULE, {Owner, MFA, Spec, Opts}, []).
+%% @doc Starts a session for Owner: one root tracer per root, over the backend in Opts.
+-spec start(pid(), [root()], riarc_lambda:spec(), opts()) -> {ok, pid()} | {error, term()}.
+start(Owner, Roots, Spec, Opts) ->
+    gen_server:start(?MODULE, {Owner, Roots, Spec, Opts}, []).
 
 %% @doc Waits for the end of the run and returns its result.
 -spec await(pid(), timeout()) -> {ok, map()} | {error, timeout}.
@@ -72,18 +72,16 @@ stop(Session) -> gen_server:call(Session, stop, 30000).
 %%% gen_server
 
 %% @private
-init({Owner, {M, F, A} = MFA, Spec, Opts}) ->
-    Backend = riarc_backend:new(riarc_backend_evm,
-                                riarc_backend_evm:config(maps:get(events, Opts))),
+init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     Cfg = #{lambda => riarc_lambda:new(Spec), backend => Backend, session => self(),
             checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts)},
     _ = monitor(process, Owner),
-    %% Alg. 6 START: the root is created paused; its tracer resumes it.
-    Root = spawn(?MODULE, root_main, [MFA]),
-    Tracer = riarc_tracer:start_root(Cfg, Root, {M, F, A}, Owner),
-    S0 = #s{owner = Owner, opts = Opts, root = Root,
-            started = erlang:monotonic_time(microsecond)},
-    {ok, tracer_up(Tracer, S0)}.
+    S0 = #s{owner = Owner, opts = Opts, started = erlang:monotonic_time(microsecond)},
+    %% Alg. 6 ROOT, once per root of the system.
+    S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
+                             tracer_up(riarc_tracer:start_root(Cfg, Root, MFA, Init), S)
+                     end, S0, Roots),
+    {ok, S1}.
 
 %% @private
 handle_call(await, From, S = #s{finished = undefined}) ->
@@ -134,16 +132,6 @@ handle_info(_Other, S) ->
     {noreply, S}.
 
 %%% Internals
-
-%% @private Alg. 6 START: the root waits, paused, for its tracer; then it turns its own
-%% tracing on (nothing it does afterwards escapes) and runs the system's main function.
--spec root_main({module(), atom(), list()}) -> term().
-root_main({M, F, A}) ->
-    receive
-        {riarc_go, Tracer, Backend} ->
-            ok = riarc_backend:trace(Backend, self(), Tracer),
-            apply(M, F, A)
-    end.
 
 tracer_up(Pid, S = #s{tracers = T, spawned = N}) ->
     _ = monitor(process, Pid),

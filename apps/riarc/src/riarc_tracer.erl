@@ -62,21 +62,25 @@
 %%% Starting tracers
 %%% ---------------------------------------------------------------------------
 
-%% @doc Alg. 6 ROOT: a tracer in direct mode for the root process Root, which waits,
-%% paused, for `{riarc_go, Tracer, Backend}' before it turns its own tracing on and runs.
--spec start_root(cfg(), pid(), riarc_event:mfa_args(), pid()) -> pid().
-start_root(Cfg, Root, MFA, Launcher) ->
-    spawn(?MODULE, root_init, [Cfg, Root, MFA, Launcher]).
+%% @doc Alg. 6 ROOT: a tracer in direct mode for the root process Root. It sets up Γ and
+%% its monitor, feeds the monitor Root's init event when the backend has none of its own
+%% to give, and then has the backend launch the paused system (TRACE, then resume).
+-spec start_root(cfg(), riarc_event:sid(), riarc_event:mfa_args(),
+                 riarc_event:event() | none) -> pid().
+start_root(Cfg, Root, MFA, Init) ->
+    spawn(?MODULE, root_init, [Cfg, Root, MFA, Init]).
 
 %% @private
--spec root_init(cfg(), pid(), riarc_event:mfa_args(), pid()) -> no_return().
-root_init(Cfg = #{backend := Backend}, Root, MFA, Launcher) ->
-    St0 = #st{cfg = Cfg, gamma = #{Root => direct}},
-    St1 = set_monitor(Root, MFA, St0),
-    %% The root's own partition opens with its init event, as every spawned one does.
-    St2 = analyse({init, Root, Launcher, MFA}, St1),
-    Root ! {riarc_go, self(), Backend},
-    loop(St2).
+-spec root_init(cfg(), riarc_event:sid(), riarc_event:mfa_args(),
+                riarc_event:event() | none) -> no_return().
+root_init(Cfg = #{backend := Backend}, Root, MFA, Init) ->
+    St0 = set_monitor(Root, MFA, #st{cfg = Cfg, gamma = #{Root => direct}}),
+    St1 = case Init of
+              none -> St0;
+              _ -> analyse(Init, St0)
+          end,
+    ok = riarc_backend:launch(Backend, Root, self()),
+    loop(St1).
 
 %% Alg. 4 TRACER(σ, ςM, ȷS, ıT): a tracer for S, spawned by the tracer that handled S's
 %% spawn event; it detaches S from the dispatch tracer Disp and starts in priority mode.
