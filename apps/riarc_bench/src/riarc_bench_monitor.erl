@@ -1,0 +1,66 @@
+%% @doc Trace-soundness monitors for the master-worker system, in the form riarc's
+%% decentralised monitoring expects (000 App. C.5.2: monitors use the message numbering
+%% ⟨Id, ReqNum, NumReqs⟩ of App. C.3 to check that every trace is complete and in order).
+%%
+%% `spec/0' maps the logical initial call of a process to a monitor:
+%%  * a worker (`{riarc_bench_worker, init, [Master, Id, NumReqs]}') must receive
+%%    chunks 1..NumReqs in order, then `term', then exit normally;
+%%  * the master (`{riarc_bench_master, start, _}') must see, for each worker it spawns,
+%%    acks 1..NumReqs in order and then `end', and must exit normally with no worker left.
+%% A monitor is `fun((Event) -> Monitor | accept | reject)'.
+%%
+%% ```
+%% 1> {ok, M0} = (riarc_bench_monitor:spec())({riarc_bench_worker, init, [self(), 1, 2]}).
+%% 2> Feed = fun(E, M) when is_function(M) -> M(E); (_, V) -> V end.
+%% 3> Msg = fun(Tag, R) -> {self(), {Tag, {1, R, 2}}, none} end.
+%% 4> lists:foldl(Feed, M0, [{recv, self(), Msg(chunk, 1)}, {recv, self(), Msg(chunk, 2)},
+%%                           {recv, self(), Msg(term, 2)}, {exit, self(), normal}]).
+%% accept
+%% '''
+-module(riarc_bench_monitor).
+
+-export([spec/0]).
+
+-export_type([monitor/0, event/0]).
+
+-type event() :: {init, pid(), pid(), mfa_call()} | {spawn, pid(), pid(), mfa_call()}
+               | {exit, pid(), term()} | {send, pid(), pid(), term()} | {recv, pid(), term()}.
+-type mfa_call() :: {module(), atom(), list()}.
+-type monitor() :: fun((event()) -> monitor() | accept | reject).
+
+-spec spec() -> fun((mfa_call()) -> {ok, monitor()} | undefined).
+spec() ->
+    fun({riarc_bench_worker, init, [_Master, _Id, Num]}) -> {ok, worker(1, Num)};
+       ({riarc_bench_master, start, _}) -> {ok, master(#{})};
+       (_) -> undefined
+    end.
+
+%% Next is the ReqNum of the next chunk; Next = Num + 1 means the batch is complete.
+worker(Next, Num) ->
+    fun({recv, _, {_, {chunk, {_, R, N}}, _}}) when R =:= Next, N =:= Num -> worker(Next + 1, Num);
+       ({recv, _, {_, {chunk, _}, _}}) -> reject;
+       ({recv, _, {_, {term, {_, R, N}}, _}}) when R =:= Num, N =:= Num, Next =:= Num + 1 ->
+            worker(done, Num);
+       ({recv, _, {_, {term, _}, _}}) -> reject;
+       ({exit, _, normal}) when Next =:= done -> accept;
+       ({exit, _, _}) -> reject;
+       (_) -> worker(Next, Num)
+    end.
+
+%% Open maps a worker Id to {AcksSeen, NumReqs}.
+master(Open) ->
+    fun({spawn, _, _, {riarc_bench_worker, init, [_, Id, Num]}}) -> master(Open#{Id => {0, Num}});
+       ({recv, _, {_, {ack, {Id, R, _}}, _}}) ->
+            case Open of
+                #{Id := {Seen, Num}} when R =:= Seen + 1 -> master(Open#{Id := {R, Num}});
+                _ -> reject
+            end;
+       ({recv, _, {_, {'end', {Id, _, _}}, _}}) ->
+            case Open of
+                #{Id := {Num, Num}} -> master(maps:remove(Id, Open));
+                _ -> reject
+            end;
+       ({exit, _, normal}) when map_size(Open) =:= 0 -> accept;
+       ({exit, _, _}) -> reject;
+       (_) -> master(Open)
+    end.

@@ -1,0 +1,187 @@
+%% @doc One benchmark run: the model, the master-worker system inside an
+%% instrumentation set-up, the collector and its writer, and the run's files:
+%%
+%%   DIR/timeseries.csv  one row per collector sample (see `riarc_bench_collector:columns/0')
+%%   DIR/summary.csv     one row: every parameter and the run's metrics
+%%   DIR/rt_sample.csv   a uniform sample of response times (ms) for distribution fits
+%%
+%% Instrumentation set-ups are plain maps `#{name, description, run}' where `run' takes
+%% the master's MFA and returns once the whole system has stopped. `baseline' spawns the
+%% master directly; `riarc' hands the MFA to `riarc:run/3' with the trace-soundness
+%% monitors of `riarc_bench_monitor'. Centralised and inline set-ups slot in as more
+%% clauses of `setup/1'.
+%%
+%% ```
+%% 1> {ok, S} = riarc_bench_run:run(#{shape => burst, workers => 200, requests => 20,
+%%                                    time => 5, period => 20}, #{out => "/tmp/b"}).
+%% 2> maps:with([acks, ack_errors, mrt_mean_ms], S).
+%% #{ack_errors => 0,acks => 4001,mrt_mean_ms => 0.35}
+%% '''
+-module(riarc_bench_run).
+
+-export([run/2, setups/0, setup/1, summary_columns/0, summary_row/1, format_error/1]).
+
+%% riarc:run/3 belongs to the monitoring core, which may land after this app.
+-ignore_xref([{riarc, run, 3}]).
+
+-export_type([opts/0, summary/0, setup/0]).
+
+-type opts() :: #{out := file:filename(), progress => boolean(), keep_pids => boolean()}.
+-type summary() :: #{atom() => term()}.
+-type setup() :: #{name := atom(), description := string(),
+                   run := fun((call()) -> ok | {error, term()})}.
+-type call() :: {module(), atom(), list()}.
+
+-spec setups() -> [atom()].
+setups() -> [baseline, riarc].
+
+-spec setup(atom()) -> setup().
+setup(baseline) ->
+    #{name => baseline, description => "no monitoring", run => fun run_baseline/1};
+setup(riarc) ->
+    #{name => riarc, description => "riarc decentralised outline monitoring",
+      run => fun run_riarc/1}.
+
+run_baseline({M, F, A}) ->
+    {_Pid, Ref} = spawn_monitor(M, F, A),
+    receive
+        {'DOWN', Ref, process, _, normal} -> ok;
+        {'DOWN', Ref, process, _, Reason} -> {error, {master_crashed, Reason}}
+    end.
+
+%% The only place that knows about the monitoring core.
+run_riarc(MFA) ->
+    case riarc:run(MFA, riarc_bench_monitor:spec(), #{}) of
+        {ok, _} -> ok;
+        {error, Reason} -> {error, {riarc, Reason}}
+    end.
+
+%% Runs one benchmark and writes its files under `out'.
+-spec run(map(), opts()) -> {ok, summary()} | {error, term()}.
+run(Given, Opts = #{out := Out}) ->
+    case riarc_bench_model:new(Given) of
+        {ok, P} ->
+            case {ensure_dir(Out), schedulers(P)} of
+                {ok, {ok, K}} -> with_schedulers(K, fun() -> run_model(P#{schedulers => K}, Opts) end);
+                {ok, Error} -> Error;
+                {Error, _} -> Error
+            end;
+        Error -> Error
+    end.
+
+ensure_dir(Out) ->
+    case filelib:ensure_path(Out) of
+        ok -> ok;
+        {error, Reason} -> {error, {out_dir, Out, Reason}}
+    end.
+
+%% The run uses K schedulers of this VM (experiments start each VM with +S K instead).
+schedulers(P) ->
+    Max = erlang:system_info(schedulers),
+    case maps:get(schedulers, P, erlang:system_info(schedulers_online)) of
+        K when K =< Max -> {ok, K};
+        K -> {error, {schedulers, K, Max}}
+    end.
+
+with_schedulers(K, Fun) ->
+    Old = erlang:system_flag(schedulers_online, K),
+    try Fun() after erlang:system_flag(schedulers_online, Old) end.
+
+run_model(P, Opts = #{out := Out}) ->
+    Model = riarc_bench_model:build(P),
+    {ok, Writer} = riarc_bench_writer:start(filename:join(Out, "timeseries.csv"),
+                                            riarc_bench_collector:columns()),
+    Counters = counters:new(riarc_bench_master:counter(size), []),
+    Collector = riarc_bench_collector:start(
+                  #{writer => Writer, interval => maps:get(interval, P), counters => Counters,
+                    progress => maps:get(progress, Opts, false), workers => maps:get(workers, P),
+                    seed => maps:get(seed, P)}),
+    Cfg = (riarc_bench_master:config(P, Model, self(), Collector, Counters))#{
+            keep_pids => maps:get(keep_pids, Opts, false)},
+    #{run := RunSystem} = setup(maps:get(instrumentation, P)),
+    Outcome = RunSystem({riarc_bench_master, start, [Cfg]}),
+    Stats = riarc_bench_collector:stop(Collector),
+    ok = riarc_bench_writer:close(Writer),
+    case {Outcome, master_result()} of
+        {ok, {ok, Result}} -> finish(P, Model, Result, Stats, Out);
+        {ok, Error} -> Error;
+        {Error, _} -> Error
+    end.
+
+%% The master reports before it exits, so its result is already here.
+master_result() ->
+    receive {riarc_bench_master, _, Result} -> {ok, Result}
+    after 0 -> {error, no_master_result}
+    end.
+
+finish(P, Model, Result, Stats, Out) ->
+    Sample = maps:get(rt_sample_ms, Stats),
+    Fits = riarc_bench_stats:fits(Sample),
+    Ks = maps:from_list([{list_to_atom("ks_" ++ atom_to_list(D)), ks_of(D, Fits)}
+                         || D <- [normal, lognormal, gamma]]),
+    Summary = maps:merge(maps:merge(maps:merge(P, maps:remove(rt_sample_ms, Stats)), Ks),
+                         #{duration_ms => maps:get(duration_ms, Result),
+                           messages => maps:get(messages, Result),
+                           requests_sent => maps:get(requests, Result),
+                           acks => maps:get(acks, Result),
+                           ack_errors => maps:get(ack_errors, Result),
+                           created => maps:get(created, Result),
+                           ended => maps:get(ended, Result),
+                           throughput => throughput(Result),
+                           batch_total => lists:sum(maps:get(batches, Model)),
+                           fits => Fits, pids => maps:get(pids, Result)}),
+    Files = [{"summary.csv", summary_columns(), [summary_row(Summary)]},
+             {"rt_sample.csv", [rt_ms], [[X] || X <- Sample]}],
+    case write_all(Out, Files) of
+        ok -> {ok, Summary};
+        Error -> Error
+    end.
+
+ks_of(D, Fits) ->
+    case Fits of
+        #{D := #{ks := Ks}} -> Ks;
+        _ -> ""
+    end.
+
+throughput(#{messages := M, duration_ms := D}) when D > 0 -> M * 1000 / D;
+throughput(_) -> 0.0.
+
+write_all(_Out, []) -> ok;
+write_all(Out, [{Name, Header, Rows} | Rest]) ->
+    case riarc_bench_writer:write_csv(filename:join(Out, Name), Header, Rows) of
+        ok -> write_all(Out, Rest);
+        Error -> Error
+    end.
+
+%% The summary's columns: the parameters, then the measurements.
+-spec summary_columns() -> [atom()].
+summary_columns() ->
+    [shape, workers, requests, time, rate, spread, pinch, psend, precv, period, seed,
+     schedulers, instrumentation, interval, sample,
+     duration_ms, messages, throughput, requests_sent, acks, ack_errors, rt_count,
+     mrt_mean_ms, mrt_sd_ms, mrt_p50_ms, mrt_p90_ms, mrt_p99_ms, mrt_max_ms,
+     mem_mean, mem_peak, mem_processes_mean, sched_mean, samples,
+     ks_normal, ks_lognormal, ks_gamma].
+
+%% A summary as CSV fields; parameters a shape does not use are left empty.
+-spec summary_row(summary()) -> [riarc_bench_writer:field()].
+summary_row(S) ->
+    [maps:get(C, S, "") || C <- summary_columns()].
+
+-spec format_error(term()) -> string().
+format_error({schedulers, K, Max}) ->
+    lists:flatten(io_lib:format("This VM has ~b schedulers, so --schedulers ~b is impossible "
+                                "(use an experiment to start a VM with more).", [Max, K]));
+format_error({out_dir, Out, Reason}) ->
+    lists:flatten(io_lib:format("Cannot create the output directory ~ts: ~ts.",
+                                [Out, file:format_error(Reason)]));
+format_error({master_crashed, Reason}) ->
+    lists:flatten(io_lib:format("The master process crashed: ~p.", [Reason]));
+format_error({riarc, Reason}) ->
+    lists:flatten(io_lib:format("riarc monitoring failed: ~p.", [Reason]));
+format_error(no_master_result) ->
+    "The master stopped without reporting its result.";
+format_error({Tag, _, _} = E) when Tag =:= open; Tag =:= write ->
+    riarc_bench_writer:format_error(E);
+format_error(Other) ->
+    riarc_bench_model:format_error(Other).
