@@ -28,8 +28,9 @@
 
 -type opts() :: #{out := file:filename(), progress => boolean(), keep_pids => boolean()}.
 -type summary() :: #{atom() => term()}.
+%% `run' returns extra summary fields (e.g. verdict counts) or an error.
 -type setup() :: #{name := atom(), description := string(),
-                   run := fun((call()) -> ok | {error, term()})}.
+                   run := fun((call()) -> {ok, map()} | {error, term()})}.
 -type call() :: {module(), atom(), list()}.
 
 -spec setups() -> [atom()].
@@ -45,14 +46,18 @@ setup(riarc) ->
 run_baseline({M, F, A}) ->
     {_Pid, Ref} = spawn_monitor(M, F, A),
     receive
-        {'DOWN', Ref, process, _, normal} -> ok;
+        {'DOWN', Ref, process, _, normal} -> {ok, #{}};
         {'DOWN', Ref, process, _, Reason} -> {error, {master_crashed, Reason}}
     end.
 
-%% The only place that knows about the monitoring core.
+%% The only place that knows about the monitoring core. Verdicts are counted, not
+%% logged: a run has one per worker.
 run_riarc(MFA) ->
-    case riarc:run(MFA, riarc_bench_monitor:spec(), #{}) of
-        {ok, _} -> ok;
+    case riarc:run(MFA, riarc_bench_monitor:spec(), #{timeout => infinity, log => false}) of
+        {ok, #{verdicts := Verdicts}} ->
+            Count = fun(V) -> length([E || E = #{verdict := V1} <- Verdicts, V1 =:= V]) end,
+            {ok, #{monitored => length(Verdicts), accepted => Count(accept),
+                   rejected => Count(reject) + Count(error)}};
         {error, Reason} -> {error, {riarc, Reason}}
     end.
 
@@ -103,8 +108,8 @@ run_model(P, Opts = #{out := Out}) ->
     Stats = riarc_bench_collector:stop(Collector),
     ok = riarc_bench_writer:close(Writer),
     case {Outcome, master_result()} of
-        {ok, {ok, Result}} -> finish(P, Model, Result, Stats, Out);
-        {ok, Error} -> Error;
+        {{ok, Extra}, {ok, Result}} -> finish(P, Model, maps:merge(Result, Extra), Stats, Out);
+        {{ok, _}, Error} -> Error;
         {Error, _} -> Error
     end.
 
@@ -129,7 +134,10 @@ finish(P, Model, Result, Stats, Out) ->
                            ended => maps:get(ended, Result),
                            throughput => throughput(Result),
                            batch_total => lists:sum(maps:get(batches, Model)),
-                           fits => Fits, pids => maps:get(pids, Result)}),
+                           fits => Fits, pids => maps:get(pids, Result), out => Out,
+                           monitored => maps:get(monitored, Result, 0),
+                           accepted => maps:get(accepted, Result, 0),
+                           rejected => maps:get(rejected, Result, 0)}),
     Files = [{"summary.csv", summary_columns(), [summary_row(Summary)]},
              {"rt_sample.csv", [rt_ms], [[X] || X <- Sample]}],
     case write_all(Out, Files) of
@@ -161,7 +169,7 @@ summary_columns() ->
      duration_ms, messages, throughput, requests_sent, acks, ack_errors, rt_count,
      mrt_mean_ms, mrt_sd_ms, mrt_p50_ms, mrt_p90_ms, mrt_p99_ms, mrt_max_ms,
      mem_mean, mem_peak, mem_processes_mean, sched_mean, samples,
-     ks_normal, ks_lognormal, ks_gamma].
+     ks_normal, ks_lognormal, ks_gamma, monitored, accepted, rejected].
 
 %% A summary as CSV fields; parameters a shape does not use are left empty.
 -spec summary_row(summary()) -> [riarc_bench_writer:field()].

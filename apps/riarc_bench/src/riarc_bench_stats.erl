@@ -20,7 +20,7 @@
 -export([welford_new/0, welford_add/2, welford_merge/2, count/1, mean/1, variance/1, sd/1]).
 -export([hist_new/0, hist_add/2, hist_count/1, percentile/2, hist_max/1]).
 -export([reservoir_new/2, reservoir_add/2, reservoir_list/1]).
--export([fits/1, ks/2, cdf/2, cv/1, mean_sd/1]).
+-export([fits/1, ks/2, cdf/2, pdf/2, cv/1, mean_sd/1]).
 
 -export_type([welford/0, hist/0, reservoir/0, dist/0]).
 
@@ -215,6 +215,15 @@ cdf({lognormal, _, _}, X) when X =< 0 -> 0.0;
 cdf({lognormal, M, S}, X) -> cdf({normal, M, S}, math:log(X));
 cdf({gamma, _, _}, X) when X =< 0 -> 0.0;
 cdf({gamma, K, Theta}, X) -> gammp(K, X / Theta).
+
+%% Densities, for drawing the fitted distributions over the data.
+-spec pdf(dist(), float()) -> float().
+pdf({normal, M, S}, X) -> math:exp(-(X - M) * (X - M) / (2 * S * S)) / (S * math:sqrt(2 * math:pi()));
+pdf({lognormal, _, _}, X) when X =< 0 -> 0.0;
+pdf({lognormal, M, S}, X) -> pdf({normal, M, S}, math:log(X)) / X;
+pdf({gamma, _, _}, X) when X =< 0 -> 0.0;
+pdf({gamma, K, Theta}, X) ->
+    math:exp((K - 1) * math:log(X) - X / Theta - lgamma(K) - K * math:log(Theta)).
 
 %% Regularised lower incomplete gamma P(a, x): series for x < a + 1, continued fraction
 %% (modified Lentz) otherwise, the usual split for fast convergence.

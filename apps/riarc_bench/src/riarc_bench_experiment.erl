@@ -1,0 +1,309 @@
+%% @doc Experiments: a config file of Erlang terms lists benchmarks; every repetition of
+%% every benchmark runs in a fresh VM started with OTP's `peer' (so that memory, atoms,
+%% schedulers and leftovers of one run cannot contaminate the next); repetitions are
+%% fixed or chosen by the CV procedure of 000 App. C.5.1; results go to CSV files and an
+%% HTML report with gnuplot plots (see `riarc_bench_report').
+%%
+%% Config (every term ends with a dot; only `shapes', `workers' and `requests' are
+%% required; keys marked "list" give one benchmark per element, combined with each other):
+%% ```
+%% {name, "quick"}.
+%% {shapes, [steady, pulse, burst]}.          % list
+%% {workers, {1000, 4000, 1000}}.             % From, To, Step -- or a list [500, 2000]
+%% {schedulers, [2]}.                         % list; each VM is started with +S K:K
+%% {seeds, [1]}.                              % list
+%% {instrumentation, [baseline]}.             % list: baseline | riarc
+%% {repetitions, 3}.                          % or {cv, #{m => 3, b => 1, epsilon => 0.05, max => 8}}
+%% {params, #{requests => 50, time => 10, period => 100, psend => 0.9, precv => 0.9}}.
+%% {timeout, 600}.                            % seconds per run
+%% '''
+%% Output under DIR: `runs.csv' (one summary row per run), `aggregate.csv' (per benchmark:
+%% repetitions and mean/sd/CV of each metric), `runs/<benchmark>/rep<i>/' (each run's own
+%% files) and `report.html' with `plots/'.
+%%
+%% ```
+%% 1> riarc_bench_experiment:run("examples/bench/quick.config", #{out => "bench-results/quick"}).
+%% {ok,"bench-results/quick/report.html"}
+%% '''
+-module(riarc_bench_experiment).
+
+-export([run/2, load/1, benchmarks/1, repetitions/2, cv_done/3, format_error/1,
+         is_input_error/1, cv_metrics/0, aggregate_metrics/0, bench_id/1]).
+
+-export_type([config/0, bench/0]).
+
+-type config() :: #{name := string(), shapes := [atom()], workers := [pos_integer()],
+                    schedulers := [pos_integer()], seeds := [integer()],
+                    instrumentation := [atom()], repetitions := reps(), params := map(),
+                    timeout := pos_integer(), file := string()}.
+-type reps() :: pos_integer() | {cv, #{m := pos_integer(), b := pos_integer(),
+                                      epsilon := float(), max := pos_integer()}}.
+%% One benchmark: validated model parameters.
+-type bench() :: riarc_bench_model:params().
+
+-define(KEYS, [name, shapes, workers, schedulers, seeds, instrumentation, repetitions,
+               params, timeout]).
+
+%% App. C.5.1: the CV must settle for every measured variable.
+-spec cv_metrics() -> [atom()].
+cv_metrics() -> [mrt_mean_ms, mem_mean, sched_mean, duration_ms].
+
+-spec aggregate_metrics() -> [atom()].
+aggregate_metrics() ->
+    [duration_ms, throughput, mrt_mean_ms, mrt_p50_ms, mrt_p90_ms, mrt_p99_ms, mem_mean,
+     mem_peak, sched_mean, ks_normal, ks_lognormal, ks_gamma].
+
+%%% Config -------------------------------------------------------------------------------
+
+%% Reads and checks a config file; every benchmark's parameters are validated here so a
+%% typo fails before the first (possibly long) run.
+-spec load(file:filename()) -> {ok, config()} | {error, term()}.
+load(Path) ->
+    case file:consult(Path) of
+        {ok, Terms} -> from_terms(Terms, Path);
+        {error, Reason} -> {error, {config_read, Path, Reason}}
+    end.
+
+from_terms(Terms, Path) ->
+    case [T || T <- Terms, not (is_tuple(T) andalso tuple_size(T) =:= 2
+                                andalso lists:member(element(1, T), ?KEYS))] of
+        [Bad | _] -> {error, {config_term, Bad}};
+        [] ->
+            Given = maps:from_list(Terms),
+            Cfg = maps:merge(#{name => filename:basename(Path, ".config"), schedulers => [default],
+                               seeds => [1], instrumentation => [baseline], repetitions => 3,
+                               params => #{}, timeout => 600}, Given),
+            check_config(Cfg#{file => Path})
+    end.
+
+check_config(Cfg) ->
+    Checks = [{shapes, fun nonempty_list/1}, {workers, fun workers_ok/1},
+              {schedulers, fun nonempty_list/1}, {seeds, fun nonempty_list/1},
+              {instrumentation, fun nonempty_list/1}, {repetitions, fun reps_ok/1},
+              {params, fun erlang:is_map/1},
+              {timeout, fun(T) -> is_integer(T) andalso T > 0 end}],
+    case [{K, maps:get(K, Cfg, undefined)} || {K, Ok} <- Checks,
+                                              not (maps:is_key(K, Cfg) andalso Ok(maps:get(K, Cfg)))] of
+        [{K, V} | _] -> {error, {config_value, K, V}};
+        [] ->
+            Full = Cfg#{workers := expand(maps:get(workers, Cfg))},
+            case first_bad(benchmarks(Full)) of
+                ok -> {ok, Full};
+                Error -> Error
+            end
+    end.
+
+nonempty_list(L) -> is_list(L) andalso L =/= [].
+
+workers_ok({From, To, Step}) ->
+    is_integer(From) andalso is_integer(To) andalso is_integer(Step) andalso Step > 0
+        andalso From =< To;
+workers_ok(L) -> nonempty_list(L).
+
+reps_ok(N) when is_integer(N) -> N >= 1;
+reps_ok({cv, #{m := M, b := B, epsilon := E, max := Max}}) ->
+    is_integer(M) andalso M >= 2 andalso is_integer(B) andalso B >= 1 andalso is_number(E)
+        andalso E >= 0 andalso is_integer(Max) andalso Max >= M + B;
+reps_ok(_) -> false.
+
+expand({From, To, Step}) -> lists:seq(From, To, Step);
+expand(L) -> L.
+
+first_bad([]) -> ok;
+first_bad([{error, _} = E | _]) -> E;
+first_bad([_ | Rest]) -> first_bad(Rest).
+
+%% Every combination of the list-valued keys, as model parameters (or the model's error).
+-spec benchmarks(config()) -> [bench() | {error, term()}].
+benchmarks(#{shapes := Shapes, workers := Ns, schedulers := Ks, seeds := Seeds,
+             instrumentation := Instrs, params := Params}) ->
+    [validated(maps:merge(Params, #{shape => Shape, workers => N, seed => Seed,
+                                     instrumentation => I, schedulers => K}))
+     || I <- Instrs, K <- Ks, Seed <- Seeds, Shape <- Shapes, N <- Ns].
+
+%% `default' schedulers: as many as this machine has.
+validated(P = #{schedulers := default}) ->
+    validated(P#{schedulers := erlang:system_info(schedulers)});
+validated(P) ->
+    case riarc_bench_model:new(P) of
+        {ok, Full} -> Full;
+        {error, Reason} -> {error, {bench, P, Reason}}
+    end.
+
+%%% Running ------------------------------------------------------------------------------
+
+%% Runs the whole experiment and returns the path of its HTML report.
+-spec run(file:filename(), #{out := file:filename()}) -> {ok, file:filename()} | {error, term()}.
+run(ConfigPath, #{out := Out0}) ->
+    Out = filename:absname(Out0),
+    case {load(ConfigPath), filelib:ensure_path(Out)} of
+        {{ok, Cfg}, ok} -> run_all(Cfg, Out);
+        {{ok, _}, {error, Reason}} -> {error, {out_dir, Out, Reason}};
+        {Error, _} -> Error
+    end.
+
+run_all(Cfg, Out) ->
+    Benches = benchmarks(Cfg),
+    Total = length(Benches),
+    T0 = erlang:monotonic_time(millisecond),
+    Results = [run_bench(B, I, Total, Cfg, Out) || {I, B} <- lists:zip(lists:seq(1, Total), Benches)],
+    case [E || {error, _} = E <- Results] of
+        [Error | _] -> Error;
+        [] ->
+            Elapsed = erlang:monotonic_time(millisecond) - T0,
+            ok = write_csvs(Out, Results),
+            riarc_bench_report:write(Cfg, Results, Out, #{elapsed_ms => Elapsed})
+    end.
+
+%% One benchmark: its repetitions, each in a new VM.
+run_bench(Bench, I, Total, Cfg = #{repetitions := Reps}, Out) ->
+    Id = bench_id(Bench),
+    RunOne = fun(Rep) ->
+                     Dir = filename:join([Out, "runs", Id, "rep" ++ integer_to_list(Rep)]),
+                     R = run_in_peer(Bench, Dir, maps:get(timeout, Cfg) * 1000),
+                     progress(I, Total, Id, Rep, R),
+                     R
+             end,
+    case repetitions(Reps, RunOne) of
+        {ok, Runs, Chosen, Converged} ->
+            #{bench => Bench, id => Id, runs => Runs, chosen => Chosen, converged => Converged};
+        Error -> Error
+    end.
+
+-spec bench_id(bench()) -> string().
+bench_id(#{shape := S, workers := N, schedulers := K, seed := Seed, instrumentation := I}) ->
+    lists:flatten(io_lib:format("~s-n~b-S~b-seed~b-~s", [S, N, K, Seed, I])).
+
+progress(I, Total, Id, Rep, {ok, S}) ->
+    io:format(standard_error, "[experiment] ~b/~b ~s rep ~b: ~b ms, MRT ~.3f ms, sched ~.1f %, mem ~.1f MB~n",
+              [I, Total, Id, Rep, maps:get(duration_ms, S), maps:get(mrt_mean_ms, S),
+               maps:get(sched_mean, S) * 100, maps:get(mem_mean, S) / 1.0e6]);
+progress(I, Total, Id, Rep, {error, R}) ->
+    io:format(standard_error, "[experiment] ~b/~b ~s rep ~b failed: ~p~n", [I, Total, Id, Rep, R]).
+
+%% Fixed repetitions, or App. C.5.1: run m, then b more at a time, until the CV of every
+%% metric moves by at most epsilon between two batches (then m, the smaller count, is the
+%% one chosen) or `max' runs were made. All runs made are kept for the aggregates.
+-spec repetitions(reps(), fun((pos_integer()) -> {ok, map()} | {error, term()})) ->
+    {ok, [map()], pos_integer(), boolean()} | {error, term()}.
+repetitions(N, RunOne) when is_integer(N) ->
+    case run_reps(1, N, RunOne, []) of
+        {ok, Runs} -> {ok, Runs, N, true};
+        Error -> Error
+    end;
+repetitions({cv, #{m := M} = P}, RunOne) ->
+    case run_reps(1, M, RunOne, []) of
+        {ok, Runs} -> cv_loop(Runs, M, P, RunOne);
+        Error -> Error
+    end.
+
+cv_loop(Runs, M, P = #{b := B, epsilon := E, max := Max}, RunOne) ->
+    Have = length(Runs),
+    case Have + B > Max of
+        true -> {ok, Runs, Have, false};
+        false ->
+            case run_reps(Have + 1, Have + B, RunOne, []) of
+                {ok, More} ->
+                    All = Runs ++ More,
+                    case cv_done(Runs, All, E) of
+                        true -> {ok, All, M, true};
+                        false -> cv_loop(All, Have + B, P, RunOne)
+                    end;
+                Error -> Error
+            end
+    end.
+
+%% True when |cv' - cv| =< epsilon for every metric of cv_metrics().
+-spec cv_done([map()], [map()], number()) -> boolean().
+cv_done(Before, After, Epsilon) ->
+    lists:all(fun(K) -> abs(cv_of(K, After) - cv_of(K, Before)) =< Epsilon end, cv_metrics()).
+
+cv_of(K, Runs) -> riarc_bench_stats:cv([maps:get(K, R) || R <- Runs]).
+
+run_reps(I, N, _RunOne, Acc) when I > N -> {ok, lists:reverse(Acc)};
+run_reps(I, N, RunOne, Acc) ->
+    case RunOne(I) of
+        {ok, S} -> run_reps(I + 1, N, RunOne, [S#{rep => I} | Acc]);
+        {error, _} = E -> E
+    end.
+
+%% A fresh VM with K schedulers, connected over its standard I/O (no distribution
+%% needed), running one benchmark and stopped afterwards whatever happens.
+run_in_peer(Bench = #{schedulers := K}, Dir, Timeout) ->
+    S = integer_to_list(K),
+    Args = ["+S", S ++ ":" ++ S, "-pa" | own_code_paths()],
+    case peer:start_link(#{connection => standard_io, args => Args}) of
+        {ok, Peer, _Node} ->
+            try peer:call(Peer, riarc_bench_run, run, [Bench, #{out => Dir}], Timeout) of
+                Result -> Result
+            catch
+                Class:Reason -> {error, {peer, Class, Reason}}
+            after
+                peer:stop(Peer)
+            end;
+        {error, Reason} -> {error, {peer_start, Reason}}
+    end.
+
+own_code_paths() ->
+    Lib = code:lib_dir(),
+    [filename:absname(P) || P <- code:get_path(), not lists:prefix(Lib, P), P =/= "."].
+
+%%% CSV output ---------------------------------------------------------------------------
+
+write_csvs(Out, Results) ->
+    RunCols = [benchmark, rep | riarc_bench_run:summary_columns()],
+    RunRows = [[Id, maps:get(rep, R) | riarc_bench_run:summary_row(R)]
+               || #{id := Id, runs := Runs} <- Results, R <- Runs],
+    ok = riarc_bench_writer:write_csv(filename:join(Out, "runs.csv"), RunCols, RunRows),
+    AggCols = [benchmark, shape, workers, requests, schedulers, seed, instrumentation, reps,
+               reps_chosen, converged]
+        ++ lists:append([[metric_col(M, mean), metric_col(M, sd), metric_col(M, cv)]
+                         || M <- aggregate_metrics()]),
+    AggRows = [aggregate_row(R) || R <- Results],
+    riarc_bench_writer:write_csv(filename:join(Out, "aggregate.csv"), AggCols, AggRows).
+
+metric_col(M, Stat) -> list_to_atom(atom_to_list(M) ++ "_" ++ atom_to_list(Stat)).
+
+aggregate_row(#{id := Id, bench := B, runs := Runs, chosen := Chosen, converged := Conv}) ->
+    [Id | [maps:get(K, B) || K <- [shape, workers, requests, schedulers, seed, instrumentation]]]
+        ++ [length(Runs), Chosen, Conv]
+        ++ lists:append([mean_sd_cv([V || R <- Runs, is_number(V = maps:get(M, R, ""))])
+                         || M <- aggregate_metrics()]).
+
+mean_sd_cv([]) -> ["", "", ""];
+mean_sd_cv(Xs) ->
+    {M, S} = riarc_bench_stats:mean_sd(Xs),
+    [M, S, riarc_bench_stats:cv(Xs)].
+
+%%% Errors -------------------------------------------------------------------------------
+
+%% Errors caused by the user's input (exit status 2) rather than by a failing run.
+-spec is_input_error(term()) -> boolean().
+is_input_error({Tag, _, _}) when Tag =:= config_read; Tag =:= config_value; Tag =:= out_dir;
+                                 Tag =:= bench -> true;
+is_input_error({config_term, _}) -> true;
+is_input_error(_) -> false.
+
+-spec format_error(term()) -> string().
+format_error({config_read, Path, {Line, Mod, Term}}) ->
+    fmt("The config file ~ts has a syntax error on line ~b: ~ts.", [Path, Line, Mod:format_error(Term)]);
+format_error({config_read, Path, Reason}) ->
+    fmt("Cannot read the config file ~ts: ~ts.", [Path, file:format_error(Reason)]);
+format_error({config_term, T}) ->
+    fmt("The config term ~p is not one of {Key, Value} with Key in ~p.", [T, ?KEYS]);
+format_error({config_value, repetitions, V}) ->
+    fmt("repetitions must be an integer >= 1 or {cv, #{m => M >= 2, b => B >= 1, "
+        "epsilon => E >= 0, max => Max >= M + B}}, not ~p.", [V]);
+format_error({config_value, K, undefined}) -> fmt("The config must give ~s.", [K]);
+format_error({config_value, workers, V}) ->
+    fmt("workers must be {From, To, Step} with From =< To and Step > 0, or a list, not ~p.", [V]);
+format_error({config_value, K, V}) -> fmt("The config value of ~s is invalid: ~p.", [K, V]);
+format_error({bench, P, Reason}) ->
+    fmt("Benchmark ~p: ~ts", [maps:with([shape, workers, seed], P), riarc_bench_model:format_error(Reason)]);
+format_error({out_dir, Out, Reason}) ->
+    fmt("Cannot create the output directory ~ts: ~ts.", [Out, file:format_error(Reason)]);
+format_error({peer_start, Reason}) -> fmt("Cannot start a VM for a run: ~p.", [Reason]);
+format_error({peer, Class, Reason}) -> fmt("A run's VM failed: ~p:~p.", [Class, Reason]);
+format_error(Other) -> riarc_bench_run:format_error(Other).
+
+fmt(F, A) -> lists:flatten(io_lib:format(F, A)).
