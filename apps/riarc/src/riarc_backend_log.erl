@@ -1,0 +1,314 @@
+%% @doc The offline tracing backend: TRACE, CLEAR and PREEMPT (Alg. 5) over a replayed
+%% event stream, so that the very same tracer code ({@link riarc_tracer}) that runs on
+%% the live VM checks a recorded run (§4.1, App. B.1 of the RIARC paper).
+%%
+%% One engine process per replay reads the events in file order and deposits each in the
+%% mailbox of the tracer that traces its originator, as `{riarc_offline_evt, Ref, Event}'.
+%% It keeps the tracing assumptions the tracer relies on:
+%% <ul>
+%% <li>A1: a tracer traces a set of processes (its set S_T);</li>
+%% <li>A2: when a spawn event is delivered to T, the child joins S_T (inheritance);</li>
+%% <li>A3: a process has at most one tracer; PREEMPT moves it from one set to another;</li>
+%% <li>A4: a recorded run need not list a child's events after its parent's spawn event
+%%     (the VM delivers them in either order). Events of a process no set holds yet are
+%%     held back (the buffer B of App. B.1) and released, in their own order, right after
+%%     the spawn event that creates the process is delivered (Example 7); a consistent
+%%     input is delivered unchanged (Example 9).</li>
+%% </ul>
+%% The engine serves TRACE/PREEMPT/CLEAR between any two events it delivers, so tracers
+%% race with the replay as they race with a live system.
+%% ```
+%% 1> {ok, E} = riarc_backend_log:start(#{source => {events, [{init, p, x, undefined},
+%%                                     {exit, p, normal}]}, roots => [p]}).
+%% 2> Backend = riarc_backend_log:backend(E).
+%% 3> ok = riarc_backend:launch(Backend, p, self()).
+%% 4> flush().
+%% Shell got {riarc_offline_evt,#Ref<...>,{init,p,x,undefined}}
+%% Shell got {riarc_offline_evt,#Ref<...>,{exit,p,normal}}
+%% 5> riarc_backend_log:await(E, 1000).
+%% {ok,#{delivered => 2,held => 0,read => 2,...}}
+%% '''
+-module(riarc_backend_log).
+-behaviour(riarc_backend).
+
+-export([start/1, backend/1, await/2, stop/1, replay/2]).
+-export([launch/3, trace/3, preempt/3, clear/3, event/2]).
+%% Spawned entry point.
+-export([init/2]).
+-export_type([engine/0, config/0, source/0, opts/0, summary/0]).
+
+-type sid() :: riarc_event:sid().
+-type source() :: {events, [riarc_event:event()]}
+                | {file, riarc_trace_file:source()}.
+-type opts() :: #{source := source(),
+                  roots := [sid()],
+                  %% Let tracers run between two delivered events (default true): it
+                  %% mixes tracer actions into the replay as a live run would.
+                  yield => boolean()}.
+-opaque engine() :: #{pid := pid(), ref := reference(), mon := reference()}.
+-opaque config() :: #{pid := pid(), ref := reference()}.
+-type summary() :: #{read := non_neg_integer(), delivered := non_neg_integer(),
+                     dropped := non_neg_integer(), held := non_neg_integer(),
+                     held_procs := [sid()], conflicts := non_neg_integer(),
+                     reader := term()}.
+
+-record(e, {
+    ref :: reference(),
+    owner_pid :: pid(),
+    source :: {events, [riarc_event:event()]} | {reader, riarc_trace_file:reader()},
+    yield :: boolean(),
+    waiting :: #{sid() => true},                % roots not launched yet
+    owner = #{} :: #{sid() => pid()},           % A3: process -> its one tracer
+    sets = #{} :: #{pid() => #{sid() => true}}, % A1: tracer -> S_T
+    held = #{} :: #{sid() => [riarc_event:event()]}, % App. B.1 buffer, newest first
+    exited = #{} :: #{sid() => true},
+    read = 0 :: non_neg_integer(),
+    delivered = 0 :: non_neg_integer(),
+    dropped = 0 :: non_neg_integer(),           % events of processes nobody traces
+    conflicts = 0 :: non_neg_integer(),         % TRACE of a process traced elsewhere
+    reader_info = #{} :: term()
+}).
+
+%%% ---------------------------------------------------------------------------
+%%% Engine API
+%%% ---------------------------------------------------------------------------
+
+%% @doc Starts an engine for the caller. It reads nothing until every root has been
+%% launched, so no root's event can come before its tracer exists.
+-spec start(opts()) -> {ok, engine()}.
+start(Opts = #{source := _, roots := _}) ->
+    Ref = make_ref(),
+    Pid = spawn(?MODULE, init, [self(), Opts#{ref => Ref}]),
+    {ok, #{pid => Pid, ref => Ref, mon => monitor(process, Pid)}}.
+
+%% @doc The backend value tracers use to reach this engine.
+-spec backend(engine()) -> riarc_backend:t().
+backend(#{pid := Pid, ref := Ref}) ->
+    riarc_backend:new(?MODULE, #{pid => Pid, ref => Ref}).
+
+%% @doc Waits until the engine has replayed its whole source; the engine stays up to
+%% serve CLEAR and PREEMPT until {@link stop/1}.
+-spec await(engine(), timeout()) -> {ok, summary()} | {error, term()}.
+await(#{ref := Ref, mon := Mon}, Timeout) ->
+    receive
+        {riarc_offline_done, Ref, Summary} -> {ok, Summary};
+        {riarc_offline_failed, Ref, Reason} -> {error, Reason};
+        {'DOWN', Mon, process, _, Why} -> {error, {engine_down, Why}}
+    after Timeout -> {error, timeout}
+    end.
+
+%% @doc Stops the engine.
+-spec stop(engine()) -> ok.
+stop(#{pid := Pid, mon := Mon}) ->
+    demonitor(Mon, [flush]),
+    exit(Pid, kill),
+    ok.
+
+%% @doc Replays a list of events with the engine alone, as if one tracer per root
+%% traced everything (no tracer code): the caller receives the events in the order the
+%% engine delivers them. This is App. B.1 in isolation, used to test the reordering.
+-spec replay([riarc_event:event()], [sid()]) -> {[riarc_event:event()], summary()}.
+replay(Events, Roots) ->
+    {ok, E} = start(#{source => {events, Events}, roots => Roots, yield => false}),
+    B = backend(E),
+    _ = [ok = riarc_backend:launch(B, R, self()) || R <- Roots],
+    {ok, Summary} = await(E, infinity),
+    ok = stop(E),
+    {collect(B, []), Summary}.
+
+collect(B, Acc) ->
+    receive
+        {riarc_offline_evt, _, _} = M ->
+            {ok, Ev} = riarc_backend:event(B, M),
+            collect(B, [Ev | Acc])
+    after 0 -> lists:reverse(Acc)
+    end.
+
+%%% ---------------------------------------------------------------------------
+%%% riarc_backend callbacks (run in the tracer; each is a call to the engine)
+%%% ---------------------------------------------------------------------------
+
+%% @doc Alg. 6 ROOT offline: the root is in T's set from the start.
+-spec launch(config(), sid(), pid()) -> ok.
+launch(C, Root, T) -> call(C, {launch, Root, T}).
+
+%% @doc TRACE(S, T): S joins T's set (A1).
+-spec trace(config(), sid(), pid()) -> ok.
+trace(C, S, T) -> call(C, {trace, S, T}).
+
+%% @doc PREEMPT(S, T): S moves to T's set. Every event delivered before is already in
+%% the old tracer's mailbox, since the engine deposits events as it delivers them.
+-spec preempt(config(), sid(), pid()) -> ok.
+preempt(C, S, T) -> call(C, {preempt, S, T}).
+
+%% @doc CLEAR(S, T): S leaves T's set; its later events are dropped.
+-spec clear(config(), sid(), pid()) -> ok.
+clear(C, S, T) -> call(C, {clear, S, T}).
+
+%% @doc Decodes an event deposited by this engine.
+-spec event(config(), term()) -> {ok, riarc_event:event()} | skip | no.
+event(#{ref := Ref}, {riarc_offline_evt, Ref, Event}) -> {ok, Event};
+event(_, _) -> no.
+
+%% The engine may be gone (stopped after the replay): nothing is traced any more, so
+%% every request is trivially met.
+call(#{pid := Pid, ref := Ref}, Req) ->
+    Mon = monitor(process, Pid),
+    Pid ! {riarc_offline_req, Ref, self(), Mon, Req},
+    receive
+        {Mon, ok} -> demonitor(Mon, [flush]), ok;
+        {'DOWN', Mon, process, _, _} -> ok
+    end.
+
+%%% ---------------------------------------------------------------------------
+%%% The engine
+%%% ---------------------------------------------------------------------------
+
+%% @private
+-spec init(pid(), map()) -> no_return().
+init(Owner, Opts = #{ref := Ref, source := Source, roots := Roots}) ->
+    _ = monitor(process, Owner),
+    E = #e{ref = Ref, owner_pid = Owner, source = {events, []},
+           yield = maps:get(yield, Opts, true),
+           waiting = maps:from_list([{R, true} || R <- Roots])},
+    %% A raw file can only be read by the process that opened it: the engine opens it.
+    case open_source(Source) of
+        {ok, Src} -> launching(E#e{source = Src});
+        {error, Reason} ->
+            Owner ! {riarc_offline_failed, Ref, Reason},
+            serving(E)
+    end.
+
+open_source({events, Es}) -> {ok, {events, Es}};
+open_source({file, File}) ->
+    case riarc_trace_file:open(File) of
+        {ok, R} -> {ok, {reader, R}};
+        Err -> Err
+    end.
+
+%% Until every root is launched, only requests are served.
+launching(E = #e{waiting = W}) when map_size(W) =:= 0 ->
+    replaying(E);
+launching(E) ->
+    receive
+        {riarc_offline_req, Ref, From, Tag, Req} when Ref =:= E#e.ref ->
+            launching(request(From, Tag, Req, E));
+        {'DOWN', _, process, Pid, _} when Pid =:= E#e.owner_pid ->
+            exit(normal)
+    end.
+
+replaying(E) ->
+    E1 = serve_pending(E),
+    case next(E1) of
+        {ok, Ev, E2} ->
+            E3 = read_event(Ev, E2#e{read = E2#e.read + 1}),
+            _ = E3#e.yield andalso erlang:yield(),
+            replaying(E3);
+        {eof, E2} ->
+            E2#e.owner_pid ! {riarc_offline_done, E2#e.ref, summary(E2)},
+            serving(E2);
+        {error, Reason} ->
+            E1#e.owner_pid ! {riarc_offline_failed, E1#e.ref, Reason},
+            serving(E1)
+    end.
+
+%% After the replay: CLEAR and PREEMPT of tracers still finishing their work.
+serving(E) ->
+    receive
+        {riarc_offline_req, Ref, From, Tag, Req} when Ref =:= E#e.ref ->
+            serving(request(From, Tag, Req, E));
+        {'DOWN', _, process, Pid, _} when Pid =:= E#e.owner_pid ->
+            exit(normal)
+    end.
+
+serve_pending(E = #e{ref = Ref}) ->
+    receive
+        {riarc_offline_req, Ref, From, Tag, Req} -> serve_pending(request(From, Tag, Req, E));
+        {'DOWN', _, process, Pid, _} when Pid =:= E#e.owner_pid -> exit(normal)
+    after 0 -> E
+    end.
+
+next(E = #e{source = {events, [Ev | Rest]}}) -> {ok, Ev, E#e{source = {events, Rest}}};
+next(E = #e{source = {events, []}}) -> {eof, E};
+next(E = #e{source = {reader, R}}) ->
+    case riarc_trace_file:read(R) of
+        {ok, Ev, R1} -> {ok, Ev, E#e{source = {reader, R1}}};
+        {eof, Info} -> {eof, E#e{source = {events, []}, reader_info = Info}};
+        {error, _} = Err -> Err
+    end.
+
+request(From, Tag, Req, E) ->
+    E1 = handle_req(Req, E),
+    From ! {Tag, ok},
+    E1.
+
+handle_req({launch, Root, T}, E = #e{waiting = W}) ->
+    own(Root, T, E#e{waiting = maps:remove(Root, W)});
+handle_req({trace, S, T}, E = #e{owner = O}) ->
+    case O of
+        #{S := T} -> E;
+        #{S := _Other} -> E#e{conflicts = E#e.conflicts + 1}; % A3, as the VM refuses
+        #{} -> own(S, T, E)
+    end;
+handle_req({preempt, S, T}, E = #e{exited = X}) when is_map_key(S, X) ->
+    %% S has exited: every event of it went to the old tracer; nothing changes hands.
+    _ = T,
+    E;
+handle_req({preempt, S, T}, E) ->
+    own(S, T, disown(S, E));
+handle_req({clear, S, T}, E = #e{owner = O}) ->
+    case O of
+        #{S := T} -> disown(S, E);
+        #{} -> E
+    end.
+
+%% A process joins T's set S_T; any events of it held back so far follow at once.
+own(S, T, E = #e{owner = O, sets = Sets}) ->
+    Set = maps:get(T, Sets, #{}),
+    release(S, E#e{owner = O#{S => T}, sets = Sets#{T => Set#{S => true}}}).
+
+disown(S, E = #e{owner = O, sets = Sets}) ->
+    case maps:take(S, O) of
+        error -> E;
+        {T, O1} ->
+            Set = maps:remove(S, maps:get(T, Sets, #{})),
+            Sets1 = case map_size(Set) of 0 -> maps:remove(T, Sets); _ -> Sets#{T => Set} end,
+            E#e{owner = O1, sets = Sets1}
+    end.
+
+%% App. B.1 Scan 1-2: an event whose originator is in no tracer's set is held back.
+%% Scan 3: one whose originator is in S_T is delivered to T.
+read_event(Ev, E = #e{owner = O, held = H}) ->
+    S = riarc_event:origin(Ev),
+    case O of
+        #{S := T} -> deliver(T, Ev, E);
+        #{} when is_map_key(S, E#e.exited) -> E#e{dropped = E#e.dropped + 1};
+        #{} -> E#e{held = maps:update_with(S, fun(Es) -> [Ev | Es] end, [Ev], H)}
+    end.
+
+deliver(T, Ev, E = #e{ref = Ref}) ->
+    T ! {riarc_offline_evt, Ref, Ev},
+    after_delivery(T, Ev, E#e{delivered = E#e.delivered + 1}).
+
+%% A2: the child of a delivered spawn event joins the parent's tracer's set, which
+%% (Scan 4) releases the child's held events right behind the spawn event.
+after_delivery(T, {spawn, _P, C, _}, E = #e{owner = O}) when not is_map_key(C, O) ->
+    own(C, T, E);
+after_delivery(_T, {exit, S, _}, E) ->
+    disown(S, E#e{exited = (E#e.exited)#{S => true}});
+after_delivery(_T, _Ev, E) ->
+    E.
+
+%% Scan 4: the held events of a process that has just joined a set, oldest first. Each
+%% is delivered as read, so a held spawn event releases the grandchild's in turn.
+release(S, E = #e{held = H}) ->
+    case maps:take(S, H) of
+        error -> E;
+        {Events, H1} -> lists:foldl(fun read_event/2, E#e{held = H1}, lists:reverse(Events))
+    end.
+
+summary(E = #e{held = H}) ->
+    #{read => E#e.read, delivered => E#e.delivered, dropped => E#e.dropped,
+      held => lists:sum([length(Es) || Es <- maps:values(H)]),
+      held_procs => lists:sort(maps:keys(H)), conflicts => E#e.conflicts,
+      reader => E#e.reader_info}.

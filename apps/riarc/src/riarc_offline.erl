@@ -1,0 +1,330 @@
+%% @doc Offline monitoring (§4.1 of the RIARC paper): record a run to a trace file, and
+%% check a trace file with the same tracers and monitors as a live run.
+%%
+%% `check/3' replays a file through the offline engine ({@link riarc_backend_log}); the
+%% tracers are the online ones ({@link riarc_tracer}), unchanged. A process that no spawn
+%% event in the file creates is a root: it gets a root tracer, and the Spec is asked for
+%% it with the MFA of its init event, or with `undefined' when the file has none. The
+%% result has the shape of {@link riarc:run/3}'s, plus `trace', what the reader and the
+%% engine saw (format, events, truncation, dropped and held events).
+%%
+%% `record/3' runs a system under VM tracing and streams its events to a file, in
+%% bounded memory: when the recorder falls behind, it suspends the system's processes
+%% until it has caught up, so its mailbox cannot grow without limit.
+%% ```
+%% 1> riarc_offline:record({riarc_demo_pqr, p, []}, "pqr.rtrc", #{}).
+%% {ok,#{events => 10,file => "pqr.rtrc",suspensions => 0,...}}
+%% 2> Spec = fun(_) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end} end.
+%% 3> {ok, R} = riarc_offline:check("pqr.rtrc", Spec, #{}).
+%% 4> [{P, V} || #{pid := P, verdict := V} <- maps:get(verdicts, R)].
+%% [{<0.90.0>,accept},{<0.91.0>,accept},{<0.92.0>,accept}]
+%% '''
+-module(riarc_offline).
+
+-export([check/3, record/3, format_error/1, scan/1]).
+%% Spawned entry point.
+-export([recorder/4]).
+-export_type([check_opts/0, record_opts/0, source/0]).
+
+-type source() :: riarc_trace_file:source() | {events, [riarc_event:event()]}.
+-type check_opts() :: #{timeout => timeout(), invariants => boolean(), log => boolean(),
+                        perturb => undefined | pos_integer(), yield => boolean()}.
+-type record_opts() :: #{payloads => boolean(), format => binary | text,
+                         events => [send | recv], timeout => timeout(),
+                         max_queue => pos_integer()}.
+
+-define(CHECK_DEFAULTS, #{timeout => 60000, invariants => true, log => false,
+                          perturb => undefined, yield => true}).
+-define(RECORD_DEFAULTS, #{payloads => true, format => binary, events => [send, recv],
+                           timeout => 60000, max_queue => 10000}).
+
+%%% ---------------------------------------------------------------------------
+%%% check
+%%% ---------------------------------------------------------------------------
+
+%% @doc Checks a recorded run: replays File through the offline engine under the
+%% instrumentation Spec describes, and returns once every tracer is done.
+-spec check(source(), riarc_lambda:spec(), check_opts()) -> {ok, riarc:result()} | {error, term()}.
+check(Source, Spec, Opts0) ->
+    Opts = maps:merge(?CHECK_DEFAULTS, Opts0),
+    case riarc_lambda:valid_spec(Spec) of
+        false -> {error, {bad_spec, Spec}};
+        true ->
+            case scan(Source) of
+                {ok, Scan} -> replay(Source, Scan, Spec, Opts);
+                Err -> Err
+            end
+    end.
+
+%% @doc A first pass over a trace: its roots (processes no spawn event creates, in order
+%% of appearance, with the MFA of their init event), the processes that never exit, and
+%% what the reader learnt. Every malformed input is found here, before anything runs.
+-spec scan(source()) -> {ok, #{roots := [{riarc_event:sid(), riarc_event:mfa_args()}],
+                               open := [riarc_event:sid()], info := map()}}
+                      | {error, term()}.
+scan(Source) ->
+    Acc0 = #{order => [], seen => #{}, children => #{}, exited => #{}, inits => #{}},
+    case fold(fun scan_event/2, Acc0, Source) of
+        {ok, Acc, Info} ->
+            #{order := Order, children := Ch, exited := X, inits := Inits} = Acc,
+            Procs = lists:reverse(Order),
+            Roots = [{S, maps:get(S, Inits, undefined)} || S <- Procs, not is_map_key(S, Ch)],
+            {ok, #{roots => Roots, open => [S || S <- Procs, not is_map_key(S, X)], info => Info}};
+        Err -> Err
+    end.
+
+fold(Fun, Acc, {events, Events}) ->
+    {ok, lists:foldl(Fun, Acc, Events), #{format => events, events => length(Events),
+                                          truncated => false}};
+fold(Fun, Acc, Source) ->
+    riarc_trace_file:fold(Fun, Acc, Source).
+
+scan_event(Ev, Acc = #{order := O, seen := Seen}) ->
+    S = riarc_event:origin(Ev),
+    Acc1 = case Seen of
+               #{S := _} -> Acc;
+               #{} -> Acc#{order := [S | O], seen := Seen#{S => true}}
+           end,
+    scan_kind(Ev, Acc1).
+
+scan_kind({spawn, _, C, _}, Acc = #{children := Ch}) -> Acc#{children := Ch#{C => true}};
+scan_kind({exit, S, _}, Acc = #{exited := X}) -> Acc#{exited := X#{S => true}};
+scan_kind({init, C, _, MFA}, Acc = #{inits := I}) -> Acc#{inits := I#{C => MFA}};
+scan_kind(_, Acc) -> Acc.
+
+replay(_Source, #{roots := [], info := Info}, _Spec, _Opts) ->
+    %% Nothing to monitor: an empty trace.
+    {ok, #{verdicts => [], tracers => #{spawned => 0, peak => 0}, events => 0,
+           analysed => 0, routed => 0, violations => [], errors => [], duration_us => 0,
+           trace => Info}};
+replay(Source, #{roots := Roots, open := Open}, Spec, Opts = #{timeout := Timeout}) ->
+    Sids = [S || {S, _} <- Roots],
+    {ok, Engine} = riarc_backend_log:start(#{source => engine_source(Source), roots => Sids,
+                                             yield => maps:get(yield, Opts)}),
+    SOpts = #{backend => riarc_backend_log:backend(Engine),
+              invariants => maps:get(invariants, Opts), log => maps:get(log, Opts),
+              perturb => maps:get(perturb, Opts)},
+    {ok, Session} = riarc_session:start(self(), [{S, MFA, none} || {S, MFA} <- Roots],
+                                        Spec, SOpts),
+    try run_session(Engine, Session, Open, Timeout)
+    after riarc_backend_log:stop(Engine)
+    end.
+
+engine_source({events, Es}) -> {events, Es};
+engine_source(File) -> {file, File}.
+
+run_session(Engine, Session, Open, Timeout) ->
+    case riarc_backend_log:await(Engine, Timeout) of
+        {ok, Summary} ->
+            case finish_session(Session, Open, Timeout) of
+                {ok, Result} -> {ok, Result#{trace => trace_info(Summary)}};
+                Err -> Err
+            end;
+        {error, Reason} ->
+            {ok, _} = riarc_session:stop(Session),
+            {error, Reason}
+    end.
+
+%% Every process exited in the file: the tracers end by themselves (TRYGC).
+finish_session(Session, [], Timeout) ->
+    case riarc_session:await(Session, Timeout) of
+        {ok, Result} ->
+            {ok, _} = riarc_session:stop(Session),
+            {ok, Result};
+        {error, timeout} ->
+            Alive = riarc_session:alive(Session),
+            {ok, _} = riarc_session:stop(Session),
+            {error, {timeout, Timeout, Alive}}
+    end;
+%% Some process was still running when the recording ended: its tracer would wait for
+%% its exit for ever. Each round of `alive' is answered by every tracer after the
+%% messages already in its mailbox, so after two rounds the replayed events have been
+%% taken in; the partitions then end as they stand.
+finish_session(Session, _Open, _Timeout) ->
+    _ = riarc_session:alive(Session),
+    _ = riarc_session:alive(Session),
+    riarc_session:stop(Session).
+
+trace_info(Summary = #{reader := Reader}) ->
+    Base = case Reader of
+               M when is_map(M) -> M;
+               _ -> #{}
+           end,
+    maps:merge(Base, maps:with([read, delivered, dropped, held, held_procs], Summary)).
+
+%%% ---------------------------------------------------------------------------
+%%% record
+%%% ---------------------------------------------------------------------------
+
+%% @doc Runs {M, F, Args} under VM tracing and writes every event to File, returning
+%% once every process of the system has exited and the file is closed.
+-spec record({module(), atom(), list()}, file:filename_all(), record_opts()) ->
+    {ok, map()} | {error, term()}.
+record({M, F, A} = MFA, File, Opts0) when is_atom(M), is_atom(F), is_list(A), is_map(Opts0) ->
+    Opts = maps:merge(?RECORD_DEFAULTS, Opts0),
+    _ = code:ensure_loaded(M),
+    case erlang:function_exported(M, F, length(A)) of
+        false -> {error, {undef, {M, F, length(A)}}};
+        true ->
+            Ref = make_ref(),
+            Pid = spawn(?MODULE, recorder, [self(), Ref, MFA, Opts#{file => File}]),
+            Mon = monitor(process, Pid),
+            receive
+                {Ref, Reply} -> demonitor(Mon, [flush]), Reply;
+                {'DOWN', Mon, process, _, Why} -> {error, {recorder_crashed, Why}}
+            end
+    end;
+record(MFA, _File, _Opts) ->
+    {error, {bad_mfa, MFA}}.
+
+-record(rec, {caller :: pid(), ref :: reference(), w :: riarc_trace_file:writer(),
+              cfg :: riarc_backend_evm:config(), root :: pid(),
+              live = #{} :: #{pid() => true},      % spawned, exit not seen yet
+              early = #{} :: #{pid() => true},     % exit seen before the spawn
+              events = 0 :: non_neg_integer(), max_queue :: pos_integer(),
+              peak_queue = 0 :: non_neg_integer(), suspensions = 0 :: non_neg_integer(),
+              deadline :: integer() | infinity, file :: file:filename_all(),
+              started :: integer()}).
+
+%% @private The recorder: the system's tracer, writing each event as it comes.
+-spec recorder(pid(), reference(), {module(), atom(), list()}, map()) -> ok.
+recorder(Caller, Ref, MFA, Opts = #{file := File}) ->
+    WOpts = maps:with([format, payloads], Opts),
+    case riarc_trace_file:open_writer(File, WOpts) of
+        {ok, W0} ->
+            Cfg = riarc_backend_evm:config(maps:get(events, Opts)),
+            Root = riarc_backend_evm:spawn_paused(MFA),
+            %% The root's init event, as riarc:run/3 gives it to the root's monitor.
+            {ok, W} = riarc_trace_file:write_event(W0, {init, Root, Caller, MFA}),
+            ok = riarc_backend_evm:launch(Cfg, Root, self()),
+            Now = erlang:monotonic_time(millisecond),
+            Deadline = case maps:get(timeout, Opts) of infinity -> infinity; T -> Now + T end,
+            loop(#rec{caller = Caller, ref = Ref, w = W, cfg = Cfg, root = Root,
+                      live = #{Root => true}, events = 1, max_queue = maps:get(max_queue, Opts),
+                      deadline = Deadline, file = File,
+                      started = erlang:monotonic_time(microsecond)});
+        Err ->
+            Caller ! {Ref, Err},
+            ok
+    end.
+
+loop(R = #rec{live = L, early = X}) when map_size(L) =:= 0, map_size(X) =:= 0 ->
+    %% Every process has exited, so every trace message has been produced; wait for the
+    %% ones still travelling, then close.
+    DRef = erlang:trace_delivered(all),
+    drain(DRef, R);
+loop(R) ->
+    receive
+        Msg -> loop(backpressure(take(Msg, R)))
+    after timeout_ms(R) ->
+        untrace(R),
+        _ = riarc_trace_file:close_writer(R#rec.w),
+        R#rec.caller ! {R#rec.ref, {error, {timeout, R#rec.file, maps:keys(R#rec.live)}}},
+        ok
+    end.
+
+drain(DRef, R) ->
+    receive
+        {trace_delivered, all, DRef} -> done(drain_now(R));
+        Msg -> drain(DRef, take(Msg, R))
+    end.
+
+drain_now(R) ->
+    receive
+        Msg -> drain_now(take(Msg, R))
+    after 0 -> R
+    end.
+
+done(R = #rec{w = W}) ->
+    Reply = case riarc_trace_file:close_writer(W) of
+                ok -> {ok, #{file => R#rec.file, events => R#rec.events, root => R#rec.root,
+                             peak_queue => R#rec.peak_queue, suspensions => R#rec.suspensions,
+                             duration_us => erlang:monotonic_time(microsecond) - R#rec.started}};
+                Err -> Err
+            end,
+    R#rec.caller ! {R#rec.ref, Reply},
+    ok.
+
+timeout_ms(#rec{deadline = infinity}) -> infinity;
+timeout_ms(#rec{deadline = D}) -> max(0, D - erlang:monotonic_time(millisecond)).
+
+take(Msg, R = #rec{cfg = Cfg, w = W}) ->
+    case riarc_backend_evm:event(Cfg, Msg) of
+        {ok, Ev} ->
+            case riarc_trace_file:write_event(W, Ev) of
+                {ok, W1} -> account(Ev, R#rec{w = W1, events = R#rec.events + 1});
+                {error, Why} -> exit({write_failed, Why})
+            end;
+        _ -> R
+    end.
+
+%% Who is still alive. The VM may deliver a child's exit before its parent's spawn
+%% event, so an exit of a process not yet known is remembered until its spawn arrives.
+account({spawn, _, C, _}, R = #rec{live = L, early = X}) ->
+    case maps:take(C, X) of
+        {_, X1} -> R#rec{early = X1};
+        error -> R#rec{live = L#{C => true}}
+    end;
+account({exit, P, _}, R = #rec{live = L, early = X}) ->
+    case maps:take(P, L) of
+        {_, L1} -> R#rec{live = L1};
+        error -> R#rec{early = X#{P => true}}
+    end;
+account(_, R) -> R.
+
+%% Bounded memory: above max_queue messages waiting, the live processes are suspended
+%% while the recorder catches up to half of it. (A process spawned but not yet known
+%% runs on; its parent, which is known, is stopped.)
+backpressure(R = #rec{max_queue = Max}) ->
+    {message_queue_len, Q} = process_info(self(), message_queue_len),
+    R1 = R#rec{peak_queue = max(Q, R#rec.peak_queue)},
+    case Q > Max of
+        false -> R1;
+        true ->
+            Suspended = [P || P <- maps:keys(R1#rec.live), suspend(P)],
+            R2 = catch_up(Max div 2, R1),
+            _ = [catch erlang:resume_process(P) || P <- Suspended],
+            R2#rec{suspensions = R2#rec.suspensions + 1}
+    end.
+
+suspend(P) ->
+    P =/= self() andalso (catch erlang:suspend_process(P)) =:= true.
+
+catch_up(Low, R) ->
+    case process_info(self(), message_queue_len) of
+        {message_queue_len, Q} when Q > Low ->
+            receive Msg -> catch_up(Low, take(Msg, R)) end;
+        _ -> R
+    end.
+
+untrace(#rec{live = L}) ->
+    _ = [catch erlang:trace(P, false, [all]) || P <- maps:keys(L)],
+    ok.
+
+%%% ---------------------------------------------------------------------------
+%%% Errors
+%%% ---------------------------------------------------------------------------
+
+%% @doc A sentence for an error of check/3 or record/3.
+-spec format_error(term()) -> string().
+format_error({undef, {M, F, Arity}}) ->
+    flat("the system's entry point ~s:~s/~b does not exist (is the module on the code path?)",
+         [M, F, Arity]);
+format_error({bad_mfa, MFA}) ->
+    flat("~0tp is not a {Module, Function, Args} entry point", [MFA]);
+format_error({bad_spec, Spec}) ->
+    flat("~0tp is not a Spec: give a fun of arity 1 or a module exporting spec/1", [Spec]);
+format_error({timeout, T, #{tracers := Ts, processes := Ps}}) ->
+    flat("the check did not end within ~p ms: ~b tracer(s) still alive, tracing ~0tp",
+         [T, length(Ts), Ps]);
+format_error({timeout, File, Live}) when is_list(Live) ->
+    flat("the recording to ~ts timed out with ~b process(es) still alive: ~0tp",
+         [File, length(Live), Live]);
+format_error({recorder_crashed, Why}) ->
+    flat("the recorder crashed: ~0tp", [Why]);
+format_error({engine_down, Why}) ->
+    flat("the offline engine crashed: ~0tp", [Why]);
+format_error(Reason) ->
+    riarc_trace_file:format_error(Reason).
+
+flat(Fmt, Args) -> lists:flatten(io_lib:format(Fmt, Args)).

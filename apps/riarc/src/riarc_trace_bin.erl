@@ -1,0 +1,302 @@
+%% @doc riarc's binary trace format, version 1: a header, then length-prefixed records
+%% whose first byte is the event type, processes named by small integers defined in
+%% PROC records (the uniform encoding of §3.1 of the DTrace/LTTng paper). The complete
+%% specification is docs/trace-format.md; this module is its reference reader and writer.
+%%
+%% Decoding never makes atoms: names of modules, functions and processes become atoms
+%% only when the atom exists already (otherwise the MFA reads as `undefined' and the
+%% process name as a binary), and payloads are decoded with `binary_to_term(B, [safe])'
+%% (one that needs unknown atoms reads as `{riarc_undecodable, Bytes}').
+%% ```
+%% 1> riarc_trace_bin:encode_header(#{node => a@h, start_us => 0, payloads => true}).
+%% <<"RIARCTRC",1,1,0,3,97,64,104,0,0,0,0,0,0,0,0>>
+%% 2> riarc_trace_file:read_all("run.rtrc").
+%% {ok,[{init,<0.90.0>,<0.89.0>,{riarc_demo_pqr,p,[]}}, ...],
+%%     #{format => binary, node => nonode@nohost, truncated => false, ...}}
+%% '''
+-module(riarc_trace_bin).
+
+-export([open/1, read/1, close/1, open_writer/2, write_event/2, close_writer/1]).
+-export([encode_header/1]).
+
+-define(MAGIC, "RIARCTRC").
+-define(VERSION, 1).
+-define(PROC, 1).
+-define(SPAWN, 2).
+-define(INIT, 3).
+-define(EXIT, 4).
+-define(SEND, 5).
+-define(RECV, 6).
+-define(DROPPED, 7).
+-define(OMITTED, riarc_omitted).
+%% A corrupt length must not make the reader allocate gigabytes.
+-define(MAX_RECORD, 64 * 1024 * 1024).
+
+-record(r, {fd :: file:fd(), file :: string(), pos :: non_neg_integer(),
+            procs = #{} :: #{non_neg_integer() => term()},
+            header :: map(),
+            events = 0 :: non_neg_integer(), dropped = 0 :: non_neg_integer(),
+            undecodable = 0 :: non_neg_integer()}).
+-record(w, {fd :: file:fd(), file :: string(), payloads :: boolean(),
+            ids = #{} :: #{term() => non_neg_integer()}}).
+
+%%% ---------------------------------------------------------------------------
+%%% Reader
+%%% ---------------------------------------------------------------------------
+
+%% @doc Opens a binary trace and reads its header.
+-spec open(file:filename_all()) -> {ok, #r{}} | {error, term()}.
+open(File) ->
+    Name = unicode:characters_to_list(File),
+    case file:open(File, [read, raw, binary, {read_ahead, 65536}]) of
+        {ok, Fd} ->
+            case header(Fd, Name) of
+                {ok, H, Pos} -> {ok, #r{fd = Fd, file = Name, pos = Pos, header = H}};
+                Err -> _ = file:close(Fd), Err
+            end;
+        {error, Why} -> {error, {open, Name, Why}}
+    end.
+
+header(Fd, File) ->
+    case file:read(Fd, 12) of
+        {ok, <<?MAGIC, ?VERSION, Flags, NLen:16>>} ->
+            case file:read(Fd, NLen + 8) of
+                {ok, <<NodeB:NLen/binary, Start:64/signed>>} ->
+                    {ok, #{node => existing_atom(NodeB), start_us => Start,
+                           payloads => Flags band 1 =:= 1}, 12 + NLen + 8};
+                _ -> {error, {bad_header, File, "the header is cut short"}}
+            end;
+        {ok, <<?MAGIC, V, _/binary>>} -> {error, {bad_version, File, V}};
+        _ -> {error, {bad_header, File, "no RIARCTRC magic"}}
+    end.
+
+%% @doc The next event. A record cut short by the end of the file ends the trace; its
+%% byte position is reported as `truncated'.
+-spec read(#r{}) -> {ok, riarc_event:event(), #r{}} | {eof, map()} | {error, term()}.
+read(R = #r{fd = Fd, pos = Pos, file = File}) ->
+    case file:read(Fd, 4) of
+        eof -> finish(R, false);
+        {ok, <<0:32>>} -> {error, {bad_record, File, Pos, "record of length 0"}};
+        {ok, <<Len:32>>} when Len > ?MAX_RECORD ->
+            {error, {bad_record, File, Pos, "record longer than 64 MiB"}};
+        {ok, <<Len:32>>} ->
+            case file:read(Fd, Len) of
+                {ok, Body} when byte_size(Body) =:= Len ->
+                    record(Body, R#r{pos = Pos + 4 + Len}, Pos);
+                {ok, _} -> finish(R, Pos);
+                eof -> finish(R, Pos);
+                {error, Why} -> {error, {read, File, {byte, Pos}, Why}}
+            end;
+        {ok, _Short} -> finish(R, Pos);
+        {error, Why} -> {error, {read, File, {byte, Pos}, Why}}
+    end.
+
+finish(R = #r{header = H}, Truncated) ->
+    ok = close(R),
+    {eof, H#{format => binary, file => R#r.file, events => R#r.events,
+             truncated => Truncated, dropped => R#r.dropped,
+             undecodable => R#r.undecodable}}.
+
+%% One record: a process definition is taken in and the next record read; an event is
+%% returned. Any failure to decode names the record's position.
+record(Body = <<Type, _/binary>>, R, At) ->
+    try decode(Type, Body, R, At) of
+        {proc, R1} -> read(R1);
+        {dropped, N, R1} -> read(R1#r{dropped = R1#r.dropped + N});
+        {event, Ev, R1} -> {ok, Ev, R1#r{events = R1#r.events + 1}};
+        {skip, R1} -> read(R1)
+    catch
+        throw:{riarc_bad, Why} -> {error, {bad_record, R#r.file, At, Why}};
+        throw:{riarc_unknown, Id} -> {error, {unknown_process, R#r.file, At, Id}};
+        error:_ -> {error, {bad_record, R#r.file, At, "fields do not match the record type"}}
+    end.
+
+decode(?PROC, <<_, Id:32, Kind, Name/binary>>, R = #r{procs = Ps}, _At) ->
+    is_map_key(Id, Ps) andalso bad("process id defined twice"),
+    {proc, R#r{procs = Ps#{Id => proc_name(Kind, Name)}}};
+decode(?SPAWN, <<_, P:32, C:32, Rest/binary>>, R, _) ->
+    {MFA, <<>>} = mfa(Rest),
+    {event, {spawn, sid(P, R), sid(C, R), MFA}, R};
+decode(?INIT, <<_, C:32, P:32, Rest/binary>>, R, _) ->
+    {MFA, <<>>} = mfa(Rest),
+    {event, {init, sid(C, R), sid(P, R), MFA}, R};
+decode(?EXIT, <<_, P:32, Rest/binary>>, R, _) ->
+    {Reason, R1} = term(Rest, R),
+    {event, {exit, sid(P, R), Reason}, R1};
+decode(?SEND, <<_, F:32, T:32, Rest/binary>>, R, _) ->
+    {Msg, R1} = term(Rest, R),
+    {event, {send, sid(F, R), sid(T, R), Msg}, R1};
+decode(?RECV, <<_, P:32, Rest/binary>>, R, _) ->
+    {Msg, R1} = term(Rest, R),
+    {event, {recv, sid(P, R), Msg}, R1};
+decode(?DROPPED, <<_, N:32>>, R, _) ->
+    {dropped, N, R};
+decode(Type, _, R, _) when Type >= 128 ->
+    %% Types 128-255 are extensions a reader may skip (docs/trace-format.md).
+    {skip, R};
+decode(Type, _, _, _) ->
+    bad(lists:flatten(io_lib:format("unknown record type ~b", [Type]))).
+
+bad(Why) -> throw({riarc_bad, Why}).
+
+sid(Id, #r{procs = Ps}) ->
+    case Ps of
+        #{Id := Name} -> Name;
+        #{} -> throw({riarc_unknown, Id})
+    end.
+
+%% Process names: pids keep their text form as a pid only when it is a local pid
+%% ("<0.N.M>"), atoms only when they exist; anything else stays a binary.
+proc_name(0, Text) ->
+    try list_to_pid(binary_to_list(Text)) of
+        Pid when node(Pid) =:= node() -> Pid;
+        _ -> Text
+    catch error:badarg -> Text
+    end;
+proc_name(1, Name) -> existing_atom(Name);
+proc_name(2, Digits) -> binary_to_integer(Digits);
+proc_name(3, Ext) ->
+    try binary_to_term(Ext, [safe])
+    catch error:badarg -> bad("undecodable process name")
+    end;
+proc_name(_, _) -> bad("unknown process name kind").
+
+existing_atom(B) ->
+    try binary_to_existing_atom(B, utf8)
+    catch error:badarg -> B
+    end.
+
+mfa(<<0, Rest/binary>>) -> {undefined, Rest};
+mfa(<<1, ML:16, M:ML/binary, FL:16, F:FL/binary, Arity, ALen:32, A:ALen/binary, Rest/binary>>) ->
+    Args = case ALen of
+               0 -> lists:duplicate(Arity, ?OMITTED);
+               _ -> safe_args(A, Arity)
+           end,
+    case {existing_atom(M), existing_atom(F)} of
+        {Ma, Fa} when is_atom(Ma), is_atom(Fa) -> {{Ma, Fa, Args}, Rest};
+        _ -> {undefined, Rest} % a module no code on this node names: no Spec matches it
+    end;
+mfa(_) -> bad("malformed MFA field").
+
+safe_args(A, Arity) ->
+    try binary_to_term(A, [safe]) of
+        L when is_list(L), length(L) =:= Arity -> L;
+        _ -> bad("MFA arguments do not match the arity")
+    catch error:badarg -> lists:duplicate(Arity, {riarc_undecodable, A})
+    end.
+
+term(<<0:32>>, R) -> {?OMITTED, R};
+term(<<Len:32, Ext:Len/binary>>, R) ->
+    try binary_to_term(Ext, [safe]) of
+        T -> {T, R}
+    catch error:badarg ->
+        %% Either corrupt bytes or atoms unknown here: the event stays, its payload
+        %% is kept opaque and counted.
+        {{riarc_undecodable, Ext}, R#r{undecodable = R#r.undecodable + 1}}
+    end;
+term(_, _) -> bad("term field length does not match the record").
+
+%% @doc Closes the reader.
+-spec close(#r{}) -> ok.
+close(#r{fd = Fd}) -> _ = file:close(Fd), ok.
+
+%%% ---------------------------------------------------------------------------
+%%% Writer
+%%% ---------------------------------------------------------------------------
+
+%% @doc The file header for these options.
+-spec encode_header(#{node := node(), start_us := integer(), payloads := boolean()}) -> binary().
+encode_header(#{node := Node, start_us := Start, payloads := Payloads}) ->
+    NodeB = atom_to_binary(Node, utf8),
+    Flags = case Payloads of true -> 1; false -> 0 end,
+    <<?MAGIC, ?VERSION, Flags, (byte_size(NodeB)):16, NodeB/binary, Start:64/signed>>.
+
+%% @doc Opens a binary trace for writing and writes its header.
+-spec open_writer(file:filename_all(), map()) -> {ok, #w{}} | {error, term()}.
+open_writer(File, Opts) ->
+    Name = unicode:characters_to_list(File),
+    Payloads = maps:get(payloads, Opts, true),
+    Header = encode_header(#{node => maps:get(node, Opts, node()),
+                             start_us => maps:get(start_us, Opts, erlang:system_time(microsecond)),
+                             payloads => Payloads}),
+    case file:open(File, [write, raw, binary, {delayed_write, 65536, 200}]) of
+        {ok, Fd} ->
+            W = #w{fd = Fd, file = Name, payloads = Payloads},
+            case file:write(Fd, Header) of
+                ok -> {ok, W};
+                {error, Why} -> _ = file:close(Fd), {error, {write, Name, Why}}
+            end;
+        {error, Why} -> {error, {write, Name, Why}}
+    end.
+
+%% @doc Appends one event, with the PROC records of processes not named before.
+-spec write_event(#w{}, riarc_event:event()) -> {ok, #w{}} | {error, term()}.
+write_event(W, Ev) ->
+    {Bytes, W1} = encode(Ev, W),
+    case file:write(W#w.fd, Bytes) of
+        ok -> {ok, W1};
+        {error, Why} -> {error, {write, W#w.file, Why}}
+    end.
+
+%% @doc Flushes and closes.
+-spec close_writer(#w{}) -> ok | {error, term()}.
+close_writer(#w{fd = Fd, file = File}) ->
+    case file:close(Fd) of
+        ok -> ok;
+        {error, Why} -> {error, {write, File, Why}}
+    end.
+
+encode({spawn, P, C, MFA}, W) ->
+    {[PI, CI], Defs, W1} = ids([P, C], W),
+    {[Defs, rec(?SPAWN, [<<PI:32, CI:32>>, enc_mfa(MFA, W)])], W1};
+encode({init, C, P, MFA}, W) ->
+    {[CI, PI], Defs, W1} = ids([C, P], W),
+    {[Defs, rec(?INIT, [<<CI:32, PI:32>>, enc_mfa(MFA, W)])], W1};
+encode({exit, P, Reason}, W) ->
+    {[PI], Defs, W1} = ids([P], W),
+    {[Defs, rec(?EXIT, [<<PI:32>>, enc_term(Reason)])], W1};
+encode({send, F, T, Msg}, W) ->
+    {[FI, TI], Defs, W1} = ids([F, T], W),
+    {[Defs, rec(?SEND, [<<FI:32, TI:32>>, payload(Msg, W)])], W1};
+encode({recv, P, Msg}, W) ->
+    {[PI], Defs, W1} = ids([P], W),
+    {[Defs, rec(?RECV, [<<PI:32>>, payload(Msg, W)])], W1}.
+
+rec(Type, Body) ->
+    Len = 1 + iolist_size(Body),
+    [<<Len:32, Type>> | Body].
+
+%% Small integers for processes, in order of first appearance; each new one is defined
+%% by a PROC record written just before the record that first uses it.
+ids(Sids, W) ->
+    lists:foldr(fun(S, {Is, Ds, Wa = #w{ids = M}}) ->
+                        case M of
+                            #{S := I} -> {[I | Is], Ds, Wa};
+                            #{} ->
+                                I = map_size(M),
+                                {[I | Is], [proc_rec(I, S) | Ds], Wa#w{ids = M#{S => I}}}
+                        end
+                end, {[], [], W}, Sids).
+
+proc_rec(I, S) ->
+    {Kind, Name} = case S of
+                       _ when is_pid(S), node(S) =:= node() -> {0, list_to_binary(pid_to_list(S))};
+                       _ when is_atom(S) -> {1, atom_to_binary(S, utf8)};
+                       _ when is_integer(S) -> {2, integer_to_binary(S)};
+                       _ -> {3, term_to_binary(S)}
+                   end,
+    rec(?PROC, [<<I:32, Kind>>, Name]).
+
+enc_mfa(undefined, _W) -> <<0>>;
+enc_mfa({M, F, A}, W) ->
+    MB = atom_to_binary(M, utf8),
+    FB = atom_to_binary(F, utf8),
+    Args = case W#w.payloads of true -> enc_term(A); false -> <<0:32>> end,
+    [<<1, (byte_size(MB)):16, MB/binary, (byte_size(FB)):16, FB/binary, (length(A))>>, Args].
+
+payload(Msg, #w{payloads = true}) -> enc_term(Msg);
+payload(_Msg, #w{payloads = false}) -> <<0:32>>.
+
+enc_term(T) ->
+    B = term_to_binary(T),
+    [<<(byte_size(B)):32>>, B].

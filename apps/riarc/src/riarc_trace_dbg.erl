@@ -1,0 +1,151 @@
+%% @doc Reader for the files OTP's `dbg:trace_port(file, ...)' writes, single files and
+%% wrap sets. Each record is `<<0, Size:32, TraceMsgExt:Size/binary>>' (a trace message
+%% in the external term format) or `<<1, Count:32>>' (the port dropped Count messages).
+%% Trace messages become riarc events as the online backend decodes them
+%% ({@link riarc_backend_evm:event/2}); the ones riarc does not use (links, calls,
+%% scheduling, ...) are skipped. Terms are decoded with `binary_to_term(B, [safe])': a
+%% trace that names atoms this node does not know is refused with its position.
+%%
+%% A wrap set `dbg:trace_port(file, {Name, wrap, Tail, Size, Count})' is read as
+%% `{dbg_wrap, Name, Tail}': the files Name ++ N ++ Tail, oldest first (the ring is cut
+%% at the gap in the sequence numbers, as dbg's own reader does).
+%% ```
+%% 1> Port = dbg:trace_port(file, "run.dbg"), dbg:tracer(port, Port).
+%% 2> dbg:p(Pid, [procs, send, 'receive', set_on_spawn]).
+%% ... the system runs ... dbg:stop().
+%% 3> riarc_trace_file:read_all("run.dbg").
+%% {ok,[{spawn,<0.90.0>,<0.91.0>,{m,f,[]}}, ...],#{format => dbg,dropped => 0,...}}
+%% '''
+-module(riarc_trace_dbg).
+
+-export([open/1, read/1, close/1, wrap_files/2]).
+
+-record(r, {fd :: file:fd() | undefined, file :: string(), pos = 0 :: non_neg_integer(),
+            rest = [] :: [string()],            % wrap files still to read
+            events = 0 :: non_neg_integer(), dropped = 0 :: non_neg_integer(),
+            skipped = 0 :: non_neg_integer(), files = 1 :: pos_integer()}).
+
+%% @doc Opens a dbg trace file or a wrap set.
+-spec open(file:filename_all() | {dbg_wrap, file:filename_all(), string()}) ->
+    {ok, #r{}} | {error, term()}.
+open({dbg_wrap, Name, Tail}) ->
+    case wrap_files(Name, Tail) of
+        [] -> {error, {no_wrap_files, unicode:characters_to_list(Name), Tail}};
+        [F | Fs] ->
+            case open(F) of
+                {ok, R} -> {ok, R#r{rest = Fs, files = 1 + length(Fs)}};
+                Err -> Err
+            end
+    end;
+open(File) ->
+    Name = unicode:characters_to_list(File),
+    case file:open(File, [read, raw, binary, {read_ahead, 65536}]) of
+        {ok, Fd} -> {ok, #r{fd = Fd, file = Name}};
+        {error, Why} -> {error, {open, Name, Why}}
+    end.
+
+%% @doc The files of a wrap set, oldest first.
+-spec wrap_files(file:filename_all(), string()) -> [string()].
+wrap_files(Name0, Tail) ->
+    Name = unicode:characters_to_list(Name0),
+    Dir = filename:dirname(Name),
+    Base = filename:basename(Name),
+    Found = case file:list_dir(Dir) of
+                {ok, Fs} -> lists:sort([{N, filename:join(Dir, F)} || F <- Fs,
+                                                                      N <- [seq(F, Base, Tail)],
+                                                                      N =/= none]);
+                {error, _} -> []
+            end,
+    [F || {_, F} <- ring_order(Found)].
+
+seq(File, Base, Tail) ->
+    case lists:prefix(Base, File) andalso lists:suffix(Tail, File) of
+        true ->
+            Mid = lists:sublist(File, length(Base) + 1,
+                                length(File) - length(Base) - length(Tail)),
+            case Mid =/= [] andalso lists:all(fun(C) -> C >= $0 andalso C =< $9 end, Mid) of
+                true -> list_to_integer(Mid);
+                false -> none
+            end;
+        false -> none
+    end.
+
+%% dbg writes files 0, 1, ... and, once it has Count of them, starts again at 0,
+%% deleting the next one: the oldest file is the one just after the gap.
+ring_order(Files) ->
+    case gap(Files) of
+        none -> Files;
+        {Before, After} -> After ++ Before
+    end.
+
+gap([{A, _} = F, {B, _} = G | Rest]) when B =/= A + 1 -> {[F], [G | Rest]};
+gap([F | Rest]) ->
+    case gap(Rest) of
+        none -> none;
+        {Before, After} -> {[F | Before], After}
+    end;
+gap([]) -> none.
+
+%% @doc The next event.
+-spec read(#r{}) -> {ok, riarc_event:event(), #r{}} | {eof, map()} | {error, term()}.
+read(R = #r{fd = Fd, pos = Pos, file = File}) ->
+    case file:read(Fd, 5) of
+        eof -> next_file(R);
+        {ok, <<0, Size:32>>} ->
+            case file:read(Fd, Size) of
+                {ok, Bin} when byte_size(Bin) =:= Size -> message(Bin, R#r{pos = Pos + 5 + Size}, Pos);
+                {ok, _} -> finish(R, Pos);
+                eof -> finish(R, Pos);
+                {error, Why} -> {error, {read, File, {byte, Pos}, Why}}
+            end;
+        {ok, <<1, N:32>>} -> read(R#r{pos = Pos + 5, dropped = R#r.dropped + N});
+        {ok, <<Tag, _:32>>} ->
+            {error, {bad_record, File, Pos, lists:flatten(io_lib:format("unknown tag ~b", [Tag]))}};
+        {ok, _} -> finish(R, Pos);
+        {error, Why} -> {error, {read, File, {byte, Pos}, Why}}
+    end.
+
+message(Bin, R, At) ->
+    try binary_to_term(Bin, [safe]) of
+        Msg ->
+            case event(Msg) of
+                {ok, Ev} -> {ok, Ev, R#r{events = R#r.events + 1}};
+                skip -> read(R#r{skipped = R#r.skipped + 1});
+                no -> {error, {bad_record, R#r.file, At, "not a trace message"}}
+            end
+    catch error:badarg -> {error, {bad_term, R#r.file, At}}
+    end.
+
+%% Trace messages with a timestamp carry it last: drop it, and decode as the online
+%% backend does, so that offline and online runs see the same events.
+event(Msg) when element(1, Msg) =:= trace_ts, tuple_size(Msg) >= 4 ->
+    L = tuple_to_list(Msg),
+    event(list_to_tuple([trace | lists:droplast(tl(L))]));
+event(Msg) when element(1, Msg) =:= trace, tuple_size(Msg) >= 3 ->
+    case riarc_backend_evm:event(riarc_backend_evm:config([]), Msg) of
+        {ok, _} = Ok -> Ok;
+        _ -> skip
+    end;
+event(_) -> no.
+
+next_file(R = #r{rest = [F | Fs]}) ->
+    ok = close(R),
+    case open(F) of
+        {ok, R1} -> read(R1#r{rest = Fs, events = R#r.events, dropped = R#r.dropped,
+                              skipped = R#r.skipped, files = R#r.files});
+        Err -> Err
+    end;
+next_file(R) ->
+    finish(R, false).
+
+%% A node that dies while tracing leaves its last record cut short: the trace ends at
+%% the last whole record, and where it was cut is reported.
+finish(R, Truncated) ->
+    ok = close(R),
+    {eof, #{format => dbg, file => R#r.file, events => R#r.events, truncated => Truncated,
+            dropped => R#r.dropped, skipped => R#r.skipped, files => R#r.files}}.
+
+%% @doc Closes the reader.
+-spec close(#r{}) -> ok.
+close(#r{fd = undefined}) -> ok;
+close(#r{fd = Fd}) -> _ = file:close(Fd), ok.
