@@ -66,7 +66,7 @@ execute({experiment, Config, Out}) ->
     end.
 
 report(S, Out) ->
-    io:format("~s n=~b w=~b: ~b messages in ~b ms (~.0f msg/s), every request acknowledged: ~s~n"
+    io:format("~s n=~b w=~b: ~b messages in ~b ms (~.1f msg/s), every request acknowledged: ~s~n"
               "MRT mean ~.3f ms, p50 ~.3f, p90 ~.3f, p99 ~.3f, max ~.3f (~b sampled)~n"
               "memory mean ~.1f MB, peak ~.1f MB; scheduler utilisation mean ~.1f %~n"
               "KS of MLE fits to response times: normal ~s, log-normal ~s, gamma ~s~n"

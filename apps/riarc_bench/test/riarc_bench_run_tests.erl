@@ -1,0 +1,192 @@
+%% Tests of whole runs (the master-worker system, collector and files), the monitors,
+%% the CLI's refusal of impossible input, and the experiment harness (config checking,
+%% the CV procedure, one tiny experiment in peer VMs).
+-module(riarc_bench_run_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+tmp_dir(Name) ->
+    Dir = filename:join([os:getenv("TMPDIR", "/tmp"), "riarc_bench_tests",
+                         Name ++ "-" ++ os:getpid()]),
+    ok = filelib:ensure_path(Dir),
+    Dir.
+
+%% n = 2000: every request is acknowledged exactly once and every worker terminates.
+%% Termination is observed with monitors (a dead worker answers `noproc'), never by sleeping.
+run_2000_workers_test_() ->
+    {timeout, 60,
+     fun() ->
+             Params = #{shape => burst, workers => 2000, requests => 10, time => 5, period => 10,
+                        interval => 20, seed => 7},
+             {ok, S} = riarc_bench_run:run(Params, #{out => tmp_dir("run2000"), keep_pids => true}),
+             Batches = maps:get(batches, riarc_bench_model:build(element(2, riarc_bench_model:new(Params)))),
+             ?assertEqual(2000, maps:get(created, S)),
+             ?assertEqual(2000, maps:get(ended, S)),
+             ?assertEqual(0, maps:get(ack_errors, S)),
+             ?assertEqual(lists:sum(Batches), maps:get(requests_sent, S)),
+             ?assertEqual(lists:sum(Batches), maps:get(acks, S)),
+             %% chunk + ack per request, term + end per worker
+             ?assertEqual(2 * lists:sum(Batches) + 2 * 2000, maps:get(messages, S)),
+             Pids = maps:get(pids, S),
+             ?assertEqual(2000, length(lists:usort(Pids))),
+             Refs = [monitor(process, P) || P <- Pids],
+             [receive {'DOWN', R, process, _, Why} -> ?assert(Why =:= noproc orelse Why =:= normal) end
+              || R <- Refs],
+             ?assert(maps:get(rt_count, S) > 0),
+             ?assert(maps:get(mrt_p50_ms, S) =< maps:get(mrt_p99_ms, S)),
+             ?assert(maps:get(mrt_p99_ms, S) =< maps:get(mrt_max_ms, S))
+     end}.
+
+%% The run's files: a summary row with every column, a time series with samples.
+run_files_test() ->
+    Dir = tmp_dir("files"),
+    {ok, _} = riarc_bench_run:run(#{shape => steady, workers => 300, requests => 20, rate => 100,
+                                    period => 20, interval => 10}, #{out => Dir}),
+    {ok, Sum} = file:read_file(filename:join(Dir, "summary.csv")),
+    [Header, Row] = binary:split(Sum, <<"\n">>, [global, trim_all]),
+    Cols = binary:split(Header, <<",">>, [global]),
+    ?assertEqual(length(riarc_bench_run:summary_columns()), length(Cols)),
+    ?assertEqual(length(Cols), length(binary:split(Row, <<",">>, [global]))),
+    {ok, Ts} = file:read_file(filename:join(Dir, "timeseries.csv")),
+    [TsHeader | Samples] = binary:split(Ts, <<"\n">>, [global, trim_all]),
+    ?assertEqual(length(riarc_bench_collector:columns()),
+                 length(binary:split(TsHeader, <<",">>, [global]))),
+    ?assert(length(Samples) >= 1).
+
+%% Low probabilities still complete (slowly reacting master).
+low_probabilities_test() ->
+    {ok, S} = riarc_bench_run:run(#{shape => pulse, workers => 200, requests => 10, time => 4,
+                                    period => 5, psend => 0.1, precv => 0.1},
+                                  #{out => tmp_dir("lowp")}),
+    ?assertEqual({200, 0}, {maps:get(ended, S), maps:get(ack_errors, S)}).
+
+%% The monitors accept a correct trace and reject an out-of-order one.
+monitor_test() ->
+    Spec = riarc_bench_monitor:spec(),
+    Feed = fun(E, M) when is_function(M) -> M(E); (_, V) -> V end,
+    Msg = fun(Tag, R) -> {self(), {Tag, {1, R, 2}}, none} end,
+    {ok, W} = Spec({riarc_bench_worker, init, [self(), 1, 2]}),
+    Good = [{recv, self(), Msg(chunk, 1)}, {recv, self(), Msg(chunk, 2)},
+            {recv, self(), Msg(term, 2)}, {exit, self(), normal}],
+    ?assertEqual(accept, lists:foldl(Feed, W, Good)),
+    ?assertEqual(reject, lists:foldl(Feed, W, [{recv, self(), Msg(chunk, 2)}])),
+    {ok, M} = Spec({riarc_bench_master, start, [#{}]}),
+    Master = [{spawn, self(), self(), {riarc_bench_worker, init, [self(), 1, 2]}},
+              {recv, self(), Msg(ack, 1)}, {recv, self(), Msg(ack, 2)},
+              {recv, self(), Msg('end', 2)}, {exit, self(), normal}],
+    ?assertEqual(accept, lists:foldl(Feed, M, Master)),
+    ?assertEqual(undefined, Spec({lists, seq, [1, 2]})).
+
+%% The riarc set-up, when the core is there: the system completes and every process
+%% was monitored (the master and each worker).
+riarc_setup_test_() ->
+    {timeout, 60,
+     fun() ->
+             case erlang:function_exported(riarc, run, 3) orelse
+                  (code:ensure_loaded(riarc) =:= {module, riarc} andalso erlang:function_exported(riarc, run, 3)) of
+                 false -> ok;
+                 true ->
+                     {ok, S} = riarc_bench_run:run(#{shape => steady, workers => 100, requests => 10,
+                                                     rate => 50, period => 10, instrumentation => riarc},
+                                                   #{out => tmp_dir("riarc")}),
+                     ?assertEqual({100, 0}, {maps:get(ended, S), maps:get(ack_errors, S)}),
+                     ?assertEqual(101, maps:get(monitored, S))
+             end
+     end}.
+
+%%% CLI ------------------------------------------------------------------------------------
+
+cli_bad_input_test_() ->
+    Ok = ["bench", "--shape", "steady", "--workers", "10", "--requests", "5", "--out", tmp_dir("cli")],
+    Replace = fun(Flag, V) -> replace(Ok, Flag, V) end,
+    Cases = [{"negative n", Replace("--workers", "-5")},
+             {"psend above 1", Replace("--psend", "1.5")},
+             {"precv below 0", Replace("--precv", "-0.2")},
+             {"unknown shape", Replace("--shape", "square")},
+             {"not a number", Replace("--rate", "fast")},
+             {"missing --out", lists:sublist(Ok, 7)},
+             {"unknown flag", Ok ++ ["--colour", "red"]},
+             {"flag without value", Ok ++ ["--seed"]},
+             {"too many schedulers", Replace("--schedulers", "100000")},
+             {"unknown command", ["frobnicate"]},
+             {"experiment without --out", ["experiment", "x.config"]},
+             {"experiment, missing config", ["experiment", "/nonexistent/x.config", "--out", tmp_dir("cli")]}],
+    [{Name, ?_assertEqual(2, riarc_bench_cli:run(Args))} || {Name, Args} <- Cases].
+
+replace(Args, Flag, V) ->
+    case lists:member(Flag, Args) of
+        true -> replace_value(Args, Flag, V);
+        false -> Args ++ [Flag, V]
+    end.
+
+replace_value([Flag, _ | Rest], Flag, V) -> [Flag, V | Rest];
+replace_value([A | Rest], Flag, V) -> [A | replace_value(Rest, Flag, V)].
+
+cli_parse_test() ->
+    ?assertEqual({ok, {bench, #{shape => burst, workers => 10, requests => 2, pinch => 2.5}, "d"}},
+                 riarc_bench_cli:parse(["bench", "--shape", "burst", "--workers", "10",
+                                        "--requests", "2", "--pinch", "2.5", "--out", "d"])),
+    ?assertEqual({ok, {experiment, "c.config", "o"}},
+                 riarc_bench_cli:parse(["experiment", "c.config", "--out", "o"])).
+
+cli_bench_ok_test() ->
+    ?assertEqual(0, riarc_bench_cli:run(["bench", "--shape", "pulse", "--workers", "50", "--requests", "5",
+                                         "--time", "2", "--period", "5", "--out", tmp_dir("cliok")])).
+
+%%% Experiments ----------------------------------------------------------------------------
+
+write_config(Name, Text) ->
+    Path = filename:join(tmp_dir("cfg"), Name),
+    ok = file:write_file(Path, Text),
+    Path.
+
+config_errors_test_() ->
+    Bad = [{"n below 1", "{shapes, [steady]}. {workers, [0]}. {params, #{requests => 5}}."},
+           {"bad probability", "{shapes, [steady]}. {workers, [10]}. {params, #{requests => 5, psend => 2}}."},
+           {"unknown key", "{shapes, [steady]}. {workers, [10]}. {colour, red}."},
+           {"bad range", "{shapes, [steady]}. {workers, {10, 5, 1}}. {params, #{requests => 5}}."},
+           {"bad cv", "{shapes, [steady]}. {workers, [10]}. {params, #{requests => 5}}. "
+                      "{repetitions, {cv, #{m => 1}}}."},
+           {"syntax", "{shapes, [steady]"}],
+    [{Name, fun() ->
+                    {error, R} = riarc_bench_experiment:load(write_config("bad.config", Text)),
+                    ?assert(riarc_bench_experiment:is_input_error(R)),
+                    ?assert(is_list(riarc_bench_experiment:format_error(R)))
+            end} || {Name, Text} <- Bad].
+
+config_expands_test() ->
+    {ok, Cfg} = riarc_bench_experiment:load(
+                  write_config("ok.config", "{shapes, [steady, burst]}. {workers, {100, 300, 100}}. "
+                                            "{seeds, [1, 2]}. {params, #{requests => 5}}.")),
+    Benches = riarc_bench_experiment:benchmarks(Cfg),
+    ?assertEqual(2 * 3 * 2, length(Benches)),
+    ?assertEqual(12, length(lists:usort([riarc_bench_experiment:bench_id(B) || B <- Benches]))).
+
+%% App. C.5.1: with a metric whose CV keeps changing by more than epsilon, more runs are
+%% made until `max'; with a steady one, the first m is chosen.
+cv_procedure_test() ->
+    Steady = fun(I) -> {ok, run_metrics(10 + I rem 2)} end,
+    ?assertMatch({ok, Runs, 3, true} when length(Runs) =:= 4,
+                 riarc_bench_experiment:repetitions({cv, #{m => 3, b => 1, epsilon => 0.05, max => 10}}, Steady)),
+    Wild = fun(I) -> {ok, run_metrics(math:pow(10, I))} end,
+    ?assertMatch({ok, Runs, 6, false} when length(Runs) =:= 6,
+                 riarc_bench_experiment:repetitions({cv, #{m => 2, b => 2, epsilon => 0.01, max => 6}}, Wild)),
+    ?assertMatch({ok, [_, _], 2, true}, riarc_bench_experiment:repetitions(2, Steady)).
+
+run_metrics(V) -> maps:from_list([{K, V} || K <- riarc_bench_experiment:cv_metrics()]).
+
+%% A whole (tiny) experiment: fresh peer VMs, CSVs and an HTML report.
+tiny_experiment_test_() ->
+    {timeout, 120,
+     fun() ->
+             Cfg = write_config("tiny.config",
+                                "{name, \"tiny\"}. {shapes, [steady, pulse]}. {workers, [100, 200]}. "
+                                "{repetitions, 2}. {params, #{requests => 5, time => 2, period => 5, interval => 20}}."),
+             Out = tmp_dir("experiment"),
+             {ok, Report} = riarc_bench_experiment:run(Cfg, #{out => Out}),
+             ?assert(filelib:is_regular(Report)),
+             {ok, Agg} = file:read_file(filename:join(Out, "aggregate.csv")),
+             ?assertEqual(1 + 4, length(binary:split(Agg, <<"\n">>, [global, trim_all]))),
+             {ok, Runs} = file:read_file(filename:join(Out, "runs.csv")),
+             ?assertEqual(1 + 8, length(binary:split(Runs, <<"\n">>, [global, trim_all])))
+     end}.
