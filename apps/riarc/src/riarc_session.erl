@@ -142,6 +142,10 @@ tracer_up(Pid, S = #s{tracers = T, spawned = N}) ->
 %% A tracer that dies of anything but its own TRYGC is a fault in riarc: its partition
 %% gets the verdict error, and the rest of the run goes on.
 tracer_crash(_Pid, normal, S) -> S;
+%% (offline helper's minimal fix) A short-lived tracer can finish (TRYGC) before the
+%% session handles its riarc_tracer_up and monitors it: the monitor then reports noproc,
+%% which is not a crash. Replayed traces (riarc_backend_log) hit this often.
+tracer_crash(_Pid, noproc, S) -> S;
 tracer_crash(Pid, Reason, S = #s{verdicts = Vs}) ->
     logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
     Entry = maps:get(Pid, Vs, #{pid => undefined, mfa => undefined, events => 0}),

@@ -55,7 +55,8 @@
     collected = 0 :: non_neg_integer(),            % direct events taken from the mailbox
     routed = 0 :: non_neg_integer(),               % messages dispatched or forwarded
     dtc_issued = 0 :: non_neg_integer(),           % for I16
-    detached = 0 :: non_neg_integer()              % Γ entries added in • mode, for I16
+    detached = 0 :: non_neg_integer(),             % Γ entries added in • mode, for I16
+    acked = 0 :: non_neg_integer()                 % acknowledgements of our own dtc
 }).
 
 %%% ---------------------------------------------------------------------------
@@ -264,7 +265,7 @@ handle_dtc(R, T, S, St) ->
         undefined ->
             %% Invariant I22, first half: an acknowledgement with no next-hop is ours.
             St1 = check(T =:= self(), 'I22', {unexpected_dtc_ack, T, S}, St),
-            maybe_direct(mark_detached(S, St1));
+            maybe_direct(mark_detached(S, St1#st{acked = St1#st.acked + 1}));
         Next ->
             %% Invariant I22, second half: one we can route is somebody else's. The
             %% listing of Alg. 3 only forwards here; I12 asks every forwarder of an
@@ -283,6 +284,12 @@ mark_detached(S, St = #st{gamma = Gamma}) ->
     end.
 
 %% Invariant I15: priority mode ends only when every traced process is detached.
+%% (Fix found by riarc_interleave, offline helper.) A process whose detach is pending can
+%% exit, its routed exit purging it from Γ, before its acknowledgement arrives: the
+%% tracer must not go direct until every dtc it issued is acknowledged, or that late
+%% acknowledgement reaches it in direct mode with no route (I20).
+maybe_direct(St = #st{acked = Acked, dtc_issued = Issued}) when Acked < Issued ->
+    St;
 maybe_direct(St = #st{gamma = Gamma}) ->
     case lists:member(priority, maps:values(Gamma)) of
         true -> St;
