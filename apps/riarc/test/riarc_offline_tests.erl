@@ -1,0 +1,299 @@
+%% The offline engine (App. B.1 reordering, Examples 7-9), check/3 over trace files,
+%% record/3 (bounded memory, payloads) and the online/offline round trip.
+-module(riarc_offline_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+%% Entry points of the systems recorded here.
+-export([flood/1, sink/1]).
+
+-define(M, riarc_demo_pqr).
+
+%%% ---------------------------------------------------------------------------
+%%% App. B.1: the engine alone
+%%% ---------------------------------------------------------------------------
+
+%% Example 7: Q's events are read before P's spawn of Q; they wait for it.
+example7_test() ->
+    In = [{recv, q, req}, {spawn, q, r, {?M, r, []}}, {spawn, p, q, {?M, q, []}},
+          {send, p, q, req}],
+    {Out, Summary} = riarc_backend_log:replay(In, [p]),
+    ?assertEqual([{spawn, p, q, {?M, q, []}}, {recv, q, req}, {spawn, q, r, {?M, r, []}},
+                  {send, p, q, req}], Out),
+    ?assertMatch(#{read := 4, delivered := 4, held := 0}, Summary).
+
+%% Example 8: other interleavings, grandchildren's events before both spawns included.
+example8_test() ->
+    In = [{recv, q, req}, {spawn, p, q, {?M, q, []}}, {spawn, q, r, {?M, r, []}},
+          {send, p, q, req}],
+    ?assertEqual([{spawn, p, q, {?M, q, []}}, {recv, q, req}, {spawn, q, r, {?M, r, []}},
+                  {send, p, q, req}], element(1, riarc_backend_log:replay(In, [p]))),
+    In2 = [{init, r, q, {?M, r, []}}, {exit, r, normal}, {recv, q, req},
+           {spawn, q, r, {?M, r, []}}, {spawn, p, q, {?M, q, []}}],
+    ?assertEqual([{spawn, p, q, {?M, q, []}}, {recv, q, req}, {spawn, q, r, {?M, r, []}},
+                  {init, r, q, {?M, r, []}}, {exit, r, normal}],
+                 element(1, riarc_backend_log:replay(In2, [p]))).
+
+%% Example 9: a consistent input is delivered unchanged.
+example9_test() ->
+    In = [{spawn, p, q, {?M, q, []}}, {recv, q, req}, {send, p, q, req},
+          {spawn, q, r, {?M, r, []}}],
+    ?assertEqual({In, 4}, {element(1, riarc_backend_log:replay(In, [p])), 4}).
+
+%% Over every interleaving of P/Q/R: the output keeps each process's order, puts each
+%% child after its spawn, and leaves the consistent interleavings as they are.
+reordering_all_interleavings_test() ->
+    Is = riarc_interleave:interleavings(riarc_interleave:pqr()),
+    Consistent = [ok || I <- Is, begin
+                                     {Out, _} = riarc_backend_log:replay(I, [p]),
+                                     [?assertEqual(own(I, S), own(Out, S)) || S <- [p, q, r]],
+                                     ?assert(causal(Out)),
+                                     causal(I) andalso (Out =:= I orelse error({changed, I, Out}))
+                                 end],
+    ?assert(length(Consistent) > 0).
+
+own(Es, S) -> [E || E <- Es, riarc_event:origin(E) =:= S].
+
+causal(Es) -> causal(Es, #{p => true}).
+causal([], _) -> true;
+causal([E | Es], Known) ->
+    S = riarc_event:origin(E),
+    is_map_key(S, Known) andalso
+        causal(Es, case E of {spawn, _, C, _} -> Known#{C => true}; _ -> Known end).
+
+%% A3: TRACE of a process already traced by another tracer is refused.
+one_tracer_per_process_test() ->
+    {ok, E} = riarc_backend_log:start(#{source => {events, []}, roots => [a, b]}),
+    B = riarc_backend_log:backend(E),
+    Other = spawn(fun() -> receive stop -> ok end end),
+    ok = riarc_backend:launch(B, a, self()),
+    ok = riarc_backend:trace(B, a, Other),
+    ok = riarc_backend:launch(B, b, self()),
+    {ok, #{conflicts := 1}} = riarc_backend_log:await(E, 5000),
+    Other ! stop,
+    riarc_backend_log:stop(E).
+
+%%% ---------------------------------------------------------------------------
+%%% check/3
+%%% ---------------------------------------------------------------------------
+
+pqr_text() ->
+    "% P/Q/R of fig. 2a, Q's and R's events written before P's spawn of Q\n"
+    "{recv, q, req}.\n{init, r, q, {riarc_demo_pqr, r, []}}.\n"
+    "{init, p, undefined, {riarc_demo_pqr, p, []}}.\n{spawn, p, q, {riarc_demo_pqr, q, []}}.\n"
+    "{send, p, q, req}.\n{exit, r, normal}.\n{exit, p, normal}.\n".
+
+%% Q's own init/spawn/exit are left out on purpose: Q's trace is what the file says.
+check_text_test() ->
+    File = tmp("pqr.txt"),
+    ok = file:write_file(File, pqr_text() ++ "{init, q, p, {riarc_demo_pqr, q, []}}.\n"
+                         "{spawn, q, r, {riarc_demo_pqr, r, []}}.\n{exit, q, normal}.\n"),
+    Spec = fun(_) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end} end,
+    {ok, R} = riarc_offline:check(File, Spec, #{}),
+    ?assertEqual([{p, accept}, {q, accept}, {r, accept}],
+                 lists:sort([{P, V} || #{pid := P, verdict := V} <- maps:get(verdicts, R)])),
+    ?assertMatch(#{violations := [], errors := [], tracers := #{spawned := 3},
+                   trace := #{format := text, events := 10, held := 0}}, R).
+
+%% A process no spawn creates is a root: asked with the MFA of its init event, or with
+%% undefined when it has none.
+roots_test() ->
+    Self = self(),
+    Spec = fun(MFA) -> Self ! {asked, MFA}, {ok, fun M(_) -> M end} end,
+    Events = [{init, a, nobody, {m, a, []}}, {send, a, b, hi}, {recv, b, hi},
+              {exit, a, normal}, {exit, b, normal}],
+    {ok, R} = riarc_offline:check({events, Events}, Spec, #{}),
+    ?assertEqual(lists:sort([{m, a, []}, undefined]), lists:sort(asked())),
+    ?assertEqual([{a, {m, a, []}, 3}, {b, undefined, 2}],
+                 lists:sort([{P, MFA, N} || #{pid := P, mfa := MFA, events := N} <- maps:get(verdicts, R)])).
+
+asked() ->
+    receive {asked, MFA} -> [MFA | asked()] after 0 -> [] end.
+
+%% A recording that ends before its processes do: the check still ends, with verdicts
+%% as the partitions stand.
+open_processes_test() ->
+    Spec = fun(_) -> {ok, fun M(_) -> M end} end,
+    Events = [{init, a, x, {m, a, []}}, {spawn, a, b, {m, b, []}}, {send, a, b, go}],
+    {ok, R} = riarc_offline:check({events, Events}, Spec, #{timeout => 5000}),
+    ?assertEqual([{a, none, 3}, {b, none, 0}],
+                 lists:sort([{P, V, N} || #{pid := P, verdict := V, events := N} <- maps:get(verdicts, R)])).
+
+reject_test() ->
+    Spec = fun({riarc_demo_pqr, q, _}) -> {ok, fun({recv, _, req}) -> reject; (_) -> accept end};
+              (_) -> undefined end,
+    [I | _] = riarc_interleave:interleavings(riarc_interleave:pqr()),
+    {ok, #{verdicts := Vs}} = riarc_offline:check({events, I}, Spec, #{}),
+    ?assertMatch([#{pid := q, verdict := accept}], Vs),
+    Spec2 = fun({riarc_demo_pqr, q, _}) -> {ok, fun M({init, _, _, _}) -> M; M(_) -> reject end};
+               (_) -> undefined end,
+    {ok, #{verdicts := Vs2}} = riarc_offline:check({events, I}, Spec2, #{}),
+    ?assertMatch([#{pid := q, verdict := reject}], Vs2).
+
+empty_and_errors_test() ->
+    Empty = tmp("empty.txt"),
+    ok = file:write_file(Empty, ""),
+    Spec = fun(_) -> undefined end,
+    ?assertMatch({ok, #{verdicts := [], events := 0}}, riarc_offline:check(Empty, Spec, #{})),
+    ?assertMatch({error, {open, _, enoent}}, riarc_offline:check(tmp("nope"), Spec, #{})),
+    ?assertMatch({error, {bad_spec, 42}}, riarc_offline:check(Empty, 42, #{})),
+    Bad = tmp("bad.txt"),
+    ok = file:write_file(Bad, "{exit, a, normal}.\n{hello}.\n"),
+    {error, Why} = riarc_offline:check(Bad, Spec, #{}),
+    ?assertMatch({not_an_event, _, {line, 2}, {hello}}, Why),
+    ?assertMatch("/" ++ _, riarc_offline:format_error(Why)).
+
+%%% ---------------------------------------------------------------------------
+%%% record/3 and the round trip
+%%% ---------------------------------------------------------------------------
+
+%% Monitors that report every event, and a Spec giving every process one.
+collecting_spec(To) ->
+    fun(MFA) -> {ok, fun M(Ev) -> To ! {ev, MFA, Ev}, M end} end.
+
+collected() ->
+    receive {ev, MFA, Ev} -> [{MFA, Ev} | collected()] after 0 -> [] end.
+
+%% Pids differ between two runs: name each process by its MFA.
+normalise(Pairs) ->
+    Names = maps:from_list([{C, MFA} || {_, {init, C, _, MFA}} <- Pairs]),
+    N = fun(P) -> maps:get(P, Names, other) end,
+    lists:sort([{MFA, [norm_event(E, N) || {M2, E} <- Pairs, M2 =:= MFA]}
+                || MFA <- lists:usort([M || {M, _} <- Pairs])]).
+
+norm_event({init, C, _P, MFA}, N) -> {init, N(C), MFA};
+norm_event({spawn, P, C, MFA}, N) -> {spawn, N(P), N(C), MFA};
+norm_event({exit, P, R}, N) -> {exit, N(P), R};
+norm_event({send, F, T, Msg}, N) -> {send, N(F), N(T), Msg};
+norm_event({recv, P, Msg}, N) -> {recv, N(P), Msg}.
+
+verdicts(R) -> lists:sort([{MFA, V, Ev} || #{mfa := MFA, verdict := V, events := Ev} <- maps:get(verdicts, R)]).
+
+round_trip_test() ->
+    Spec = collecting_spec(self()),
+    MFA = {?M, p, []},
+    {ok, Online} = riarc:run(MFA, Spec, #{log => false}),
+    OnlineEvents = normalise(collected()),
+    File = tmp("pqr.rtrc"),
+    {ok, #{events := 10}} = riarc_offline:record(MFA, File, #{}),
+    {ok, Offline} = riarc_offline:check(File, Spec, #{}),
+    OfflineEvents = normalise(collected()),
+    ?assertEqual(OnlineEvents, OfflineEvents),
+    ?assertEqual(verdicts(Online), verdicts(Offline)),
+    ?assertEqual([init, spawn, send, exit],
+                 [element(1, E) || E <- proplists:get_value({?M, p, []}, OfflineEvents)]).
+
+record_without_payloads_test() ->
+    File = tmp("nopay.rtrc"),
+    {ok, _} = riarc_offline:record({?M, p, []}, File, #{payloads => false}),
+    {ok, Es, #{payloads := false}} = riarc_trace_file:read_all(File),
+    ?assertEqual([riarc_omitted, riarc_omitted],
+                 [M || {send, _, _, M} <- Es] ++ [M || {recv, _, M} <- Es]).
+
+record_text_test() ->
+    File = tmp("pqr_rec.txt"),
+    {ok, _} = riarc_offline:record({?M, p, []}, File, #{format => text}),
+    {ok, Terms} = file:consult(File),
+    ?assertEqual(10, length(Terms)).
+
+record_errors_test() ->
+    ?assertMatch({error, {undef, {nomod, f, 0}}}, riarc_offline:record({nomod, f, []}, tmp("x"), #{})),
+    ?assertMatch({error, {bad_mfa, _}}, riarc_offline:record(bad, tmp("x"), #{})),
+    ?assertMatch({error, {write, _, _}}, riarc_offline:record({?M, p, []}, "/nonexistent/dir/f", #{})).
+
+%% A system that floods the recorder: its mailbox stays bounded, since the system is
+%% suspended while the recorder catches up, and nothing is lost.
+bounded_memory_test_() ->
+    {timeout, 60, fun() ->
+        File = tmp("flood.rtrc"),
+        N = 100000,
+        {ok, #{events := Events, peak_queue := Peak, suspensions := Susp}} =
+            riarc_offline:record({riarc_offline_tests, flood, [N]}, File,
+                                 #{max_queue => 2000, payloads => false}),
+        %% init, exits, and per message a send and a receive, for two processes.
+        ?assertEqual(1 + 1 + 1 + 2 + 2 * N, Events),
+        ?assert(Susp > 0),
+        ?assert(Peak < 2 * N div 4),
+        {ok, #{trace := #{events := Events}, violations := []}} =
+            riarc_offline:check(File, fun(_) -> {ok, fun M(_) -> M end} end, #{}),
+        ?debugFmt("flood of ~b messages: peak recorder queue ~b, ~b suspensions",
+                  [N, Peak, Susp])
+    end}.
+
+%% The flooding system: a child sinks N messages from its parent.
+flood(N) ->
+    Sink = spawn(?MODULE, sink, [N]),
+    [Sink ! {n, I} || I <- lists:seq(1, N)],
+    ok.
+
+sink(0) -> ok;
+sink(N) -> receive {n, _} -> sink(N - 1) end.
+
+%%% ---------------------------------------------------------------------------
+%%% dbg trace files
+%%% ---------------------------------------------------------------------------
+
+%% Trace P/Q/R with OTP's own dbg into a file, then check that file.
+dbg_file_test() ->
+    File = tmp("pqr.dbg"),
+    dbg_record({file, File}),
+    {ok, Read, Info} = riarc_trace_file:read_all(File),
+    ?assertEqual(9, length(Read)),
+    ?assertMatch(#{format := dbg, truncated := false}, Info),
+    Spec = fun(_) -> {ok, fun M(_) -> M end} end,
+    {ok, R} = riarc_offline:check(File, Spec, #{}),
+    Kinds = lists:sort([{MFA, N} || #{mfa := MFA, events := N} <- maps:get(verdicts, R)]),
+    %% The root's init is not in a dbg file (it started before tracing did), so the
+    %% Spec is asked for the root with undefined.
+    ?assertEqual([{undefined, 3}, {{?M, q, []}, 4}, {{?M, r, []}, 2}], Kinds).
+
+dbg_wrap_test() ->
+    Name = tmp("wrap_"),
+    _ = [file:delete(F) || F <- filelib:wildcard(Name ++ "*.trc")],
+    dbg_record({wrap, Name}),
+    ?assert(length(riarc_trace_dbg:wrap_files(Name, ".trc")) > 1),
+    {ok, Read, #{files := Files}} = riarc_trace_file:read_all({dbg_wrap, Name, ".trc"}),
+    ?assert(Files > 1),
+    %% Oldest first: the sink's receive sequence numbers come in increasing order.
+    Ns = [I || {recv, _, {n, I}} <- Read],
+    ?assert(length(Ns) > 0),
+    ?assertEqual(lists:sort(Ns), Ns),
+    ?assertMatch({error, {no_wrap_files, _, ".none"}},
+                 riarc_trace_file:read_all({dbg_wrap, Name, ".none"})).
+
+%% Runs P/Q/R (or a chattier system for wrap files) traced into a dbg file port, and
+%% returns once every process of it has exited and the port is flushed.
+dbg_record(Kind) ->
+    PortFun = case Kind of
+                  {file, F} -> dbg:trace_port(file, F);
+                  {wrap, N} -> dbg:trace_port(file, {N, wrap, ".trc", 512, 4})
+              end,
+    {ok, _} = dbg:tracer(port, PortFun),
+    {ok, Port} = dbg:get_tracer(),
+    MFA = case Kind of {file, _} -> {?M, p, []}; {wrap, _} -> {?MODULE, flood, [200]} end,
+    Before = erlang:processes(),
+    Root = riarc_backend_evm:spawn_paused(MFA),
+    %% The paused root turns tracing on itself once it has taken the go message, so the
+    %% go is not in the trace (the online backend's own launch).
+    ok = riarc_backend_evm:launch(riarc_backend_evm:config([send, recv]), Root, Port),
+    await_system(Before, Port, #{}),
+    dbg:flush_trace_port(),
+    dbg:stop().
+
+%% Waits for every process traced by Port that was not there Before; new ones may
+%% appear while waiting (children of the ones waited for).
+await_system(Before, Port, Seen) ->
+    New = [P || P <- erlang:processes() -- Before, not is_map_key(P, Seen),
+                erlang:trace_info(P, tracer) =:= {tracer, Port}],
+    case New of
+        [] -> ok;
+        _ ->
+            Refs = [monitor(process, P) || P <- New],
+            [receive {'DOWN', R, process, _, _} -> ok end || R <- Refs],
+            await_system(Before, Port, maps:merge(Seen, maps:from_list([{P, true} || P <- New])))
+    end.
+
+tmp(Name) ->
+    Dir = filename:join(["/tmp", "riarc_offline_tests", os:getpid()]),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    filename:join(Dir, Name).
