@@ -1,0 +1,165 @@
+%% @doc Property files for riarc: sHML in detectEr's syntax, parsed, checked and compiled
+%% to a Spec module (see docs/properties.md for the language and its exact semantics).
+%%
+%% A file holds clauses `with M:F(Pats) monitor Formula', separated by `,' (or `.') and
+%% ended by `.'. Compiling it gives a module exporting `spec/1' (a riarc Spec) and
+%% `trace_flags/0' (the message events the properties can ever need, for the `events'
+%% option of {@link riarc:run/3}).
+%% ```
+%% 1> {ok, Mod} = riarc_shml:load_file("examples/props/pqr.prop").
+%% {ok,riarc_props_pqr}
+%% 2> riarc:run({riarc_demo_pqr, p, []}, Mod, #{events => Mod:trace_flags()}).
+%% 3> riarc_shml:load_file("bad.prop").
+%% {error,{semantic,"bad.prop",{3,18},"variable 'Y' is unbound"}}
+%% 4> riarc_shml:format_error(element(2, v(3))).
+%% "bad.prop:3:18: variable 'Y' is unbound"
+%% '''
+-module(riarc_shml).
+
+-export([tokens/2, parse_string/2, parse_file/1, load_file/1, load_string/3,
+         compile_file/2, module_name/1, format_error/1]).
+-export_type([reason/0, clause/0, loc/0]).
+
+-type loc() :: {pos_integer(), pos_integer()}.
+-type clause() :: tuple().
+-type reason() :: {lexical | syntax | semantic, file:filename(), loc(), string()}
+                | {file, file:filename(), term()}
+                | {write, file:filename(), term()}.
+
+%% @doc The tokens of a property text, each annotated with {Line, Column}; white space and
+%% comments dropped; ended by `{'$end', Loc}'.
+-spec tokens(string(), file:filename()) -> {ok, [tuple()]} | {error, reason()}.
+tokens(String, File) ->
+    tokens(String, {1, 1}, File, []).
+
+tokens(Chars, {Line, _Col} = Loc, File, Acc) ->
+    case riarc_shml_lexer:token([], Chars, Line) of
+        {more, Cont} -> finish(riarc_shml_lexer:token(Cont, eof, Line), Loc, File, Acc);
+        Done -> finish(Done, Loc, File, Acc)
+    end.
+
+finish({done, {ok, {Tok, Text}, _EndLine}, Rest}, Loc, File, Acc) ->
+    Next = advance(Text, Loc),
+    case Tok of
+        {white, _, _} -> tokens(Rest, Next, File, Acc);
+        {Cat, _, Value} -> tokens(Rest, Next, File, [{Cat, Loc, Value} | Acc]);
+        {Sym, _} -> tokens(Rest, Next, File, [{Sym, Loc} | Acc])
+    end;
+finish({done, {eof, _}, _}, Loc, _File, Acc) ->
+    {ok, lists:reverse([{'$end', Loc} | Acc])};
+finish({done, {error, {_, _, Desc}, _}, _}, Loc, File, _Acc) ->
+    {error, {lexical, File, Loc, lex_message(Desc)}}.
+
+advance(Text, {Line, Col}) ->
+    lists:foldl(fun($\n, {L, _}) -> {L + 1, 1};
+                   (_, {L, C}) -> {L, C + 1} end, {Line, Col}, lists:flatten(Text)).
+
+lex_message({illegal, [Q | _]}) when Q =:= $"; Q =:= $' ->
+    "unterminated " ++ case Q of $" -> "string"; $' -> "quoted atom" end;
+lex_message({illegal, Chars}) -> flat("illegal character(s) ~ts", [Chars]);
+lex_message({user, Msg}) -> Msg;
+lex_message(Other) -> flat("~tp", [Other]).
+
+%% @doc Parses and checks a property text; File is only used in error messages.
+-spec parse_string(string(), file:filename()) -> {ok, [clause()]} | {error, reason()}.
+parse_string(String, File) ->
+    case tokens(String, File) of
+        {ok, [{'$end', Loc}]} -> {error, {syntax, File, Loc, "the file has no clause"}};
+        {ok, Tokens} ->
+            case riarc_shml_parser:parse(Tokens) of
+                {ok, Clauses} ->
+                    case riarc_shml_compile:check(Clauses) of
+                        ok -> {ok, Clauses};
+                        {error, Loc, Msg} -> {error, {semantic, File, Loc, Msg}}
+                    end;
+                {error, {Loc, _, Desc}} -> {error, {syntax, File, Loc, syntax_message(Desc)}}
+            end;
+        {error, _} = E -> E
+    end.
+
+syntax_message(["syntax error before: ", []]) ->
+    "unexpected end of file (a property file ends with '.')";
+syntax_message(Desc) -> lists:flatten(riarc_shml_parser:format_error(Desc)).
+
+%% @doc Reads, parses and checks a property file.
+-spec parse_file(file:filename()) -> {ok, [clause()]} | {error, reason()}.
+parse_file(File) ->
+    case file:read_file(File) of
+        {ok, Bin} ->
+            case unicode:characters_to_list(Bin) of
+                S when is_list(S) -> parse_string(S, File);
+                _ -> {error, {file, File, not_utf8}}
+            end;
+        {error, Posix} -> {error, {file, File, Posix}}
+    end.
+
+%% @doc Compiles a property file and loads it in memory as module {@link module_name/1}.
+-spec load_file(file:filename()) -> {ok, module()} | {error, reason()}.
+load_file(File) ->
+    Mod = module_name(File),
+    with_clauses(parse_file(File), fun(Clauses) -> load(Clauses, Mod, File) end).
+
+%% @doc Compiles a property text and loads it as module Mod.
+-spec load_string(string(), module(), file:filename()) -> {ok, module()} | {error, reason()}.
+load_string(String, Mod, File) ->
+    with_clauses(parse_string(String, File), fun(Clauses) -> load(Clauses, Mod, File) end).
+
+%% @doc Compiles a property file to OutDir/Module.beam (Module is {@link module_name/1}).
+-spec compile_file(file:filename(), file:filename()) -> {ok, file:filename()} | {error, reason()}.
+compile_file(File, OutDir) ->
+    Mod = module_name(File),
+    with_clauses(parse_file(File), fun(Clauses) ->
+        case riarc_shml_compile:binary(Clauses, Mod, File) of
+            {ok, Bin} ->
+                Path = filename:join(OutDir, atom_to_list(Mod) ++ ".beam"),
+                case file:write_file(Path, Bin) of
+                    ok -> {ok, Path};
+                    {error, Posix} -> {error, {write, Path, Posix}}
+                end;
+            {error, Loc, Msg} -> {error, {semantic, File, Loc, Msg}}
+        end
+    end).
+
+with_clauses({ok, Clauses}, Fun) -> Fun(Clauses);
+with_clauses({error, _} = E, _Fun) -> E.
+
+load(Clauses, Mod, File) ->
+    case riarc_shml_compile:binary(Clauses, Mod, File) of
+        {ok, Bin} ->
+            _ = code:soft_purge(Mod),
+            {module, Mod} = code:load_binary(Mod, File, Bin),
+            {ok, Mod};
+        {error, Loc, Msg} -> {error, {semantic, File, Loc, Msg}}
+    end.
+
+%% @doc The module a property file compiles to: `riarc_props_' and the file's base name,
+%% with characters other than letters, digits and `_' replaced by `_'.
+%% ```
+%% 1> riarc_shml:module_name("examples/props/demo.prop").
+%% riarc_props_demo
+%% '''
+-spec module_name(file:filename()) -> module().
+module_name(File) ->
+    Base = filename:rootname(filename:basename(File)),
+    Safe = [case is_word_char(C) of true -> C; false -> $_ end || C <- Base],
+    list_to_atom("riarc_props_" ++ Safe).
+
+is_word_char(C) ->
+    (C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z)
+        orelse (C >= $0 andalso C =< $9) orelse C =:= $_.
+
+%% @doc The sentence for an error: `FILE:LINE:COLUMN: message' for errors in a file.
+-spec format_error(reason()) -> string().
+format_error({Kind, File, {Line, Col}, Msg}) when Kind =:= lexical; Kind =:= syntax;
+                                                  Kind =:= semantic ->
+    flat("~ts:~b:~b: ~ts", [File, Line, Col, Msg]);
+format_error({file, File, not_utf8}) ->
+    flat("~ts: the file is not UTF-8 text", [File]);
+format_error({file, File, Posix}) ->
+    flat("~ts: ~ts", [File, file:format_error(Posix)]);
+format_error({write, Path, Posix}) ->
+    flat("~ts: cannot write: ~ts", [Path, file:format_error(Posix)]);
+format_error(Other) ->
+    flat("~tp", [Other]).
+
+flat(Fmt, Args) -> lists:flatten(io_lib:format(Fmt, Args)).

@@ -1,0 +1,316 @@
+%% @doc The sHML compiler: checks the clauses {@link riarc_shml_parser} returns (scoping,
+%% guards, patterns, constructs) and turns them into an Erlang module, in abstract format,
+%% that is compiled with `compile:forms/2'.
+%%
+%% A monitor's state is a list of pending necessities `{I, Env}': necessity number I of
+%% the file, with the values of the variables it needs (a tuple), or `ff'. Each necessity
+%% becomes one clause of `nec/3' whose head is the action's pattern over the event, so
+%% matching an event is ordinary Erlang pattern matching; a matching clause returns the
+%% continuation's pending necessities, a failing one `[]' (no further obligation).
+%% `max(X. F)' becomes a function `rec_J' of the variables F needs, called where X occurs.
+%% ```
+%% 1> {ok, Cs} = riarc_shml:parse_string("with m:f() monitor [P ? x][P:_ ! y]ff.", "t").
+%% 2> {ok, Bin} = riarc_shml_compile:binary(Cs, t, "t").
+%% 3> {module, t} = code:load_binary(t, "t", Bin).
+%% 4> {ok, M0} = t:spec({m, f, []}), M1 = M0({recv, a, x}), M1({send, a, b, y}).
+%% reject
+%% 5> t:trace_flags().
+%% [send,recv]
+%% '''
+-module(riarc_shml_compile).
+
+-export([check/1, forms/3, binary/3, kinds/1]).
+
+-define(A0, erl_anno:new(1)).
+
+%%% Checking
+
+%% @doc Checks scoping, guards, patterns and constructs; the first error found, with its
+%% {Line, Column}, or ok.
+-spec check([riarc_shml:clause()]) -> ok | {error, riarc_shml:loc(), string()}.
+check(Clauses) ->
+    try
+        lists:foreach(fun check_clause/1, Clauses)
+    catch
+        throw:{shml_error, Loc, Msg} -> {error, Loc, Msg}
+    end.
+
+check_clause({clause, _, Target, Formula}) ->
+    Bound = check_target(Target),
+    check_formula(Formula, Bound, #{}).
+
+check_target({call, _, M, F, Args}) ->
+    lists:foreach(fun name_pattern/1, [M, F]),
+    lists:foreach(fun check_pattern/1, Args),
+    pattern_vars(Args);
+check_target({badcall, _, _, E}) ->
+    fail(anno(E), "the with pattern must be a call Module:Function(Patterns)");
+check_target({other, E}) ->
+    fail(anno(E), "the with pattern must be a call Module:Function(Patterns)").
+
+name_pattern({atom, _, _}) -> ok;
+name_pattern({var, _, _}) -> ok;
+name_pattern(E) -> fail(anno(E), "a module or function name must be an atom or a variable").
+
+check_formula({ff, _}, _, _) -> ok;
+check_formula({tt, _}, _, _) -> ok;
+check_formula({rvar, A, X}, Bound, Rec) ->
+    case Rec of
+        #{X := true} -> ok;
+        #{X := false} ->
+            fail(A, flat("recursion variable ~ts is not guarded: it must occur after a "
+                         "necessity [Action] inside max(~ts. ...)", [X, X]));
+        _ ->
+            case lists:member(X, Bound) of
+                true -> fail(A, flat("~ts is a data variable; only a variable bound by "
+                                     "max(~ts. ...) can stand for a formula", [X, X]));
+                false -> fail(A, flat("unbound recursion variable ~ts", [X]))
+            end
+    end;
+check_formula({max, _, X, F}, Bound, Rec) ->
+    check_formula(F, Bound, Rec#{X => false});
+check_formula({'and', _, Fs}, Bound, Rec) ->
+    lists:foreach(fun(F) -> check_formula(F, Bound, Rec) end, Fs);
+check_formula({nec, _, Act, F}, Bound, Rec) ->
+    Bound1 = check_action(Act, Bound),
+    check_formula(F, Bound1, maps:map(fun(_, _) -> true end, Rec));
+check_formula({unknown, A, Name, Args}, _, _) ->
+    What = case Args of none -> flat("~tp", [Name]);
+                        _ -> flat("~tp/~b", [Name, length(Args)]) end,
+    Why = case Name of
+              'or' -> " (sHML, the safety fragment, has no disjunction)";
+              'not' -> " (sHML has no negation)";
+              true -> " (did you mean tt?)";
+              false -> " (did you mean ff?)";
+              _ -> ""
+          end,
+    fail(A, flat("unknown construct ~ts~ts; a formula is ff, tt, X, max(X. F), "
+                 "and(F1, ..., Fk) or [Action]F", [What, Why])).
+
+check_action({act, _, Kind, Fields, Guard}, Bound) ->
+    Pats = action_patterns(Kind, Fields),
+    lists:foreach(fun check_pattern/1, Pats),
+    Bound1 = lists:usort(Bound ++ pattern_vars(Pats)),
+    lists:foreach(fun(Tests) -> lists:foreach(fun(T) -> check_guard(T, Bound1) end, Tests) end,
+                  Guard),
+    Bound1.
+
+action_patterns(Kind, [P, C, {call, _, M, F, Args}]) when Kind =:= spawn; Kind =:= init ->
+    name_pattern(M),
+    name_pattern(F),
+    [P, C, M, F | Args];
+action_patterns(Kind, [_, _, {badcall, _, _, E}]) when Kind =:= spawn; Kind =:= init ->
+    fail(anno(E), "expected the spawned call Module:Function(Patterns)");
+action_patterns(_, Fields) -> Fields.
+
+check_guard(Test, Bound) ->
+    _ = [fail(A, flat("variable '~ts' is unbound", [V]))
+     || {V, A} <- all_vars(Test), not lists:member(V, Bound)],
+    case erl_lint:is_guard_test(Test) of
+        true -> ok;
+        false -> fail(anno(Test), "illegal guard expression (only guard tests and guard "
+                                  "BIFs are allowed after when)")
+    end.
+
+check_pattern({var, _, _}) -> ok;
+check_pattern({atom, _, _}) -> ok;
+check_pattern({integer, _, _}) -> ok;
+check_pattern({float, _, _}) -> ok;
+check_pattern({char, _, _}) -> ok;
+check_pattern({string, _, _}) -> ok;
+check_pattern({nil, _}) -> ok;
+check_pattern({cons, _, H, T}) -> check_pattern(H), check_pattern(T);
+check_pattern({tuple, _, Es}) -> lists:foreach(fun check_pattern/1, Es);
+check_pattern({match, _, L, R}) -> check_pattern(L), check_pattern(R);
+check_pattern({op, _, Op, {N, _, _}}) when (Op =:= '-' orelse Op =:= '+'),
+                                           (N =:= integer orelse N =:= float
+                                            orelse N =:= char) -> ok;
+check_pattern({op, _, '++', {S, _, _}, R}) when S =:= string -> check_pattern(R);
+check_pattern({op, _, '++', {nil, _}, R}) -> check_pattern(R);
+check_pattern({map, _, Fields}) ->
+    lists:foreach(fun({map_field_exact, _, _K, V}) -> check_pattern(V);
+                     ({map_field_assoc, A, _, _}) ->
+                          fail(A, "a map pattern uses := (Key := Pattern), not =>")
+                  end, Fields);
+check_pattern(E) -> fail(anno(E), "illegal pattern").
+
+fail(Loc, Msg) -> throw({shml_error, Loc, Msg}).
+
+%%% Variables
+
+%% All variable occurrences {Name, Anno} in an abstract term, `_' included.
+all_vars({var, A, V}) when is_atom(V) -> [{V, A}];
+all_vars(T) when is_tuple(T) -> all_vars(tuple_to_list(T));
+all_vars([H | T]) -> all_vars(H) ++ all_vars(T);
+all_vars(_) -> [].
+
+%% The names of the variables in a term, without `_'.
+names(Term) -> lists:usort([V || {V, _} <- all_vars(Term), V =/= '_']).
+
+pattern_vars(Pats) -> names(Pats).
+
+%%% Event kinds
+
+%% @doc The message event kinds (send, recv) a formula mentions.
+-spec kinds(tuple()) -> [send | recv].
+kinds({clause, _, _, F}) -> kinds(F);
+kinds({max, _, _, F}) -> kinds(F);
+kinds({'and', _, Fs}) -> lists:usort(lists:append([kinds(F) || F <- Fs]));
+kinds({nec, _, {act, _, Kind, _, _}, F}) ->
+    lists:usort([K || K <- [Kind], K =:= send orelse K =:= recv] ++ kinds(F));
+kinds(_) -> [].
+
+%%% Code generation
+
+%% @doc The module's forms.
+-spec forms([riarc_shml:clause()], module(), file:filename()) -> [erl_parse:abstract_form()].
+forms(Clauses, Mod, File) ->
+    Indexed = lists:zip(lists:seq(1, length(Clauses)), Clauses),
+    St0 = #{nec => 0, max => 0, necs => [], recs => []},
+    {SpecClauses, St} = lists:mapfoldl(fun spec_clause/2, St0, Indexed),
+    #{necs := Necs, recs := Recs} = St,
+    A = ?A0,
+    Any = {var, A, '_'},
+    Kinds = [{I, kinds(C)} || {I, C} <- Indexed],
+    Flags = lists:usort(lists:append([K || {_, K} <- Kinds])),
+    Visible = [{clause, A, [{integer, A, I}, event_any(K)], [], [{atom, A, false}]}
+               || {I, Ks} <- Kinds, K <- [send, recv], not lists:member(K, Ks)]
+        ++ [{clause, A, [Any, Any], [], [{atom, A, true}]}],
+    [{attribute, A, file, {File, 1}},
+     {attribute, A, module, Mod},
+     {attribute, A, export, [{spec, 1}, {trace_flags, 0}]},
+     {function, A, spec, 1, SpecClauses ++ [{clause, A, [Any], [], [{atom, A, undefined}]}]},
+     {function, A, trace_flags, 0, [{clause, A, [], [], [erl_parse:abstract(Flags)]}]},
+     {function, A, '$visible', 2, Visible},
+     {function, A, '$nec', 3,
+      lists:reverse(Necs) ++ [{clause, A, [Any, Any, Any], [], [{nil, A}]}]}]
+        ++ lists:reverse(Recs) ++ scaffolding().
+
+event_any(send) -> {tuple, ?A0, [{atom, ?A0, send}, {var, ?A0, '_'}, {var, ?A0, '_'},
+                                 {var, ?A0, '_'}]};
+event_any(recv) -> {tuple, ?A0, [{atom, ?A0, recv}, {var, ?A0, '_'}, {var, ?A0, '_'}]}.
+
+%% @doc Compiles the clauses to a .beam binary for module Mod; compiler errors are given
+%% at their place in the property file.
+-spec binary([riarc_shml:clause()], module(), file:filename()) ->
+    {ok, binary()} | {error, riarc_shml:loc(), string()}.
+binary(Clauses, Mod, File) ->
+    Opts = [binary, return_errors, nowarn_unused_vars, nowarn_unused_function,
+            nowarn_shadow_vars, no_error_module_mismatch, {source, File}],
+    case compile:forms(forms(Clauses, Mod, File), Opts) of
+        {ok, Mod, Bin} -> {ok, Bin};
+        {ok, Mod, Bin, _Warnings} -> {ok, Bin};
+        {error, [{_, [{Loc, EMod, Desc} | _]} | _], _} ->
+            {error, loc(Loc), lists:flatten(EMod:format_error(Desc))}
+    end.
+
+loc({L, C}) -> {L, C};
+loc(L) when is_integer(L) -> {L, 1};
+loc(_) -> {1, 1}.
+
+spec_clause({Ci, {clause, A, {call, _, M, F, Args}, Formula}}, St0) ->
+    Scope = pattern_vars(Args),
+    {Cont, St} = cont(Formula, Scope, #{}, St0),
+    Head = {tuple, A, [M, F, list_expr(Args, A)]},
+    Body = {tuple, A, [{atom, A, ok},
+                       {call, A, {atom, A, '$mon'}, [{integer, A, Ci}, to_expr(Cont, A)]}]},
+    {{clause, A, [Head], [], [Body]}, St}.
+
+%% The continuation of a formula: ff | {list, [PendingExpr]} | {dyn, Expr}.
+cont({ff, _}, _, _, St) -> {ff, St};
+cont({tt, _}, _, _, St) -> {{list, []}, St};
+cont({rvar, A, X}, _, Rec, St) ->
+    #{X := {J, Params}} = Rec,
+    {{dyn, {call, A, {atom, A, rec_name(J)}, vars(Params, A)}}, St};
+cont({max, A, X, Body} = F, Scope, Rec, #{max := J0} = St0) ->
+    J = J0 + 1,
+    Params = fv(F, Scope, Rec),
+    {BodyCont, St1} = cont(Body, Params, Rec#{X => {J, Params}}, St0#{max := J}),
+    Fun = {function, A, rec_name(J), length(Params),
+           [{clause, A, vars(Params, A), [], [to_expr(BodyCont, A)]}]},
+    #{recs := Recs} = St1,
+    {{dyn, {call, A, {atom, A, rec_name(J)}, vars(Params, A)}}, St1#{recs := [Fun | Recs]}};
+cont({'and', A, Fs}, Scope, Rec, St0) ->
+    {Conts, St} = lists:mapfoldl(fun(F, S) -> cont(F, Scope, Rec, S) end, St0, Fs),
+    {lists:foldl(fun(C, Acc) -> conj(Acc, C, A) end, {list, []}, Conts), St};
+cont({nec, A, {act, _, Kind, Fields, Guard}, Body} = F, Scope, Rec, #{nec := I0} = St0) ->
+    I = I0 + 1,
+    Params = fv(F, Scope, Rec),
+    Pats = action_patterns(Kind, Fields),
+    {BodyCont, St1} = cont(Body, lists:usort(Params ++ pattern_vars(Pats)), Rec,
+                           St0#{nec := I}),
+    Clause = {clause, A, [{integer, A, I}, event_pattern(Kind, Fields, A),
+                          {tuple, A, vars(Params, A)}],
+              Guard, [to_expr(BodyCont, A)]},
+    #{necs := Necs} = St1,
+    Pending = {tuple, A, [{integer, A, I}, {tuple, A, vars(Params, A)}]},
+    {{list, [Pending]}, St1#{necs := [Clause | Necs]}}.
+
+conj(ff, _, _) -> ff;
+conj(_, ff, _) -> ff;
+conj({list, L1}, {list, L2}, _) -> {list, L1 ++ L2};
+conj({list, []}, C, _) -> C;
+conj(C1, C2, A) -> {dyn, {call, A, {atom, A, '$conj'}, [to_expr(C1, A), to_expr(C2, A)]}}.
+
+to_expr(ff, A) -> {atom, A, ff};
+to_expr({list, Es}, A) -> list_expr(Es, A);
+to_expr({dyn, E}, _) -> E.
+
+%% The data variables a formula needs from the scope it occurs in.
+fv({max, _, X, Body}, Scope, Rec) -> fv(Body, Scope, Rec#{X => {0, []}});
+fv({rvar, _, X}, _, Rec) -> #{X := {_, Params}} = Rec, Params;
+fv({'and', _, Fs}, Scope, Rec) -> lists:usort(lists:append([fv(F, Scope, Rec) || F <- Fs]));
+fv({nec, _, {act, _, Kind, Fields, Guard}, Body}, Scope, Rec) ->
+    Pats = action_patterns(Kind, Fields),
+    Inner = fv(Body, lists:usort(Scope ++ pattern_vars(Pats)), Rec),
+    ordsets:intersection(lists:usort(names(Pats) ++ names(Guard) ++ Inner), Scope);
+fv(_, _, _) -> [].
+
+event_pattern(spawn, [P, C, {call, A, M, F, Args}], A0) ->
+    {tuple, A0, [{atom, A0, spawn}, P, C, {tuple, A, [M, F, list_expr(Args, A)]}]};
+event_pattern(init, [C, P, {call, A, M, F, Args}], A0) ->
+    {tuple, A0, [{atom, A0, init}, C, P, {tuple, A, [M, F, list_expr(Args, A)]}]};
+event_pattern(exit, [P, R], A) -> {tuple, A, [{atom, A, exit}, P, R]};
+event_pattern(send, [S, R, M], A) -> {tuple, A, [{atom, A, send}, S, R, M]};
+event_pattern(recv, [R, M], A) -> {tuple, A, [{atom, A, recv}, R, M]}.
+
+list_expr(Es, A) -> lists:foldr(fun(E, T) -> {cons, A, E, T} end, {nil, A}, Es).
+
+vars(Names, A) -> [{var, A, N} || N <- Names].
+
+rec_name(J) -> list_to_atom("rec_" ++ integer_to_list(J)).
+
+anno(E) -> element(2, E).
+
+%% The fixed part of every compiled module: running the pending necessities on an event.
+scaffolding() ->
+    Src = "'$mon'(C, S) -> fun(E) -> '$step'(C, E, S) end.
+'$step'(C, E, S) ->
+    case '$visible'(C, E) of
+        false -> '$mon'(C, S);
+        true ->
+            case '$advance'(E, S, []) of
+                {next, S1} -> '$mon'(C, S1);
+                Verdict -> Verdict
+            end
+    end.
+'$advance'(_, ff, _) -> reject;
+'$advance'(E, [{I, Env} | Rest], Acc) ->
+    case '$nec'(I, E, Env) of
+        ff -> reject;
+        L -> '$advance'(E, Rest, L ++ Acc)
+    end;
+'$advance'(_, [], []) -> accept;
+'$advance'(_, [], Acc) -> {next, maps:keys(maps:from_keys(Acc, []))}.
+'$conj'(ff, _) -> ff;
+'$conj'(_, ff) -> ff;
+'$conj'(A, B) -> A ++ B.
+",
+    {ok, Toks, _} = erl_scan:string(Src),
+    [begin {ok, F} = erl_parse:parse_form(Ts), F end || Ts <- split_forms(Toks, [])].
+
+split_forms([], []) -> [];
+split_forms([{dot, _} = D | Rest], Acc) -> [lists:reverse([D | Acc]) | split_forms(Rest, [])];
+split_forms([T | Rest], Acc) -> split_forms(Rest, [T | Acc]).
+
+flat(Fmt, Args) -> lists:flatten(io_lib:format(Fmt, Args)).
