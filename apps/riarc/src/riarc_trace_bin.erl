@@ -66,7 +66,8 @@ header(Fd, File) ->
                            payloads => Flags band 1 =:= 1}, 12 + NLen + 8};
                 _ -> {error, {bad_header, File, "the header is cut short"}}
             end;
-        {ok, <<?MAGIC, V, _/binary>>} -> {error, {bad_version, File, V}};
+        {ok, <<?MAGIC, V, _, _:16>>} -> {error, {bad_version, File, V}};
+        {ok, <<?MAGIC, _/binary>>} -> {error, {bad_header, File, "the header is cut short"}};
         _ -> {error, {bad_header, File, "no RIARCTRC magic"}}
     end.
 

@@ -48,7 +48,9 @@ read(R = #r{fd = Fd, file = File, line = Line}) ->
         {ok, Term, End} ->
             case valid(Term) of
                 true -> {ok, Term, R#r{line = End, events = R#r.events + 1}};
-                false -> {error, {not_an_event, File, {line, Line}, Term}}
+                %% The line the term ends on (its full stop): blank lines and comments
+                %% before it are not counted against it.
+                false -> {error, {not_an_event, File, {line, last_line(End)}, Term}}
             end;
         {eof, _} ->
             ok = close(R),
@@ -60,6 +62,9 @@ read(R = #r{fd = Fd, file = File, line = Line}) ->
         {error, Why} ->
             {error, {read, File, {line, Line}, Why}}
     end.
+
+%% io:read counts the newline after the full stop: the term ended a line before.
+last_line(End) -> max(1, End - 1).
 
 %% The whole event shape, MFA included: anything else is rejected with its line.
 valid(Ev = {K, _, _, MFA}) when K =:= init; K =:= spawn -> riarc_event:is_event(Ev) andalso mfa(MFA);
