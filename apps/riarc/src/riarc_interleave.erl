@@ -26,7 +26,7 @@
 %% '''
 -module(riarc_interleave).
 
--export([system/1, pqr/0, interleavings/1, count_interleavings/1, fold_interleavings/3,
+-export([system/1, pqr/0, sweep_systems/1, interleavings/1, count_interleavings/1, fold_interleavings/3,
          arrangements/1, check_one/4, verify/2, schedule/2, format_error/1]).
 -export_type([system/0]).
 
@@ -67,6 +67,55 @@ pqr() ->
              q => [{init, q, p, {M, q, []}}, {recv, q, req}, {spawn, q, r, {M, r, []}},
                    {exit, q, normal}],
              r => [{init, r, q, {M, r, []}}, {exit, r, normal}]}).
+
+%% @doc The systems of the deeper sweep behind `make verify': P/Q/R, then every spawn
+%% tree of 1 to MaxProcs processes (ordered trees: a parent spawns its children in
+%% order, one tree per shape). Each process's local trace is its init, its spawns and
+%% its exit; in trees of up to 3 processes each child also sends its parent one message
+%% (send in the child, receive in the parent), which keeps the larger trees' interleaving
+%% counts within reach.
+-spec sweep_systems(pos_integer()) -> [{string(), system()}].
+sweep_systems(MaxProcs) ->
+    [{"P/Q/R (fig. 2a)", pqr()} |
+     [{shape_name(Parents), tree_system(Parents, length(Parents) + 1 =< 3)}
+      || N <- lists:seq(1, MaxProcs), Parents <- shapes(N)]].
+
+%% Parent lists [parent of 1, ..., parent of N-1], one per ordered tree shape.
+shapes(N) ->
+    All = parent_lists(N - 1, []),
+    Unique = maps:from_list([{canonical(Ps), Ps} || Ps <- All]),
+    lists:sort(maps:values(Unique)).
+
+parent_lists(0, Acc) -> [lists:reverse(Acc)];
+parent_lists(K, Acc) ->
+    I = length(Acc) + 1,
+    lists:append([parent_lists(K - 1, [P | Acc]) || P <- lists:seq(0, I - 1)]).
+
+canonical(Parents) -> canon(0, Parents).
+
+canon(Node, Parents) ->
+    Children = [C || {C, P} <- lists:zip(lists:seq(1, length(Parents)), Parents), P =:= Node],
+    {[canon(C, Parents) || C <- Children]}.
+
+shape_name(Parents) ->
+    lists:flatten(io_lib:format("tree ~b: parents ~w", [length(Parents) + 1, Parents])).
+
+tree_system(Parents, Messages) ->
+    N = length(Parents) + 1,
+    Parent = maps:from_list(lists:zip(lists:seq(1, N - 1), Parents)),
+    MFA = fun(I) -> {riarc_sweep, proc, [I]} end,
+    Local = fun(I) ->
+                    Children = [C || C <- lists:seq(1, N - 1), maps:get(C, Parent) =:= I],
+                    Up = case {Messages, Parent} of
+                             {true, #{I := P}} -> [{send, I, P, {hello, I}}];
+                             _ -> []
+                         end,
+                    Down = [{recv, I, {hello, C}} || Messages, C <- Children],
+                    [{init, I, maps:get(I, Parent, undefined), MFA(I)}] ++
+                        [{spawn, I, C, MFA(C)} || C <- Children] ++ Up ++ Down ++
+                        [{exit, I, normal}]
+            end,
+    system(maps:from_list([{I, Local(I)} || I <- lists:seq(0, N - 1)])).
 
 %%% ---------------------------------------------------------------------------
 %%% Interleavings and arrangements
