@@ -24,7 +24,8 @@
 -type clause() :: tuple().
 -type reason() :: {lexical | syntax | semantic, file:filename(), loc(), string()}
                 | {file, file:filename(), term()}
-                | {write, file:filename(), term()}.
+                | {write, file:filename(), term()}
+                | {load, module(), term()}.
 
 %% @doc The tokens of a property text, each annotated with {Line, Column}; white space and
 %% comments dropped; ended by `{'$end', Loc}'.
@@ -126,9 +127,13 @@ with_clauses({error, _} = E, _Fun) -> E.
 load(Clauses, Mod, File) ->
     case riarc_shml_compile:binary(Clauses, Mod, File) of
         {ok, Bin} ->
+            %% An older version still in use (monitors of a running session) is not
+            %% killed: loading fails instead.
             _ = code:soft_purge(Mod),
-            {module, Mod} = code:load_binary(Mod, File, Bin),
-            {ok, Mod};
+            case code:load_binary(Mod, File, Bin) of
+                {module, Mod} -> {ok, Mod};
+                {error, Why} -> {error, {load, Mod, Why}}
+            end;
         {error, Loc, Msg} -> {error, {semantic, File, Loc, Msg}}
     end.
 
@@ -159,6 +164,10 @@ format_error({file, File, Posix}) ->
     flat("~ts: ~ts", [File, file:format_error(Posix)]);
 format_error({write, Path, Posix}) ->
     flat("~ts: cannot write: ~ts", [Path, file:format_error(Posix)]);
+format_error({load, Mod, not_purged}) ->
+    flat("cannot load ~ts: an older version of it is still in use", [Mod]);
+format_error({load, Mod, Why}) ->
+    flat("cannot load ~ts: ~tp", [Mod, Why]);
 format_error(Other) ->
     flat("~tp", [Other]).
 

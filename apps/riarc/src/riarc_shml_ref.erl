@@ -1,0 +1,105 @@
+%% @doc A small reference interpreter of sHML as riarc defines it (docs/properties.md):
+%% straight from the definitions, on the parsed formula, with erl_eval doing the pattern
+%% matching. It is slow and is there to test the compiler against
+%% (riarc_shml_tests compares the two on random formulae and traces).
+%%
+%% A state is `ff' or a list of pending necessities `{[Action]F, Bindings, RecEnv}';
+%% `tt' is the empty list. On an event every pending necessity whose action matches is
+%% replaced by its continuation and every other one is dropped; the verdict is reject
+%% once `ff' is reached and accept once nothing is pending.
+%% ```
+%% 1> {ok, Cs} = riarc_shml:parse_string("with m:f() monitor [P ? x][P:_ ! y]ff.", "t").
+%% 2> riarc_shml_ref:verdict(Cs, {m, f, []}, [{init, a, b, {m, f, []}}]).
+%% accept
+%% 3> riarc_shml_ref:verdict(Cs, {m, f, []}, [{recv, a, x}]).
+%% none
+%% 4> riarc_shml_ref:verdict(Cs, {m, f, []}, [{recv, a, x}, {send, a, b, y}]).
+%% reject
+%% '''
+-module(riarc_shml_ref).
+
+-export([verdict/3, kinds/1]).
+
+%% @doc The verdict of the first clause whose `with' pattern matches MFA on a trace (a
+%% partition's events in order), or undefined when no clause matches.
+-spec verdict([riarc_shml:clause()], {module(), atom(), list()}, [riarc_event:event()]) ->
+    accept | reject | none | undefined.
+verdict([], _MFA, _Trace) -> undefined;
+verdict([{clause, A, {call, _, M, F, Args}, Formula} = C | Rest], MFA, Trace) ->
+    Pat = {tuple, A, [M, F, lists:foldr(fun(E, T) -> {cons, A, E, T} end, {nil, A}, Args)]},
+    case match(Pat, [], MFA, erl_eval:new_bindings()) of
+        {ok, B} ->
+            Kinds = kinds(C),
+            Visible = [E || E <- Trace, visible(E, Kinds)],
+            run(norm(Formula, B, #{}), Visible);
+        nomatch -> verdict(Rest, MFA, Trace)
+    end.
+
+%% @doc The message kinds a clause's formula mentions; events of the other message kind
+%% are not seen by its monitor.
+-spec kinds(riarc_shml:clause()) -> [send | recv].
+kinds(Term) ->
+    lists:usort([K || {act, _, K, _, _} <- subterms(Term), K =:= send orelse K =:= recv]).
+
+subterms(T) when is_tuple(T) -> [T | subterms(tuple_to_list(T))];
+subterms(L) when is_list(L) -> lists:append([subterms(X) || X <- L]);
+subterms(_) -> [].
+
+visible({send, _, _, _}, Kinds) -> lists:member(send, Kinds);
+visible({recv, _, _}, Kinds) -> lists:member(recv, Kinds);
+visible(_, _) -> true.
+
+%% A verdict is given on an event: the first one for ff and tt, else the event after
+%% which ff is reached or nothing is pending.
+run(_, []) -> none;
+run(ff, [_ | _]) -> reject;
+run([], [_ | _]) -> accept;
+run(Pending, [E | Es]) ->
+    case step(Pending, E) of
+        ff -> reject;
+        [] -> accept;
+        Next -> run(Next, Es)
+    end.
+
+%% All pending necessities see the event; their continuations are conjoined.
+step(Pending, E) ->
+    lists:foldl(fun(_, ff) -> ff;
+                   (P, Acc) -> conj(Acc, derive(P, E)) end, [], Pending).
+
+derive({{nec, _, Act, Body}, B, R}, E) ->
+    case match_action(Act, E, B) of
+        {ok, B1} -> norm(Body, B1, R);
+        nomatch -> []
+    end.
+
+conj(ff, _) -> ff;
+conj(_, ff) -> ff;
+conj(L1, L2) -> L1 ++ L2.
+
+%% A formula, unfolded down to its pending necessities.
+norm({ff, _}, _, _) -> ff;
+norm({tt, _}, _, _) -> [];
+norm({nec, _, _, _} = N, B, R) -> [{N, B, R}];
+norm({'and', _, Fs}, B, R) ->
+    lists:foldl(fun(_, ff) -> ff;
+                   (F, Acc) -> conj(Acc, norm(F, B, R)) end, [], Fs);
+norm({max, _, X, Body} = Max, B, R) -> norm(Body, B, R#{X => {Max, B, R}});
+norm({rvar, _, X}, _, R) ->
+    #{X := {Max, B0, R0}} = R,
+    norm(Max, B0, R0).
+
+match_action({act, A, Kind, Fields, Guard}, Event, B) ->
+    match(event_pattern(Kind, Fields, A), Guard, Event, B).
+
+event_pattern(Kind, [X, Y, {call, A, M, F, Args}], A0) when Kind =:= spawn; Kind =:= init ->
+    MFA = {tuple, A, [M, F, lists:foldr(fun(E, T) -> {cons, A, E, T} end, {nil, A}, Args)]},
+    {tuple, A0, [{atom, A0, Kind}, X, Y, MFA]};
+event_pattern(Kind, Fields, A) -> {tuple, A, [{atom, A, Kind} | Fields]}.
+
+match(Pat, Guard, Value, B) ->
+    A = element(2, Pat),
+    case erl_eval:match_clause([{clause, A, [Pat], Guard, [{atom, A, true}]}], [Value], B,
+                               none) of
+        {_Body, B1} -> {ok, B1};
+        nomatch -> nomatch
+    end.
