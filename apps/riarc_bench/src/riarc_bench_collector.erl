@@ -14,7 +14,7 @@
 %% 2> C = riarc_bench_collector:start(#{writer => W, interval => 100}).
 %% 3> C ! {rt, [120, 95, 300]}.
 %% 4> maps:with([mrt_mean_ms, mrt_max_ms], riarc_bench_collector:stop(C)).
-%% #{mrt_max_ms => 0.3,mrt_mean_ms => 0.17166666666666666}
+%% #{mrt_max_ms => 0.3,mrt_mean_ms => 0.1716666666666667}
 %% '''
 -module(riarc_bench_collector).
 

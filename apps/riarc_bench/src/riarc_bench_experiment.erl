@@ -15,6 +15,7 @@
 %% {instrumentation, [baseline]}.             % list: baseline | riarc
 %% {repetitions, 3}.                          % or {cv, #{m => 3, b => 1, epsilon => 0.05, max => 8}}
 %% {params, #{requests => 50, time => 10, period => 100, psend => 0.9, precv => 0.9}}.
+%% {variants, [#{psend => 0.1, precv => 0.1}, #{psend => 0.9, precv => 0.9}]}.  % list
 %% {timeout, 600}.                            % seconds per run
 %% '''
 %% Output under DIR: `runs.csv' (one summary row per run), `aggregate.csv' (per benchmark:
@@ -28,13 +29,14 @@
 -module(riarc_bench_experiment).
 
 -export([run/2, load/1, benchmarks/1, repetitions/2, cv_done/3, format_error/1,
-         is_input_error/1, cv_metrics/0, aggregate_metrics/0, bench_id/1]).
+         is_input_error/1, cv_metrics/0, aggregate_metrics/0, bench_id/1, variant_label/1]).
 
 -export_type([config/0, bench/0]).
 
 -type config() :: #{name := string(), shapes := [atom()], workers := [pos_integer()],
                     schedulers := [pos_integer()], seeds := [integer()],
                     instrumentation := [atom()], repetitions := reps(), params := map(),
+                    variants := [map()],
                     timeout := pos_integer(), file := string()}.
 -type reps() :: pos_integer() | {cv, #{m := pos_integer(), b := pos_integer(),
                                       epsilon := float(), max := pos_integer()}}.
@@ -42,7 +44,7 @@
 -type bench() :: riarc_bench_model:params().
 
 -define(KEYS, [name, shapes, workers, schedulers, seeds, instrumentation, repetitions,
-               params, timeout]).
+               params, variants, timeout]).
 
 %% App. C.5.1: the CV must settle for every measured variable.
 -spec cv_metrics() -> [atom()].
@@ -72,7 +74,7 @@ from_terms(Terms, Path) ->
             Given = maps:from_list(Terms),
             Cfg = maps:merge(#{name => filename:basename(Path, ".config"), schedulers => [default],
                                seeds => [1], instrumentation => [baseline], repetitions => 3,
-                               params => #{}, timeout => 600}, Given),
+                               params => #{}, variants => [#{}], timeout => 600}, Given),
             check_config(Cfg#{file => Path})
     end.
 
@@ -81,6 +83,7 @@ check_config(Cfg) ->
               {schedulers, fun nonempty_list/1}, {seeds, fun nonempty_list/1},
               {instrumentation, fun nonempty_list/1}, {repetitions, fun reps_ok/1},
               {params, fun erlang:is_map/1},
+              {variants, fun(L) -> nonempty_list(L) andalso lists:all(fun erlang:is_map/1, L) end},
               {timeout, fun(T) -> is_integer(T) andalso T > 0 end}],
     case [{K, maps:get(K, Cfg, undefined)} || {K, Ok} <- Checks,
                                               not (maps:is_key(K, Cfg) andalso Ok(maps:get(K, Cfg)))] of
@@ -114,12 +117,15 @@ first_bad([{error, _} = E | _]) -> E;
 first_bad([_ | Rest]) -> first_bad(Rest).
 
 %% Every combination of the list-valued keys, as model parameters (or the model's error).
+%% A variant's parameters override `params'; the variant itself is kept under `variant'
+%% to name the benchmark.
 -spec benchmarks(config()) -> [bench() | {error, term()}].
 benchmarks(#{shapes := Shapes, workers := Ns, schedulers := Ks, seeds := Seeds,
-             instrumentation := Instrs, params := Params}) ->
-    [validated(maps:merge(Params, #{shape => Shape, workers => N, seed => Seed,
-                                     instrumentation => I, schedulers => K}))
-     || I <- Instrs, K <- Ks, Seed <- Seeds, Shape <- Shapes, N <- Ns].
+             instrumentation := Instrs, params := Params, variants := Variants}) ->
+    [validated(maps:merge(maps:merge(Params, V),
+                          #{shape => Shape, workers => N, seed => Seed, instrumentation => I,
+                            schedulers => K, variant => V}))
+     || V <- Variants, I <- Instrs, K <- Ks, Seed <- Seeds, Shape <- Shapes, N <- Ns].
 
 %% `default' schedulers: as many as this machine has.
 validated(P = #{schedulers := default}) ->
@@ -171,8 +177,17 @@ run_bench(Bench, I, Total, Cfg = #{repetitions := Reps}, Out) ->
     end.
 
 -spec bench_id(bench()) -> string().
-bench_id(#{shape := S, workers := N, schedulers := K, seed := Seed, instrumentation := I}) ->
-    lists:flatten(io_lib:format("~s-n~b-S~b-seed~b-~s", [S, N, K, Seed, I])).
+bench_id(B = #{shape := S, workers := N, schedulers := K, seed := Seed, instrumentation := I}) ->
+    lists:flatten(io_lib:format("~s-n~b-S~b-seed~b-~s~s",
+                                [S, N, K, Seed, I, variant_label(maps:get(variant, B, #{}))])).
+
+%% "-psend0.1-precv0.1" for #{psend => 0.1, precv => 0.1}; "" for no variant.
+-spec variant_label(map()) -> string().
+variant_label(V) ->
+    lists:append(["-" ++ atom_to_list(K) ++ value_label(X) || {K, X} <- lists:sort(maps:to_list(V))]).
+
+value_label(X) when is_float(X) -> float_to_list(X, [short]);
+value_label(X) -> lists:flatten(io_lib:format("~p", [X])).
 
 progress(I, Total, Id, Rep, {ok, S}) ->
     io:format(standard_error, "[experiment] ~b/~b ~s rep ~b: ~b ms, MRT ~.3f ms, sched ~.1f %, mem ~.1f MB~n",

@@ -15,7 +15,7 @@
 %% 2> Cfg = riarc_bench_master:config(P, riarc_bench_model:build(P), self(), undefined, undefined).
 %% 3> spawn(riarc_bench_master, start, [Cfg]).
 %% 4> receive {riarc_bench_master, _, R} -> maps:with([ended, acks, ack_errors], R) end.
-%% #{ack_errors => 0,acks => 202,ended => 20}
+%% #{ack_errors => 0,acks => 199,ended => 20}
 %% '''
 -module(riarc_bench_master).
 

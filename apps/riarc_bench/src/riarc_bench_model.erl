@@ -12,7 +12,7 @@
 %% 2> maps:with([time, rate, seed], P).
 %% #{rate => 4.0,seed => 1,time => 3}
 %% 3> #{order := Q, batches := B} = riarc_bench_model:build(P), {Q, B}.
-%% {[3,4,3],[5,5,5,5,5,5,5,5,5,5]}
+%% {[3,1,6],[5,5,5,5,5,5,5,5,5,5]}
 %% 4> riarc_bench_model:new(#{shape => steady, workers => -1, requests => 5}).
 %% {error,{bad_param,workers,-1,"an integer >= 1"}}
 %% '''

@@ -54,9 +54,13 @@ series(Results, Cfg) ->
     Varying = [K || {K, CfgKey} <- [{instrumentation, instrumentation}, {schedulers, schedulers},
                                     {seed, seeds}],
                     length(maps:get(CfgKey, Cfg)) > 1],
+    Variant = case length(maps:get(variants, Cfg)) > 1 of
+                  true -> fun(B) -> riarc_bench_experiment:variant_label(maps:get(variant, B, #{})) end;
+                  false -> fun(_) -> "" end
+              end,
     Label = fun(#{bench := B}) ->
                     string:join([atom_to_list(maps:get(shape, B))
-                                 | [label_part(K, maps:get(K, B)) || K <- Varying]], "-")
+                                 | [label_part(K, maps:get(K, B)) || K <- Varying]], "-") ++ Variant(B)
             end,
     Groups = lists:foldl(fun(R, Acc) -> maps:update_with(Label(R), fun(L) -> [R | L] end, [R], Acc) end,
                          #{}, Results),
@@ -76,9 +80,13 @@ write_series_data(Plots, Series) ->
     lists:foreach(
       fun({Label, Rs}) ->
               Rows = [[workers(R) | lists:append([mean_sd(M, R) || {M, _, _} <- ?METRIC_PLOTS])] || R <- Rs],
-              ok = file:write_file(filename:join(Plots, Label ++ ".dat"),
-                                   [[lists:join($\s, [riarc_bench_writer:field(F) || F <- Row]), $\n] || Row <- Rows])
+              write_dat(filename:join(Plots, Label ++ ".dat"), Rows)
       end, Series).
+
+%% gnuplot's default data format: space-separated columns.
+write_dat(Path, Rows) ->
+    ok = file:write_file(Path, [[lists:join($\s, [riarc_bench_writer:field(F) || F <- Row]), $\n]
+                                || Row <- Rows]).
 
 mean_sd(M, #{runs := Runs}) ->
     {Mean, Sd} = riarc_bench_stats:mean_sd([maps:get(M, R) || R <- Runs]),
@@ -91,8 +99,7 @@ write_fit_data(Plots, Label, #{id := Id, runs := [Run | _]}) ->
     Fits = maps:get(fits, Run, #{}),
     Bins = histogram(Sample, 40),
     Rows = [[X, D | [pdf(Name, Fits, X) || Name <- [normal, lognormal, gamma]]] || {X, D} <- Bins],
-    ok = file:write_file(filename:join(Plots, "fit-" ++ Label ++ ".dat"),
-                         [[lists:join($\s, [riarc_bench_writer:field(F) || F <- Row]), $\n] || Row <- Rows]),
+    write_dat(filename:join(Plots, "fit-" ++ Label ++ ".dat"), Rows),
     {Label, Id, Fits, length(Sample)}.
 
 read_sample(#{out := Dir}) -> read_sample_file(filename:join(Dir, "rt_sample.csv"));
@@ -132,7 +139,9 @@ histogram(Xs, Bins) ->
 gnuplot_script(Out, Series) ->
     Plots = filename:join(Out, "plots"),
     Head = ["set terminal pngcairo size 720,440 font 'sans,10'\n",
-            "set grid\nset key top left\nset datafile separator whitespace\n"],
+            "set grid\nset key top left\nset datafile separator whitespace\n",
+            %% Room at the ends, or the error bars of the first and last n are cut off.
+            "set offsets graph 0.05, graph 0.05, graph 0.05, 0\n"],
     Metric = [metric_plot(Plots, Series, I, M, Label, Scale)
               || {I, {M, Label, Scale}} <- lists:zip(lists:seq(0, length(?METRIC_PLOTS) - 1), ?METRIC_PLOTS)],
     Ts = [ts_plot(Out, Plots, Series, Col, Name, Label, Scale) || {Col, Name, Label, Scale} <- ?TS_PLOTS],

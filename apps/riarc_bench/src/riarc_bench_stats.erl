@@ -11,7 +11,7 @@
 %% {2.5,1.6666666666666667}
 %% 3> H = lists:foldl(fun riarc_bench_stats:hist_add/2, riarc_bench_stats:hist_new(), lists:seq(1, 1000)).
 %% 4> riarc_bench_stats:percentile(H, 0.9).
-%% 903
+%% 899
 %% 5> riarc_bench_stats:fits([1.0, 2.0, 2.5, 3.0, 7.0]).
 %% #{gamma => #{ks => ..., shape => ..., scale => ...}, lognormal => ..., normal => ...}
 %% '''
