@@ -270,14 +270,16 @@ rec(Type, Body) ->
 %% Small integers for processes, in order of first appearance; each new one is defined
 %% by a PROC record written just before the record that first uses it.
 ids(Sids, W) ->
-    lists:foldr(fun(S, {Is, Ds, Wa = #w{ids = M}}) ->
-                        case M of
-                            #{S := I} -> {[I | Is], Ds, Wa};
-                            #{} ->
-                                I = map_size(M),
-                                {[I | Is], [proc_rec(I, S) | Ds], Wa#w{ids = M#{S => I}}}
-                        end
-                end, {[], [], W}, Sids).
+    {Is, Ds, W1} = lists:foldl(fun id/2, {[], [], W}, Sids),
+    {lists:reverse(Is), lists:reverse(Ds), W1}.
+
+id(S, {Is, Ds, W = #w{ids = M}}) ->
+    case M of
+        #{S := I} -> {[I | Is], Ds, W};
+        #{} ->
+            I = map_size(M),
+            {[I | Is], [proc_rec(I, S) | Ds], W#w{ids = M#{S => I}}}
+    end.
 
 proc_rec(I, S) ->
     {Kind, Name} = case S of
