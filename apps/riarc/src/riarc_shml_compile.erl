@@ -43,14 +43,14 @@ check_target({call, _, M, F, Args}) ->
     lists:foreach(fun name_pattern/1, [M, F]),
     lists:foreach(fun check_pattern/1, Args),
     pattern_vars(Args);
-check_target({badcall, _, _, E}) ->
-    fail(anno(E), "the with pattern must be a call Module:Function(Patterns)");
+check_target({badcall, _, M, E}) ->
+    fail(first_loc([M, E]), "the with pattern must be a call Module:Function(Patterns)");
 check_target({other, E}) ->
-    fail(anno(E), "the with pattern must be a call Module:Function(Patterns)").
+    fail(first_loc(E), "the with pattern must be a call Module:Function(Patterns)").
 
 name_pattern({atom, _, _}) -> ok;
 name_pattern({var, _, _}) -> ok;
-name_pattern(E) -> fail(anno(E), "a module or function name must be an atom or a variable").
+name_pattern(E) -> fail(first_loc(E), "a module or function name must be an atom or a variable").
 
 check_formula({ff, _}, _, _) -> ok;
 check_formula({tt, _}, _, _) -> ok;
@@ -75,8 +75,8 @@ check_formula({nec, _, Act, F}, Bound, Rec) ->
     Bound1 = check_action(Act, Bound),
     check_formula(F, Bound1, maps:map(fun(_, _) -> true end, Rec));
 check_formula({unknown, A, Name, Args}, _, _) ->
-    What = case Args of none -> flat("~tp", [Name]);
-                        _ -> flat("~tp/~b", [Name, length(Args)]) end,
+    What = case Args of none -> atom_to_list(Name);
+                        _ -> flat("~ts/~b", [Name, length(Args)]) end,
     Why = case Name of
               'or' -> " (sHML, the safety fragment, has no disjunction)";
               'not' -> " (sHML has no negation)";
@@ -99,8 +99,8 @@ action_patterns(Kind, [P, C, {call, _, M, F, Args}]) when Kind =:= spawn; Kind =
     name_pattern(M),
     name_pattern(F),
     [P, C, M, F | Args];
-action_patterns(Kind, [_, _, {badcall, _, _, E}]) when Kind =:= spawn; Kind =:= init ->
-    fail(anno(E), "expected the spawned call Module:Function(Patterns)");
+action_patterns(Kind, [_, _, {badcall, _, M, Call}]) when Kind =:= spawn; Kind =:= init ->
+    fail(first_loc([M, Call]), "expected the spawned call Module:Function(Patterns)");
 action_patterns(_, Fields) -> Fields.
 
 check_guard(Test, Bound) ->
@@ -108,7 +108,7 @@ check_guard(Test, Bound) ->
      || {V, A} <- all_vars(Test), not lists:member(V, Bound)],
     case erl_lint:is_guard_test(Test) of
         true -> ok;
-        false -> fail(anno(Test), "illegal guard expression (only guard tests and guard "
+        false -> fail(first_loc(Test), "illegal guard expression (only guard tests and guard "
                                   "BIFs are allowed after when)")
     end.
 
@@ -127,12 +127,14 @@ check_pattern({op, _, Op, {N, _, _}}) when (Op =:= '-' orelse Op =:= '+'),
                                             orelse N =:= char) -> ok;
 check_pattern({op, _, '++', {S, _, _}, R}) when S =:= string -> check_pattern(R);
 check_pattern({op, _, '++', {nil, _}, R}) -> check_pattern(R);
+check_pattern({bin, _, Elements}) ->
+    lists:foreach(fun({bin_element, _, E, _Size, _Types}) -> check_pattern(E) end, Elements);
 check_pattern({map, _, Fields}) ->
     lists:foreach(fun({map_field_exact, _, _K, V}) -> check_pattern(V);
-                     ({map_field_assoc, A, _, _}) ->
-                          fail(A, "a map pattern uses := (Key := Pattern), not =>")
+                     ({map_field_assoc, _, _, _} = Field) ->
+                          fail(first_loc(Field), "a map pattern uses := (Key := Pattern), not =>")
                   end, Fields);
-check_pattern(E) -> fail(anno(E), "illegal pattern").
+check_pattern(E) -> fail(first_loc(E), "illegal pattern").
 
 fail(Loc, Msg) -> throw({shml_error, Loc, Msg}).
 
@@ -281,6 +283,18 @@ vars(Names, A) -> [{var, A, N} || N <- Names].
 rec_name(J) -> list_to_atom("rec_" ++ integer_to_list(J)).
 
 anno(E) -> element(2, E).
+
+%% The leftmost {Line, Column} in an abstract term: where an expression starts.
+first_loc(Term) ->
+    case locs(Term) of
+        [] -> {1, 1};
+        Locs -> lists:min(Locs)
+    end.
+
+locs({L, C} = Loc) when is_integer(L), is_integer(C) -> [Loc];
+locs(T) when is_tuple(T) -> locs(tuple_to_list(T));
+locs([H | T]) -> locs(H) ++ locs(T);
+locs(_) -> [].
 
 %% The fixed part of every compiled module: running the pending necessities on an event.
 scaffolding() ->

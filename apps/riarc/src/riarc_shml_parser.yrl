@@ -20,14 +20,15 @@
 Nonterminals
 file clause target formula formulas action guard guard_seq call_pat
 expr expr_100 expr_150 expr_160 expr_200 expr_300 expr_400 expr_500 expr_600 expr_max
-exprs list_tail map_fields map_field strings comp_op list_op add_op mult_op prefix_op.
+exprs list_tail map_fields map_field strings comp_op list_op add_op mult_op prefix_op
+bin_elements bin_element bit_expr opt_bit_size opt_bit_type_list bit_type_list bit_type.
 
 Terminals
 with monitor 'when' max ff tt 'and' 'or' 'andalso' 'orelse' 'not' 'div' 'rem' 'band'
 'bor' 'bxor' 'bsl' 'bsr' 'xor' 'bnot'
 atom var integer float string char
 '(' ')' '[' ']' '{' '}' '.' ',' ':' ';' '!' '?' '|' '=' '<' '>' '+' '-' '*' '/' '#'
-'->' '<-' '**' '=:=' '=/=' '==' '/=' '=<' '>=' '++' '--' '=>' ':='.
+'->' '<-' '**' '=:=' '=/=' '==' '/=' '=<' '>=' '++' '--' '=>' ':=' '<<' '>>'.
 
 Rootsymbol file.
 
@@ -115,6 +116,30 @@ expr_max -> atom '(' ')' : {call, ?anno('$1'), '$1', []}.
 expr_max -> atom '(' exprs ')' : {call, ?anno('$1'), '$1', '$3'}.
 expr_max -> var '(' ')' : {call, ?anno('$1'), '$1', []}.
 expr_max -> var '(' exprs ')' : {call, ?anno('$1'), '$1', '$3'}.
+
+expr_max -> '<<' '>>' : {bin, ?anno('$1'), []}.
+expr_max -> '<<' bin_elements '>>' : {bin, ?anno('$1'), '$2'}.
+
+bin_elements -> bin_element : ['$1'].
+bin_elements -> bin_element ',' bin_elements : ['$1' | '$3'].
+
+bin_element -> bit_expr opt_bit_size opt_bit_type_list :
+    {bin_element, element(2, '$1'), '$1', '$2', '$3'}.
+
+bit_expr -> prefix_op expr_max : {op, ?anno('$1'), ?cat('$1'), '$2'}.
+bit_expr -> expr_max : '$1'.
+
+opt_bit_size -> '$empty' : default.
+opt_bit_size -> ':' expr_max : '$2'.
+
+opt_bit_type_list -> '$empty' : default.
+opt_bit_type_list -> '/' bit_type_list : '$2'.
+
+bit_type_list -> bit_type : ['$1'].
+bit_type_list -> bit_type '-' bit_type_list : ['$1' | '$3'].
+
+bit_type -> atom : ?value('$1').
+bit_type -> atom ':' integer : {?value('$1'), ?value('$3')}.
 
 strings -> string : '$1'.
 strings -> string strings : {string, ?anno('$1'), ?value('$1') ++ ?value('$2')}.

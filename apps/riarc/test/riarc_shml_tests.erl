@@ -1,0 +1,310 @@
+%% @doc Tests of the property language: a table of traces and verdicts for every
+%% construct (each checked on the compiled monitor and on riarc_shml_ref), error
+%% messages, the file API and CLI, and the example property files.
+%% ```
+%% $ rebar3 eunit --module=riarc_shml_tests
+%% '''
+-module(riarc_shml_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-export([verdict/3]).
+
+-define(MFA, {m, f, []}).
+-define(INIT, {init, c, p, {m, f, []}}).
+
+%%% Helpers
+
+%% @doc The verdict of the first matching clause of a property text on a trace, by the
+%% compiled module; `undefined' when no clause matches MFA.
+-spec verdict(string(), {module(), atom(), list()}, [riarc_event:event()]) ->
+    accept | reject | none | undefined.
+verdict(Src, MFA, Trace) ->
+    Mod = riarc_shml_tests_prop,
+    Self = self(),
+    %% Loaded and run in a process of its own, so that nothing keeps the old code alive.
+    {Pid, Ref} = spawn_monitor(fun() ->
+        {ok, Mod} = riarc_shml:load_string(Src, Mod, "t.prop"),
+        Self ! {self(), case Mod:spec(MFA) of
+                            {ok, Mon} -> drive(Mon, Trace);
+                            undefined -> undefined
+                        end}
+    end),
+    receive
+        {Pid, V} ->
+            receive {'DOWN', Ref, process, Pid, _} -> ok end,
+            _ = code:delete(Mod),
+            _ = code:purge(Mod),
+            V;
+        {'DOWN', Ref, process, Pid, Why} -> error({verdict_crashed, Why})
+    end.
+
+drive(_Mon, []) -> none;
+drive(Mon, [E | Es]) ->
+    case Mon(E) of
+        accept -> accept;
+        reject -> reject;
+        Next when is_function(Next, 1) -> drive(Next, Es)
+    end.
+
+ref(Src, MFA, Trace) ->
+    {ok, Cs} = riarc_shml:parse_string(Src, "t.prop"),
+    riarc_shml_ref:verdict(Cs, MFA, Trace).
+
+with(Formula) -> "with m:f() monitor " ++ Formula ++ ".".
+
+%%% The table: {Formula, Trace, Verdict}; the trace starts after the init event unless
+%%% the formula's first action is about init.
+
+table() ->
+    [%% ff and tt: a verdict on the first event, none on an empty trace
+     {"ff", [], none},
+     {"ff", [?INIT], reject},
+     {"tt", [?INIT], accept},
+     {"tt", [], none},
+     %% init: C <- P, M:F(Args)
+     {"[C <- P, m:f()] ff", [?INIT], reject},
+     {"[C <- p, m:f()] ff", [?INIT], reject},
+     {"[C <- q, m:f()] ff", [?INIT], accept},
+     {"[C <- _, m:g()] ff", [?INIT], accept},
+     {"[C <- _, _:_()] ff", [?INIT], reject},
+     {"[C <- _, m:f(_)] ff", [?INIT], accept},
+     {"[C <- P, m:f()] [C ? x] ff", [?INIT, {recv, c, x}], reject},
+     {"[C <- P, m:f()] [C ? x] ff", [?INIT, {recv, d, x}], accept},
+     {"[C <- P, m:f()] [C ? x] ff", [?INIT], none},
+     {"[C <- P, m:f() when C =:= P] ff", [?INIT], accept},
+     %% spawn: P -> C, M:F(Args)
+     {"[_ <- _, _:_()] [P -> C, m:g(X) when X > 1] [C:_ ! _] ff",
+      [?INIT, {spawn, c, d, {m, g, [2]}}, {send, d, c, hi}], reject},
+     {"[_ <- _, _:_()] [P -> C, m:g(X) when X > 1] [C:_ ! _] ff",
+      [?INIT, {spawn, c, d, {m, g, [1]}}, {send, d, c, hi}], accept},
+     {"[_ <- _, _:_()] [P -> C, m:g(X) when X > 1] [C:_ ! _] ff",
+      [?INIT, {spawn, c, d, {m, g, [2]}}, {send, c, d, hi}], accept},
+     {"[_ <- _, _:_()] [P -> C, m:g(_, _)] ff",
+      [?INIT, {spawn, c, d, {m, g, [1]}}], accept},
+     %% exit: P ** Reason
+     {"[C <- _, _:_()] [C ** R when R =/= normal] ff", [?INIT, {exit, c, normal}], accept},
+     {"[C <- _, _:_()] [C ** R when R =/= normal] ff", [?INIT, {exit, c, boom}], reject},
+     {"[C <- _, _:_()] [C ** {shutdown, _}] ff", [?INIT, {exit, c, {shutdown, x}}], reject},
+     %% send: S:R ! Msg
+     {"[_ <- _, _:_()] [c:d ! {req, N} when N >= 10] ff", [?INIT, {send, c, d, {req, 10}}], reject},
+     {"[_ <- _, _:_()] [c:d ! {req, N} when N >= 10] ff", [?INIT, {send, c, d, {req, 9}}], accept},
+     {"[_ <- _, _:_()] [c:d ! {req, N} when N >= 10] ff", [?INIT, {send, c, e, {req, 10}}], accept},
+     {"[_ <- _, _:_()] [S:R ! _ when S =:= R] ff", [?INIT, {send, c, c, x}], reject},
+     %% recv: R ? Msg, guards with ',' and ';'
+     {"[_ <- _, _:_()] [_ ? X when is_integer(X), X > 2; X =:= big] ff", [?INIT, {recv, c, 3}], reject},
+     {"[_ <- _, _:_()] [_ ? X when is_integer(X), X > 2; X =:= big] ff", [?INIT, {recv, c, big}], reject},
+     {"[_ <- _, _:_()] [_ ? X when is_integer(X), X > 2; X =:= big] ff", [?INIT, {recv, c, 2}], accept},
+     {"[_ <- _, _:_()] [_ ? X when is_integer(X), X > 2; X =:= big] ff", [?INIT, {recv, c, small}], accept},
+     %% patterns: lists, strings, maps, chars, negative numbers, aliases, constraints
+     {"[_ <- _, _:_()] [_ ? [H | T] = L when length(L) > 1, H =:= hd(T)] ff",
+      [?INIT, {recv, c, [1, 1]}], reject},
+     {"[_ <- _, _:_()] [_ ? \"ab\" ++ _] ff", [?INIT, {recv, c, "abc"}], reject},
+     {"[_ <- _, _:_()] [_ ? #{k := V} when V < -1] ff", [?INIT, {recv, c, #{k => -2}}], reject},
+     {"[_ <- _, _:_()] [_ ? #{k := V} when V < -1] ff", [?INIT, {recv, c, #{j => -2}}], accept},
+     {"[_ <- _, _:_()] [_ ? {$a, -1, 2.5, 'Q', <<>>}] ff", [?INIT, {recv, c, x}], accept},
+     {"[_ <- _, _:_()] [_ ? {X, X}] ff", [?INIT, {recv, c, {1, 1}}], reject},
+     {"[_ <- _, _:_()] [_ ? {X, X}] ff", [?INIT, {recv, c, {1, 1.0}}], accept},
+     %% and: reject as soon as one conjunct reaches ff, accept when all are discharged
+     {"[_ <- _, _:_()] and([_ ? a] ff, [_ ? b] ff)", [?INIT, {recv, c, a}], reject},
+     {"[_ <- _, _:_()] and([_ ? a] ff, [_ ? b] ff)", [?INIT, {recv, c, b}], reject},
+     {"[_ <- _, _:_()] and([_ ? a] ff, [_ ? b] ff)", [?INIT, {recv, c, z}], accept},
+     {"[_ <- _, _:_()] and([_ ? _] [_ ? a] ff, [_ ? b] tt)", [?INIT, {recv, c, b}], none},
+     {"[_ <- _, _:_()] and([_ ? _] [_ ? a] ff, [_ ? b] tt)", [?INIT, {recv, c, b}, {recv, c, a}], reject},
+     {"[_ <- _, _:_()] and([_ ? _] [_ ? a] ff, [_ ? b] tt)", [?INIT, {recv, c, b}, {recv, c, z}], accept},
+     {"[_ <- _, _:_()] and([_ ? X] and([_ ? X] ff, [_ ? _] tt))", [?INIT, {recv, c, 1}, {recv, c, 1}], reject},
+     {"and(tt, ff)", [?INIT], reject},
+     {"and(tt, tt)", [?INIT], accept},
+     %% max: recursion unfolds, variables bound inside are fresh on every unfolding
+     {"max(X. and([_ ? ping] X, [_ ? stop] ff, [_ <- _, _:_()] X))",
+      [?INIT, {recv, c, ping}, {recv, c, ping}], none},
+     {"max(X. and([_ ? ping] X, [_ ? stop] ff, [_ <- _, _:_()] X))",
+      [?INIT, {recv, c, ping}, {recv, c, stop}], reject},
+     {"max(X. and([_ ? ping] X, [_ ? stop] ff, [_ <- _, _:_()] X))",
+      [?INIT, {recv, c, ping}, {recv, c, other}, {recv, c, stop}], accept},
+     {"[_ <- _, _:_()] max(X. [_ ? V] [_:_ ! W when W =/= V] ff)",
+      [?INIT, {recv, c, 1}, {send, c, d, 1}], accept},
+     {"[_ <- _, _:_()] max(X. [_ ? V] and([_:_ ! V] X, [_:_ ! W when W =/= V] ff))",
+      [?INIT, {recv, c, 1}, {send, c, d, 1}, {recv, c, 2}, {send, c, d, 2},
+       {recv, c, 3}, {send, c, d, 4}], reject},
+     {"[_ <- _, _:_()] max(X. [_ ? V] and([_:_ ! V] X, [_:_ ! W when W =/= V] ff))",
+      [?INIT, {recv, c, 1}, {send, c, d, 1}, {recv, c, 2}, {send, c, d, 2}], none},
+     %% a variable bound before max keeps its value across unfoldings
+     {"[C <- _, _:_()] max(X. and([C ? _] X, [D ? _ when D =/= C] ff))",
+      [?INIT, {recv, c, 1}, {recv, c, 2}, {recv, d, 3}], reject},
+     %% nested max, the outer variable used in the inner body
+     {"max(X. [_ <- _, _:_()] max(Y. and([_ ? a] Y, [_ ? b] X, [_ ? c] ff)))",
+      [?INIT, {recv, c, a}, {recv, c, b}, {recv, c, c}], accept},
+     {"max(X. [_ <- _, _:_()] max(Y. and([_ ? a] Y, [_ ? b] X, [_ ? c] ff)))",
+      [?INIT, {recv, c, a}, {recv, c, a}, {recv, c, c}], reject},
+     {"max(X. [_ <- _, _:_()] max(Y. and([_ ? a] Y, [_ ? b] X, [_ ? c] ff)))",
+      [?INIT, {recv, c, a}, {recv, c, b}, {init, c, p, {m, f, []}}, {recv, c, c}], reject},
+     %% only the message kinds a formula mentions are seen: here sends are invisible
+     {"[_ <- _, _:_()] [_ ? a] [_ ? b] ff", [?INIT, {recv, c, a}, {send, c, d, x}, {recv, c, b}], reject},
+     %% ... and here they are seen, and discharge the necessity
+     {"[_ <- _, _:_()] and([_ ? a] [_ ? b] ff, [_:_ ! zz] tt)",
+      [?INIT, {recv, c, a}, {send, c, d, x}, {recv, c, b}], accept},
+     %% spawn and exit are always seen
+     {"[_ <- _, _:_()] [_ ? a] [_ ? b] ff", [?INIT, {recv, c, a}, {exit, c, normal}, {recv, c, b}], accept},
+     %% comments, parentheses
+     {"% a comment\n([_ <- _, _:_()] % another\n ff)", [?INIT], reject}].
+
+table_test_() ->
+    [{lists:flatten(io_lib:format("~ts on ~0tp", [F, T])),
+      fun() ->
+              Src = with(F),
+              ?assertEqual(V, verdict(Src, ?MFA, T)),
+              ?assertEqual(V, ref(Src, ?MFA, T))
+      end} || {F, T, V} <- table()].
+
+%% A long trace where two branches keep matching: the state stays small (duplicates of
+%% a pending necessity with the same values are merged).
+no_blowup_test() ->
+    Src = with("max(X. and([_ ? _] X, [_ ? _] X, [_ <- _, _:_()] X))"),
+    Trace = [?INIT | [{recv, c, N rem 3} || N <- lists:seq(1, 20000)]],
+    {T, V} = timer:tc(fun() -> verdict(Src, ?MFA, Trace) end),
+    ?assertEqual(none, V),
+    ?assert(T < 5000000).
+
+clauses_test_() ->
+    Src = "with m:f(N) monitor [_ <- _, _:_(_)] [_ ? M when M > N] ff,\n"
+          "with m:_(_) monitor tt.\n"
+          "with _:g(A, A) monitor ff.",
+    [?_assertEqual(reject, verdict(Src, {m, f, [1]}, [{init, c, p, {m, f, [1]}}, {recv, c, 2}])),
+     ?_assertEqual(accept, verdict(Src, {m, f, [5]}, [{init, c, p, {m, f, [5]}}, {recv, c, 2}])),
+     ?_assertEqual(accept, verdict(Src, {m, h, [1]}, [{init, c, p, {m, h, [1]}}])),
+     ?_assertEqual(reject, verdict(Src, {x, g, [1, 1]}, [{init, c, p, {x, g, [1, 1]}}])),
+     ?_assertEqual(undefined, verdict(Src, {x, g, [1, 2]}, [])),
+     ?_assertEqual(undefined, ref(Src, {x, g, [1, 2]}, [])),
+     ?_assertEqual(reject, ref(Src, {m, f, [1]}, [{init, c, p, {m, f, [1]}}, {recv, c, 2}]))].
+
+trace_flags_test_() ->
+    Flags = fun(Src) ->
+                    {ok, Mod} = riarc_shml:load_string(Src, riarc_shml_tests_flags, "t.prop"),
+                    Mod:trace_flags()
+            end,
+    [?_assertEqual([], Flags(with("[_ ** _] ff"))),
+     ?_assertEqual([recv], Flags(with("max(X. [_ ? _] X)"))),
+     ?_assertEqual([send], Flags(with("[_ <- _, _:_()] [_:_ ! _] ff"))),
+     ?_assertEqual([recv, send],
+                   Flags("with m:f() monitor [_ ? _] ff, with m:g() monitor [_:_ ! _] ff."))].
+
+%%% Errors: FILE:LINE:COLUMN: message
+
+err(Src) ->
+    {error, R} = riarc_shml:load_string(Src, riarc_shml_tests_err, "t.prop"),
+    riarc_shml:format_error(R).
+
+errors_test_() ->
+    [?_assertEqual("t.prop:2:1: illegal character(s) &", err("with m:f() monitor\n&")),
+     ?_assertEqual("t.prop:2:5: illegal character(s) &", err("with m:f() monitor\n [_ & x] ff.")),
+     ?_assertEqual("t.prop:1:25: unterminated string", err("with m:f() monitor [_ ? \"abc] ff.")),
+     ?_assertEqual("t.prop:1:25: syntax error before: ff", err("with m:f() monitor [_ ? ff] ff.")),
+     ?_assertEqual("t.prop:1:23: syntax error before: ']'", err("with m:f() monitor [_ ] ff.")),
+     ?_assertEqual("t.prop:2:4: unexpected end of file (a property file ends with '.')",
+                   err("with m:f() monitor\n ff")),
+     ?_assertEqual("t.prop:2:1: the file has no clause", err("% nothing\n")),
+     ?_assertEqual("t.prop:1:36: variable 'Y' is unbound",
+                   err("with m:f() monitor [_ ? X when X > Y] ff.")),
+     ?_assertEqual("t.prop:2:30: variable 'X' is unbound",
+                   err("with m:f() monitor\n and([_ ? X] tt, [_ ? _ when X > 1] ff).")),
+     ?_assertEqual("t.prop:1:32: illegal guard expression (only guard tests and guard BIFs "
+                   "are allowed after when)",
+                   err("with m:f() monitor [_ ? X when foo(X)] ff.")),
+     ?_assertEqual("t.prop:1:32: illegal guard expression (only guard tests and guard BIFs "
+                   "are allowed after when)",
+                   err("with m:f() monitor [_ ? X when X = 1] ff.")),
+     ?_assertEqual("t.prop:1:20: unknown construct or/2 (sHML, the safety fragment, has no "
+                   "disjunction); a formula is ff, tt, X, max(X. F), and(F1, ..., Fk) or "
+                   "[Action]F", err("with m:f() monitor or(ff, tt).")),
+     ?_assertEqual("t.prop:1:20: unknown construct true (did you mean tt?); a formula is ff, "
+                   "tt, X, max(X. F), and(F1, ..., Fk) or [Action]F",
+                   err("with m:f() monitor true.")),
+     ?_assertEqual("t.prop:1:20: unknown construct min/1; a formula is ff, tt, X, max(X. F), "
+                   "and(F1, ..., Fk) or [Action]F", err("with m:f() monitor min(ff).")),
+     ?_assertEqual("t.prop:2:6: the with pattern must be a call Module:Function(Patterns)",
+                   err("% c\nwith foo monitor ff.")),
+     ?_assertEqual("t.prop:1:6: the with pattern must be a call Module:Function(Patterns)",
+                   err("with m:f monitor ff.")),
+     ?_assertEqual("t.prop:1:6: a module or function name must be an atom or a variable",
+                   err("with {m}:f() monitor ff.")),
+     ?_assertEqual("t.prop:1:20: unbound recursion variable X", err("with m:f() monitor X.")),
+     ?_assertEqual("t.prop:1:27: recursion variable X is not guarded: it must occur after a "
+                   "necessity [Action] inside max(X. ...)",
+                   err("with m:f() monitor max(X. X).")),
+     ?_assertEqual("t.prop:1:35: recursion variable X is not guarded: it must occur after a "
+                   "necessity [Action] inside max(X. ...)",
+                   err("with m:f() monitor max(X. and(tt, X)).")),
+     ?_assertEqual("t.prop:1:28: X is a data variable; only a variable bound by max(X. ...) "
+                   "can stand for a formula", err("with m:f() monitor [_ ? X] X.")),
+     ?_assertEqual("t.prop:1:25: illegal pattern", err("with m:f() monitor [_ ? X + 1] ff.")),
+     ?_assertEqual("t.prop:1:27: a map pattern uses := (Key := Pattern), not =>",
+                   err("with m:f() monitor [_ ? #{a => 1}] ff.")),
+     ?_assertEqual("t.prop:1:29: expected the spawned call Module:Function(Patterns)",
+                   err("with m:f() monitor [_ -> _, m:f] ff.")),
+     ?_assertEqual("t.prop:1:27: variable 'K' is unbound",
+                   err("with m:f() monitor [_ ? #{K := 1}] ff.")),
+     ?_assertMatch("nofile.prop: no such file or directory",
+                   riarc_shml:format_error(element(2, riarc_shml:load_file("nofile.prop"))))].
+
+%%% Files and the CLI
+
+tmp_dir() ->
+    Dir = filename:join(["/tmp", "riarc_shml_tests_" ++ os:getpid()]),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    Dir.
+
+files_test() ->
+    Dir = tmp_dir(),
+    File = filename:join(Dir, "my-props.prop"),
+    ok = file:write_file(File, with("[_ <- _, _:_()] [_ ? x] ff")),
+    ?assertEqual(riarc_props_my_props, riarc_shml:module_name(File)),
+    {ok, Beam} = riarc_shml:compile_file(File, Dir),
+    ?assertEqual(filename:join(Dir, "riarc_props_my_props.beam"), Beam),
+    ?assert(filelib:is_regular(Beam)),
+    {ok, Mod} = riarc_shml:load_file(File),
+    ?assertEqual([recv], Mod:trace_flags()),
+    ?assertEqual(0, riarc_shml_cli:run([File, "-o", Dir])),
+    Bad = filename:join(Dir, "bad.prop"),
+    ok = file:write_file(Bad, "with m:f() monitor\n  [_ ? X when Y] ff."),
+    ?assertEqual(2, riarc_shml_cli:run([Bad, "-o", Dir])),
+    ?assertEqual(2, riarc_shml_cli:run([])),
+    ?assertEqual(2, riarc_shml_cli:run([File, "--bogus"])),
+    ?assertEqual(2, riarc_shml_cli:run([File, "-o", filename:join(Dir, "no/such/dir")])).
+
+%%% The example property files
+
+examples_dir() ->
+    filename:join(code:lib_dir(riarc), "../../../../examples/props").
+
+example_files() ->
+    case filelib:wildcard(filename:join(examples_dir(), "*.prop")) of
+        [] -> filelib:wildcard("examples/props/*.prop");
+        Fs -> Fs
+    end.
+
+examples_compile_test_() ->
+    Files = example_files(),
+    [?_assert(length(Files) >= 2)
+     | [{filename:basename(F), ?_assertMatch({ok, _}, riarc_shml:parse_file(F))} || F <- Files]].
+
+%% P, Q and R keep their properties (every process accepts), online.
+pqr_run_test() ->
+    {ok, Mod} = riarc_shml:load_file(example("pqr.prop")),
+    {ok, R} = riarc:run({riarc_demo_pqr, p, []}, Mod,
+                        #{timeout => 10000, log => false, events => Mod:trace_flags()}),
+    ?assertEqual([accept, accept, accept], [V || #{verdict := V} <- maps:get(verdicts, R)]).
+
+%% The demo's property catches the lost update: the dispenser gets reject, clients accept.
+demo_run_test_() ->
+    {timeout, 60, fun() ->
+        {ok, Mod} = riarc_shml:load_file(example("demo.prop")),
+        {ok, R} = riarc:run({riarc_demo, main, [8, 20]}, Mod,
+                            #{timeout => 30000, log => false, events => Mod:trace_flags()}),
+        Vs = [{F, V} || #{mfa := {_, F, _}, verdict := V} <- maps:get(verdicts, R)],
+        ?assertEqual([reject], [V || {init, V} <- Vs]),
+        ?assertEqual(8, length([ok || {client, accept} <- Vs]))
+    end}.
+
+example(Name) ->
+    hd([F || F <- example_files(), filename:basename(F) =:= Name]).
