@@ -42,6 +42,7 @@
                     events := non_neg_integer(),
                     analysed := non_neg_integer(),
                     routed := non_neg_integer(),
+                    reordered := non_neg_integer(),
                     violations := [map()],
                     errors := [term()],
                     duration_us := non_neg_integer()}.

@@ -34,7 +34,7 @@
     peak = 0 :: non_neg_integer(),
     verdicts = #{} :: #{pid() => map()},             % tracer -> verdict entry
     order = #{} :: #{pid() => non_neg_integer()},     % tracer -> spawn order, for output
-    stats = #{collected => 0, routed => 0, analysed => 0} :: map(),
+    stats = #{collected => 0, routed => 0, analysed => 0, reordered => 0} :: map(),
     violations = [] :: [map()],
     errors = [] :: [term()],
     started :: integer(),
@@ -170,6 +170,7 @@ result(S = #s{stats = Stats}) ->
       events => maps:get(collected, Stats),
       analysed => maps:get(analysed, Stats),
       routed => maps:get(routed, Stats),
+      reordered => maps:get(reordered, Stats),
       violations => lists:reverse(S#s.violations),
       errors => lists:reverse(S#s.errors),
       duration_us => End - S#s.started}.

@@ -53,6 +53,7 @@
     %% direct events of a process not yet known wait here until its spawn is handled.
     pending = #{} :: #{sid() => [riarc_event:event()]},
     collected = 0 :: non_neg_integer(),            % direct events taken from the mailbox
+    reordered = 0 :: non_neg_integer(),            % of which waited for their spawn (App. B)
     routed = 0 :: non_neg_integer(),               % messages dispatched or forwarded
     dtc_issued = 0 :: non_neg_integer(),           % for I16
     detached = 0 :: non_neg_integer(),             % Γ entries added in • mode, for I16
@@ -151,7 +152,8 @@ direct(Event, St = #st{pi = Pi, gamma = Gamma, pending = Pending}) ->
     S = riarc_event:origin(Event),
     case is_map_key(S, Pi) orelse is_map_key(S, Gamma) of
         true -> handle_direct(Event, St);
-        false -> St#st{pending = maps:update_with(S, fun(Es) -> [Event | Es] end,
+        false -> St#st{reordered = St#st.reordered + 1,
+                       pending = maps:update_with(S, fun(Es) -> [Event | Es] end,
                                                   [Event], Pending)}
     end.
 
@@ -357,8 +359,8 @@ finish(St = #st{pending = Pending}) ->
     report(St3, {riarc_tracer_down, self(), stats(St3)}),
     exit(normal).
 
-stats(#st{collected = C, routed = R, analysed = A}) ->
-    #{collected => C, routed => R, analysed => A}.
+stats(#st{collected = C, routed = R, analysed = A, reordered = O}) ->
+    #{collected => C, routed => R, analysed => A, reordered => O}.
 
 %%% ---------------------------------------------------------------------------
 %%% ANALYSEEVT (App. C.5.2) and verdicts

@@ -1,0 +1,86 @@
+%% PREEMPT over the VM's tracing: a process handed from tracer to tracer, again and again,
+%% while four senders flood it, loses and duplicates no event; CLEAR leaves it untraced.
+-module(riarc_backend_evm_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(PER_SENDER, 20000).
+-define(SENDERS, 4).
+-define(HANDOVERS, 40).
+
+config() -> riarc_backend_evm:config([send, recv]).
+
+%% A collecting tracer: keeps every message until asked for them.
+collector(Acc) ->
+    receive
+        {dump, From} -> From ! {dumped, self(), lists:reverse(Acc)};
+        M -> collector([M | Acc])
+    end.
+
+%% The pre-emptor runs PREEMPT in its own process, as a new tracer does, for each of the
+%% tracers in turn; each hand-over is acknowledged to the test.
+preemptor(Test, C, Tracers) ->
+    lists:foreach(fun(T) ->
+                          ok = riarc_backend_evm:preempt(config(), C, T),
+                          Test ! {handed, T}
+                  end, Tracers).
+
+preempt_loses_nothing_test_() ->
+    {timeout, 120, fun preempt_loses_nothing/0}.
+
+preempt_loses_nothing() ->
+    C = spawn(fun Loop() -> receive stop -> ok; _ -> Loop() end end),
+    [T0 | Rest] = Tracers = [spawn(fun() -> collector([]) end) || _ <- lists:seq(0, ?HANDOVERS)],
+    ok = riarc_backend_evm:trace(config(), C, T0),
+    Test = self(),
+    Senders = [spawn(fun() -> [C ! {I, K} || K <- lists:seq(1, ?PER_SENDER)], Test ! {sent, I} end)
+               || I <- lists:seq(1, ?SENDERS)],
+    %% Hand-overs happen while the senders flood C: each waits for the previous one only.
+    _ = spawn(fun() -> preemptor(Test, C, Rest) end),
+    [receive {handed, T} -> ok end || T <- Rest],
+    [receive {sent, I} -> ok end || I <- lists:seq(1, length(Senders))],
+    Ref = monitor(process, C),
+    C ! stop,
+    receive {'DOWN', Ref, process, C, _} -> ok end,
+    Delivered = erlang:trace_delivered(C),
+    receive {trace_delivered, C, Delivered} -> ok end,
+    Events = lists:append([dump(T) || T <- Tracers]),
+    Received = [M || {trace, _, 'receive', M} <- Events],
+    %% Every message once, none twice: 4 x 20000 plus the stop.
+    ?assertEqual(?SENDERS * ?PER_SENDER + 1, length(Received)),
+    ?assertEqual(length(Received), length(lists:usort(Received))),
+    %% And in order: per sender, the tracers' events concatenated in hand-over order
+    %% keep the sequence numbers increasing.
+    [?assertEqual(lists:seq(1, ?PER_SENDER), [K || {I1, K} <- Received, I1 =:= I])
+     || I <- lists:seq(1, ?SENDERS)],
+    ?assertEqual(1, length([x || {trace, _, exit, _} <- Events])).
+
+dump(T) ->
+    T ! {dump, self()},
+    receive {dumped, T, Es} -> Es end.
+
+preempt_dead_process_test() ->
+    C = spawn(fun() -> ok end),
+    Ref = monitor(process, C),
+    receive {'DOWN', Ref, process, C, _} -> ok end,
+    ?assertEqual(ok, riarc_backend_evm:preempt(config(), C, self())).
+
+clear_test() ->
+    C = spawn(fun() -> receive stop -> ok end end),
+    ok = riarc_backend_evm:trace(config(), C, self()),
+    ?assertMatch({tracer, Me} when Me =:= self(), erlang:trace_info(C, tracer)),
+    ok = riarc_backend_evm:clear(config(), C, self()),
+    ?assertEqual({tracer, []}, erlang:trace_info(C, tracer)),
+    C ! stop.
+
+decode_test_() ->
+    P = self(),
+    [?_assertEqual({ok, {send, P, x, m}}, riarc_backend_evm:event(config(), {trace, P, send, m, x})),
+     ?_assertEqual({ok, {recv, P, m}}, riarc_backend_evm:event(config(), {trace, P, 'receive', m})),
+     ?_assertEqual({ok, {exit, P, normal}}, riarc_backend_evm:event(config(), {trace, P, exit, normal})),
+     ?_assertEqual({ok, {spawn, P, P, {m, f, [1]}}},
+                   riarc_backend_evm:event(config(), {trace, P, spawn, P, {m, f, [1]}})),
+     ?_assertEqual({ok, {init, P, P, {m, f, [1]}}},
+                   riarc_backend_evm:event(config(), {trace, P, spawned, P, {m, f, [1]}})),
+     ?_assertEqual(skip, riarc_backend_evm:event(config(), {trace, P, link, P})),
+     ?_assertEqual(no, riarc_backend_evm:event(config(), hello))].

@@ -1,0 +1,170 @@
+%% Soundness of the online RIARC choreography: every monitor gets exactly the local traces
+%% of its processes, under every arrangement and under perturbations that force the races
+%% of figs. 5 and 6; nothing is left alive afterwards.
+-module(riarc_tracer_tests).
+
+-include_lib("proper/include/proper.hrl").
+-include_lib("eunit/include/eunit.hrl").
+
+-export([wait_forever/1]).
+
+-define(RUNS_PER_ARRANGEMENT, 1000).
+
+%% Every arrangement of P, Q and R into tracers the spawn tree allows: each process
+%% monitored on its own or left in its parent's partition (C1-C5 of §4.2 when P is
+%% monitored; partial instrumentation C6, C7, ... when some are not).
+arrangements() ->
+    [{P, Q, R} || P <- [true, false], Q <- [true, false], R <- [true, false]].
+
+pqr_arrangements_test_() ->
+    {timeout, 300,
+     [{lists:flatten(io_lib:format("P/Q/R own=~p, ~b runs", [A, ?RUNS_PER_ARRANGEMENT])),
+       fun() -> pqr_runs(A, ?RUNS_PER_ARRANGEMENT) end} || A <- arrangements()]}.
+
+%% Runs alternate between slow tracers (a tracer slow to act on a spawn: Q's events all
+%% reach P's tracer and are routed, fig. 5), a slow Q (Q's tracer takes it over early, so
+%% direct events of Q arrive while the routed ones are still coming, fig. 6), and neither.
+pqr_runs({P, Q, R}, N) ->
+    Routed = [pqr_once({P, Q, R}, I) || I <- lists:seq(1, N)],
+    %% The perturbations must make the runs differ, or they force no race at all.
+    case {P, Q, R} of
+        {true, true, true} -> ?assert(lists:max(Routed) > lists:min(Routed));
+        _ -> ok
+    end.
+
+pqr_once({P, Q, R}, I) ->
+    {Perturb, SlowQ} = case I rem 3 of 0 -> {300, 0}; 1 -> {undefined, 2000}; 2 -> {undefined, 0} end,
+    Script = riarc_test_sys:pqr(P, Q, R, SlowQ),
+    {ok, Result, Logs, Seen} = riarc_test_sys:run(Script, self(), #{perturb => Perturb}),
+    ?assertEqual(ok, riarc_test_sys:check(Result, Logs, Seen)),
+    Own = length([x || #{own := true} <- scripts(Script)]),
+    ?assertMatch(#{tracers := #{spawned := _}}, Result),
+    #{tracers := #{spawned := Spawned}} = Result,
+    %% Λ alone decides the arrangement: one tracer for the root plus one per monitored
+    %% non-root process.
+    ?assertEqual(1 + Own - own_root(Script), Spawned),
+    maps:get(routed, Result).
+
+scripts(S = #{acts := Acts}) -> [S | lists:append([scripts(C) || {spawn, C} <- Acts])].
+own_root(#{own := true}) -> 1;
+own_root(_) -> 0.
+
+%% Random systems: random spawn trees and message exchanges; every process's trace is
+%% complete and consistent for its monitor, and nothing is left alive.
+prop_random_systems() ->
+    ?FORALL({Script, Perturb}, {riarc_test_sys:prop_script(), oneof([undefined, 200])},
+            begin
+                {ok, Result, Logs, Seen} = riarc_test_sys:run(Script, self(), #{perturb => Perturb}),
+                Check = riarc_test_sys:check(Result, Logs, Seen),
+                ?WHENFAIL(io:format("script ~p~nproblems ~p~n", [Script, Check]), Check =:= ok)
+            end).
+
+random_systems_test_() ->
+    {timeout, 300,
+     ?_assert(proper:quickcheck(prop_random_systems(), [{numtests, 300}, {to_file, user}]))}.
+
+%% A spawn storm: the VM delivers many children's events before their parent's spawn
+%% event (A4 does not hold online); the tracer's reordering keeps every trace sound.
+storm_test_() ->
+    {timeout, 120, fun() -> ?assert(storm(10) > 0) end}.
+
+%% Runs the storm until the reordering was needed at least once (it is, in about half of
+%% the children of a large storm, on this machine); every run must be sound.
+storm(0) -> 0;
+storm(Tries) ->
+    Raw = {true, 0, [{{I rem 2 =:= 0, 1, []}, 0} || I <- lists:seq(1, 2000)]},
+    Script = riarc_test_sys:finalize(Raw),
+    {ok, Result, Logs, Seen} = riarc_test_sys:run(Script, self(), #{}),
+    ?assertEqual(ok, riarc_test_sys:check(Result, Logs, Seen)),
+    case maps:get(reordered, Result) of
+        0 -> storm(Tries - 1);
+        N -> N
+    end.
+
+%% A monitor that crashes gets the verdict error for its own processes only.
+crashing_monitor_test() ->
+    Col = self(),
+    Spec = fun({riarc_test_sys, proc, [#{id := q}, _, _]}) -> {ok, fun(_) -> error(boom) end};
+              ({riarc_test_sys, proc, [#{id := Id}, _, _]}) -> {ok, riarc_test_sys:recorder(Col, Id)}
+           end,
+    Script = riarc_test_sys:pqr(true, true, true),
+    {ok, #{verdicts := Vs, violations := []}} =
+        riarc:run({riarc_test_sys, proc, [Script, self(), Col]}, Spec, #{log => false}),
+    Logs = maps:from_list([receive {log, P, L} -> {P, L} end || _ <- [p, q, r]]),
+    Verdicts = maps:from_list([{Id, V} || #{mfa := {_, _, [#{id := Id} | _]}, verdict := V} <- Vs]),
+    ?assertEqual(#{p => none, q => error, r => none}, Verdicts),
+    %% The crash stopped nothing: the system finished and R's monitor saw all of R.
+    ?assertEqual(3, map_size(Logs)),
+    [{RPid, RLog}] = [{P, L} || {P, L = [{init, _, _, {_, _, [#{id := r} | _]}} | _]} <- maps:to_list(Logs)],
+    REvents = [E || {mon, r, E} <- flush()],
+    ?assertEqual(riarc_test_sys:expected(RPid, RLog), REvents).
+
+flush() -> receive M -> [M | flush()] after 0 -> [] end.
+
+%% A monitor's verdict stops its analysis; the verdict and event count are reported.
+verdict_stops_analysis_test() ->
+    Spec = fun(_) -> {ok, fun M({send, _, _, _}) -> reject; M(_) -> M end} end,
+    Script = riarc_test_sys:pqr(true, true, true),
+    {ok, #{verdicts := Vs}} = riarc:run({riarc_test_sys, proc, [Script, self(), self()]}, Spec,
+                                        #{log => false}),
+    _ = flush(),
+    ByRole = maps:from_list([{Id, {V, N}} || #{mfa := {_, _, [#{id := Id} | _]}, verdict := V,
+                                              events := N} <- Vs]),
+    %% P: init, spawn, send -> reject at its third event. Q: init, recv, spawn, send(log).
+    %% R: init, send(log) -> reject at the second.
+    ?assertEqual(#{p => {reject, 3}, q => {reject, 4}, r => {reject, 2}}, ByRole).
+
+%% gen_server and supervisor processes are matched by their callback modules.
+supervisor_tree_test() ->
+    Self = self(),
+    Spec = fun({riarc_demo_tickets, init, [0]} = MFA) -> {ok, riarc_test_sys:recorder(Self, MFA)};
+              ({riarc_demo_tickets_sup, init, [[]]} = MFA) -> {ok, riarc_test_sys:recorder(Self, MFA)};
+              ({riarc_demo, client, [_, 3]} = MFA) -> {ok, riarc_test_sys:recorder(Self, MFA)};
+              (_) -> undefined
+           end,
+    {ok, #{verdicts := Vs, violations := []}} =
+        riarc:run({riarc_demo, main, [2, 3]}, Spec, #{log => false}),
+    MFAs = lists:sort([MFA || #{mfa := MFA} <- Vs]),
+    ?assertMatch([{riarc_demo, client, [_, 3]}, {riarc_demo, client, [_, 3]},
+                  {riarc_demo_tickets, init, [0]}, {riarc_demo_tickets_sup, init, [[]]}], MFAs),
+    Seen = flush(),
+    %% The server's partition holds its helpers (funs, left to it by Λ): for each of the
+    %% 2 x 3 tickets it saw the server's reply to a helper's read and the helper's reply
+    %% to the client.
+    ServerEvents = [E || {mon, {riarc_demo_tickets, init, _}, E} <- Seen],
+    ?assertEqual(12, length([x || {send, _, _, {_, N}} <- ServerEvents, is_integer(N)])),
+    %% Every monitor opened with its process's init event and closed with its exit.
+    [?assertMatch([{init, _, _, MFA} | _], [E || {mon, M, E} <- Seen, M =:= MFA]) || MFA <- MFAs],
+    [?assertMatch({exit, _, _}, lists:last([E || {mon, M, E} <- Seen, M =:= MFA])) || MFA <- MFAs].
+
+%% run/3 rejects bad input with an error and a sentence.
+errors_test_() ->
+    [?_assertMatch({error, {undef, {nosuch, f, 0}}}, riarc:run({nosuch, f, []}, fun(_) -> undefined end, #{})),
+     ?_assertMatch({error, {bad_spec, 42}}, riarc:run({riarc_demo_pqr, p, []}, 42, #{})),
+     ?_assertMatch({error, {bad_option, events, [oops]}},
+                   riarc:run({riarc_demo_pqr, p, []}, fun(_) -> undefined end, #{events => [oops]})),
+     ?_assert(is_list(riarc:format_error({undef, {nosuch, f, 0}})))].
+
+%% A run that does not end is an error naming what is still alive; the system is left
+%% running, untraced.
+timeout_test() ->
+    Self = self(),
+    {error, {timeout, 200, #{tracers := [_], processes := [Root]}} = E} =
+        riarc:run({riarc_tracer_tests, wait_forever, [Self]}, fun(_) -> undefined end,
+                  #{timeout => 200, log => false}),
+    ?assert(is_process_alive(Root)),
+    ?assertEqual({trace, false}, erlang:trace_info(Root, flags) =:= {flags, []} andalso {trace, false}),
+    Root ! stop,
+    ?assertMatch("the run did not end" ++ _, riarc:format_error(element(2, E) =:= E orelse E)).
+
+wait_forever(_) -> receive stop -> ok end.
+
+%% Only the message events asked for are traced; spawn and exit always are.
+events_option_test() ->
+    Col = self(),
+    Script = riarc_test_sys:pqr(true, false, false),
+    {ok, #{violations := []}} = riarc:run({riarc_test_sys, proc, [Script, self(), Col]},
+                                          riarc_test_sys:spec(Col), #{log => false, events => []}),
+    _ = [receive {log, _, _} -> ok end || _ <- [p, q, r]],
+    Kinds = lists:usort([element(1, E) || {mon, p, E} <- flush()]),
+    ?assertEqual([exit, init, spawn], Kinds).
