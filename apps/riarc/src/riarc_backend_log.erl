@@ -190,12 +190,7 @@ open_source({file, File}) ->
 launching(E = #e{waiting = W}) when map_size(W) =:= 0 ->
     replaying(E);
 launching(E) ->
-    receive
-        {riarc_offline_req, Ref, From, Tag, Req} when Ref =:= E#e.ref ->
-            launching(request(From, Tag, Req, E));
-        {'DOWN', _, process, Pid, _} when Pid =:= E#e.owner_pid ->
-            exit(normal)
-    end.
+    launching(serve_one(E)).
 
 replaying(E) ->
     E1 = serve_pending(E),
@@ -214,11 +209,13 @@ replaying(E) ->
 
 %% After the replay: CLEAR and PREEMPT of tracers still finishing their work.
 serving(E) ->
+    serving(serve_one(E)).
+
+%% One request; the engine ends with its owner.
+serve_one(E = #e{ref = Ref}) ->
     receive
-        {riarc_offline_req, Ref, From, Tag, Req} when Ref =:= E#e.ref ->
-            serving(request(From, Tag, Req, E));
-        {'DOWN', _, process, Pid, _} when Pid =:= E#e.owner_pid ->
-            exit(normal)
+        {riarc_offline_req, Ref, From, Tag, Req} -> request(From, Tag, Req, E);
+        {'DOWN', _, process, Pid, _} when Pid =:= E#e.owner_pid -> exit(normal)
     end.
 
 serve_pending(E = #e{ref = Ref}) ->

@@ -242,10 +242,7 @@ write_event(W, Ev) ->
 %% @doc Flushes and closes.
 -spec close_writer(#w{}) -> ok | {error, term()}.
 close_writer(#w{fd = Fd, file = File}) ->
-    case file:close(Fd) of
-        ok -> ok;
-        {error, Why} -> {error, {write, File, Why}}
-    end.
+    riarc_trace_file:close_file(Fd, File).
 
 encode({spawn, P, C, MFA}, W) ->
     {[PI, CI], Defs, W1} = ids([P, C], W),

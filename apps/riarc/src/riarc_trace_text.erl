@@ -98,10 +98,7 @@ write_event(W = #w{fd = Fd, file = File}, Ev) ->
 %% @doc Closes the writer.
 -spec close_writer(#w{}) -> ok | {error, term()}.
 close_writer(#w{fd = Fd, file = File}) ->
-    case file:close(Fd) of
-        ok -> ok;
-        {error, Why} -> {error, {write, File, Why}}
-    end.
+    riarc_trace_file:close_file(Fd, File).
 
 %% @doc The term as it can be written and read back: pids become atoms, other
 %% unreadable terms become strings.
