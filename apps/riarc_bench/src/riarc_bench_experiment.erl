@@ -152,13 +152,23 @@ run_all(Cfg, Out) ->
     Benches = benchmarks(Cfg),
     Total = length(Benches),
     T0 = erlang:monotonic_time(millisecond),
+    Load0 = loadavg(),
     Results = [run_bench(B, I, Total, Cfg, Out) || {I, B} <- lists:zip(lists:seq(1, Total), Benches)],
     case [E || {error, _} = E <- Results] of
         [Error | _] -> Error;
         [] ->
             Elapsed = erlang:monotonic_time(millisecond) - T0,
             ok = write_csvs(Out, Results),
-            riarc_bench_report:write(Cfg, Results, Out, #{elapsed_ms => Elapsed})
+            riarc_bench_report:write(Cfg, Results, Out, #{elapsed_ms => Elapsed,
+                                                          loadavg => {Load0, loadavg()}})
+    end.
+
+%% The machine's load average, recorded because other work on the machine skews every
+%% measurement; "unknown" where /proc is absent.
+loadavg() ->
+    case file:read_file("/proc/loadavg") of
+        {ok, Bin} -> lists:join(" ", lists:sublist(string:lexemes(binary_to_list(Bin), " "), 3));
+        {error, _} -> "unknown"
     end.
 
 %% One benchmark: its repetitions, each in a new VM.

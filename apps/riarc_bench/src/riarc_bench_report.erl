@@ -212,17 +212,19 @@ html(Cfg, Results, Series, Fits, Gnuplot, Info) ->
      "<h2>Files</h2><p><a href=\"aggregate.csv\">aggregate.csv</a>, <a href=\"runs.csv\">runs.csv</a>, "
      "runs/&lt;benchmark&gt;/rep&lt;i&gt;/{summary,timeseries,rt_sample}.csv</p>\n</body></html>\n"].
 
-setup_section(Cfg, Results, #{elapsed_ms := Elapsed}) ->
+setup_section(Cfg, Results, #{elapsed_ms := Elapsed, loadavg := {Before, After}}) ->
     Config = case file:read_file(maps:get(file, Cfg)) of
                  {ok, Bin} -> Bin;
                  {error, _} -> <<>>
              end,
     Runs = lists:sum([length(Rs) || #{runs := Rs} <- Results]),
     io_lib:format("<h2>Set-up</h2>\n<p>~b benchmarks, ~b runs, each in a fresh VM, in ~.1f s. "
-                  "Machine: ~b logical processors, Erlang/OTP ~s (ERTS ~s); report written ~s UTC.</p>\n"
+                  "Machine: ~b logical processors, Erlang/OTP ~s (ERTS ~s); report written ~s UTC. "
+                  "Load average (1, 5, 15 min) before: ~ts; after: ~ts.</p>\n"
                   "<p>Config <code>~ts</code>:</p><pre>~ts</pre>\n",
                   [length(Results), Runs, Elapsed / 1000, erlang:system_info(logical_processors),
                    erlang:system_info(otp_release), erlang:system_info(version), utc_now(),
+                   Before, After,
                    esc(maps:get(file, Cfg)), esc(binary_to_list(Config))]).
 
 gnuplot_note({ok, _}) -> "";
