@@ -51,14 +51,16 @@ run_baseline({M, F, A}) ->
     end.
 
 %% The only place that knows about the monitoring core. Verdicts are counted, not
-%% logged: a run has one per worker.
+%% logged: a run has one per worker. A crash of the core becomes an error of the run.
 run_riarc(MFA) ->
-    case riarc:run(MFA, riarc_bench_monitor:spec(), #{timeout => infinity, log => false}) of
+    try riarc:run(MFA, riarc_bench_monitor:spec(), #{timeout => infinity, log => false}) of
         {ok, #{verdicts := Verdicts}} ->
             Count = fun(V) -> length([E || E = #{verdict := V1} <- Verdicts, V1 =:= V]) end,
             {ok, #{monitored => length(Verdicts), accepted => Count(accept),
                    rejected => Count(reject) + Count(error)}};
         {error, Reason} -> {error, {riarc, Reason}}
+    catch
+        Class:Reason -> {error, {riarc, {Class, Reason}}}
     end.
 
 %% Runs one benchmark and writes its files under `out'.
@@ -101,7 +103,7 @@ run_model(P, Opts = #{out := Out}) ->
                   #{writer => Writer, interval => maps:get(interval, P), counters => Counters,
                     progress => maps:get(progress, Opts, false), workers => maps:get(workers, P),
                     seed => maps:get(seed, P)}),
-    Cfg = (riarc_bench_master:config(P, Model, self(), Collector, Counters))#{
+    Cfg = (riarc_bench_master:config(P, self(), Collector, Counters))#{
             keep_pids => maps:get(keep_pids, Opts, false)},
     #{run := RunSystem} = setup(maps:get(instrumentation, P)),
     Outcome = RunSystem({riarc_bench_master, start, [Cfg]}),
