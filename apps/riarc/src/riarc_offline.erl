@@ -24,11 +24,13 @@
 -export([check/3, record/3, format_error/1, scan/1]).
 %% Spawned entry point.
 -export([recorder/4]).
--export_type([check_opts/0, record_opts/0, source/0]).
+-export_type([check_opts/0, record_opts/0, source/0, result/0]).
 
 -type source() :: riarc_trace_file:source() | {events, [riarc_event:event()]}.
 -type check_opts() :: #{timeout => timeout(), invariants => boolean(), log => boolean(),
                         perturb => undefined | pos_integer(), yield => boolean()}.
+%% riarc:result() and `trace', what the reader and the engine saw.
+-type result() :: #{verdicts := [riarc:verdict_entry()], trace := map(), atom() => term()}.
 -type record_opts() :: #{payloads => boolean(), format => binary | text,
                          events => [send | recv], timeout => timeout(),
                          max_queue => pos_integer()}.
@@ -44,7 +46,7 @@
 
 %% @doc Checks a recorded run: replays File through the offline engine under the
 %% instrumentation Spec describes, and returns once every tracer is done.
--spec check(source(), riarc_lambda:spec(), check_opts()) -> {ok, riarc:result()} | {error, term()}.
+-spec check(source(), riarc_lambda:spec(), check_opts()) -> {ok, result()} | {error, term()}.
 check(Source, Spec, Opts0) ->
     Opts = maps:merge(?CHECK_DEFAULTS, Opts0),
     case riarc_lambda:valid_spec(Spec) of

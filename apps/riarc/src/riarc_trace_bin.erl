@@ -138,6 +138,7 @@ decode(Type, _, R, _) when Type >= 128 ->
 decode(Type, _, _, _) ->
     bad(lists:flatten(io_lib:format("unknown record type ~b", [Type]))).
 
+-spec bad(string()) -> no_return().
 bad(Why) -> throw({riarc_bad, Why}).
 
 sid(Id, #r{procs = Ps}) ->

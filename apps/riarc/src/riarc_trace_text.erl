@@ -55,13 +55,14 @@ read(R = #r{fd = Fd, file = File, line = Line}) ->
         {eof, _} ->
             ok = close(R),
             {eof, #{format => text, file => File, events => R#r.events, truncated => false}};
-        {error, {ErrLine, Mod, Desc}, _} ->
-            {error, {syntax, File, ErrLine, lists:flatten(Mod:format_error(Desc))}};
-        {error, Why, _} ->
-            {error, {syntax, File, Line, lists:flatten(io_lib:format("~0tp", [Why]))}};
+        {error, {Loc, Mod, Desc}, _} ->
+            {error, {syntax, File, line_of(Loc), lists:flatten(Mod:format_error(Desc))}};
         {error, Why} ->
             {error, {read, File, {line, Line}, Why}}
     end.
+
+line_of({L, _Col}) -> L;
+line_of(L) -> L.
 
 %% io:read counts the newline after the full stop: the term ended a line before.
 last_line(End) -> max(1, End - 1).
@@ -90,9 +91,10 @@ open_writer(File, _Opts) ->
 %% @doc Appends one event as a line.
 -spec write_event(#w{}, riarc_event:event()) -> {ok, #w{}} | {error, term()}.
 write_event(W = #w{fd = Fd, file = File}, Ev) ->
-    case io:put_chars(Fd, io_lib:format("~0tp.~n", [readable(Ev)])) of
-        ok -> {ok, W};
-        {error, Why} -> {error, {write, File, Why}}
+    %% io:put_chars reports a failing device by raising, not by returning.
+    try io:put_chars(Fd, io_lib:format("~0tp.~n", [readable(Ev)])) of
+        ok -> {ok, W}
+    catch error:Why -> {error, {write, File, Why}}
     end.
 
 %% @doc Closes the writer.
