@@ -282,8 +282,6 @@ vars(Names, A) -> [{var, A, N} || N <- Names].
 
 rec_name(J) -> list_to_atom("rec_" ++ integer_to_list(J)).
 
-anno(E) -> element(2, E).
-
 %% The leftmost {Line, Column} in an abstract term: where an expression starts.
 first_loc(Term) ->
     case locs(Term) of

@@ -1,0 +1,126 @@
+%% @doc Differential property test of the sHML compiler: on random formulae (as source
+%% text, so the parser is exercised too) and random traces, the compiled monitor and the
+%% reference interpreter {@link riarc_shml_ref} give the same verdict.
+%% ```
+%% $ rebar3 eunit --module=riarc_shml_prop_tests
+%% '''
+-module(riarc_shml_prop_tests).
+
+-include_lib("proper/include/proper.hrl").
+-include_lib("eunit/include/eunit.hrl").
+
+-define(NUMTESTS, 600).
+
+compiled_equals_reference_test_() ->
+    {timeout, 300,
+     fun() ->
+             ?assertEqual(true, proper:quickcheck(prop_compiled_equals_reference(),
+                                                  [{numtests, ?NUMTESTS}, {to_file, user}]))
+     end}.
+
+prop_compiled_equals_reference() ->
+    ?FORALL({Formula, Traces}, {formula(), vector(4, trace())},
+            begin
+                Src = "with m:f(W) monitor " ++ lists:flatten(Formula) ++ ".",
+                {ok, Clauses} = riarc_shml:parse_string(Src, "random.prop"),
+                MFA = {m, f, [1]},
+                Ref = [riarc_shml_ref:verdict(Clauses, MFA, T) || T <- Traces],
+                %% (PropEr 1.2 cannot report a crashing property on OTP 25: catch here.)
+                Compiled = [try riarc_shml_tests:verdict(Src, MFA, T)
+                            catch C:R -> {crashed, C, R} end || T <- Traces],
+                aggregate(Ref,
+                          ?WHENFAIL(io:format(user, "~ts~nref:      ~p~ncompiled: ~p~n",
+                                              [Src, Ref, Compiled]),
+                                    Ref =:= Compiled))
+            end).
+
+%%% Traces: events over two processes, small messages
+
+trace() ->
+    ?LET({Init, Events}, {boolean(), list(event())},
+         case Init of
+             true -> [{init, a, b, {m, f, [1]}} | Events];
+             false -> Events
+         end).
+
+event() ->
+    frequency([{4, {recv, pid(), msg()}},
+               {4, {send, pid(), pid(), msg()}},
+               {1, {exit, pid(), oneof([normal, crash])}},
+               {1, {spawn, pid(), pid(), {m, g, [msg()]}}},
+               {1, {init, pid(), pid(), {m, oneof([f, g]), [msg()]}}}]).
+
+pid() -> frequency([{3, a}, {1, b}]).
+
+msg() -> oneof([0, 1, 2, {t, oneof([0, 1])}]).
+
+%%% Formulae, as text. Scope: the data variables bound so far; Recs: the recursion
+%%% variables in scope, with whether a necessity separates them from their max.
+
+formula() -> ?SIZED(Size, formula(min(Size div 10 + 2, 6), ["W"], [])).
+
+formula(0, _Scope, Recs) ->
+    oneof(["ff", "tt" | [R || {R, true} <- Recs]]);
+formula(D, Scope, Recs) ->
+    Guarded = [R || {R, true} <- Recs],
+    frequency([{1, "ff"}, {1, "tt"}]
+              ++ [{6, oneof(Guarded)} || Guarded =/= []]
+              ++ [{2, ?LAZY(max_formula(D, Scope, Recs))} || length(Recs) < 3]
+              ++ [{2, ?LAZY(and_formula(D, Scope, Recs))},
+                  {6, ?LAZY(necessity(D, Scope, Recs))}]).
+
+max_formula(D, Scope, Recs) ->
+    X = "X" ++ integer_to_list(length(Recs)),
+    ?LET(Body, formula(D - 1, Scope, [{X, false} | Recs]), ["max(", X, ". ", Body, ")"]).
+
+and_formula(D, Scope, Recs) ->
+    ?LET(Fs, vector(2, formula(D - 1, Scope, Recs)), ["and(", lists:join(", ", Fs), ")"]).
+
+necessity(D, Scope, Recs) ->
+    ?LET({Act, Bound}, action(Scope),
+         ?LET(Body, formula(D - 1, lists:usort(Scope ++ Bound), [{R, true} || {R, _} <- Recs]),
+              ["[", Act, "] ", Body])).
+
+%% An action as {Text, Variables it binds}.
+action(Scope) ->
+    N = integer_to_list(length(Scope)),
+    ?LET({Kind, P1, P2, M, G},
+         {oneof([recv, recv, send, send, exit, spawn, init]),
+          proc(Scope, "P" ++ N), proc(Scope, "Q" ++ N), msg_pat(Scope, "M" ++ N),
+          frequency([{2, none}, {1, guard}])},
+         begin
+             {Text, Pats} = case Kind of
+                                recv -> {[P1, " ? ", M], [P1, M]};
+                                send -> {[P1, ":", P2, " ! ", M], [P1, P2, M]};
+                                exit -> {[P1, " ** ", exit_pat(M)], [P1, M]};
+                                spawn -> {[P1, " -> ", P2, ", m:g(", M, ")"], [P1, P2, M]};
+                                init -> {[P1, " <- ", P2, ", m:_(", M, ")"], [P1, P2, M]}
+                            end,
+             Vars = lists:usort(lists:append([vars_in(P) || P <- Pats])),
+             ?LET(Guard, guard(G, Vars, Scope), {[Text, Guard], Vars})
+         end).
+
+%% A process pattern: a pid atom, _, a variable in scope, or a fresh one.
+proc(Scope, Fresh) ->
+    frequency([{4, "_"}, {2, Fresh}, {1, "a"}, {1, "b"} | [{1, V} || V <- Scope]]).
+
+msg_pat(Scope, Fresh) ->
+    frequency([{4, "_"}, {2, Fresh}, {1, "0"}, {1, "1"}, {1, "{t, " ++ Fresh ++ "}"},
+               {1, "{t, 1}"} | [{1, V} || V <- Scope]]).
+
+exit_pat("0") -> "normal";
+exit_pat("1") -> "crash";
+exit_pat(M) -> M.
+
+vars_in(Pat) ->
+    [W || W <- string:lexemes(Pat, "{}, "), is_var(W)].
+
+is_var([C | _]) -> C >= $A andalso C =< $Z.
+
+guard(none, _, _) -> "";
+guard(guard, Vars, Scope) ->
+    case lists:usort(Vars ++ Scope) of
+        [] -> "";
+        All -> ?LET({V1, V2, Op}, {oneof(All), oneof(All), oneof(["=:=", "=/=", "<", ">="])},
+                    [" when ", V1, " ", Op, " ", V2, "; is_integer(", V1, "), ", V1, " > 1"])
+    end.
