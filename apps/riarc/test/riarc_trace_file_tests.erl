@@ -44,7 +44,10 @@ text_round_trip_test() ->
 
 %% Cut a binary trace at every byte: up to the header it is an error, after it the
 %% events of the whole records are read and the cut is reported.
-truncated_binary_test() ->
+truncated_binary_test_() ->
+    {timeout, 60, fun truncated_binary/0}.
+
+truncated_binary() ->
     F = tmp("cut.rtrc"),
     ok = riarc_trace_file:write(F, events(), #{}),
     {ok, Bin} = file:read_file(F),
