@@ -136,6 +136,7 @@ check_pattern({map, _, Fields}) ->
                   end, Fields);
 check_pattern(E) -> fail(first_loc(E), "illegal pattern").
 
+-spec fail(riarc_shml:loc(), string()) -> no_return().
 fail(Loc, Msg) -> throw({shml_error, Loc, Msg}).
 
 %%% Variables
