@@ -308,3 +308,21 @@ demo_run_test_() ->
 
 example(Name) ->
     hd([F || F <- example_files(), filename:basename(F) =:= Name]).
+
+%% The same properties offline, on traces with atoms for pids: a faithful P/Q/R run, and
+%% one where P sends its request to the wrong process.
+pqr_offline_test() ->
+    {ok, Mod} = riarc_shml:load_file(example("pqr.prop")),
+    MFA = fun(F) -> {riarc_demo_pqr, F, []} end,
+    Trace = fun(To) ->
+                    [{init, p, x, MFA(p)}, {spawn, p, q, MFA(q)}, {init, q, p, MFA(q)},
+                     {send, p, To, req}, {recv, q, req}, {exit, p, normal},
+                     {spawn, q, r, MFA(r)}, {init, r, q, MFA(r)}, {exit, q, normal},
+                     {exit, r, normal}]
+            end,
+    Verdicts = fun(T) ->
+                       {ok, R} = riarc_offline:check({events, T}, Mod, #{}),
+                       lists:sort([{P, V} || #{pid := P, verdict := V} <- maps:get(verdicts, R)])
+               end,
+    ?assertEqual([{p, accept}, {q, accept}, {r, accept}], Verdicts(Trace(q))),
+    ?assertEqual([{p, reject}, {q, accept}, {r, accept}], Verdicts(Trace(z))).
