@@ -350,6 +350,7 @@ try_gc(St = #st{gamma = G, pi = P}) when map_size(G) =:= 0, map_size(P) =:= 0 ->
 try_gc(St) ->
     St.
 
+-spec finish(#st{}) -> no_return().
 finish(St = #st{pending = Pending}) ->
     St1 = check(map_size(Pending) =:= 0, 'A4', {events_of_unknown_processes, Pending}, St),
     %% Invariant I16: one detach request per process taken over in priority mode.
