@@ -29,7 +29,7 @@
 %% </ul>
 -module(riarc).
 
--export([run/3, start/3, verdicts/1, stop/1, alive/1]).
+-export([run/3, start/3, verdicts/1, stop/1, alive/1, check/3, record/3]).
 -export([format_error/1, format_verdict/1]).
 
 -export_type([result/0, verdict_entry/0, opts/0]).
@@ -92,6 +92,18 @@ start(MFA, Spec, Opts) ->
             end;
         Error -> Error
     end.
+
+%% @doc Checks a recorded trace offline, with the same tracer code as online; see
+%% {@link riarc_offline:check/3}. Result is shaped as for run/3.
+-spec check(riarc_offline:source(), riarc_lambda:spec(), riarc_offline:check_opts()) ->
+    {ok, riarc_offline:result()} | {error, term()}.
+check(Source, Spec, Opts) -> riarc_offline:check(Source, Spec, Opts).
+
+%% @doc Runs {M, F, Args} under VM tracing and streams every event to File; see
+%% {@link riarc_offline:record/3}.
+-spec record({module(), atom(), list()}, file:filename_all(), riarc_offline:record_opts()) ->
+    {ok, map()} | {error, term()}.
+record(MFA, File, Opts) -> riarc_offline:record(MFA, File, Opts).
 
 %% @doc The verdicts reached so far by a session started with start/3.
 -spec verdicts(pid()) -> [verdict_entry()].
