@@ -314,6 +314,7 @@ scaffolding() ->
         L -> '$advance'(E, Rest, L ++ Acc)
     end;
 '$advance'(_, [], []) -> accept;
+'$advance'(_, [], [_] = Acc) -> {next, Acc};
 '$advance'(_, [], Acc) -> {next, maps:keys(maps:from_keys(Acc, []))}.
 '$conj'(ff, _) -> ff;
 '$conj'(_, ff) -> ff;
