@@ -57,7 +57,8 @@ run_riarc(MFA) ->
         {ok, #{verdicts := Verdicts}} ->
             Count = fun(V) -> length([E || E = #{verdict := V1} <- Verdicts, V1 =:= V]) end,
             {ok, #{monitored => length(Verdicts), accepted => Count(accept),
-                   rejected => Count(reject) + Count(error)}};
+                   rejected => Count(reject) + Count(error),
+                   not_accepted => [E || E = #{verdict := V} <- Verdicts, V =/= accept]}};
         {error, Reason} -> {error, {riarc, Reason}}
     catch
         Class:Reason -> {error, {riarc, {Class, Reason}}}
@@ -142,10 +143,18 @@ finish(P, Model, Result, Stats, Out) ->
                            rejected => maps:get(rejected, Result, 0)}),
     Files = [{"summary.csv", summary_columns(), [summary_row(Summary)]},
              {"rt_sample.csv", [rt_ms], [[X] || X <- Sample]}],
+    ok = write_not_accepted(Out, maps:get(not_accepted, Result, [])),
     case write_all(Out, Files) of
         ok -> {ok, Summary};
         Error -> Error
     end.
+
+%% Under monitoring, the verdicts other than accept, one term per line, for diagnosis:
+%% with riarc_bench_monitor a reject means a trace was incomplete or out of order.
+write_not_accepted(_Out, []) -> ok;
+write_not_accepted(Out, Entries) ->
+    file:write_file(filename:join(Out, "not_accepted.txt"),
+                    [io_lib:format("~0p.~n", [E]) || E <- Entries]).
 
 ks_of(D, Fits) ->
     case Fits of
