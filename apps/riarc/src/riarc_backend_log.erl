@@ -247,9 +247,8 @@ handle_req({trace, S, T}, E = #e{owner = O}) ->
         #{S := _Other} -> E#e{conflicts = E#e.conflicts + 1}; % A3, as the VM refuses
         #{} -> own(S, T, E)
     end;
-handle_req({preempt, S, T}, E = #e{exited = X}) when is_map_key(S, X) ->
+handle_req({preempt, S, _T}, E = #e{exited = X}) when is_map_key(S, X) ->
     %% S has exited: every event of it went to the old tracer; nothing changes hands.
-    _ = T,
     E;
 handle_req({preempt, S, T}, E) ->
     own(S, T, disown(S, E));

@@ -44,28 +44,32 @@ open(File) ->
 %% @doc The next event, or the end.
 -spec read(#r{}) -> {ok, riarc_event:event(), #r{}} | {eof, map()} | {error, term()}.
 read(R = #r{fd = Fd, file = File, line = Line}) ->
-    case io:read(Fd, '', Line) of
-        {ok, Term, End} ->
-            case valid(Term) of
-                true -> {ok, Term, R#r{line = End, events = R#r.events + 1}};
-                %% The line the term ends on (its full stop): blank lines and comments
-                %% before it are not counted against it.
-                false -> {error, {not_an_event, File, {line, last_line(End)}, Term}}
-            end;
+    %% Scanned, then parsed, so that an error names the line the term starts on.
+    case io:scan_erl_form(Fd, '', Line) of
+        {ok, Tokens, End} -> term(Tokens, R#r{line = End});
         {eof, _} ->
             ok = close(R),
             {eof, #{format => text, file => File, events => R#r.events, truncated => false}};
-        {error, {Loc, Mod, Desc}, _} ->
-            {error, {syntax, File, line_of(Loc), lists:flatten(Mod:format_error(Desc))}};
-        {error, Why} ->
-            {error, {read, File, {line, Line}, Why}}
+        {error, {Loc, Mod, Desc}, _} -> syntax(File, Loc, Mod, Desc);
+        {error, Why} -> {error, {read, File, {line, Line}, Why}}
     end.
 
-line_of({L, _Col}) -> L;
-line_of(L) -> L.
+term(Tokens = [First | _], R = #r{file = File}) ->
+    case erl_parse:parse_term(Tokens) of
+        {ok, Term} ->
+            case valid(Term) of
+                true -> {ok, Term, R#r{events = R#r.events + 1}};
+                false -> {error, {not_an_event, File, {line, erl_scan:line(First)}, Term}}
+            end;
+        {error, {Loc, Mod, Desc}} -> syntax(File, Loc, Mod, Desc)
+    end.
 
-%% io:read counts the newline after the full stop: the term ended a line before.
-last_line(End) -> max(1, End - 1).
+syntax(File, Loc, Mod, Desc) ->
+    {error, {syntax, File, line_of(Loc), lists:flatten(Mod:format_error(Desc))}}.
+
+line_of({L, _Col}) -> L;
+line_of(L) when is_integer(L) -> L;
+line_of(Anno) -> erl_anno:line(Anno).
 
 %% The whole event shape, MFA included: anything else is rejected with its line.
 valid(Ev = {K, _, _, MFA}) when K =:= init; K =:= spawn -> riarc_event:is_event(Ev) andalso mfa(MFA);
