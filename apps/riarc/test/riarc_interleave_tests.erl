@@ -67,6 +67,20 @@ prop_any_interleaving() ->
             end).
 
 %% The first arrangement is the one with every process monitored.
+%% Shrinking reaches a minimal interleaving: a property that fails as soon as Q's
+%% receive comes before P's spawn of Q shrinks to the two steps that put it there.
+shrinking_test() ->
+    Sys = riarc_interleave:pqr(),
+    Prop = ?FORALL(Sched, list(non_neg_integer()),
+                   begin
+                       I = riarc_interleave:schedule(Sys, Sched),
+                       index({spawn, p, q, {riarc_demo_pqr, q, []}}, I) < index({recv, q, req}, I)
+                   end),
+    false = proper:quickcheck(Prop, [{numtests, 1000}, quiet]),
+    ?assertEqual([[1, 1]], proper:counterexample()).
+
+index(E, L) -> length(lists:takewhile(fun(X) -> X =/= E end, L)).
+
 arrangement(Sys, Mask) ->
     All = hd(riarc_interleave:arrangements(Sys)),
     [S || {S, true} <- lists:zip(All, pad(Mask, length(All)))].
