@@ -219,24 +219,30 @@ spec_clause({Ci, {clause, A, {call, _, M, F, Args}, Formula}}, St0) ->
                        {call, A, {atom, A, '$mon'}, [{integer, A, Ci}, to_expr(Cont, A)]}]},
     {{clause, A, [Head], [], [Body]}, St}.
 
-%% The continuation of a formula: ff | {list, [PendingExpr]} | {dyn, Expr}.
-cont({ff, _}, _, _, St) -> {ff, St};
-cont({tt, _}, _, _, St) -> {{list, []}, St};
-cont({rvar, A, X}, _, Rec, St) ->
-    #{X := {J, Params}} = Rec,
+%% The continuation of a formula: ff | {list, [PendingExpr]} | {dyn, Expr}. A formula
+%% that can never reach ff is tt: nothing is left pending for it.
+cont(F, Scope, Rec, St) ->
+    case can_fail(F, Rec) of
+        true -> cont1(F, Scope, Rec, St);
+        false -> {{list, []}, St}
+    end.
+
+cont1({ff, _}, _, _, St) -> {ff, St};
+cont1({rvar, A, X}, _, Rec, St) ->
+    #{X := {J, Params, _}} = Rec,
     {{dyn, {call, A, {atom, A, rec_name(J)}, vars(Params, A)}}, St};
-cont({max, A, X, Body} = F, Scope, Rec, #{max := J0} = St0) ->
+cont1({max, A, X, Body} = F, Scope, Rec, #{max := J0} = St0) ->
     J = J0 + 1,
     Params = fv(F, Scope, Rec),
-    {BodyCont, St1} = cont(Body, Params, Rec#{X => {J, Params}}, St0#{max := J}),
+    {BodyCont, St1} = cont(Body, Params, Rec#{X => {J, Params, true}}, St0#{max := J}),
     Fun = {function, A, rec_name(J), length(Params),
            [{clause, A, vars(Params, A), [], [to_expr(BodyCont, A)]}]},
     #{recs := Recs} = St1,
     {{dyn, {call, A, {atom, A, rec_name(J)}, vars(Params, A)}}, St1#{recs := [Fun | Recs]}};
-cont({'and', A, Fs}, Scope, Rec, St0) ->
+cont1({'and', A, Fs}, Scope, Rec, St0) ->
     {Conts, St} = lists:mapfoldl(fun(F, S) -> cont(F, Scope, Rec, S) end, St0, Fs),
     {lists:foldl(fun(C, Acc) -> conj(Acc, C, A) end, {list, []}, Conts), St};
-cont({nec, A, {act, _, Kind, Fields, Guard}, Body} = F, Scope, Rec, #{nec := I0} = St0) ->
+cont1({nec, A, {act, _, Kind, Fields, Guard}, Body} = F, Scope, Rec, #{nec := I0} = St0) ->
     I = I0 + 1,
     Params = fv(F, Scope, Rec),
     Pats = action_patterns(Kind, Fields),
@@ -260,14 +266,23 @@ to_expr({list, Es}, A) -> list_expr(Es, A);
 to_expr({dyn, E}, _) -> E.
 
 %% The data variables a formula needs from the scope it occurs in.
-fv({max, _, X, Body}, Scope, Rec) -> fv(Body, Scope, Rec#{X => {0, []}});
-fv({rvar, _, X}, _, Rec) -> #{X := {_, Params}} = Rec, Params;
+fv({max, _, X, Body}, Scope, Rec) -> fv(Body, Scope, Rec#{X => {0, [], false}});
+fv({rvar, _, X}, _, Rec) -> #{X := {_, Params, _}} = Rec, Params;
 fv({'and', _, Fs}, Scope, Rec) -> lists:usort(lists:append([fv(F, Scope, Rec) || F <- Fs]));
 fv({nec, _, {act, _, Kind, Fields, Guard}, Body}, Scope, Rec) ->
     Pats = action_patterns(Kind, Fields),
     Inner = fv(Body, lists:usort(Scope ++ pattern_vars(Pats)), Rec),
     ordsets:intersection(lists:usort(names(Pats) ++ names(Guard) ++ Inner), Scope);
 fv(_, _, _) -> [].
+
+%% Whether a formula can ever reach ff (assuming every action may match). For max(X. F)
+%% this is the least fixpoint: F with X taken as unable to fail.
+can_fail({ff, _}, _) -> true;
+can_fail({tt, _}, _) -> false;
+can_fail({rvar, _, X}, Rec) -> #{X := {_, _, Can}} = Rec, Can;
+can_fail({max, _, X, Body}, Rec) -> can_fail(Body, Rec#{X => {0, [], false}});
+can_fail({'and', _, Fs}, Rec) -> lists:any(fun(F) -> can_fail(F, Rec) end, Fs);
+can_fail({nec, _, _, Body}, Rec) -> can_fail(Body, Rec).
 
 event_pattern(spawn, [P, C, {call, A, M, F, Args}], A0) ->
     {tuple, A0, [{atom, A0, spawn}, P, C, {tuple, A, [M, F, list_expr(Args, A)]}]};

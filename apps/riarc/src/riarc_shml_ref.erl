@@ -4,9 +4,10 @@
 %% (riarc_shml_tests compares the two on random formulae and traces).
 %%
 %% A state is `ff' or a list of pending necessities `{[Action]F, Bindings, RecEnv}';
-%% `tt' is the empty list. On an event every pending necessity whose action matches is
-%% replaced by its continuation and every other one is dropped; the verdict is reject
-%% once `ff' is reached and accept once nothing is pending.
+%% `tt' is the empty list, and so is any formula from which no path leads to ff. On an
+%% event every pending necessity whose action matches is replaced by its continuation and
+%% every other one is dropped; the verdict is reject once `ff' is reached and accept once
+%% nothing is pending.
 %% ```
 %% 1> {ok, Cs} = riarc_shml:parse_string("with m:f() monitor [P ? x][P:_ ! y]ff.", "t").
 %% 2> riarc_shml_ref:verdict(Cs, {m, f, []}, [{init, a, b, {m, f, []}}]).
@@ -76,17 +77,36 @@ conj(ff, _) -> ff;
 conj(_, ff) -> ff;
 conj(L1, L2) -> L1 ++ L2.
 
-%% A formula, unfolded down to its pending necessities.
-norm({ff, _}, _, _) -> ff;
-norm({tt, _}, _, _) -> [];
-norm({nec, _, _, _} = N, B, R) -> [{N, B, R}];
-norm({'and', _, Fs}, B, R) ->
+%% A formula, unfolded down to its pending necessities; one that can never reach ff
+%% leaves nothing pending.
+norm(F, B, R) ->
+    case can_fail(F, R, []) of
+        true -> norm1(F, B, R);
+        false -> []
+    end.
+
+norm1({ff, _}, _, _) -> ff;
+norm1({tt, _}, _, _) -> [];
+norm1({nec, _, _, _} = N, B, R) -> [{N, B, R}];
+norm1({'and', _, Fs}, B, R) ->
     lists:foldl(fun(_, ff) -> ff;
                    (F, Acc) -> conj(Acc, norm(F, B, R)) end, [], Fs);
-norm({max, _, X, Body} = Max, B, R) -> norm(Body, B, R#{X => {Max, B, R}});
-norm({rvar, _, X}, _, R) ->
+norm1({max, _, X, Body} = Max, B, R) -> norm(Body, B, R#{X => {Max, B, R}});
+norm1({rvar, _, X}, _, R) ->
     #{X := {Max, B0, R0}} = R,
     norm(Max, B0, R0).
+
+%% Whether some path of the formula leads to ff, following recursion variables to their
+%% max (each max at most once on a path: looping back to it adds no new path).
+can_fail({ff, _}, _, _) -> true;
+can_fail({tt, _}, _, _) -> false;
+can_fail({nec, _, _, Body}, R, Seen) -> can_fail(Body, R, Seen);
+can_fail({'and', _, Fs}, R, Seen) -> lists:any(fun(F) -> can_fail(F, R, Seen) end, Fs);
+can_fail({max, _, X, Body} = Max, R, Seen) ->
+    can_fail(Body, R#{X => {Max, none, R}}, [Max | Seen]);
+can_fail({rvar, _, X}, R, Seen) ->
+    #{X := {Max, _, R0}} = R,
+    not lists:member(Max, Seen) andalso can_fail(Max, R0, Seen).
 
 match_action({act, A, Kind, Fields, Guard}, Event, B) ->
     match(event_pattern(Kind, Fields, A), Guard, Event, B).

@@ -146,6 +146,14 @@ table() ->
       [?INIT, {recv, c, a}, {send, c, d, x}, {recv, c, b}], accept},
      %% spawn and exit are always seen
      {"[_ <- _, _:_()] [_ ? a] [_ ? b] ff", [?INIT, {recv, c, a}, {exit, c, normal}, {recv, c, b}], accept},
+     %% a formula that can no longer reach ff is tt: accept at once
+     {"[_ <- _, _:_()] [_ ? x] [_ ? y] tt", [?INIT, {recv, c, x}], accept},
+     {"max(X. and([_ ? _] X, [_ <- _, _:_()] X))", [?INIT], accept},
+     {"[_ <- _, _:_()] max(X. and([_ ? a] X, [_ ? b] max(Y. [_ ? c] Y)))", [?INIT], accept},
+     {"[_ <- _, _:_()] max(X. and([_ ? a] X, [_ ? b] max(Y. [_ ? c] X), [_ ? d] ff))",
+      [?INIT, {recv, c, b}, {recv, c, c}], none},
+     {"[_ <- _, _:_()] and([_ ? a] tt, [_ ? _] [_ ? x] ff)", [?INIT, {recv, c, a}], none},
+     {"[_ <- _, _:_()] and([_ ? a] tt, [_ ? b] [_ ? x] ff)", [?INIT, {recv, c, a}], accept},
      %% comments, parentheses
      {"% a comment\n([_ <- _, _:_()] % another\n ff)", [?INIT], reject}].
 
@@ -160,7 +168,7 @@ table_test_() ->
 %% A long trace where two branches keep matching: the state stays small (duplicates of
 %% a pending necessity with the same values are merged).
 no_blowup_test() ->
-    Src = with("max(X. and([_ ? _] X, [_ ? _] X, [_ <- _, _:_()] X))"),
+    Src = with("max(X. and([_ ? _] X, [_ ? _] X, [_ ? stop] ff, [_ <- _, _:_()] X))"),
     Trace = [?INIT | [{recv, c, N rem 3} || N <- lists:seq(1, 20000)]],
     {T, V} = timer:tc(fun() -> verdict(Src, ?MFA, Trace) end),
     ?assertEqual(none, V),
