@@ -11,7 +11,7 @@
 %% Exit status: 0 when no verdict is reject or error, 1 otherwise, 2 on bad input.
 -module(riarc_cli).
 
--export([main/1, parse_args/1, demo/1]).
+-export([main/1, parse_args/1, demo/1, spec_of/1]).
 
 -define(USAGE,
 "usage: riarc COMMAND ...~n"
@@ -52,10 +52,10 @@ parse_run(Args) ->
     maybe_parsed(parse_args(Args), fun(Flags) ->
         case {Flags, spec_of(Flags)} of
             {_, {error, _} = E} -> E;
-            {#{"-m" := M, "-f" := F}, {ok, Spec}} ->
+            {#{"-m" := M, "-f" := F}, {ok, Spec, SpecOpts}} ->
                 case {term_list(maps:get("-a", Flags, "[]")), timeout_of(Flags)} of
                     {{ok, A}, {ok, T}} ->
-                        {ok, {list_to_atom(M), list_to_atom(F), A}, Spec, #{timeout => T}};
+                        {ok, {list_to_atom(M), list_to_atom(F), A}, Spec, SpecOpts#{timeout => T}};
                     {{error, _} = E, _} -> E;
                     {_, {error, _} = E} -> E
                 end;
@@ -66,16 +66,19 @@ parse_run(Args) ->
 maybe_parsed({ok, Flags}, Fun) -> Fun(Flags);
 maybe_parsed({error, _} = E, _Fun) -> E.
 
-%% The monitors come from a Spec module on the code path or from a property file.
+%% @doc The monitors of a command: a Spec module on the code path (`--monitors') or a
+%% property file (`--props'), with the run options it implies: a compiled property file
+%% knows which message events its properties can ever need, and only those are traced.
+-spec spec_of(#{string() => string()}) -> {ok, module(), riarc:opts()} | {error, iolist()}.
 spec_of(#{"--monitors" := Mod}) ->
     M = list_to_atom(Mod),
     case riarc_lambda:valid_spec(M) of
-        true -> {ok, M};
+        true -> {ok, M, #{}};
         false -> {error, io_lib:format("~s is not a module exporting spec/1 on the code path", [Mod])}
     end;
 spec_of(#{"--props" := File}) ->
     case riarc_shml:load_file(File) of
-        {ok, Mod} -> {ok, Mod};
+        {ok, Mod} -> {ok, Mod, #{events => Mod:trace_flags()}};
         {error, Reason} -> {error, riarc_shml:format_error(Reason)}
     end;
 spec_of(_) ->
