@@ -96,7 +96,7 @@ sample(S = #{sched := Sched0, t0 := T0, opts := Opts}) ->
     #{window := Win, all := All} = S,
     Elapsed = erlang:monotonic_time(millisecond) - T0,
     Row = [Elapsed, Util, MemTotal, MemProcs | Counts]
-        ++ [us_to_ms(mean_or_zero(Win)), us_to_ms(mean_or_zero(All)),
+        ++ [window_mrt(Win), us_to_ms(mean_or_zero(All)),
             riarc_bench_stats:count(All)],
     ok = riarc_bench_writer:row(maps:get(writer, Opts), Row),
     progress(Opts, Elapsed, Counts, Util, All),
@@ -123,6 +123,14 @@ mean_or_zero(W) ->
     end.
 
 us_to_ms(Us) -> Us / 1000.
+
+%% A window in which no sampled response was dequeued has no mean: the field stays
+%% empty (a 0 would read as "instant responses" in plots).
+window_mrt(Win) ->
+    case riarc_bench_stats:count(Win) of
+        0 -> "";
+        _ -> us_to_ms(riarc_bench_stats:mean(Win))
+    end.
 
 progress(#{progress := true, workers := N}, Elapsed, [Created, Ended, _Req, Acks, _Msgs], Util, All) ->
     io:format(standard_error, "\r[bench] ~6.1fs  workers ~b/~b created, ~b done  acks ~b  "

@@ -161,18 +161,19 @@ ts_plot(Out, Plots, Series, Col, Name, Label, Scale) ->
     Lines = [io_lib:format("'~ts' using ($1/1000):($~b*~p) every ::1 with lines title '~s n=~b'",
                            [filename:join([Out, "runs", Id, "rep1", "timeseries.csv"]), Col, Scale, L, N])
              || {L, Rs} <- Series, #{id := Id, bench := #{workers := N}} <- [largest(Rs)]],
-    io_lib:format("set output '~ts'\nset datafile separator ','\nset xlabel 'time (s)'\nset ylabel '~s'\n"
-                  "set title '~s over time (largest n, first repetition)'\nplot ~ts\nset datafile separator whitespace\n",
+    io_lib:format("set output '~ts'\nset datafile separator ','\nset xrange [0:*]\nset xlabel 'time (s)'\n"
+                  "set ylabel '~s'\nset title '~s over time (largest n, first repetition)'\nplot ~ts\n"
+                  "set datafile separator whitespace\nset autoscale x\n",
                   [filename:join(Plots, "ts_" ++ atom_to_list(Name) ++ ".png"), Label, Label,
                    lists:join(", ", Lines)]).
 
 fit_plot(Plots, Label) ->
     Dat = filename:join(Plots, "fit-" ++ Label ++ ".dat"),
-    io_lib:format("set output '~ts'\nset xlabel 'response time (ms)'\nset ylabel 'density'\n"
+    io_lib:format("set output '~ts'\nset xrange [0:*]\nset xlabel 'response time (ms)'\nset ylabel 'density'\n"
                   "set title 'Response times, ~s: MLE fits'\nset key top right\nset style fill solid 0.3\n"
                   "plot '~ts' using 1:2 with boxes title 'sample', '' using 1:3 with lines lw 2 title 'normal', "
                   "'' using 1:4 with lines lw 2 title 'log-normal', '' using 1:5 with lines lw 2 title 'gamma'\n"
-                  "set key top left\nset style fill empty\n",
+                  "set key top left\nset style fill empty\nset autoscale x\n",
                   [filename:join(Plots, "fit-" ++ Label ++ ".png"), Label, Dat]).
 
 run_gnuplot(ScriptPath, Script) ->
