@@ -128,27 +128,57 @@ fail(Msg) ->
 
 %%% demo
 
-%% @doc `make demo': the ticket service, eight clients, verdicts and tracer statistics.
+%% @doc `make demo': the ticket service with eight clients, monitored three ways: by
+%% Erlang monitors online, by a property file online, and offline over a recording.
 -spec demo([string()]) -> 0 | 1 | 2.
 demo(_Args) ->
     MFA = {riarc_demo, main, [8, 25]},
     io:format("riarc demo: a supervised ticket dispenser (gen_server) with a lost-update race,~n"
               "8 concurrent clients x 25 tickets, every process monitored from outside.~n"
-              "Property (riarc_demo_monitors): the dispenser never hands out a ticket twice;~n"
-              "every client gets distinct tickets and exits normally.~n~n"),
-    case riarc:run(MFA, riarc_demo_monitors, #{timeout => 30000, log => false}) of
+              "Property: the dispenser never hands out a ticket twice; every client gets~n"
+              "distinct tickets and exits normally.~n"),
+    Steps = [{"1. online, properties as Erlang monitors (riarc_demo_monitors)",
+              fun() -> riarc:run(MFA, riarc_demo_monitors, #{timeout => 30000, log => false}) end},
+             {"2. online, properties in sHML (examples/props/demo.prop)",
+              fun() -> with_props("examples/props/demo.prop", fun(Spec, Opts) ->
+                           riarc:run(MFA, Spec, Opts#{timeout => 30000, log => false}) end) end},
+             {"3. offline: the run recorded to a trace file, then checked",
+              fun() -> record_and_check(MFA) end}],
+    Statuses = [demo_step(Title, Fun) || {Title, Fun} <- Steps],
+    lists:max(Statuses).
+
+demo_step(Title, Fun) ->
+    io:format("~n~s~n", [Title]),
+    case Fun() of
         {ok, R = #{verdicts := Vs, tracers := #{spawned := Sp, peak := Pk}}} ->
             _ = [io:format("  ~s~n", [riarc:format_verdict(V)]) || V <- Vs],
-            io:format("~ntracers: ~b spawned, ~b at peak, all collected; "
-                      "~b events traced, ~b analysed, ~b routed between tracers; ~b invariant violations; ~.1f ms~n",
+            io:format("  tracers: ~b spawned, ~b at peak, all collected; ~b events traced, "
+                      "~b analysed, ~b routed between tracers; ~b invariant violations; ~.1f ms~n",
                       [Sp, Pk, maps:get(events, R), maps:get(analysed, R), maps:get(routed, R),
                        length(maps:get(violations, R)), maps:get(duration_us, R) / 1000]),
-            Rejects = [V || V = #{verdict := reject} <- Vs],
-            io:format("~s~n", [case Rejects of
-                                   [] -> "This run happened not to hit the race; run it again.";
-                                   _ -> "The race was caught: the dispenser handed out a duplicate ticket."
-                               end]),
+            io:format("  ~s~n", [case [V || V = #{verdict := reject} <- Vs] of
+                                     [] -> "this run happened not to hit the race; run it again";
+                                     _ -> "caught: the dispenser handed out a duplicate ticket"
+                                 end]),
             0;
-        {error, Reason} ->
-            fail(riarc:format_error(Reason))
+        {error, Msg} when is_list(Msg) -> fail(Msg);
+        {error, Reason} -> fail(riarc:format_error(Reason))
+    end.
+
+with_props(File, Fun) ->
+    case spec_of(#{"--props" => File}) of
+        {ok, Spec, Opts} -> Fun(Spec, Opts);
+        {error, Msg} -> {error, lists:flatten(Msg)}
+    end.
+
+record_and_check(MFA) ->
+    File = filename:join(os:getenv("TMPDIR", "/tmp"),
+                         "riarc-demo-" ++ os:getpid() ++ ".rtf"),
+    try riarc:record(MFA, File, #{}) of
+        {ok, #{events := N}} ->
+            io:format("  recorded ~b events to ~s~n", [N, File]),
+            riarc:check(File, riarc_demo_monitors, #{});
+        {error, Reason} -> {error, lists:flatten(riarc_offline:format_error(Reason))}
+    after
+        _ = file:delete(File)
     end.
