@@ -153,10 +153,9 @@ run_all(Cfg, Out) ->
     Total = length(Benches),
     T0 = erlang:monotonic_time(millisecond),
     Load0 = loadavg(),
-    Results = [run_bench(B, I, Total, Cfg, Out) || {I, B} <- lists:zip(lists:seq(1, Total), Benches)],
-    case [E || {error, _} = E <- Results] of
-        [Error | _] -> Error;
-        [] ->
+    case run_benches(lists:zip(lists:seq(1, Total), Benches), Total, Cfg, Out, []) of
+        {error, _} = Error -> Error;
+        {ok, Results} ->
             Elapsed = erlang:monotonic_time(millisecond) - T0,
             ok = write_csvs(Out, Results),
             riarc_bench_report:write(Cfg, Results, Out, #{elapsed_ms => Elapsed,
@@ -169,6 +168,15 @@ loadavg() ->
     case file:read_file("/proc/loadavg") of
         {ok, Bin} -> lists:join(" ", lists:sublist(string:lexemes(binary_to_list(Bin), " "), 3));
         {error, _} -> "unknown"
+    end.
+
+%% Benchmarks in order; the first failing one stops the experiment (the runs made so
+%% far stay on disk under runs/).
+run_benches([], _Total, _Cfg, _Out, Acc) -> {ok, lists:reverse(Acc)};
+run_benches([{I, B} | Rest], Total, Cfg, Out, Acc) ->
+    case run_bench(B, I, Total, Cfg, Out) of
+        {error, _} = Error -> Error;
+        Result -> run_benches(Rest, Total, Cfg, Out, [Result | Acc])
     end.
 
 %% One benchmark: its repetitions, each in a new VM.
