@@ -68,8 +68,7 @@ syntax(File, Loc, Mod, Desc) ->
     {error, {syntax, File, line_of(Loc), lists:flatten(Mod:format_error(Desc))}}.
 
 line_of({L, _Col}) -> L;
-line_of(L) when is_integer(L) -> L;
-line_of(Anno) -> erl_anno:line(Anno).
+line_of(L) -> L.
 
 %% The whole event shape, MFA included: anything else is rejected with its line.
 valid(Ev = {K, _, _, MFA}) when K =:= init; K =:= spawn -> riarc_event:is_event(Ev) andalso mfa(MFA);
