@@ -37,6 +37,7 @@
                       parent := #{sid() => sid()},
                       mfa := #{riarc_event:mfa_args() => sid()}}.
 -type verify_opts() :: #{workers => pos_integer(), timeout => timeout(),
+                         perturb => undefined | pos_integer(),
                          max_interleavings => pos_integer() | infinity}.
 
 %%% ---------------------------------------------------------------------------
@@ -184,7 +185,9 @@ run_schedule(Queues, Sched, Rev) ->
 
 %% @doc Replays one interleaving under one arrangement (the processes given a monitor of
 %% their own) and checks it; `{error, Why}' says what went wrong.
--spec check_one(system(), [event()], [sid()], #{timeout => timeout()}) -> ok | {error, term()}.
+-spec check_one(system(), [event()], [sid()],
+                #{timeout => timeout(), perturb => undefined | pos_integer()}) ->
+    ok | {error, term()}.
 check_one(Sys = #{mfa := ByMFA}, Interleaving, Monitored, Opts) ->
     Ref = make_ref(),
     Self = self(),
@@ -195,7 +198,9 @@ check_one(Sys = #{mfa := ByMFA}, Interleaving, Monitored, Opts) ->
                        _ -> undefined
                    end
            end,
-    COpts = #{timeout => maps:get(timeout, Opts, 10000), invariants => true, log => false},
+    %% perturb (µs): tracers randomly slow to act on spawns, widening the races.
+    COpts = #{timeout => maps:get(timeout, Opts, 10000), invariants => true, log => false,
+              perturb => maps:get(perturb, Opts, undefined)},
     Outcome = riarc_offline:check({events, Interleaving}, Spec, COpts),
     Got = collect(Ref, #{}),
     judge(Outcome, Got, Sys, Monitored).

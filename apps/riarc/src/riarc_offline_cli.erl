@@ -22,7 +22,7 @@
 "                   [--timeout MS]~n"
 "       riarc record -m MOD -f FUN [-a ARGS] -o FILE [--payloads true|false]~n"
 "                   [--format binary|text] [--timeout MS]~n"
-"       riarc verify [--max-procs N] [--workers N]~n").
+"       riarc verify [--max-procs N] [--workers N] [--perturb MICROSECONDS]~n").
 
 %% @doc Runs the command in Args (its first element) and halts with its status.
 -spec main([string()]) -> no_return().
@@ -144,24 +144,26 @@ args(Text) ->
 
 verify(Flags) ->
     case {integer(Flags, "--max-procs", 4),
-          integer(Flags, "--workers", erlang:system_info(schedulers_online))} of
-        {{ok, N}, {ok, W}} when N >= 1, W >= 1 ->
+          integer(Flags, "--workers", erlang:system_info(schedulers_online)),
+          integer(Flags, "--perturb", 0)} of
+        {{ok, N}, {ok, W}, {ok, P}} when N >= 1, W >= 1 ->
             T0 = erlang:monotonic_time(millisecond),
-            Status = sweep(riarc_interleave:sweep_systems(N), W, 0),
+            Opts = #{workers => W, perturb => case P of 0 -> undefined; _ -> P end},
+            Status = sweep(riarc_interleave:sweep_systems(N), Opts, 0),
             io:format("total: ~.1f s~n", [(erlang:monotonic_time(millisecond) - T0) / 1000]),
             Status;
-        _ -> fail("--max-procs and --workers take a positive number")
+        _ -> fail("--max-procs and --workers take a positive number, --perturb a number")
     end.
 
-sweep([], _W, Runs) ->
+sweep([], _Opts, Runs) ->
     io:format("all ~b replays passed~n", [Runs]),
     0;
-sweep([{Name, Sys} | Rest], W, Runs) ->
-    case riarc_interleave:verify(Sys, #{workers => W}) of
+sweep([{Name, Sys} | Rest], Opts, Runs) ->
+    case riarc_interleave:verify(Sys, Opts) of
         {ok, #{interleavings := I, arrangements := A, runs := R, duration_us := D}} ->
             io:format("~s: ~b interleavings x ~b arrangements = ~b replays, ok (~.1f s)~n",
                       [Name, I, A, R, D / 1.0e6]),
-            sweep(Rest, W, Runs + R);
+            sweep(Rest, Opts, Runs + R);
         {error, Failure} ->
             io:format("~s: FAILED~n~ts~n", [Name, riarc_interleave:format_error(Failure)]),
             1

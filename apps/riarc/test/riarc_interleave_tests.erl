@@ -50,15 +50,25 @@ random_systems_test_() ->
         ?assert(proper:quickcheck(prop_any_interleaving(), [{numtests, 1000}, {to_file, user}]))
     end}.
 
+%% The same with tracers randomly slow to act on spawn events (up to 50 µs): the races
+%% of figs. 5 and 6 on top of the interleaving's own.
+perturbed_random_systems_test_() ->
+    {timeout, 120, fun() ->
+        ?assert(proper:quickcheck(prop_any_interleaving(#{perturb => 50}),
+                                  [{numtests, 300}, {to_file, user}]))
+    end}.
+
+prop_any_interleaving() -> prop_any_interleaving(#{}).
+
 %% A random spawn tree of up to 6 processes exchanging messages with per-sender
 %% sequence numbers; a random schedule (shrinking to a minimal interleaving) and a
 %% random arrangement.
-prop_any_interleaving() ->
+prop_any_interleaving(Opts) ->
     ?FORALL({Sys, Sched, Mask}, {system(), list(non_neg_integer()), list(boolean())},
             begin
                 I = riarc_interleave:schedule(Sys, Sched),
                 Arr = arrangement(Sys, Mask),
-                case riarc_interleave:check_one(Sys, I, Arr, #{}) of
+                case riarc_interleave:check_one(Sys, I, Arr, Opts) of
                     ok -> true;
                     {error, Why} ->
                         io:format("interleaving ~p~narrangement ~p~n~p~n", [I, Arr, Why]),
