@@ -58,19 +58,9 @@
     {ok, result()} | {error, term()}.
 run(MFA, Spec, Opts) ->
     case start(MFA, Spec, Opts) of
-        {ok, Session} -> await(Session, maps:get(timeout, Opts, maps:get(timeout, ?DEFAULTS)));
+        {ok, Session} ->
+            riarc_session:finish(Session, maps:get(timeout, Opts, maps:get(timeout, ?DEFAULTS)));
         Error -> Error
-    end.
-
-await(Session, Timeout) ->
-    case riarc_session:await(Session, Timeout) of
-        {ok, Result} ->
-            {ok, _} = riarc_session:stop(Session),
-            {ok, Result};
-        {error, timeout} ->
-            Alive = riarc_session:alive(Session),
-            {ok, _} = riarc_session:stop(Session),
-            {error, {timeout, Timeout, Alive}}
     end.
 
 %% @doc Starts monitoring a system and returns at once with the session's handle.
@@ -159,11 +149,12 @@ format_error({bad_opts, Opts}) ->
     flat("options must be a map, not ~0tp", [Opts]);
 format_error({bad_option, K, V}) ->
     flat("option ~0tp has the invalid value ~0tp", [K, V]);
-format_error({timeout, T, #{tracers := Ts, processes := Ps}}) ->
+format_error({timeout, T, #{tracers := Ts, processes := Ps}}) when is_integer(T); T =:= infinity ->
     flat("the run did not end within ~p ms: ~b tracer(s) still alive, tracing ~b system "
          "process(es): ~0tp", [T, length(Ts), length(Ps), Ps]);
 format_error(Other) ->
-    flat("~0tp", [Other]).
+    %% Errors of the offline engine (files, positions) have their own sentences.
+    riarc_offline:format_error(Other).
 
 %% @doc One line for a verdict: `<pid> <mfa> <verdict>'.
 -spec format_verdict(verdict_entry()) -> string().

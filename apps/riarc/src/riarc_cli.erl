@@ -11,7 +11,7 @@
 %% Exit status: 0 when no verdict is reject or error, 1 otherwise, 2 on bad input.
 -module(riarc_cli).
 
--export([main/1, parse_args/1, demo/1, spec_of/1]).
+-export([main/1, parse_args/1, demo/1, spec_of/1, term_list/1]).
 
 -define(USAGE,
 "usage: riarc COMMAND ...~n"
@@ -100,6 +100,8 @@ parse_args([[$- | _] = Flag, Value | Rest], Acc) when hd(Value) =/= $- orelse Va
 parse_args([[$- | _] = Flag | _], _Acc) -> {error, io_lib:format("~s needs a value", [Flag])};
 parse_args([Other | _], _Acc) -> {error, io_lib:format("unexpected argument ~s", [Other])}.
 
+%% @doc Parses the text of an Erlang list given on the command line (`-a').
+-spec term_list(string()) -> {ok, list()} | {error, iolist()}.
 term_list(Text) ->
     case erl_scan:string(Text ++ ".") of
         {ok, Tokens, _} ->
@@ -178,7 +180,7 @@ record_and_check(MFA) ->
         {ok, #{events := N}} ->
             io:format("  recorded ~b events to ~s~n", [N, File]),
             riarc:check(File, riarc_demo_monitors, #{});
-        {error, Reason} -> {error, lists:flatten(riarc_offline:format_error(Reason))}
+        {error, Reason} -> {error, lists:flatten(riarc:format_error(Reason))}
     after
         _ = file:delete(File)
     end.

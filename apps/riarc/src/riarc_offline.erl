@@ -129,15 +129,7 @@ run_session(Engine, Session, Open, Timeout) ->
 
 %% Every process exited in the file: the tracers end by themselves (TRYGC).
 finish_session(Session, [], Timeout) ->
-    case riarc_session:await(Session, Timeout) of
-        {ok, Result} ->
-            {ok, _} = riarc_session:stop(Session),
-            {ok, Result};
-        {error, timeout} ->
-            Alive = riarc_session:alive(Session),
-            {ok, _} = riarc_session:stop(Session),
-            {error, {timeout, Timeout, Alive}}
-    end;
+    riarc_session:finish(Session, Timeout);
 %% Some process was still running when the recording ended: its tracer would wait for
 %% its exit for ever. Each round of `alive' is answered by every tracer after the
 %% messages already in its mailbox, so after two rounds the replayed events have been
@@ -307,15 +299,9 @@ untrace(#rec{live = L}) ->
 %%% Errors
 %%% ---------------------------------------------------------------------------
 
-%% @doc A sentence for an error of check/3 or record/3.
+%% @doc A sentence for an error of check/3 or record/3 that is the offline engine's own;
+%% riarc:format_error/1 covers the errors of entry points and Specs and ends here.
 -spec format_error(term()) -> string().
-format_error({undef, {M, F, Arity}}) ->
-    flat("the system's entry point ~s:~s/~b does not exist (is the module on the code path?)",
-         [M, F, Arity]);
-format_error({bad_mfa, MFA}) ->
-    flat("~0tp is not a {Module, Function, Args} entry point", [MFA]);
-format_error({bad_spec, Spec}) ->
-    flat("~0tp is not a Spec: give a fun of arity 1 or a module exporting spec/1", [Spec]);
 format_error({timeout, T, #{tracers := Ts, processes := Ps}}) ->
     flat("the check did not end within ~p ms: ~b tracer(s) still alive, tracing ~0tp",
          [T, length(Ts), Ps]);

@@ -49,8 +49,8 @@ check(Flags = #{"--trace" := File}) ->
                  #{"--wrap" := Tail} -> {dbg_wrap, File, Tail};
                  #{} -> File
              end,
-    case {monitors(Flags), integer(Flags, "--timeout", 60000)} of
-        {{ok, Spec}, {ok, T}} -> checked(Source, riarc_offline:check(Source, Spec, #{timeout => T}));
+    case {riarc_cli:spec_of(Flags), integer(Flags, "--timeout", 60000)} of
+        {{ok, Spec, _RunOpts}, {ok, T}} -> checked(Source, riarc_offline:check(Source, Spec, #{timeout => T}));
         {{error, Msg}, _} -> fail(Msg);
         {_, {error, Msg}} -> fail(Msg)
     end;
@@ -58,7 +58,7 @@ check(_) ->
     fail("check needs --trace FILE").
 
 checked(_Source, {error, Reason}) ->
-    fail(riarc_offline:format_error(Reason));
+    fail(riarc:format_error(Reason));
 checked(Source, {ok, Result = #{verdicts := Vs}}) ->
     warn_trace(Source, maps:get(trace, Result, #{})),
     _ = [io:format("~ts ~s~n", [process(P), V]) || #{pid := P, verdict := V} <- Vs],
@@ -85,20 +85,6 @@ process(P) when is_pid(P) -> pid_to_list(P);
 process(B) when is_binary(B) -> binary_to_list(B);
 process(T) -> io_lib:format("~0tp", [T]).
 
-monitors(#{"--monitors" := Mod}) ->
-    M = list_to_atom(Mod),
-    case riarc_lambda:valid_spec(M) of
-        true -> {ok, M};
-        false -> {error, io_lib:format("~s is not a module exporting spec/1 on the code path", [Mod])}
-    end;
-monitors(#{"--props" := File}) ->
-    case riarc_shml:load_file(File) of
-        {ok, Mod} -> {ok, Mod};
-        {error, Reason} -> {error, riarc_shml:format_error(Reason)}
-    end;
-monitors(_) ->
-    {error, "give the monitors with --monitors MODULE or --props FILE"}.
-
 %%% record
 
 record(Flags = #{"-m" := M, "-f" := F, "-o" := Out}) ->
@@ -110,7 +96,7 @@ record(Flags = #{"-m" := M, "-f" := F, "-o" := Out}) ->
                     io:format("recorded ~b events to ~ts (peak recorder queue ~b, ~b suspensions)~n",
                               [N, Out, Q, S]),
                     0;
-                {error, Reason} -> fail(riarc_offline:format_error(Reason))
+                {error, Reason} -> fail(riarc:format_error(Reason))
             end;
         {error, Msg} -> fail(Msg)
     end;
@@ -120,7 +106,7 @@ record(_) ->
 record_opts(Flags) ->
     Payloads = maps:get("--payloads", Flags, "true"),
     Format = maps:get("--format", Flags, "binary"),
-    case {args(maps:get("-a", Flags, "[]")), integer(Flags, "--timeout", 60000)} of
+    case {riarc_cli:term_list(maps:get("-a", Flags, "[]")), integer(Flags, "--timeout", 60000)} of
         {{ok, A}, {ok, T}} when (Payloads =:= "true" orelse Payloads =:= "false"),
                                 (Format =:= "binary" orelse Format =:= "text") ->
             {ok, A, #{payloads => Payloads =:= "true", format => list_to_atom(Format),
@@ -128,16 +114,6 @@ record_opts(Flags) ->
         {{error, _} = E, _} -> E;
         {_, {error, _} = E} -> E;
         _ -> {error, "--payloads takes true or false, --format binary or text"}
-    end.
-
-args(Text) ->
-    case erl_scan:string(Text ++ ".") of
-        {ok, Tokens, _} ->
-            case erl_parse:parse_term(Tokens) of
-                {ok, L} when is_list(L) -> {ok, L};
-                _ -> {error, io_lib:format("-a takes an Erlang list, not ~s", [Text])}
-            end;
-        _ -> {error, io_lib:format("-a takes an Erlang list, not ~s", [Text])}
     end.
 
 %%% verify

@@ -14,7 +14,7 @@
 -module(riarc_session).
 -behaviour(gen_server).
 
--export([start/4, await/2, verdicts/1, alive/1, stop/1]).
+-export([start/4, await/2, finish/2, verdicts/1, alive/1, stop/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 -export_type([root/0, opts/0]).
 
@@ -55,6 +55,21 @@ start(Owner, Roots, Spec, Opts) ->
 await(Session, Timeout) ->
     try gen_server:call(Session, await, Timeout)
     catch exit:{timeout, _} -> {error, timeout}
+    end.
+
+%% @doc Waits for the end of the run, then stops the session; on timeout, names what is
+%% still alive and stops tracing.
+-spec finish(pid(), timeout()) ->
+    {ok, map()} | {error, {timeout, timeout(), #{tracers := [pid()], processes := [term()]}}}.
+finish(Session, Timeout) ->
+    case await(Session, Timeout) of
+        {ok, Result} ->
+            {ok, _} = stop(Session),
+            {ok, Result};
+        {error, timeout} ->
+            Alive = alive(Session),
+            {ok, _} = stop(Session),
+            {error, {timeout, Timeout, Alive}}
     end.
 
 %% @doc The verdicts reached so far.
