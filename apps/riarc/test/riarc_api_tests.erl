@@ -33,7 +33,7 @@ start_verdicts_stop_test() ->
 
 %% bin/riarc, as a user runs it.
 cli_test_() ->
-    [{timeout, 300, F} || F <- [fun cli_run_reject/0, fun cli_bad_input/0,
+    [{timeout, 300, F} || F <- [fun cli_run_accept/0, fun cli_run_reject/0, fun cli_bad_input/0,
                                 fun cli_unknown_command/0]].
 
 root() ->
@@ -46,11 +46,23 @@ cli(Args) ->
     Lines = string:split(string:trim(Out), "\n", all),
     {lists:droplast(Lines), lists:last(Lines)}.
 
-cli_run_reject() ->
-    {Lines, Status} = cli("run -m riarc_demo -f main -a '[6, 20]' --monitors riarc_demo_monitors"),
+%% The safe dispenser: no verdict is reject or error, so the status is 0.
+cli_run_accept() ->
+    {Lines, Status} = cli("run -m riarc_demo -f main -a '[6, 20, safe]' --monitors riarc_demo_monitors"),
     ?assertEqual(7, length(Lines)),
     [?assertMatch([_Pid, _MFA, _Verdict], string:split(L, " ", all)) || L <- Lines],
-    ?assert(lists:any(fun(L) -> lists:suffix("riarc_demo_tickets:init/1 reject", L) end, Lines)),
+    ?assert(lists:any(fun(L) -> lists:suffix("riarc_demo_tickets:init/3 none", L) orelse
+                                    lists:suffix("riarc_demo_tickets:init/1 none", L) end, Lines)),
+    ?assertEqual(6, length([L || L <- Lines, lists:suffix("riarc_demo:client/2 accept", L)])),
+    ?assertEqual("status=0", Status).
+
+%% A property that P breaks every time (it spawns): status 1, its line says reject.
+cli_run_reject() ->
+    File = filename:join(root(), "_build/test/never_spawn.prop"),
+    ok = file:write_file(File, "with riarc_demo_pqr:p() monitor\n  [P <- _, riarc_demo_pqr:p()] [P -> _, _:_()] ff.\n"),
+    {Lines, Status} = cli("run -m riarc_demo_pqr -f p --props " ++ File),
+    ?assertMatch([_], Lines),
+    ?assert(lists:suffix("riarc_demo_pqr:p/0 reject", hd(Lines))),
     ?assertEqual("status=1", Status).
 
 cli_bad_input() ->

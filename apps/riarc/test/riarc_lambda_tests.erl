@@ -29,12 +29,12 @@ proc_lib_mfa_test() ->
     ?assertEqual({lists, seq, [1, 2]}, spawn_mfa(fun() -> proc_lib:spawn(lists, seq, [1, 2]) end)).
 
 gen_server_test() ->
-    MFA = spawn_mfa(fun() -> {ok, P} = riarc_demo_tickets:start_link(), unlink(P), exit(P, kill) end),
-    ?assertEqual({riarc_demo_tickets, init, [0]}, MFA).
+    MFA = spawn_mfa(fun() -> {ok, P} = riarc_demo_tickets:start_link(safe), unlink(P), exit(P, kill) end),
+    ?assertEqual({riarc_demo_tickets, init, [safe]}, MFA).
 
 supervisor_test() ->
-    MFA = spawn_mfa(fun() -> {ok, P} = riarc_demo_tickets_sup:start_link(), unlink(P), exit(P, kill) end),
-    ?assertEqual({riarc_demo_tickets_sup, init, [[]]}, MFA).
+    MFA = spawn_mfa(fun() -> {ok, P} = riarc_demo_tickets_sup:start_link(safe), unlink(P), exit(P, kill) end),
+    ?assertEqual({riarc_demo_tickets_sup, init, [safe]}, MFA).
 
 gen_statem_test() ->
     ok = load_statem(),

@@ -303,16 +303,21 @@ pqr_run_test() ->
                         #{timeout => 10000, log => false, events => Mod:trace_flags()}),
     ?assertEqual([accept, accept, accept], [V || #{verdict := V} <- maps:get(verdicts, R)]).
 
-%% The demo's property catches the lost update: the dispenser gets reject, clients accept.
+%% The demo's property catches the lost update (the race shows at least once in ten
+%% runs; every run in practice), and raises no false alarm on the safe dispenser.
 demo_run_test_() ->
-    {timeout, 60, fun() ->
+    {timeout, 120, fun() ->
         {ok, Mod} = riarc_shml:load_file(example("demo.prop")),
-        {ok, R} = riarc:run({riarc_demo, main, [8, 20]}, Mod,
-                            #{timeout => 30000, log => false, events => Mod:trace_flags()}),
-        Vs = [{F, V} || #{mfa := {_, F, _}, verdict := V} <- maps:get(verdicts, R)],
-        ?assertEqual([reject], [V || {init, V} <- Vs]),
-        ?assertEqual(8, length([ok || {client, accept} <- Vs]))
+        ?assertEqual([none], demo_verdicts(Mod, safe)),
+        ?assert(lists:member([reject], [demo_verdicts(Mod, racy) || _ <- lists:seq(1, 10)]))
     end}.
+
+demo_verdicts(Mod, Mode) ->
+    {ok, R} = riarc:run({riarc_demo, main, [8, 20, Mode]}, Mod,
+                        #{timeout => 30000, log => false, events => Mod:trace_flags()}),
+    Vs = [{F, V} || #{mfa := {_, F, _}, verdict := V} <- maps:get(verdicts, R)],
+    ?assertEqual(8, length([ok || {client, accept} <- Vs])),
+    [V || {init, V} <- Vs].
 
 example(Name) ->
     hd([F || F <- example_files(), filename:basename(F) =:= Name]).

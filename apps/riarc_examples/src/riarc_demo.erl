@@ -7,13 +7,18 @@
 %% '''
 -module(riarc_demo).
 
--export([main/2, client/2]).
+-export([main/2, main/3, client/2]).
 
-%% @doc The root of the demo system.
+%% @doc The root of the demo system, with the racy dispenser.
 -spec main(pos_integer(), pos_integer()) -> ok.
 main(Clients, Tickets) ->
+    main(Clients, Tickets, racy).
+
+%% @doc The root of the demo system, with the racy or the safe dispenser.
+-spec main(pos_integer(), pos_integer(), racy | safe) -> ok.
+main(Clients, Tickets, Mode) ->
     process_flag(trap_exit, true),
-    {ok, Sup} = riarc_demo_tickets_sup:start_link(),
+    {ok, Sup} = riarc_demo_tickets_sup:start_link(Mode),
     Pids = [spawn_link(?MODULE, client, [self(), Tickets]) || _ <- lists:seq(1, Clients)],
     [receive {'EXIT', P, normal} -> ok end || P <- Pids],
     unlink(Sup),

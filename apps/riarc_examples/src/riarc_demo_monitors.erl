@@ -9,7 +9,7 @@
 %% <li>Each client gets strictly new tickets, and exits normally.</li>
 %% </ul>
 %% ```
-%% 1> riarc_demo_monitors:spec({riarc_demo_tickets, init, [0]}).
+%% 1> riarc_demo_monitors:spec({riarc_demo_tickets, init, [racy]}).
 %% {ok,{riarc_demo_monitors,{tickets,undefined,#{}}}}
 %% '''
 -module(riarc_demo_monitors).
