@@ -64,7 +64,7 @@ trace(#{flags := Flags}, S, T) ->
 %% @doc PREEMPT(S, T): T takes S over, then waits until S's earlier events are delivered.
 -spec preempt(config(), pid(), pid()) -> ok.
 preempt(#{flags := Flags}, S, T) ->
-    case catch erlang:suspend_process(S) of
+    case suspend_started(S, 1000) of
         true ->
             try
                 _ = catch erlang:trace(S, false, [all]),
@@ -78,6 +78,28 @@ preempt(#{flags := Flags}, S, T) ->
             ok
     end,
     await_delivered(S).
+
+%% Race: a process spawned but not yet scheduled has not taken on its trace settings: if
+%% its tracer is switched then, its first events (its `spawned' event, its first send)
+%% can still go to the old tracer, after trace_delivered/1 has answered, and so behind
+%% the detach request. Measured: with 4000 fresh workers each taken over at once on a
+%% loaded 2-core machine, 7 of 12 runs delivered 6 to 69 such late events to the old
+%% tracer; waiting until the process has run (reductions > 0) before switching brought
+%% that to 1 run in 8 (5 events). Bounded, so a process that is never scheduled cannot
+%% hold its new tracer.
+suspend_started(S, Tries) ->
+    case catch erlang:suspend_process(S) of
+        true when Tries > 0 ->
+            case erlang:process_info(S, reductions) of
+                {reductions, 0} ->
+                    _ = (catch erlang:resume_process(S)),
+                    erlang:yield(),
+                    suspend_started(S, Tries - 1);
+                _ -> true
+            end;
+        true -> true;
+        _ -> false
+    end.
 
 %% @doc CLEAR(S, T): stop tracing S, and wait for its events in flight.
 -spec clear(config(), pid(), pid()) -> ok.

@@ -59,6 +59,59 @@ dump(T) ->
     T ! {dump, self()},
     receive {dumped, T, Es} -> Es end.
 
+%% Fresh processes taken over at once, as RIARC does with every worker a master spawns:
+%% no event of a process reaches its old tracer after PREEMPT has returned (the detach
+%% request the new tracer sends then must be behind all of them). Without waiting for the
+%% process to have run, a loaded machine showed dozens of such late events per run.
+preempt_fresh_processes_test_() ->
+    {timeout, 120, fun() -> ?assertEqual([], fresh(2000)) end}.
+
+fresh(N) ->
+    Test = self(),
+    Old = spawn(fun() -> old_tracer(#{}, []) end),
+    Master = spawn(fun() ->
+                           receive go -> ok end,
+                           Me = self(),
+                           [Test ! {worker, spawn(fun() -> fresh_worker(Me, 5) end)}
+                            || _ <- lists:seq(1, N)],
+                           fresh_master(N),
+                           Test ! master_done
+                   end),
+    ok = riarc_backend_evm:trace(config(), Master, Old),
+    Master ! go,
+    _ = [receive {worker, W} -> spawn(fun() -> new_tracer(W, Old) end) end
+         || _ <- lists:seq(1, N)],
+    receive master_done -> ok end,
+    Done = erlang:trace_delivered(all),
+    receive {trace_delivered, all, Done} -> ok end,
+    Old ! {late, self()},
+    receive {late, Late} -> Late end.
+
+fresh_worker(M, 0) -> M ! {done, self()};
+fresh_worker(M, K) -> M ! {ack, self()}, receive chunk -> fresh_worker(M, K - 1) end.
+
+fresh_master(0) -> ok;
+fresh_master(Live) ->
+    receive
+        {done, _} -> fresh_master(Live - 1);
+        {ack, W} -> W ! chunk, fresh_master(Live)
+    end.
+
+new_tracer(W, Old) ->
+    ok = riarc_backend_evm:preempt(config(), W, self()),
+    %% Ending here drops W's later events, which are not this test's business.
+    Old ! {taken, W}.
+
+%% Counts the events of a process that arrive after the process was taken over.
+old_tracer(Taken, Late) ->
+    receive
+        {taken, W} -> old_tracer(Taken#{W => true}, Late);
+        {late, From} -> From ! {late, Late};
+        Msg when element(1, Msg) =:= trace, is_map_key(element(2, Msg), Taken) ->
+            old_tracer(Taken, [Msg | Late]);
+        _ -> old_tracer(Taken, Late)
+    end.
+
 preempt_dead_process_test() ->
     C = spawn(fun() -> ok end),
     Ref = monitor(process, C),
