@@ -36,6 +36,8 @@
     order = #{} :: #{pid() => non_neg_integer()},     % tracer -> spawn order, for output
     stats = #{collected => 0, routed => 0, analysed => 0, reordered => 0} :: map(),
     violations = [] :: [map()],
+    %% Processes some of whose events reached a tracer that could not deliver them.
+    incomplete = #{} :: #{riarc_event:sid() => non_neg_integer()},
     errors = [] :: [term()],
     started :: integer(),
     finished :: undefined | integer(),
@@ -133,6 +135,9 @@ handle_info({riarc_violation, Tracer, Id, Info, State}, S) ->
                  [Id, Tracer, Info, State]),
     V = #{tracer => Tracer, invariant => Id, info => Info, state => State},
     {noreply, S#s{violations = [V | S#s.violations]}};
+handle_info({riarc_incomplete, _Tracer, Pending}, S = #s{incomplete = Inc}) ->
+    Lost = maps:map(fun(_, Events) -> length(Events) end, Pending),
+    {noreply, S#s{incomplete = maps:merge(Inc, Lost)}};
 handle_info({riarc_spec_error, Tracer, MFA, Reason}, S) ->
     logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
     {noreply, S#s{errors = [{spec, MFA, Reason} | S#s.errors]}};
@@ -190,9 +195,17 @@ result(S = #s{stats = Stats}) ->
       errors => lists:reverse(S#s.errors),
       duration_us => End - S#s.started}.
 
-verdict_list(#s{verdicts = Vs, order = Order}) ->
+verdict_list(#s{verdicts = Vs, order = Order, incomplete = Inc}) ->
     Sorted = lists:sort([{maps:get(T, Order, 0), E} || {T, E} <- maps:to_list(Vs)]),
-    [E || {_, E} <- Sorted].
+    [untrusted(E, Inc) || {_, E} <- Sorted].
+
+%% A monitor that missed events of its own process gave a verdict on an unsound trace:
+%% the verdict is error, saying so, rather than a false accept or reject.
+untrusted(E = #{pid := P, verdict := V}, Inc) when is_map_key(P, Inc) ->
+    E#{verdict => error, reason => {incomplete_trace, #{lost_events => maps:get(P, Inc),
+                                                        verdict_on_partial_trace => V}}};
+untrusted(E, _Inc) ->
+    E.
 
 alive_info(#s{tracers = T}) ->
     Procs = lists:append([procs_of(Pid) || Pid <- maps:keys(T)]),
