@@ -31,6 +31,18 @@ start_verdicts_stop_test() ->
     ?assertEqual({tracer, []}, erlang:trace_info(Root, tracer)),
     Root ! stop.
 
+%% A process some of whose events a tracer could not deliver (reported when that tracer
+%% ends) gets the verdict error, whatever its monitor said on the partial trace.
+incomplete_trace_test() ->
+    Spec = fun(_) -> {ok, fun(_) -> accept end} end,
+    {ok, S} = riarc:start({?MODULE, service, []}, Spec, #{log => false}),
+    #{processes := [Root]} = riarc:alive(S),
+    S ! {riarc_incomplete, self(), #{Root => [{recv, Root, lost}]}},
+    {ok, #{verdicts := [V]}} = riarc:stop(S),
+    ?assertMatch(#{pid := Root, verdict := error,
+                   reason := {incomplete_trace, #{lost_events := 1, verdict_on_partial_trace := accept}}}, V),
+    Root ! stop.
+
 %% bin/riarc, as a user runs it.
 cli_test_() ->
     [{timeout, 300, F} || F <- [fun cli_run_accept/0, fun cli_run_reject/0, fun cli_bad_input/0,
