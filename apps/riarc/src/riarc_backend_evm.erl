@@ -77,6 +77,12 @@ preempt(#{flags := Flags}, S, T) ->
             %% tracer, and reach T routed.
             ok
     end,
+    await_delivered(S),
+    %% Race: on OTP 25 under load, events of a young process's first scheduling slice
+    %% were seen reaching the old tracer after trace_delivered/1 had answered (see
+    %% docs/core.md, "Late events under load"). A second barrier a little later caught
+    %% them in our measurements; it costs the new tracer 2 ms, not the system.
+    receive after 2 -> ok end,
     await_delivered(S).
 
 %% Race: a process spawned but not yet scheduled has not taken on its trace settings: if
