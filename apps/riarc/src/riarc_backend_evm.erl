@@ -96,18 +96,20 @@ preempt(#{flags := Flags}, S, T) ->
 %% the cases seen in the property-flags test. Bounded (about a second), so a process that
 %% is never scheduled cannot hold its new tracer for ever.
 suspend_started(S, Tries) ->
-    case catch erlang:suspend_process(S) of
-        true when Tries > 0 ->
-            case erlang:process_info(S, reductions) of
-                {reductions, 0} ->
-                    _ = (catch erlang:resume_process(S)),
-                    backoff(Tries),
-                    suspend_started(S, Tries - 1);
-                _ -> true
-            end;
-        true -> true;
-        _ -> false
-    end.
+    wait_started(S, Tries),
+    catch erlang:suspend_process(S) =:= true.
+
+%% A process that has never run is runnable with no reductions; one that ran and
+%% blocked in a receive (most processes, soon after they start) is waiting.
+wait_started(S, Tries) when Tries > 0 ->
+    case erlang:process_info(S, [reductions, status]) of
+        [{reductions, 0}, {status, runnable}] ->
+            backoff(Tries),
+            wait_started(S, Tries - 1);
+        _ -> ok
+    end;
+wait_started(_S, 0) ->
+    ok.
 
 %% A runnable process gets a scheduler soon, but on a loaded machine not within a few
 %% yields: after ten, wait a millisecond at a time (at most about a second in all).

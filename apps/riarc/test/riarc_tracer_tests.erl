@@ -17,9 +17,8 @@ arrangements() ->
     [{P, Q, R} || P <- [true, false], Q <- [true, false], R <- [true, false]].
 
 pqr_arrangements_test_() ->
-    {timeout, 300,
-     [{lists:flatten(io_lib:format("P/Q/R own=~p, ~b runs", [A, ?RUNS_PER_ARRANGEMENT])),
-       fun() -> pqr_runs(A, ?RUNS_PER_ARRANGEMENT) end} || A <- arrangements()]}.
+    [{lists:flatten(io_lib:format("P/Q/R own=~p, ~b runs", [A, ?RUNS_PER_ARRANGEMENT])),
+      {timeout, 300, fun() -> pqr_runs(A, ?RUNS_PER_ARRANGEMENT) end}} || A <- arrangements()].
 
 %% Runs alternate between slow tracers (a tracer slow to act on a spawn: Q's events all
 %% reach P's tracer and are routed, fig. 5), a slow Q (Q's tracer takes it over early, so
