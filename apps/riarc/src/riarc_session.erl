@@ -29,7 +29,7 @@
 -record(s, {
     owner :: pid(),
     opts :: opts(),
-    tracers = #{} :: #{pid() => non_neg_integer()},  % live tracer -> spawn order
+    tracers = #{} :: #{pid() => true},               % the live tracers
     spawned = 0 :: non_neg_integer(),
     peak = 0 :: non_neg_integer(),
     verdicts = #{} :: #{pid() => map()},             % tracer -> verdict entry
@@ -155,7 +155,7 @@ handle_info(_Other, S) ->
 
 tracer_up(Pid, S = #s{tracers = T, spawned = N}) ->
     _ = monitor(process, Pid),
-    T1 = T#{Pid => N},
+    T1 = T#{Pid => true},
     S#s{tracers = T1, spawned = N + 1, peak = max(S#s.peak, map_size(T1)),
         order = (S#s.order)#{Pid => N}}.
 
