@@ -31,6 +31,12 @@
 
 -export_type([cfg/0]).
 
+%% A tracer that falls behind (the master's, under load) holds a long mailbox of trace
+%% messages. Kept on the heap, every garbage collection of the tracer would copy that
+%% whole mailbox again; off the heap, a collection touches only the tracer's own state.
+%% Measured on the load driver (steady, n = 2000, w = 100): see docs/evaluation.md.
+-define(TRACER_OPTS, [{message_queue_data, off_heap}, {fullsweep_after, 0}]).
+
 -type sid() :: riarc_event:sid().
 -type mode() :: direct | priority.
 -type cfg() :: #{lambda := riarc_lambda:t(),
@@ -57,7 +63,8 @@
     routed = 0 :: non_neg_integer(),               % messages dispatched or forwarded
     dtc_issued = 0 :: non_neg_integer(),           % for I16
     detached = 0 :: non_neg_integer(),             % Γ entries added in • mode, for I16
-    acked = 0 :: non_neg_integer()                 % acknowledgements of our own dtc
+    acked = 0 :: non_neg_integer(),                % acknowledgements of our own dtc
+    held = queue:new() :: queue:queue(term())      % Invariant I14: what priority mode defers
 }).
 
 %%% ---------------------------------------------------------------------------
@@ -70,7 +77,7 @@
 -spec start_root(cfg(), riarc_event:sid(), riarc_event:mfa_args(),
                  riarc_event:event() | none) -> pid().
 start_root(Cfg, Root, MFA, Init) ->
-    spawn(?MODULE, root_init, [Cfg, Root, MFA, Init]).
+    spawn_opt(?MODULE, root_init, [Cfg, Root, MFA, Init], ?TRACER_OPTS).
 
 %% @private
 -spec root_init(cfg(), riarc_event:sid(), riarc_event:mfa_args(),
@@ -87,7 +94,7 @@ root_init(Cfg = #{backend := Backend}, Root, MFA, Init) ->
 %% Alg. 4 TRACER(σ, ςM, ȷS, ıT): a tracer for S, spawned by the tracer that handled S's
 %% spawn event; it detaches S from the dispatch tracer Disp and starts in priority mode.
 new_tracer(Mon, S, MFA, Disp, #st{cfg = Cfg = #{session := Session}}) ->
-    Pid = spawn(?MODULE, tracer_init, [Cfg, Mon, S, MFA, Disp]),
+    Pid = spawn_opt(?MODULE, tracer_init, [Cfg, Mon, S, MFA, Disp], ?TRACER_OPTS),
     %% Registered by its spawner, before the spawner can end, so that the session never
     %% sees the set of live tracers empty while this one is starting.
     Session ! {riarc_tracer_up, Pid, S, MFA},
@@ -123,21 +130,32 @@ stop(Tracer) ->
 %%% The loops: Alg. 1 LOOP∘ and Alg. 3 LOOP•
 %%% ---------------------------------------------------------------------------
 
-loop(St = #st{mode = direct}) ->
-    receive
-        %% Alg. 1 LOOP∘: the mailbox is taken in order, whatever the message.
-        {riarc_rtd, _, _} = R -> loop(forwd_rtd(R, St));
-        {riarc_dtc, _, _} = D -> loop(dispatch_dtc(D, St));
-        {riarc_ctl, From, Ref, Req} -> loop(control(From, Ref, Req, St));
-        Msg -> loop(direct_msg(Msg, St))
+loop(St = #st{mode = direct, held = Held}) ->
+    case queue:out(Held) of
+        {{value, Msg}, Rest} ->
+            %% Messages held back in priority mode come first: they arrived before
+            %% anything still in the mailbox.
+            loop(direct_in(Msg, St#st{held = Rest}));
+        {empty, _} ->
+            %% Alg. 1 LOOP∘: the mailbox is taken in order, whatever the message.
+            receive Msg -> loop(direct_in(Msg, St)) end
     end;
 loop(St = #st{mode = priority}) ->
-    %% Alg. 3 LOOP•. Invariant I14: only routed packets are taken until the tracer
-    %% switches to direct mode; direct events and detach requests wait in the mailbox.
+    %% Alg. 3 LOOP•. Invariant I14: only routed packets are handled until the tracer
+    %% switches to direct mode; direct events and detach requests wait. They wait in
+    %% `held', in arrival order, not in the mailbox: a selective receive would scan every
+    %% waiting message again for each routed packet, quadratic in the time a tracer
+    %% spends in priority mode, which under load is the whole life of a busy worker.
     receive
         {riarc_rtd, _, _} = R -> loop(priority_rtd(R, St));
-        {riarc_ctl, From, Ref, Req} -> loop(control(From, Ref, Req, St))
+        {riarc_ctl, From, Ref, Req} -> loop(control(From, Ref, Req, St));
+        Msg -> loop(St#st{held = queue:in(Msg, St#st.held)})
     end.
+
+direct_in({riarc_rtd, _, _} = R, St) -> forwd_rtd(R, St);
+direct_in({riarc_dtc, _, _} = D, St) -> dispatch_dtc(D, St);
+direct_in({riarc_ctl, From, Ref, Req}, St) -> control(From, Ref, Req, St);
+direct_in(Msg, St) -> direct_msg(Msg, St).
 
 direct_msg(Msg, St = #st{cfg = #{backend := Backend}}) ->
     case riarc_backend:event(Backend, Msg) of

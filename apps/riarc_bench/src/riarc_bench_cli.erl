@@ -3,12 +3,15 @@
 %%
 %%   bench --shape steady|pulse|burst --workers N --requests W [--time T] [--rate L]
 %%         [--spread S] [--pinch P] [--psend P] [--precv P] [--period MS] [--seed S]
-%%         [--schedulers K] [--instrumentation baseline|riarc] [--interval MS]
+%%         [--schedulers K] [--instrumentation baseline|riarc|centralised|inline]
+%%         [--monitors none|soundness] [--cost US] [--events recv|all] [--interval MS]
 %%         [--sample F] --out DIR
 %%   experiment CONFIG --out DIR
+%%   study LABEL=EXPERIMENT_DIR... --out DIR     (the overhead table and plots of 000 §5)
 %%
 %% Bad input is reported as one sentence on stderr with exit status 2; a run that fails
-%% exits with 1; success with 0.
+%% exits with 1, and so does a monitored run in which a single process was not accepted
+%% (with `--monitors none', not left without a verdict); success with 0.
 %%
 %% ```
 %% $ bin/riarc bench --shape pulse --workers 5000 --requests 50 --time 10 --period 100 --out /tmp/p
@@ -21,7 +24,8 @@
 
 -export([main/1, run/1, parse/1, format_error/1]).
 
--type command() :: {bench, map(), string()} | {experiment, string(), string()}.
+-type command() :: {bench, map(), string()} | {experiment, string(), string()}
+                 | {study, [{string(), string()}], string()}.
 
 %% Runs the command and halts the VM with its status.
 -spec main([string()]) -> no_return().
@@ -46,11 +50,22 @@ execute({bench, Params, Out}) ->
             2;
         {ok, _} ->
             case riarc_bench_run:run(Params, #{out => Out, progress => true}) of
-                {ok, Summary} -> report(Summary, Out), 0;
+                {ok, Summary} ->
+                    report(Summary, Out),
+                    verdict_status(Summary, Out);
                 {error, Reason} ->
                     complain("bench", riarc_bench_run:format_error(Reason)),
                     status(Reason)
             end
+    end;
+execute({study, Levels, Out}) ->
+    case riarc_bench_study:write(Levels, Out) of
+        {ok, #{text := Table, html := Html}} ->
+            io:format("~ts~nreport: ~ts~n", [Table, Html]),
+            0;
+        {error, Reason} ->
+            complain("study", riarc_bench_study:format_error(Reason)),
+            1
     end;
 execute({experiment, Config, Out}) ->
     case riarc_bench_experiment:run(Config, #{out => Out}) of
@@ -79,10 +94,27 @@ report(S, Out) ->
                maps:get(mem_mean, S) / 1.0e6, maps:get(mem_peak, S) / 1.0e6,
                maps:get(sched_mean, S) * 100,
                ks(ks_normal, S), ks(ks_lognormal, S), ks(ks_gamma, S), Out]),
-    case maps:get(monitored, S, 0) of
-        0 -> ok;
-        M -> io:format("riarc: ~b processes monitored, ~b accepted, ~b rejected~n",
-                       [M, maps:get(accepted, S), maps:get(rejected, S)])
+    case maps:get(instrumentation, S) of
+        baseline -> ok;
+        Mode -> io:format("~s, ~s: ~b processes monitored, ~b accepted, "
+                          "~b rejected, ~b error, ~b without verdict~n",
+                          [Mode, monitors_label(S), maps:get(monitored, S),
+                           maps:get(accepted, S), maps:get(rejected, S),
+                           maps:get(verdict_errors, S), maps:get(inconclusive, S)])
+    end.
+
+monitors_label(#{monitors := none}) -> "instrumentation alone (no analysis)";
+monitors_label(#{monitors := M, cost_us := C}) -> io_lib:format("~s monitors at ~b us per event", [M, C]).
+
+%% A single wrong verdict fails the run loudly: the traces the monitors saw were not sound.
+verdict_status(S, Out) ->
+    case riarc_bench_run:failed_verdicts(S) of
+        0 -> 0;
+        N ->
+            complain("bench", fmt("~b of ~b monitored processes did not get the expected verdict; "
+                                  "they are listed in ~ts.",
+                                  [N, maps:get(monitored, S), filename:join(Out, "not_accepted.txt")])),
+            1
     end.
 
 %% Impossible requests (more schedulers than the VM has, an unusable --out) are bad
@@ -107,11 +139,16 @@ usage() ->
     io:format(standard_error,
               "usage: riarc bench --shape steady|pulse|burst --workers N --requests W [--time T]~n"
               "         [--rate L] [--spread S] [--pinch P] [--psend P] [--precv P] [--period MS]~n"
-              "         [--seed S] [--schedulers K] [--instrumentation baseline|riarc]~n"
-              "         [--interval MS] [--sample F] --out DIR~n"
-              "       riarc experiment CONFIG --out DIR~n", []).
+              "         [--seed S] [--schedulers K]~n"
+              "         [--instrumentation baseline|riarc|centralised|inline]~n"
+              "         [--monitors none|soundness] [--cost US] [--events recv|all]~n"
+              "         [--interval MS] [--sample F]~n"
+              "         --out DIR~n"
+              "       riarc experiment CONFIG --out DIR~n"
+              "       riarc study LABEL=EXPERIMENT_DIR... --out DIR~n", []).
 
 command_name(["experiment" | _]) -> "experiment";
+command_name(["study" | _]) -> "study";
 command_name(_) -> "bench".
 
 %%% Parsing ----------------------------------------------------------------------------
@@ -133,8 +170,19 @@ parse(["experiment", Config | Args]) when hd(Config) =/= $- ->
         Error -> Error
     end;
 parse(["experiment" | _]) -> {error, missing_config};
+parse(["study" | Args]) -> study_args(Args, [], undefined);
 parse([Cmd | _]) -> {error, {unknown_command, Cmd}};
 parse([]) -> {error, no_command}.
+
+study_args([], [], _) -> {error, missing_levels};
+study_args([], _, undefined) -> {error, missing_out};
+study_args([], Levels, Out) -> {ok, {study, lists:reverse(Levels), Out}};
+study_args(["--out", Out | Rest], Levels, _) -> study_args(Rest, Levels, Out);
+study_args([Arg | Rest], Levels, Out) ->
+    case string:split(Arg, "=") of
+        [Label, Dir] when Label =/= "", Dir =/= "" -> study_args(Rest, [{Label, Dir} | Levels], Out);
+        _ -> {error, {unexpected, Arg}}
+    end.
 
 flags([], Acc) -> {ok, Acc};
 flags(["--" ++ Name, Value | Rest], Acc) ->
@@ -166,6 +214,9 @@ flag("period") -> {period, integer};
 flag("seed") -> {seed, integer};
 flag("schedulers") -> {schedulers, integer};
 flag("instrumentation") -> {instrumentation, {atom, riarc_bench_run:setups()}};
+flag("monitors") -> {monitors, {atom, [none, soundness]}};
+flag("cost") -> {cost_us, integer};
+flag("events") -> {events, {atom, [recv, all]}};
 flag("interval") -> {interval, integer};
 flag("sample") -> {sample, number};
 flag("out") -> {out, string};
@@ -189,6 +240,8 @@ value({atom, Allowed}, V) ->
 format_error(no_command) -> "No command given.";
 format_error(missing_out) -> "The output directory is missing: give --out DIR.";
 format_error(missing_config) -> "The experiment's CONFIG file is missing.";
+format_error(missing_levels) ->
+    "Name at least one experiment as LABEL=DIR (e.g. high=bench-results/high).";
 format_error({unknown_command, C}) -> fmt("Unknown command ~ts.", [C]);
 format_error({unknown_flag, F}) -> fmt("Unknown option --~ts.", [F]);
 format_error({missing_value, F}) -> fmt("The option --~ts needs a value.", [F]);

@@ -12,12 +12,19 @@
 %% {workers, {1000, 4000, 1000}}.             % From, To, Step -- or a list [500, 2000]
 %% {schedulers, [2]}.                         % list; each VM is started with +S K:K
 %% {seeds, [1]}.                              % list
-%% {instrumentation, [baseline]}.             % list: baseline | riarc
+%% {instrumentation, [baseline, riarc]}.      % list: baseline | riarc | centralised | inline
+%% {monitors, [none, soundness]}.             % list; baseline runs only once, unmonitored
+%% {memory_limit, 8192}.                      % MB of resident memory per run's VM
 %% {repetitions, 3}.                          % or {cv, #{m => 3, b => 1, epsilon => 0.05, max => 8}}
 %% {params, #{requests => 50, time => 10, period => 100, psend => 0.9, precv => 0.9}}.
 %% {variants, [#{psend => 0.1, precv => 0.1}, #{psend => 0.9, precv => 0.9}]}.  % list
 %% {timeout, 600}.                            % seconds per run
 %% '''
+%% A run whose VM passes `memory_limit' is killed and recorded as crashed (the paper's
+%% missing bars), as is one that passes `timeout'; the experiment goes on with the next.
+%% A monitored run in which a process is not accepted (see
+%% `riarc_bench_run:failed_verdicts/1') is kept and reported, and makes the whole
+%% experiment fail at the end, after the report is written.
 %% Output under DIR: `runs.csv' (one summary row per run), `aggregate.csv' (per benchmark:
 %% repetitions and mean/sd/CV of each metric), `runs/<benchmark>/rep<i>/' (each run's own
 %% files) and `report.html' with `plots/'.
@@ -29,7 +36,8 @@
 -module(riarc_bench_experiment).
 
 -export([run/2, load/1, benchmarks/1, repetitions/2, cv_done/3, format_error/1,
-         is_input_error/1, cv_metrics/0, aggregate_metrics/0, bench_id/1, variant_label/1]).
+         is_input_error/1, cv_metrics/0, aggregate_metrics/0, bench_id/1, variant_label/1,
+         setup_label/1, rss_kb/1]).
 
 -export_type([config/0, bench/0]).
 
@@ -43,8 +51,10 @@
 %% One benchmark: validated model parameters.
 -type bench() :: riarc_bench_model:params().
 
--define(KEYS, [name, shapes, workers, schedulers, seeds, instrumentation, repetitions,
-               params, variants, timeout]).
+-define(KEYS, [name, shapes, workers, schedulers, seeds, instrumentation, monitors,
+               repetitions, params, variants, timeout, memory_limit]).
+%% How often a run's VM has its resident memory read, in ms.
+-define(MEMORY_POLL, 100).
 
 %% App. C.5.1: the CV must settle for every measured variable.
 -spec cv_metrics() -> [atom()].
@@ -53,7 +63,7 @@ cv_metrics() -> [mrt_mean_ms, mem_mean, sched_mean, duration_ms].
 -spec aggregate_metrics() -> [atom()].
 aggregate_metrics() ->
     [duration_ms, throughput, mrt_mean_ms, mrt_p50_ms, mrt_p90_ms, mrt_p99_ms, mem_mean,
-     mem_peak, sched_mean, ks_normal, ks_lognormal, ks_gamma].
+     mem_peak, rss_peak, sched_mean, ks_normal, ks_lognormal, ks_gamma].
 
 %%% Config -------------------------------------------------------------------------------
 
@@ -73,8 +83,9 @@ from_terms(Terms, Path) ->
         [] ->
             Given = maps:from_list(Terms),
             Cfg = maps:merge(#{name => filename:basename(Path, ".config"), schedulers => [default],
-                               seeds => [1], instrumentation => [baseline], repetitions => 3,
-                               params => #{}, variants => [#{}], timeout => 600}, Given),
+                               seeds => [1], instrumentation => [baseline], monitors => [soundness],
+                               repetitions => 3, params => #{}, variants => [#{}],
+                               timeout => 600, memory_limit => 8192}, Given),
             check_config(Cfg#{file => Path})
     end.
 
@@ -82,6 +93,8 @@ check_config(Cfg) ->
     Checks = [{shapes, fun nonempty_list/1}, {workers, fun workers_ok/1},
               {schedulers, fun nonempty_list/1}, {seeds, fun nonempty_list/1},
               {instrumentation, fun nonempty_list/1}, {repetitions, fun reps_ok/1},
+              {monitors, fun(L) -> nonempty_list(L) andalso L -- [none, soundness] =:= [] end},
+              {memory_limit, fun(M) -> is_integer(M) andalso M >= 64 end},
               {params, fun erlang:is_map/1},
               {variants, fun(L) -> nonempty_list(L) andalso lists:all(fun erlang:is_map/1, L) end},
               {timeout, fun(T) -> is_integer(T) andalso T > 0 end}],
@@ -120,12 +133,19 @@ first_bad([_ | Rest]) -> first_bad(Rest).
 %% A variant's parameters override `params'; the variant itself is kept under `variant'
 %% to name the benchmark.
 -spec benchmarks(config()) -> [bench() | {error, term()}].
-benchmarks(#{shapes := Shapes, workers := Ns, schedulers := Ks, seeds := Seeds,
-             instrumentation := Instrs, params := Params, variants := Variants}) ->
+benchmarks(Cfg = #{shapes := Shapes, workers := Ns, schedulers := Ks, seeds := Seeds,
+                   instrumentation := Instrs, params := Params, variants := Variants}) ->
+    Mons = maps:get(monitors, Cfg, [soundness]),
     [validated(maps:merge(maps:merge(Params, V),
                           #{shape => Shape, workers => N, seed => Seed, instrumentation => I,
-                            schedulers => K, variant => V}))
-     || V <- Variants, I <- Instrs, K <- Ks, Seed <- Seeds, Shape <- Shapes, N <- Ns].
+                            monitors => Mon, schedulers => K, variant => V}))
+     || V <- Variants, {I, Mon} <- setups(Instrs, Mons), K <- Ks, Seed <- Seeds,
+        Shape <- Shapes, N <- Ns].
+
+%% Each instrumentation with each kind of monitor, except the baseline, which has none.
+setups(Instrs, Mons) ->
+    [{baseline, none} || lists:member(baseline, Instrs)]
+        ++ [{I, M} || I <- Instrs, I =/= baseline, M <- Mons].
 
 %% `default' schedulers: as many as this machine has.
 validated(P = #{schedulers := default}) ->
@@ -158,8 +178,17 @@ run_all(Cfg, Out) ->
         {ok, Results} ->
             Elapsed = erlang:monotonic_time(millisecond) - T0,
             ok = write_csvs(Out, Results),
-            riarc_bench_report:write(Cfg, Results, Out, #{elapsed_ms => Elapsed,
-                                                          loadavg => {Load0, loadavg()}})
+            Report = riarc_bench_report:write(Cfg, Results, Out, #{elapsed_ms => Elapsed,
+                                                                   loadavg => {Load0, loadavg()}}),
+            verdict_check(Results, Report)
+    end.
+
+%% A single wrong verdict fails the experiment loudly, once its report is written.
+verdict_check(Results, Report) ->
+    case [{Id, maps:get(rep, R), N} || #{id := Id, runs := Runs} <- Results, R <- Runs,
+                                       (N = riarc_bench_run:failed_verdicts(R)) > 0] of
+        [] -> Report;
+        Failed -> {error, {wrong_verdicts, Failed, Report}}
     end.
 
 %% The machine's load average, recorded because other work on the machine skews every
@@ -179,25 +208,42 @@ run_benches([{I, B} | Rest], Total, Cfg, Out, Acc) ->
         Result -> run_benches(Rest, Total, Cfg, Out, [Result | Acc])
     end.
 
-%% One benchmark: its repetitions, each in a new VM.
+%% One benchmark: its repetitions, each in a new VM. A crash (memory limit, timeout)
+%% ends the benchmark's repetitions: at the same load the next one would crash too.
 run_bench(Bench, I, Total, Cfg = #{repetitions := Reps}, Out) ->
     Id = bench_id(Bench),
     RunOne = fun(Rep) ->
                      Dir = filename:join([Out, "runs", Id, "rep" ++ integer_to_list(Rep)]),
-                     R = run_in_peer(Bench, Dir, maps:get(timeout, Cfg) * 1000),
+                     R = run_in_peer(Bench, Dir, maps:get(timeout, Cfg) * 1000,
+                                     maps:get(memory_limit, Cfg)),
                      progress(I, Total, Id, Rep, R),
-                     R
+                     case R of
+                         {error, {crashed, Info}} -> {crashed, Info#{rep => Rep}};
+                         _ -> R
+                     end
              end,
     case repetitions(Reps, RunOne) of
         {ok, Runs, Chosen, Converged} ->
-            #{bench => Bench, id => Id, runs => Runs, chosen => Chosen, converged => Converged};
+            #{bench => Bench, id => Id, runs => Runs, chosen => Chosen, converged => Converged,
+              crashed => []};
+        {crashed, Runs, Info} ->
+            #{bench => Bench, id => Id, runs => Runs, chosen => length(Runs), converged => false,
+              crashed => [Info]};
         Error -> Error
     end.
 
 -spec bench_id(bench()) -> string().
-bench_id(B = #{shape := S, workers := N, schedulers := K, seed := Seed, instrumentation := I}) ->
+bench_id(B = #{shape := S, workers := N, schedulers := K, seed := Seed}) ->
     lists:flatten(io_lib:format("~s-n~b-S~b-seed~b-~s~s",
-                                [S, N, K, Seed, I, variant_label(maps:get(variant, B, #{}))])).
+                                [S, N, K, Seed, setup_label(B),
+                                 variant_label(maps:get(variant, B, #{}))])).
+
+%% "baseline", "riarc-none" (instrumentation alone), "inline-soundness5us".
+-spec setup_label(bench()) -> string().
+setup_label(#{instrumentation := baseline}) -> "baseline";
+setup_label(#{instrumentation := I, monitors := none}) -> atom_to_list(I) ++ "-none";
+setup_label(#{instrumentation := I, monitors := M} = B) ->
+    lists:flatten(io_lib:format("~s-~s~bus", [I, M, maps:get(cost_us, B, 0)])).
 
 %% "-psend0.1-precv0.1" for #{psend => 0.1, precv => 0.1}; "" for no variant.
 -spec variant_label(map()) -> string().
@@ -208,26 +254,37 @@ value_label(X) when is_float(X) -> float_to_list(X, [short]);
 value_label(X) -> lists:flatten(io_lib:format("~p", [X])).
 
 progress(I, Total, Id, Rep, {ok, S}) ->
-    io:format(standard_error, "[experiment] ~b/~b ~s rep ~b: ~b ms, MRT ~.3f ms, sched ~.1f %, mem ~.1f MB~n",
+    io:format(standard_error, "[experiment] ~b/~b ~s rep ~b: ~b ms, MRT ~.3f ms, sched ~.1f %, "
+              "mem ~.1f MB, RSS peak ~.1f MB~s~n",
               [I, Total, Id, Rep, maps:get(duration_ms, S), maps:get(mrt_mean_ms, S),
-               maps:get(sched_mean, S) * 100, maps:get(mem_mean, S) / 1.0e6]);
+               maps:get(sched_mean, S) * 100, maps:get(mem_mean, S) / 1.0e6,
+               maps:get(rss_peak, S, 0) / 1.0e6, verdict_note(S)]);
+progress(I, Total, Id, Rep, {error, {crashed, Info}}) ->
+    io:format(standard_error, "[experiment] ~b/~b ~s rep ~b CRASHED: ~p~n", [I, Total, Id, Rep, Info]);
 progress(I, Total, Id, Rep, {error, R}) ->
     io:format(standard_error, "[experiment] ~b/~b ~s rep ~b failed: ~p~n", [I, Total, Id, Rep, R]).
+
+verdict_note(#{instrumentation := baseline}) -> "";
+verdict_note(S) ->
+    case riarc_bench_run:failed_verdicts(S) of
+        0 -> io_lib:format(", ~b monitored, verdicts as expected", [maps:get(monitored, S)]);
+        N -> io_lib:format(", ~b monitored, ~b WRONG VERDICTS", [maps:get(monitored, S), N])
+    end.
 
 %% Fixed repetitions, or App. C.5.1: run m, then b more at a time, until the CV of every
 %% metric moves by at most epsilon between two batches (then m, the smaller count, is the
 %% one chosen) or `max' runs were made. All runs made are kept for the aggregates.
--spec repetitions(reps(), fun((pos_integer()) -> {ok, map()} | {error, term()})) ->
-    {ok, [map()], pos_integer(), boolean()} | {error, term()}.
+-spec repetitions(reps(), fun((pos_integer()) -> {ok, map()} | {crashed, map()} | {error, term()})) ->
+    {ok, [map()], pos_integer(), boolean()} | {crashed, [map()], map()} | {error, term()}.
 repetitions(N, RunOne) when is_integer(N) ->
     case run_reps(1, N, RunOne, []) of
         {ok, Runs} -> {ok, Runs, N, true};
-        Error -> Error
+        Other -> Other
     end;
 repetitions({cv, #{m := M} = P}, RunOne) ->
     case run_reps(1, M, RunOne, []) of
         {ok, Runs} -> cv_loop(Runs, M, P, RunOne);
-        Error -> Error
+        Other -> Other
     end.
 
 cv_loop(Runs, M, P = #{b := B, epsilon := E, max := Max}, RunOne) ->
@@ -242,6 +299,7 @@ cv_loop(Runs, M, P = #{b := B, epsilon := E, max := Max}, RunOne) ->
                         true -> {ok, All, M, true};
                         false -> cv_loop(All, Have + B, P, RunOne)
                     end;
+                {crashed, More, Info} -> {crashed, Runs ++ More, Info};
                 Error -> Error
             end
     end.
@@ -257,25 +315,80 @@ run_reps(I, N, _RunOne, Acc) when I > N -> {ok, lists:reverse(Acc)};
 run_reps(I, N, RunOne, Acc) ->
     case RunOne(I) of
         {ok, S} -> run_reps(I + 1, N, RunOne, [S#{rep => I} | Acc]);
+        {crashed, Info} -> {crashed, lists:reverse(Acc), Info};
         {error, _} = E -> E
     end.
 
 %% A fresh VM with K schedulers, connected over its standard I/O (no distribution
-%% needed), running one benchmark and stopped afterwards whatever happens.
-run_in_peer(Bench = #{schedulers := K}, Dir, Timeout) ->
+%% needed), running one benchmark and stopped afterwards whatever happens. A watcher
+%% reads the VM's resident memory from /proc and kills the VM once it passes the limit,
+%% so that a set-up that cannot keep up (centralised monitoring, 000 §5.4.2) ends as a
+%% crashed run instead of taking the host's memory.
+run_in_peer(Bench = #{schedulers := K}, Dir, Timeout, LimitMb) ->
     S = integer_to_list(K),
     Args = ["+S", S ++ ":" ++ S, "-pa" | own_code_paths()],
-    case peer:start_link(#{connection => standard_io, args => Args}) of
+    case peer:start(#{connection => standard_io, args => Args}) of
         {ok, Peer, _Node} ->
+            OsPid = peer:call(Peer, os, getpid, []),
+            Watcher = start_watcher(OsPid, LimitMb * 1024),
             try peer:call(Peer, riarc_bench_run, run, [Bench, #{out => Dir}], Timeout) of
-                Result -> Result
+                {ok, Summary} -> {ok, Summary#{rss_peak => 1024 * stop_watcher(Watcher)}};
+                Error -> _ = stop_watcher(Watcher), Error
             catch
-                Class:Reason -> {error, {peer, Class, Reason}}
+                exit:{timeout, _} ->
+                    kill_os(OsPid),
+                    {error, {crashed, #{why => timeout, limit_s => Timeout div 1000,
+                                        rss_peak => 1024 * stop_watcher(Watcher)}}};
+                Class:Reason ->
+                    case stop_watcher(Watcher) of
+                        {killed, PeakKb} ->
+                            {error, {crashed, #{why => memory_limit, limit_mb => LimitMb,
+                                                rss_peak => 1024 * PeakKb}}};
+                        _ -> {error, {peer, Class, Reason}}
+                    end
             after
-                peer:stop(Peer)
+                catch peer:stop(Peer)
             end;
         {error, Reason} -> {error, {peer_start, Reason}}
     end.
+
+start_watcher(OsPid, LimitKb) ->
+    Owner = self(),
+    spawn_link(fun() -> watch(Owner, OsPid, LimitKb, 0) end).
+
+%% The watcher answers a stop with the peak it saw, or {killed, Peak} once it killed the VM.
+watch(Owner, OsPid, LimitKb, Peak) ->
+    receive
+        {stop, Owner} -> Owner ! {watcher, self(), Peak}
+    after ?MEMORY_POLL ->
+            case rss_kb(OsPid) of
+                Kb when is_integer(Kb), Kb > LimitKb ->
+                    kill_os(OsPid),
+                    receive {stop, Owner} -> Owner ! {watcher, self(), {killed, Kb}} end;
+                Kb when is_integer(Kb) -> watch(Owner, OsPid, LimitKb, max(Peak, Kb));
+                gone -> watch(Owner, OsPid, LimitKb, Peak)
+            end
+    end.
+
+stop_watcher(Watcher) ->
+    Watcher ! {stop, self()},
+    receive {watcher, Watcher, Peak} -> unlink(Watcher), Peak end.
+
+%% @doc Resident memory of an OS process in KiB, from /proc (Linux).
+-spec rss_kb(string()) -> non_neg_integer() | gone.
+rss_kb(OsPid) ->
+    case file:read_file("/proc/" ++ OsPid ++ "/status") of
+        {ok, Bin} ->
+            case re:run(Bin, "VmRSS:\\s+([0-9]+) kB", [{capture, all_but_first, list}]) of
+                {match, [Kb]} -> list_to_integer(Kb);
+                nomatch -> gone
+            end;
+        {error, _} -> gone
+    end.
+
+kill_os(OsPid) ->
+    _ = os:cmd("kill -9 " ++ OsPid),
+    ok.
 
 own_code_paths() ->
     Lib = code:lib_dir(),
@@ -288,8 +401,8 @@ write_csvs(Out, Results) ->
     RunRows = [[Id, maps:get(rep, R) | riarc_bench_run:summary_row(R)]
                || #{id := Id, runs := Runs} <- Results, R <- Runs],
     ok = riarc_bench_writer:write_csv(filename:join(Out, "runs.csv"), RunCols, RunRows),
-    AggCols = [benchmark, shape, workers, requests, schedulers, seed, instrumentation, reps,
-               reps_chosen, converged]
+    AggCols = [benchmark, shape, workers, requests, schedulers, seed, instrumentation, monitors,
+               cost_us, reps, reps_chosen, converged, crashed]
         ++ lists:append([[metric_col(M, mean), metric_col(M, sd), metric_col(M, cv)]
                          || M <- aggregate_metrics()]),
     AggRows = [aggregate_row(R) || R <- Results],
@@ -297,11 +410,18 @@ write_csvs(Out, Results) ->
 
 metric_col(M, Stat) -> list_to_atom(atom_to_list(M) ++ "_" ++ atom_to_list(Stat)).
 
-aggregate_row(#{id := Id, bench := B, runs := Runs, chosen := Chosen, converged := Conv}) ->
-    [Id | [maps:get(K, B) || K <- [shape, workers, requests, schedulers, seed, instrumentation]]]
-        ++ [length(Runs), Chosen, Conv]
+aggregate_row(#{id := Id, bench := B, runs := Runs, chosen := Chosen, converged := Conv,
+                crashed := Crashed}) ->
+    [Id | [maps:get(K, B) || K <- [shape, workers, requests, schedulers, seed, instrumentation,
+                                    monitors, cost_us]]]
+        ++ [length(Runs), Chosen, Conv, crash_label(Crashed)]
         ++ lists:append([mean_sd_cv([V || R <- Runs, is_number(V = maps:get(M, R, ""))])
                          || M <- aggregate_metrics()]).
+
+%% "" when no run crashed, else why the first crash happened (e.g. "memory_limit").
+-spec crash_label([map()]) -> string().
+crash_label([]) -> "";
+crash_label([#{why := Why} | _]) -> atom_to_list(Why).
 
 mean_sd_cv([]) -> ["", "", ""];
 mean_sd_cv(Xs) ->
@@ -337,6 +457,14 @@ format_error({out_dir, Out, Reason}) ->
     fmt("Cannot create the output directory ~ts: ~ts.", [Out, file:format_error(Reason)]);
 format_error({peer_start, Reason}) -> fmt("Cannot start a VM for a run: ~p.", [Reason]);
 format_error({peer, Class, Reason}) -> fmt("A run's VM failed: ~p:~p.", [Class, Reason]);
+format_error({wrong_verdicts, Failed, {ok, Report}}) ->
+    fmt("~b run(s) had processes without the expected verdict (~ts); see not_accepted.txt in "
+        "each run's directory and the report ~ts.",
+        [length(Failed), lists:join(", ", [io_lib:format("~s rep ~b: ~b", [Id, Rep, N])
+                                           || {Id, Rep, N} <- Failed]), Report]);
+format_error({wrong_verdicts, Failed, Error}) ->
+    fmt("~b run(s) had processes without the expected verdict, and the report failed: ~ts",
+        [length(Failed), format_error(element(2, Error))]);
 format_error(Other) -> riarc_bench_run:format_error(Other).
 
 fmt(F, A) -> lists:flatten(io_lib:format(F, A)).

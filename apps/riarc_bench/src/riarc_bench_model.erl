@@ -35,6 +35,9 @@
                     seed := integer(),
                     schedulers => pos_integer(),
                     instrumentation := atom(),
+                    monitors := none | soundness,
+                    cost_us := non_neg_integer(),
+                    events := recv | all,
                     interval := pos_integer(),
                     sample := float(),
                     _ => _}.
@@ -43,11 +46,14 @@
 %% Defaults: Pr(send) = Pr(recv) = 0.9 as 004 §4.1 recommends for web-like response
 %% times; pi = 1000 ms; a fixed seed because a constant seed lowers the variability
 %% between repetitions (004 App. A, 000 App. C.5.1); 500 ms sampling (004 §3.3) and
-%% about 10 % of requests timed (004 §3.3).
+%% about 10 % of requests timed (004 §3.3); monitors, when a set-up has them, check trace
+%% soundness at about 5 µs of analysis per event (000 App. C.5.2).
 -spec defaults() -> map().
 defaults() ->
     #{time => 10, psend => 0.9, precv => 0.9, period => 1000, seed => 1,
-      instrumentation => baseline, interval => 500, sample => 0.1}.
+      instrumentation => baseline, monitors => soundness, cost_us => 5, events => recv,
+      interval => 500,
+      sample => 0.1}.
 
 %% Fills in defaults, derives the shape parameters that depend on others, and checks
 %% every value; the returned map is what the rest of the driver trusts.
@@ -77,6 +83,11 @@ check_all(P) ->
               {schedulers, optional, fun(V) -> is_integer(V) andalso V >= 1 end, "an integer >= 1"},
               {instrumentation, optional, fun(V) -> lists:member(V, riarc_bench_run:setups()) end,
                "one of " ++ lists:join(", ", [atom_to_list(S) || S <- riarc_bench_run:setups()])},
+              {monitors, optional, fun(V) -> lists:member(V, [none, soundness]) end,
+               "none or soundness"},
+              {events, optional, fun(V) -> lists:member(V, [recv, all]) end, "recv or all"},
+              {cost_us, optional, fun(V) -> is_integer(V) andalso V >= 0 andalso V =< 1000000 end,
+               "an integer number of microseconds in 0..1000000"},
               {interval, optional, fun(V) -> is_integer(V) andalso V >= 10 end, "an integer >= 10 (ms)"},
               {sample, optional, fun probability/1, "a fraction in (0, 1]"}],
     first_error(P, Checks).

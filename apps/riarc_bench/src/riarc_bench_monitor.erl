@@ -9,6 +9,15 @@
 %%    acks 1..NumReqs in order and then `end', and must exit normally with no worker left.
 %% A monitor is `fun((Event) -> Monitor | accept | reject)'.
 %%
+%% `spec/1' chooses what the monitors do, the same in every instrumentation mode
+%% (outline riarc, centralised, inline) so that the modes differ only in where the
+%% monitor runs (000 §5):
+%%  * `#{monitors => none}': every master and worker still gets a monitor of its own
+%%    (so the instrumentation partitions the system exactly as with real monitors), but
+%%    the monitor does nothing and never reaches a verdict: "instrumentation alone";
+%%  * `#{monitors => soundness, cost_us => C}': the checks above, each event also costing
+%%    C microseconds of busy work (000 App. C.5.2 gives the analysis about 5 µs).
+%%
 %% ```
 %% 1> {ok, M0} = (riarc_bench_monitor:spec())({riarc_bench_worker, init, [self(), 1, 2]}).
 %% 2> Feed = fun(E, M) when is_function(M) -> M(E); (_, V) -> V end.
@@ -19,7 +28,7 @@
 %% '''
 -module(riarc_bench_monitor).
 
--export([spec/0]).
+-export([spec/0, spec/1, busy/1]).
 
 -export_type([monitor/0, event/0]).
 
@@ -28,11 +37,54 @@
 -type mfa_call() :: {module(), atom(), list()}.
 -type monitor() :: fun((event()) -> monitor() | accept | reject).
 
+-type opts() :: #{monitors := none | soundness, cost_us => non_neg_integer()}.
+
+%% @doc The soundness monitors with no analysis cost.
 -spec spec() -> fun((mfa_call()) -> {ok, monitor()} | undefined).
-spec() ->
-    fun({riarc_bench_worker, init, [_Master, _Id, Num]}) -> {ok, worker(1, Num)};
-       ({riarc_bench_master, start, _}) -> {ok, master(#{})};
+spec() -> spec(#{monitors => soundness, cost_us => 0}).
+
+-spec spec(opts()) -> fun((mfa_call()) -> {ok, monitor()} | undefined).
+spec(#{monitors := none}) ->
+    Idle = fun Idle(_) -> Idle end,
+    fun({riarc_bench_worker, init, _}) -> {ok, Idle};
+       ({riarc_bench_master, start, _}) -> {ok, Idle};
        (_) -> undefined
+    end;
+spec(#{monitors := soundness} = Opts) ->
+    case maps:get(cost_us, Opts, 0) of
+        0 ->
+            fun({riarc_bench_worker, init, [_Master, _Id, Num]}) -> {ok, worker(1, Num)};
+               ({riarc_bench_master, start, _}) -> {ok, master(#{})};
+               (_) -> undefined
+            end;
+        Us ->
+            fun({riarc_bench_worker, init, [_Master, _Id, Num]}) -> {ok, costly(Us, worker(1, Num))};
+               ({riarc_bench_master, start, _}) -> {ok, costly(Us, master(#{}))};
+               (_) -> undefined
+            end
+    end.
+
+%% Every step first spends Us microseconds of the analysing process's time, wherever that
+%% process is: a tracer (riarc), the one central tracer, or the system process (inline).
+costly(Us, M) ->
+    fun(E) ->
+            busy(Us),
+            case M(E) of
+                Next when is_function(Next, 1) -> costly(Us, Next);
+                Verdict -> Verdict
+            end
+    end.
+
+%% @doc Busy work for Us microseconds: computation, not a sleep, so it occupies a
+%% scheduler as a real analysis would (the process can still be preempted meanwhile).
+-spec busy(non_neg_integer()) -> ok.
+busy(Us) ->
+    spin(erlang:monotonic_time(nanosecond) + Us * 1000).
+
+spin(Until) ->
+    case erlang:monotonic_time(nanosecond) >= Until of
+        true -> ok;
+        false -> spin(Until)
     end.
 
 %% Next is the ReqNum of the next chunk; Next = Num + 1 means the batch is complete.

@@ -36,7 +36,8 @@
 write(Cfg, Results, Out, Info) ->
     Plots = filename:join(Out, "plots"),
     ok = filelib:ensure_path(Plots),
-    Series = series(Results, Cfg),
+    %% A benchmark whose every run crashed has no point to draw (the paper's missing bars).
+    Series = series([R || R = #{runs := [_ | _]} <- Results], Cfg),
     ok = write_series_data(Plots, Series),
     Fits = [write_fit_data(Plots, Label, largest(Rs)) || {Label, Rs} <- Series],
     Script = gnuplot_script(Out, Series),
@@ -51,9 +52,10 @@ write(Cfg, Results, Out, Info) ->
 %% Benchmarks grouped into lines: by shape, and by whichever of instrumentation,
 %% schedulers and seed take more than one value in the config.
 series(Results, Cfg) ->
-    Varying = [K || {K, CfgKey} <- [{instrumentation, instrumentation}, {schedulers, schedulers},
+    Varying = [K || {K, CfgKey} <- [{instrumentation, instrumentation},
+                                    {monitors, monitors}, {schedulers, schedulers},
                                     {seed, seeds}],
-                    length(maps:get(CfgKey, Cfg)) > 1],
+                    length(maps:get(CfgKey, Cfg, [x])) > 1],
     Variant = case length(maps:get(variants, Cfg)) > 1 of
                   true -> fun(B) -> riarc_bench_experiment:variant_label(maps:get(variant, B, #{})) end;
                   false -> fun(_) -> "" end
@@ -67,6 +69,8 @@ series(Results, Cfg) ->
     [{L, lists:sort(fun(A, B) -> workers(A) =< workers(B) end, Rs)} || {L, Rs} <- lists:sort(maps:to_list(Groups))].
 
 label_part(schedulers, K) -> "S" ++ integer_to_list(K);
+label_part(monitors, none) -> "none";
+label_part(monitors, M) -> atom_to_list(M);
 label_part(seed, S) -> "seed" ++ integer_to_list(S);
 label_part(_, V) -> atom_to_list(V).
 
@@ -237,20 +241,30 @@ aggregate_table(Results) ->
             {sched_mean, "sched. util. (%)", 100}, {throughput, "msg/s", 1}],
     Head = ["<tr><th>benchmark</th><th>runs</th><th>chosen m</th><th>CV settled</th>",
             [["<th>", L, "</th>"] || {_, L, _} <- Cols],
-            [["<th>CV ", atom_to_list(M), "</th>"] || M <- riarc_bench_experiment:cv_metrics()], "</tr>\n"],
+            [["<th>CV ", atom_to_list(M), "</th>"] || M <- riarc_bench_experiment:cv_metrics()],
+            "<th>crashed</th></tr>\n"],
     Rows = [["<tr><td style=\"text-align:left\">", Id, "</td>",
              td(length(Runs)), td(Chosen), td(Conv),
              [cell(M, Scale, Runs) || {M, _, Scale} <- Cols],
-             [td(io_lib:format("~.2f %", [100 * riarc_bench_stats:cv([maps:get(M, R) || R <- Runs])]))
-              || M <- riarc_bench_experiment:cv_metrics()],
+             [cv_cell(M, Runs) || M <- riarc_bench_experiment:cv_metrics()],
+             crashed_cell(maps:get(crashed, R, [])),
              "</tr>\n"]
-            || #{id := Id, runs := Runs, chosen := Chosen, converged := Conv} <- Results],
+            || R = #{id := Id, runs := Runs, chosen := Chosen, converged := Conv} <- Results],
     ["<h2>Results</h2>\n<p>Mean &plusmn; sd over the runs of each benchmark; CV = sd/mean "
      "(000 App. C.5.1).</p>\n<table>", Head, Rows, "</table>\n"].
 
+cell(_M, _Scale, []) -> td("&mdash;");
 cell(M, Scale, Runs) ->
     {Mean, Sd} = riarc_bench_stats:mean_sd([maps:get(M, R) * Scale || R <- Runs]),
     td(io_lib:format("~s &plusmn; ~s", [num(Mean), num(Sd)])).
+
+cv_cell(_M, []) -> td("&mdash;");
+cv_cell(M, Runs) ->
+    td(io_lib:format("~.2f %", [100 * riarc_bench_stats:cv([maps:get(M, R) || R <- Runs])])).
+
+crashed_cell([]) -> td("");
+crashed_cell([#{why := Why, rep := Rep} | _]) ->
+    td(io_lib:format("rep ~b: ~s", [Rep, Why])).
 
 fits_section(Series, Fits) ->
     Rows = [["<tr><td style=\"text-align:left\">", Label, " (", Id, ")</td>", td(N),

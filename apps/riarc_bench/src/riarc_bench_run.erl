@@ -6,10 +6,10 @@
 %%   DIR/rt_sample.csv   a uniform sample of response times (ms) for distribution fits
 %%
 %% Instrumentation set-ups are plain maps `#{name, description, run}' where `run' takes
-%% the master's MFA and returns once the whole system has stopped. `baseline' spawns the
-%% master directly; `riarc' hands the MFA to `riarc:run/3' with the trace-soundness
-%% monitors of `riarc_bench_monitor'. Centralised and inline set-ups slot in as more
-%% clauses of `setup/1'.
+%% the master's MFA and the parameters and returns once the whole system has stopped:
+%% `baseline' spawns the master directly; `riarc' (000 fig. 1c), `centralised' (fig. 1b)
+%% and `inline' (fig. 1a) run it under the monitors of `riarc_bench_monitor:spec/1'
+%% chosen by the parameters `monitors' (none | soundness) and `cost_us'.
 %%
 %% ```
 %% 1> {ok, S} = riarc_bench_run:run(#{shape => burst, workers => 200, requests => 20,
@@ -19,10 +19,8 @@
 %% '''
 -module(riarc_bench_run).
 
--export([run/2, setups/0, setup/1, summary_columns/0, summary_row/1, format_error/1]).
-
-%% riarc:run/3 belongs to the monitoring core, which may land after this app.
--ignore_xref([{riarc, run, 3}]).
+-export([run/2, setups/0, setup/1, summary_columns/0, summary_row/1, format_error/1,
+         failed_verdicts/1]).
 
 -export_type([opts/0, summary/0, setup/0]).
 
@@ -30,39 +28,87 @@
 -type summary() :: #{atom() => term()}.
 %% `run' returns extra summary fields (e.g. verdict counts) or an error.
 -type setup() :: #{name := atom(), description := string(),
-                   run := fun((call()) -> {ok, map()} | {error, term()})}.
+                   run := fun((call(), riarc_bench_model:params()) -> {ok, map()} | {error, term()})}.
 -type call() :: {module(), atom(), list()}.
 
+%% The modules the inline set-up weaves monitors into (000 fig. 1a).
+-define(INLINE_MODULES, [riarc_bench_master, riarc_bench_worker]).
+
 -spec setups() -> [atom()].
-setups() -> [baseline, riarc].
+setups() -> [baseline, riarc, centralised, inline].
 
 -spec setup(atom()) -> setup().
 setup(baseline) ->
-    #{name => baseline, description => "no monitoring", run => fun run_baseline/1};
+    #{name => baseline, description => "no monitoring", run => fun run_baseline/2};
 setup(riarc) ->
-    #{name => riarc, description => "riarc decentralised outline monitoring",
-      run => fun run_riarc/1}.
+    #{name => riarc, description => "riarc decentralised outline monitoring (000 fig. 1c)",
+      run => monitored(fun riarc:run/3)};
+setup(centralised) ->
+    #{name => centralised,
+      description => "one tracer, per-process monitors by trace slicing (000 fig. 1b)",
+      run => monitored(fun riarc_central:run/3)};
+setup(inline) ->
+    #{name => inline, description => "monitors woven into the processes (000 fig. 1a)",
+      run => fun run_inline/2}.
 
-run_baseline({M, F, A}) ->
+run_baseline({M, F, A}, _P) ->
     {_Pid, Ref} = spawn_monitor(M, F, A),
     receive
         {'DOWN', Ref, process, _, normal} -> {ok, #{}};
         {'DOWN', Ref, process, _, Reason} -> {error, {master_crashed, Reason}}
     end.
 
-%% The only place that knows about the monitoring core. Verdicts are counted, not
-%% logged: a run has one per worker. A crash of the core becomes an error of the run.
-run_riarc(MFA) ->
-    try riarc:run(MFA, riarc_bench_monitor:spec(), #{timeout => infinity, log => false}) of
-        {ok, #{verdicts := Verdicts}} ->
-            Count = fun(V) -> length([E || E = #{verdict := V1} <- Verdicts, V1 =:= V]) end,
-            {ok, #{monitored => length(Verdicts), accepted => Count(accept),
-                   rejected => Count(reject) + Count(error),
-                   not_accepted => [E || E = #{verdict := V} <- Verdicts, V =/= accept]}};
-        {error, Reason} -> {error, {riarc, Reason}}
-    catch
-        Class:Reason -> {error, {riarc, {Class, Reason}}}
+%% Every monitored set-up runs the same monitors (riarc_bench_monitor:spec/1) on the same
+%% events with the same options; only where the monitors run differs. The soundness
+%% monitors need only receive events (and spawn and exit, which every set-up has anyway),
+%% so by default only those are instrumented, as riarc does for a property that names no
+%% send; `events => all' instruments sends too, as the paper's experiments did.
+%% Invariant checking is a testing aid of the riarc core and is off here, as it is not
+%% part of the algorithm being measured.
+monitored(Run) ->
+    fun(MFA, P) ->
+            Spec = riarc_bench_monitor:spec(maps:with([monitors, cost_us], P)),
+            Events = case maps:get(events, P, recv) of
+                         recv -> [recv];
+                         all -> [send, recv]
+                     end,
+            Opts = #{timeout => infinity, log => false, invariants => false, events => Events},
+            try Run(MFA, Spec, Opts) of
+                {ok, Result} -> {ok, verdict_counts(Result)};
+                {error, Reason} -> {error, {monitoring, maps:get(instrumentation, P), Reason}}
+            catch
+                Class:Reason -> {error, {monitoring, maps:get(instrumentation, P), {Class, Reason}}}
+            end
     end.
+
+%% Inline monitoring needs woven code: the master and worker modules are recompiled with
+%% riarc_inline's parse transform for the run and put back afterwards (a benchmark VM is
+%% fresh, but a `bench' run in a user's VM must leave it as it found it).
+run_inline(MFA, P) ->
+    case riarc_inline:instrument(?INLINE_MODULES) of
+        ok ->
+            try (monitored(fun(M, S, O) -> riarc_inline:run(M, S, maps:remove(invariants, O)) end))(MFA, P)
+            after riarc_inline:restore(?INLINE_MODULES)
+            end;
+        {error, Reason} -> {error, {monitoring, inline, Reason}}
+    end.
+
+%% Verdicts are counted, not logged: a run has one per worker.
+verdict_counts(#{verdicts := Verdicts}) ->
+    Count = fun(V) -> length([E || E = #{verdict := V1} <- Verdicts, V1 =:= V]) end,
+    #{monitored => length(Verdicts), accepted => Count(accept), rejected => Count(reject),
+      verdict_errors => Count(error), inconclusive => Count(none),
+      not_accepted => [E || E = #{verdict := V} <- Verdicts, V =/= accept]}.
+
+%% @doc The verdicts a run must not have: with the soundness monitors every process must
+%% be accepted (a reject or error is an unsound trace or a broken run, and fails the run
+%% loudly); with `monitors => none' every verdict must be `none'.
+-spec failed_verdicts(summary()) -> non_neg_integer().
+failed_verdicts(#{instrumentation := baseline}) -> 0;
+failed_verdicts(S = #{monitors := none}) ->
+    maps:get(monitored, S, 0) - maps:get(inconclusive, S, 0);
+failed_verdicts(S) ->
+    maps:get(monitored, S, 0) - maps:get(accepted, S, 0).
 
 %% Runs one benchmark and writes its files under `out'.
 -spec run(map(), opts()) -> {ok, summary()} | {error, term()}.
@@ -107,7 +153,7 @@ run_model(P, Opts = #{out := Out}) ->
     Cfg = (riarc_bench_master:config(P, self(), Collector, Counters))#{
             keep_pids => maps:get(keep_pids, Opts, false)},
     #{run := RunSystem} = setup(maps:get(instrumentation, P)),
-    Outcome = RunSystem({riarc_bench_master, start, [Cfg]}),
+    Outcome = RunSystem({riarc_bench_master, start, [Cfg]}, P),
     Stats = riarc_bench_collector:stop(Collector),
     ok = riarc_bench_writer:close(Writer),
     case {Outcome, master_result()} of
@@ -140,7 +186,9 @@ finish(P, Model, Result, Stats, Out) ->
                            fits => Fits, pids => maps:get(pids, Result), out => Out,
                            monitored => maps:get(monitored, Result, 0),
                            accepted => maps:get(accepted, Result, 0),
-                           rejected => maps:get(rejected, Result, 0)}),
+                           rejected => maps:get(rejected, Result, 0),
+                           verdict_errors => maps:get(verdict_errors, Result, 0),
+                           inconclusive => maps:get(inconclusive, Result, 0)}),
     Files = [{"summary.csv", summary_columns(), [summary_row(Summary)]},
              {"rt_sample.csv", [rt_ms], [[X] || X <- Sample]}],
     ok = write_not_accepted(Out, maps:get(not_accepted, Result, [])),
@@ -176,11 +224,12 @@ write_all(Out, [{Name, Header, Rows} | Rest]) ->
 -spec summary_columns() -> [atom()].
 summary_columns() ->
     [shape, workers, requests, time, rate, spread, pinch, psend, precv, period, seed,
-     schedulers, instrumentation, interval, sample,
+     schedulers, instrumentation, monitors, cost_us, events, interval, sample,
      duration_ms, messages, throughput, requests_sent, acks, ack_errors, rt_count,
      mrt_mean_ms, mrt_sd_ms, mrt_p50_ms, mrt_p90_ms, mrt_p99_ms, mrt_max_ms,
-     mem_mean, mem_peak, mem_processes_mean, sched_mean, samples,
-     ks_normal, ks_lognormal, ks_gamma, monitored, accepted, rejected].
+     mem_mean, mem_peak, mem_processes_mean, rss_peak, sched_mean, samples,
+     ks_normal, ks_lognormal, ks_gamma, monitored, accepted, rejected, verdict_errors,
+     inconclusive].
 
 %% A summary as CSV fields; parameters a shape does not use are left empty.
 -spec summary_row(summary()) -> [riarc_bench_writer:field()].
@@ -196,8 +245,8 @@ format_error({out_dir, Out, Reason}) ->
                                 [Out, file:format_error(Reason)]));
 format_error({master_crashed, Reason}) ->
     lists:flatten(io_lib:format("The master process crashed: ~p.", [Reason]));
-format_error({riarc, Reason}) ->
-    lists:flatten(io_lib:format("riarc monitoring failed: ~p.", [Reason]));
+format_error({monitoring, Mode, Reason}) ->
+    lists:flatten(io_lib:format("The ~s monitoring set-up failed: ~p.", [Mode, Reason]));
 format_error(no_master_result) ->
     "The master stopped without reporting its result.";
 format_error({Tag, _, _} = E) when Tag =:= open; Tag =:= write ->
