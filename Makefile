@@ -3,7 +3,7 @@
 REBAR ?= rebar3
 export ERL_FLAGS ?=
 
-.PHONY: all toolchain build test eunit check xref dialyzer demo bench verify clean
+.PHONY: all toolchain build test eunit check xref dialyzer demo bench bench-quick verify clean
 
 all: build
 
@@ -30,12 +30,26 @@ dialyzer: toolchain
 
 check: xref dialyzer
 
-# The main job: the bundled buggy system monitored by riarc.
+# The main job: the bundled buggy system monitored by riarc, then a small version of the
+# study of 000 §5 (baseline, riarc, centralised and inline monitoring; about two minutes)
+# ending with its overhead table and verdict counts.
 demo: build
 	@bin/riarc demo
+	@echo
+	@echo "== How much does monitoring cost? A small version of 'make bench' (one run each) =="
+	@bin/riarc experiment examples/bench/demo-high.config --out bench-results/demo-high
+	@bin/riarc experiment examples/bench/demo-moderate.config --out bench-results/demo-moderate
+	@bin/riarc study high=bench-results/demo-high moderate=bench-results/demo-moderate --out bench-results/demo-study
 
-# Benchmarks are not tests: they write their results under bench-results/.
+# Benchmarks are not tests: they write their results under bench-results/. `bench' is the
+# study of 000 §5 at this machine's scale (docs/evaluation.md gives its run time);
+# `bench-quick' is the load driver's own small experiment (docs/bench.md).
 bench: build
+	@bin/riarc experiment examples/bench/study-high.config --out bench-results/high
+	@bin/riarc experiment examples/bench/study-moderate.config --out bench-results/moderate
+	@bin/riarc study high=bench-results/high moderate=bench-results/moderate --out bench-results/study
+
+bench-quick: build
 	@bin/riarc experiment examples/bench/quick.config --out bench-results/quick
 
 verify: build

@@ -402,7 +402,7 @@ write_csvs(Out, Results) ->
                || #{id := Id, runs := Runs} <- Results, R <- Runs],
     ok = riarc_bench_writer:write_csv(filename:join(Out, "runs.csv"), RunCols, RunRows),
     AggCols = [benchmark, shape, workers, requests, schedulers, seed, instrumentation, monitors,
-               cost_us, reps, reps_chosen, converged, crashed]
+               cost_us, reps, reps_chosen, converged, crashed, monitored, wrong_verdicts]
         ++ lists:append([[metric_col(M, mean), metric_col(M, sd), metric_col(M, cv)]
                          || M <- aggregate_metrics()]),
     AggRows = [aggregate_row(R) || R <- Results],
@@ -414,7 +414,9 @@ aggregate_row(#{id := Id, bench := B, runs := Runs, chosen := Chosen, converged 
                 crashed := Crashed}) ->
     [Id | [maps:get(K, B) || K <- [shape, workers, requests, schedulers, seed, instrumentation,
                                     monitors, cost_us]]]
-        ++ [length(Runs), Chosen, Conv, crash_label(Crashed)]
+        ++ [length(Runs), Chosen, Conv, crash_label(Crashed),
+            lists:sum([maps:get(monitored, R, 0) || R <- Runs]),
+            lists:sum([riarc_bench_run:failed_verdicts(R) || R <- Runs])]
         ++ lists:append([mean_sd_cv([V || R <- Runs, is_number(V = maps:get(M, R, ""))])
                          || M <- aggregate_metrics()]).
 

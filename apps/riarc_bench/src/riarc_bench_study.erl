@@ -105,8 +105,9 @@ pct(Key, #{row := R, base := B}) ->
 
 markdown(Table) ->
     Head = ["| level | shape | n | set-up |",
-            [[" ", L, " overhead (set-up / baseline) |"] || {_, L, _} <- ?METRICS], "\n",
-            "|---|---|---|---|", ["---|" || _ <- ?METRICS], "\n"],
+            [[" ", L, " overhead (set-up / baseline) |"] || {_, L, _} <- ?METRICS],
+            " verdicts as expected |\n",
+            "|---|---|---|---|", ["---|" || _ <- ?METRICS], "---|\n"],
     [Head, [md_row(T) || T <- Table]].
 
 md_row(T = #{level := L, shape := S, workers := N, setup := Setup, crashed := Crashed}) ->
@@ -114,19 +115,29 @@ md_row(T = #{level := L, shape := S, workers := N, setup := Setup, crashed := Cr
                 {_, false} -> [io_lib:format(" crashed (~s) |", [Crashed]) || _ <- ?METRICS];
                 _ -> [md_cell(pct(K, T), Scale) || {K, _, Scale} <- ?METRICS]
             end,
-    ["| ", L, " | ", S, " | ", integer_to_list(N), " | ", Setup, " |", Cells, "\n"].
+    ["| ", L, " | ", S, " | ", integer_to_list(N), " | ", Setup, " |", Cells,
+     verdict_cell(maps:get(row, T)), "\n"].
+
+%% "15001 of 15001" over all repetitions; a wrong verdict is shouted.
+verdict_cell(R) ->
+    case {maps:get(monitored, R, ""), maps:get(wrong_verdicts, R, "")} of
+        {M, 0} when is_integer(M) -> io_lib:format(" ~b of ~b |", [M, M]);
+        {M, W} when is_integer(M), is_integer(W) -> io_lib:format(" **~b WRONG** of ~b |", [W, M]);
+        _ -> " n/a |"
+    end.
 
 md_cell(none, _) -> " n/a |";
 md_cell({ok, Pct, V, Base}, Scale) ->
     io_lib:format(" ~s% (~s / ~s) |", [signed(Pct), num(V * Scale), num(Base * Scale)]).
 
 csv_header() ->
-    [level, shape, workers, setup, crashed
+    [level, shape, workers, setup, crashed, monitored, wrong_verdicts
      | lists:append([[K, list_to_atom(atom_to_list(K) ++ "_baseline"),
                       list_to_atom(atom_to_list(K) ++ "_overhead_pct")] || {K, _, _} <- ?METRICS])].
 
 csv_row(T = #{level := L, shape := S, workers := N, setup := Setup, crashed := C}) ->
-    [L, S, N, lists:flatten(Setup), C
+    [L, S, N, lists:flatten(Setup), C, maps:get(monitored, maps:get(row, T), ""),
+     maps:get(wrong_verdicts, maps:get(row, T), "")
      | lists:append([case pct(K, T) of
                          {ok, P, V, B} -> [V, B, P];
                          none -> ["", "", ""]
@@ -196,9 +207,9 @@ ts_plots(Level, Dir, Rows, Plots) ->
                                   Col, Scale, plot_setup(R)])
                    || R <- Top, maps:get(shape, R) =:= S],
           Png = filename:join(Plots, lists:flatten([Level, "-", S, "-ts-", atom_to_list(Name), ".png"])),
-          io_lib:format("set output '~ts'\nset datafile separator ','\nset xlabel 'time (s)'\n"
+          io_lib:format("set output '~ts'\nset datafile separator ','\nset xrange [0:*]\nset xlabel 'time (s)'\n"
                         "set ylabel '~s'\nset title '~s concurrency, ~s, n = ~b: ~s over the run'\n"
-                        "plot ~ts\nset datafile separator whitespace\n",
+                        "plot ~ts\nset datafile separator whitespace\nset autoscale x\n",
                         [Png, Label, Level, S, N, Label, lists:join(", ", Lines)])
       end || {Col, Name, Label, Scale} <- ?TS]
      || S <- lists:usort([maps:get(shape, R) || R <- Top])].
