@@ -359,7 +359,13 @@ start_watcher(OsPid, LimitKb) ->
 %% The watcher answers a stop with the peak it saw, or {killed, Peak} once it killed the VM.
 watch(Owner, OsPid, LimitKb, Peak) ->
     receive
-        {stop, Owner} -> Owner ! {watcher, self(), Peak}
+        {stop, Owner} ->
+            %% One last reading, so that a run shorter than the poll interval has one too.
+            Last = case rss_kb(OsPid) of
+                       Kb when is_integer(Kb) -> Kb;
+                       gone -> 0
+                   end,
+            Owner ! {watcher, self(), max(Peak, Last)}
     after ?MEMORY_POLL ->
             case rss_kb(OsPid) of
                 Kb when is_integer(Kb), Kb > LimitKb ->

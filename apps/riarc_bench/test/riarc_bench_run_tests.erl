@@ -77,22 +77,66 @@ monitor_test() ->
     ?assertEqual(accept, lists:foldl(Feed, M, Master)),
     ?assertEqual(undefined, Spec({lists, seq, [1, 2]})).
 
-%% The riarc set-up, when the core is there: the system completes and every process
-%% was monitored (the master and each worker).
-riarc_setup_test_() ->
+%% Every monitored set-up (000 fig. 1a-c) runs the same system to completion with the
+%% same monitors: the master and each worker get a monitor; with the soundness monitors
+%% every one accepts, with none (instrumentation alone) every one ends without a verdict.
+setups_test_() ->
+    [{lists:flatten(io_lib:format("~s, monitors ~s", [I, M])),
+      {timeout, 60, fun() -> setup_case(I, M) end}}
+     || I <- [riarc, centralised, inline], M <- [soundness, none]].
+
+setup_case(I, M) ->
+    {ok, S} = riarc_bench_run:run(#{shape => burst, workers => 100, requests => 10, time => 2,
+                                    period => 10, instrumentation => I, monitors => M,
+                                    cost_us => 5},
+                                  #{out => tmp_dir(atom_to_list(I) ++ "-" ++ atom_to_list(M))}),
+    ?assertEqual({100, 0}, {maps:get(ended, S), maps:get(ack_errors, S)}),
+    ?assertEqual(101, maps:get(monitored, S)),
+    ?assertEqual(0, riarc_bench_run:failed_verdicts(S)),
+    case M of
+        soundness -> ?assertEqual(101, maps:get(accepted, S));
+        none -> ?assertEqual(101, maps:get(inconclusive, S))
+    end.
+
+%% The inline set-up puts the original modules back afterwards.
+inline_restores_modules_test_() ->
     {timeout, 60,
      fun() ->
-             case erlang:function_exported(riarc, run, 3) orelse
-                  (code:ensure_loaded(riarc) =:= {module, riarc} andalso erlang:function_exported(riarc, run, 3)) of
-                 false -> ok;
-                 true ->
-                     {ok, S} = riarc_bench_run:run(#{shape => steady, workers => 100, requests => 10,
-                                                     rate => 50, period => 10, instrumentation => riarc},
-                                                   #{out => tmp_dir("riarc")}),
-                     ?assertEqual({100, 0}, {maps:get(ended, S), maps:get(ack_errors, S)}),
-                     ?assertEqual(101, maps:get(monitored, S))
-             end
+             Before = [M:module_info(md5) || M <- [riarc_bench_master, riarc_bench_worker]],
+             {ok, _} = riarc_bench_run:run(#{shape => steady, workers => 20, requests => 5,
+                                             rate => 10, period => 5, instrumentation => inline},
+                                           #{out => tmp_dir("inline-restore")}),
+             ?assertEqual(Before, [M:module_info(md5) || M <- [riarc_bench_master, riarc_bench_worker]])
      end}.
+
+%% Which verdicts fail a run: anything but accept under the soundness monitors, anything
+%% but none under monitors none; the baseline has nothing to fail.
+failed_verdicts_test() ->
+    S = #{instrumentation => riarc, monitors => soundness, monitored => 5, accepted => 4,
+          inconclusive => 0},
+    ?assertEqual(1, riarc_bench_run:failed_verdicts(S)),
+    ?assertEqual(0, riarc_bench_run:failed_verdicts(S#{accepted := 5})),
+    ?assertEqual(5, riarc_bench_run:failed_verdicts(S#{monitors := none})),
+    ?assertEqual(0, riarc_bench_run:failed_verdicts(S#{monitors := none, inconclusive := 5})),
+    ?assertEqual(0, riarc_bench_run:failed_verdicts(#{instrumentation => baseline})),
+    Sentence = riarc_bench_experiment:format_error(
+                 {wrong_verdicts, [{"steady-n10-S2-seed1-riarc-soundness5us", 2, 3}], {ok, "r.html"}}),
+    ?assertMatch({match, _}, re:run(Sentence, "rep 2: 3")).
+
+%% The monitors the set-ups share: `none' never decides, the cost is spent on every event
+%% and does not change a verdict.
+monitor_options_test() ->
+    Feed = fun(E, M) when is_function(M) -> M(E); (_, V) -> V end,
+    Msg = fun(Tag, R) -> {self(), {Tag, {1, R, 1}}, none} end,
+    Trace = [{recv, self(), Msg(chunk, 1)}, {recv, self(), Msg(term, 1)}, {exit, self(), normal}],
+    WorkerMfa = {riarc_bench_worker, init, [self(), 1, 1]},
+    {ok, Idle} = (riarc_bench_monitor:spec(#{monitors => none}))(WorkerMfa),
+    ?assert(is_function(lists:foldl(Feed, Idle, Trace), 1)),
+    {ok, Costly} = (riarc_bench_monitor:spec(#{monitors => soundness, cost_us => 200}))(WorkerMfa),
+    T0 = erlang:monotonic_time(microsecond),
+    ?assertEqual(accept, lists:foldl(Feed, Costly, Trace)),
+    ?assert(erlang:monotonic_time(microsecond) - T0 >= 3 * 200),
+    ?assertEqual(undefined, (riarc_bench_monitor:spec(#{monitors => none}))({lists, seq, [1, 2]})).
 
 %%% CLI ------------------------------------------------------------------------------------
 
@@ -110,7 +154,12 @@ cli_bad_input_test_() ->
              {"too many schedulers", Replace("--schedulers", "100000")},
              {"unknown command", ["frobnicate"]},
              {"experiment without --out", ["experiment", "x.config"]},
-             {"experiment, missing config", ["experiment", "/nonexistent/x.config", "--out", tmp_dir("cli")]}],
+             {"experiment, missing config", ["experiment", "/nonexistent/x.config", "--out", tmp_dir("cli")]},
+             {"unknown monitors", Ok ++ ["--monitors", "psychic"]},
+             {"negative cost", Ok ++ ["--cost", "-1"]},
+             {"unknown instrumentation", Replace("--instrumentation", "telepathy")},
+             {"study without experiments", ["study", "--out", tmp_dir("cli")]},
+             {"study, bad level", ["study", "high", "--out", tmp_dir("cli")]}],
     [{Name, ?_assertEqual(2, riarc_bench_cli:run(Args))} || {Name, Args} <- Cases].
 
 replace(Args, Flag, V) ->
@@ -189,4 +238,23 @@ tiny_experiment_test_() ->
              ?assertEqual(1 + 4, length(binary:split(Agg, <<"\n">>, [global, trim_all]))),
              {ok, Runs} = file:read_file(filename:join(Out, "runs.csv")),
              ?assertEqual(1 + 8, length(binary:split(Runs, <<"\n">>, [global, trim_all])))
+     end}.
+
+%% A run whose VM passes the memory ceiling is killed and recorded as crashed, and the
+%% experiment goes on to the next benchmark. The first benchmark (burst, n = 20000 created
+%% within 0.1 s) holds well over 64 MB; the second (n = 50) stays far below.
+memory_ceiling_test_() ->
+    {timeout, 120,
+     fun() ->
+             Cfg = write_config("ceiling.config",
+                                "{name, \"ceiling\"}. {shapes, [burst]}. {workers, [20000, 50]}. "
+                                "{repetitions, 2}. {memory_limit, 64}. "
+                                "{params, #{requests => 100, time => 2, period => 50, interval => 20}}."),
+             Out = tmp_dir("ceiling"),
+             {ok, _Report} = riarc_bench_experiment:run(Cfg, #{out => Out}),
+             {ok, [Big, Small]} = riarc_bench_study:read_aggregate(filename:join(Out, "aggregate.csv")),
+             ?assertEqual({20000, "memory_limit", 0}, {maps:get(workers, Big), maps:get(crashed, Big),
+                                                       maps:get(reps, Big)}),
+             ?assertEqual({50, "", 2}, {maps:get(workers, Small), maps:get(crashed, Small),
+                                        maps:get(reps, Small)})
      end}.

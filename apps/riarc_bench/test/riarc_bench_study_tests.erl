@@ -1,0 +1,61 @@
+%% Tests of the study's overhead table (the analogue of 000 Table 3), on aggregates
+%% written by hand so that every number is known.
+-module(riarc_bench_study_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+tmp_dir(Name) ->
+    Dir = filename:join([os:getenv("TMPDIR", "/tmp"), "riarc_bench_tests",
+                         Name ++ "-" ++ os:getpid()]),
+    ok = filelib:ensure_path(Dir),
+    Dir.
+
+-define(COLS, "benchmark,shape,workers,instrumentation,monitors,cost_us,crashed,monitored,"
+              "wrong_verdicts,mrt_mean_ms_mean,mrt_mean_ms_sd,mem_mean_mean,mem_mean_sd,"
+              "sched_mean_mean,sched_mean_sd\n").
+
+%% Baseline at n = 100 and n = 200; riarc at both, inline crashed at 200.
+aggregate() ->
+    [?COLS,
+     "steady-n100-baseline,steady,100,baseline,none,5,,0,0,1.0,0.1,1000000,0,0.1,0\n",
+     "steady-n200-baseline,steady,200,baseline,none,5,,0,0,2.0,0.1,2000000,0,0.2,0\n",
+     "steady-n100-riarc,steady,100,riarc,soundness,5,,101,0,9.0,0.1,9000000,0,0.9,0\n",
+     "steady-n200-riarc,steady,200,riarc,soundness,5,,201,0,3.0,0.1,2500000,0,0.3,0\n",
+     "steady-n200-inline,steady,200,inline,none,5,memory_limit,0,0,,,,,,\n",
+     "steady-n200-central,steady,200,centralised,soundness,5,,201,2,4.0,0.1,4000000,0,0.2,0\n"].
+
+write_aggregate(Name) ->
+    Dir = tmp_dir(Name),
+    ok = file:write_file(filename:join(Dir, "aggregate.csv"), aggregate()),
+    Dir.
+
+%% Overhead is taken at the largest n, against the baseline of the same shape and n.
+overhead_test() ->
+    {ok, Rows} = riarc_bench_study:read_aggregate(filename:join(write_aggregate("agg"), "aggregate.csv")),
+    Table = riarc_bench_study:overhead("high", Rows),
+    ?assertEqual([200, 200, 200], [maps:get(workers, T) || T <- Table]),
+    ?assertEqual(["centralised", "inline", "riarc"],
+                 lists:sort([maps:get(instrumentation, maps:get(row, T)) || T <- Table])).
+
+%% The table's text: +50 % response time and +25 % memory for riarc, a crashed set-up
+%% marked as such, and wrong verdicts shouted.
+table_text_test() ->
+    Dir = write_aggregate("study-in"),
+    Out = tmp_dir("study-out"),
+    {ok, #{text := Text, table := Md}} = riarc_bench_study:write([{"high", Dir}], Out),
+    ?assert(filelib:is_regular(Md)),
+    Lines = binary:split(Text, <<"\n">>, [global, trim_all]),
+    [Riarc] = [L || L <- Lines, binary:match(L, <<"riarc +">>) =/= nomatch],
+    ?assertMatch({match, _}, re:run(Riarc, "\\+50\\.0% \\(3\\.0 / 2\\.0\\)")),
+    ?assertMatch({match, _}, re:run(Riarc, "\\+25\\.0% \\(2\\.5 / 2\\.0\\)")),
+    ?assertMatch({match, _}, re:run(Riarc, "201 of 201")),
+    [Inline] = [L || L <- Lines, binary:match(L, <<"inline">>) =/= nomatch],
+    ?assertMatch({match, _}, re:run(Inline, "crashed \\(memory_limit\\)")),
+    [Central] = [L || L <- Lines, binary:match(L, <<"centralised">>) =/= nomatch],
+    ?assertMatch({match, _}, re:run(Central, "2 WRONG")),
+    {ok, Csv} = file:read_file(filename:join(Out, "overhead.csv")),
+    ?assertEqual(4, length(binary:split(Csv, <<"\n">>, [global, trim_all]))).
+
+missing_experiment_test() ->
+    {error, E} = riarc_bench_study:write([{"high", "/nonexistent/dir"}], tmp_dir("study-missing")),
+    ?assertMatch({match, _}, re:run(riarc_bench_study:format_error(E), "run the experiment first")).
