@@ -3,7 +3,7 @@
 %%
 %%   bench --shape steady|pulse|burst --workers N --requests W [--time T] [--rate L]
 %%         [--spread S] [--pinch P] [--psend P] [--precv P] [--period MS] [--seed S]
-%%         [--schedulers K] [--instrumentation baseline|riarc|centralised|inline]
+%%         [--schedulers K] [--instrumentation baseline|tracing|riarc|centralised|inline]
 %%         [--monitors none|soundness] [--cost US] [--events recv|all] [--interval MS]
 %%         [--sample F] --out DIR
 %%   experiment CONFIG --out DIR
@@ -96,6 +96,7 @@ report(S, Out) ->
                ks(ks_normal, S), ks(ks_lognormal, S), ks(ks_gamma, S), Out]),
     case maps:get(instrumentation, S) of
         baseline -> ok;
+        tracing -> ok;
         Mode -> io:format("~s, ~s: ~b processes monitored, ~b accepted, "
                           "~b rejected, ~b error, ~b without verdict~n",
                           [Mode, monitors_label(S), maps:get(monitored, S),
@@ -140,7 +141,7 @@ usage() ->
               "usage: riarc bench --shape steady|pulse|burst --workers N --requests W [--time T]~n"
               "         [--rate L] [--spread S] [--pinch P] [--psend P] [--precv P] [--period MS]~n"
               "         [--seed S] [--schedulers K]~n"
-              "         [--instrumentation baseline|riarc|centralised|inline]~n"
+              "         [--instrumentation baseline|tracing|riarc|centralised|inline]~n"
               "         [--monitors none|soundness] [--cost US] [--events recv|all]~n"
               "         [--interval MS] [--sample F]~n"
               "         --out DIR~n"

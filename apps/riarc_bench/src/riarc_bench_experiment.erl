@@ -12,8 +12,8 @@
 %% {workers, {1000, 4000, 1000}}.             % From, To, Step -- or a list [500, 2000]
 %% {schedulers, [2]}.                         % list; each VM is started with +S K:K
 %% {seeds, [1]}.                              % list
-%% {instrumentation, [baseline, riarc]}.      % list: baseline | riarc | centralised | inline
-%% {monitors, [none, soundness]}.             % list; baseline runs only once, unmonitored
+%% {instrumentation, [baseline, riarc]}.      % list: baseline | tracing | riarc | centralised | inline
+%% {monitors, [none, soundness]}.             % list; baseline and tracing run once, unmonitored
 %% {memory_limit, 8192}.                      % MB of resident memory per run's VM
 %% {repetitions, 3}.                          % or {cv, #{m => 3, b => 1, epsilon => 0.05, max => 8}}
 %% {params, #{requests => 50, time => 10, period => 100, psend => 0.9, precv => 0.9}}.
@@ -144,8 +144,8 @@ benchmarks(Cfg = #{shapes := Shapes, workers := Ns, schedulers := Ks, seeds := S
 
 %% Each instrumentation with each kind of monitor, except the baseline, which has none.
 setups(Instrs, Mons) ->
-    [{baseline, none} || lists:member(baseline, Instrs)]
-        ++ [{I, M} || I <- Instrs, I =/= baseline, M <- Mons].
+    [{I, none} || I <- [baseline, tracing], lists:member(I, Instrs)]
+        ++ [{I, M} || I <- Instrs, I =/= baseline, I =/= tracing, M <- Mons].
 
 %% `default' schedulers: as many as this machine has.
 validated(P = #{schedulers := default}) ->
@@ -241,6 +241,7 @@ bench_id(B = #{shape := S, workers := N, schedulers := K, seed := Seed}) ->
 %% "baseline", "riarc-none" (instrumentation alone), "inline-soundness5us".
 -spec setup_label(bench()) -> string().
 setup_label(#{instrumentation := baseline}) -> "baseline";
+setup_label(#{instrumentation := tracing}) -> "tracing";
 setup_label(#{instrumentation := I, monitors := none}) -> atom_to_list(I) ++ "-none";
 setup_label(#{instrumentation := I, monitors := M} = B) ->
     lists:flatten(io_lib:format("~s-~s~bus", [I, M, maps:get(cost_us, B, 0)])).
@@ -264,7 +265,7 @@ progress(I, Total, Id, Rep, {error, {crashed, Info}}) ->
 progress(I, Total, Id, Rep, {error, R}) ->
     io:format(standard_error, "[experiment] ~b/~b ~s rep ~b failed: ~p~n", [I, Total, Id, Rep, R]).
 
-verdict_note(#{instrumentation := baseline}) -> "";
+verdict_note(#{instrumentation := I}) when I =:= baseline; I =:= tracing -> "";
 verdict_note(S) ->
     case riarc_bench_run:failed_verdicts(S) of
         0 -> io_lib:format(", ~b monitored, verdicts as expected", [maps:get(monitored, S)]);

@@ -35,11 +35,15 @@
 -define(INLINE_MODULES, [riarc_bench_master, riarc_bench_worker]).
 
 -spec setups() -> [atom()].
-setups() -> [baseline, riarc, centralised, inline].
+setups() -> [baseline, tracing, riarc, centralised, inline].
 
 -spec setup(atom()) -> setup().
 setup(baseline) ->
     #{name => baseline, description => "no monitoring", run => fun run_baseline/2};
+setup(tracing) ->
+    #{name => tracing,
+      description => "VM tracing alone, into one process that discards: the floor of outline monitoring",
+      run => fun run_tracing/2};
 setup(riarc) ->
     #{name => riarc, description => "riarc decentralised outline monitoring (000 fig. 1c)",
       run => monitored(fun riarc:run/3)};
@@ -56,6 +60,25 @@ run_baseline({M, F, A}, _P) ->
     receive
         {'DOWN', Ref, process, _, normal} -> {ok, #{}};
         {'DOWN', Ref, process, _, Reason} -> {error, {master_crashed, Reason}}
+    end.
+
+%% The cost of the VM's tracing by itself: the events every outline set-up asks for, sent
+%% to a process that drops them. What riarc or centralised monitoring costs beyond this
+%% is their own doing; this much no outline method can avoid on this VM.
+run_tracing({M, F, A}, P) ->
+    Sink = spawn_opt(fun Drop() -> receive stop -> ok; _ -> Drop() end end,
+                     [{message_queue_data, off_heap}]),
+    Flags = [procs, set_on_spawn, 'receive' | [send || maps:get(events, P, recv) =:= all]],
+    {Pid, Ref} = spawn_monitor(fun() -> receive go -> apply(M, F, A) end end),
+    1 = erlang:trace(Pid, true, [{tracer, Sink} | Flags]),
+    Pid ! go,
+    receive
+        {'DOWN', Ref, process, _, Reason} ->
+            Sink ! stop,
+            case Reason of
+                normal -> {ok, #{}};
+                _ -> {error, {master_crashed, Reason}}
+            end
     end.
 
 %% Every monitored set-up runs the same monitors (riarc_bench_monitor:spec/1) on the same
@@ -105,6 +128,7 @@ verdict_counts(#{verdicts := Verdicts}) ->
 %% loudly); with `monitors => none' every verdict must be `none'.
 -spec failed_verdicts(summary()) -> non_neg_integer().
 failed_verdicts(#{instrumentation := baseline}) -> 0;
+failed_verdicts(#{instrumentation := tracing}) -> 0;
 failed_verdicts(S = #{monitors := none}) ->
     maps:get(monitored, S, 0) - maps:get(inconclusive, S, 0);
 failed_verdicts(S) ->

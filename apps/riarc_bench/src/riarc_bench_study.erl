@@ -89,6 +89,7 @@ shape_overhead(Level, Shape, Rows) ->
 
 has_runs(R) -> is_number(maps:get(mrt_mean_ms_mean, R, "")).
 
+setup_label(#{instrumentation := "tracing"}) -> "VM tracing alone (the outline floor)";
 setup_label(R) ->
     case maps:get(monitors, R) of
         "none" -> maps:get(instrumentation, R) ++ " (instrumentation alone)";
@@ -193,6 +194,7 @@ sd_of(K, R) ->
 plot_setup(R) ->
     case maps:get(instrumentation, R) of
         "baseline" -> "baseline";
+        "tracing" -> "tracing";
         I -> I ++ "-" ++ maps:get(monitors, R)
     end.
 
