@@ -31,6 +31,8 @@
 
 -export([run/3, start/3, verdicts/1, stop/1, alive/1, check/3, record/3]).
 -export([format_error/1, format_verdict/1]).
+%% Shared with the other instrumentation modes (riarc_central, riarc_inline).
+-export([validate/3]).
 
 -export_type([result/0, verdict_entry/0, opts/0]).
 
@@ -107,6 +109,8 @@ stop(Session) -> riarc_session:stop(Session).
 -spec alive(pid()) -> #{tracers := [pid()], processes := [term()]}.
 alive(Session) -> riarc_session:alive(Session).
 
+%% @private Checks run/3's arguments and fills in the default options.
+-spec validate(term(), term(), term()) -> {ok, map()} | {error, term()}.
 validate({M, F, A}, Spec, Opts) when is_atom(M), is_atom(F), is_list(A), is_map(Opts) ->
     _ = code:ensure_loaded(M),
     Full = maps:merge(?DEFAULTS, Opts),

@@ -1,0 +1,270 @@
+%% @doc Centralised outline monitoring (000 fig. 1b), to compare riarc against: ONE tracer
+%% for the whole system receives the global trace and demultiplexes it into per-process
+%% monitors by parametric trace slicing (000 App. C.5.2). A slice (a monitor with its
+%% state) is created when its process first appears and dropped once its analysis ends.
+%%
+%% The partitions are riarc's, so that verdicts compare one to one: a process Λ selects
+%% gets a slice of its own; a process Λ does not select belongs to its parent's slice.
+%% What differs is where the work happens: every event of the system goes through one
+%% mailbox and one process, with no routing and no takeovers. Under load that tracer falls
+%% behind and its mailbox grows, which is what the comparison is about; nothing here slows
+%% the system down to let it keep up.
+%% ```
+%% 1> Spec = fun(_) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end} end.
+%% 2> {ok, R} = riarc_central:run({riarc_demo_pqr, p, []}, Spec, #{}).
+%% 3> [{maps:get(mfa, V), maps:get(verdict, V)} || V <- maps:get(verdicts, R)].
+%% [{{riarc_demo_pqr,p,[]},accept},{{riarc_demo_pqr,q,[]},accept},{{riarc_demo_pqr,r,[]},accept}]
+%% 4> maps:with([tracers, events, reordered], R).
+%% #{events => 10,reordered => 0,tracers => #{peak => 1,spawned => 1}}
+%% '''
+%% Options and result are those of {@link riarc:run/3}; `invariants' and `perturb' are
+%% accepted and have nothing to act on.
+-module(riarc_central).
+
+-export([run/3, format_error/1]).
+%% Spawned entry point.
+-export([tracer_init/5]).
+
+-record(slice, {mfa :: riarc_event:mfa_args(),
+                mon :: riarc_monitor:monitor() | done,
+                verdict = none :: riarc_monitor:verdict(),
+                reason :: term(),
+                events = 0 :: non_neg_integer(),
+                members = 1 :: non_neg_integer()}).   % processes of the slice still alive
+
+-record(st, {owner :: pid(),
+             ref :: reference(),
+             config :: riarc_backend_evm:config(),
+             lambda :: riarc_lambda:t(),
+             log :: boolean(),
+             slice_of = #{} :: #{pid() => pid() | unmonitored},  % process -> its slice's key
+             slices = #{} :: #{pid() => #slice{}},                % open slices
+             closed = [] :: [map()],                              % verdict entries, newest first
+             live = #{} :: #{pid() => true},                      % traced, not yet exited
+             pending = #{} :: #{pid() => [riarc_event:event()]},  % App. B reordering
+             events = 0 :: non_neg_integer(),
+             analysed = 0 :: non_neg_integer(),
+             reordered = 0 :: non_neg_integer(),
+             errors = [] :: [term()],
+             started :: integer()}).
+
+%% @doc Runs {M, F, Args} as the root of a system under centralised monitoring and returns
+%% once every process of the system has exited and its events are analysed.
+-spec run({module(), atom(), list()}, riarc_lambda:spec(), riarc:opts()) ->
+    {ok, riarc:result()} | {error, term()}.
+run(MFA, Spec, Opts) ->
+    case riarc:validate(MFA, Spec, Opts) of
+        {ok, #{timeout := Timeout, events := Events, log := Log}} ->
+            Config = riarc_backend_evm:config(Events),
+            Root = riarc_backend_evm:spawn_paused(MFA),
+            Ref = make_ref(),
+            Tracer = spawn_opt(?MODULE, tracer_init,
+                               [self(), Ref, Config, {Root, MFA}, #{spec => Spec, log => Log}],
+                               %% The one tracer's mailbox holds the backlog of the whole
+                               %% system: off the heap, a garbage collection does not copy it.
+                               [{message_queue_data, off_heap}, {fullsweep_after, 0}]),
+            await(Tracer, Ref, Root, Timeout);
+        Error -> Error
+    end.
+
+await(Tracer, Ref, Root, Timeout) ->
+    Mon = erlang:monitor(process, Tracer),
+    receive
+        {Ref, Result} ->
+            erlang:demonitor(Mon, [flush]),
+            {ok, Result};
+        {'DOWN', Mon, process, Tracer, Reason} ->
+            exit(Root, kill),
+            {error, {central_tracer_crashed, Reason}}
+    after Timeout ->
+            Alive = alive(Tracer, Ref),
+            erlang:demonitor(Mon, [flush]),
+            exit(Tracer, kill),
+            {error, {timeout, Alive}}
+    end.
+
+alive(Tracer, Ref) ->
+    Tracer ! {Ref, alive, self()},
+    receive {Ref, alive, Pids} -> Pids
+    after 1000 -> unknown
+    end.
+
+%%% The tracer ---------------------------------------------------------------------------
+
+%% @private
+-spec tracer_init(pid(), reference(), riarc_backend_evm:config(),
+                  {pid(), riarc_event:mfa_args()}, map()) -> no_return().
+tracer_init(Owner, Ref, Config, {Root, MFA}, #{spec := Spec, log := Log}) ->
+    St0 = #st{owner = Owner, ref = Ref, config = Config, lambda = riarc_lambda:new(Spec),
+              log = Log, live = #{Root => true}, started = erlang:monotonic_time(microsecond)},
+    %% The root's spawn is not traced (it happens before tracing starts): its slice is
+    %% opened here, and it gets the init event riarc's root tracer gives it (Alg. 6 ROOT).
+    St1 = open(Root, MFA, unmonitored, St0),
+    St2 = analyse({init, Root, Owner, MFA}, St1),
+    ok = riarc_backend_evm:launch(Config, Root, self()),
+    loop(St2).
+
+loop(St = #st{ref = Ref}) ->
+    receive
+        {Ref, alive, From} ->
+            From ! {Ref, alive, maps:keys(St#st.live)},
+            loop(St);
+        Msg ->
+            case riarc_backend_evm:event(St#st.config, Msg) of
+                {ok, Event} -> next(handle(Event, St#st{events = St#st.events + 1}));
+                _ -> loop(St)
+            end
+    end.
+
+%% The run is over when no traced process is alive. A child is added to `live' when its
+%% parent's spawn is handled, which is before the parent's exit (one process's events
+%% arrive in order), so `live' cannot empty while a process is still to come.
+next(St = #st{live = Live}) when map_size(Live) =:= 0 -> finish(St);
+next(St) -> loop(St).
+
+%% App. B reordering: a process's own events arrive in order, but a child's may arrive
+%% before its parent's spawn event (the VM does not keep A4). An event of a process not
+%% yet known waits until that spawn is handled.
+handle(E = {spawn, P, C, MFA}, St) ->
+    case known(P, St) of
+        false -> hold(P, E, St);
+        true ->
+            St1 = analyse(E, St),
+            flush(C, open(C, MFA, maps:get(P, St1#st.slice_of), St1#st{live = (St1#st.live)#{C => true}}))
+    end;
+handle(E = {exit, S, _}, St) ->
+    case known(S, St) of
+        false -> hold(S, E, St);
+        true -> leave(S, analyse(E, St#st{live = maps:remove(S, St#st.live)}))
+    end;
+handle(E, St) ->
+    S = riarc_event:origin(E),
+    case known(S, St) of
+        false -> hold(S, E, St);
+        true -> analyse(E, St)
+    end.
+
+known(S, #st{slice_of = Of}) -> is_map_key(S, Of).
+
+hold(S, E, St = #st{pending = P}) ->
+    St#st{pending = maps:update_with(S, fun(Es) -> [E | Es] end, [E], P),
+          reordered = St#st.reordered + 1}.
+
+flush(C, St = #st{pending = P}) ->
+    case maps:take(C, P) of
+        error -> St;
+        {Es, Rest} -> lists:foldl(fun handle/2, St#st{pending = Rest}, lists:reverse(Es))
+    end.
+
+%% App. C.5.2 slicing: a process Λ selects opens a slice keyed by itself; any other joins
+%% the slice of its parent (riarc's partitions, 000 §3).
+open(C, MFA, ParentSlice, St = #st{lambda = L, slice_of = Of, slices = Slices}) ->
+    case riarc_lambda:lookup(L, MFA) of
+        {ok, Mon} ->
+            St#st{slice_of = Of#{C => C}, slices = Slices#{C => #slice{mfa = MFA, mon = Mon}}};
+        Other ->
+            St1 = case Other of
+                      {error, Reason} -> St#st{errors = [{riarc_spec_error, C, MFA, Reason} | St#st.errors]};
+                      undefined -> St
+                  end,
+            join(C, ParentSlice, St1)
+    end.
+
+join(C, unmonitored, St) -> St#st{slice_of = (St#st.slice_of)#{C => unmonitored}};
+join(C, Key, St = #st{slices = Slices}) ->
+    St1 = St#st{slice_of = (St#st.slice_of)#{C => Key}},
+    case Slices of
+        #{Key := Sl} -> St1#st{slices = Slices#{Key := Sl#slice{members = Sl#slice.members + 1}}};
+        #{} -> St1                                      % the slice already ended
+    end.
+
+%% ANALYSEEVT (App. C.5.2) on the slice the event's process belongs to.
+analyse(E, St = #st{slice_of = Of, slices = Slices}) ->
+    case maps:get(riarc_event:origin(E), Of) of
+        unmonitored -> St;
+        Key ->
+            case Slices of
+                #{Key := #slice{mon = done}} -> St;            % decided: no more events
+                #{Key := Sl = #slice{mon = Mon, events = N}} ->
+                    step(Key, Sl#slice{events = N + 1}, riarc_monitor:analyse(Mon, E),
+                         St#st{analysed = St#st.analysed + 1});
+                #{} -> St
+            end
+    end.
+
+step(Key, Sl, {next, Mon}, St) -> put_slice(Key, Sl#slice{mon = Mon}, St);
+step(Key, Sl, {verdict, V}, St) -> decided(Key, Sl#slice{mon = done, verdict = V}, St);
+step(Key, Sl, {verdict, error, Why}, St) ->
+    decided(Key, Sl#slice{mon = done, verdict = error, reason = Why}, St).
+
+put_slice(Key, Sl, St) -> St#st{slices = (St#st.slices)#{Key := Sl}}.
+
+%% Verdicts are irrevocable: the slice stays (its members still need counting) but its
+%% monitor is gone, and the verdict is reported at once.
+decided(Key, Sl, St) ->
+    log(Key, Sl, St),
+    put_slice(Key, Sl, St).
+
+%% A process of a slice exited; the slice is dropped with its last process.
+leave(S, St = #st{slice_of = Of, slices = Slices}) ->
+    St1 = St#st{slice_of = maps:remove(S, Of)},
+    case maps:get(S, Of) of
+        unmonitored -> St1;
+        Key ->
+            case Slices of
+                #{Key := Sl = #slice{members = 1}} ->
+                    close(Key, Sl, St1#st{slices = maps:remove(Key, Slices)});
+                #{Key := Sl = #slice{members = M}} ->
+                    St1#st{slices = Slices#{Key := Sl#slice{members = M - 1}}};
+                #{} -> St1
+            end
+    end.
+
+%% Careful: a process is dropped from slice_of at its exit, but its children may still
+%% spawn into the slice; join/3 keys on the slice, not on the parent, so that works.
+close(Key, Sl = #slice{mon = Mon}, St) ->
+    case Mon of
+        done -> ok;
+        _ -> log(Key, Sl, St)
+    end,
+    St#st{closed = [entry(Key, Sl) | St#st.closed]}.
+
+entry(Key, #slice{mfa = MFA, verdict = V, events = N, reason = R}) ->
+    E = #{pid => Key, mfa => MFA, verdict => V, events => N},
+    case R of
+        undefined -> E;
+        _ -> E#{reason => R}
+    end.
+
+log(_Key, _Sl, #st{log = false}) -> ok;
+log(Key, Sl = #slice{verdict = V}, _St) ->
+    Level = case V of
+                accept -> info;
+                none -> info;
+                _ -> warning
+            end,
+    logger:log(Level, "riarc (centralised): ~s", [riarc:format_verdict(entry(Key, Sl))]).
+
+%% Slices still open when the last process exited cannot happen (each closes with its last
+%% member); events still pending belong to processes whose spawn never arrived, and are
+%% reported rather than dropped.
+finish(St = #st{owner = Owner, ref = Ref, slices = Open, pending = Pending}) ->
+    Left = [entry(K, Sl#slice{verdict = error, reason = slice_not_closed}) || {K, Sl} <- maps:to_list(Open)],
+    Errors = [{riarc_incomplete, self(), Pending} || map_size(Pending) > 0] ++ lists:reverse(St#st.errors),
+    Result = #{verdicts => lists:reverse(St#st.closed) ++ Left,
+               tracers => #{spawned => 1, peak => 1},
+               events => St#st.events, analysed => St#st.analysed, routed => 0,
+               reordered => St#st.reordered, violations => [], errors => Errors,
+               duration_us => erlang:monotonic_time(microsecond) - St#st.started},
+    Owner ! {Ref, Result},
+    exit(normal).
+
+%% @doc A sentence for an error run/3 returned.
+-spec format_error(term()) -> string().
+format_error({central_tracer_crashed, Reason}) ->
+    lists:flatten(io_lib:format("The central tracer crashed: ~p.", [Reason]));
+format_error({timeout, Alive}) when is_list(Alive) ->
+    lists:flatten(io_lib:format("Timed out with ~b traced processes still alive: ~p.",
+                                [length(Alive), lists:sublist(Alive, 10)]));
+format_error({timeout, _}) -> "Timed out; the central tracer did not say what is alive.";
+format_error(Other) -> riarc:format_error(Other).

@@ -1,0 +1,164 @@
+%% Centralised monitoring (riarc_central): the same verdicts as riarc's decentralised
+%% monitoring on the same systems and monitors, nothing lost under a spawn storm, riarc's
+%% partitions, and errors that stay errors.
+-module(riarc_central_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-export([storm/1, storm_child/0, parent_of_helper/1, helper/1]).
+
+%% A monitor that accepts when its process's local trace, as kinds, is the expected one.
+trace_monitor(Expected) ->
+    trace_monitor(Expected, []).
+
+trace_monitor(Expected, Seen) ->
+    fun(E = {exit, _, _}) ->
+            case lists:reverse([kind(E) | Seen]) of
+                Expected -> accept;
+                _ -> reject
+            end;
+       (E) -> trace_monitor(Expected, [kind(E) | Seen])
+    end.
+
+kind(E) -> element(1, E).
+
+pqr_spec() ->
+    fun({riarc_demo_pqr, Role, []}) -> {ok, trace_monitor(riarc_demo_pqr:local_traces(Role))};
+       (_) -> undefined
+    end.
+
+%% {MFA, verdict} per slice; the arguments are compared by number only, since they hold
+%% pids of the run.
+verdicts(#{verdicts := Vs}) ->
+    lists:sort([{mfa(maps:get(mfa, V)), maps:get(verdict, V)} || V <- Vs]).
+
+mfa({M, F, A}) when is_list(A), A =/= [] -> {M, F, length(A)};
+mfa(MFA) -> MFA.
+
+%% P, Q and R each see exactly their own local trace, in order, every time.
+pqr_test_() ->
+    {timeout, 120,
+     fun() ->
+             Expected = lists:sort([{{riarc_demo_pqr, R, []}, accept} || R <- [p, q, r]]),
+             [begin
+                  {ok, Res} = riarc_central:run({riarc_demo_pqr, p, []}, pqr_spec(), #{log => false}),
+                  ?assertEqual(Expected, verdicts(Res)),
+                  ?assertMatch(#{tracers := #{spawned := 1, peak := 1}, routed := 0, errors := []}, Res)
+              end || _ <- lists:seq(1, 200)]
+     end}.
+
+%% The demo's ticket service, racy and safe: the verdicts riarc gives, slice for slice.
+demo_same_as_riarc_test_() ->
+    [{atom_to_list(Mode), {timeout, 60,
+       fun() ->
+               MFA = {riarc_demo, main, [6, 20, Mode]},
+               {ok, C} = riarc_central:run(MFA, riarc_demo_monitors, #{log => false}),
+               {ok, R} = riarc:run(MFA, riarc_demo_monitors, #{log => false}),
+               ?assertEqual(length(maps:get(verdicts, R)), length(maps:get(verdicts, C))),
+               %% Which clients see a duplicate varies from run to run; the dispenser's
+               %% monitor and the count of monitored processes do not.
+               Tickets = fun(Res) -> [V || {{riarc_demo_tickets, _, _}, V} <- verdicts(Res)] end,
+               case Mode of
+                   safe -> ?assertEqual(Tickets(R), Tickets(C)),
+                           ?assertEqual(verdicts(R), verdicts(C));
+                   racy -> ?assertEqual(1, length(Tickets(C)))
+               end
+       end}} || Mode <- [racy, safe]].
+
+%% The load driver's master and workers under the soundness monitors: every trace is
+%% complete and in order, so every process is accepted.
+bench_soundness_test_() ->
+    {timeout, 120,
+     fun() ->
+             {ok, P} = riarc_bench_model:new(#{shape => burst, workers => 300, requests => 20,
+                                               time => 2, period => 20}),
+             Cfg = riarc_bench_master:config(P, self(), undefined, undefined),
+             {ok, Res} = riarc_central:run({riarc_bench_master, start, [Cfg]},
+                                           riarc_bench_monitor:spec(), #{log => false}),
+             Vs = maps:get(verdicts, Res),
+             ?assertEqual(301, length(Vs)),
+             ?assertEqual([accept], lists:usort([maps:get(verdict, V) || V <- Vs])),
+             receive {riarc_bench_master, _, #{ack_errors := 0, ended := 300}} -> ok end
+     end}.
+
+%% A root that spawns 2000 children and exits at once: every child's three events reach
+%% its slice, none is lost, and children seen before their parent's spawn are reordered.
+storm(N) ->
+    [spawn(?MODULE, storm_child, []) || _ <- lists:seq(1, N)],
+    ok.
+
+storm_child() ->
+    self() ! ping,
+    receive ping -> ok end.
+
+storm_test_() ->
+    {timeout, 120,
+     fun() ->
+             Spec = fun({?MODULE, storm_child, []}) -> {ok, trace_monitor([init, send, recv, exit])};
+                       ({?MODULE, storm, _}) -> {ok, fun M(_) -> M end};
+                       (_) -> undefined
+                    end,
+             {ok, Res} = riarc_central:run({?MODULE, storm, [2000]}, Spec, #{log => false}),
+             Vs = maps:get(verdicts, Res),
+             ?assertEqual(2001, length(Vs)),
+             ?assertEqual(2000, length([V || V = #{verdict := accept, events := 4} <- Vs])),
+             ?assertEqual([], maps:get(errors, Res)),
+             %% spawn, init, send, recv and exit of every child, and the root's own events.
+             ?assert(maps:get(events, Res) >= 2000 * 5)
+     end}.
+
+%% Partitions as in riarc: a child Λ does not select belongs to its parent's slice.
+parent_of_helper(Test) ->
+    H = spawn(?MODULE, helper, [self()]),
+    receive {done, H} -> Test ! parent_done end.
+
+helper(Parent) ->
+    Parent ! {done, self()}.
+
+partition_test() ->
+    Self = self(),
+    Spec = fun({?MODULE, parent_of_helper, _}) ->
+                   {ok, fun M({send, _, P, {done, _}}) when is_pid(P) -> Self ! {helper_send_seen, P}, M;
+                            M(_) -> M end};
+              (_) -> undefined
+           end,
+    {ok, Res} = riarc_central:run({?MODULE, parent_of_helper, [self()]}, Spec, #{log => false}),
+    receive parent_done -> ok end,
+    receive {helper_send_seen, _} -> ok end,
+    ?assertMatch([#{mfa := {?MODULE, parent_of_helper, _}, verdict := none}], maps:get(verdicts, Res)).
+
+%% A monitor that crashes gives its own slice the verdict error; the others carry on.
+crashing_monitor_test() ->
+    Spec = fun({riarc_demo_pqr, q, []}) -> {ok, fun(E) -> element(99, E) end};
+              ({riarc_demo_pqr, Role, []}) -> {ok, trace_monitor(riarc_demo_pqr:local_traces(Role))}
+           end,
+    {ok, Res} = riarc_central:run({riarc_demo_pqr, p, []}, Spec, #{log => false}),
+    ?assertEqual([{{riarc_demo_pqr, p, []}, accept}, {{riarc_demo_pqr, q, []}, error},
+                  {{riarc_demo_pqr, r, []}, accept}], verdicts(Res)).
+
+%% A Spec that crashes is reported, and its process joins its parent's slice.
+crashing_spec_test() ->
+    Spec = fun({riarc_demo_pqr, r, []}) -> error(boom);
+              ({riarc_demo_pqr, Role, []}) -> {ok, trace_monitor(riarc_demo_pqr:local_traces(Role))}
+           end,
+    {ok, Res} = riarc_central:run({riarc_demo_pqr, p, []}, Spec, #{log => false}),
+    ?assertMatch([{riarc_spec_error, _, {riarc_demo_pqr, r, []}, _}], maps:get(errors, Res)),
+    %% Q's slice now holds R's init and exit too, so Q's local trace no longer matches.
+    ?assertEqual([{{riarc_demo_pqr, p, []}, accept}, {{riarc_demo_pqr, q, []}, reject}], verdicts(Res)).
+
+bad_input_test_() ->
+    [?_assertMatch({error, {bad_mfa, _}}, riarc_central:run(nonsense, pqr_spec(), #{})),
+     ?_assertMatch({error, {bad_spec, 42}}, riarc_central:run({riarc_demo_pqr, p, []}, 42, #{})),
+     ?_assertMatch({error, {bad_option, events, _}},
+                   riarc_central:run({riarc_demo_pqr, p, []}, pqr_spec(), #{events => [oops]})),
+     ?_assert(is_list(riarc_central:format_error({bad_mfa, nonsense})))].
+
+%% A system that does not end: run/3 gives up after the timeout and names what is alive.
+timeout_test() ->
+    {error, {timeout, Alive} = E} =
+        riarc_central:run({riarc_api_tests, service, []}, fun(_) -> undefined end,
+                          #{timeout => 200, log => false}),
+    ?assertMatch([_], Alive),
+    [Pid] = Alive,
+    ?assertMatch({match, _}, re:run(riarc_central:format_error(E), "1 traced process")),
+    Pid ! stop.
