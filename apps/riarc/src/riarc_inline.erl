@@ -1,0 +1,205 @@
+%% @doc Inline monitoring (000 fig. 1a), to compare riarc against and for systems where
+%% lock-step monitoring is wanted: each monitored process runs its own monitor, inside
+%% itself, at its spawn, send, receive and exit points, woven in by
+%% {@link riarc_inline_transform}. Specs, monitors, events and the result are those of
+%% {@link riarc:run/3}.
+%% ```
+%% 1> ok = riarc_inline:instrument([riarc_demo_pqr]).
+%% 2> Spec = fun(_) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end} end.
+%% 3> {ok, R} = riarc_inline:run({riarc_demo_pqr, p, []}, Spec, #{}).
+%% 4> [{maps:get(mfa, V), maps:get(verdict, V)} || V <- maps:get(verdicts, R)].
+%% [{{riarc_demo_pqr,p,[]},accept},{{riarc_demo_pqr,q,[]},accept},{{riarc_demo_pqr,r,[]},accept}]
+%% 5> riarc_inline:restore([riarc_demo_pqr]).
+%% ok
+%% '''
+%% Only woven code reports: run/3 monitors what the woven modules do. What differs from
+%% outline monitoring (see docs/inline.md): a process Λ does not select is not monitored
+%% at all (outline, it joins its parent's partition: one monitor cannot be shared between
+%% processes without messages); an exit the process does not run into (a kill from
+%% outside, a gen_server stopped without terminate/2) is not seen, and its monitor keeps
+%% the verdict it had, with reason `{exit_not_seen, Reason}'.
+-module(riarc_inline).
+
+-export([run/3, instrument/1, restore/1, format_error/1]).
+
+-record(c, {live = #{} :: #{pid() => reference()},
+            entries = #{} :: #{pid() => map()},
+            order = [] :: [pid()],
+            errors = [] :: [term()],
+            events = 0 :: non_neg_integer(),
+            log :: boolean()}).
+
+%%% Weaving ------------------------------------------------------------------------------
+
+%% @doc Recompiles loaded modules from the abstract code in their beams (debug_info) with
+%% the inline weaver, and loads the woven code in their place.
+-spec instrument([module()]) -> ok | {error, term()}.
+instrument(Modules) ->
+    case weave_all(Modules, []) of
+        {ok, Woven} ->
+            lists:foreach(fun({M, File, Bin}) -> {module, M} = code:load_binary(M, File, Bin) end, Woven);
+        Error -> Error
+    end.
+
+weave_all([], Acc) -> {ok, lists:reverse(Acc)};
+weave_all([M | Ms], Acc) ->
+    case weave(M) of
+        {ok, File, Bin} -> weave_all(Ms, [{M, File, Bin} | Acc]);
+        Error -> Error
+    end.
+
+weave(M) ->
+    case code:which(M) of
+        File when is_list(File) ->
+            case abstract_code(M, File) of
+                {ok, Forms} ->
+                    Woven = riarc_inline_transform:parse_transform(Forms, []),
+                    case compile:forms(Woven, [binary, return_errors, debug_info]) of
+                        {ok, M, Bin} -> {ok, File, Bin};
+                        {ok, M, Bin, _Warnings} -> {ok, File, Bin};
+                        {error, Errors, _} -> {error, {weave_failed, M, Errors}}
+                    end;
+                Error -> Error
+            end;
+        _ -> {error, {not_loaded, M}}
+    end.
+
+abstract_code(M, File) ->
+    case beam_lib:chunks(File, [debug_info]) of
+        {ok, {M, [{debug_info, {debug_info_v1, Backend, Data}}]}} ->
+            case Backend:debug_info(erlang_v1, M, Data, []) of
+                {ok, Forms} -> {ok, Forms};
+                {error, Reason} -> {error, {no_abstract_code, M, Reason}}
+            end;
+        _ -> {error, {no_abstract_code, M, no_debug_info}}
+    end.
+
+%% @doc Puts the modules' own code back (the woven code must no longer be running).
+-spec restore([module()]) -> ok.
+restore(Modules) ->
+    lists:foreach(fun(M) ->
+                          _ = code:purge(M),
+                          {module, M} = code:load_file(M),
+                          _ = code:purge(M)
+                  end, Modules).
+
+%%% Runs ---------------------------------------------------------------------------------
+
+%% @doc Runs {M, F, Args} as the root of a system whose woven modules monitor themselves,
+%% and returns once every process it spawned through woven code has ended.
+-spec run({module(), atom(), list()}, riarc_lambda:spec(), riarc:opts()) ->
+    {ok, riarc:result()} | {error, term()}.
+run(MFA = {M, F, A}, Spec, Opts) ->
+    case riarc:validate(MFA, Spec, Opts) of
+        {ok, #{timeout := Timeout, events := Events, log := Log}} ->
+            case riarc_inline_rt:active() of
+                true -> {error, inline_run_active};
+                false ->
+                    Run = #{collector => self(), lambda => riarc_lambda:new(Spec),
+                            send => lists:member(send, Events), recv => lists:member(recv, Events)},
+                    ok = riarc_inline_rt:activate(Run),
+                    T0 = erlang:monotonic_time(microsecond),
+                    try
+                        %% Spawned as woven code spawns: registered with this collector,
+                        %% with its monitor and its init event.
+                        _Root = riarc_inline_rt:spawn({erlang, spawn}, [M, F, A]),
+                        collect(#c{log = Log}, deadline(Timeout), T0)
+                    after
+                        riarc_inline_rt:deactivate()
+                    end
+            end;
+        Error -> Error
+    end.
+
+deadline(infinity) -> infinity;
+deadline(T) -> erlang:monotonic_time(millisecond) + T.
+
+%% The run is over when every registered process is down. A process is registered by its
+%% parent before the parent's own end, and a process's messages and its 'DOWN' reach us in
+%% the order it sent them, so `live' cannot empty while a registration is on its way.
+collect(C = #c{live = Live}, _Deadline, T0) when map_size(Live) =:= 0, C#c.order =/= [] ->
+    {ok, result(C, T0)};
+collect(C, Deadline, T0) ->
+    receive
+        {riarc_inline_up, Pid, MFA, {Pid, Ref}} ->
+            Pid ! {Ref, registered},
+            collect(up(Pid, MFA, true, C), Deadline, T0);
+        {riarc_inline_up, Pid, MFA, Monitored} ->
+            collect(up(Pid, MFA, Monitored, C), Deadline, T0);
+        {riarc_inline_verdict, Pid, MFA, V, Why, N} ->
+            collect(verdict(Pid, MFA, V, Why, N, C), Deadline, T0);
+        {riarc_inline_done, Pid, MFA, _Decided, N} ->
+            collect(update(Pid, MFA, fun(E) -> E#{events => N, exit_seen => true} end, C), Deadline, T0);
+        {riarc_inline_error, E} ->
+            collect(C#c{errors = [E | C#c.errors]}, Deadline, T0);
+        {'DOWN', Ref, process, Pid, Reason} when is_map_key(Pid, C#c.live) ->
+            Ref = maps:get(Pid, C#c.live),
+            collect(down(Pid, Reason, C#c{live = maps:remove(Pid, C#c.live)}), Deadline, T0)
+    after timeout(Deadline) ->
+            {error, {timeout, maps:keys(C#c.live)}}
+    end.
+
+timeout(infinity) -> infinity;
+timeout(D) -> max(0, D - erlang:monotonic_time(millisecond)).
+
+up(Pid, MFA, Monitored, C = #c{live = Live}) ->
+    C1 = C#c{live = Live#{Pid => erlang:monitor(process, Pid)}, order = [Pid | C#c.order]},
+    case Monitored of
+        true -> update(Pid, MFA, fun(E) -> E end, C1);
+        false -> C1
+    end.
+
+%% Entries are created by whichever message about a process comes first.
+update(Pid, MFA, Fun, C = #c{entries = Es}) ->
+    E0 = maps:get(Pid, Es, #{pid => Pid, mfa => MFA, verdict => none, events => 0}),
+    C#c{entries = Es#{Pid => Fun(E0)}}.
+
+verdict(Pid, MFA, V, Why, N, C) ->
+    C1 = update(Pid, MFA, fun(E) -> with_reason(E#{verdict => V, events => N}, Why) end, C),
+    log(maps:get(Pid, C1#c.entries), C1),
+    C1.
+
+with_reason(E, undefined) -> E;
+with_reason(E, Why) -> E#{reason => Why}.
+
+%% A monitored process that ended without running into its exit point: its monitor did
+%% not see the exit, and keeps the verdict it had, saying why.
+down(Pid, Reason, C = #c{entries = Es}) ->
+    case Es of
+        #{Pid := E = #{exit_seen := true}} -> C#c{entries = Es#{Pid := maps:remove(exit_seen, E)}};
+        #{Pid := E = #{verdict := none}} -> C#c{entries = Es#{Pid := E#{reason => {exit_not_seen, Reason}}}};
+        #{} -> C
+    end.
+
+log(_E, #c{log = false}) -> ok;
+log(E = #{verdict := V}, _C) ->
+    Level = case V of
+                accept -> info;
+                _ -> warning
+            end,
+    logger:log(Level, "riarc (inline): ~s", [riarc:format_verdict(E)]).
+
+result(C = #c{entries = Es}, T0) ->
+    Verdicts = [maps:remove(exit_seen, maps:get(P, Es)) || P <- lists:reverse(C#c.order), is_map_key(P, Es)],
+    #{verdicts => Verdicts,
+      tracers => #{spawned => 0, peak => 0},
+      events => lists:sum([maps:get(events, V) || V <- Verdicts]),
+      analysed => lists:sum([maps:get(events, V) || V <- Verdicts]),
+      routed => 0, reordered => 0, violations => [],
+      errors => lists:reverse(C#c.errors),
+      duration_us => erlang:monotonic_time(microsecond) - T0}.
+
+%% @doc A sentence for an error this module returned.
+-spec format_error(term()) -> string().
+format_error(inline_run_active) ->
+    "An inline run is already active on this node; run one at a time.";
+format_error({not_loaded, M}) ->
+    lists:flatten(io_lib:format("Module ~s is not loaded and not in the code path.", [M]));
+format_error({no_abstract_code, M, _}) ->
+    lists:flatten(io_lib:format("Module ~s has no debug_info: recompile it with debug_info to weave it.", [M]));
+format_error({weave_failed, M, Errors}) ->
+    lists:flatten(io_lib:format("The woven code of ~s does not compile: ~p.", [M, Errors]));
+format_error({timeout, Alive}) ->
+    lists:flatten(io_lib:format("Timed out with ~b woven processes still alive: ~p.",
+                                [length(Alive), lists:sublist(Alive, 10)]));
+format_error(Other) -> riarc:format_error(Other).

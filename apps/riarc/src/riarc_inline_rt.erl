@@ -1,0 +1,256 @@
+%% @doc The run-time side of inline monitoring (000 fig. 1a): what the code woven by
+%% {@link riarc_inline_transform} calls at a process's spawn, send, receive and exit
+%% points. The monitor runs here, in the system's own process, in lock-step with it.
+%%
+%% Woven code behaves exactly like the original when no inline run is active (one
+%% `persistent_term' read per spawn, one process-dictionary read per send or receive), so
+%% a woven module can stay loaded between runs.
+%%
+%% Where the monitor lives: in the process dictionary of the process it monitors, under
+%% the single key `{riarc_inline, monitor}'. The woven program's own data flow cannot carry
+%% it without rewriting every function into continuation-passing style; the process
+%% dictionary is the process's own memory, which is the point of inlining.
+%% ```
+%% 1> riarc_inline:instrument([riarc_demo_pqr]).
+%% ok
+%% 2> riarc_inline_rt:active().
+%% false
+%% '''
+-module(riarc_inline_rt).
+
+-export([send/2, recv/1, spawn/2, child/5, gen_init/2, gen_exit/1, gen_call/2, gen_cast/2,
+         gen_reply/2, active/0, activate/1, deactivate/0]).
+
+-define(KEY, {riarc_inline, monitor}).
+-define(RUN, {riarc_inline, run}).
+
+-type run() :: #{collector := pid(), lambda := riarc_lambda:t(), send := boolean(),
+                 recv := boolean()}.
+-export_type([run/0]).
+
+%% The per-process state: the monitor (or `done' once it gave a verdict) and its counts.
+-record(m, {mon :: riarc_monitor:monitor() | done,
+            mfa :: riarc_event:mfa_args(),
+            run :: run(),
+            events = 0 :: non_neg_integer()}).
+
+%%% Runs ---------------------------------------------------------------------------------
+
+%% @doc True while an inline run is active on this node.
+-spec active() -> boolean().
+active() -> persistent_term:get(?RUN, undefined) =/= undefined.
+
+%% @doc Makes woven code report to Run (one inline run per node at a time).
+-spec activate(run()) -> ok.
+activate(Run) -> persistent_term:put(?RUN, Run).
+
+-spec deactivate() -> ok.
+deactivate() ->
+    _ = persistent_term:erase(?RUN),
+    ok.
+
+run() -> persistent_term:get(?RUN, undefined).
+
+%%% Send and receive ---------------------------------------------------------------------
+
+%% @doc `To ! Msg', then the send event. Like `!', returns Msg (and fails as it does).
+-spec send(term(), term()) -> term().
+send(To, Msg) ->
+    To ! Msg,
+    case get(?KEY) of
+        M = #m{run = #{send := true}} -> step({send, self(), To, Msg}, M);
+        _ -> ok
+    end,
+    Msg.
+
+%% @doc The receive event of a message a woven receive clause has just taken.
+-spec recv(term()) -> ok.
+recv(Msg) ->
+    case get(?KEY) of
+        M = #m{run = #{recv := true}} -> step({recv, self(), Msg}, M);
+        _ -> ok
+    end.
+
+%%% Spawn and exit -----------------------------------------------------------------------
+
+%% @doc A woven `erlang:Kind(Args...)' or `proc_lib:Kind(Args...)' (Kind as written, e.g.
+%% `spawn_link'), for the local forms. Λ is asked in the parent, with the logical MFA
+%% riarc would see; a selected child is registered with the run before the parent can
+%% exit, then starts with its monitor and its init event.
+-spec spawn({erlang | proc_lib, atom()}, list()) -> term().
+spawn({Mod, Kind}, Args) ->
+    case {run(), split(Args)} of
+        {undefined, _} -> apply(Mod, Kind, Args);
+        {_, remote} -> apply(Mod, Kind, Args);
+        {Run, {Body, MFA, Opts}} -> spawn_child(Run, Mod, Kind, Body, MFA, Opts)
+    end.
+
+%% {Body, LogicalMFA, ExtraArgs} of a local spawn's arguments; remote spawns (a node as the
+%% first argument) are left alone.
+split([Fun]) when is_function(Fun, 0) -> {Fun, fun_mfa(Fun), []};
+split([Fun, Opts]) when is_function(Fun, 0), is_list(Opts) -> {Fun, fun_mfa(Fun), [Opts]};
+split([M, F, A]) when is_atom(M), is_atom(F), is_list(A) ->
+    {fun() -> apply(M, F, A) end, {M, F, A}, []};
+split([M, F, A, Opts]) when is_atom(M), is_atom(F), is_list(A), is_list(Opts) ->
+    {fun() -> apply(M, F, A) end, {M, F, A}, [Opts]};
+split(_) -> remote.
+
+fun_mfa(Fun) ->
+    {module, M} = erlang:fun_info(Fun, module),
+    {name, N} = erlang:fun_info(Fun, name),
+    {M, N, []}.
+
+spawn_child(Run = #{lambda := L, collector := C}, Mod, Kind, Body, MFA, Opts) ->
+    Parent = self(),
+    Mon = case riarc_lambda:lookup(L, MFA) of
+              {ok, Mon0} -> Mon0;
+              undefined -> undefined;
+              {error, Reason} -> C ! {riarc_inline_error, {riarc_spec_error, MFA, Reason}}, undefined
+          end,
+    Wrapped = fun() -> ?MODULE:child(Run, Parent, MFA, Mon, Body) end,
+    Result = apply(Mod, Kind, [Wrapped | Opts]),
+    Child = case Result of
+                {Pid, _Ref} when is_pid(Pid) -> Pid;
+                Pid when is_pid(Pid) -> Pid
+            end,
+    %% Registered, monitored or not, before anything else the parent does, so before the
+    %% parent's own end (one sender's messages arrive in order): the run cannot see every
+    %% process gone while this one is still to come.
+    C ! {riarc_inline_up, Child, MFA, Mon =/= undefined},
+    case get(?KEY) of
+        M = #m{} -> step({spawn, Parent, Child, MFA}, M);
+        undefined -> ok
+    end,
+    Result.
+
+%% @private The body of a spawned child: its monitor, its init event, its life, its exit.
+%% The exit reason is the one the process would have had, and is raised again with the
+%% same class, so that links, monitors and crash reports see the same thing.
+-spec child(run(), pid(), riarc_event:mfa_args(), riarc_monitor:monitor() | undefined,
+            fun(() -> term())) -> term().
+child(_Run, _Parent, _MFA, undefined, Body) ->
+    Body();
+child(Run, Parent, MFA, Mon, Body) ->
+    put(?KEY, #m{mon = Mon, mfa = MFA, run = Run}),
+    step({init, self(), Parent, MFA}, get(?KEY)),
+    try Body() of
+        Value -> exited(normal), Value
+    catch
+        exit:Reason:Stack -> exited(Reason), erlang:raise(exit, Reason, Stack);
+        error:Reason:Stack -> exited({Reason, Stack}), erlang:raise(error, Reason, Stack);
+        throw:Term:Stack -> exited({{nocatch, Term}, Stack}), erlang:raise(throw, Term, Stack)
+    end.
+
+exited(Reason) ->
+    case get(?KEY) of
+        M = #m{} -> step({exit, self(), Reason}, M), done(get(?KEY));
+        undefined -> ok
+    end.
+
+done(#m{run = #{collector := C}, mfa = MFA, events = N, mon = Mon}) ->
+    erase(?KEY),
+    Verdict = case Mon of
+                  done -> decided;
+                  _ -> none
+              end,
+    C ! {riarc_inline_done, self(), MFA, Verdict, N}.
+
+%%% gen_server callback modules ----------------------------------------------------------
+
+%% @doc Woven at the top of a gen_server's init/1: the process was started by OTP code,
+%% which is not woven, so it takes its own monitor for `{Module, init, [Arg]}' (the MFA
+%% riarc's Λ sees for it) and registers itself, synchronously, before init can return.
+-spec gen_init(module(), term()) -> ok.
+gen_init(Module, Arg) ->
+    case {run(), get(?KEY)} of
+        {undefined, _} -> ok;
+        {_, #m{}} -> ok;
+        {Run = #{lambda := L, collector := C}, undefined} ->
+            MFA = {Module, init, [Arg]},
+            case riarc_lambda:lookup(L, MFA) of
+                {ok, Mon} ->
+                    Ref = erlang:monitor(process, C),
+                    C ! {riarc_inline_up, self(), MFA, {self(), Ref}},
+                    receive
+                        {Ref, registered} -> erlang:demonitor(Ref, [flush]);
+                        {'DOWN', Ref, process, C, _} -> ok
+                    end,
+                    put(?KEY, #m{mon = Mon, mfa = MFA, run = Run}),
+                    step({init, self(), parent(), MFA}, get(?KEY));
+                _ -> ok
+            end
+    end.
+
+%% proc_lib keeps the parent in the process dictionary; it is the spawner riarc would name.
+parent() ->
+    case get('$ancestors') of
+        [P | _] when is_pid(P) -> P;
+        [Name | _] when is_atom(Name) -> whereis(Name);
+        _ -> undefined
+    end.
+
+%% @doc Woven at the top of a gen_server's terminate/2: the exit event.
+-spec gen_exit(term()) -> ok.
+gen_exit(Reason) ->
+    exited(Reason),
+    ok.
+
+%% @doc A woven gen_server:call/2,3: the request as sent and the reply as received, in
+%% the shapes gen_server's own messages have ({'$gen_call', {self(), Tag}, Request} and
+%% {Tag, Reply}); Tag is a fresh reference standing for gen's internal one.
+-spec gen_call(atom(), list()) -> term().
+gen_call(F, Args = [Server, Request | _]) ->
+    case get(?KEY) of
+        undefined -> apply(gen_server, F, Args);
+        M = #m{run = Run} ->
+            Tag = make_ref(),
+            _ = maps:get(send, Run) andalso step({send, self(), Server, {'$gen_call', {self(), Tag}, Request}}, M),
+            Reply = apply(gen_server, F, Args),
+            _ = maps:get(recv, Run) andalso recv_after_call(Tag, Reply),
+            Reply
+    end.
+
+recv_after_call(Tag, Reply) ->
+    case get(?KEY) of
+        M = #m{} -> step({recv, self(), {Tag, Reply}}, M);
+        undefined -> ok
+    end.
+
+%% @doc A woven gen_server:cast/2: the message as sent.
+-spec gen_cast(term(), term()) -> ok.
+gen_cast(Server, Msg) ->
+    ok = gen_server:cast(Server, Msg),
+    case get(?KEY) of
+        M = #m{run = #{send := true}} -> step({send, self(), Server, {'$gen_cast', Msg}}, M);
+        _ -> ok
+    end,
+    ok.
+
+%% @doc A woven gen_server:reply/2: the reply as sent to the caller.
+-spec gen_reply(term(), term()) -> ok.
+gen_reply(From = {To, Tag}, Reply) ->
+    ok = gen_server:reply(From, Reply),
+    case get(?KEY) of
+        M = #m{run = #{send := true}} -> step({send, self(), To, {Tag, Reply}}, M);
+        _ -> ok
+    end,
+    ok.
+
+%%% Analysis -----------------------------------------------------------------------------
+
+%% ANALYSEEVT (App. C.5.2), here in the process itself. A verdict is irrevocable: it is
+%% reported at once and the monitor dropped; a crashing monitor gives `error' and never
+%% disturbs the process (riarc_monitor:analyse/2 catches everything).
+step(_E, #m{mon = done} = M) ->
+    put(?KEY, M#m{events = M#m.events + 1});
+step(E, M = #m{mon = Mon, events = N, run = #{collector := C}, mfa = MFA}) ->
+    case riarc_monitor:analyse(Mon, E) of
+        {next, Mon1} -> put(?KEY, M#m{mon = Mon1, events = N + 1});
+        {verdict, V} ->
+            C ! {riarc_inline_verdict, self(), MFA, V, undefined, N + 1},
+            put(?KEY, M#m{mon = done, events = N + 1});
+        {verdict, error, Why} ->
+            C ! {riarc_inline_verdict, self(), MFA, error, Why, N + 1},
+            put(?KEY, M#m{mon = done, events = N + 1})
+    end,
+    ok.

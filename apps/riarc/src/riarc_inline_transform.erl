@@ -1,0 +1,155 @@
+%% @doc The inline weaver (000 fig. 1a): a parse transform that makes a module's processes
+%% run their monitors themselves, at the points where riarc's tracing would see an event.
+%%
+%% What it rewrites, in every function and fun of the module:
+%% <ul>
+%% <li>`To ! Msg' and `erlang:send(To, Msg)': {@link riarc_inline_rt:send/2} (the send
+%%     event, after the send);</li>
+%% <li>every clause of every `receive': the clause's pattern is bound to a fresh
+%%     variable and the clause body starts with {@link riarc_inline_rt:recv/1} (the
+%%     receive event, when the message is taken); guards and `after' are untouched;</li>
+%% <li>`spawn', `spawn_link', `spawn_monitor', `spawn_opt' (plain or `erlang:') and
+%%     `proc_lib:spawn', `spawn_link', `spawn_opt', local forms only:
+%%     {@link riarc_inline_rt:spawn/2}, which asks Λ in the parent and starts the child
+%%     with its monitor, its init event and its exit event;</li>
+%% <li>`gen_server:call/2,3', `cast/2' and `reply/2': the messages gen_server sends
+%%     and receives for them;</li>
+%% <li>in a module with `-behaviour(gen_server)': `init/1' takes the process's monitor
+%%     (OTP's code that spawned it is not woven), `handle_call/3', `handle_cast/2' and
+%%     `handle_info/2' report the message they were called for, `terminate/2' the exit.</li>
+%% </ul>
+%% Use it at compile time with `-compile({parse_transform, riarc_inline_transform}).', or
+%% on compiled modules with {@link riarc_inline:instrument/1}.
+%% ```
+%% 1> {ok, Forms} = epp:parse_file("apps/riarc_examples/src/riarc_demo_pqr.erl", []).
+%% 2> Woven = riarc_inline_transform:parse_transform(Forms, []).
+%% 3> {ok, riarc_demo_pqr, _Bin} = compile:forms(Woven, [binary]).
+%% '''
+-module(riarc_inline_transform).
+
+-export([parse_transform/2]).
+
+-define(RT, riarc_inline_rt).
+-define(SPAWNS, [spawn, spawn_link, spawn_monitor, spawn_opt]).
+-define(PROC_LIB_SPAWNS, [spawn, spawn_link, spawn_opt]).
+
+%% @doc The parse transform.
+-spec parse_transform([erl_parse:abstract_form()], [compile:option()]) -> [erl_parse:abstract_form()].
+parse_transform(Forms, _Options) ->
+    Module = module(Forms),
+    Local = [{N, A} || {function, _, N, A, _} <- Forms],
+    GenServer = lists:any(fun({attribute, _, B, gen_server}) when B =:= behaviour; B =:= behavior -> true;
+                             (_) -> false
+                          end, Forms),
+    Ctx = #{module => Module, local => Local, gen_server => GenServer},
+    [form(F, Ctx) || F <- Forms].
+
+module(Forms) ->
+    hd([M || {attribute, _, module, M} <- Forms]).
+
+form({function, L, Name, Arity, Clauses}, Ctx) ->
+    {Clauses1, _} = lists:mapfoldl(fun(C, N) -> callback_clause(Name, Arity, C, N, Ctx) end,
+                                   0, Clauses),
+    {function, L, Name, Arity, Clauses1};
+form(Other, _Ctx) ->
+    Other.
+
+%% The gen_server callbacks report what gen_server received for them; any other function
+%% is only walked.
+callback_clause(Name, Arity, {clause, L, Pats, Guards, Body}, N0, Ctx = #{gen_server := true})
+  when {Name, Arity} =:= {init, 1}; {Name, Arity} =:= {handle_call, 3};
+       {Name, Arity} =:= {handle_cast, 2}; {Name, Arity} =:= {handle_info, 2};
+       {Name, Arity} =:= {terminate, 2} ->
+    {Vars, N1} = fresh_vars(length(Pats), L, N0),
+    Bound = [{match, L, P, V} || {P, V} <- lists:zip(Pats, Vars)],
+    {Body1, N2} = walk(Body, N1, Ctx),
+    {{clause, L, Bound, Guards, [callback_call(Name, Vars, L, Ctx) | Body1]}, N2};
+callback_clause(_Name, _Arity, Clause, N0, Ctx) ->
+    walk(Clause, N0, Ctx).
+
+callback_call(init, [Arg], L, #{module := M}) ->
+    rt(L, gen_init, [{atom, L, M}, Arg]);
+callback_call(handle_call, [Req, From, _], L, _) ->
+    rt(L, recv, [{tuple, L, [{atom, L, '$gen_call'}, From, Req]}]);
+callback_call(handle_cast, [Msg, _], L, _) ->
+    rt(L, recv, [{tuple, L, [{atom, L, '$gen_cast'}, Msg]}]);
+callback_call(handle_info, [Info, _], L, _) ->
+    rt(L, recv, [Info]);
+callback_call(terminate, [Reason, _], L, _) ->
+    rt(L, gen_exit, [Reason]).
+
+%%% The walk -----------------------------------------------------------------------------
+
+%% A walk over the abstract code, threading a counter for fresh variable names. Only
+%% expression shapes are rewritten; patterns and guards cannot contain them.
+walk({op, L, '!', To, Msg}, N0, Ctx) ->
+    {[To1, Msg1], N1} = walk([To, Msg], N0, Ctx),
+    {rt(L, send, [To1, Msg1]), N1};
+walk({call, L, {remote, _, {atom, _, erlang}, {atom, _, send}}, [To, Msg]}, N0, Ctx) ->
+    {[To1, Msg1], N1} = walk([To, Msg], N0, Ctx),
+    {rt(L, send, [To1, Msg1]), N1};
+walk({call, L, {atom, _, F}, Args}, N0, Ctx = #{local := Local}) ->
+    case lists:member(F, ?SPAWNS) andalso not lists:member({F, length(Args)}, Local) of
+        true -> spawn_call(L, erlang, F, Args, N0, Ctx);
+        false -> walk_call({call, L, {atom, L, F}, Args}, N0, Ctx)
+    end;
+walk({call, L, {remote, _, {atom, _, erlang}, {atom, _, F}}, Args} = C, N0, Ctx) ->
+    case lists:member(F, ?SPAWNS) of
+        true -> spawn_call(L, erlang, F, Args, N0, Ctx);
+        false -> walk_call(C, N0, Ctx)
+    end;
+walk({call, L, {remote, _, {atom, _, proc_lib}, {atom, _, F}}, Args} = C, N0, Ctx) ->
+    case lists:member(F, ?PROC_LIB_SPAWNS) of
+        true -> spawn_call(L, proc_lib, F, Args, N0, Ctx);
+        false -> walk_call(C, N0, Ctx)
+    end;
+walk({call, L, {remote, _, {atom, _, gen_server}, {atom, _, F}}, Args} = C, N0, Ctx) ->
+    {Args1, N1} = walk(Args, N0, Ctx),
+    case {F, length(Args)} of
+        {call, A} when A =:= 2; A =:= 3 -> {rt(L, gen_call, [{atom, L, call}, list(Args1, L)]), N1};
+        {cast, 2} -> {rt(L, gen_cast, Args1), N1};
+        {reply, 2} -> {rt(L, gen_reply, Args1), N1};
+        _ -> walk_call(C, N0, Ctx)
+    end;
+walk({'receive', L, Clauses}, N0, Ctx) ->
+    {Clauses1, N1} = recv_clauses(Clauses, N0, Ctx),
+    {{'receive', L, Clauses1}, N1};
+walk({'receive', L, Clauses, Timeout, After}, N0, Ctx) ->
+    {Clauses1, N1} = recv_clauses(Clauses, N0, Ctx),
+    {[Timeout1 | After1], N2} = walk([Timeout | After], N1, Ctx),
+    {{'receive', L, Clauses1, Timeout1, After1}, N2};
+walk(T, N0, Ctx) when is_tuple(T) ->
+    {Elems, N1} = walk(tuple_to_list(T), N0, Ctx),
+    {list_to_tuple(Elems), N1};
+walk(L, N0, Ctx) when is_list(L) ->
+    lists:mapfoldl(fun(E, N) -> walk(E, N, Ctx) end, N0, L);
+walk(Leaf, N, _Ctx) ->
+    {Leaf, N}.
+
+walk_call({call, L, F, Args}, N0, Ctx) ->
+    {[F1 | Args1], N1} = walk([F | Args], N0, Ctx),
+    {{call, L, F1, Args1}, N1}.
+
+spawn_call(L, Mod, F, Args, N0, Ctx) ->
+    {Args1, N1} = walk(Args, N0, Ctx),
+    {rt(L, spawn, [{tuple, L, [{atom, L, Mod}, {atom, L, F}]}, list(Args1, L)]), N1}.
+
+%% Each clause `Pattern [when Guard] -> Body' becomes
+%% `Pattern = Fresh [when Guard] -> riarc_inline_rt:recv(Fresh), Body'.
+recv_clauses(Clauses, N0, Ctx) ->
+    lists:mapfoldl(
+      fun({clause, L, [Pat], Guards, Body}, N) ->
+              {[Var], N1} = fresh_vars(1, L, N),
+              {Body1, N2} = walk(Body, N1, Ctx),
+              {{clause, L, [{match, L, Pat, Var}], Guards, [rt(L, recv, [Var]) | Body1]}, N2}
+      end, N0, Clauses).
+
+fresh_vars(K, L, N) ->
+    {[{var, L, list_to_atom("RiarcInline@" ++ integer_to_list(I))} || I <- lists:seq(N, N + K - 1)],
+     N + K}.
+
+rt(L, F, Args) ->
+    {call, L, {remote, L, {atom, L, ?RT}, {atom, L, F}}, Args}.
+
+list([], L) -> {nil, L};
+list([H | T], L) -> {cons, L, H, list(T, L)}.
