@@ -248,6 +248,7 @@ log(Key, Sl = #slice{verdict = V}, _St) ->
 %% Slices still open when the last process exited cannot happen (each closes with its last
 %% member); events still pending belong to processes whose spawn never arrived, and are
 %% reported rather than dropped.
+-spec finish(#st{}) -> no_return().
 finish(St = #st{owner = Owner, ref = Ref, slices = Open, pending = Pending}) ->
     Left = [entry(K, Sl#slice{verdict = error, reason = slice_not_closed}) || {K, Sl} <- maps:to_list(Open)],
     Errors = [{riarc_incomplete, self(), Pending} || map_size(Pending) > 0] ++ lists:reverse(St#st.errors),

@@ -153,7 +153,8 @@ done(#m{run = #{collector := C}, mfa = MFA, events = N, mon = Mon}) ->
                   done -> decided;
                   _ -> none
               end,
-    C ! {riarc_inline_done, self(), MFA, Verdict, N}.
+    C ! {riarc_inline_done, self(), MFA, Verdict, N},
+    ok.
 
 %%% gen_server callback modules ----------------------------------------------------------
 

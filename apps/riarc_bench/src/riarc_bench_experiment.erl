@@ -43,7 +43,8 @@
 
 -type config() :: #{name := string(), shapes := [atom()], workers := [pos_integer()],
                     schedulers := [pos_integer()], seeds := [integer()],
-                    instrumentation := [atom()], repetitions := reps(), params := map(),
+                    instrumentation := [atom()], monitors := [none | soundness],
+                    memory_limit := pos_integer(), repetitions := reps(), params := map(),
                     variants := [map()],
                     timeout := pos_integer(), file := string()}.
 -type reps() :: pos_integer() | {cv, #{m := pos_integer(), b := pos_integer(),

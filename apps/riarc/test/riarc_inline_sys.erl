@@ -1,0 +1,37 @@
+%% Small systems for riarc_inline_tests, in a module of their own so that weaving and
+%% restoring them never touches the code the test process is running.
+-module(riarc_inline_sys).
+
+-export([guarded/1, bang_value/1, funs/1, dies/0, crash_child/0, receiver/0]).
+
+%% A receive with guards and an after clause; only the taken message is an event.
+guarded(Parent) ->
+    R = receive
+            {n, N} when N > 10 -> {big, N};
+            {n, N} -> {small, N}
+        after 5000 -> timeout
+        end,
+    Parent ! {got, R},
+    receive after 0 -> ok end.
+
+%% `!' used as a value, inside a fun.
+bang_value(Parent) ->
+    F = fun(X) -> Parent ! X end,
+    {echo, 1} = F({echo, 1}),
+    ok.
+
+%% A spawned fun and a spawn/3 of a monitored function.
+funs(Parent) ->
+    Child = spawn(fun() -> receive go -> Parent ! gone end end),
+    Child ! go,
+    spawn(riarc_inline_sys, receiver, []) ! stop,
+    ok.
+
+receiver() ->
+    receive stop -> ok end.
+
+dies() ->
+    receive never -> ok end.
+
+crash_child() ->
+    error(deliberate).

@@ -1,0 +1,197 @@
+%% Inline monitoring (riarc_inline): woven code behaves as the original, the same
+%% monitors give the same verdicts as outline monitoring, and monitor or process failures
+%% stay contained. Every test weaves the modules it needs and puts the originals back.
+-module(riarc_inline_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(SYS, riarc_inline_sys).
+-define(OWN, [riarc_inline_sys]).
+
+%% Weaves Modules around Fun, restoring them whatever happens.
+woven(Modules, Fun) ->
+    ok = riarc_inline:instrument(Modules),
+    try Fun() after riarc_inline:restore(Modules) end.
+
+woven_test_(Name, Modules, Fun) ->
+    {Name, {timeout, 120, fun() -> woven(Modules, Fun) end}}.
+
+pqr_spec() ->
+    fun({riarc_demo_pqr, Role, []}) -> {ok, trace_monitor(riarc_demo_pqr:local_traces(Role))};
+       (_) -> undefined
+    end.
+
+trace_monitor(Expected) -> trace_monitor(Expected, []).
+
+trace_monitor(Expected, Seen) ->
+    fun(E = {exit, _, _}) ->
+            case lists:reverse([element(1, E) | Seen]) of
+                Expected -> accept;
+                _ -> reject
+            end;
+       (E) -> trace_monitor(Expected, [element(1, E) | Seen])
+    end.
+
+%% {MFA with arity, verdict}, sorted: runs differ in pids only.
+verdicts(#{verdicts := Vs}) ->
+    lists:sort([{mfa(maps:get(mfa, V)), maps:get(verdict, V)} || V <- Vs]).
+
+mfa({M, F, A}) when is_list(A), A =/= [] -> {M, F, length(A)};
+mfa(MFA) -> MFA.
+
+inline_test_() ->
+    [woven_test_("P/Q/R: each process sees its own local trace, as outline", [riarc_demo_pqr],
+                 fun pqr/0),
+     woven_test_("the load driver: same results woven and unwoven, all accepted",
+                 [riarc_bench_master, riarc_bench_worker], fun bench/0),
+     woven_test_("the demo service: behaviour preserved, racy and safe",
+                 [riarc_demo, riarc_demo_tickets], fun demo/0),
+     woven_test_("receive with guards and after, ! as a value, funs", ?OWN, fun constructs/0),
+     woven_test_("a crashing monitor gives error and leaves the system alone", [riarc_demo_pqr],
+                 fun crashing_monitor/0),
+     woven_test_("a process killed from outside: the run ends, saying so", ?OWN, fun killed/0),
+     woven_test_("a crashing process: its exit is seen with the real reason", ?OWN, fun crash/0)].
+
+pqr() ->
+    Expected = lists:sort([{{riarc_demo_pqr, R, []}, accept} || R <- [p, q, r]]),
+    [begin
+         {ok, In} = riarc_inline:run({riarc_demo_pqr, p, []}, pqr_spec(), #{log => false}),
+         ?assertEqual(Expected, verdicts(In))
+     end || _ <- lists:seq(1, 100)],
+    {ok, Out} = riarc:run({riarc_demo_pqr, p, []}, pqr_spec(), #{log => false}),
+    ?assertEqual(Expected, verdicts(Out)).
+
+%% The master's own result (every request acknowledged once, in order) is the same
+%% woven as it was unwoven, and the soundness monitors accept every process inline just
+%% as they do outline.
+bench() ->
+    {ok, P} = riarc_bench_model:new(#{shape => steady, workers => 50, requests => 10,
+                                      time => 2, period => 20}),
+    Cfg = riarc_bench_master:config(P, self(), undefined, undefined),
+    Batches = lists:sum(maps:get(batches, riarc_bench_model:build(P))),
+    {ok, Res} = riarc_inline:run({riarc_bench_master, start, [Cfg]}, riarc_bench_monitor:spec(),
+                                 #{log => false, events => [recv]}),
+    ?assertEqual(51, length(maps:get(verdicts, Res))),
+    ?assertEqual([accept], lists:usort([V || {_, V} <- verdicts(Res)])),
+    Woven = master_result(),
+    riarc_inline:restore([riarc_bench_master, riarc_bench_worker]),
+    {_, Ref} = spawn_monitor(riarc_bench_master, start, [Cfg]),
+    receive {'DOWN', Ref, process, _, normal} -> ok end,
+    Plain = master_result(),
+    Keys = [created, ended, requests, acks, ack_errors, messages],
+    ?assertEqual(maps:with(Keys, Plain), maps:with(Keys, Woven)),
+    ?assertEqual(#{acks => Batches, ack_errors => 0}, maps:with([acks, ack_errors], Woven)),
+    ok = riarc_inline:instrument([riarc_bench_master, riarc_bench_worker]).
+
+master_result() ->
+    receive {riarc_bench_master, _, R} -> R end.
+
+%% The demo's clients all get their tickets woven as unwoven; the monitors run in the
+%% clients and the dispenser. The dispenser's helpers are processes Λ does not select:
+%% inline they are not monitored, so the dispenser's monitor cannot see their replies and
+%% the race is not caught inline (outline it is): the difference docs/inline.md states.
+demo() ->
+    [begin
+         {ok, Res} = riarc_inline:run({riarc_demo, main, [6, 20, Mode]}, riarc_demo_monitors,
+                                      #{log => false}),
+         Vs = verdicts(Res),
+         ?assertEqual(6, length([V || {{riarc_demo, client, 2}, V} <- Vs])),
+         ?assertEqual([accept], lists:usort([V || {{riarc_demo, client, 2}, V} <- Vs])),
+         ?assertMatch([{{riarc_demo_tickets, init, 1}, none}],
+                      [X || X = {{riarc_demo_tickets, _, _}, _} <- Vs]),
+         ?assertEqual(ok, riarc_demo:main(3, 5, Mode))
+     end || Mode <- [safe, racy]].
+
+%%% Constructs ---------------------------------------------------------------------------
+
+constructs() ->
+    Self = self(),
+    Spec = fun({?SYS, F, _}) when F =:= guarded; F =:= bang_value; F =:= funs; F =:= receiver ->
+                   {ok, recorder(F, Self)};
+              (_) -> undefined
+           end,
+    %% guarded/1: a message no clause takes is no event; the one taken is, once.
+    Runner = spawn_link(fun() -> Self ! {result, riarc_inline:run({?SYS, guarded, [Self]}, Spec,
+                                                                  #{log => false})} end),
+    G = receive {event, guarded, {init, P, _, _}} -> P end,
+    G ! {other, x},
+    G ! {n, 3},
+    receive {got, Got} -> ?assertEqual({small, 3}, Got) end,
+    ?assertMatch([{recv, G, {n, 3}}, {send, G, Self, {got, {small, 3}}}, {exit, G, normal}],
+                 events(guarded)),
+    receive {result, {ok, _}} -> unlink(Runner) end,
+    %% bang_value/1: `!' inside a fun, its value used.
+    {ok, _} = riarc_inline:run({?SYS, bang_value, [Self]}, Spec, #{log => false}),
+    receive {echo, 1} -> ok end,
+    ?assertMatch([{init, _, _, _}, {send, _, Self, {echo, 1}}, {exit, _, normal}], events(bang_value)),
+    %% funs/1: a spawned fun (not selected: no monitor of its own) and a spawn/3.
+    {ok, R} = riarc_inline:run({?SYS, funs, [Self]}, Spec, #{log => false}),
+    receive gone -> ok end,
+    ?assertMatch([{init, _, _, _}, {spawn, _, _, {?SYS, '-funs/1-fun-0-', []}}, {send, _, _, go},
+                  {spawn, _, _, {?SYS, receiver, []}}, {send, _, _, stop}, {exit, _, normal}],
+                 events(funs)),
+    ?assertMatch([{init, _, _, _}, {recv, _, stop}, {exit, _, normal}], events(receiver)),
+    ?assertEqual([{{?SYS, funs, 1}, none}, {{?SYS, receiver, []}, none}], verdicts(R)).
+
+%% The events a recorder monitor reported, up to its process's exit.
+events(Name) ->
+    receive
+        {event, Name, E = {exit, _, _}} -> [E];
+        {event, Name, E} -> [E | events(Name)]
+    end.
+
+recorder(Name, Test) ->
+    fun(E) -> Test ! {event, Name, E}, recorder(Name, Test) end.
+
+crashing_monitor() ->
+    Spec = fun({riarc_demo_pqr, q, []}) -> {ok, fun(E) -> element(99, E) end};
+              (MFA) -> (pqr_spec())(MFA)
+           end,
+    {ok, Res} = riarc_inline:run({riarc_demo_pqr, p, []}, Spec, #{log => false}),
+    ?assertEqual([{{riarc_demo_pqr, p, []}, accept}, {{riarc_demo_pqr, q, []}, error},
+                  {{riarc_demo_pqr, r, []}, accept}], verdicts(Res)).
+
+killed() ->
+    Self = self(),
+    Spec = fun({?SYS, dies, []}) -> {ok, fun M({init, P, _, _}) -> Self ! {started, P}, M; M(_) -> M end};
+              (_) -> undefined
+           end,
+    Runner = spawn_link(fun() -> Self ! {result, riarc_inline:run({?SYS, dies, []}, Spec, #{log => false})} end),
+    Pid = receive {started, P} -> P end,
+    exit(Pid, kill),
+    {ok, Res} = receive {result, R} -> R end,
+    unlink(Runner),
+    ?assertMatch([#{verdict := none, reason := {exit_not_seen, killed}}], maps:get(verdicts, Res)).
+
+crash() ->
+    Self = self(),
+    Spec = fun({?SYS, crash_child, []}) ->
+                   {ok, fun M({exit, _, Reason}) -> Self ! {exit_seen, Reason}, reject; M(_) -> M end};
+              (_) -> undefined
+           end,
+    {ok, Res} = riarc_inline:run({?SYS, crash_child, []}, Spec, #{log => false}),
+    ?assertMatch([#{verdict := reject}], maps:get(verdicts, Res)),
+    receive {exit_seen, Reason} -> ?assertMatch({deliberate, [_ | _]}, Reason) end.
+
+%%% Errors and the parse transform -------------------------------------------------------
+
+errors_test_() ->
+    [?_assertMatch({error, {not_loaded, _}}, riarc_inline:instrument([no_such_module_here])),
+     ?_assert(is_list(riarc_inline:format_error({not_loaded, x}))),
+     ?_assertMatch({error, {bad_spec, 42}}, riarc_inline:run({riarc_demo_pqr, p, []}, 42, #{}))].
+
+%% The transform as a compile option, on source: the woven module compiles and runs as
+%% the original when no run is active.
+parse_transform_test() ->
+    Src = filename:join(code:lib_dir(riarc_examples), "src/riarc_demo_pqr.erl"),
+    {ok, Forms} = epp:parse_file(Src, []),
+    {ok, riarc_demo_pqr, Bin} = compile:forms(Forms, [binary, {parse_transform, riarc_inline_transform}]),
+    Calls = [Call || {call, _, {remote, _, {atom, _, riarc_inline_rt}, {atom, _, Call}}, _}
+                         <- flatten(riarc_inline_transform:parse_transform(Forms, []))],
+    ?assertEqual([recv, send, spawn, spawn], lists:sort(Calls)),
+    ?assert(is_binary(Bin)),
+    ?assertNot(riarc_inline_rt:active()).
+
+flatten(T) when is_tuple(T) -> [T | flatten(tuple_to_list(T))];
+flatten(L) when is_list(L) -> lists:append([flatten(E) || E <- L]);
+flatten(_) -> [].
