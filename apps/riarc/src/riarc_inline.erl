@@ -36,9 +36,18 @@
 -spec instrument([module()]) -> ok | {error, term()}.
 instrument(Modules) ->
     case weave_all(Modules, []) of
-        {ok, Woven} ->
-            lists:foreach(fun({M, File, Bin}) -> {module, M} = code:load_binary(M, File, Bin) end, Woven);
+        {ok, Woven} -> load_all(Woven);
         Error -> Error
+    end.
+
+%% The VM keeps two versions of a module at most: a module whose old code is still
+%% running (e.g. woven twice without restore) cannot be loaded again without killing
+%% those processes, which is the user's call, not ours.
+load_all([]) -> ok;
+load_all([{M, File, Bin} | Rest]) ->
+    case code:load_binary(M, File, Bin) of
+        {module, M} -> load_all(Rest);
+        {error, Reason} -> {error, {load_failed, M, Reason}}
     end.
 
 weave_all([], Acc) -> {ok, lists:reverse(Acc)};
@@ -74,14 +83,16 @@ abstract_code(M, File) ->
         _ -> {error, {no_abstract_code, M, no_debug_info}}
     end.
 
-%% @doc Puts the modules' own code back (the woven code must no longer be running).
--spec restore([module()]) -> ok.
-restore(Modules) ->
-    lists:foreach(fun(M) ->
-                          _ = code:purge(M),
-                          {module, M} = code:load_file(M),
-                          _ = code:purge(M)
-                  end, Modules).
+%% @doc Puts the modules' own code back from their beams. Woven code must no longer be
+%% running: processes still in it are killed when it is purged, as for any code reload.
+-spec restore([module()]) -> ok | {error, term()}.
+restore([]) -> ok;
+restore([M | Ms]) ->
+    _ = code:purge(M),
+    case code:load_file(M) of
+        {module, M} -> _ = code:purge(M), restore(Ms);
+        {error, Reason} -> {error, {load_failed, M, Reason}}
+    end.
 
 %%% Runs ---------------------------------------------------------------------------------
 
@@ -197,6 +208,8 @@ format_error({not_loaded, M}) ->
     lists:flatten(io_lib:format("Module ~s is not loaded and not in the code path.", [M]));
 format_error({no_abstract_code, M, _}) ->
     lists:flatten(io_lib:format("Module ~s has no debug_info: recompile it with debug_info to weave it.", [M]));
+format_error({load_failed, M, Reason}) ->
+    lists:flatten(io_lib:format("Cannot load module ~s: ~p (old code of it may still be running).", [M, Reason]));
 format_error({weave_failed, M, Errors}) ->
     lists:flatten(io_lib:format("The woven code of ~s does not compile: ~p.", [M, Errors]));
 format_error({timeout, Alive}) ->

@@ -95,10 +95,8 @@ split([M, F, A, Opts]) when is_atom(M), is_atom(F), is_list(A), is_list(Opts) ->
     {fun() -> apply(M, F, A) end, {M, F, A}, [Opts]};
 split(_) -> remote.
 
-fun_mfa(Fun) ->
-    {module, M} = erlang:fun_info(Fun, module),
-    {name, N} = erlang:fun_info(Fun, name),
-    {M, N, []}.
+%% The MFA riarc's Λ sees for a spawned fun.
+fun_mfa(Fun) -> riarc_lambda:logical_mfa({erlang, apply, [Fun, []]}).
 
 spawn_child(Run = #{lambda := L, collector := C}, Mod, Kind, Body, MFA, Opts) ->
     Parent = self(),

@@ -111,7 +111,7 @@ run_inline(MFA, P) ->
     case riarc_inline:instrument(?INLINE_MODULES) of
         ok ->
             try (monitored(fun(M, S, O) -> riarc_inline:run(M, S, maps:remove(invariants, O)) end))(MFA, P)
-            after riarc_inline:restore(?INLINE_MODULES)
+            after ok = riarc_inline:restore(?INLINE_MODULES)
             end;
         {error, Reason} -> {error, {monitoring, inline, Reason}}
     end.

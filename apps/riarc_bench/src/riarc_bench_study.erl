@@ -122,6 +122,7 @@ md_row(T = #{level := L, shape := S, workers := N, setup := Setup, crashed := Cr
 %% "15001 of 15001" over all repetitions; a wrong verdict is shouted.
 verdict_cell(R) ->
     case {maps:get(monitored, R, ""), maps:get(wrong_verdicts, R, "")} of
+        {0, _} -> " (no monitors) |";
         {M, 0} when is_integer(M) -> io_lib:format(" ~b of ~b |", [M, M]);
         {M, W} when is_integer(M), is_integer(W) -> io_lib:format(" **~b WRONG** of ~b |", [W, M]);
         _ -> " n/a |"
