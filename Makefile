@@ -3,7 +3,7 @@
 REBAR ?= rebar3
 export ERL_FLAGS ?=
 
-.PHONY: all toolchain build test eunit check xref dialyzer demo bench bench-quick verify clean
+.PHONY: all toolchain build test eunit check xref dialyzer demo bench bench-top bench-quick verify clean
 
 all: build
 
@@ -48,6 +48,11 @@ bench: build
 	@bin/riarc experiment examples/bench/study-high.config --out bench-results/high
 	@bin/riarc experiment examples/bench/study-moderate.config --out bench-results/moderate
 	@bin/riarc study high=bench-results/high moderate=bench-results/moderate --out bench-results/study
+
+# A heavier load, one repetition each (about 10 minutes): how the set-ups scale.
+bench-top: build
+	@bin/riarc experiment examples/bench/study-top.config --out bench-results/top
+	@bin/riarc study top=bench-results/top --out bench-results/study-top
 
 bench-quick: build
 	@bin/riarc experiment examples/bench/quick.config --out bench-results/quick
