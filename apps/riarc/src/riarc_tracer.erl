@@ -34,7 +34,7 @@
 %% A tracer that falls behind (the master's, under load) holds a long mailbox of trace
 %% messages. Kept on the heap, every garbage collection of the tracer would copy that
 %% whole mailbox again; off the heap, a collection touches only the tracer's own state.
-%% Measured on the load driver (steady, n = 2000, w = 100): see docs/evaluation.md.
+%% Measured on the load driver: see "What a tracer costs" in docs/core.md.
 -define(TRACER_OPTS, [{message_queue_data, off_heap}, {fullsweep_after, 0}]).
 
 -type sid() :: riarc_event:sid().
@@ -130,16 +130,9 @@ stop(Tracer) ->
 %%% The loops: Alg. 1 LOOP∘ and Alg. 3 LOOP•
 %%% ---------------------------------------------------------------------------
 
-loop(St = #st{mode = direct, held = Held}) ->
-    case queue:out(Held) of
-        {{value, Msg}, Rest} ->
-            %% Messages held back in priority mode come first: they arrived before
-            %% anything still in the mailbox.
-            loop(direct_in(Msg, St#st{held = Rest}));
-        {empty, _} ->
-            %% Alg. 1 LOOP∘: the mailbox is taken in order, whatever the message.
-            receive Msg -> loop(direct_in(Msg, St)) end
-    end;
+loop(St = #st{mode = direct}) ->
+    %% Alg. 1 LOOP∘: the mailbox is taken in order, whatever the message.
+    receive Msg -> loop(direct_in(Msg, St)) end;
 loop(St = #st{mode = priority}) ->
     %% Alg. 3 LOOP•. Invariant I14: only routed packets are handled until the tracer
     %% switches to direct mode; direct events and detach requests wait. They wait in
@@ -313,7 +306,15 @@ maybe_direct(St = #st{acked = Acked, dtc_issued = Issued}) when Acked < Issued -
 maybe_direct(St = #st{gamma = Gamma}) ->
     case lists:member(priority, maps:values(Gamma)) of
         true -> St;
-        false -> St#st{mode = direct}
+        false -> drain_held(St#st{mode = direct})
+    end.
+
+%% Messages held back in priority mode are handled first, at the switch: they arrived
+%% before anything still in the mailbox. The direct loop then only receives.
+drain_held(St = #st{held = Held}) ->
+    case queue:out(Held) of
+        {{value, Msg}, Rest} -> drain_held(direct_in(Msg, St#st{held = Rest}));
+        {empty, _} -> St
     end.
 
 %%% ---------------------------------------------------------------------------

@@ -94,10 +94,10 @@ report(S, Out) ->
                maps:get(mem_mean, S) / 1.0e6, maps:get(mem_peak, S) / 1.0e6,
                maps:get(sched_mean, S) * 100,
                ks(ks_normal, S), ks(ks_lognormal, S), ks(ks_gamma, S), Out]),
-    case maps:get(instrumentation, S) of
-        baseline -> ok;
-        tracing -> ok;
-        Mode -> io:format("~s, ~s: ~b processes monitored, ~b accepted, "
+    Mode = maps:get(instrumentation, S),
+    case riarc_bench_run:has_monitors(Mode) of
+        false -> ok;
+        true -> io:format("~s, ~s: ~b processes monitored, ~b accepted, "
                           "~b rejected, ~b error, ~b without verdict~n",
                           [Mode, monitors_label(S), maps:get(monitored, S),
                            maps:get(accepted, S), maps:get(rejected, S),

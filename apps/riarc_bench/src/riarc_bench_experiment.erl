@@ -36,8 +36,7 @@
 -module(riarc_bench_experiment).
 
 -export([run/2, load/1, benchmarks/1, repetitions/2, cv_done/3, format_error/1,
-         is_input_error/1, cv_metrics/0, aggregate_metrics/0, bench_id/1, variant_label/1,
-         setup_label/1, rss_kb/1]).
+         is_input_error/1, cv_metrics/0, aggregate_metrics/0, bench_id/1, variant_label/1]).
 
 -export_type([config/0, bench/0]).
 
@@ -143,10 +142,12 @@ benchmarks(Cfg = #{shapes := Shapes, workers := Ns, schedulers := Ks, seeds := S
      || V <- Variants, {I, Mon} <- setups(Instrs, Mons), K <- Ks, Seed <- Seeds,
         Shape <- Shapes, N <- Ns].
 
-%% Each instrumentation with each kind of monitor, except the baseline, which has none.
+%% Each instrumentation with each kind of monitor; one without monitors runs once.
 setups(Instrs, Mons) ->
-    [{I, none} || I <- [baseline, tracing], lists:member(I, Instrs)]
-        ++ [{I, M} || I <- Instrs, I =/= baseline, I =/= tracing, M <- Mons].
+    lists:append([case riarc_bench_run:has_monitors(I) of
+                      true -> [{I, M} || M <- Mons];
+                      false -> [{I, none}]
+                  end || I <- Instrs]).
 
 %% `default' schedulers: as many as this machine has.
 validated(P = #{schedulers := default}) ->
@@ -240,12 +241,12 @@ bench_id(B = #{shape := S, workers := N, schedulers := K, seed := Seed}) ->
                                  variant_label(maps:get(variant, B, #{}))])).
 
 %% "baseline", "riarc-none" (instrumentation alone), "inline-soundness5us".
--spec setup_label(bench()) -> string().
-setup_label(#{instrumentation := baseline}) -> "baseline";
-setup_label(#{instrumentation := tracing}) -> "tracing";
-setup_label(#{instrumentation := I, monitors := none}) -> atom_to_list(I) ++ "-none";
-setup_label(#{instrumentation := I, monitors := M} = B) ->
-    lists:flatten(io_lib:format("~s-~s~bus", [I, M, maps:get(cost_us, B, 0)])).
+setup_label(B = #{instrumentation := I, monitors := M}) ->
+    case {riarc_bench_run:has_monitors(I), M} of
+        {false, _} -> atom_to_list(I);
+        {true, none} -> atom_to_list(I) ++ "-none";
+        {true, _} -> lists:flatten(io_lib:format("~s-~s~bus", [I, M, maps:get(cost_us, B, 0)]))
+    end.
 
 %% "-psend0.1-precv0.1" for #{psend => 0.1, precv => 0.1}; "" for no variant.
 -spec variant_label(map()) -> string().
@@ -266,11 +267,11 @@ progress(I, Total, Id, Rep, {error, {crashed, Info}}) ->
 progress(I, Total, Id, Rep, {error, R}) ->
     io:format(standard_error, "[experiment] ~b/~b ~s rep ~b failed: ~p~n", [I, Total, Id, Rep, R]).
 
-verdict_note(#{instrumentation := I}) when I =:= baseline; I =:= tracing -> "";
-verdict_note(S) ->
-    case riarc_bench_run:failed_verdicts(S) of
-        0 -> io_lib:format(", ~b monitored, verdicts as expected", [maps:get(monitored, S)]);
-        N -> io_lib:format(", ~b monitored, ~b WRONG VERDICTS", [maps:get(monitored, S), N])
+verdict_note(S = #{instrumentation := I}) ->
+    case {riarc_bench_run:has_monitors(I), riarc_bench_run:failed_verdicts(S)} of
+        {false, _} -> "";
+        {true, 0} -> io_lib:format(", ~b monitored, verdicts as expected", [maps:get(monitored, S)]);
+        {true, N} -> io_lib:format(", ~b monitored, ~b WRONG VERDICTS", [maps:get(monitored, S), N])
     end.
 
 %% Fixed repetitions, or App. C.5.1: run m, then b more at a time, until the CV of every
@@ -382,8 +383,7 @@ stop_watcher(Watcher) ->
     Watcher ! {stop, self()},
     receive {watcher, Watcher, Peak} -> unlink(Watcher), Peak end.
 
-%% @doc Resident memory of an OS process in KiB, from /proc (Linux).
--spec rss_kb(string()) -> non_neg_integer() | gone.
+%% Resident memory of an OS process in KiB, from /proc (Linux).
 rss_kb(OsPid) ->
     case file:read_file("/proc/" ++ OsPid ++ "/status") of
         {ok, Bin} ->

@@ -19,8 +19,8 @@
 %% '''
 -module(riarc_bench_run).
 
--export([run/2, setups/0, setup/1, summary_columns/0, summary_row/1, format_error/1,
-         failed_verdicts/1]).
+-export([run/2, setups/0, setup/1, has_monitors/1, summary_columns/0, summary_row/1,
+         format_error/1, failed_verdicts/1]).
 
 -export_type([opts/0, summary/0, setup/0]).
 
@@ -36,6 +36,11 @@
 
 -spec setups() -> [atom()].
 setups() -> [baseline, tracing, riarc, centralised, inline].
+
+%% @doc Whether a set-up runs monitors at all: the baseline and bare tracing do not, so
+%% they run once per benchmark, unmonitored, and have no verdicts to count.
+-spec has_monitors(atom()) -> boolean().
+has_monitors(I) -> not lists:member(I, [baseline, tracing]).
 
 -spec setup(atom()) -> setup().
 setup(baseline) ->
@@ -127,12 +132,12 @@ verdict_counts(#{verdicts := Verdicts}) ->
 %% be accepted (a reject or error is an unsound trace or a broken run, and fails the run
 %% loudly); with `monitors => none' every verdict must be `none'.
 -spec failed_verdicts(summary()) -> non_neg_integer().
-failed_verdicts(#{instrumentation := baseline}) -> 0;
-failed_verdicts(#{instrumentation := tracing}) -> 0;
-failed_verdicts(S = #{monitors := none}) ->
-    maps:get(monitored, S, 0) - maps:get(inconclusive, S, 0);
-failed_verdicts(S) ->
-    maps:get(monitored, S, 0) - maps:get(accepted, S, 0).
+failed_verdicts(S = #{instrumentation := I}) ->
+    case {has_monitors(I), maps:get(monitors, S, soundness)} of
+        {false, _} -> 0;
+        {true, none} -> maps:get(monitored, S, 0) - maps:get(inconclusive, S, 0);
+        {true, _} -> maps:get(monitored, S, 0) - maps:get(accepted, S, 0)
+    end.
 
 %% Runs one benchmark and writes its files under `out'.
 -spec run(map(), opts()) -> {ok, summary()} | {error, term()}.
