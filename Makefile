@@ -3,7 +3,7 @@
 REBAR ?= rebar3
 export ERL_FLAGS ?=
 
-.PHONY: all toolchain build test eunit check xref dialyzer demo bench bench-top bench-quick verify clean
+.PHONY: all toolchain build test eunit layout check xref dialyzer demo bench bench-top bench-quick verify clean
 
 all: build
 
@@ -13,11 +13,17 @@ toolchain:
 build: toolchain
 	$(REBAR) compile
 
-# The whole suite: unit, property and integration tests, then xref and Dialyzer.
+# The whole suite: unit, property and integration tests, the architecture (apps along
+# their dependency arrows, no module cycles), then xref and Dialyzer.
 test: toolchain
 	$(REBAR) eunit
+	scripts/check-layout
 	$(REBAR) xref
 	$(REBAR) dialyzer
+
+layout: toolchain
+	$(REBAR) as test compile
+	scripts/check-layout
 
 eunit: toolchain
 	$(REBAR) eunit

@@ -29,25 +29,17 @@
 %% </ul>
 -module(riarc).
 
--export([run/3, start/3, verdicts/1, stop/1, alive/1, check/3, record/3]).
+-export([run/3, start/3, verdicts/1, stop/1, alive/1]).
 -export([format_error/1, format_verdict/1]).
 %% Shared with the other instrumentation modes (riarc_central, riarc_inline).
 -export([validate/3]).
 
--export_type([result/0, verdict_entry/0, opts/0]).
+-export_type([result/0, verdict_entry/0, opts/0, error_reason/0]).
 
--type verdict_entry() :: #{pid := riarc_event:sid(), mfa := riarc_event:mfa_args(),
-                           verdict := riarc_monitor:verdict(), events := non_neg_integer(),
-                           reason => term()}.
--type result() :: #{verdicts := [verdict_entry()],
-                    tracers := #{spawned := non_neg_integer(), peak := non_neg_integer()},
-                    events := non_neg_integer(),
-                    analysed := non_neg_integer(),
-                    routed := non_neg_integer(),
-                    reordered := non_neg_integer(),
-                    violations := [map()],
-                    errors := [term()],
-                    duration_us := non_neg_integer()}.
+-type verdict_entry() :: riarc_result:verdict_entry().
+-type result() :: riarc_result:t().
+-type error_reason() :: {undef, {module(), atom(), arity()}} | {bad_spec, term()}
+                      | {bad_mfa, term()} | {bad_opts, term()} | {bad_option, atom(), term()}.
 -type opts() :: #{timeout => timeout(), events => [send | recv], invariants => boolean(),
                   log => boolean(), perturb => undefined | pos_integer()}.
 
@@ -85,18 +77,6 @@ start(MFA, Spec, Opts) ->
         Error -> Error
     end.
 
-%% @doc Checks a recorded trace offline, with the same tracer code as online; see
-%% {@link riarc_offline:check/3}. Result is shaped as for run/3.
--spec check(riarc_offline:source(), riarc_lambda:spec(), riarc_offline:check_opts()) ->
-    {ok, riarc_offline:result()} | {error, term()}.
-check(Source, Spec, Opts) -> riarc_offline:check(Source, Spec, Opts).
-
-%% @doc Runs {M, F, Args} under VM tracing and streams every event to File; see
-%% {@link riarc_offline:record/3}.
--spec record({module(), atom(), list()}, file:filename_all(), riarc_offline:record_opts()) ->
-    {ok, map()} | {error, term()}.
-record(MFA, File, Opts) -> riarc_offline:record(MFA, File, Opts).
-
 %% @doc The verdicts reached so far by a session started with start/3.
 -spec verdicts(pid()) -> [verdict_entry()].
 verdicts(Session) -> riarc_session:verdicts(Session).
@@ -110,25 +90,25 @@ stop(Session) -> riarc_session:stop(Session).
 alive(Session) -> riarc_session:alive(Session).
 
 %% @private Checks run/3's arguments and fills in the default options.
--spec validate(term(), term(), term()) -> {ok, map()} | {error, term()}.
+-spec validate(term(), term(), term()) -> {ok, map()} | {error, {riarc, error_reason()}}.
 validate({M, F, A}, Spec, Opts) when is_atom(M), is_atom(F), is_list(A), is_map(Opts) ->
     _ = code:ensure_loaded(M),
     Full = maps:merge(?DEFAULTS, Opts),
     case {erlang:function_exported(M, F, length(A)), riarc_lambda:valid_spec(Spec),
           valid_opts(Full)} of
-        {false, _, _} -> {error, {undef, {M, F, length(A)}}};
-        {_, false, _} -> {error, {bad_spec, Spec}};
+        {false, _, _} -> {error, {?MODULE, {undef, {M, F, length(A)}}}};
+        {_, false, _} -> {error, {?MODULE, {bad_spec, Spec}}};
         {_, _, {error, _} = E} -> E;
         {true, true, ok} -> {ok, Full}
     end;
-validate(MFA, _Spec, Opts) when is_map(Opts) -> {error, {bad_mfa, MFA}};
-validate(_MFA, _Spec, Opts) -> {error, {bad_opts, Opts}}.
+validate(MFA, _Spec, Opts) when is_map(Opts) -> {error, {?MODULE, {bad_mfa, MFA}}};
+validate(_MFA, _Spec, Opts) -> {error, {?MODULE, {bad_opts, Opts}}}.
 
 valid_opts(Opts) ->
     Bad = [K || {K, V} <- maps:to_list(Opts), not valid_opt(K, V)],
     case Bad of
         [] -> ok;
-        [K | _] -> {error, {bad_option, K, maps:get(K, Opts)}}
+        [K | _] -> {error, {?MODULE, {bad_option, K, maps:get(K, Opts)}}}
     end.
 
 valid_opt(timeout, infinity) -> true;
@@ -140,8 +120,9 @@ valid_opt(perturb, undefined) -> true;
 valid_opt(perturb, N) -> is_integer(N) andalso N > 0;
 valid_opt(_, _) -> false.
 
-%% @doc A sentence for an error riarc returned.
--spec format_error(term()) -> string().
+%% @doc A sentence for an error riarc returned: `{error, {Module, Reason}}' from any of
+%% riarc's modules (the module that returned it formats it), or a reason of riarc's own.
+-spec format_error({module(), term()} | error_reason()) -> string().
 format_error({undef, {M, F, Arity}}) ->
     flat("the system's entry point ~s:~s/~b does not exist (is the module on the code path?)",
          [M, F, Arity]);
@@ -153,22 +134,21 @@ format_error({bad_opts, Opts}) ->
     flat("options must be a map, not ~0tp", [Opts]);
 format_error({bad_option, K, V}) ->
     flat("option ~0tp has the invalid value ~0tp", [K, V]);
-format_error({timeout, T, #{tracers := Ts, processes := Ps}}) when is_integer(T); T =:= infinity ->
-    flat("the run did not end within ~p ms: ~b tracer(s) still alive, tracing ~b system "
-         "process(es): ~0tp", [T, length(Ts), length(Ps), Ps]);
+format_error({?MODULE, Reason}) ->
+    format_error(Reason);
+format_error({Module, Reason}) when is_atom(Module) ->
+    %% Every riarc module that returns errors exports format_error/1 for its own reasons.
+    case erlang:function_exported(Module, format_error, 1) orelse
+         (code:ensure_loaded(Module) =:= {module, Module} andalso
+          erlang:function_exported(Module, format_error, 1)) of
+        true -> Module:format_error(Reason);
+        false -> flat("~0tp", [{Module, Reason}])
+    end;
 format_error(Other) ->
-    %% Errors of the offline engine (files, positions) have their own sentences.
-    riarc_offline:format_error(Other).
+    flat("~0tp", [Other]).
 
 %% @doc One line for a verdict: `<pid> <mfa> <verdict>'.
 -spec format_verdict(verdict_entry()) -> string().
-format_verdict(#{pid := Pid, mfa := MFA, verdict := V}) ->
-    flat("~s ~s ~s", [format_sid(Pid), format_mfa(MFA), V]).
-
-format_sid(Pid) when is_pid(Pid) -> pid_to_list(Pid);
-format_sid(Other) -> flat("~0tp", [Other]).
-
-format_mfa({M, F, A}) when is_list(A) -> flat("~s:~s/~b", [M, F, length(A)]);
-format_mfa(Other) -> flat("~0tp", [Other]).
+format_verdict(Entry) -> riarc_result:format_verdict(Entry).
 
 flat(Fmt, Args) -> lists:flatten(io_lib:format(Fmt, Args)).

@@ -14,9 +14,11 @@
 -module(riarc_session).
 -behaviour(gen_server).
 
--export([start/4, await/2, finish/2, verdicts/1, alive/1, stop/1]).
+-export([start/4, await/2, finish/2, verdicts/1, alive/1, stop/1, format_error/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
--export_type([root/0, opts/0]).
+-export_type([root/0, opts/0, error_reason/0]).
+
+-type error_reason() :: {timeout, timeout(), #{tracers := [pid()], processes := [term()]}}.
 
 %% A root of the system: its name, logical MFA, and the init event its monitor opens
 %% with when the backend does not deliver one itself.
@@ -61,8 +63,7 @@ await(Session, Timeout) ->
 
 %% @doc Waits for the end of the run, then stops the session; on timeout, names what is
 %% still alive and stops tracing.
--spec finish(pid(), timeout()) ->
-    {ok, map()} | {error, {timeout, timeout(), #{tracers := [pid()], processes := [term()]}}}.
+-spec finish(pid(), timeout()) -> {ok, map()} | {error, {riarc_session, error_reason()}}.
 finish(Session, Timeout) ->
     case await(Session, Timeout) of
         {ok, Result} ->
@@ -71,7 +72,7 @@ finish(Session, Timeout) ->
         {error, timeout} ->
             Alive = alive(Session),
             {ok, _} = stop(Session),
-            {error, {timeout, Timeout, Alive}}
+            {error, {?MODULE, {timeout, Timeout, Alive}}}
     end.
 
 %% @doc The verdicts reached so far.
@@ -85,6 +86,13 @@ alive(Session) -> gen_server:call(Session, alive, 10000).
 %% @doc Stops tracing (the system runs on untraced) and returns the result so far.
 -spec stop(pid()) -> {ok, map()}.
 stop(Session) -> gen_server:call(Session, stop, 30000).
+
+%% @doc A sentence for an error of a session.
+-spec format_error(error_reason()) -> string().
+format_error({timeout, T, #{tracers := Ts, processes := Ps}}) ->
+    lists:flatten(io_lib:format(
+        "the run did not end within ~p ms: ~b tracer(s) still alive, tracing ~b system "
+        "process(es): ~0tp", [T, length(Ts), length(Ps), Ps])).
 
 %%% gen_server
 
@@ -127,9 +135,9 @@ handle_info({riarc_tracer_down, _Pid, Stats}, S = #s{stats = Acc}) ->
     {noreply, S#s{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
                                     Acc, Stats)}};
 handle_info({riarc_verdict, Tracer, Proc, MFA, V, Why, N}, S) ->
-    Entry = #{pid => Proc, mfa => MFA, verdict => V, events => N},
-    log_verdict(Entry, Why, S),
-    {noreply, S#s{verdicts = (S#s.verdicts)#{Tracer => add_reason(Entry, Why)}}};
+    Entry = riarc_result:entry(Proc, MFA, V, N, Why),
+    riarc_result:log_verdict(maps:get(log, S#s.opts), "", Entry),
+    {noreply, S#s{verdicts = (S#s.verdicts)#{Tracer => Entry}}};
 handle_info({riarc_violation, Tracer, Id, Info, State}, S) ->
     logger:error("riarc: invariant ~p violated in tracer ~p: ~0tp~n  tracer state: ~0tp",
                  [Id, Tracer, Info, State]),
@@ -185,15 +193,15 @@ maybe_done(S = #s{waiters = Ws, stopping = Stopping}) ->
 
 result(S = #s{stats = Stats}) ->
     End = case S#s.finished of undefined -> erlang:monotonic_time(microsecond); F -> F end,
-    #{verdicts => verdict_list(S),
-      tracers => #{spawned => S#s.spawned, peak => S#s.peak},
-      events => maps:get(collected, Stats),
-      analysed => maps:get(analysed, Stats),
-      routed => maps:get(routed, Stats),
-      reordered => maps:get(reordered, Stats),
-      violations => lists:reverse(S#s.violations),
-      errors => lists:reverse(S#s.errors),
-      duration_us => End - S#s.started}.
+    riarc_result:make(#{verdicts => verdict_list(S),
+                        tracers => #{spawned => S#s.spawned, peak => S#s.peak},
+                        events => maps:get(collected, Stats),
+                        analysed => maps:get(analysed, Stats),
+                        routed => maps:get(routed, Stats),
+                        reordered => maps:get(reordered, Stats),
+                        violations => lists:reverse(S#s.violations),
+                        errors => lists:reverse(S#s.errors),
+                        duration_us => End - S#s.started}).
 
 verdict_list(#s{verdicts = Vs, order = Order, incomplete = Inc}) ->
     Sorted = lists:sort([{maps:get(T, Order, 0), E} || {T, E} <- maps:to_list(Vs)]),
@@ -216,12 +224,3 @@ procs_of(Tracer) ->
         {ok, #{gamma := G}} -> maps:keys(G);
         {error, timeout} -> []
     end.
-
-add_reason(Entry, undefined) -> Entry;
-add_reason(Entry, Why) -> Entry#{reason => Why}.
-
-log_verdict(_Entry, _Why, #s{opts = #{log := false}}) -> ok;
-log_verdict(Entry = #{verdict := V}, Why, _S) ->
-    Level = case V of reject -> warning; error -> error; _ -> info end,
-    logger:log(Level, "riarc: ~s~s", [riarc:format_verdict(Entry),
-                                       case Why of undefined -> ""; _ -> io_lib:format(" (~0tp)", [Why]) end]).

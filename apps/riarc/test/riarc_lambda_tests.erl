@@ -29,27 +29,29 @@ proc_lib_mfa_test() ->
     ?assertEqual({lists, seq, [1, 2]}, spawn_mfa(fun() -> proc_lib:spawn(lists, seq, [1, 2]) end)).
 
 gen_server_test() ->
-    MFA = spawn_mfa(fun() -> {ok, P} = riarc_demo_tickets:start_link(safe), unlink(P), exit(P, kill) end),
-    ?assertEqual({riarc_demo_tickets, init, [safe]}, MFA).
+    ok = load_callback(riarc_lambda_server, {ok, s}),
+    MFA = spawn_mfa(fun() -> {ok, P} = gen_server:start(riarc_lambda_server, x, []), exit(P, kill) end),
+    ?assertEqual({riarc_lambda_server, init, [x]}, MFA).
 
 supervisor_test() ->
-    MFA = spawn_mfa(fun() -> {ok, P} = riarc_demo_tickets_sup:start_link(safe), unlink(P), exit(P, kill) end),
-    ?assertEqual({riarc_demo_tickets_sup, init, [safe]}, MFA).
+    ok = load_callback(riarc_lambda_sup, {ok, {#{}, []}}),
+    MFA = spawn_mfa(fun() -> {ok, P} = supervisor:start_link(riarc_lambda_sup, x), unlink(P), exit(P, kill) end),
+    ?assertEqual({riarc_lambda_sup, init, [x]}, MFA).
 
 gen_statem_test() ->
-    ok = load_statem(),
+    ok = load_callback(riarc_lambda_statem, {ok, s, d}),
     MFA = spawn_mfa(fun() -> {ok, P} = gen_statem:start(riarc_lambda_statem, x, []), exit(P, kill) end),
     ?assertEqual({riarc_lambda_statem, init, [x]}, MFA).
 
-%% A gen_statem callback module made at run time, so the test needs no example file.
-load_statem() ->
-    Forms = [{attribute, 1, module, riarc_lambda_statem},
+%% A behaviour callback module made at run time, whose init/1 returns Init, so that the
+%% test needs no example system.
+load_callback(Mod, Init) ->
+    Forms = [{attribute, 1, module, Mod},
              {attribute, 2, export, [{init, 1}, {callback_mode, 0}]},
-             {function, 3, init, 1, [{clause, 3, [{var, 3, '_'}], [],
-                                      [{tuple, 3, [{atom, 3, ok}, {atom, 3, s}, {atom, 3, d}]}]}]},
+             {function, 3, init, 1, [{clause, 3, [{var, 3, '_'}], [], [erl_parse:abstract(Init, 3)]}]},
              {function, 4, callback_mode, 0, [{clause, 4, [], [], [{atom, 4, state_functions}]}]}],
     {ok, Mod, Bin} = compile:forms(Forms),
-    {module, Mod} = code:load_binary(Mod, "riarc_lambda_statem.erl", Bin),
+    {module, Mod} = code:load_binary(Mod, atom_to_list(Mod) ++ ".erl", Bin),
     ok.
 
 spec_crash_test() ->

@@ -113,42 +113,20 @@ verdict_stops_analysis_test() ->
     %% R: init, send(log) -> reject at the second.
     ?assertEqual(#{p => {reject, 3}, q => {reject, 4}, r => {reject, 2}}, ByRole).
 
-%% gen_server and supervisor processes are matched by their callback modules.
-supervisor_tree_test() ->
-    Self = self(),
-    Spec = fun({riarc_demo_tickets, init, [racy]} = MFA) -> {ok, riarc_test_sys:recorder(Self, MFA)};
-              ({riarc_demo_tickets_sup, init, [racy]} = MFA) -> {ok, riarc_test_sys:recorder(Self, MFA)};
-              ({riarc_demo, client, [_, 3]} = MFA) -> {ok, riarc_test_sys:recorder(Self, MFA)};
-              (_) -> undefined
-           end,
-    {ok, #{verdicts := Vs, violations := []}} =
-        riarc:run({riarc_demo, main, [2, 3]}, Spec, #{log => false}),
-    MFAs = lists:sort([MFA || #{mfa := MFA} <- Vs]),
-    ?assertMatch([{riarc_demo, client, [_, 3]}, {riarc_demo, client, [_, 3]},
-                  {riarc_demo_tickets, init, [racy]}, {riarc_demo_tickets_sup, init, [racy]}], MFAs),
-    Seen = flush(),
-    %% The server's partition holds its helpers (funs, left to it by Λ): for each of the
-    %% 2 x 3 tickets it saw the server's reply to a helper's read and the helper's reply
-    %% to the client.
-    ServerEvents = [E || {mon, {riarc_demo_tickets, init, _}, E} <- Seen],
-    ?assertEqual(12, length([x || {send, _, _, {_, N}} <- ServerEvents, is_integer(N)])),
-    %% Every monitor opened with its process's init event and closed with its exit.
-    [?assertMatch([{init, _, _, MFA} | _], [E || {mon, M, E} <- Seen, M =:= MFA]) || MFA <- MFAs],
-    [?assertMatch({exit, _, _}, lists:last([E || {mon, M, E} <- Seen, M =:= MFA])) || MFA <- MFAs].
-
 %% run/3 rejects bad input with an error and a sentence.
 errors_test_() ->
-    [?_assertMatch({error, {undef, {nosuch, f, 0}}}, riarc:run({nosuch, f, []}, fun(_) -> undefined end, #{})),
-     ?_assertMatch({error, {bad_spec, 42}}, riarc:run({riarc_demo_pqr, p, []}, 42, #{})),
-     ?_assertMatch({error, {bad_option, events, [oops]}},
+    [?_assertMatch({error, {riarc, {undef, {nosuch, f, 0}}}}, riarc:run({nosuch, f, []}, fun(_) -> undefined end, #{})),
+     ?_assertMatch({error, {riarc, {bad_spec, 42}}}, riarc:run({riarc_demo_pqr, p, []}, 42, #{})),
+     ?_assertMatch({error, {riarc, {bad_option, events, [oops]}}},
                    riarc:run({riarc_demo_pqr, p, []}, fun(_) -> undefined end, #{events => [oops]})),
-     ?_assert(is_list(riarc:format_error({undef, {nosuch, f, 0}})))].
+     ?_assertEqual("the system's entry point nosuch:f/0 does not exist (is the module on the code path?)",
+                   riarc:format_error({riarc, {undef, {nosuch, f, 0}}}))].
 
 %% A run that does not end is an error naming what is still alive; the system is left
 %% running, untraced.
 timeout_test() ->
     Self = self(),
-    {error, {timeout, 200, #{tracers := [_], processes := [Root]}} = E} =
+    {error, {riarc_session, {timeout, 200, #{tracers := [_], processes := [Root]}}} = E} =
         riarc:run({riarc_tracer_tests, wait_forever, [Self]}, fun(_) -> undefined end,
                   #{timeout => 200, log => false}),
     ?assert(is_process_alive(Root)),

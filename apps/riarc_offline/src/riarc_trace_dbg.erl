@@ -17,6 +17,7 @@
 %% {ok,[{spawn,<0.90.0>,<0.91.0>,{m,f,[]}}, ...],#{format => dbg,dropped => 0,...}}
 %% '''
 -module(riarc_trace_dbg).
+-behaviour(riarc_trace_reader).
 
 -export([open/1, read/1, close/1, wrap_files/2]).
 

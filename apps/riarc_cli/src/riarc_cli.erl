@@ -11,7 +11,7 @@
 %% Exit status: 0 when no verdict is reject or error, 1 otherwise, 2 on bad input.
 -module(riarc_cli).
 
--export([main/1, parse_args/1, demo/1, spec_of/1, term_list/1]).
+-export([main/1, demo/1]).
 
 -define(USAGE,
 "usage: riarc COMMAND ...~n"
@@ -49,11 +49,11 @@ run(Args) ->
     end.
 
 parse_run(Args) ->
-    maybe_parsed(parse_args(Args), fun(Flags) ->
-        case {Flags, spec_of(Flags)} of
+    maybe_parsed(riarc_cli_args:parse_args(Args), fun(Flags) ->
+        case {Flags, riarc_cli_args:spec_of(Flags)} of
             {_, {error, _} = E} -> E;
             {#{"-m" := M, "-f" := F}, {ok, Spec, SpecOpts}} ->
-                case {term_list(maps:get("-a", Flags, "[]")), timeout_of(Flags)} of
+                case {riarc_cli_args:term_list(maps:get("-a", Flags, "[]")), timeout_of(Flags)} of
                     {{ok, A}, {ok, T}} ->
                         {ok, {list_to_atom(M), list_to_atom(F), A}, Spec, SpecOpts#{timeout => T}};
                     {{error, _} = E, _} -> E;
@@ -66,50 +66,10 @@ parse_run(Args) ->
 maybe_parsed({ok, Flags}, Fun) -> Fun(Flags);
 maybe_parsed({error, _} = E, _Fun) -> E.
 
-%% @doc The monitors of a command: a Spec module on the code path (`--monitors') or a
-%% property file (`--props'), with the run options it implies: a compiled property file
-%% knows which message events its properties can ever need, and only those are traced.
--spec spec_of(#{string() => string()}) -> {ok, module(), riarc:opts()} | {error, iolist()}.
-spec_of(#{"--monitors" := Mod}) ->
-    M = list_to_atom(Mod),
-    case riarc_lambda:valid_spec(M) of
-        true -> {ok, M, #{}};
-        false -> {error, io_lib:format("~s is not a module exporting spec/1 on the code path", [Mod])}
-    end;
-spec_of(#{"--props" := File}) ->
-    case riarc_shml:load_file(File) of
-        {ok, Mod} -> {ok, Mod, #{events => Mod:trace_flags()}};
-        {error, Reason} -> {error, riarc_shml:format_error(Reason)}
-    end;
-spec_of(_) ->
-    {error, "give the monitors with --monitors MODULE or --props FILE"}.
-
 timeout_of(Flags) ->
     case string:to_integer(maps:get("--timeout", Flags, "60000")) of
         {T, ""} when T >= 0 -> {ok, T};
         _ -> {error, "--timeout takes a number of milliseconds"}
-    end.
-
-%% @doc Parses `-x VALUE' and `--name VALUE' pairs into a map.
--spec parse_args([string()]) -> {ok, #{string() => string()}} | {error, string()}.
-parse_args(Args) -> parse_args(Args, #{}).
-
-parse_args([], Acc) -> {ok, Acc};
-parse_args([[$- | _] = Flag, Value | Rest], Acc) when hd(Value) =/= $- orelse Value =:= "-" ->
-    parse_args(Rest, Acc#{Flag => Value});
-parse_args([[$- | _] = Flag | _], _Acc) -> {error, io_lib:format("~s needs a value", [Flag])};
-parse_args([Other | _], _Acc) -> {error, io_lib:format("unexpected argument ~s", [Other])}.
-
-%% @doc Parses the text of an Erlang list given on the command line (`-a').
--spec term_list(string()) -> {ok, list()} | {error, iolist()}.
-term_list(Text) ->
-    case erl_scan:string(Text ++ ".") of
-        {ok, Tokens, _} ->
-            case erl_parse:parse_term(Tokens) of
-                {ok, L} when is_list(L) -> {ok, L};
-                _ -> {error, io_lib:format("-a takes an Erlang list, such as '[1, foo]', not ~s", [Text])}
-            end;
-        _ -> {error, io_lib:format("-a takes an Erlang list, such as '[1, foo]', not ~s", [Text])}
     end.
 
 report({ok, #{verdicts := Vs}}) ->
@@ -168,7 +128,7 @@ demo_step(Title, Fun) ->
     end.
 
 with_props(File, Fun) ->
-    case spec_of(#{"--props" => File}) of
+    case riarc_cli_args:spec_of(#{"--props" => File}) of
         {ok, Spec, Opts} -> Fun(Spec, Opts);
         {error, Msg} -> {error, lists:flatten(Msg)}
     end.
@@ -176,10 +136,10 @@ with_props(File, Fun) ->
 record_and_check(MFA) ->
     File = filename:join(os:getenv("TMPDIR", "/tmp"),
                          "riarc-demo-" ++ os:getpid() ++ ".rtf"),
-    try riarc:record(MFA, File, #{}) of
+    try riarc_offline:record(MFA, File, #{}) of
         {ok, #{events := N}} ->
             io:format("  recorded ~b events to ~s~n", [N, File]),
-            riarc:check(File, riarc_demo_monitors, #{});
+            riarc_offline:check(File, riarc_demo_monitors, #{});
         {error, Reason} -> {error, lists:flatten(riarc:format_error(Reason))}
     after
         _ = file:delete(File)

@@ -60,7 +60,7 @@
     waiting :: #{sid() => true},                % roots not launched yet
     owner = #{} :: #{sid() => pid()},           % A3: process -> its one tracer
     sets = #{} :: #{pid() => #{sid() => true}}, % A1: tracer -> S_T
-    held = #{} :: #{sid() => [riarc_event:event()]}, % App. B.1 buffer, newest first
+    held = riarc_reorder:new() :: riarc_reorder:t(), % App. B.1 buffer
     exited = #{} :: #{sid() => true},
     read = 0 :: non_neg_integer(),
     delivered = 0 :: non_neg_integer(),
@@ -279,7 +279,7 @@ read_event(Ev, E = #e{owner = O, held = H}) ->
     case O of
         #{S := T} -> deliver(T, Ev, E);
         #{} when is_map_key(S, E#e.exited) -> E#e{dropped = E#e.dropped + 1};
-        #{} -> E#e{held = maps:update_with(S, fun(Es) -> [Ev | Es] end, [Ev], H)}
+        #{} -> E#e{held = riarc_reorder:hold(S, Ev, H)}
     end.
 
 deliver(T, Ev, E = #e{ref = Ref}) ->
@@ -298,13 +298,11 @@ after_delivery(_T, _Ev, E) ->
 %% Scan 4: the held events of a process that has just joined a set, oldest first. Each
 %% is delivered as read, so a held spawn event releases the grandchild's in turn.
 release(S, E = #e{held = H}) ->
-    case maps:take(S, H) of
-        error -> E;
-        {Events, H1} -> lists:foldl(fun read_event/2, E#e{held = H1}, lists:reverse(Events))
-    end.
+    {Events, H1} = riarc_reorder:release(S, H),
+    lists:foldl(fun read_event/2, E#e{held = H1}, Events).
 
 summary(E = #e{held = H}) ->
     #{read => E#e.read, delivered => E#e.delivered, dropped => E#e.dropped,
-      held => lists:sum([length(Es) || Es <- maps:values(H)]),
-      held_procs => lists:sort(maps:keys(H)), conflicts => E#e.conflicts,
+      held => riarc_reorder:size(H),
+      held_procs => lists:sort(maps:keys(riarc_reorder:counts(H))), conflicts => E#e.conflicts,
       reader => E#e.reader_info}.

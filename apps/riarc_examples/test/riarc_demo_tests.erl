@@ -44,3 +44,28 @@ property_test_() ->
     [?_assertMatch({next, _}, Run([Init, {send, S, H1, {R1, 0}}, {send, H1, c1, {R2, 0}},
                                    {send, S, H2, {R1, 1}}, {send, H2, c2, {R2, 1}}])),
      ?_assertEqual({verdict, reject}, Run([Init, {send, H1, c1, {R1, 0}}, {send, H2, c2, {[alias | R2], 0}}]))].
+
+%% gen_server and supervisor processes are matched by their callback modules.
+supervisor_tree_test() ->
+    Self = self(),
+    Spec = fun({riarc_demo_tickets, init, [racy]} = MFA) -> {ok, riarc_test_sys:recorder(Self, MFA)};
+              ({riarc_demo_tickets_sup, init, [racy]} = MFA) -> {ok, riarc_test_sys:recorder(Self, MFA)};
+              ({riarc_demo, client, [_, 3]} = MFA) -> {ok, riarc_test_sys:recorder(Self, MFA)};
+              (_) -> undefined
+           end,
+    {ok, #{verdicts := Vs, violations := []}} =
+        riarc:run({riarc_demo, main, [2, 3]}, Spec, #{log => false}),
+    MFAs = lists:sort([MFA || #{mfa := MFA} <- Vs]),
+    ?assertMatch([{riarc_demo, client, [_, 3]}, {riarc_demo, client, [_, 3]},
+                  {riarc_demo_tickets, init, [racy]}, {riarc_demo_tickets_sup, init, [racy]}], MFAs),
+    Seen = flush(),
+    %% The server's partition holds its helpers (funs, left to it by Λ): for each of the
+    %% 2 x 3 tickets it saw the server's reply to a helper's read and the helper's reply
+    %% to the client.
+    ServerEvents = [E || {mon, {riarc_demo_tickets, init, _}, E} <- Seen],
+    ?assertEqual(12, length([x || {send, _, _, {_, N}} <- ServerEvents, is_integer(N)])),
+    %% Every monitor opened with its process's init event and closed with its exit.
+    [?assertMatch([{init, _, _, MFA} | _], [E || {mon, M, E} <- Seen, M =:= MFA]) || MFA <- MFAs],
+    [?assertMatch({exit, _, _}, lists:last([E || {mon, M, E} <- Seen, M =:= MFA])) || MFA <- MFAs].
+
+flush() -> receive M -> [M | flush()] after 0 -> [] end.

@@ -147,9 +147,9 @@ crashing_spec_test() ->
     ?assertEqual([{{riarc_demo_pqr, p, []}, accept}, {{riarc_demo_pqr, q, []}, reject}], verdicts(Res)).
 
 bad_input_test_() ->
-    [?_assertMatch({error, {bad_mfa, _}}, riarc_central:run(nonsense, pqr_spec(), #{})),
-     ?_assertMatch({error, {bad_spec, 42}}, riarc_central:run({riarc_demo_pqr, p, []}, 42, #{})),
-     ?_assertMatch({error, {bad_option, events, _}},
+    [?_assertMatch({error, {riarc, {bad_mfa, _}}}, riarc_central:run(nonsense, pqr_spec(), #{})),
+     ?_assertMatch({error, {riarc, {bad_spec, 42}}}, riarc_central:run({riarc_demo_pqr, p, []}, 42, #{})),
+     ?_assertMatch({error, {riarc, {bad_option, events, _}}},
                    riarc_central:run({riarc_demo_pqr, p, []}, pqr_spec(), #{events => [oops]})),
      ?_assert(is_list(riarc_central:format_error({bad_mfa, nonsense})))].
 

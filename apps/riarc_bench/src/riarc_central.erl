@@ -41,7 +41,7 @@
              slices = #{} :: #{pid() => #slice{}},                % open slices
              closed = [] :: [map()],                              % verdict entries, newest first
              live = #{} :: #{pid() => true},                      % traced, not yet exited
-             pending = #{} :: #{pid() => [riarc_event:event()]},  % App. B reordering
+             pending = riarc_reorder:new() :: riarc_reorder:t(),  % App. B reordering
              events = 0 :: non_neg_integer(),
              analysed = 0 :: non_neg_integer(),
              reordered = 0 :: non_neg_integer(),
@@ -51,7 +51,7 @@
 %% @doc Runs {M, F, Args} as the root of a system under centralised monitoring and returns
 %% once every process of the system has exited and its events are analysed.
 -spec run({module(), atom(), list()}, riarc_lambda:spec(), riarc:opts()) ->
-    {ok, riarc:result()} | {error, term()}.
+    {ok, riarc_result:t()} | {error, term()}.
 run(MFA, Spec, Opts) ->
     case riarc:validate(MFA, Spec, Opts) of
         {ok, #{timeout := Timeout, events := Events, log := Log}} ->
@@ -147,14 +147,11 @@ handle(E, St) ->
 known(S, #st{slice_of = Of}) -> is_map_key(S, Of).
 
 hold(S, E, St = #st{pending = P}) ->
-    St#st{pending = maps:update_with(S, fun(Es) -> [E | Es] end, [E], P),
-          reordered = St#st.reordered + 1}.
+    St#st{pending = riarc_reorder:hold(S, E, P), reordered = St#st.reordered + 1}.
 
 flush(C, St = #st{pending = P}) ->
-    case maps:take(C, P) of
-        error -> St;
-        {Es, Rest} -> lists:foldl(fun handle/2, St#st{pending = Rest}, lists:reverse(Es))
-    end.
+    {Es, Rest} = riarc_reorder:release(C, P),
+    lists:foldl(fun handle/2, St#st{pending = Rest}, Es).
 
 %% App. C.5.2 slicing: a process Λ selects opens a slice keyed by itself; any other joins
 %% the slice of its parent (riarc's partitions, 000 §3).
@@ -230,20 +227,10 @@ close(Key, Sl = #slice{mon = Mon}, St) ->
     St#st{closed = [entry(Key, Sl) | St#st.closed]}.
 
 entry(Key, #slice{mfa = MFA, verdict = V, events = N, reason = R}) ->
-    E = #{pid => Key, mfa => MFA, verdict => V, events => N},
-    case R of
-        undefined -> E;
-        _ -> E#{reason => R}
-    end.
+    riarc_result:entry(Key, MFA, V, N, R).
 
-log(_Key, _Sl, #st{log = false}) -> ok;
-log(Key, Sl = #slice{verdict = V}, _St) ->
-    Level = case V of
-                accept -> info;
-                none -> info;
-                _ -> warning
-            end,
-    logger:log(Level, "riarc (centralised): ~s", [riarc:format_verdict(entry(Key, Sl))]).
+log(Key, Sl, #st{log = Log}) ->
+    riarc_result:log_verdict(Log, " (centralised)", entry(Key, Sl)).
 
 %% Slices still open when the last process exited cannot happen (each closes with its last
 %% member); events still pending belong to processes whose spawn never arrived, and are
@@ -251,12 +238,13 @@ log(Key, Sl = #slice{verdict = V}, _St) ->
 -spec finish(#st{}) -> no_return().
 finish(St = #st{owner = Owner, ref = Ref, slices = Open, pending = Pending}) ->
     Left = [entry(K, Sl#slice{verdict = error, reason = slice_not_closed}) || {K, Sl} <- maps:to_list(Open)],
-    Errors = [{riarc_incomplete, self(), Pending} || map_size(Pending) > 0] ++ lists:reverse(St#st.errors),
-    Result = #{verdicts => lists:reverse(St#st.closed) ++ Left,
-               tracers => #{spawned => 1, peak => 1},
-               events => St#st.events, analysed => St#st.analysed, routed => 0,
-               reordered => St#st.reordered, violations => [], errors => Errors,
-               duration_us => erlang:monotonic_time(microsecond) - St#st.started},
+    Errors = [{riarc_incomplete, self(), riarc_reorder:to_map(Pending)}
+              || not riarc_reorder:is_empty(Pending)] ++ lists:reverse(St#st.errors),
+    Result = riarc_result:make(#{verdicts => lists:reverse(St#st.closed) ++ Left,
+                                 tracers => #{spawned => 1, peak => 1},
+                                 events => St#st.events, analysed => St#st.analysed,
+                                 reordered => St#st.reordered, errors => Errors,
+                                 duration_us => erlang:monotonic_time(microsecond) - St#st.started}),
     Owner ! {Ref, Result},
     exit(normal).
 

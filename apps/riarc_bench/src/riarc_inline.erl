@@ -98,7 +98,7 @@ restore([M | Ms]) ->
 %% @doc Runs {M, F, Args} as the root of a system whose woven modules monitor themselves,
 %% and returns once every process it spawned through woven code has ended.
 -spec run({module(), atom(), list()}, riarc_lambda:spec(), riarc:opts()) ->
-    {ok, riarc:result()} | {error, term()}.
+    {ok, riarc_result:t()} | {error, term()}.
 run(MFA = {M, F, A}, Spec, Opts) ->
     case riarc:validate(MFA, Spec, Opts) of
         {ok, #{timeout := Timeout, events := Events, log := Log}} ->
@@ -181,25 +181,18 @@ down(Pid, Reason, C = #c{entries = Es}) ->
         #{} -> C
     end.
 
-log(_E, #c{log = false}) -> ok;
-log(E = #{verdict := V}, _C) ->
-    Level = case V of
-                accept -> info;
-                _ -> warning
-            end,
-    logger:log(Level, "riarc (inline): ~s", [riarc:format_verdict(E)]).
+log(E, #c{log = Log}) ->
+    riarc_result:log_verdict(Log, " (inline)", E).
 
 result(C = #c{entries = Es}, T0) ->
     Verdicts = [maps:remove(exit_seen, maps:get(P, Es)) || P <- lists:reverse(C#c.order), is_map_key(P, Es)],
     %% Inline, every event a process reports is one its own monitor analysed.
     Analysed = lists:sum([maps:get(events, V) || V <- Verdicts]),
-    #{verdicts => Verdicts,
-      tracers => #{spawned => 0, peak => 0},
-      events => Analysed,
-      analysed => Analysed,
-      routed => 0, reordered => 0, violations => [],
-      errors => lists:reverse(C#c.errors),
-      duration_us => erlang:monotonic_time(microsecond) - T0}.
+    riarc_result:make(#{verdicts => Verdicts,
+                        events => Analysed,
+                        analysed => Analysed,
+                        errors => lists:reverse(C#c.errors),
+                        duration_us => erlang:monotonic_time(microsecond) - T0}).
 
 %% @doc A sentence for an error this module returned.
 -spec format_error(term()) -> string().

@@ -4,8 +4,8 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
-%% Entry points of the systems recorded here, and a Spec module for the CLI tests.
--export([flood/1, sink/1, spec/1]).
+%% Entry points of the systems recorded here.
+-export([flood/1, sink/1]).
 
 -define(M, riarc_demo_pqr).
 
@@ -39,27 +39,6 @@ example9_test() ->
     In = [{spawn, p, q, {?M, q, []}}, {recv, q, req}, {send, p, q, req},
           {spawn, q, r, {?M, r, []}}],
     ?assertEqual({In, 4}, {element(1, riarc_backend_log:replay(In, [p])), 4}).
-
-%% Over every interleaving of P/Q/R: the output keeps each process's order, puts each
-%% child after its spawn, and leaves the consistent interleavings as they are.
-reordering_all_interleavings_test() ->
-    Is = riarc_interleave:interleavings(riarc_interleave:pqr()),
-    Consistent = [ok || I <- Is, begin
-                                     {Out, _} = riarc_backend_log:replay(I, [p]),
-                                     [?assertEqual(own(I, S), own(Out, S)) || S <- [p, q, r]],
-                                     ?assert(causal(Out)),
-                                     causal(I) andalso (Out =:= I orelse error({changed, I, Out}))
-                                 end],
-    ?assert(length(Consistent) > 0).
-
-own(Es, S) -> [E || E <- Es, riarc_event:origin(E) =:= S].
-
-causal(Es) -> causal(Es, #{p => true}).
-causal([], _) -> true;
-causal([E | Es], Known) ->
-    S = riarc_event:origin(E),
-    is_map_key(S, Known) andalso
-        causal(Es, case E of {spawn, _, C, _} -> Known#{C => true}; _ -> Known end).
 
 %% A3: TRACE of a process already traced by another tracer is refused.
 one_tracer_per_process_test() ->
@@ -118,17 +97,6 @@ open_processes_test() ->
     {ok, R} = riarc_offline:check({events, Events}, Spec, #{timeout => 5000}),
     ?assertEqual([{a, none, 3}, {b, none, 0}],
                  lists:sort([{P, V, N} || #{pid := P, verdict := V, events := N} <- maps:get(verdicts, R)])).
-
-reject_test() ->
-    Spec = fun({riarc_demo_pqr, q, _}) -> {ok, fun({recv, _, req}) -> reject; (_) -> accept end};
-              (_) -> undefined end,
-    [I | _] = riarc_interleave:interleavings(riarc_interleave:pqr()),
-    {ok, #{verdicts := Vs}} = riarc_offline:check({events, I}, Spec, #{}),
-    ?assertMatch([#{pid := q, verdict := accept}], Vs),
-    Spec2 = fun({riarc_demo_pqr, q, _}) -> {ok, fun M({init, _, _, _}) -> M; M(_) -> reject end};
-               (_) -> undefined end,
-    {ok, #{verdicts := Vs2}} = riarc_offline:check({events, I}, Spec2, #{}),
-    ?assertMatch([#{pid := q, verdict := reject}], Vs2).
 
 empty_and_errors_test() ->
     Empty = tmp("empty.txt"),
@@ -231,55 +199,6 @@ sink(N) -> receive {n, _} -> sink(N - 1) end.
 
 %%% ---------------------------------------------------------------------------
 %%% The command line (riarc_offline_cli:run/1 returns the exit status main/1 halts with)
-%%% ---------------------------------------------------------------------------
-
-%% Q must not receive anything; everybody else accepts on a normal exit.
-spec({?M, q, _}) -> {ok, fun M({recv, _, _}) -> reject; M(_) -> M end};
-spec(_) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end}.
-
-cli_test() ->
-    Text = tmp("cli.txt"),
-    ok = file:write_file(Text, "{init, r, undefined, {riarc_demo_pqr, r, []}}.\n{exit, r, normal}.\n"),
-    {Out0, 0} = cli(["check", "--trace", Text, "--monitors", "riarc_offline_tests"]),
-    ?assertEqual("r accept\n", Out0),
-    Rec = tmp("cli.rtrc"),
-    {Out1, 0} = cli(["record", "-m", "riarc_demo_pqr", "-f", "p", "-o", Rec]),
-    ?assertMatch("recorded 10 events to " ++ _, Out1),
-    {Out2, 1} = cli(["check", "--trace", Rec, "--monitors", "riarc_offline_tests"]),
-    ?assertEqual(["accept", "accept", "reject"],
-                 lists:sort([lists:last(string:lexemes(L, " ")) || L <- string:lexemes(Out2, "\n")])),
-    ?assertMatch({_, 2}, cli(["check", "--trace", tmp("none"), "--monitors", "riarc_offline_tests"])),
-    ?assertMatch({_, 2}, cli(["check", "--trace", Rec, "--monitors", "no_such_module"])),
-    ?assertMatch({_, 2}, cli(["check", "--trace", Rec])),
-    ?assertMatch({_, 2}, cli(["record", "-m", "riarc_demo_pqr", "-f", "p", "-o", Rec, "-a", "[oops"])),
-    ?assertMatch({_, 2}, cli(["verify", "--max-procs", "none"])),
-    {Out3, 0} = cli(["verify", "--max-procs", "2"]),
-    ?assertNotEqual(nomatch, string:find(Out3, "all 25342 replays passed")).
-
-%% Runs a command with its standard output captured by a minimal I/O server.
-cli(Args) ->
-    Capture = spawn_link(fun() -> capture([]) end),
-    Old = group_leader(),
-    group_leader(Capture, self()),
-    Status = try riarc_offline_cli:run(Args) after group_leader(Old, self()) end,
-    Capture ! {text, self()},
-    receive {Capture, Text} -> {Text, Status} end.
-
-capture(Acc) ->
-    receive
-        {io_request, From, Reply, Req} ->
-            From ! {io_reply, Reply, ok},
-            capture([Acc | chars(Req)]);
-        {text, From} ->
-            From ! {self(), unicode:characters_to_list(Acc)}
-    end.
-
-chars({put_chars, _Enc, Chars}) -> Chars;
-chars({put_chars, _Enc, M, F, A}) -> apply(M, F, A);
-chars(_) -> [].
-
-%%% ---------------------------------------------------------------------------
-%%% dbg trace files
 %%% ---------------------------------------------------------------------------
 
 %% Trace P/Q/R with OTP's own dbg into a file, then check that file.

@@ -198,12 +198,12 @@ crash() ->
 errors_test_() ->
     [?_assertMatch({error, {not_loaded, _}}, riarc_inline:instrument([no_such_module_here])),
      ?_assert(is_list(riarc_inline:format_error({not_loaded, x}))),
-     ?_assertMatch({error, {bad_spec, 42}}, riarc_inline:run({riarc_demo_pqr, p, []}, 42, #{}))].
+     ?_assertMatch({error, {riarc, {bad_spec, 42}}}, riarc_inline:run({riarc_demo_pqr, p, []}, 42, #{}))].
 
 %% The transform as a compile option, on source: the woven module compiles and runs as
 %% the original when no run is active.
 parse_transform_test() ->
-    Src = filename:join(code:lib_dir(riarc_examples), "src/riarc_demo_pqr.erl"),
+    Src = filename:join(code:lib_dir(riarc), "src/riarc_demo_pqr.erl"),
     {ok, Forms} = epp:parse_file(Src, []),
     {ok, riarc_demo_pqr, Bin} = compile:forms(Forms, [binary, {parse_transform, riarc_inline_transform}]),
     Calls = [Call || {call, _, {remote, _, {atom, _, riarc_inline_rt}, {atom, _, Call}}, _}

@@ -24,6 +24,7 @@
 %% {ok,[{exit,'<0.84.0>',normal}]}
 %% '''
 -module(riarc_trace_text).
+-behaviour(riarc_trace_reader).
 
 -export([open/1, read/1, close/1, open_writer/2, write_event/2, close_writer/1]).
 -export([readable/1]).
@@ -103,7 +104,7 @@ write_event(W = #w{fd = Fd, file = File}, Ev) ->
 %% @doc Closes the writer.
 -spec close_writer(#w{}) -> ok | {error, term()}.
 close_writer(#w{fd = Fd, file = File}) ->
-    riarc_trace_file:close_file(Fd, File).
+    riarc_trace_reader:close_file(Fd, File).
 
 %% @doc The term as it can be written and read back: pids become atoms, other
 %% unreadable terms become strings.

@@ -15,6 +15,7 @@
 %%     #{format => binary, node => nonode@nohost, truncated => false, ...}}
 %% '''
 -module(riarc_trace_bin).
+-behaviour(riarc_trace_reader).
 
 -export([open/1, read/1, close/1, open_writer/2, write_event/2, close_writer/1]).
 -export([encode_header/1]).
@@ -243,7 +244,7 @@ write_event(W, Ev) ->
 %% @doc Flushes and closes.
 -spec close_writer(#w{}) -> ok | {error, term()}.
 close_writer(#w{fd = Fd, file = File}) ->
-    riarc_trace_file:close_file(Fd, File).
+    riarc_trace_reader:close_file(Fd, File).
 
 encode({spawn, P, C, MFA}, W) ->
     {[PI, CI], Defs, W1} = ids([P, C], W),

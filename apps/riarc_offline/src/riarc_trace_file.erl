@@ -25,7 +25,7 @@
 
 -export([open/1, read/1, close/1, read_all/1, fold/3]).
 -export([open_writer/2, write_event/2, close_writer/1, write/3]).
--export([format_error/1, close_file/2]).
+-export([format_error/1]).
 -export_type([reader/0, writer/0, source/0, info/0, writer_opts/0]).
 
 -type source() :: file:filename_all() | {dbg_wrap, file:filename_all(), string()}.
@@ -154,13 +154,6 @@ write_all([E | Es], W) ->
     end.
 
 %% @doc Closes a file being written; a delayed write error shows up here.
--spec close_file(file:io_device(), string()) -> ok | {error, term()}.
-close_file(Fd, File) ->
-    case file:close(Fd) of
-        ok -> ok;
-        {error, Why} -> {error, {write, File, Why}}
-    end.
-
 %%% ---------------------------------------------------------------------------
 %%% Errors
 %%% ---------------------------------------------------------------------------

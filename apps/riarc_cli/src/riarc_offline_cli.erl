@@ -37,7 +37,7 @@ run(["verify" | Args]) -> with_flags(Args, fun verify/1);
 run(_) -> fail(io_lib:format(?USAGE, [])).
 
 with_flags(Args, Fun) ->
-    case riarc_cli:parse_args(Args) of
+    case riarc_cli_args:parse_args(Args) of
         {ok, Flags} -> Fun(Flags);
         {error, Msg} -> fail(Msg)
     end.
@@ -49,7 +49,7 @@ check(Flags = #{"--trace" := File}) ->
                  #{"--wrap" := Tail} -> {dbg_wrap, File, Tail};
                  #{} -> File
              end,
-    case {riarc_cli:spec_of(Flags), integer(Flags, "--timeout", 60000)} of
+    case {riarc_cli_args:spec_of(Flags), integer(Flags, "--timeout", 60000)} of
         {{ok, Spec, _RunOpts}, {ok, T}} -> checked(Source, riarc_offline:check(Source, Spec, #{timeout => T}));
         {{error, Msg}, _} -> fail(Msg);
         {_, {error, Msg}} -> fail(Msg)
@@ -106,7 +106,7 @@ record(_) ->
 record_opts(Flags) ->
     Payloads = maps:get("--payloads", Flags, "true"),
     Format = maps:get("--format", Flags, "binary"),
-    case {riarc_cli:term_list(maps:get("-a", Flags, "[]")), integer(Flags, "--timeout", 60000)} of
+    case {riarc_cli_args:term_list(maps:get("-a", Flags, "[]")), integer(Flags, "--timeout", 60000)} of
         {{ok, A}, {ok, T}} when (Payloads =:= "true" orelse Payloads =:= "false"),
                                 (Format =:= "binary" orelse Format =:= "text") ->
             {ok, A, #{payloads => Payloads =:= "true", format => list_to_atom(Format),

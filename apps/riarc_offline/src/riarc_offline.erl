@@ -30,7 +30,7 @@
 -type check_opts() :: #{timeout => timeout(), invariants => boolean(), log => boolean(),
                         perturb => undefined | pos_integer(), yield => boolean()}.
 %% riarc:result() and `trace', what the reader and the engine saw.
--type result() :: #{verdicts := [riarc:verdict_entry()], trace := map(), atom() => term()}.
+-type result() :: #{verdicts := [riarc_result:verdict_entry()], trace := map(), atom() => term()}.
 -type record_opts() :: #{payloads => boolean(), format => binary | text,
                          events => [send | recv], timeout => timeout(),
                          max_queue => pos_integer()}.
@@ -96,9 +96,7 @@ scan_kind(_, Acc) -> Acc.
 
 replay(_Source, #{roots := [], info := Info}, _Spec, _Opts) ->
     %% Nothing to monitor: an empty trace.
-    {ok, #{verdicts => [], tracers => #{spawned => 0, peak => 0}, events => 0,
-           analysed => 0, routed => 0, violations => [], errors => [], duration_us => 0,
-           trace => Info}};
+    {ok, riarc_result:make(#{trace => Info})};
 replay(Source, #{roots := Roots, open := Open}, Spec, Opts = #{timeout := Timeout}) ->
     Sids = [S || {S, _} <- Roots],
     {ok, Engine} = riarc_backend_log:start(#{source => engine_source(Source), roots => Sids,

@@ -1,0 +1,66 @@
+%% @doc The result of a monitored run, the same for every way of monitoring (riarc's
+%% tracers online, the same tracers offline, centralised and inline monitoring): one
+%% builder, one verdict entry, one verdict line and one verdict logger.
+%% ```
+%% 1> E = riarc_result:entry(list_to_pid("<0.90.0>"), {riarc_demo_pqr, p, []}, accept, 4, undefined).
+%% #{events => 4,mfa => {riarc_demo_pqr,p,[]},pid => <0.90.0>,verdict => accept}
+%% 2> riarc_result:format_verdict(E).
+%% "<0.90.0> riarc_demo_pqr:p/0 accept"
+%% 3> maps:get(routed, riarc_result:make(#{verdicts => [E]})).
+%% 0
+%% '''
+-module(riarc_result).
+
+-export([make/1, entry/5, format_verdict/1, log_verdict/3]).
+-export_type([t/0, verdict_entry/0]).
+
+-type verdict_entry() :: #{pid := riarc_event:sid(), mfa := riarc_event:mfa_args(),
+                           verdict := riarc_monitor:verdict(), events := non_neg_integer(),
+                           reason => term()}.
+-type t() :: #{verdicts := [verdict_entry()],
+               tracers := #{spawned := non_neg_integer(), peak := non_neg_integer()},
+               events := non_neg_integer(),
+               analysed := non_neg_integer(),
+               routed := non_neg_integer(),
+               reordered := non_neg_integer(),
+               violations := [map()],
+               errors := [term()],
+               duration_us := non_neg_integer(),
+               atom() => term()}.
+
+%% @doc A result from what a monitoring mode knows; what it does not have is zero or empty.
+-spec make(map()) -> t().
+make(Fields) ->
+    maps:merge(#{verdicts => [], tracers => #{spawned => 0, peak => 0}, events => 0,
+                 analysed => 0, routed => 0, reordered => 0, violations => [], errors => [],
+                 duration_us => 0}, Fields).
+
+%% @doc One monitored partition's verdict; `Reason' undefined when there is none to give.
+-spec entry(riarc_event:sid(), riarc_event:mfa_args(), riarc_monitor:verdict(),
+            non_neg_integer(), term()) -> verdict_entry().
+entry(Pid, MFA, Verdict, Events, undefined) ->
+    #{pid => Pid, mfa => MFA, verdict => Verdict, events => Events};
+entry(Pid, MFA, Verdict, Events, Reason) ->
+    (entry(Pid, MFA, Verdict, Events, undefined))#{reason => Reason}.
+
+%% @doc One line for a verdict: `<pid> <mfa> <verdict>'.
+-spec format_verdict(verdict_entry()) -> string().
+format_verdict(#{pid := Pid, mfa := MFA, verdict := V}) ->
+    flat("~s ~s ~s", [format_sid(Pid), format_mfa(MFA), V]).
+
+%% @doc Logs a verdict through OTP logger when `Log' is true: a reject as a warning, an
+%% error as an error, the others at info level. `Mode' names the monitoring method.
+-spec log_verdict(boolean(), string(), verdict_entry()) -> ok.
+log_verdict(false, _Mode, _Entry) -> ok;
+log_verdict(true, Mode, Entry = #{verdict := V}) ->
+    Level = case V of reject -> warning; error -> error; _ -> info end,
+    Why = case Entry of #{reason := R} -> io_lib:format(" (~0tp)", [R]); #{} -> "" end,
+    logger:log(Level, "riarc~s: ~s~s", [Mode, format_verdict(Entry), Why]).
+
+format_sid(Pid) when is_pid(Pid) -> pid_to_list(Pid);
+format_sid(Other) -> flat("~0tp", [Other]).
+
+format_mfa({M, F, A}) when is_list(A) -> flat("~s:~s/~b", [M, F, length(A)]);
+format_mfa(Other) -> flat("~0tp", [Other]).
+
+flat(Fmt, Args) -> lists:flatten(io_lib:format(Fmt, Args)).
