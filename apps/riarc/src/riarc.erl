@@ -25,6 +25,8 @@
 %%     always traced, since the instrumentation needs them itself;</li>
 %% <li>`invariants' (default true): check invariants I1-I22 and report violations;</li>
 %% <li>`log' (default true): log verdicts through OTP logger;</li>
+%% <li>`backend' (`auto', `route' or `evm', default auto): how tracers take processes
+%%     over; see docs/core.md, "The takeover";</li>
 %% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow.</li>
 %% </ul>
 -module(riarc).
@@ -41,10 +43,11 @@
 -type error_reason() :: {undef, {module(), atom(), arity()}} | {bad_spec, term()}
                       | {bad_mfa, term()} | {bad_opts, term()} | {bad_option, atom(), term()}.
 -type opts() :: #{timeout => timeout(), events => [send | recv], invariants => boolean(),
-                  log => boolean(), perturb => undefined | pos_integer()}.
+                  log => boolean(), perturb => undefined | pos_integer(),
+                  backend => auto | route | evm}.
 
 -define(DEFAULTS, #{timeout => 60000, events => [send, recv], invariants => true,
-                    log => true, perturb => undefined}).
+                    log => true, perturb => undefined, backend => auto}).
 
 %% @doc Runs {M, F, Args} as the root of a system under instrumentation and returns once
 %% every system process has exited and every tracer is gone.
@@ -62,20 +65,30 @@ run(MFA, Spec, Opts) ->
     {ok, pid()} | {error, term()}.
 start(MFA, Spec, Opts) ->
     case validate(MFA, Spec, Opts) of
-        {ok, Full} ->
-            #{events := Events} = Full,
-            Backend = riarc_backend:new(riarc_backend_evm, riarc_backend_evm:config(Events)),
-            Root = riarc_backend_evm:spawn_paused(MFA),
+        {ok, Full = #{events := Events}} ->
+            {Root, Backend} = backend(maps:get(backend, Full), MFA, Events),
             Roots = [{Root, MFA, {init, Root, self(), MFA}}],
             SOpts = maps:without([timeout, events], Full#{backend => Backend}),
             case riarc_session:start(self(), Roots, Spec, SOpts) of
                 {ok, Session} -> {ok, Session};
-                Error ->
+                {error, Reason} ->
                     exit(Root, kill),
-                    Error
+                    {error, {riarc_session, Reason}}
             end;
         Error -> Error
     end.
+
+%% The routing table (riarc_backend_route) when its NIF is loaded: its takeover makes a
+%% cut that loses nothing under any load. The process tracers' backend (riarc_backend_evm)
+%% otherwise, or when asked for.
+backend(auto, MFA, Events) ->
+    backend(case riarc_route:available() of true -> route; false -> evm end, MFA, Events);
+backend(route, MFA, Events) ->
+    {riarc_backend_route:spawn_paused(MFA),
+     fun(Session) -> riarc_backend_route:new(Events, Session) end};
+backend(evm, MFA, Events) ->
+    {riarc_backend_evm:spawn_paused(MFA),
+     riarc_backend:new(riarc_backend_evm, riarc_backend_evm:config(Events))}.
 
 %% @doc The verdicts reached so far by a session started with start/3.
 -spec verdicts(pid()) -> [verdict_entry()].
@@ -116,6 +129,7 @@ valid_opt(timeout, T) -> is_integer(T) andalso T >= 0;
 valid_opt(events, Es) -> is_list(Es) andalso lists:all(fun(E) -> E =:= send orelse E =:= recv end, Es);
 valid_opt(invariants, B) -> is_boolean(B);
 valid_opt(log, B) -> is_boolean(B);
+valid_opt(backend, B) -> lists:member(B, [auto, route, evm]);
 valid_opt(perturb, undefined) -> true;
 valid_opt(perturb, N) -> is_integer(N) andalso N > 0;
 valid_opt(_, _) -> false.

@@ -8,18 +8,27 @@
 %% Contract, for a backend B with configuration C:
 %% <ul>
 %% <li>`B:launch(C, Root, T)': Alg. 6: the root tracer T asks for the paused system to
-%%     start with Root traced by T (TRACE, then resume).</li>
+%%     start with Root traced by T (TRACE, then resume); `{error, Reason}' when Root
+%%     cannot be traced (another tool traces it, say).</li>
 %% <li>`B:trace(C, S, T)': from now on every event of S (and of the processes S spawns,
 %%     tracing inheritance A2) is deposited in T's mailbox, in the order S produced them.
 %%     Called by T for the root.</li>
-%% <li>`B:preempt(C, S, T)': T takes S over from whichever tracer traces it now. Returns
-%%     only once every event S produced before the switch has been deposited with the old
-%%     tracer, so that a message T sends the old tracer afterwards arrives behind them.
-%%     Nothing is lost or duplicated. S may already be dead: then nothing changes hands.</li>
+%% <li>`B:preempt(C, S, T)': T takes S over from whichever tracer traces it now, and says
+%%     where the cut is ({@link cut()}): `{ok, {count, N}}' when the old tracer was sent
+%%     exactly N of S's events (it has them all once it has handled N), `{ok, exited}'
+%%     when S had exited (its events, exit last, all went to the old tracer), `ok' (read
+%%     as `{ok, none}') when the backend returns only once the old tracer has them all in
+%%     its mailbox, so that a message T sends it afterwards arrives behind them. Nothing
+%%     is lost or duplicated.</li>
 %% <li>`B:clear(C, S, T)': T stops tracing S; returns once S's events in flight to T have
 %%     been deposited.</li>
+%% <li>`B:init_from_spawn(C)' (optional, default false): true when the backend gives no
+%%     init events of its own, so that the tracer handling a spawn event makes the
+%%     child's.</li>
+%% <li>`B:close(C)' (optional): the session is over; release what the backend holds.</li>
 %% <li>`B:event(C, Msg)': decodes a message found in a tracer's mailbox: `{ok, Event}' for
-%%     a direct trace event, `skip' for a trace message riarc does not use, `no' for a
+%%     a direct trace event (`{ok, {ignored, S}}' for one of S's that monitors do not
+%%     see but that counts towards a Cut), `skip' for a trace message riarc does not use, `no' for a
 %%     message that is not a trace message of this backend.</li>
 %% </ul>
 %% ```
@@ -29,14 +38,20 @@
 %% '''
 -module(riarc_backend).
 
--export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2]).
--export_type([t/0]).
+-export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1, close/1]).
+-export_type([t/0, cut/0]).
 
--callback launch(Config :: term(), Root :: riarc_event:sid(), T :: pid()) -> ok.
--callback trace(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok.
--callback preempt(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok.
+-type cut() :: {count, non_neg_integer()} | exited | none.
+
+-callback launch(Config :: term(), Root :: riarc_event:sid(), T :: pid()) -> ok | {error, term()}.
+-callback trace(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok | {error, term()}.
+-callback preempt(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok | {ok, cut()}.
+-callback init_from_spawn(Config :: term()) -> boolean().
+-callback close(Config :: term()) -> ok.
+-optional_callbacks([init_from_spawn/1, close/1]).
 -callback clear(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok.
--callback event(Config :: term(), Msg :: term()) -> {ok, riarc_event:event()} | skip | no.
+-callback event(Config :: term(), Msg :: term()) ->
+    {ok, riarc_event:event() | {ignored, riarc_event:sid()}} | skip | no.
 
 -opaque t() :: {module(), term()}.
 
@@ -45,21 +60,38 @@
 new(Mod, Config) when is_atom(Mod) -> {Mod, Config}.
 
 %% @doc Alg. 6: launch the paused system with Root traced by T.
--spec launch(t(), riarc_event:sid(), pid()) -> ok.
+-spec launch(t(), riarc_event:sid(), pid()) -> ok | {error, term()}.
 launch({Mod, C}, Root, T) -> Mod:launch(C, Root, T).
 
 %% @doc TRACE(S, T).
--spec trace(t(), riarc_event:sid(), pid()) -> ok.
+-spec trace(t(), riarc_event:sid(), pid()) -> ok | {error, term()}.
 trace({Mod, C}, S, T) -> Mod:trace(C, S, T).
 
-%% @doc PREEMPT(S, T).
--spec preempt(t(), riarc_event:sid(), pid()) -> ok.
-preempt({Mod, C}, S, T) -> Mod:preempt(C, S, T).
+%% @doc PREEMPT(S, T), and where the cut between the old and the new tracer is.
+-spec preempt(t(), riarc_event:sid(), pid()) -> {ok, cut()}.
+preempt({Mod, C}, S, T) ->
+    case Mod:preempt(C, S, T) of
+        ok -> {ok, none};
+        {ok, Cut} -> {ok, Cut}
+    end.
+
+%% @doc True when the tracers make each child's init event from its parent's spawn.
+-spec init_from_spawn(t()) -> boolean().
+init_from_spawn({Mod, C}) ->
+    erlang:function_exported(Mod, init_from_spawn, 1) andalso Mod:init_from_spawn(C).
+
+%% @doc Releases what the backend holds, once the session is over.
+-spec close(t()) -> ok.
+close({Mod, C}) ->
+    case erlang:function_exported(Mod, close, 1) of
+        true -> Mod:close(C);
+        false -> ok
+    end.
 
 %% @doc CLEAR(S, T).
 -spec clear(t(), riarc_event:sid(), pid()) -> ok.
 clear({Mod, C}, S, T) -> Mod:clear(C, S, T).
 
 %% @doc Decodes a direct trace message.
--spec event(t(), term()) -> {ok, riarc_event:event()} | skip | no.
+-spec event(t(), term()) -> {ok, riarc_event:event() | {ignored, riarc_event:sid()}} | skip | no.
 event({Mod, C}, Msg) -> Mod:event(C, Msg).

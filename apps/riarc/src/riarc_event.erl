@@ -7,6 +7,7 @@
 %% {exit,  Pid,    Reason}
 %% {send,  From,   To,     Msg}
 %% {recv,  Pid,    Msg}
+%% {timeout, Pid}                 % a receive ... after T in Pid timed out
 %% '''
 %% MFA is the logical initial call of the spawned process (see {@link riarc_lambda}).
 %% Online the process names are pids; offline they are whatever the trace file names
@@ -30,8 +31,9 @@
                | {spawn, sid(), sid(), mfa_args()}
                | {exit, sid(), term()}
                | {send, sid(), sid(), term()}
-               | {recv, sid(), term()}.
--type kind() :: init | spawn | exit | send | recv.
+               | {recv, sid(), term()}
+               | {timeout, sid()}.
+-type kind() :: init | spawn | exit | send | recv | timeout.
 
 %% @doc The process that exhibited the event: the paper's e.ıS.
 -spec origin(event()) -> sid().
@@ -39,7 +41,8 @@ origin({init, Child, _Parent, _MFA}) -> Child;
 origin({spawn, Parent, _Child, _MFA}) -> Parent;
 origin({exit, Pid, _Reason}) -> Pid;
 origin({send, From, _To, _Msg}) -> From;
-origin({recv, Pid, _Msg}) -> Pid.
+origin({recv, Pid, _Msg}) -> Pid;
+origin({timeout, Pid}) -> Pid.
 
 %% @doc The event's label: the paper's e.ℓ, with init split from spawn.
 -spec kind(event()) -> kind().
@@ -52,6 +55,7 @@ is_event({spawn, _, _, _}) -> true;
 is_event({exit, _, _}) -> true;
 is_event({send, _, _, _}) -> true;
 is_event({recv, _, _}) -> true;
+is_event({timeout, _}) -> true;
 is_event(_) -> false.
 
 %% @doc A one-line rendering, for logs and the command line.

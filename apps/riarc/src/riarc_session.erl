@@ -23,7 +23,10 @@
 %% A root of the system: its name, logical MFA, and the init event its monitor opens
 %% with when the backend does not deliver one itself.
 -type root() :: {riarc_event:sid(), riarc_event:mfa_args(), riarc_event:event() | none}.
--type opts() :: #{backend := riarc_backend:t(),
+%% The backend, or how to make one once the session exists (a routing table sends the
+%% events of processes it does not know to the session, which reports them).
+-type opts() :: #{backend := riarc_backend:t()
+                             | fun((pid()) -> {ok, riarc_backend:t()} | {error, term()}),
                   invariants := boolean(),
                   perturb := undefined | pos_integer(),
                   log := boolean()}.
@@ -31,6 +34,8 @@
 -record(s, {
     owner :: pid(),
     opts :: opts(),
+    backend :: riarc_backend:t(),
+    orphans = 0 :: non_neg_integer(),                % events of processes nobody traced
     tracers = #{} :: #{pid() => true},               % the live tracers
     spawned = 0 :: non_neg_integer(),
     peak = 0 :: non_neg_integer(),
@@ -97,16 +102,37 @@ format_error({timeout, T, #{tracers := Ts, processes := Ps}}) ->
 %%% gen_server
 
 %% @private
+init({Owner, Roots, Spec, Opts = #{backend := Make}}) when is_function(Make, 1) ->
+    case Make(self()) of
+        {ok, Backend} -> init({Owner, Roots, Spec, Opts#{backend := Backend}});
+        {error, Reason} -> {stop, Reason}
+    end;
 init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     Cfg = #{lambda => riarc_lambda:new(Spec), backend => Backend, session => self(),
             checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts)},
     _ = monitor(process, Owner),
-    S0 = #s{owner = Owner, opts = Opts, started = erlang:monotonic_time(microsecond)},
-    %% Alg. 6 ROOT, once per root of the system.
+    S0 = #s{owner = Owner, opts = Opts, backend = Backend,
+            started = erlang:monotonic_time(microsecond)},
+    %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced is an
+    %% error of start/4, at once.
     S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
                              tracer_up(riarc_tracer:start_root(Cfg, Root, MFA, Init), S)
                      end, S0, Roots),
-    {ok, S1}.
+    case launched(maps:keys(S1#s.tracers), ok) of
+        ok -> {ok, S1};
+        {error, Reason} ->
+            _ = [riarc_tracer:stop(T) || T <- maps:keys(S1#s.tracers)],
+            riarc_backend:close(Backend),
+            {stop, Reason}
+    end.
+
+launched([], Result) -> Result;
+launched([T | Ts], Result) ->
+    receive
+        {riarc_launched, T, ok} -> launched(Ts, Result);
+        {riarc_launched, T, {error, _} = E} -> launched(Ts, E);
+        {'DOWN', _, process, T, Why} -> launched(Ts, {error, {root_tracer_down, Why}})
+    end.
 
 %% @private
 handle_call(await, From, S = #s{finished = undefined}) ->
@@ -118,6 +144,7 @@ handle_call(verdicts, _From, S) ->
 handle_call(alive, _From, S) ->
     {reply, alive_info(S), S};
 handle_call(stop, From, S = #s{tracers = T}) when map_size(T) =:= 0 ->
+    riarc_backend:close(S#s.backend),
     gen_server:reply(From, {ok, result(S)}),
     {stop, normal, S};
 handle_call(stop, From, S) ->
@@ -146,6 +173,10 @@ handle_info({riarc_violation, Tracer, Id, Info, State}, S) ->
 handle_info({riarc_incomplete, _Tracer, Pending}, S = #s{incomplete = Inc}) ->
     Lost = maps:map(fun(_, Events) -> length(Events) end, Pending),
     {noreply, S#s{incomplete = maps:merge(Inc, Lost)}};
+handle_info(Msg, S) when element(1, Msg) =:= trace ->
+    %% The routing table's default owner: an event of a process no tracer owned. Its
+    %% process's trace is incomplete; the run's result says how many such events came.
+    {noreply, S#s{orphans = S#s.orphans + 1}};
 handle_info({riarc_spec_error, Tracer, MFA, Reason}, S) ->
     logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
     {noreply, S#s{errors = [{spec, MFA, Reason} | S#s.errors]}};
@@ -183,6 +214,7 @@ tracer_crash(Pid, Reason, S = #s{verdicts = Vs}) ->
 maybe_done(S = #s{tracers = T}) when map_size(T) > 0 ->
     {noreply, S};
 maybe_done(S = #s{waiters = Ws, stopping = Stopping}) ->
+    riarc_backend:close(S#s.backend),
     S1 = S#s{finished = erlang:monotonic_time(microsecond), waiters = []},
     Result = {ok, result(S1)},
     _ = [gen_server:reply(W, Result) || W <- Ws],
@@ -200,7 +232,8 @@ result(S = #s{stats = Stats}) ->
                         routed => maps:get(routed, Stats),
                         reordered => maps:get(reordered, Stats),
                         violations => lists:reverse(S#s.violations),
-                        errors => lists:reverse(S#s.errors),
+                        errors => lists:reverse(S#s.errors)
+                                  ++ [{orphan_events, S#s.orphans} || S#s.orphans > 0],
                         duration_us => End - S#s.started}).
 
 verdict_list(#s{verdicts = Vs, order = Order, incomplete = Inc}) ->

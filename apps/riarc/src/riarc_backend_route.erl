@@ -1,0 +1,119 @@
+%% @doc The online tracing backend over {@link riarc_route}: the VM's tracer of every
+%% traced process is one routing table, and TRACE, PREEMPT and CLEAR (Alg. 5) change
+%% the table, never the VM's tracer.
+%%
+%% PREEMPT is a change of route (`riarc_route:switch/3'), atomic with the sending of
+%% events: it returns exactly how many of the process's events went to the old tracer
+%% (`{count, N}'), or `exited' when the process had ended. The old tracer holds the
+%% detach request until it has dispatched that many events of the process
+%% ({@link riarc_tracer_core}, DISPATCHDTC), so no event can be lost, duplicated or late,
+%% whatever order the VM delivers messages from different senders in. No suspension, no
+%% clock: see "The takeover" in docs/core.md for the argument.
+%%
+%% The VM's `spawned' events are not used (they come from the parent's context, unordered
+%% with the child's own events): the tracer that handles a spawn event makes the child's
+%% init event itself (init_from_spawn/1 is true).
+%% ```
+%% 1> {ok, B} = riarc_backend_route:new([send, recv], self()).
+%% 2> riarc_backend:event(B, {trace, self(), receive_timeout}).
+%% {ok,{timeout,<0.85.0>}}
+%% 3> riarc_backend:close(B).
+%% ok
+%% '''
+-module(riarc_backend_route).
+-behaviour(riarc_backend).
+
+-export([new/2, spawn_paused/1, launch/3, trace/3, preempt/3, clear/3, event/2,
+         init_from_spawn/1, close/1, format_error/1]).
+%% Spawned entry point.
+-export([paused_root/1]).
+-export_type([config/0, error_reason/0]).
+
+-opaque config() :: #{table := riarc_route:table(), flags := [atom()]}.
+-type error_reason() :: riarc_route:error_reason().
+
+%% @doc A backend tracing spawn and exit always and the message events asked for, over a
+%% new routing table whose events of unknown processes go to DefaultOwner.
+-spec new([send | recv], pid()) -> {ok, riarc_backend:t()} | {error, {riarc_route, error_reason()}}.
+new(Events, DefaultOwner) ->
+    case riarc_route:new(DefaultOwner) of
+        {ok, Table} ->
+            Flags = [procs | [send || lists:member(send, Events)]
+                     ++ ['receive' || lists:member(recv, Events)]],
+            {ok, riarc_backend:new(?MODULE, #{table => Table, flags => Flags})};
+        {error, Reason} -> {error, {riarc_route, Reason}}
+    end.
+
+%% @doc Alg. 6 START: spawns the system's root process, paused until its tracer launches it.
+-spec spawn_paused({module(), atom(), list()}) -> pid().
+spawn_paused(MFA) ->
+    spawn(?MODULE, paused_root, [MFA]).
+
+%% @private The paused root: its tracer traces it, then says go. The `go' message is the
+%% root's first traced event; event/2 drops it (it is riarc's, not the system's).
+-spec paused_root({module(), atom(), list()}) -> term().
+paused_root({M, F, A}) ->
+    receive
+        {riarc_go, Ref} when is_reference(Ref) -> apply(M, F, A);
+        {riarc_abort, Ref} when is_reference(Ref) -> ok
+    end.
+
+%% @doc Alg. 6 ROOT: trace the paused root for T, then let it run. An error (the root is
+%% traced by another tool already) leaves the root unstarted, and it is told to end.
+-spec launch(config(), pid(), pid()) -> ok | {error, {riarc_route, error_reason()}}.
+launch(Config, Root, T) ->
+    Ref = make_ref(),
+    case trace(Config, Root, T) of
+        ok -> Root ! {riarc_go, Ref}, ok;
+        {error, _} = E -> Root ! {riarc_abort, Ref}, E
+    end.
+
+%% @doc TRACE(S, T).
+-spec trace(config(), pid(), pid()) -> ok | {error, {riarc_route, error_reason()}}.
+trace(#{table := Table, flags := Flags}, S, T) ->
+    case riarc_route:trace(Table, S, T, Flags) of
+        ok -> ok;
+        {error, Reason} -> {error, {riarc_route, Reason}}
+    end.
+
+%% @doc PREEMPT(S, T): a change of route, and where the cut is.
+-spec preempt(config(), pid(), pid()) -> {ok, riarc_backend:cut()}.
+preempt(#{table := Table}, S, T) ->
+    case riarc_route:switch(Table, S, T) of
+        {ok, N} -> {ok, {count, N}};
+        {error, gone} -> {ok, exited}
+    end.
+
+%% @doc CLEAR(S, T): S runs on untraced. Nothing of S is in flight afterwards: the table
+%% sends from inside S, so what it sent is in the owner's mailbox already.
+-spec clear(config(), pid(), pid()) -> ok.
+clear(#{table := Table}, S, _T) ->
+    riarc_route:clear(Table, S).
+
+%% @doc Every tracer makes its children's init events from their spawn events.
+-spec init_from_spawn(config()) -> true.
+init_from_spawn(_) -> true.
+
+%% @doc The session is over: the table stops sending, and any process still carrying it
+%% as its tracer drops it at its next event.
+-spec close(config()) -> ok.
+close(#{table := Table}) ->
+    riarc_route:stop(Table).
+
+%% @doc Decodes the table's messages into riarc events. A message the table sent that
+%% monitors do not see (the root's `go', a link event of the `procs' flag) is still one
+%% of the process's events for the count a Cut is made of: `{ignored, P}'.
+-spec event(config(), term()) -> {ok, riarc_event:event() | {ignored, pid()}} | no.
+event(_, {trace, P, send, Msg, To}) -> {ok, {send, P, To, Msg}};
+event(_, {trace, P, 'receive', {riarc_go, Ref}}) when is_reference(Ref) -> {ok, {ignored, P}};
+event(_, {trace, P, 'receive', Msg}) -> {ok, {recv, P, Msg}};
+event(_, {trace, P, receive_timeout}) -> {ok, {timeout, P}};
+event(_, {trace, P, spawn, C, MFA}) -> {ok, {spawn, P, C, riarc_lambda:logical_mfa(MFA)}};
+event(_, {trace, P, exit, Reason}) -> {ok, {exit, P, Reason}};
+event(_, {trace, P, send_to_non_existing_process, Msg, To}) -> {ok, {send, P, To, Msg}};
+event(_, Msg) when element(1, Msg) =:= trace, is_pid(element(2, Msg)) -> {ok, {ignored, element(2, Msg)}};
+event(_, _) -> no.
+
+%% @doc A sentence for an error of this backend.
+-spec format_error(error_reason()) -> string().
+format_error(Reason) -> riarc_route:format_error(Reason).

@@ -1,0 +1,524 @@
+%% @doc The RIARC tracer's algorithm (§3, Algs. 1-4 of the RIARC paper) as a pure state
+%% machine: `handle(Message, State) -> {State, [Effect]}'. The process that runs it,
+%% {@link riarc_tracer}, is a thin loop around it (as gen_server's generic loop is
+%% around its callbacks), and the model checker {@link riarc_explore} runs several of
+%% these cores against each other under every delivery order the VM allows.
+%%
+%% State σ: the routing map Π (SuS process -> next-hop tracer), the instrumentation map Λ
+%% ({@link riarc_lambda}) and the traced-processes map Γ (SuS process -> direct |
+%% priority). A tracer is in direct mode (∘, every message in arrival order) or priority
+%% mode (•, only routed messages, the rest held in order until every process it traces
+%% is detached from its dispatch tracer). It ends when Γ = Π = ∅ (TRYGC).
+%%
+%% Messages between tracers:
+%% ```
+%% {riarc_dtc, T, S, Cut}              % ⟨dtc, ıT, ıS⟩: T now traces S directly; Cut says
+%%                                     %  how many of S's events the old tracer was sent
+%% {riarc_rtd, Dispatcher, {evt, E}}   % ⟨rtd, ıT, e⟩: a routed event
+%% {riarc_rtd, Dispatcher, {dtc, T, S}}% ⟨rtd, ıT, d⟩: a routed detach acknowledgement
+%% '''
+%% Effects, carried out in order by the caller:
+%% ```
+%% {send, To, Msg}        % to another tracer or to the session
+%% {detach, S, Disp}      % Alg. 4 DETACH: PREEMPT S through the backend, then send
+%%                        %  Disp {riarc_dtc, self(), S, Cut} with the Cut PREEMPT returned
+%% {clear, S}             % CLEAR S through the backend
+%% {started, T, S}        % a tracer T was started for S (cfg's start_tracer made it)
+%% perturb                % test hook: be slow here (cfg's perturb)
+%% stop                   % TRYGC succeeded: the tracer ends
+%% '''
+%% ```
+%% 1> Cfg = #{lambda => riarc_lambda:new(fun(_) -> undefined end), backend => riarc_backend:new(riarc_backend_evm, riarc_backend_evm:config([recv])), session => self(), checks => true, perturb => undefined, start_tracer => fun(_, _, _, _) -> error(none) end, init_from_spawn => true, self => t0}.
+%% 2> {St, []} = riarc_tracer_core:init_root(Cfg, p, {m, f, []}, none).
+%% 3> {_, Fx} = riarc_tracer_core:handle({trace, p, exit, normal}, St), Fx.
+%% [{send,<0.80.0>,{riarc_tracer_down,t0,#{analysed => 0,collected => 1,reordered => 0,routed => 0}}},stop]
+%% '''
+-module(riarc_tracer_core).
+
+-export([init_root/4, init_tracer/5, handle/2, mode/1, gamma/1, state_map/1]).
+-export_type([cfg/0, state/0, effect/0, cut/0]).
+
+-type sid() :: riarc_event:sid().
+-type mode() :: direct | priority.
+%% What PREEMPT tells the new tracer about the old one's share of S's events (see
+%% riarc_backend:preempt/3); the detach request carries it to the old tracer.
+-type cut() :: riarc_backend:cut().
+-type tracer() :: term().
+-type cfg() :: #{lambda := riarc_lambda:t(),
+                 backend := riarc_backend:t(),
+                 session := tracer(),
+                 checks := boolean(),
+                 perturb := undefined | pos_integer(),
+                 %% Alg. 4 TRACER: starts a tracer and returns its name. The only call
+                 %% out of this module: the caller decides what a tracer is.
+                 start_tracer := fun((riarc_monitor:monitor(), sid(), riarc_event:mfa_args(),
+                                      tracer()) -> tracer()),
+                 %% The backend gives no init event of its own: the tracer that handles a
+                 %% spawn event makes the child's, right behind it in the child's trace.
+                 init_from_spawn := boolean(),
+                 self := tracer()}.
+-type effect() :: {send, tracer(), term()} | {detach, sid(), tracer()} | {clear, sid()}
+                | {started, tracer(), sid()} | perturb | stop.
+
+-record(st, {
+    mode = direct :: mode(),
+    pi = #{} :: #{sid() => tracer()},              % Π, the routing map
+    gamma = #{} :: #{sid() => mode()},             % Γ, the traced-processes map
+    cfg :: cfg(),                                  % Λ and the tracer's surroundings
+    part :: undefined | {sid(), riarc_event:mfa_args()}, % whose partition this is
+    mon :: undefined | riarc_monitor:monitor(),    % ςM; undefined once it has a verdict
+    analysed = 0 :: non_neg_integer(),
+    %% App. B: direct events of a process not known yet wait for its spawn event.
+    pending = riarc_reorder:new() :: riarc_reorder:t(),
+    %% Per routed process, the direct events of it dispatched so far (exited once its
+    %% exit was), and the detach requests waiting for the rest of them (the Cut).
+    seen = #{} :: #{sid() => non_neg_integer() | exited},
+    parked = #{} :: #{sid() => {tracer(), cut()}},
+    collected = 0 :: non_neg_integer(),            % direct events taken from the mailbox
+    reordered = 0 :: non_neg_integer(),            % of which waited for their spawn (App. B)
+    routed = 0 :: non_neg_integer(),               % messages dispatched or forwarded
+    dtc_issued = 0 :: non_neg_integer(),           % for I16
+    detached = 0 :: non_neg_integer(),             % Γ entries added in • mode, for I16
+    acked = 0 :: non_neg_integer(),                % acknowledgements of our own dtc
+    held = queue:new() :: queue:queue(term()),     % Invariant I14: what priority mode defers
+    fx = [] :: [effect()]                          % effects of this step, newest first
+}).
+-opaque state() :: #st{}.
+
+%%% ---------------------------------------------------------------------------
+%%% Starting, stepping, looking
+%%% ---------------------------------------------------------------------------
+
+%% @doc Alg. 6 ROOT: a tracer in direct mode for the root process Root, with its monitor;
+%% Init is the root's init event when the backend gives none of its own.
+-spec init_root(cfg(), sid(), riarc_event:mfa_args(), riarc_event:event() | none) ->
+    {state(), [effect()]}.
+init_root(Cfg, Root, MFA, Init) ->
+    St0 = set_monitor(Root, MFA, #st{cfg = Cfg, gamma = #{Root => direct}}),
+    St1 = case Init of
+              none -> St0;
+              _ -> analyse(Init, St0)
+          end,
+    out(St1).
+
+%% @doc Alg. 4 TRACER(σ, ςM, ȷS, ıT): a tracer for S, started by the tracer that handled
+%% S's spawn event; it detaches S from the dispatch tracer Disp and starts in priority
+%% mode.
+-spec init_tracer(cfg(), riarc_monitor:monitor(), sid(), riarc_event:mfa_args(), tracer()) ->
+    {state(), [effect()]}.
+init_tracer(Cfg, Mon, S, MFA, Disp) ->
+    St0 = #st{mode = priority, cfg = Cfg, part = {S, MFA}, mon = Mon},
+    out(detach(S, Disp, perturb(St0))).
+
+%% @doc One step: a message from the tracer's mailbox (a trace event, a message of
+%% another tracer, a control request).
+-spec handle(term(), state()) -> {state(), [effect()]}.
+handle(Msg, St = #st{mode = direct}) ->
+    out(direct_in(Msg, St));
+handle(Msg, St = #st{mode = priority}) ->
+    %% Alg. 3 LOOP•. Invariant I14: only routed packets are handled until the tracer
+    %% switches to direct mode; direct events and detach requests wait, in arrival order.
+    out(case Msg of
+            {riarc_rtd, _, _} -> priority_rtd(Msg, St);
+            {riarc_ctl, From, Ref, Req} -> control(From, Ref, Req, St);
+            _ -> St#st{held = queue:in(Msg, St#st.held)}
+        end).
+
+%% @doc direct (∘) or priority (•).
+-spec mode(state()) -> mode().
+mode(#st{mode = M}) -> M.
+
+%% @doc The processes the tracer traces (Γ).
+-spec gamma(state()) -> [sid()].
+gamma(#st{gamma = G}) -> maps:keys(G).
+
+%% @doc The tracer's state for diagnostics and invariant reports.
+-spec state_map(state()) -> map().
+state_map(#st{mode = M, pi = Pi, gamma = G, part = Part, pending = P, parked = Pk}) ->
+    #{mode => M, pi => Pi, gamma => G, partition => Part,
+      pending => riarc_reorder:to_map(P), parked => Pk}.
+
+out(St = #st{fx = Fx}) -> {St#st{fx = []}, lists:reverse(Fx)}.
+
+fx(E, St = #st{fx = Fx}) -> St#st{fx = [E | Fx]}.
+
+%%% ---------------------------------------------------------------------------
+%%% Alg. 1 LOOP∘
+%%% ---------------------------------------------------------------------------
+
+direct_in({riarc_rtd, _, _} = R, St) -> forwd_rtd(R, St);
+direct_in({riarc_dtc, T, S, Cut}, St) -> dispatch_dtc(T, S, Cut, St);
+direct_in({riarc_ctl, From, Ref, Req}, St) -> control(From, Ref, Req, St);
+direct_in(Msg, St = #st{cfg = #{backend := Backend}}) ->
+    case riarc_backend:event(Backend, Msg) of
+        {ok, Event} -> direct(Event, St#st{collected = St#st.collected + 1});
+        skip -> St;
+        no -> St
+    end.
+
+%% App. B reordering: a direct event of a process the tracer knows neither as traced (Γ)
+%% nor as routed (Π) belongs to a child whose spawn event has not arrived yet.
+direct(Event, St = #st{pi = Pi, gamma = Gamma}) ->
+    S = origin(Event),
+    case is_map_key(S, Pi) orelse is_map_key(S, Gamma) of
+        true -> handle_direct(Event, St);
+        false -> St#st{reordered = St#st.reordered + 1,
+                       pending = riarc_reorder:hold(S, Event, St#st.pending)}
+    end.
+
+flush_pending(S, St = #st{pending = Pending}) ->
+    {Events, Rest} = riarc_reorder:release(S, Pending),
+    lists:foldl(fun direct/2, St#st{pending = Rest}, Events).
+
+%%% ---------------------------------------------------------------------------
+%%% Alg. 1: direct events, detach requests and forwarding in direct mode
+%%% ---------------------------------------------------------------------------
+
+%% Alg. 1 HANDLSPWN∘
+handle_direct(E = {spawn, P, C, MFA}, St) ->
+    St1 = case route(P, St) of
+              undefined ->
+                  %% case Π(e.ıS) = ⊥: this tracer handles e, then instruments the child.
+                  instrument(direct, E, self_of(St), analyse(E, perturb(St)));
+              Next ->
+                  %% case Π(e.ıS) = ȷT: dispatch, and route the child the same way (I9).
+                  add_route(C, Next, 'I9', dispatched(P, dispatch({evt, E}, Next, St)))
+          end,
+    %% The child's trace opens with its init event, then what it did before its spawn
+    %% event reached us (App. B).
+    St2 = case St1#st.cfg of
+              #{init_from_spawn := true} -> handle_init({init, C, P, MFA}, St1);
+              #{} -> St1
+          end,
+    flush_pending(C, St2);
+%% An event of S's that no monitor sees, but one of those a Cut counts.
+handle_direct({ignored, S}, St) ->
+    case route(S, St) of
+        undefined -> St;
+        _Next -> dispatched(S, St)
+    end;
+%% Alg. 1 HANDLEXIT∘
+handle_direct(E = {exit, S, _}, St) ->
+    case route(S, St) of
+        undefined -> try_gc(del_gamma(S, 'I5', analyse(E, St)));
+        Next -> dispatched_exit(S, dispatch({evt, E}, Next, St))
+    end;
+%% Alg. 1 HANDLCOMM∘ (send, receive, timeout and init events)
+handle_direct(E, St) ->
+    S = riarc_event:origin(E),
+    case route(S, St) of
+        undefined -> analyse(E, St);
+        Next -> dispatched(S, dispatch({evt, E}, Next, St))
+    end.
+
+%% The child's init event, made here from its parent's spawn event: HANDLCOMM∘, except
+%% that it is not one of the events the backend sent, so it does not count towards a Cut.
+handle_init(E = {init, C, _, _}, St) ->
+    case route(C, St) of
+        undefined -> analyse(E, St);
+        Next -> dispatch({evt, E}, Next, St)
+    end.
+
+%% A direct event of S went on along its route: one more of the events a detach request
+%% for S may be waiting for.
+dispatched(S, St = #st{seen = Seen}) ->
+    N = case Seen of #{S := K} when is_integer(K) -> K + 1; #{} -> 1 end,
+    unpark(S, St#st{seen = Seen#{S => N}}).
+
+dispatched_exit(S, St = #st{seen = Seen}) ->
+    unpark(S, St#st{seen = Seen#{S => exited}}).
+
+%% Alg. 1 DISPATCHDTC. The request may only be handled once every event of S that the
+%% backend sent this tracer has been dispatched ahead of it (Invariant I18: a dtc
+%% overtakes no event of its process). The Cut says how many that is; a request that
+%% arrives early is parked until they have all come.
+dispatch_dtc(T, S, Cut, St) ->
+    case route(S, St) of
+        undefined ->
+            %% Invariant I17: a detach request names a process this tracer routes.
+            violation('I17', {dtc_without_route, T, S}, St);
+        Next ->
+            case complete(S, Cut, St) of
+                true ->
+                    St1 = St#st{seen = maps:remove(S, St#st.seen),
+                                parked = maps:remove(S, St#st.parked)},
+                    %% Invariant I11: the next-hop is dropped once the acknowledgement is sent.
+                    try_gc(del_route(S, 'I11', dispatch({dtc, T, S}, Next, St1)));
+                false ->
+                    St#st{parked = (St#st.parked)#{S => {T, Cut}}}
+            end
+    end.
+
+unpark(S, St = #st{parked = Parked}) ->
+    case Parked of
+        #{S := {T, Cut}} -> dispatch_dtc(T, S, Cut, St);
+        #{} -> St
+    end.
+
+complete(_S, none, _St) -> true;
+complete(S, exited, #st{seen = Seen}) -> maps:get(S, Seen, 0) =:= exited;
+complete(S, {count, N}, #st{seen = Seen}) ->
+    case maps:get(S, Seen, 0) of
+        exited -> true;
+        K -> K >= N
+    end.
+
+%% Alg. 1 FORWDRTD∘
+forwd_rtd(R = {riarc_rtd, _, {dtc, T, S}}, St) ->
+    %% FORWDDTC
+    case route(S, St) of
+        undefined -> violation('I20', {dtc_ack_without_route, T, S}, St);
+        Next -> try_gc(del_route(S, 'I12', forwd(R, Next, St)))
+    end;
+forwd_rtd(R = {riarc_rtd, _, {evt, E}}, St) ->
+    %% FORWDEVT
+    case route(riarc_event:origin(E), St) of
+        undefined -> violation('I19', {routed_event_without_route, E}, St);
+        Next ->
+            St1 = forwd(R, Next, St),
+            case E of
+                {spawn, _, C, _} -> add_route(C, Next, 'I10', St1);
+                _ -> St1
+            end
+    end.
+
+%%% ---------------------------------------------------------------------------
+%%% Alg. 3: routed messages in priority mode
+%%% ---------------------------------------------------------------------------
+
+priority_rtd(R = {riarc_rtd, Disp, {evt, E}}, St) ->
+    handle_routed(kind(E), E, R, Disp, St);
+priority_rtd(R = {riarc_rtd, _, {dtc, T, S}}, St) ->
+    handle_dtc(R, T, S, St).
+
+origin({ignored, S}) -> S;
+origin(E) -> riarc_event:origin(E).
+
+kind({spawn, _, _, _}) -> spawn;
+kind({exit, _, _}) -> exit;
+kind(_) -> comm.
+
+%% Alg. 3 HANDLSPWN•
+handle_routed(spawn, E = {spawn, P, C, _}, R, Disp, St) ->
+    case route(P, St) of
+        undefined ->
+            St1 = check(is_map_key(P, St#st.gamma), 'I21', {routed_event_not_traced, E}, St),
+            instrument(priority, E, Disp, analyse(E, St1));
+        Next ->
+            add_route(C, Next, 'I10', forwd(R, Next, St))
+    end;
+%% Alg. 3 HANDLEXIT•
+handle_routed(exit, E = {exit, S, _}, R, _Disp, St) ->
+    case route(S, St) of
+        undefined -> try_gc(del_gamma(S, 'I5', analyse(E, St)));
+        Next -> forwd(R, Next, St)
+    end;
+%% Alg. 3 HANDLCOMM•
+handle_routed(comm, E, R, _Disp, St) ->
+    S = riarc_event:origin(E),
+    case route(S, St) of
+        undefined ->
+            St1 = check(is_map_key(S, St#st.gamma), 'I21', {routed_event_not_traced, E}, St),
+            analyse(E, St1);
+        Next -> forwd(R, Next, St)
+    end.
+
+%% Alg. 3 HANDLDTC
+handle_dtc(R, T, S, St) ->
+    case route(S, St) of
+        undefined ->
+            %% Invariant I22, first half: an acknowledgement with no next-hop is ours.
+            St1 = check(T =:= self_of(St), 'I22', {unexpected_dtc_ack, T, S}, St),
+            maybe_direct(mark_detached(S, St1#st{acked = St1#st.acked + 1}));
+        Next ->
+            %% Invariant I22, second half: one we can route is somebody else's. The
+            %% listing of Alg. 3 only forwards here; I12 asks every forwarder of an
+            %% acknowledgement to drop the stale next-hop, so we do, and try to end.
+            St1 = check(T =/= self_of(St), 'I22', {own_dtc_ack_routed, T, S}, St),
+            try_gc(del_route(S, 'I12', forwd(R, Next, St1)))
+    end.
+
+%% Race: S may have exited, its exit routed to us and S purged from Γ, before the
+%% acknowledgement of its detach arrives; there is then nothing left to mark.
+mark_detached(S, St = #st{gamma = Gamma}) ->
+    case Gamma of
+        #{S := priority} -> St#st{gamma = Gamma#{S := direct}};
+        #{S := direct} -> violation('I22', {dtc_ack_twice, S}, St);
+        #{} -> St
+    end.
+
+%% Invariant I15: priority mode ends only when every traced process is detached. A
+%% process whose detach is pending can exit, its routed exit purging it from Γ, before
+%% its acknowledgement arrives: the tracer must not go direct until every dtc it issued
+%% is acknowledged, or that late acknowledgement reaches it in direct mode with no route
+%% (I20).
+maybe_direct(St = #st{acked = Acked, dtc_issued = Issued}) when Acked < Issued ->
+    St;
+maybe_direct(St = #st{gamma = Gamma}) ->
+    case lists:member(priority, maps:values(Gamma)) of
+        true -> St;
+        false -> drain_held(St#st{mode = direct})
+    end.
+
+%% Messages held back in priority mode are handled first, at the switch: they arrived
+%% before anything still in the mailbox.
+drain_held(St = #st{held = Held}) ->
+    case queue:out(Held) of
+        {{value, Msg}, Rest} -> drain_held(direct_in(Msg, St#st{held = Rest}));
+        {empty, _} -> St
+    end.
+
+%%% ---------------------------------------------------------------------------
+%%% Alg. 2 INSTRUMENT and Alg. 4 DISPATCH, FORWD, DETACH, TRYGC
+%%% ---------------------------------------------------------------------------
+
+%% Alg. 2 INSTRUMENT∘ / INSTRUMENT•. Disp is the dispatch tracer: this tracer in direct
+%% mode, the tracer that dispatched the spawn event in priority mode.
+instrument(Mode, {spawn, _P, C, MFA}, Disp, St = #st{cfg = Cfg = #{lambda := Lambda}}) ->
+    case lookup(Lambda, MFA, St) of
+        {{ok, Mon}, St1} ->
+            %% Λ(e.ςS) ≠ ⊥: a new tracer for C, reached through a next-hop (I8).
+            #{start_tracer := Start, session := Session} = Cfg,
+            T = Start(Mon, C, MFA, Disp),
+            %% Registered by its spawner, before the spawner can end, so that the session
+            %% never sees the set of live tracers empty while this one is starting.
+            St2 = fx({started, T, C}, fx({send, Session, {riarc_tracer_up, T, C, MFA}}, St1)),
+            add_route(C, T, 'I8', St2);
+        {undefined, St1} when Mode =:= direct ->
+            %% Tracing inheritance (A2): this tracer already traces C (I4).
+            add_gamma(C, direct, St1);
+        {undefined, St1} ->
+            %% C was inherited by the dispatch tracer: take it over from there.
+            detach(C, Disp, St1)
+    end.
+
+lookup(Lambda, MFA, St) ->
+    case riarc_lambda:lookup(Lambda, MFA) of
+        {error, Reason} ->
+            %% A Spec that fails is the user's bug, not the system's: the process is
+            %% left in its parent's partition and the failure is reported.
+            {undefined, report({riarc_spec_error, self_of(St), MFA, Reason}, St)};
+        Answer -> {Answer, St}
+    end.
+
+%% Alg. 4 DETACH(ȷS, ıT): preempt S, then ask the dispatch tracer for S's routed events
+%% (both done by the caller, in this order, as the effect {detach, S, Disp}).
+detach(S, Disp, St) ->
+    St1 = add_gamma(S, priority, fx({detach, S, Disp}, St)),
+    St1#st{dtc_issued = St1#st.dtc_issued + 1, detached = St1#st.detached + 1}.
+
+%% Alg. 4 DISPATCH: wrap a message of this tracer's in a routing packet.
+dispatch(Msg, Next, St) ->
+    fx({send, Next, {riarc_rtd, self_of(St), Msg}}, St#st{routed = St#st.routed + 1}).
+
+%% Alg. 4 FORWD: pass a routing packet on unchanged (it keeps its dispatch tracer).
+forwd(R, Next, St) ->
+    fx({send, Next, R}, St#st{routed = St#st.routed + 1}).
+
+%% Alg. 4 TRYGC. Invariant I1: the tracer ends only with Γ = Π = ∅.
+try_gc(St = #st{gamma = G, pi = P}) when map_size(G) =:= 0, map_size(P) =:= 0 ->
+    finish(St);
+try_gc(St) ->
+    St.
+
+finish(St = #st{pending = Pending}) ->
+    Empty = riarc_reorder:is_empty(Pending),
+    St1 = check(Empty, 'A4', {events_of_unknown_processes, riarc_reorder:to_map(Pending)}, St),
+    %% Events left here belong to processes whose monitors did not get them (see "Late
+    %% events" in docs/core.md): their verdicts cannot be trusted.
+    St2 = case Empty of
+              true -> St1;
+              false -> report({riarc_incomplete, self_of(St1), riarc_reorder:to_map(Pending)}, St1)
+          end,
+    %% Invariant I16: one detach request per process taken over in priority mode.
+    St3 = check(St2#st.dtc_issued =:= St2#st.detached, 'I16',
+                {dtc_issued, St2#st.dtc_issued, detached, St2#st.detached}, St2),
+    St4 = end_partition(St3),
+    fx(stop, report({riarc_tracer_down, self_of(St4), stats(St4)}, St4)).
+
+stats(#st{collected = C, routed = R, analysed = A, reordered = O}) ->
+    #{collected => C, routed => R, analysed => A, reordered => O}.
+
+%%% ---------------------------------------------------------------------------
+%%% ANALYSEEVT (App. C.5.2) and verdicts
+%%% ---------------------------------------------------------------------------
+
+set_monitor(Root, MFA, St = #st{cfg = #{lambda := Lambda}}) ->
+    case lookup(Lambda, MFA, St) of
+        {{ok, Mon}, St1} -> St1#st{part = {Root, MFA}, mon = Mon};
+        {undefined, St1} -> St1
+    end.
+
+%% Analysis stops at the first verdict: later events of the partition are not analysed.
+analyse(_E, St = #st{mon = undefined}) ->
+    St;
+analyse(E, St = #st{mon = Mon, analysed = N}) ->
+    case riarc_monitor:analyse(Mon, E) of
+        {next, Mon1} -> St#st{mon = Mon1, analysed = N + 1};
+        {verdict, V} -> verdict(V, undefined, St#st{analysed = N + 1});
+        {verdict, error, Why} -> verdict(error, Why, St#st{analysed = N + 1})
+    end.
+
+verdict(V, Why, St = #st{part = {S, MFA}}) ->
+    report({riarc_verdict, self_of(St), S, MFA, V, Why, St#st.analysed},
+           St#st{mon = undefined}).
+
+%% The partition has ended without a verdict: none.
+end_partition(St = #st{part = {_, _}, mon = Mon}) when Mon =/= undefined ->
+    verdict(none, undefined, St);
+end_partition(St) ->
+    St.
+
+%%% ---------------------------------------------------------------------------
+%%% Maps with their invariants (I2, I3, I6, I7)
+%%% ---------------------------------------------------------------------------
+
+route(S, #st{pi = Pi}) ->
+    maps:get(S, Pi, undefined).
+
+%% Invariant I6 (with the caller's own: I8, I9 or I10): a next-hop is never added twice.
+add_route(S, T, Why, St = #st{pi = Pi}) ->
+    St1 = check(not is_map_key(S, Pi), 'I6', {Why, route_exists, S, T}, St),
+    St1#st{pi = Pi#{S => T}}.
+
+%% Invariant I7 (with I11 or I12): only an existing next-hop is removed.
+del_route(S, Why, St = #st{pi = Pi}) ->
+    St1 = check(is_map_key(S, Pi), 'I7', {Why, no_route, S}, St),
+    St1#st{pi = maps:remove(S, Pi)}.
+
+%% Invariant I2 (I4): a traced process is never added twice.
+add_gamma(S, Mode, St = #st{gamma = G}) ->
+    St1 = check(not is_map_key(S, G), 'I2', {already_traced, S}, St),
+    St1#st{gamma = G#{S => Mode}}.
+
+%% Invariant I3 (I5): only a traced process is removed.
+del_gamma(S, Why, St = #st{gamma = G}) ->
+    St1 = check(is_map_key(S, G), 'I3', {Why, not_traced, S}, St),
+    St1#st{gamma = maps:remove(S, G)}.
+
+%%% ---------------------------------------------------------------------------
+%%% Invariant checking, reporting, control
+%%% ---------------------------------------------------------------------------
+
+check(true, _Id, _Info, St) -> St;
+check(false, Id, Info, St = #st{cfg = #{checks := true}}) -> violation(Id, Info, St);
+check(false, _Id, _Info, St) -> St.
+
+%% A violated invariant is reported with the tracer's state; the tracer goes on with
+%% what it can do, so that one fault does not silence the rest of the run.
+violation(Id, Info, St) ->
+    report({riarc_violation, self_of(St), Id, Info, state_map(St)}, St).
+
+report(Msg, St = #st{cfg = #{session := Session}}) ->
+    fx({send, Session, Msg}, St).
+
+self_of(#st{cfg = #{self := Self}}) -> Self.
+
+control(From, Ref, info, St) ->
+    fx({send, From, {Ref, state_map(St)}}, St);
+control(_From, _Ref, stop, St = #st{gamma = G}) ->
+    St1 = lists:foldl(fun(S, A) -> fx({clear, S}, A) end, St, maps:keys(G)),
+    finish(St1#st{pending = riarc_reorder:new(), gamma = #{}, pi = #{}}).
+
+perturb(St = #st{cfg = #{perturb := undefined}}) -> St;
+perturb(St) -> fx(perturb, St).
