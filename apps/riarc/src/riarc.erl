@@ -69,14 +69,25 @@ start(MFA, Spec, Opts) ->
             {Root, Backend} = backend(maps:get(backend, Full), MFA, Events),
             Roots = [{Root, MFA, {init, Root, self(), MFA}}],
             SOpts = maps:without([timeout, events], Full#{backend => Backend}),
-            case riarc_session:start(self(), Roots, Spec, SOpts) of
+            case session(riarc_session:start(self(), Roots, Spec, SOpts)) of
                 {ok, Session} -> {ok, Session};
                 {error, Reason} ->
+                    %% The root never ran (it was not traced): nothing of the system
+                    %% happened, so it is ended rather than left waiting.
                     exit(Root, kill),
-                    {error, {riarc_session, Reason}}
+                    {error, Reason}
             end;
         Error -> Error
     end.
+
+%% A session whose root could not be traced ends here, and its error is run/3's.
+session({ok, Session}) ->
+    case riarc_session:launched(Session) of
+        ok -> {ok, Session};
+        {error, _} = E -> {ok, _} = riarc_session:stop(Session), E
+    end;
+session({error, _} = E) ->
+    E.
 
 %% The routing table (riarc_backend_route) when its NIF is loaded: its takeover makes a
 %% cut that loses nothing under any load. The process tracers' backend (riarc_backend_evm)

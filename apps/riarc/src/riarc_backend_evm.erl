@@ -16,10 +16,13 @@
 -module(riarc_backend_evm).
 -behaviour(riarc_backend).
 
--export([config/1, flags/1, spawn_paused/1, launch/3, trace/3, preempt/3, clear/3, event/2]).
+-export([config/1, flags/1, spawn_paused/1, launch/3, trace/3, preempt/3, clear/3, event/2,
+         format_error/1]).
 %% Spawned entry point.
 -export([paused_root/1]).
--export_type([config/0]).
+-export_type([config/0, error_reason/0]).
+
+-type error_reason() :: {already_traced, pid(), term()} | {noproc, pid()}.
 
 -opaque config() :: #{flags := [atom()]}.
 
@@ -49,11 +52,28 @@ paused_root({M, F, A}) ->
             apply(M, F, A)
     end.
 
-%% @doc Alg. 6 ROOT: resume the paused root, traced by T.
--spec launch(config(), pid(), pid()) -> ok.
+%% @doc Alg. 6 ROOT: resume the paused root, traced by T. A root some other tool traces
+%% already (a `dbg:p(new, ...)', say) cannot be traced by T: an error, and the root ends.
+-spec launch(config(), pid(), pid()) -> ok | {error, {riarc_backend_evm, error_reason()}}.
 launch(Config, Root, T) ->
-    Root ! {riarc_go, T, Config},
-    ok.
+    case erlang:trace_info(Root, tracer) of
+        {tracer, []} ->
+            Root ! {riarc_go, T, Config},
+            ok;
+        {tracer, Other} ->
+            exit(Root, kill),
+            {error, {?MODULE, {already_traced, Root, Other}}};
+        undefined ->
+            {error, {?MODULE, {noproc, Root}}}
+    end.
+
+%% @doc A sentence for an error of this backend.
+-spec format_error(error_reason()) -> string().
+format_error({already_traced, Pid, Tracer}) ->
+    lists:flatten(io_lib:format("process ~p is already traced by ~p: the VM allows one tracer "
+                                "per process", [Pid, Tracer]));
+format_error({noproc, Pid}) ->
+    lists:flatten(io_lib:format("process ~p is not alive", [Pid])).
 
 %% @doc TRACE(S, T). Called by S itself at launch (Alg. 6), or by T.
 -spec trace(config(), pid(), pid()) -> ok.

@@ -179,15 +179,15 @@ stats(_Table) ->
 %% @doc One sentence saying what went wrong.
 -spec format_error(error_reason()) -> string().
 format_error(nif_not_loaded) ->
-    "The riarc_route NIF (priv/riarc_route_nif.so) is not loaded.";
+    "the riarc_route NIF (priv/riarc_route_nif.so) is not loaded";
 format_error(nomem) ->
-    "The routing table could not allocate memory.";
+    "the routing table could not allocate memory";
 format_error({already_traced, Pid, Tracer}) ->
-    lists:flatten(io_lib:format("Process ~p is already traced by ~p.", [Pid, Tracer]));
+    lists:flatten(io_lib:format("process ~p is already traced by ~p: the VM allows one tracer per process", [Pid, Tracer]));
 format_error({noproc, Pid}) ->
-    lists:flatten(io_lib:format("Process ~p is not alive.", [Pid]));
+    lists:flatten(io_lib:format("process ~p is not alive", [Pid]));
 format_error(gone) ->
-    "The process has no entry in the table: it exited or was cleared.".
+    "the process has no entry in the table: it exited or was cleared".
 
 %% @private erl_tracer callback (NIF).
 -spec enabled(atom(), term(), pid() | port() | undefined) -> trace | discard | remove.

@@ -14,11 +14,12 @@
 -module(riarc_session).
 -behaviour(gen_server).
 
--export([start/4, await/2, finish/2, verdicts/1, alive/1, stop/1, format_error/1]).
+-export([start/4, launched/1, await/2, finish/2, verdicts/1, alive/1, stop/1, format_error/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 -export_type([root/0, opts/0, error_reason/0]).
 
--type error_reason() :: {timeout, timeout(), #{tracers := [pid()], processes := [term()]}}.
+-type error_reason() :: {timeout, timeout(), #{tracers := [pid()], processes := [term()]}}
+                      | {root_tracer_down, term()}.
 
 %% A root of the system: its name, logical MFA, and the init event its monitor opens
 %% with when the backend does not deliver one itself.
@@ -36,6 +37,11 @@
     opts :: opts(),
     backend :: riarc_backend:t(),
     orphans = 0 :: non_neg_integer(),                % events of processes nobody traced
+    %% Root tracers that have not said yet whether the system launched, and the first
+    %% launch error; callers of launched/1 wait for both.
+    launching = [] :: [pid()],
+    launch_error = ok :: ok | {error, term()},
+    launch_waiters = [] :: [gen_server:from()],
     tracers = #{} :: #{pid() => true},               % the live tracers
     spawned = 0 :: non_neg_integer(),
     peak = 0 :: non_neg_integer(),
@@ -55,9 +61,16 @@
 %%% API
 
 %% @doc Starts a session for Owner: one root tracer per root, over the backend in Opts.
--spec start(pid(), [root()], riarc_lambda:spec(), opts()) -> {ok, pid()} | {error, term()}.
+-spec start(pid(), [root()], riarc_lambda:spec(), opts()) ->
+    {ok, pid()} | {error, {module(), term()}}.
 start(Owner, Roots, Spec, Opts) ->
     gen_server:start(?MODULE, {Owner, Roots, Spec, Opts}, []).
+
+%% @doc Waits until every root tracer has launched its part of the system: `ok', or the
+%% first error (a root another tool traces already, say). After an error the caller
+%% stops the session.
+-spec launched(pid()) -> ok | {error, {module(), term()}}.
+launched(Session) -> gen_server:call(Session, launched, infinity).
 
 %% @doc Waits for the end of the run and returns its result.
 -spec await(pid(), timeout()) -> {ok, map()} | {error, timeout}.
@@ -97,7 +110,9 @@ stop(Session) -> gen_server:call(Session, stop, 30000).
 format_error({timeout, T, #{tracers := Ts, processes := Ps}}) ->
     lists:flatten(io_lib:format(
         "the run did not end within ~p ms: ~b tracer(s) still alive, tracing ~b system "
-        "process(es): ~0tp", [T, length(Ts), length(Ps), Ps])).
+        "process(es): ~0tp", [T, length(Ts), length(Ps), Ps]));
+format_error({root_tracer_down, Why}) ->
+    lists:flatten(io_lib:format("the root tracer ended before it launched the system: ~0tp", [Why])).
 
 %%% gen_server
 
@@ -118,23 +133,13 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
                              tracer_up(riarc_tracer:start_root(Cfg, Root, MFA, Init), S)
                      end, S0, Roots),
-    case launched(maps:keys(S1#s.tracers), ok) of
-        ok -> {ok, S1};
-        {error, Reason} ->
-            _ = [riarc_tracer:stop(T) || T <- maps:keys(S1#s.tracers)],
-            riarc_backend:close(Backend),
-            {stop, Reason}
-    end.
-
-launched([], Result) -> Result;
-launched([T | Ts], Result) ->
-    receive
-        {riarc_launched, T, ok} -> launched(Ts, Result);
-        {riarc_launched, T, {error, _} = E} -> launched(Ts, E);
-        {'DOWN', _, process, T, Why} -> launched(Ts, {error, {root_tracer_down, Why}})
-    end.
+    {ok, S1#s{launching = maps:keys(S1#s.tracers)}}.
 
 %% @private
+handle_call(launched, From, S = #s{launching = [_ | _]}) ->
+    {noreply, S#s{launch_waiters = [From | S#s.launch_waiters]}};
+handle_call(launched, _From, S) ->
+    {reply, S#s.launch_error, S};
 handle_call(await, From, S = #s{finished = undefined}) ->
     {noreply, S#s{waiters = [From | S#s.waiters]}};
 handle_call(await, _From, S) ->
@@ -156,6 +161,8 @@ handle_cast(_Msg, S) ->
     {noreply, S}.
 
 %% @private
+handle_info({riarc_launched, T, Res}, S) ->
+    {noreply, launch_result(T, Res, S)};
 handle_info({riarc_tracer_up, Pid, _Proc, _MFA}, S) ->
     {noreply, tracer_up(Pid, S)};
 handle_info({riarc_tracer_down, _Pid, Stats}, S = #s{stats = Acc}) ->
@@ -184,13 +191,26 @@ handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
     %% Nobody waits for this run any more: stop tracing, leave the system alone.
     _ = [riarc_tracer:stop(Pid) || Pid <- maps:keys(S#s.tracers)],
     {stop, normal, S};
-handle_info({'DOWN', _, process, Pid, Reason}, S = #s{tracers = T}) when is_map_key(Pid, T) ->
+handle_info({'DOWN', _, process, Pid, Reason}, S0 = #s{tracers = T}) when is_map_key(Pid, T) ->
+    S = case lists:member(Pid, S0#s.launching) of
+            true -> launch_result(Pid, {error, {?MODULE, {root_tracer_down, Reason}}}, S0);
+            false -> S0
+        end,
     S1 = tracer_crash(Pid, Reason, S),
     maybe_done(S1#s{tracers = maps:remove(Pid, T)});
 handle_info(_Other, S) ->
     {noreply, S}.
 
 %%% Internals
+
+launch_result(T, Res, S = #s{launching = L, launch_error = E0}) ->
+    E = case E0 of ok -> Res; _ -> E0 end,
+    case lists:delete(T, L) of
+        [] ->
+            _ = [gen_server:reply(W, E) || W <- S#s.launch_waiters],
+            S#s{launching = [], launch_error = E, launch_waiters = []};
+        L1 -> S#s{launching = L1, launch_error = E}
+    end.
 
 tracer_up(Pid, S = #s{tracers = T, spawned = N}) ->
     _ = monitor(process, Pid),

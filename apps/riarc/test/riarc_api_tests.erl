@@ -41,3 +41,22 @@ incomplete_trace_test() ->
     ?assertMatch(#{pid := Root, verdict := error,
                    reason := {incomplete_trace, #{lost_events := 1, verdict_on_partial_trace := accept}}}, V),
     Root ! stop.
+
+%% A system whose processes another tool traces already (here: every new process, as
+%% `dbg:p(new, ...)' does) cannot be traced by riarc: run/3 says so at once, naming the
+%% process and the other tracer, with either backend; nothing runs, nothing is left traced.
+already_traced_test_() ->
+    [{atom_to_list(B), fun() -> already_traced(B) end} || B <- [route, evm]].
+
+already_traced(Backend) ->
+    Other = spawn(fun Sink() -> receive _ -> Sink() end end),
+    erlang:trace(new_processes, true, [procs, {tracer, Other}]),
+    Result = try riarc:run({riarc_demo_pqr, p, []}, fun(_) -> undefined end,
+                           #{backend => Backend, log => false, timeout => 5000})
+             after erlang:trace(new_processes, false, [all])
+             end,
+    exit(Other, kill),
+    ?assertMatch({error, {_, {already_traced, _, Other}}}, Result),
+    {error, Reason} = Result,
+    Msg = riarc:format_error(Reason),
+    ?assertNotEqual(nomatch, string:find(Msg, "already traced by " ++ pid_to_list(Other))).
