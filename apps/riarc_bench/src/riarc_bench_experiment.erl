@@ -475,6 +475,7 @@ format_error({wrong_verdicts, Failed, {ok, Report}}) ->
 format_error({wrong_verdicts, Failed, Error}) ->
     fmt("~b run(s) had processes without the expected verdict, and the report failed: ~ts",
         [length(Failed), format_error(element(2, Error))]);
+format_error({riarc_bench_report, _} = E) -> riarc_bench_report:format_error(E);
 format_error(Other) -> riarc_bench_run:format_error(Other).
 
 fmt(F, A) -> lists:flatten(io_lib:format(F, A)).
