@@ -30,6 +30,7 @@
         ".ns{color:#777}.sig{font-weight:bold}.small{color:#a60}.out{color:#D55E00}"
         ".figs{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0;width:49%}"
         "figure img{width:100%;height:auto;border:1px solid #eee}figcaption{font-size:85%;color:#555}"
+        ".scroll{overflow-x:auto;max-width:100%}"
         "pre{background:#f7f7f7;padding:.5em;overflow-x:auto}").
 
 %% Click a header to sort by it; click again to reverse. Cells sort by data-sort when
@@ -62,11 +63,11 @@ page(Title, Guide, Body) ->
 table(Cols, Rows) ->
     Class = fun(text) -> " class=\"t\""; (num) -> "" end,
     Kinds = [K || {_, K} <- Cols],
-    ["<table class=\"sortable\"><thead><tr>",
+    ["<div class=\"scroll\"><table class=\"sortable\"><thead><tr>",
      [["<th", Class(K), " title=\"click to sort\">", esc(H), "</th>"] || {H, K} <- Cols],
      "</tr></thead>\n<tbody>\n",
      [["<tr>", [td(C, Class(K)) || {C, K} <- lists:zip(Row, Kinds)], "</tr>\n"] || Row <- Rows],
-     "</tbody></table>\n"].
+     "</tbody></table></div>\n"].
 
 td({raw, Html}, Class) -> ["<td", Class, ">", Html, "</td>"];
 td({Text, Key}, Class) when is_number(Key) ->

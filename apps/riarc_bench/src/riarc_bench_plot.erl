@@ -92,8 +92,8 @@ bar_cells(#{median := M}) -> [num(M), num(M), num(M)];
 bar_cells(_) -> ["?", "?", "?"].
 
 %% @doc Box plots of per-run values: for each group, one box per set-up (whiskers at
-%% Tukey's fences, outliers as dots) with every run drawn over it, so that three runs
-%% are seen as three points rather than as a box.
+%% Tukey's fences, outliers as dots) with every run drawn over it. gnuplot draws a box
+%% from four values on; three runs are shown as three dots, which is what they are.
 -spec boxes(file:filename(), string(), string(), string(), [{string(), #{line() => [number()]}}],
             [line()]) -> iodata().
 boxes(Dir, Name, Title, YLabel, Groups, Setups) ->
@@ -106,14 +106,14 @@ boxes(Dir, Name, Title, YLabel, Groups, Setups) ->
                                                     || {_, _, _, Vs} <- Blocks])),
     Ticks = [io_lib:format("~s ~p", [quote(G), GI * (K + 1) + (K + 1) / 2])
              || {GI, {G, _}} <- enumerate(Groups)],
-    Boxes = [io_lib:format("'~ts' index ~b using (~b):1 with boxplot lc rgb '~s' fs transparent solid 0.35, "
+    Boxes = [io_lib:format("'~ts' index ~b using (~b):1:(0.7) with boxplot lw 1.2 lc rgb '~s' fs transparent solid 0.35, "
                            "'' index ~b using (~b):1 with points pt 7 ps 0.6 lc rgb '~s'",
                            [Dat, I, X, colour(S, Setups), I, X, colour(S, Setups)])
              || {I, {_, S, X, _}} <- enumerate(Blocks)],
     Keys = [io_lib:format("NaN with boxes fs solid 0.6 lc rgb '~s' title ~s", [colour(S, Setups), quote(S)])
             || S <- Setups],
     [head(svg(Dir, Name), Title, "", YLabel),
-     "set style boxplot outliers pointtype 7 fraction 1.0\nset style data boxplot\n",
+     "set style boxplot outliers pointtype 7\nset style data boxplot\n",
      io_lib:format("set xrange [0:~b]\n", [length(Groups) * (K + 1)]),
      "set xtics (", lists:join(", ", Ticks), ") scale 0\n",
      case Blocks of

@@ -324,21 +324,23 @@ results_table(Cfg, Entries) ->
     Bases = maps:from_list([{{S, N, Rest}, E} || E = #{setup := "baseline", shape := S, n := N, rest := Rest,
                                                       runs := [_ | _]} <- Entries]),
     HasBase = map_size(Bases) > 0 andalso length(lines(Entries)) > 1,
-    Cols = [{"benchmark", text}, {"shape", text}, {"n", num}, {"set-up", text}, {"runs", num},
-            {"repetitions", text}]
-        ++ [{Label, num} || {_, Label, _} <- ?METRICS]
-        ++ [{"throughput (msg/s)", num}]
+    [{_, MrtL, MrtS}, {_, P99L, P99S}, {_, MemL, MemS}, {_, SchedL, SchedS}, {_, DurL, DurS}] = ?METRICS,
+    Cols = [{"shape", text}, {"n", num}, {"set-up", text}, {"runs", num}, {"repetitions", text},
+            {MrtL, num}]
         ++ [{"MRT vs baseline", num} || HasBase]
+        ++ [{MemL, num}]
         ++ [{"memory vs baseline", num} || HasBase]
+        ++ [{P99L, num}, {SchedL, num}, {DurL, num}, {"throughput (msg/s)", num}]
         ++ [{"CV " ++ atom_to_list(M), num} || M <- riarc_bench_experiment:cv_metrics()]
-        ++ [{"crashed", text}],
-    Rows = [[Id, S, N, L, length(Runs), reps_cell(Cfg, E)]
-             ++ [ci_cell(M, Scale, E) || {M, _, Scale} <- ?METRICS]
-             ++ [ci_cell(throughput, 1, E)]
+        ++ [{"crashed", text}, {"benchmark (runs/...)", text}],
+    Rows = [[S, N, L, length(Runs), reps_cell(Cfg, E), ci_cell(mrt_mean_ms, MrtS, E)]
              ++ [vs_cell(mrt_mean_ms, E, Bases) || HasBase]
+             ++ [ci_cell(mem_mean, MemS, E)]
              ++ [vs_cell(mem_mean, E, Bases) || HasBase]
+             ++ [ci_cell(mrt_p99_ms, P99S, E), ci_cell(sched_mean, SchedS, E),
+                 ci_cell(duration_ms, DurS, E), ci_cell(throughput, 1, E)]
              ++ [cv_cell(M, E) || M <- riarc_bench_experiment:cv_metrics()]
-             ++ [crashed_cell(maps:get(crashed, E, []))]
+             ++ [crashed_cell(maps:get(crashed, E, [])), Id]
             || E = #{id := Id, shape := S, n := N, line := L, runs := Runs} <- Entries],
     riarc_bench_html:table(Cols, Rows).
 
