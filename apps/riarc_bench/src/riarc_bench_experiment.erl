@@ -35,6 +35,7 @@
 %% '''
 -module(riarc_bench_experiment).
 
+-export([save_baseline/2, save_baseline/3, compare_baseline/2, compare_baseline/3]).
 -export([run/2, load/1, benchmarks/1, repetitions/2, cv_done/3, format_error/1,
          is_input_error/1, cv_metrics/0, aggregate_metrics/0, bench_id/1, variant_label/1]).
 
@@ -402,6 +403,26 @@ own_code_paths() ->
     Lib = code:lib_dir(),
     [filename:absname(P) || P <- code:get_path(), not lists:prefix(Lib, P), P =/= "."].
 
+%%% Baselines ----------------------------------------------------------------------------
+
+%% @doc After `run/2' into Out: keeps its results as baseline Name (see
+%% `riarc_bench_baseline'; the CLI's `--save-baseline NAME').
+-spec save_baseline(file:filename(), string()) -> {ok, file:filename()} | {error, term()}.
+save_baseline(Out, Name) -> riarc_bench_baseline:save(Out, Name).
+
+-spec save_baseline(file:filename(), string(), riarc_bench_baseline:opts()) ->
+    {ok, file:filename()} | {error, term()}.
+save_baseline(Out, Name, Opts) -> riarc_bench_baseline:save(Out, Name, Opts).
+
+%% @doc After `run/2' into Out: compares it with baseline Name and writes
+%% Out/baseline-NAME.html and .csv (the CLI's `--baseline NAME').
+-spec compare_baseline(file:filename(), string()) -> {ok, map()} | {error, term()}.
+compare_baseline(Out, Name) -> riarc_bench_baseline:compare(Out, Name).
+
+-spec compare_baseline(file:filename(), string(), riarc_bench_baseline:opts()) ->
+    {ok, map()} | {error, term()}.
+compare_baseline(Out, Name, Opts) -> riarc_bench_baseline:compare(Out, Name, Opts).
+
 %%% CSV output ---------------------------------------------------------------------------
 
 write_csvs(Out, Results) ->
@@ -475,6 +496,8 @@ format_error({wrong_verdicts, Failed, {ok, Report}}) ->
 format_error({wrong_verdicts, Failed, Error}) ->
     fmt("~b run(s) had processes without the expected verdict, and the report failed: ~ts",
         [length(Failed), format_error(element(2, Error))]);
+format_error({riarc_bench_report, _} = E) -> riarc_bench_report:format_error(E);
+format_error({riarc_bench_baseline, _} = E) -> riarc_bench_baseline:format_error(E);
 format_error(Other) -> riarc_bench_run:format_error(Other).
 
 fmt(F, A) -> lists:flatten(io_lib:format(F, A)).

@@ -27,7 +27,7 @@
                     owner := pid(),
                     collector := pid() | undefined,
                     counters := counters:counters_ref() | undefined,
-                    keep_pids := boolean()}.
+                    keep_pids := boolean(), worker => module()}.
 -type result() :: #{created := non_neg_integer(), ended := non_neg_integer(),
                     requests := non_neg_integer(), acks := non_neg_integer(),
                     ack_errors := non_neg_integer(), messages := non_neg_integer(),
@@ -64,6 +64,7 @@
             rts = [] :: [non_neg_integer()], nrts = 0 :: non_neg_integer(),
             ack_errors = 0 :: non_neg_integer(),
             keep_pids :: boolean(), pids = [] :: [pid()],
+            worker = riarc_bench_worker :: module(),
             started :: integer()}).
 
 %% The master's argument holds the parameters, not the model: the master rebuilds the
@@ -97,7 +98,8 @@ start(Cfg = #{params := P}) ->
            sample = maps:get(sample, P), period = maps:get(period, P),
            rand = riarc_bench_model:stream(P, master), owner = maps:get(owner, Cfg),
            collector = maps:get(collector, Cfg), counters = Counters,
-           keep_pids = maps:get(keep_pids, Cfg, false), started = Now},
+           keep_pids = maps:get(keep_pids, Cfg, false), started = Now,
+           worker = maps:get(worker, Cfg, riarc_bench_worker)},
     finish(loop(S)).
 
 %% One round: schedule, create, send, receive; then either finish, or wait when nothing
@@ -149,7 +151,9 @@ create_due(S = #s{ready = [P | Ready]}) ->
 spawn_worker(S = #s{batches = [Num | Batches], next_id = Id, await = Q, await_len = Len,
                     acked = Acked, counters = C}) ->
     %% A real spawn/3 of the worker module: monitoring specifications match on this MFA.
-    Pid = spawn(riarc_bench_worker, init, [self(), Id, Num]),
+    %% The module is riarc_bench_worker unless a set-up brings its own with the same
+    %% protocol (riarc_bench_mit's workers measure their idle time).
+    Pid = spawn(S#s.worker, init, [self(), Id, Num]),
     counters:add(C, ?C_CREATED, 1),
     S1 = S#s{batches = Batches, next_id = Id + 1,
              await = queue:in(#w{pid = Pid, id = Id, next = 1, num = Num}, Q),

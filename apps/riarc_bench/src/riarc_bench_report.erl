@@ -1,8 +1,12 @@
-%% @doc The HTML report of an experiment, with plots drawn by gnuplot: each metric
-%% against the number of workers (one line per shape, error bars = sd over repetitions),
-%% the time series of the largest benchmark of each shape, and the realism check of
-%% 004 §4.1 (response-time histogram with the normal, log-normal and gamma MLE fits and
-%% their Kolmogorov-Smirnov statistics).
+%% @doc The HTML report of an experiment (`report.html', one self-contained page with its
+%% SVG plots in `plots/'): a reading guide, a sortable table of every benchmark (medians
+%% over the repetitions with 95 % bootstrap intervals from `riarc_bench_ci', outliers
+%% flagged, "n too small" below three runs, the ratio to the baseline where one ran),
+%% grouped bar charts (set-up x shape) with the intervals as error bars, box plots of
+%% the per-run values, metrics against n where more than one n ran, time series with
+%% one fixed colour per set-up, and the realism check of 004 §4.1 (response-time
+%% histogram with the normal, log-normal and gamma MLE fits and their Kolmogorov-Smirnov
+%% statistics).
 %%
 %% It only reads what `riarc_bench_experiment' gathered and the runs' CSV files, so a
 %% report can be redrawn without rerunning anything.
@@ -13,16 +17,15 @@
 %% '''
 -module(riarc_bench_report).
 
--export([write/4, histogram/2]).
+-export([write/4, histogram/2, setup_key/1, metrics/0, format_error/1]).
 
-%% {Metric, axis label, scale factor applied to the value}
--define(METRIC_PLOTS,
+%% {Metric, label, scale factor applied to the value}
+-define(METRICS,
         [{mrt_mean_ms, "mean response time (ms)", 1},
          {mrt_p99_ms, "p99 response time (ms)", 1},
-         {mem_mean, "mean memory, erlang:memory(total) (MB)", 1.0e-6},
-         {sched_mean, "mean scheduler utilisation (%)", 100},
-         {duration_ms, "running time (ms)", 1},
-         {throughput, "throughput (messages/s)", 1}]).
+         {mem_mean, "mean memory (MB)", 1.0e-6},
+         {sched_mean, "scheduler utilisation (%)", 100},
+         {duration_ms, "running time (ms)", 1}]).
 
 %% {Column in timeseries.csv, name, label, scale}
 -define(TS_PLOTS,
@@ -31,80 +34,192 @@
          {3, mem_total, "memory (MB)", 1.0e-6},
          {10, mrt_interval_ms, "MRT in the sampling window (ms)", 1}]).
 
+%% @doc The metrics the reports compare, with their labels and display scales.
+-spec metrics() -> [{atom(), string(), number()}].
+metrics() -> ?METRICS.
+
 -spec write(riarc_bench_experiment:config(), [map()], file:filename(), map()) ->
-    {ok, file:filename()} | {error, term()}.
+    {ok, file:filename()} | {error, {?MODULE, term()}}.
 write(Cfg, Results, Out, Info) ->
     Plots = filename:join(Out, "plots"),
     ok = filelib:ensure_path(Plots),
+    %% Plots from an earlier report of the same directory would otherwise linger.
+    _ = [file:delete(F) || F <- filelib:wildcard(filename:join(Plots, "*.{svg,png,dat}"))],
+    Entries = entries(Results, Cfg),
     %% A benchmark whose every run crashed has no point to draw (the paper's missing bars).
-    Series = series([R || R = #{runs := [_ | _]} <- Results], Cfg),
-    ok = write_series_data(Plots, Series),
-    Fits = [write_fit_data(Plots, Label, largest(Rs)) || {Label, Rs} <- Series],
-    Script = gnuplot_script(Out, Series),
-    Gnuplot = run_gnuplot(filename:join(Plots, "plots.gp"), Script),
-    Html = html(Cfg, Results, Series, Fits, Gnuplot, Info),
+    Ran = [E || E = #{runs := [_ | _]} <- Entries],
+    Fits = [write_fit_data(Plots, E) || E <- largest_per_series(Ran)],
+    {Figures, Cmds} = lists:unzip(plots(Out, Plots, Ran) ++ [fit_plot(Plots, F) || F <- Fits]),
+    Gnuplot = case Ran of
+                  [] -> ok;
+                  _ -> riarc_bench_plot:run(Plots, Cmds)
+              end,
+    Html = html(Cfg, Entries, Figures, Fits, Gnuplot, Info, Out),
     Path = filename:join(Out, "report.html"),
     case file:write_file(Path, Html) of
         ok -> {ok, Path};
-        {error, Reason} -> {error, {write, Path, Reason}}
+        {error, Reason} -> {error, {?MODULE, {write, Path, Reason}}}
     end.
 
-%% Benchmarks grouped into lines: by shape, and by whichever of instrumentation,
-%% schedulers and seed take more than one value in the config.
-series(Results, Cfg) ->
-    Varying = [K || {K, CfgKey} <- [{instrumentation, instrumentation},
-                                    {monitors, monitors}, {schedulers, schedulers},
-                                    {seed, seeds}],
+%%% What each benchmark is -------------------------------------------------------------
+
+%% Each result with what the report needs: its shape and n, its set-up key (the same
+%% for every report and study, so that colours match), and the rest of what varies in
+%% the config (schedulers, seeds, variants), which together with the set-up names a
+%% series.
+entries(Results, Cfg) ->
+    Varying = [K || {K, CfgKey} <- [{schedulers, schedulers}, {seed, seeds}],
                     length(maps:get(CfgKey, Cfg, [x])) > 1],
-    Variant = case length(maps:get(variants, Cfg)) > 1 of
-                  true -> fun(B) -> riarc_bench_experiment:variant_label(maps:get(variant, B, #{})) end;
-                  false -> fun(_) -> "" end
-              end,
-    Label = fun(#{bench := B}) ->
-                    string:join([atom_to_list(maps:get(shape, B))
-                                 | [label_part(K, maps:get(K, B)) || K <- Varying]], "-") ++ Variant(B)
-            end,
-    Groups = lists:foldl(fun(R, Acc) -> maps:update_with(Label(R), fun(L) -> [R | L] end, [R], Acc) end,
-                         #{}, Results),
-    [{L, lists:sort(fun(A, B) -> workers(A) =< workers(B) end, Rs)} || {L, Rs} <- lists:sort(maps:to_list(Groups))].
+    Variants = length(maps:get(variants, Cfg, [#{}])) > 1,
+    [begin
+         Rest = lists:append([["-", label_part(K, maps:get(K, B))] || K <- Varying])
+             ++ case Variants of
+                    true -> riarc_bench_experiment:variant_label(maps:get(variant, B, #{}));
+                    false -> ""
+                end,
+         R#{shape => atom_to_list(maps:get(shape, B)), n => maps:get(workers, B),
+            setup => setup_key(B), rest => lists:flatten(Rest),
+            line => setup_key(B) ++ lists:flatten(Rest)}
+     end || R = #{bench := B} <- Results].
+
+%% @doc The set-up of a benchmark as the plots name it: "baseline", "tracing",
+%% "riarc-none" (instrumentation alone), "riarc-soundness", ...
+-spec setup_key(map()) -> string().
+setup_key(#{instrumentation := I} = B) ->
+    case riarc_bench_run:has_monitors(I) of
+        false -> atom_to_list(I);
+        true -> atom_to_list(I) ++ "-" ++ atom_to_list(maps:get(monitors, B, soundness))
+    end.
 
 label_part(schedulers, K) -> "S" ++ integer_to_list(K);
-label_part(monitors, none) -> "none";
-label_part(monitors, M) -> atom_to_list(M);
-label_part(seed, S) -> "seed" ++ integer_to_list(S);
-label_part(_, V) -> atom_to_list(V).
+label_part(seed, S) -> "seed" ++ integer_to_list(S).
 
-workers(#{bench := #{workers := N}}) -> N.
+values(M, #{runs := Runs}) -> [V || R <- Runs, is_number(V = maps:get(M, R, ""))].
 
-largest(Rs) -> lists:last(Rs).
+summary(M, E) -> riarc_bench_ci:summary(values(M, E)).
 
-%%% Data files ---------------------------------------------------------------------------
+shapes(Es) -> ordered([S || #{shape := S} <- Es], ["steady", "pulse", "burst"]).
+lines(Es) -> ordered([L || #{line := L} <- Es],
+                     ["baseline", "tracing", "riarc-none", "riarc-soundness", "centralised-none",
+                      "centralised-soundness", "inline-none", "inline-soundness", "mit"]).
 
-write_series_data(Plots, Series) ->
-    lists:foreach(
-      fun({Label, Rs}) ->
-              Rows = [[workers(R) | lists:append([mean_sd(M, R) || {M, _, _} <- ?METRIC_PLOTS])] || R <- Rs],
-              write_dat(filename:join(Plots, Label ++ ".dat"), Rows)
-      end, Series).
+%% Known names in their natural order, then the others sorted.
+ordered(Xs, Known) ->
+    U = lists:usort(Xs),
+    [K || K <- Known, lists:member(K, U)] ++ [X || X <- U, not lists:member(X, Known)].
 
-%% gnuplot's default data format: space-separated columns.
-write_dat(Path, Rows) ->
-    ok = file:write_file(Path, [[lists:join($\s, [riarc_bench_writer:field(F) || F <- Row]), $\n]
-                                || Row <- Rows]).
+largest_per_series(Es) ->
+    [lists:last(lists:sort(fun(A, B) -> maps:get(n, A) =< maps:get(n, B) end, G))
+     || {_, G} <- maps:to_list(group(fun(#{shape := S, line := L}) -> {S, L} end, Es))].
 
-mean_sd(M, #{runs := Runs}) ->
-    {Mean, Sd} = riarc_bench_stats:mean_sd([maps:get(M, R) || R <- Runs]),
-    [Mean, Sd].
+group(Key, Es) ->
+    lists:foldl(fun(E, Acc) -> maps:update_with(Key(E), fun(L) -> L ++ [E] end, [E], Acc) end,
+                #{}, Es).
+
+%%% Plots --------------------------------------------------------------------------------
+
+%% [{Figure, GnuplotCommands}]. With a single series per shape the shapes are the
+%% series (one plot compares them); otherwise each shape gets its own line plots with
+%% one line per set-up. Bars and boxes always group by shape, one bar per series, at
+%% the largest n of each shape.
+plots(_Out, _Plots, []) -> [];
+plots(Out, Plots, Es) ->
+    Shapes = shapes(Es),
+    Lines = lines(Es),
+    Top = [E || S <- Shapes,
+                Of <- [[E || E = #{shape := S1} <- Es, S1 =:= S]],
+                N <- [lists:max([maps:get(n, E) || E <- Of])],
+                E = #{n := N1} <- Of, N1 =:= N],
+    TopNote = case lists:usort([N || #{n := N} <- Top]) of
+                  [N] -> io_lib:format("n = ~b", [N]);
+                  _ -> "largest n of each shape"
+              end,
+    Bars = [fig(riarc_bench_plot:bars(Plots, "bars-" ++ atom_to_list(M),
+                                      lists:flatten([Label, ", ", TopNote, ": median and 95 % interval"]),
+                                      Label,
+                                      [{S, maps:from_list([{L, scaled(riarc_bench_ci:summary(values(M, E)), Scale)}
+                                                           || E = #{shape := S1, line := L} <- Top, S1 =:= S])}
+                                       || S <- Shapes], Lines),
+                "bars-" ++ atom_to_list(M),
+                [Label, " (", TopNote, "): bars are medians, error bars their 95 % intervals"])
+            || {M, Label, Scale} <- ?METRICS],
+    Boxes = [fig(riarc_bench_plot:boxes(Plots, "box-" ++ atom_to_list(M),
+                                        lists:flatten([Label, ", ", TopNote, ": every run"]), Label,
+                                        [{S, maps:from_list([{L, [V * Scale || V <- values(M, E)]}
+                                                             || E = #{shape := S1, line := L} <- Top, S1 =:= S])}
+                                         || S <- Shapes], Lines),
+                 "box-" ++ atom_to_list(M), [Label, " (", TopNote, "): one dot per run"])
+             || {M, Label, Scale} <- ?METRICS],
+    AgainstN = [fig(Cmds, Name, Caption)
+                || {M, Label, Scale} <- ?METRICS,
+                   {Name, Caption, Cmds} <- against_n(Plots, Es, Shapes, Lines, M, Label, Scale),
+                   Cmds =/= []],
+    Ts = [fig(riarc_bench_plot:timeseries(Plots, Name, Title, Label, Col, Scale,
+                                          [{Key, ts_file(Out, E)} || {Key, E} <- Series]),
+              Name, Title)
+          || {Col, TsName, Label, Scale} <- ?TS_PLOTS,
+             {Suffix, Series} <- ts_groups(Top, Shapes, Lines),
+             Name <- ["ts-" ++ atom_to_list(TsName) ++ Suffix],
+             Title <- [lists:flatten([Label, " over time", title_suffix(Suffix), " (", TopNote,
+                                      ", first repetition)"])]],
+    Bars ++ Boxes ++ AgainstN ++ Ts.
+
+against_n(Plots, Es, Shapes, [_] = _Lines, M, Label, Scale) ->
+    Name = "n-" ++ atom_to_list(M),
+    [{Name, [Label, " against n, one line per shape"],
+      riarc_bench_plot:against_n(Plots, Name, Label ++ " against n", Label,
+                                 [{S, [{N, scaled(summary(M, E), Scale)} || E = #{shape := S1, n := N} <- Es, S1 =:= S]}
+                                  || S <- Shapes], Shapes)}];
+against_n(Plots, Es, Shapes, Lines, M, Label, Scale) ->
+    [{Name, [Label, " against n, ", S],
+      riarc_bench_plot:against_n(Plots, Name, lists:flatten([Label, " against n, ", S]), Label,
+                                 [{L, [{N, scaled(summary(M, E), Scale)}
+                                       || E = #{shape := S1, line := L1, n := N} <- Es, S1 =:= S, L1 =:= L]}
+                                  || L <- Lines], Lines)}
+     || S <- Shapes, Name <- ["n-" ++ atom_to_list(M) ++ "-" ++ S]].
+
+%% One time-series plot for all shapes when each shape has one series; else one per shape.
+ts_groups(Top, Shapes, [_]) ->
+    [{"", [{S, E} || S <- Shapes, E = #{shape := S1} <- Top, S1 =:= S]}];
+ts_groups(Top, Shapes, Lines) ->
+    [{"-" ++ S, [{L, E} || L <- Lines, E = #{shape := S1, line := L1} <- Top, S1 =:= S, L1 =:= L]}
+     || S <- Shapes].
+
+title_suffix("") -> "";
+title_suffix("-" ++ S) -> ", " ++ S.
+
+ts_file(Out, #{id := Id}) -> filename:join([Out, "runs", Id, "rep1", "timeseries.csv"]).
+
+fig(Cmds, Name, Caption) -> {{"plots/" ++ Name ++ ".svg", Caption}, Cmds}.
+
+scaled(S = #{median := M}, Scale) ->
+    S#{median := M * Scale,
+       lo => maps:get(lo, S, M) * Scale, hi => maps:get(hi, S, M) * Scale,
+       outliers => [O * Scale || O <- maps:get(outliers, S, [])]};
+scaled(S, _) -> S.
+
+%%% The realism check --------------------------------------------------------------------
 
 %% Histogram of the response-time sample of the first repetition, with the densities of
 %% the three fitted distributions at the bin centres.
-write_fit_data(Plots, Label, #{id := Id, runs := [Run | _]}) ->
+write_fit_data(Plots, #{id := Id, shape := S, line := L, runs := [Run | _]}) ->
     Sample = read_sample(Run),
     Fits = maps:get(fits, Run, #{}),
     Bins = histogram(Sample, 40),
     Rows = [[X, D | [pdf(Name, Fits, X) || Name <- [normal, lognormal, gamma]]] || {X, D} <- Bins],
-    write_dat(filename:join(Plots, "fit-" ++ Label ++ ".dat"), Rows),
-    {Label, Id, Fits, length(Sample)}.
+    Name = "fit-" ++ S ++ "-" ++ L,
+    Dat = filename:join(Plots, Name ++ ".dat"),
+    ok = file:write_file(Dat, [[lists:join($\s, [riarc_bench_writer:field(F) || F <- Row]), $\n]
+                               || Row <- Rows]),
+    #{name => Name, label => S ++ " " ++ L, id => Id, fits => Fits, n => length(Sample), dat => Dat}.
+
+fit_plot(Plots, #{name := Name, label := Label, dat := Dat, n := N}) ->
+    Title = lists:flatten(["Response times, ", Label, ": MLE fits"]),
+    Cmds = case N of
+               0 -> [];
+               _ -> riarc_bench_plot:fit(Plots, Name, Title, Dat)
+           end,
+    {{"plots/" ++ Name ++ ".svg", Title}, Cmds}.
 
 read_sample(#{out := Dir}) -> read_sample_file(filename:join(Dir, "rt_sample.csv"));
 read_sample(_) -> [].
@@ -138,144 +253,161 @@ histogram(Xs, Bins) ->
                          end, #{}, Sorted),
     [{(I + 0.5) * W, maps:get(I, Counts, 0) / (N * W)} || I <- lists:seq(0, Bins - 1)].
 
-%%% gnuplot ------------------------------------------------------------------------------
-
-gnuplot_script(Out, Series) ->
-    Plots = filename:join(Out, "plots"),
-    Head = ["set terminal pngcairo size 720,440 font 'sans,10'\n",
-            "set grid\nset key top left\nset datafile separator whitespace\n",
-            %% Room at the ends, or the error bars of the first and last n are cut off.
-            "set offsets graph 0.05, graph 0.05, graph 0.05, 0\n"],
-    Metric = [metric_plot(Plots, Series, I, M, Label, Scale)
-              || {I, {M, Label, Scale}} <- lists:zip(lists:seq(0, length(?METRIC_PLOTS) - 1), ?METRIC_PLOTS)],
-    Ts = [ts_plot(Out, Plots, Series, Col, Name, Label, Scale) || {Col, Name, Label, Scale} <- ?TS_PLOTS],
-    Fit = [fit_plot(Plots, Label) || {Label, _} <- Series],
-    [Head, Metric, Ts, Fit].
-
-metric_plot(Plots, Series, I, M, Label, Scale) ->
-    MeanCol = 2 + 2 * I,
-    Lines = [io_lib:format("'~ts' using 1:($~b*~p):($~b*~p) with yerrorlines title '~s'",
-                           [filename:join(Plots, L ++ ".dat"), MeanCol, Scale, MeanCol + 1, Scale, L])
-             || {L, _} <- Series],
-    io_lib:format("set output '~ts'\nset xlabel 'workers (n)'\nset ylabel '~s'\n"
-                  "set title '~s against workers'\nplot ~ts\n",
-                  [filename:join(Plots, atom_to_list(M) ++ ".png"), Label, Label, lists:join(", ", Lines)]).
-
-ts_plot(Out, Plots, Series, Col, Name, Label, Scale) ->
-    Lines = [io_lib:format("'~ts' using ($1/1000):($~b*~p) every ::1 with lines title '~s n=~b'",
-                           [filename:join([Out, "runs", Id, "rep1", "timeseries.csv"]), Col, Scale, L, N])
-             || {L, Rs} <- Series, #{id := Id, bench := #{workers := N}} <- [largest(Rs)]],
-    io_lib:format("set output '~ts'\nset datafile separator ','\nset xrange [0:*]\nset xlabel 'time (s)'\n"
-                  "set ylabel '~s'\nset title '~s over time (largest n, first repetition)'\nplot ~ts\n"
-                  "set datafile separator whitespace\nset autoscale x\n",
-                  [filename:join(Plots, "ts_" ++ atom_to_list(Name) ++ ".png"), Label, Label,
-                   lists:join(", ", Lines)]).
-
-fit_plot(Plots, Label) ->
-    Dat = filename:join(Plots, "fit-" ++ Label ++ ".dat"),
-    io_lib:format("set output '~ts'\nset xrange [0:*]\nset xlabel 'response time (ms)'\nset ylabel 'density'\n"
-                  "set title 'Response times, ~s: MLE fits'\nset key top right\nset style fill solid 0.3\n"
-                  "plot '~ts' using 1:2 with boxes title 'sample', '' using 1:3 with lines lw 2 title 'normal', "
-                  "'' using 1:4 with lines lw 2 title 'log-normal', '' using 1:5 with lines lw 2 title 'gamma'\n"
-                  "set key top left\nset style fill empty\nset autoscale x\n",
-                  [filename:join(Plots, "fit-" ++ Label ++ ".png"), Label, Dat]).
-
-run_gnuplot(ScriptPath, Script) ->
-    ok = file:write_file(ScriptPath, Script),
-    case os:find_executable("gnuplot") of
-        false -> {error, "gnuplot is not installed: no plots were drawn"};
-        Exe ->
-            Port = open_port({spawn_executable, Exe}, [{args, [ScriptPath]}, exit_status,
-                                                       stderr_to_stdout, binary]),
-            collect(Port, [])
-    end.
-
-collect(Port, Acc) ->
-    receive
-        {Port, {data, D}} -> collect(Port, [D | Acc]);
-        {Port, {exit_status, 0}} -> {ok, iolist_to_binary(lists:reverse(Acc))};
-        {Port, {exit_status, S}} ->
-            {error, io_lib:format("gnuplot exited with ~b: ~ts", [S, lists:reverse(Acc)])}
-    end.
-
 %%% HTML ---------------------------------------------------------------------------------
 
-html(Cfg, Results, Series, Fits, Gnuplot, Info) ->
-    ["<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>riarc bench: ",
-     esc(maps:get(name, Cfg)), "</title>\n<style>body{font-family:sans-serif;max-width:1200px;margin:auto}"
-     "table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
-     "img{max-width:49%}</style></head><body>\n",
-     "<h1>Experiment ", esc(maps:get(name, Cfg)), "</h1>\n",
-     setup_section(Cfg, Results, Info),
-     gnuplot_note(Gnuplot),
-     aggregate_table(Results),
-     "<h2>Metrics against workers</h2>\n<p>Mean over repetitions; error bars: one standard deviation.</p>\n",
-     [img(atom_to_list(M) ++ ".png") || {M, _, _} <- ?METRIC_PLOTS],
-     "<h2>Time series</h2>\n<p>First repetition of the largest benchmark of each line, one point per collector sample.</p>\n",
-     [img("ts_" ++ atom_to_list(N) ++ ".png") || {_, N, _, _} <- ?TS_PLOTS],
-     fits_section(Series, Fits),
-     "<h2>Files</h2><p><a href=\"aggregate.csv\">aggregate.csv</a>, <a href=\"runs.csv\">runs.csv</a>, "
-     "runs/&lt;benchmark&gt;/rep&lt;i&gt;/{summary,timeseries,rt_sample}.csv</p>\n</body></html>\n"].
+%% Only figures whose file gnuplot did write are shown: no broken images.
+html(Cfg, Entries, Figures, Fits, Gnuplot, Info, Out) ->
+    Name = maps:get(name, Cfg),
+    Drawn = [F || F = {Src, _} <- Figures, filelib:is_regular(filename:join(Out, Src))],
+    Section = fun(Prefix) -> [F || F = {"plots/" ++ Rest, _} <- Drawn, lists:prefix(Prefix, Rest)] end,
+    riarc_bench_html:page(
+      "Experiment " ++ Name, guide(Cfg, Entries),
+      [setup_section(Cfg, Entries, Info),
+       gnuplot_note(Gnuplot),
+       "<h2>Results</h2>\n", results_table(Cfg, Entries),
+       figures("Set-ups side by side", Section("bars-")),
+       figures("Every run", Section("box-")),
+       figures("Against the number of workers", Section("n-")),
+       figures("Over one run", Section("ts-")),
+       fits_section(Fits, Section("fit-")),
+       "<h2>Files</h2><p><a href=\"aggregate.csv\">aggregate.csv</a>, <a href=\"runs.csv\">runs.csv</a>, "
+       "runs/&lt;benchmark&gt;/rep&lt;i&gt;/{summary,timeseries,rt_sample}.csv</p>\n"]).
 
-setup_section(Cfg, Results, #{elapsed_ms := Elapsed, loadavg := {Before, After}}) ->
+guide(Cfg, Entries) ->
+    Reps = case maps:get(repetitions, Cfg) of
+               N when is_integer(N) -> io_lib:format("~b repetition~s", [N, plural(N)]);
+               {cv, _} -> "repetitions chosen by the CV procedure of 000 App. C.5.1"
+           end,
+    Few = [E || E = #{runs := Runs} <- Entries, length(Runs) < riarc_bench_ci:min_n()],
+    ["Every benchmark ran ", Reps, ", each in a fresh VM. A cell shows the <b>median</b> "
+     "over the runs and, in brackets, its <b>95 % confidence interval</b> (bootstrap "
+     "percentile, seeded, so a redrawn report gives the same interval). With fewer than "
+     "three runs there is no interval and the cell says <span class=\"small\">n too small</span>",
+     case Few of
+         [] -> "";
+         _ -> io_lib:format(" (~b of the ~b benchmarks here)", [length(Few), length(Entries)])
+     end,
+     ". The interval is about noise between runs on this machine, which was shared (see the load "
+     "average below): a difference between two set-ups is real only when the "
+     "<i>vs baseline</i> interval excludes 0 %; otherwise it is marked "
+     "<span class=\"ns\">not significant</span> and may be chance. "
+     "<span class=\"out\">&dagger;</span> marks a run outside Tukey's fences, most likely "
+     "disturbed by other work. With 3 to 5 runs the intervals are wide and nearly the range "
+     "of the runs. In the plots every set-up keeps one colour; bars are medians with their "
+     "intervals, box plots show every run. Click a column header to sort."].
+
+plural(1) -> "";
+plural(_) -> "s".
+
+setup_section(Cfg, Entries, Info) ->
     Config = case file:read_file(maps:get(file, Cfg)) of
                  {ok, Bin} -> Bin;
                  {error, _} -> <<>>
              end,
-    Runs = lists:sum([length(Rs) || #{runs := Rs} <- Results]),
-    io_lib:format("<h2>Set-up</h2>\n<p>~b benchmarks, ~b runs, each in a fresh VM, in ~.1f s. "
-                  "Machine: ~b logical processors, Erlang/OTP ~s (ERTS ~s); report written ~s UTC. "
-                  "Load average (1, 5, 15 min) before: ~ts; after: ~ts.</p>\n"
-                  "<p>Config <code>~ts</code>:</p><pre>~ts</pre>\n",
-                  [length(Results), Runs, Elapsed / 1000, erlang:system_info(logical_processors),
-                   erlang:system_info(otp_release), erlang:system_info(version), utc_now(),
-                   Before, After,
-                   esc(maps:get(file, Cfg)), esc(binary_to_list(Config))]).
+    Runs = lists:sum([length(Rs) || #{runs := Rs} <- Entries]),
+    {Before, After} = maps:get(loadavg, Info, {"unknown", "unknown"}),
+    ["<h2>Set-up</h2>\n",
+     io_lib:format("<p>~b benchmarks, ~b runs, each in a fresh VM, in ~.1f s. "
+                   "Machine: ~b logical processors, Erlang/OTP ~s (ERTS ~s); report written ~s UTC. "
+                   "Load average (1, 5, 15 min) before: ~ts; after: ~ts.</p>\n",
+                   [length(Entries), Runs, maps:get(elapsed_ms, Info, 0) / 1000,
+                    erlang:system_info(logical_processors), erlang:system_info(otp_release),
+                    erlang:system_info(version), utc_now(), Before, After]),
+     "<details><summary>Config <code>", riarc_bench_html:esc(maps:get(file, Cfg)), "</code></summary><pre>",
+     riarc_bench_html:esc(Config), "</pre></details>\n"].
 
-gnuplot_note({ok, _}) -> "";
-gnuplot_note({error, Why}) -> ["<p><b>Plots missing:</b> ", esc(lists:flatten(Why)), "</p>\n"].
+gnuplot_note(ok) -> "";
+gnuplot_note({error, Why}) ->
+    ["<p><b>Plots missing:</b> ", riarc_bench_html:esc(riarc_bench_plot:format_error(Why)), "</p>\n"].
 
-aggregate_table(Results) ->
-    Cols = [{duration_ms, "running time (ms)", 1}, {mrt_mean_ms, "MRT (ms)", 1},
-            {mrt_p99_ms, "p99 (ms)", 1}, {mem_mean, "memory (MB)", 1.0e-6},
-            {sched_mean, "sched. util. (%)", 100}, {throughput, "msg/s", 1}],
-    Head = ["<tr><th>benchmark</th><th>runs</th><th>chosen m</th><th>CV settled</th>",
-            [["<th>", L, "</th>"] || {_, L, _} <- Cols],
-            [["<th>CV ", atom_to_list(M), "</th>"] || M <- riarc_bench_experiment:cv_metrics()],
-            "<th>crashed</th></tr>\n"],
-    Rows = [["<tr><td style=\"text-align:left\">", Id, "</td>",
-             td(length(Runs)), td(Chosen), td(Conv),
-             [cell(M, Scale, Runs) || {M, _, Scale} <- Cols],
-             [cv_cell(M, Runs) || M <- riarc_bench_experiment:cv_metrics()],
-             crashed_cell(maps:get(crashed, R, [])),
-             "</tr>\n"]
-            || R = #{id := Id, runs := Runs, chosen := Chosen, converged := Conv} <- Results],
-    ["<h2>Results</h2>\n<p>Mean &plusmn; sd over the runs of each benchmark; CV = sd/mean "
-     "(000 App. C.5.1).</p>\n<table>", Head, Rows, "</table>\n"].
+results_table(Cfg, Entries) ->
+    Bases = maps:from_list([{{S, N, Rest}, E} || E = #{setup := "baseline", shape := S, n := N, rest := Rest,
+                                                      runs := [_ | _]} <- Entries]),
+    HasBase = map_size(Bases) > 0 andalso length(lines(Entries)) > 1,
+    [{_, MrtL, MrtS}, {_, P99L, P99S}, {_, MemL, MemS}, {_, SchedL, SchedS}, {_, DurL, DurS}] = ?METRICS,
+    Cols = [{"shape", text}, {"n", num}, {"set-up", text}, {"runs", num}, {"repetitions", text},
+            {MrtL, num}]
+        ++ [{"MRT vs baseline", num} || HasBase]
+        ++ [{MemL, num}]
+        ++ [{"memory vs baseline", num} || HasBase]
+        ++ [{P99L, num}, {SchedL, num}, {DurL, num}, {"throughput (msg/s)", num}]
+        ++ [{"CV " ++ atom_to_list(M), num} || M <- riarc_bench_experiment:cv_metrics()]
+        ++ [{"crashed", text}, {"benchmark (runs/...)", text}],
+    Rows = [[S, N, L, length(Runs), reps_cell(Cfg, E), ci_cell(mrt_mean_ms, MrtS, E)]
+             ++ [vs_cell(mrt_mean_ms, E, Bases) || HasBase]
+             ++ [ci_cell(mem_mean, MemS, E)]
+             ++ [vs_cell(mem_mean, E, Bases) || HasBase]
+             ++ [ci_cell(mrt_p99_ms, P99S, E), ci_cell(sched_mean, SchedS, E),
+                 ci_cell(duration_ms, DurS, E), ci_cell(throughput, 1, E)]
+             ++ [cv_cell(M, E) || M <- riarc_bench_experiment:cv_metrics()]
+             ++ [crashed_cell(maps:get(crashed, E, [])), Id]
+            || E = #{id := Id, shape := S, n := N, line := L, runs := Runs} <- Entries],
+    riarc_bench_html:table(Cols, Rows).
 
-cell(_M, _Scale, []) -> td("&mdash;");
-cell(M, Scale, Runs) ->
-    {Mean, Sd} = riarc_bench_stats:mean_sd([maps:get(M, R) * Scale || R <- Runs]),
-    td(io_lib:format("~s &plusmn; ~s", [num(Mean), num(Sd)])).
+%% Fixed repetitions never looked at the CV, so "settled" would claim too much.
+reps_cell(Cfg, #{runs := Runs, chosen := Chosen, converged := Conv}) ->
+    case {maps:get(repetitions, Cfg), length(Runs) < riarc_bench_ci:min_n()} of
+        {_, true} -> {raw, "<span class=\"small\">n too small</span>"};
+        {N, false} when is_integer(N) -> "fixed";
+        {{cv, _}, false} when Conv -> io_lib:format("CV settled at m = ~b", [Chosen]);
+        {{cv, _}, false} -> "CV not settled"
+    end.
 
-cv_cell(_M, []) -> td("&mdash;");
-cv_cell(M, Runs) ->
-    td(io_lib:format("~.2f %", [100 * riarc_bench_stats:cv([maps:get(M, R) || R <- Runs])])).
+ci_cell(M, Scale, E) ->
+    case summary(M, E) of
+        #{n := 0} -> {"n/a", ""};
+        S = #{median := _} ->
+            Text = riarc_bench_html:esc(riarc_bench_ci:format(S, Scale)),
+            Class = case S of #{enough := false} -> " class=\"small\""; _ -> "" end,
+            Out = case maps:get(outliers, S, []) of
+                      [] -> "";
+                      Os -> ["<span class=\"out\" title=\"outside Tukey's fences: ",
+                             lists:join(", ", [riarc_bench_ci:num(O * Scale) || O <- Os]), "\">&dagger;</span>"]
+                  end,
+            {raw, ["<span", Class, ">", Text, "</span>", Out]}
+    end.
 
-crashed_cell([]) -> td("");
-crashed_cell([#{why := Why, rep := Rep} | _]) ->
-    td(io_lib:format("rep ~b: ~s", [Rep, Why])).
+vs_cell(M, E = #{setup := Setup, shape := S, n := N, rest := Rest}, Bases) ->
+    case {Setup, maps:find({S, N, Rest}, Bases)} of
+        {"baseline", _} -> "";
+        {_, error} -> "no baseline";
+        {_, {ok, B}} -> compare_cell(riarc_bench_ci:compare(values(M, E), values(M, B)))
+    end.
 
-fits_section(Series, Fits) ->
-    Rows = [["<tr><td style=\"text-align:left\">", Label, " (", Id, ")</td>", td(N),
-             [td(ks_cell(D, F)) || D <- [normal, lognormal, gamma]], td(best(F)), "</tr>\n"]
-            || {Label, Id, F, N} <- Fits],
+%% The ratio to a baseline as a cell: bold when significant, grey when not.
+compare_cell(C) ->
+    Text = riarc_bench_html:esc(riarc_bench_ci:format_compare(C)),
+    Class = case C of
+                #{enough := false} -> "small";
+                #{significant := true} -> "sig";
+                _ -> "ns"
+            end,
+    {raw, ["<span class=\"", Class, "\">", Text, "</span>"]}.
+
+cv_cell(M, E) ->
+    case values(M, E) of
+        Vs when length(Vs) < 3 -> {raw, "<span class=\"small\">n too small</span>"};
+        Vs -> io_lib:format("~.1f %", [100 * riarc_bench_stats:cv(Vs)])
+    end.
+
+crashed_cell([]) -> "";
+crashed_cell([#{why := Why, rep := Rep} | _]) -> io_lib:format("rep ~b: ~s", [Rep, Why]).
+
+figures(_Title, []) -> [];
+figures(Title, Figs) ->
+    ["<h2>", Title, "</h2>\n<div class=\"figs\">\n",
+     [riarc_bench_html:figure(Src, Caption) || {Src, Caption} <- Figs], "</div>\n"].
+
+fits_section([], _) -> [];
+fits_section(Fits, Figs) ->
+    Rows = [[Label, Id, N] ++ [ks_cell(D, F) || D <- [normal, lognormal, gamma]] ++ [best(F)]
+            || #{label := Label, id := Id, fits := F, n := N} <- Fits],
     ["<h2>Realism check (004 &sect;4.1)</h2>\n<p>Normal, log-normal and gamma distributions fitted "
-     "by maximum likelihood to the sampled response times of the largest benchmark of each line "
-     "(first repetition); the Kolmogorov-Smirnov statistic D of each fit (smaller is better).</p>\n"
-     "<table><tr><th>benchmark</th><th>sample</th><th>D normal</th><th>D log-normal</th>"
-     "<th>D gamma</th><th>best</th></tr>\n", Rows, "</table>\n",
-     [img("fit-" ++ Label ++ ".png") || {Label, _} <- Series]].
+     "by maximum likelihood to the sampled response times of the largest benchmark of each series "
+     "(first repetition); the Kolmogorov-Smirnov statistic D of each fit (smaller is better).</p>\n",
+     riarc_bench_html:table([{"series", text}, {"benchmark", text}, {"sample", num}, {"D normal", num},
+                             {"D log-normal", num}, {"D gamma", num}, {"best", text}], Rows),
+     "<div class=\"figs\">\n", [riarc_bench_html:figure(Src, C) || {Src, C} <- Figs], "</div>\n"].
 
 ks_cell(D, F) ->
     case F of
@@ -288,17 +420,11 @@ best(F) ->
     {_, Name} = lists:min([{K, N} || {N, #{ks := K}} <- maps:to_list(F)]),
     atom_to_list(Name).
 
-img(File) -> ["<img src=\"plots/", File, "\" alt=\"", File, "\">\n"].
-td(V) when is_integer(V) -> ["<td>", integer_to_list(V), "</td>"];
-td(V) when is_atom(V) -> ["<td>", atom_to_list(V), "</td>"];
-td(V) -> ["<td>", V, "</td>"].
-
-num(X) when abs(X) >= 100 -> float_to_list(float(X), [{decimals, 0}]);
-num(X) when abs(X) >= 1 -> float_to_list(float(X), [{decimals, 2}]);
-num(X) -> float_to_list(float(X), [{decimals, 3}]).
-
 utc_now() ->
     calendar:system_time_to_rfc3339(erlang:system_time(second), [{offset, "Z"}]).
 
-esc(S) ->
-    lists:flatmap(fun($<) -> "&lt;"; ($>) -> "&gt;"; ($&) -> "&amp;"; (C) -> [C] end, S).
+-spec format_error({?MODULE, term()} | term()) -> string().
+format_error({?MODULE, {write, Path, Reason}}) ->
+    lists:flatten(io_lib:format("Cannot write the report ~ts: ~ts.", [Path, file:format_error(Reason)]));
+format_error({?MODULE, Other}) -> lists:flatten(io_lib:format("~p", [Other]));
+format_error(Other) -> lists:flatten(io_lib:format("~p", [Other])).

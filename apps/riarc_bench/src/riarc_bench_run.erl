@@ -35,12 +35,13 @@
 -define(INLINE_MODULES, [riarc_bench_master, riarc_bench_worker]).
 
 -spec setups() -> [atom()].
-setups() -> [baseline, tracing, riarc, centralised, inline].
+setups() -> [baseline, tracing, riarc, centralised, inline, mit].
 
 %% @doc Whether a set-up runs monitors at all: the baseline and bare tracing do not, so
-%% they run once per benchmark, unmonitored, and have no verdicts to count.
+%% they run once per benchmark, unmonitored, and have no verdicts to count. Nor does
+%% `mit' (004 §4.2's idle-time monitor), which measures rather than decides.
 -spec has_monitors(atom()) -> boolean().
-has_monitors(I) -> not lists:member(I, [baseline, tracing]).
+has_monitors(I) -> not lists:member(I, [baseline, tracing, mit]).
 
 -spec setup(atom()) -> setup().
 setup(baseline) ->
@@ -56,6 +57,10 @@ setup(centralised) ->
     #{name => centralised,
       description => "one tracer, per-process monitors by trace slicing (000 fig. 1b)",
       run => monitored(fun riarc_central:run/3)};
+setup(mit) ->
+    #{name => mit,
+      description => "004 §4.2: workers measure their mean idle time, merged by weighted Welford",
+      run => fun riarc_bench_mit:run/2};
 setup(inline) ->
     #{name => inline, description => "monitors woven into the processes (000 fig. 1a)",
       run => fun run_inline/2}.
@@ -202,7 +207,9 @@ finish(P, Model, Result, Stats, Out) ->
     Fits = riarc_bench_stats:fits(Sample),
     Ks = maps:from_list([{list_to_atom("ks_" ++ atom_to_list(D)), ks_of(D, Fits)}
                          || D <- [normal, lognormal, gamma]]),
-    Summary = maps:merge(maps:merge(maps:merge(P, maps:remove(rt_sample_ms, Stats)), Ks),
+    %% What a measuring set-up adds (riarc_bench_mit's idle times) goes into the summary too.
+    Measured = maps:with([mit_mean_ms, mit_sd_ms, mit_periods, mit_workers], Result),
+    Summary = maps:merge(maps:merge(maps:merge(maps:merge(P, maps:remove(rt_sample_ms, Stats)), Ks), Measured),
                          #{duration_ms => maps:get(duration_ms, Result),
                            messages => maps:get(messages, Result),
                            requests_sent => maps:get(requests, Result),
@@ -258,7 +265,7 @@ summary_columns() ->
      mrt_mean_ms, mrt_sd_ms, mrt_p50_ms, mrt_p90_ms, mrt_p99_ms, mrt_max_ms,
      mem_mean, mem_peak, mem_processes_mean, rss_peak, sched_mean, samples,
      ks_normal, ks_lognormal, ks_gamma, monitored, accepted, rejected, verdict_errors,
-     inconclusive].
+     inconclusive, mit_mean_ms, mit_sd_ms, mit_periods, mit_workers].
 
 %% A summary as CSV fields; parameters a shape does not use are left empty.
 -spec summary_row(summary()) -> [riarc_bench_writer:field()].

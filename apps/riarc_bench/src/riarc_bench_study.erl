@@ -8,12 +8,18 @@
 %%     of every set-up over the baseline of the same shape at the level's largest n, for
 %%     mean response time, mean memory and mean scheduler utilisation, with the absolute
 %%     values beside it; a set-up whose runs crashed is marked so;</li>
-%% <li>`plots/': the analogues of Figs. 7 and 8 (each metric against n, one line per
-%%     set-up, one plot per shape and level) and of Fig. 9 (memory and scheduler
-%%     utilisation over a whole run at the largest n);</li>
-%% <li>`index.html' with both.</li>
+%% <li>`plots/' (SVG): grouped bars of every set-up per shape with 95 % intervals,
+%%     box plots of the runs, the analogues of Figs. 7 and 8 (each metric against n, one
+%%     line per set-up, where a level has more than one n) and of Fig. 9 (memory and
+%%     scheduler utilisation over a whole run at the largest n), one colour per set-up;</li>
+%% <li>`index.html': one self-contained page with a reading guide, the table as a
+%%     sortable HTML table, and the plots.</li>
 %% </ul>
-%% Overhead is (set-up - baseline) / baseline, in per cent, of the means over repetitions.
+%% Overhead is (set-up - baseline) / baseline, in per cent, of the medians over the
+%% repetitions (each experiment's `runs.csv'), with its 95 % bootstrap interval from
+%% `riarc_bench_ci'; a difference whose interval includes 0 is marked not significant,
+%% and fewer than three runs "n too small". Without a `runs.csv' the aggregate means are
+%% used as single values, so every cell says "n too small".
 %%
 %% ```
 %% 1> riarc_bench_study:write([{"high", "bench-results/high"}, {"moderate", "bench-results/moderate"}],
@@ -23,7 +29,7 @@
 %% '''
 -module(riarc_bench_study).
 
--export([write/2, overhead/2, read_aggregate/1, format_error/1]).
+-export([write/2, overhead/2, read_aggregate/1, read_runs/1, format_error/1]).
 
 -export_type([row/0]).
 
@@ -40,35 +46,58 @@
 
 %% @doc Writes the study for the given levels, each `{Label, ExperimentDir}'.
 -spec write([{string(), file:filename()}], file:filename()) ->
-    {ok, #{table := file:filename(), html := file:filename(), text := binary()}} | {error, term()}.
+    {ok, #{table := file:filename(), html := file:filename(), text := binary()}}
+    | {error, {?MODULE, term()}}.
 write(Levels, Out) ->
     case read_levels(Levels, []) of
         {ok, Read} ->
             Plots = filename:join(Out, "plots"),
             ok = filelib:ensure_path(Plots),
+            _ = [file:delete(F) || F <- filelib:wildcard(filename:join(Plots, "*.{svg,png,dat}"))],
             Table = lists:append([overhead(L, Rows) || {L, _Dir, Rows} <- Read]),
-            Md = iolist_to_binary(markdown(Table)),
+            Md = unicode:characters_to_binary(markdown(Table)),
             ok = file:write_file(filename:join(Out, "overhead.md"), Md),
             ok = riarc_bench_writer:write_csv(filename:join(Out, "overhead.csv"), csv_header(),
                                               [csv_row(T) || T <- Table]),
-            Gnuplot = plot(Read, Plots),
+            {Figures, Cmds} = lists:unzip(plots(Read, Plots)),
+            Gnuplot = riarc_bench_plot:run(Plots, Cmds),
             Html = filename:join(Out, "index.html"),
-            ok = file:write_file(Html, html(Read, Md, Gnuplot, Plots)),
+            Drawn = [F || F = {Src, _} <- Figures, filelib:is_regular(filename:join(Out, Src))],
+            ok = file:write_file(Html, html(Read, Table, Gnuplot, Drawn)),
             {ok, #{table => filename:join(Out, "overhead.md"), html => Html, text => Md}};
         Error -> Error
     end.
 
+%% Each aggregate row gets its runs (from runs.csv) under `runs'.
 read_levels([], Acc) -> {ok, lists:reverse(Acc)};
 read_levels([{Label, Dir} | Rest], Acc) ->
     case read_aggregate(filename:join(Dir, "aggregate.csv")) of
-        {ok, Rows} -> read_levels(Rest, [{Label, Dir, Rows} | Acc]);
+        {ok, Rows} ->
+            Runs = case read_runs(Dir) of
+                       {ok, R} -> R;
+                       {error, _} -> #{}
+                   end,
+            read_levels(Rest, [{Label, Dir, [Row#{runs => maps:get(B, Runs, none)}
+                                             || Row = #{benchmark := B} <- Rows]} | Acc]);
+        Error -> Error
+    end.
+
+%% @doc An experiment's runs.csv, as the rows of each benchmark.
+-spec read_runs(file:filename()) -> {ok, #{string() => [row()]}} | {error, {?MODULE, term()}}.
+read_runs(Dir) ->
+    case read_aggregate(filename:join(Dir, "runs.csv")) of
+        {ok, Rows} ->
+            {ok, lists:foldl(fun(R = #{benchmark := B}, Acc) ->
+                                     maps:update_with(B, fun(L) -> L ++ [R] end, [R], Acc)
+                             end, #{}, Rows)};
         Error -> Error
     end.
 
 %%% The overhead table (Table 3) ---------------------------------------------------------
 
 %% @doc The overhead rows of one level: for each shape, at the largest n the baseline ran
-%% at, every other set-up against that baseline.
+%% at, every other set-up against that baseline, each metric as a `riarc_bench_ci'
+%% comparison (under `cmp').
 -spec overhead(string(), [row()]) -> [map()].
 overhead(Level, Rows) ->
     Shapes = lists:usort([maps:get(shape, R) || R <- Rows]),
@@ -82,116 +111,170 @@ shape_overhead(Level, Shape, Rows) ->
             N = lists:max([maps:get(workers, B) || B <- Bases]),
             [Base] = [B || B <- Bases, maps:get(workers, B) =:= N],
             [#{level => Level, shape => Shape, workers => N, setup => setup_label(R),
-               base => Base, row => R, crashed => maps:get(crashed, R, "")}
+               key => plot_setup(R), base => Base, row => R, crashed => maps:get(crashed, R, ""),
+               cmp => maps:from_list([{K, riarc_bench_ci:compare(values(K, R), values(K, Base))}
+                                      || {K, _, _} <- ?METRICS, has_runs(R)])}
              || R <- Rows, maps:get(workers, R) =:= N,
                 maps:get(instrumentation, R) =/= "baseline"]
     end.
 
 has_runs(R) -> is_number(maps:get(mrt_mean_ms_mean, R, "")).
 
+%% The per-run values of an aggregate column (mrt_mean_ms_mean: the runs' mrt_mean_ms);
+%% without runs.csv, the aggregate mean alone.
+values(K, R) ->
+    case maps:get(runs, R, none) of
+        Runs when is_list(Runs) ->
+            M = run_key(K),
+            [V || Run <- Runs, is_number(V = maps:get(M, Run, ""))];
+        none ->
+            [V || V <- [maps:get(K, R, "")], is_number(V)]
+    end.
+
+run_key(K) ->
+    S = atom_to_list(K),
+    list_to_atom(lists:sublist(S, length(S) - length("_mean"))).
+
 setup_label(#{instrumentation := "tracing"}) -> "VM tracing alone (the outline floor)";
 setup_label(R) ->
     case maps:get(monitors, R) of
         "none" -> maps:get(instrumentation, R) ++ " (instrumentation alone)";
-        M -> io_lib:format("~s + ~s monitors, ~s us/event",
-                           [maps:get(instrumentation, R), M, num(maps:get(cost_us, R))])
-    end.
-
-%% Per cent over the baseline, or why there is none.
-pct(Key, #{row := R, base := B}) ->
-    case {maps:get(Key, R, ""), maps:get(Key, B, "")} of
-        {V, Base} when is_number(V), is_number(Base), Base > 0 -> {ok, 100 * (V - Base) / Base, V, Base};
-        _ -> none
+        M -> lists:flatten(io_lib:format("~s + ~s monitors, ~s us/event",
+                                         [maps:get(instrumentation, R), M, num(maps:get(cost_us, R))]))
     end.
 
 markdown(Table) ->
     Head = ["| level | shape | n | set-up |",
-            [[" ", L, " overhead (set-up / baseline) |"] || {_, L, _} <- ?METRICS],
+            [[" ", L, " overhead (set-up / baseline) [95 % CI] |"] || {_, L, _} <- ?METRICS],
             " verdicts as expected |\n",
             "|---|---|---|---|", ["---|" || _ <- ?METRICS], "---|\n"],
-    [Head, [md_row(T) || T <- Table]].
+    [Head, [md_row(T) || T <- Table],
+     "\nMedians over the repetitions; [95 % bootstrap interval of the overhead]; "
+     "\"not significant\": the interval includes 0; \"n too small\": fewer than 3 runs.\n"].
 
 md_row(T = #{level := L, shape := S, workers := N, setup := Setup, crashed := Crashed}) ->
     Cells = case {Crashed, has_runs(maps:get(row, T))} of
                 {_, false} -> [io_lib:format(" crashed (~s) |", [Crashed]) || _ <- ?METRICS];
-                _ -> [md_cell(pct(K, T), Scale) || {K, _, Scale} <- ?METRICS]
+                _ -> [[" ", cmp_text(maps:get(K, maps:get(cmp, T)), Scale), " |"] || {K, _, Scale} <- ?METRICS]
             end,
     ["| ", L, " | ", S, " | ", integer_to_list(N), " | ", Setup, " |", Cells,
      verdict_cell(maps:get(row, T)), "\n"].
 
-%% "15001 of 15001" over all repetitions; a wrong verdict is shouted.
-verdict_cell(R) ->
-    case {maps:get(monitored, R, ""), maps:get(wrong_verdicts, R, "")} of
-        {0, _} -> " (no monitors) |";
-        {M, 0} when is_integer(M) -> io_lib:format(" ~b of ~b |", [M, M]);
-        {M, W} when is_integer(M), is_integer(W) -> io_lib:format(" **~b WRONG** of ~b |", [W, M]);
-        _ -> " n/a |"
-    end.
+%% "+50.0% (3.0 / 2.0) [+31, +72]": overhead, the two medians, the interval or why none.
+cmp_text(C = #{setup := #{median := V}, base := #{median := B}}, Scale) ->
+    case riarc_bench_ci:overhead(C) of
+        none -> io_lib:format("n/a (~s / ~s)", [num(V * Scale), num(B * Scale)]);
+        {P, Ci} ->
+            [io_lib:format("~s% (~s / ~s)", [signed(P), num(V * Scale), num(B * Scale)]),
+             case {Ci, C} of
+                 {none, _} -> " n too small";
+                 {{Lo, Hi}, #{significant := true}} -> io_lib:format(" [~s, ~s]", [signed(Lo), signed(Hi)]);
+                 {{Lo, Hi}, _} -> io_lib:format(" [~s, ~s] not significant", [signed(Lo), signed(Hi)])
+             end]
+    end;
+cmp_text(_, _) -> "n/a".
 
-md_cell(none, _) -> " n/a |";
-md_cell({ok, Pct, V, Base}, Scale) ->
-    io_lib:format(" ~s% (~s / ~s) |", [signed(Pct), num(V * Scale), num(Base * Scale)]).
+%% "15001 of 15001" over all repetitions; a wrong verdict is shouted.
+verdict_cell(R) -> [" ", verdict_text(R), " |"].
+
+verdict_text(R) ->
+    case {maps:get(monitored, R, ""), maps:get(wrong_verdicts, R, "")} of
+        {0, _} -> "(no monitors)";
+        {M, 0} when is_integer(M) -> io_lib:format("~b of ~b", [M, M]);
+        {M, W} when is_integer(M), is_integer(W) -> io_lib:format("**~b WRONG** of ~b", [W, M]);
+        _ -> "n/a"
+    end.
 
 csv_header() ->
     [level, shape, workers, setup, crashed, monitored, wrong_verdicts
      | lists:append([[K, list_to_atom(atom_to_list(K) ++ "_baseline"),
-                      list_to_atom(atom_to_list(K) ++ "_overhead_pct")] || {K, _, _} <- ?METRICS])].
+                      list_to_atom(atom_to_list(K) ++ "_overhead_pct"),
+                      list_to_atom(atom_to_list(K) ++ "_overhead_lo"),
+                      list_to_atom(atom_to_list(K) ++ "_overhead_hi"),
+                      list_to_atom(atom_to_list(K) ++ "_significant"),
+                      list_to_atom(atom_to_list(K) ++ "_n")] || {K, _, _} <- ?METRICS])].
 
+%% Values are medians (the column names keep the aggregate's, which they come from).
 csv_row(T = #{level := L, shape := S, workers := N, setup := Setup, crashed := C}) ->
-    [L, S, N, lists:flatten(Setup), C, maps:get(monitored, maps:get(row, T), ""),
+    [L, S, N, Setup, C, maps:get(monitored, maps:get(row, T), ""),
      maps:get(wrong_verdicts, maps:get(row, T), "")
-     | lists:append([case pct(K, T) of
-                         {ok, P, V, B} -> [V, B, P];
-                         none -> ["", "", ""]
-                     end || {K, _, _} <- ?METRICS])].
+     | lists:append([csv_cells(maps:get(K, maps:get(cmp, T), none)) || {K, _, _} <- ?METRICS])].
 
-%%% Plots (Figs. 7-9) --------------------------------------------------------------------
+csv_cells(C = #{setup := #{median := V, n := Nr}, base := #{median := B}}) ->
+    case riarc_bench_ci:overhead(C) of
+        {P, {Lo, Hi}} -> [V, B, P, Lo, Hi, maps:get(significant, C), Nr];
+        {P, none} -> [V, B, P, "", "", "", Nr];
+        none -> [V, B, "", "", "", "", Nr]
+    end;
+csv_cells(_) -> ["", "", "", "", "", "", ""].
 
-plot(Read, Plots) ->
-    Script = ["set terminal pngcairo size 640,420 font 'sans,10'\nset grid\nset key top left\n",
-              "set offsets graph 0.05, graph 0.05, graph 0.05, 0\n",
-              [level_plots(L, Rows, Plots) || {L, _Dir, Rows} <- Read],
-              [ts_plots(L, Dir, Rows, Plots) || {L, Dir, Rows} <- Read]],
-    Path = filename:join(Plots, "study.gp"),
-    ok = file:write_file(Path, Script),
-    case os:find_executable("gnuplot") of
-        false -> {error, "gnuplot is not installed: no plots were drawn"};
-        Exe -> gnuplot(Exe, Path)
+%%% Plots ----------------------------------------------------------------------------------
+
+%% [{Figure, gnuplot commands}]: per level, grouped bars and box plots of each metric at
+%% the largest n (Table 3's n), each metric against n per shape where the level has more
+%% than one n (Figs. 7-8), and the Fig. 9 time series per shape.
+plots(Read, Plots) ->
+    lists:append([level_plots(L, Dir, Rows, Plots) || {L, Dir, Rows} <- Read]).
+
+level_plots(Level, Dir, Rows0, Plots) ->
+    Rows = [R || R <- Rows0, has_runs(R)],
+    case Rows of
+        [] -> [];
+        _ -> level_plots(Level, Dir, Rows, Rows0, Plots)
     end.
 
-%% Figs. 7-8: a metric against n, one line per set-up, per shape. Levels with a single n
-%% (moderate concurrency) are left to the table.
-level_plots(Level, Rows, Plots) ->
-    case lists:usort([maps:get(workers, R) || R <- Rows]) of
-        [_] -> [];
-        _ ->
-            [[shape_plot(Level, S, K, Label, Scale, [R || R <- Rows, maps:get(shape, R) =:= S], Plots)
-              || {K, Label, Scale} <- ?METRICS]
-             || S <- lists:usort([maps:get(shape, R) || R <- Rows])]
-    end.
+level_plots(Level, Dir, Rows, Rows0, Plots) ->
+    Shapes = shapes([maps:get(shape, R) || R <- Rows0]),
+    Setups = setups([plot_setup(R) || R <- Rows0]),
+    N = lists:max([maps:get(workers, R) || R <- Rows]),
+    Top = [R || R <- Rows, maps:get(workers, R) =:= N],
+    At = fun(S) -> [R || R <- Top, maps:get(shape, R) =:= S] end,
+    Note = io_lib:format("~s concurrency, n = ~b", [Level, N]),
+    Bars = [fig(riarc_bench_plot:bars(Plots, Name, lists:flatten([Label, ", ", Note]), Label,
+                                      [{S, maps:from_list([{plot_setup(R), scaled(riarc_bench_ci:summary(values(K, R)), Scale)}
+                                                           || R <- At(S)])} || S <- Shapes], Setups),
+                Name, [Label, ", ", Note, ": medians with 95 % intervals"])
+            || {K, Label, Scale} <- ?METRICS, Name <- [Level ++ "-bars-" ++ atom_to_list(K)]],
+    Boxes = [fig(riarc_bench_plot:boxes(Plots, Name, lists:flatten([Label, ", ", Note, ": every run"]), Label,
+                                        [{S, maps:from_list([{plot_setup(R), [V * Scale || V <- values(K, R)]}
+                                                             || R <- At(S)])} || S <- Shapes], Setups),
+                 Name, [Label, ", ", Note, ": one dot per run"])
+             || {K, Label, Scale} <- ?METRICS, Name <- [Level ++ "-box-" ++ atom_to_list(K)]],
+    AgainstN = [fig(Cmds, Name, [Label, " against n, ", Level, " concurrency, ", S])
+                || {K, Label, Scale} <- ?METRICS, S <- Shapes,
+                   Name <- [lists:flatten([Level, "-", S, "-", atom_to_list(K)])],
+                   Cmds <- [riarc_bench_plot:against_n(
+                              Plots, Name, lists:flatten([Level, " concurrency, ", S, ": ", Label, " against n"]), Label,
+                              [{Su, lists:sort([{maps:get(workers, R), scaled(riarc_bench_ci:summary(values(K, R)), Scale)}
+                                                || R <- Rows, maps:get(shape, R) =:= S, plot_setup(R) =:= Su])}
+                               || Su <- Setups], Setups)],
+                   Cmds =/= []],
+    Ts = [fig(riarc_bench_plot:timeseries(Plots, Name, Title, Label, Col, Scale,
+                                          [{plot_setup(R), filename:join([Dir, "runs", maps:get(benchmark, R), "rep1",
+                                                                          "timeseries.csv"])}
+                                           || Su <- Setups, R <- At(S), plot_setup(R) =:= Su]),
+              Name, Title)
+          || {Col, TsName, Label, Scale} <- ?TS, S <- Shapes, At(S) =/= [],
+             Name <- [lists:flatten([Level, "-", S, "-ts-", atom_to_list(TsName)])],
+             Title <- [lists:flatten([Level, " concurrency, ", S, ", n = ", integer_to_list(N), ": ",
+                                      Label, " over the run (first repetition)"])]],
+    Bars ++ Boxes ++ AgainstN ++ Ts.
 
-shape_plot(Level, Shape, K, Label, Scale, Rows, Plots) ->
-    Setups = lists:usort([plot_setup(R) || R <- Rows]),
-    Lines = [begin
-                 Dat = filename:join(Plots, lists:flatten([Level, "-", Shape, "-", Su, "-", atom_to_list(K), ".dat"])),
-                 Pts = lists:sort([{maps:get(workers, R), maps:get(K, R), sd_of(K, R)}
-                                   || R <- Rows, plot_setup(R) =:= Su, has_runs(R)]),
-                 ok = file:write_file(Dat, [io_lib:format("~b ~p ~p~n", [N, V * Scale, Sd * Scale])
-                                            || {N, V, Sd} <- Pts]),
-                 io_lib:format("'~ts' using 1:2:3 with yerrorlines title '~s'", [Dat, Su])
-             end || Su <- Setups],
-    Png = filename:join(Plots, lists:flatten([Level, "-", Shape, "-", atom_to_list(K), ".png"])),
-    io_lib:format("set output '~ts'\nset xlabel 'workers (n)'\nset ylabel '~s'\n"
-                  "set title '~s concurrency, ~s: ~s against n'\nplot ~ts\n",
-                  [Png, Label, Level, Shape, Label, lists:join(", ", Lines)]).
+fig(Cmds, Name, Caption) -> {{"plots/" ++ Name ++ ".svg", Caption}, Cmds}.
 
-sd_of(K, R) ->
-    Sd = list_to_atom(lists:sublist(atom_to_list(K), length(atom_to_list(K)) - 5) ++ "_sd"),
-    case maps:get(Sd, R, 0) of
-        V when is_number(V) -> V;
-        _ -> 0
-    end.
+scaled(S = #{median := M}, Scale) ->
+    S#{median := M * Scale, lo => maps:get(lo, S, M) * Scale, hi => maps:get(hi, S, M) * Scale};
+scaled(S, _) -> S.
 
+shapes(Xs) -> ordered(Xs, ["steady", "pulse", "burst"]).
+setups(Xs) -> ordered(Xs, ["baseline", "tracing", "riarc-none", "riarc-soundness", "centralised-none",
+                           "centralised-soundness", "inline-none", "inline-soundness", "mit"]).
+
+ordered(Xs, Known) ->
+    U = lists:usort(Xs),
+    [K || K <- Known, lists:member(K, U)] ++ [X || X <- U, not lists:member(X, Known)].
+
+%% The same names as riarc_bench_report:setup_key/1, so colours match across reports.
 plot_setup(R) ->
     case maps:get(instrumentation, R) of
         "baseline" -> "baseline";
@@ -199,54 +282,95 @@ plot_setup(R) ->
         I -> I ++ "-" ++ maps:get(monitors, R)
     end.
 
-%% Fig. 9: memory and scheduler utilisation over a whole run (first repetition) at the
-%% largest n, one line per set-up, per shape.
-ts_plots(Level, Dir, Rows, Plots) ->
-    N = lists:max([maps:get(workers, R) || R <- Rows]),
-    Top = [R || R <- Rows, maps:get(workers, R) =:= N, has_runs(R)],
-    [[begin
-          Lines = [io_lib:format("'~ts' using ($1/1000):($~b*~p) every ::1 with lines title '~s'",
-                                 [filename:join([Dir, "runs", maps:get(benchmark, R), "rep1", "timeseries.csv"]),
-                                  Col, Scale, plot_setup(R)])
-                   || R <- Top, maps:get(shape, R) =:= S],
-          Png = filename:join(Plots, lists:flatten([Level, "-", S, "-ts-", atom_to_list(Name), ".png"])),
-          io_lib:format("set output '~ts'\nset datafile separator ','\nset xrange [0:*]\nset xlabel 'time (s)'\n"
-                        "set ylabel '~s'\nset title '~s concurrency, ~s, n = ~b: ~s over the run'\n"
-                        "plot ~ts\nset datafile separator whitespace\nset autoscale x\n",
-                        [Png, Label, Level, S, N, Label, lists:join(", ", Lines)])
-      end || {Col, Name, Label, Scale} <- ?TS]
-     || S <- lists:usort([maps:get(shape, R) || R <- Top])].
-
-gnuplot(Exe, Path) ->
-    Port = open_port({spawn_executable, Exe}, [{args, [Path]}, exit_status, stderr_to_stdout, binary]),
-    collect(Port, []).
-
-collect(Port, Acc) ->
-    receive
-        {Port, {data, D}} -> collect(Port, [D | Acc]);
-        {Port, {exit_status, 0}} -> ok;
-        {Port, {exit_status, S}} ->
-            {error, io_lib:format("gnuplot exited with ~b: ~ts", [S, lists:reverse(Acc)])}
-    end.
-
 %%% HTML ---------------------------------------------------------------------------------
 
-html(Read, Md, Gnuplot, Plots) ->
-    Pngs = lists:sort(filelib:wildcard("*.png", Plots)),
-    ["<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>riarc: the study of 000 &sect;5</title>"
-     "<style>body{font-family:sans-serif;max-width:1300px;margin:auto}img{max-width:32%}"
-     "pre{font-size:85%}</style></head><body>\n<h1>Inline, centralised and riarc monitoring against the baseline</h1>\n",
-     "<p>Experiments: ", lists:join(", ", [io_lib:format("~s (<code>~ts</code>)", [L, D]) || {L, D, _} <- Read]),
-     ". Overhead = (set-up &minus; baseline) / baseline at the largest n of each level.</p>\n",
-     case Gnuplot of ok -> ""; {error, Why} -> ["<p><b>Plots missing:</b> ", Why, "</p>"] end,
-     "<h2>Overhead (Table 3 analogue)</h2>\n<pre>", Md, "</pre>\n<h2>Plots</h2>\n",
-     [["<img src=\"plots/", P, "\" alt=\"", P, "\">\n"] || P <- Pngs],
-     "</body></html>\n"].
+html(Read, Table, Gnuplot, Figures) ->
+    Section = fun(Tag) -> [F || F = {Src, _} <- Figures, string:find(Src, Tag) =/= nomatch] end,
+    Bars = Section("-bars-"),
+    Boxes = Section("-box-"),
+    Ts = Section("-ts-"),
+    AgainstN = Figures -- (Bars ++ Boxes ++ Ts),
+    riarc_bench_html:page(
+      "Inline, centralised and riarc monitoring against the baseline", guide(Table),
+      ["<p>Experiments: ",
+       lists:join(", ", [[riarc_bench_html:esc(L), " (<code>", riarc_bench_html:esc(D), "</code>)"]
+                         || {L, D, _} <- Read]),
+       ". Each experiment has its own report (<code>report.html</code> in its directory).</p>\n",
+       case Gnuplot of
+           ok -> "";
+           {error, Why} -> ["<p><b>Plots missing:</b> ", riarc_bench_html:esc(riarc_bench_plot:format_error(Why)), "</p>"]
+       end,
+       "<h2>Overhead at the largest n (Table 3 analogue)</h2>\n", table(Table),
+       "<p>Also as <a href=\"overhead.md\">overhead.md</a> and <a href=\"overhead.csv\">overhead.csv</a>.</p>\n",
+       figures("Set-ups side by side", Bars),
+       figures("Every run", Boxes),
+       figures("Against the number of workers (Figs. 7 and 8)", AgainstN),
+       figures("Over one run (Fig. 9)", Ts)]).
+
+guide(Table) ->
+    Reps = lists:usort([maps:get(n, maps:get(setup, C)) || #{cmp := Cmp} <- Table, C <- maps:values(Cmp)]),
+    ["Each row compares one monitoring set-up with the unmonitored baseline of the same "
+     "shape and n (the largest n of its level). A value is the <b>median</b> over the "
+     "repetitions (", runs_text(Reps), "); the overhead is (set-up &minus; baseline) / baseline "
+     "of the medians, with its <b>95 % confidence interval</b> in brackets (bootstrap "
+     "percentile over the runs of both, seeded). The machine was shared and runs vary, so "
+     "an overhead is only a finding when its interval excludes 0 %: "
+     "<span class=\"sig\">bold</span> overheads do; <span class=\"ns\">grey ones marked not "
+     "significant</span> may be chance. With fewer than three runs there is no interval "
+     "(<span class=\"small\">n too small</span>), and with three to five it is about the range "
+     "of the runs. In the plots every set-up has one colour throughout; bars are medians "
+     "with their intervals, box plots show every run. Click a column header to sort."].
+
+runs_text([]) -> "no runs";
+runs_text([N]) -> io_lib:format("~b run~s each", [N, case N of 1 -> ""; _ -> "s" end]);
+runs_text(Ns) -> io_lib:format("~b to ~b runs each", [lists:min(Ns), lists:max(Ns)]).
+
+table(Table) ->
+    Cols = [{"level", text}, {"shape", text}, {"n", num}, {"set-up", text}, {"runs", num}]
+        ++ lists:append([[{L ++ " set-up", num}, {L ++ " baseline", num}, {L ++ " overhead", num}]
+                         || {_, L, _} <- ?METRICS])
+        ++ [{"verdicts as expected", text}],
+    Rows = [[L, S, N, Setup, runs_of(T)]
+             ++ lists:append([metric_cells(T, K, Scale) || {K, _, Scale} <- ?METRICS])
+             ++ [{raw, string:replace(string:replace(lists:flatten(verdict_text(maps:get(row, T))),
+                                                     "**", "<b>"), "**", "</b>")}]
+            || T = #{level := L, shape := S, workers := N, setup := Setup} <- Table],
+    riarc_bench_html:table(Cols, Rows).
+
+runs_of(#{cmp := Cmp}) ->
+    case [maps:get(n, maps:get(setup, C)) || C <- maps:values(Cmp)] of
+        [] -> 0;
+        Ns -> lists:min(Ns)
+    end.
+
+metric_cells(#{crashed := Crashed, cmp := Cmp}, K, Scale) ->
+    case Cmp of
+        #{K := C = #{setup := S, base := B}} ->
+            [ci_text(S, Scale), ci_text(B, Scale), overhead_cell(C)];
+        _ -> [{"crashed (" ++ Crashed ++ ")", ""}, "", ""]
+    end.
+
+ci_text(S = #{enough := false, median := _}, Scale) ->
+    {raw, ["<span class=\"small\">", riarc_bench_html:esc(riarc_bench_ci:format(S, Scale)), "</span>"]};
+ci_text(S, Scale) -> riarc_bench_ci:format(S, Scale).
+
+overhead_cell(C) ->
+    Class = case C of
+                #{enough := false} -> "small";
+                #{significant := true} -> "sig";
+                _ -> "ns"
+            end,
+    {raw, ["<span class=\"", Class, "\">", riarc_bench_html:esc(riarc_bench_ci:format_compare(C)), "</span>"]}.
+
+figures(_Title, []) -> [];
+figures(Title, Figs) ->
+    ["<h2>", Title, "</h2>\n<div class=\"figs\">\n",
+     [riarc_bench_html:figure(Src, Caption) || {Src, Caption} <- Figs], "</div>\n"].
 
 %%% aggregate.csv ------------------------------------------------------------------------
 
 %% @doc Reads an experiment's aggregate.csv: numbers become numbers, the rest strings.
--spec read_aggregate(file:filename()) -> {ok, [row()]} | {error, term()}.
+-spec read_aggregate(file:filename()) -> {ok, [row()]} | {error, {?MODULE, term()}}.
 read_aggregate(Path) ->
     case file:read_file(Path) of
         {ok, Bin} ->
@@ -255,9 +379,9 @@ read_aggregate(Path) ->
                     Cols = [binary_to_atom(C) || C <- binary:split(Header, <<",">>, [global])],
                     {ok, [maps:from_list(lists:zip(Cols, [value(F) || F <- binary:split(L, <<",">>, [global])]))
                           || L <- Lines]};
-                [] -> {error, {empty, Path}}
+                [] -> {error, {?MODULE, {empty, Path}}}
             end;
-        {error, Reason} -> {error, {read, Path, Reason}}
+        {error, Reason} -> {error, {?MODULE, {read, Path, Reason}}}
     end.
 
 value(F) ->
@@ -267,12 +391,14 @@ value(F) ->
             try list_to_float(S) catch error:badarg -> S end
     end.
 
--spec format_error(term()) -> string().
+-spec format_error({?MODULE, term()} | term()) -> string().
+format_error({?MODULE, Reason}) -> format_error(Reason);
 format_error({read, Path, Reason}) ->
     lists:flatten(io_lib:format("Cannot read ~ts: ~ts (run the experiment first).",
                                 [Path, file:format_error(Reason)]));
 format_error({empty, Path}) ->
-    lists:flatten(io_lib:format("~ts is empty.", [Path])).
+    lists:flatten(io_lib:format("~ts is empty.", [Path]));
+format_error(Other) -> lists:flatten(io_lib:format("~p", [Other])).
 
 signed(P) when P >= 0 -> "+" ++ num(P);
 signed(P) -> num(P).

@@ -237,7 +237,47 @@ tiny_experiment_test_() ->
              {ok, Agg} = file:read_file(filename:join(Out, "aggregate.csv")),
              ?assertEqual(1 + 4, length(binary:split(Agg, <<"\n">>, [global, trim_all]))),
              {ok, Runs} = file:read_file(filename:join(Out, "runs.csv")),
-             ?assertEqual(1 + 8, length(binary:split(Runs, <<"\n">>, [global, trim_all])))
+             ?assertEqual(1 + 8, length(binary:split(Runs, <<"\n">>, [global, trim_all]))),
+             %% The report: real tables, every image drawn, two runs said to be too few.
+             Html = riarc_bench_report_check:tables(riarc_bench_report_check:html(Report)),
+             ?assertNotEqual(nomatch, binary:match(Html, <<"n too small">>)),
+             ?assertEqual(nomatch, binary:match(Html, <<"&plusmn; 0.000">>)),
+             ?assertEqual(nomatch, binary:match(Html, <<"CV settled">>)),
+             %% Two n: the metric-against-n plots exist; bars and boxes too.
+             ?assert(filelib:is_regular(filename:join([Out, "plots", "n-mrt_mean_ms.svg"]))),
+             ?assert(filelib:is_regular(filename:join([Out, "plots", "bars-mrt_mean_ms.svg"]))),
+             ?assert(filelib:is_regular(filename:join([Out, "plots", "box-mrt_mean_ms.svg"]))),
+             %% A baseline of this experiment, compared with itself: nothing significant,
+             %% and two runs are too few for an interval.
+             {ok, Saved} = riarc_bench_experiment:save_baseline(Out, "tiny", #{store => filename:join(Out, "bl")}),
+             ?assert(filelib:is_regular(filename:join(Saved, "runs.csv"))),
+             {ok, #{html := Cmp, significant := 0, rows := Rows}} =
+                 riarc_bench_experiment:compare_baseline(Out, "tiny", #{store => filename:join(Out, "bl")}),
+             ?assertEqual(4 * 6, length(Rows)),
+             ?assertNotEqual(nomatch, binary:match(riarc_bench_report_check:tables(riarc_bench_report_check:html(Cmp)),
+                                                  <<"n too small">>)),
+             {error, E} = riarc_bench_experiment:compare_baseline(Out, "absent"),
+             ?assertMatch({match, _}, re:run(riarc_bench_experiment:format_error(E), "save one")),
+             {error, E2} = riarc_bench_experiment:save_baseline(Out, "../x"),
+             ?assert(is_list(riarc_bench_experiment:format_error(E2)))
+     end}.
+
+%% One n only: no plot against n (its points would stack in one column).
+single_n_experiment_test_() ->
+    {timeout, 120,
+     fun() ->
+             Cfg = write_config("single.config",
+                                "{name, \"single\"}. {shapes, [steady]}. {workers, [100]}. "
+                                "{instrumentation, [baseline, tracing]}. {repetitions, 3}. "
+                                "{params, #{requests => 5, time => 2, period => 5, interval => 20}}."),
+             Out = tmp_dir("single"),
+             {ok, Report} = riarc_bench_experiment:run(Cfg, #{out => Out}),
+             Html = riarc_bench_report_check:tables(riarc_bench_report_check:html(Report)),
+             ?assertEqual([], filelib:wildcard(filename:join([Out, "plots", "n-*.svg"]))),
+             ?assertEqual(nomatch, binary:match(Html, <<"plots/n-">>)),
+             %% Three runs: intervals, and a comparison with the baseline.
+             ?assertEqual(nomatch, binary:match(Html, <<"n too small">>)),
+             ?assertNotEqual(nomatch, binary:match(Html, <<"MRT vs baseline">>))
      end}.
 
 %% A run whose VM passes the memory ceiling is killed and recorded as crashed, and the

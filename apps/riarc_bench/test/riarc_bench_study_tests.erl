@@ -27,7 +27,19 @@ aggregate() ->
 write_aggregate(Name) ->
     Dir = tmp_dir(Name),
     ok = file:write_file(filename:join(Dir, "aggregate.csv"), aggregate()),
+    _ = file:delete(filename:join(Dir, "runs.csv")),
     Dir.
+
+%% Per-run values for three benchmarks at n = 200: baseline MRT 1.9, 2.0, 2.1; riarc
+%% 2.9, 3.0, 3.1 (medians 2.0 and 3.0: +50 %, every resample above); centralised two
+%% runs only (n too small).
+runs() ->
+    ["benchmark,rep,mrt_mean_ms,mem_mean,sched_mean\n",
+     "steady-n200-baseline,1,1.9,2000000,0.2\n", "steady-n200-baseline,2,2.0,2000000,0.2\n",
+     "steady-n200-baseline,3,2.1,2000000,0.2\n",
+     "steady-n200-riarc,1,2.9,2500000,0.3\n", "steady-n200-riarc,2,3.0,2500000,0.3\n",
+     "steady-n200-riarc,3,3.1,2500000,0.3\n",
+     "steady-n200-central,1,4.0,4000000,0.2\n", "steady-n200-central,2,4.0,4000000,0.2\n"].
 
 %% Overhead is taken at the largest n, against the baseline of the same shape and n.
 overhead_test() ->
@@ -55,6 +67,28 @@ table_text_test() ->
     ?assertMatch({match, _}, re:run(Central, "2 WRONG")),
     {ok, Csv} = file:read_file(filename:join(Out, "overhead.csv")),
     ?assertEqual(4, length(binary:split(Csv, <<"\n">>, [global, trim_all]))).
+
+%% With runs.csv: medians, intervals, significance, "n too small"; and the page is
+%% real HTML with every plot present.
+study_with_runs_test() ->
+    Dir = write_aggregate("study-runs"),
+    ok = file:write_file(filename:join(Dir, "runs.csv"), runs()),
+    Out = tmp_dir("study-runs-out"),
+    {ok, #{text := Text, html := Html}} = riarc_bench_study:write([{"high", Dir}], Out),
+    Lines = binary:split(Text, <<"\n">>, [global, trim_all]),
+    [Riarc] = [L || L <- Lines, binary:match(L, <<"riarc +">>) =/= nomatch],
+    ?assertMatch({match, _}, re:run(Riarc, "\\+50\\.0% \\(3\\.0 / 2\\.0\\) \\[\\+")),
+    ?assertEqual(nomatch, re:run(Riarc, "MRT[^|]*not significant")),
+    [Central] = [L || L <- Lines, binary:match(L, <<"centralised">>) =/= nomatch],
+    ?assertMatch({match, _}, re:run(Central, "n too small")),
+    Page = riarc_bench_report_check:tables(riarc_bench_report_check:html(Html)),
+    ?assertNotEqual(nomatch, binary:match(Page, <<"n too small">>)),
+    ?assertNotEqual(nomatch, binary:match(Page, <<"class=\"sig\"">>)),
+    %% Grouped bars and box plots at n = 200, and against n for the two n of the level.
+    Svgs = filelib:wildcard("*.svg", filename:join(Out, "plots")),
+    ?assert(lists:member("high-bars-mrt_mean_ms_mean.svg", Svgs)),
+    ?assert(lists:member("high-box-mrt_mean_ms_mean.svg", Svgs)),
+    ?assertNotEqual(nomatch, binary:match(Page, <<"high-bars-mrt_mean_ms_mean.svg">>)).
 
 missing_experiment_test() ->
     {error, E} = riarc_bench_study:write([{"high", "/nonexistent/dir"}], tmp_dir("study-missing")),
