@@ -1,0 +1,440 @@
+%% @doc Explicit-state model checking of the RIARC tracers ({@link riarc_tracer_core})
+%% against a model of the VM with the routing-table backend ({@link riarc_backend_route}).
+%%
+%% A system is a spawn tree of processes, each with a fixed script of actions
+%% (`{spawn, C}', `{send, To, Msg}', `{recv, Msg}' (a selective receive of exactly Msg),
+%% `exit' last). The model of the VM:
+%% <ul>
+%% <li>a routing table gives each traced process its owner (a tracer) and how many of its
+%%     events were sent to that owner since the entry was made or last switched; a child's
+%%     entry is made at its spawn with its parent's owner (tracing inheritance);</li>
+%% <li>each action of a process sends the owner the trace message the table would send
+%%     (`{trace, P, spawn, C, MFA}', `{trace, P, send, Msg, To}', ...);</li>
+%% <li>the effect `{detach, S, Disp}' of tracer T switches S's owner to T and makes the Cut
+%%     (`{count, N}', or `exited'), then T sends `{riarc_dtc, T, S, Cut}' to Disp;</li>
+%% <li>channels are FIFO per (sender, receiver) pair only: trace messages of process S to
+%%     tracer T are one channel, messages of tracer T1 to tracer T2 another;</li>
+%% <li>a tracer started by a `{started, T, S}' effect runs its `init_tracer' (hence its
+%%     PREEMPT) as a separate, later step, as a freshly spawned tracer process would.</li>
+%% </ul>
+%% A transition is one process action, one tracer's start, or one tracer taking the head of
+%% one of its incoming channels (any of them: the VM orders nothing across senders). Every
+%% reachable state is explored, depth first, with a visited set keyed on an MD5 of a
+%% canonical term of the state (the tracers' configurations, identical in every state, are
+%% left out). There is no partial-order reduction: the state spaces of the systems of up
+%% to 4 processes are small enough without one.
+%%
+%% Each system is checked under every arrangement of monitors: the root always has one,
+%% and every subset of the other processes has a monitor of its own (the rest are in the
+%% partition of their nearest ancestor with one). The monitor of a partition expects, per
+%% process, exactly that process's local trace in order; it rejects at the first event that
+%% is not the next one expected (an event out of order, of another partition, or one too
+%% many). It never accepts, so the check is stronger than an accept verdict: a tracer ends
+%% its partition with the verdict `none' and the number of events analysed, which must be
+%% the number expected. Failures:
+%% <ul>
+%% <li>in any state: a `riarc_violation' (I1-I22, A4), a reject or error verdict, a Spec
+%%     error, a `riarc_incomplete' report, a second tracer for one process;</li>
+%% <li>in a terminal state (no transition enabled): a live tracer (deadlock), a message
+%%     never delivered (sent to a stopped tracer), a process that did not finish, a
+%%     partition without exactly one verdict `none' having analysed all its events.</li>
+%% </ul>
+%% One thing left undelivered is tolerated: the acknowledgement of a tracer's own detach
+%% request reaching it after it ended. A tracer in priority mode whose process exited
+%% before its detach was acknowledged gets the routed exit, finds Γ = Π = ∅ and ends
+%% (TRYGC) without waiting for the acknowledgement, which carries no event: on the VM it
+%% goes to a dead process and nothing is lost.
+%%
+%% A failure is reported with the sequence of transitions that led to it.
+%% ```
+%% 1> riarc_explore:check(riarc_explore:pqr(), #{monitored => [[], [r]]}).
+%% {ok,#{arrangements => 2,states => 1949,terminals => ...}}
+%% 2> {error, E} = riarc_explore:check(riarc_explore:pqr(), #{monitored => [[q]]}).
+%% 3> io:format("~s~n", [riarc_explore:format_error(E)]).
+%% riarc_explore: {riarc_violation,{t,p},'A4',...}
+%%   with own monitors for [q], after:
+%%   {proc,p,{spawn,q}}
+%%   ...
+%% 4> riarc_explore:check(riarc_explore:pqr(), #{monitored => [[r]], bug => ignore_cut}).
+%% {error,{riarc_explore,{violation,#{reason => {deadlock,live_tracers,[{t,r}]},...}}}}
+%% '''
+-module(riarc_explore).
+-behaviour(riarc_monitor).
+
+-export([check/2, systems/1, run/2, pqr/0, format_error/1]).
+%% The monitor of a partition in the model (riarc_monitor callback).
+-export([analyse/2]).
+-export_type([system/0, action/0, opts/0]).
+
+-type sid() :: term().
+-type action() :: {spawn, sid()} | {send, sid(), term()} | {recv, term()} | exit.
+-type system() :: #{root := sid(), scripts := #{sid() => [action()]}}.
+%% monitored: the arrangements to check (lists of non-root processes with a monitor of
+%% their own), all of them by default. bug: a deliberate fault, to test the checker.
+-type opts() :: #{monitored => all | [[sid()]],
+                  bug => none | ignore_cut,
+                  max_states => pos_integer()}.
+-type counts() :: #{states := non_neg_integer(), terminals := non_neg_integer(),
+                    arrangements := non_neg_integer()}.
+
+%%% ---------------------------------------------------------------------------
+%%% Systems
+%%% ---------------------------------------------------------------------------
+
+%% @doc P/Q/R of the paper (fig. 2a): P spawns Q and sends it req; Q receives it and
+%% spawns R.
+-spec pqr() -> system().
+pqr() ->
+    #{root => p,
+      scripts => #{p => [{spawn, q}, {send, q, req}, exit],
+                   q => [{recv, req}, {spawn, r}, exit],
+                   r => [exit]}}.
+
+%% @doc Every ordered spawn tree of 1 to MaxProcs processes (numbered 0.. in preorder).
+%% Each parent spawns each child and sends it one message right after, which the child
+%% receives first: every non-root process has one message.
+-spec systems(pos_integer()) -> [system()].
+systems(MaxProcs) ->
+    [tree_system(T) || N <- lists:seq(1, MaxProcs), T <- trees(N)].
+
+%% An ordered tree is the list of its root's subtrees.
+trees(N) -> forests(N - 1).
+
+forests(0) -> [[]];
+forests(K) ->
+    [[T | F] || I <- lists:seq(1, K), T <- trees(I), F <- forests(K - I)].
+
+tree_system(Tree) ->
+    {Scripts, _} = number(Tree, 0, none),
+    #{root => 0, scripts => Scripts}.
+
+%% Numbers the tree in preorder and writes each process's script.
+number(Subtrees, Id, Parent) ->
+    {Children, Next, Scripts} =
+        lists:foldl(fun(T, {Cs, I, Acc}) ->
+                            {Sc, I1} = number(T, I, Id),
+                            {[I | Cs], I1, maps:merge(Acc, Sc)}
+                    end, {[], Id + 1, #{}}, Subtrees),
+    Recv = case Parent of none -> []; _ -> [{recv, {req, Id}}] end,
+    Own = Recv ++ lists:append([[{spawn, C}, {send, C, {req, C}}]
+                                || C <- lists:reverse(Children)]) ++ [exit],
+    {Scripts#{Id => Own}, Next}.
+
+%%% ---------------------------------------------------------------------------
+%%% Checking
+%%% ---------------------------------------------------------------------------
+
+%% @doc Explores every reachable state of the system under every arrangement of monitors
+%% (or those of `monitored').
+-spec check(system(), opts()) -> {ok, counts()} | {error, {?MODULE, term()}}.
+check(System, Opts) ->
+    Arrs = case maps:get(monitored, Opts, all) of
+               all -> arrangements(System);
+               L -> L
+           end,
+    check_arrs(Arrs, System, Opts, #{states => 0, terminals => 0, arrangements => 0}).
+
+check_arrs([], _System, _Opts, Acc) ->
+    {ok, Acc};
+check_arrs([Mon | Arrs], System, Opts, Acc = #{states := S, terminals := T, arrangements := A}) ->
+    case check_one(System, Mon, Opts) of
+        {ok, {S1, T1}} ->
+            check_arrs(Arrs, System, Opts,
+                       Acc#{states := S + S1, terminals := T + T1, arrangements := A + 1});
+        {error, _} = E -> E
+    end.
+
+%% @doc Checks every system of systems(MaxProcs), stopping at the first failure.
+-spec run(pos_integer(), opts()) ->
+    {ok, #{systems := non_neg_integer(), states := non_neg_integer(),
+           terminals := non_neg_integer(), arrangements := non_neg_integer(),
+           duration_ms := non_neg_integer()}} | {error, {?MODULE, term()}}.
+run(MaxProcs, Opts) ->
+    T0 = erlang:monotonic_time(millisecond),
+    Zero = #{systems => 0, states => 0, terminals => 0, arrangements => 0},
+    R = lists:foldl(
+          fun(_, {error, _} = E) -> E;
+             (Sys, {ok, Acc}) ->
+                  case check(Sys, Opts) of
+                      {ok, C} ->
+                          {ok, maps:map(fun(systems, V) -> V + 1;
+                                           (K, V) -> V + maps:get(K, C) end, Acc)};
+                      {error, _} = E -> E
+                  end
+          end, {ok, Zero}, systems(MaxProcs)),
+    case R of
+        {ok, Acc} -> {ok, Acc#{duration_ms => erlang:monotonic_time(millisecond) - T0}};
+        E -> E
+    end.
+
+%% @doc A sentence for an error of check/2 or run/2.
+-spec format_error({?MODULE, term()} | term()) -> string().
+format_error({?MODULE, {violation, #{reason := Why, monitored := Mon, trace := Trace}}}) ->
+    lists:flatten(
+      [io_lib:format("riarc_explore: ~0tp~n  with own monitors for ~0tp, after:~n",
+                     [Why, Mon]),
+       [io_lib:format("  ~0tp~n", [Step]) || Step <- Trace]]);
+format_error({?MODULE, {state_limit, N}}) ->
+    lists:flatten(io_lib:format("riarc_explore: more than ~b states", [N]));
+format_error(Other) ->
+    lists:flatten(io_lib:format("~0tp", [Other])).
+
+%% Every subset of the non-root processes, as sorted lists.
+arrangements(#{root := Root, scripts := Scripts}) ->
+    NonRoot = lists:sort(maps:keys(Scripts)) -- [Root],
+    lists:foldr(fun(S, Acc) -> Acc ++ [[S | A] || A <- Acc] end, [[]], NonRoot).
+
+check_one(System, Mon, Opts) ->
+    Env = env(System, Mon, Opts),
+    Visited = ets:new(?MODULE, [set, private]),
+    try
+        St0 = initial(Env),
+        {ok, dfs(St0, [], Env, Visited, {0, 0})}
+    catch
+        throw:{?MODULE, limit} ->
+            {error, {?MODULE, {state_limit, maps:get(max_states, Opts)}}};
+        throw:{?MODULE, Why, Trace} ->
+            {error, {?MODULE, {violation, #{reason => Why, monitored => Mon,
+                                            trace => lists:reverse(Trace)}}}}
+    after
+        ets:delete(Visited)
+    end.
+
+%%% ---------------------------------------------------------------------------
+%%% The static part: scripts, partitions, expected traces, tracer configurations
+%%% ---------------------------------------------------------------------------
+
+mfa(S) -> {?MODULE, process, [S]}.
+
+env(#{root := Root, scripts := Scripts}, Monitored, Opts) ->
+    Parent = maps:from_list([{C, P} || {P, Sc} <- maps:to_list(Scripts), {spawn, C} <- Sc]),
+    Own = [Root | Monitored],
+    Part = maps:from_list([{S, partition(S, Own, Parent)} || S <- maps:keys(Scripts)]),
+    Local = maps:from_list([{S, local(S, maps:get(S, Parent, undefined), Sc)}
+                            || {S, Sc} <- maps:to_list(Scripts)]),
+    Expected = maps:from_list(
+                 [{P, maps:with([S || {S, P1} <- maps:to_list(Part), P1 =:= P], Local)}
+                  || P <- Own]),
+    Spec = fun({?MODULE, process, [S]}) ->
+                   case Expected of
+                       #{S := Exp} -> {ok, {?MODULE, Exp}};
+                       #{} -> undefined
+                   end
+           end,
+    Base = #{lambda => riarc_lambda:new(Spec),
+             %% Only event/2 is used, and it ignores the configuration.
+             backend => riarc_backend:new(riarc_backend_route, #{table => undefined, flags => []}),
+             session => session,
+             checks => true,
+             perturb => undefined,
+             %% The model starts the tracer itself, as a later step: the core only names it.
+             start_tracer => fun(Mon, C, MFA, Disp) ->
+                                     T = {t, C},
+                                     put({?MODULE, start, T}, {Mon, C, MFA, Disp}),
+                                     T
+                             end,
+             init_from_spawn => true},
+    #{root => Root, scripts => Scripts, cfg => Base, monitored => Own,
+      expected => maps:map(fun(_, E) -> lists:sum([length(L) || L <- maps:values(E)]) end,
+                           Expected),
+      bug => maps:get(bug, Opts, none), max_states => maps:get(max_states, Opts, infinity)}.
+
+partition(S, Own, Parent) ->
+    case lists:member(S, Own) of
+        true -> S;
+        false -> partition(maps:get(S, Parent), Own, Parent)
+    end.
+
+%% A process's local trace, as its monitor must see it.
+local(S, Parent, Script) ->
+    [{init, S, Parent, mfa(S)} |
+     [case A of
+          {spawn, C} -> {spawn, S, C, mfa(C)};
+          {send, To, M} -> {send, S, To, M};
+          {recv, M} -> {recv, S, M};
+          exit -> {exit, S, normal}
+      end || A <- Script]].
+
+cfg(T, #{cfg := Base}) -> Base#{self => T}.
+
+%% @private The partition's monitor: per process, the events still expected.
+-spec analyse(riarc_event:event(), #{sid() => [riarc_event:event()]}) ->
+    {next, #{sid() => [riarc_event:event()]}} | reject.
+analyse(E, Exp) ->
+    S = riarc_event:origin(E),
+    case Exp of
+        #{S := [E]} -> {next, maps:remove(S, Exp)};
+        #{S := [E | Rest]} -> {next, Exp#{S := Rest}};
+        #{} -> reject
+    end.
+
+%%% ---------------------------------------------------------------------------
+%%% The dynamic part: states and transitions
+%%% ---------------------------------------------------------------------------
+
+%% procs: per spawned process, its program counter and its mailbox (a sorted multiset);
+%% table: per traced process, {Owner, events sent to it since the entry | exited};
+%% chans: per (sender, receiver), the messages in flight, oldest first;
+%% tracers: {boot, Args} before its init_tracer, {run, Core}, or stopped;
+%% verdicts: the `none' verdicts the session got, sorted.
+initial(Env = #{root := Root}) ->
+    T = {t, Root},
+    St0 = #{procs => #{Root => {0, []}}, table => #{Root => {T, 0}}, chans => #{},
+            tracers => #{}, verdicts => []},
+    {Core, Fx} = riarc_tracer_core:init_root(cfg(T, Env), Root, mfa(Root),
+                                             {init, Root, undefined, mfa(Root)}),
+    effects(T, Fx, set_tracer(T, {run, Core}, St0), Env, [init]).
+
+set_tracer(T, V, St = #{tracers := Ts}) -> St#{tracers := Ts#{T => V}}.
+
+dfs(St, Trace, Env, Visited, {N, Terms}) ->
+    case ets:insert_new(Visited, {key(St)}) of
+        false -> {N, Terms};
+        true ->
+            case Env of
+                #{max_states := Max} when is_integer(Max), N >= Max -> throw({?MODULE, limit});
+                #{} -> ok
+            end,
+            case transitions(St, Env) of
+                [] ->
+                    terminal(St, Env, Trace),
+                    {N + 1, Terms + 1};
+                Trs ->
+                    lists:foldl(fun(Tr, Acc) ->
+                                        Trace1 = [Tr | Trace],
+                                        dfs(step(Tr, St, Env, Trace1), Trace1, Env, Visited, Acc)
+                                end, {N + 1, Terms}, Trs)
+            end
+    end.
+
+%% The tracers' configurations are the same in every state: leave them out of the key.
+key(St = #{tracers := Ts}) ->
+    Ts1 = maps:map(fun(_, {run, Core}) -> {run, strip(Core)}; (_, V) -> V end, Ts),
+    erlang:md5(term_to_binary(St#{tracers := Ts1}, [deterministic])).
+
+strip(Core) ->
+    list_to_tuple([case is_map(X) andalso is_map_key(start_tracer, X) of
+                       true -> cfg;
+                       false -> X
+                   end || X <- tuple_to_list(Core)]).
+
+transitions(St = #{procs := Ps, tracers := Ts, chans := Cs}, #{scripts := Scripts}) ->
+    [{proc, S, A} || {S, {Pc, Mbox}} <- lists:sort(maps:to_list(Ps)),
+                     A <- [lists:nth(Pc + 1, maps:get(S, Scripts)) || Pc < length(maps:get(S, Scripts))],
+                     enabled(A, Mbox)]
+    ++ [{boot, T} || {T, {boot, _}} <- lists:sort(maps:to_list(Ts))]
+    ++ [{deliver, From, To, M} || {{From, To}, [M | _]} <- lists:sort(maps:to_list(Cs)),
+                                  running(To, St)].
+
+enabled({recv, M}, Mbox) -> lists:member(M, Mbox);
+enabled(_, _) -> true.
+
+running(T, #{tracers := Ts}) ->
+    case Ts of
+        #{T := {run, _}} -> true;
+        #{} -> false
+    end.
+
+step({proc, S, A}, St = #{procs := Ps}, Env, Trace) ->
+    {Pc, Mbox} = maps:get(S, Ps),
+    proc(S, A, St#{procs := Ps#{S := {Pc + 1, Mbox}}}, Env, Trace);
+step({boot, T}, St = #{tracers := Ts}, Env, Trace) ->
+    {boot, {Mon, S, MFA, Disp}} = maps:get(T, Ts),
+    {Core, Fx} = riarc_tracer_core:init_tracer(cfg(T, Env), Mon, S, MFA, Disp),
+    effects(T, Fx, set_tracer(T, {run, Core}, St), Env, Trace);
+step({deliver, From, To, M}, St = #{chans := Cs, tracers := Ts}, Env, Trace) ->
+    Cs1 = case maps:get({From, To}, Cs) of
+              [M] -> maps:remove({From, To}, Cs);
+              [M | Rest] -> Cs#{{From, To} := Rest}
+          end,
+    {run, Core} = maps:get(To, Ts),
+    {Core1, Fx} = riarc_tracer_core:handle(M, Core),
+    effects(To, Fx, set_tracer(To, {run, Core1}, St#{chans := Cs1}), Env, Trace).
+
+%% One action of process S: what it does, and the trace message the table sends.
+proc(S, {spawn, C}, St = #{procs := Ps, table := Tab}, _Env, _Trace) ->
+    Tab1 = case Tab of
+               %% Tracing inheritance: the child is routed where its parent is now.
+               #{S := {Owner, _}} -> Tab#{C => {Owner, 0}};
+               #{} -> Tab
+           end,
+    emit(S, {trace, S, spawn, C, mfa(C)}, St#{procs := Ps#{C => {0, []}}, table := Tab1});
+proc(S, {send, To, M}, St = #{procs := Ps}, _Env, _Trace) ->
+    {Pc, Mbox} = maps:get(To, Ps),
+    emit(S, {trace, S, send, M, To}, St#{procs := Ps#{To := {Pc, lists:sort([M | Mbox])}}});
+proc(S, {recv, M}, St = #{procs := Ps}, _Env, _Trace) ->
+    {Pc, Mbox} = maps:get(S, Ps),
+    emit(S, {trace, S, 'receive', M}, St#{procs := Ps#{S := {Pc, lists:delete(M, Mbox)}}});
+proc(S, exit, St, _Env, _Trace) ->
+    St1 = #{table := Tab} = emit(S, {trace, S, exit, normal}, St),
+    case Tab of
+        #{S := {Owner, _}} -> St1#{table := Tab#{S := {Owner, exited}}};
+        #{} -> St1
+    end.
+
+emit(S, Msg, St = #{table := Tab}) ->
+    case Tab of
+        #{S := {Owner, N}} when is_integer(N) ->
+            enqueue(S, Owner, Msg, St#{table := Tab#{S := {Owner, N + 1}}});
+        #{} ->
+            %% Untraced (cleared) processes send nothing.
+            St
+    end.
+
+enqueue(From, To, Msg, St = #{chans := Cs}) ->
+    St#{chans := Cs#{{From, To} => maps:get({From, To}, Cs, []) ++ [Msg]}}.
+
+%% The effects of one step of tracer T, in order.
+effects(_T, [], St, _Env, _Trace) ->
+    St;
+effects(T, [{send, session, R} | Fx], St, Env, Trace) ->
+    effects(T, Fx, session(R, St, Trace), Env, Trace);
+effects(T, [{send, To, M} | Fx], St, Env, Trace) ->
+    effects(T, Fx, enqueue(T, To, M, St), Env, Trace);
+effects(T, [{detach, S, Disp} | Fx], St = #{table := Tab}, Env, Trace) ->
+    %% PREEMPT: a counted change of route, atomic with S's sending of events.
+    {Cut, Tab1} = case Tab of
+                      #{S := {_, exited}} -> {exited, Tab#{S := {T, exited}}};
+                      #{S := {_, N}} -> {{count, N}, Tab#{S := {T, 0}}};
+                      #{} -> {exited, Tab}
+                  end,
+    Cut1 = case Env of
+               #{bug := ignore_cut} -> none;
+               #{} -> Cut
+           end,
+    effects(T, Fx, enqueue(T, Disp, {riarc_dtc, T, S, Cut1}, St#{table := Tab1}), Env, Trace);
+effects(T, [{clear, S} | Fx], St = #{table := Tab}, Env, Trace) ->
+    effects(T, Fx, St#{table := maps:remove(S, Tab)}, Env, Trace);
+effects(T, [{started, T2, _S} | Fx], St = #{tracers := Ts}, Env, Trace) ->
+    Args = erase({?MODULE, start, T2}),
+    is_map_key(T2, Ts) andalso throw({?MODULE, {second_tracer, T2}, Trace}),
+    effects(T, Fx, set_tracer(T2, {boot, Args}, St), Env, Trace);
+effects(T, [perturb | Fx], St, Env, Trace) ->
+    effects(T, Fx, St, Env, Trace);
+effects(T, [stop | Fx], St, Env, Trace) ->
+    effects(T, Fx, set_tracer(T, stopped, St), Env, Trace).
+
+%% What the session is told. Only `none' verdicts are kept (for the terminal check);
+%% anything that is itself a failure ends the exploration at once.
+session({riarc_tracer_up, _, _, _}, St, _Trace) -> St;
+session({riarc_tracer_down, _, _}, St, _Trace) -> St;
+session({riarc_verdict, _T, S, _MFA, none, _Why, N}, St = #{verdicts := Vs}, _Trace) ->
+    St#{verdicts := lists:sort([{S, N} | Vs])};
+session(R, _St, Trace) ->
+    throw({?MODULE, R, Trace}).
+
+own_ack(To, {riarc_rtd, _, {dtc, To, _}}) -> true;
+own_ack(_, _) -> false.
+
+terminal(#{tracers := Ts, chans := Cs, procs := Ps, verdicts := Vs},
+         #{scripts := Scripts, expected := Expected}, Trace) ->
+    Live = [T || {T, V} <- maps:to_list(Ts), V =/= stopped],
+    Live =:= [] orelse throw({?MODULE, {deadlock, live_tracers, Live}, Trace}),
+    Lost = maps:filter(fun({_, To}, Ms) -> [M || M <- Ms, not own_ack(To, M)] =/= [] end, Cs),
+    map_size(Lost) =:= 0 orelse throw({?MODULE, {undelivered, Lost}, Trace}),
+    Stuck = [S || {S, Sc} <- maps:to_list(Scripts),
+                  element(1, maps:get(S, Ps, {-1, []})) =/= length(Sc)],
+    Stuck =:= [] orelse throw({?MODULE, {processes_not_finished, Stuck}, Trace}),
+    Want = lists:sort(maps:to_list(Expected)),
+    Want =:= Vs orelse throw({?MODULE, {verdicts, #{expected => Want, got => Vs}}, Trace}),
+    ok.
