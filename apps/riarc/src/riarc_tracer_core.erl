@@ -176,21 +176,19 @@ flush_pending(S, St = #st{pending = Pending}) ->
 
 %% Alg. 1 HANDLSPWN∘
 handle_direct(E = {spawn, P, C, MFA}, St) ->
-    St1 = case route(P, St) of
-              undefined ->
-                  %% case Π(e.ıS) = ⊥: this tracer handles e, then instruments the child.
-                  instrument(direct, E, self_of(St), analyse(E, perturb(St)));
-              Next ->
-                  %% case Π(e.ıS) = ȷT: dispatch, and route the child the same way (I9).
-                  add_route(C, Next, 'I9', dispatched(P, dispatch({evt, E}, Next, St)))
-          end,
-    %% The child's trace opens with its init event, then what it did before its spawn
-    %% event reached us (App. B).
-    St2 = case St1#st.cfg of
-              #{init_from_spawn := true} -> handle_init({init, C, P, MFA}, St1);
-              #{} -> St1
-          end,
-    flush_pending(C, St2);
+    case route(P, St) of
+        undefined ->
+            %% case Π(e.ıS) = ⊥: this tracer handles e, then instruments the child.
+            child(C, P, MFA, instrument(direct, E, self_of(St), analyse(E, perturb(St))));
+        Next ->
+            %% case Π(e.ıS) = ȷT: dispatch, and route the child the same way (I9).
+            %% Race: the spawn event may be the last of P's events a parked detach
+            %% request for P waits for; that request is handled only once C has its
+            %% route and C's held events are on their way (found by riarc_explore: the
+            %% tracer otherwise ended with C's events still held).
+            St1 = child(C, P, MFA, add_route(C, Next, 'I9', dispatch({evt, E}, Next, St))),
+            dispatched(P, St1)
+    end;
 %% An event of S's that no monitor sees, but one of those a Cut counts.
 handle_direct({ignored, S}, St) ->
     case route(S, St) of
@@ -210,6 +208,15 @@ handle_direct(E, St) ->
         undefined -> analyse(E, St);
         Next -> dispatched(S, dispatch({evt, E}, Next, St))
     end.
+
+%% After its spawn event: the child's trace opens with its init event, then what it did
+%% before its spawn event reached us (App. B).
+child(C, P, MFA, St) ->
+    St1 = case St#st.cfg of
+              #{init_from_spawn := true} -> handle_init({init, C, P, MFA}, St);
+              #{} -> St
+          end,
+    flush_pending(C, St1).
 
 %% The child's init event, made here from its parent's spawn event: HANDLCOMM∘, except
 %% that it is not one of the events the backend sent, so it does not count towards a Cut.
