@@ -154,14 +154,19 @@ pattern_vars(Pats) -> names(Pats).
 
 %%% Event kinds
 
-%% @doc The message event kinds (send, recv) a formula mentions.
+%% @doc The message event kinds (send, recv) a formula mentions. A timeout action counts
+%% as recv: receive timeouts are traced with receives.
 -spec kinds(tuple()) -> [send | recv].
 kinds({clause, _, _, F}) -> kinds(F);
 kinds({max, _, _, F}) -> kinds(F);
 kinds({'and', _, Fs}) -> lists:usort(lists:append([kinds(F) || F <- Fs]));
-kinds({nec, _, {act, _, Kind, _, _}, F}) ->
-    lists:usort([K || K <- [Kind], K =:= send orelse K =:= recv] ++ kinds(F));
+kinds({nec, _, {act, _, Kind, _, _}, F}) -> lists:usort(message_kind(Kind) ++ kinds(F));
 kinds(_) -> [].
+
+message_kind(send) -> [send];
+message_kind(recv) -> [recv];
+message_kind(timeout) -> [recv];
+message_kind(_) -> [].
 
 %%% Code generation
 
@@ -176,8 +181,9 @@ forms(Clauses, Mod, File) ->
     Any = {var, A, '_'},
     Kinds = [{I, kinds(C)} || {I, C} <- Indexed],
     Flags = lists:usort(lists:append([K || {_, K} <- Kinds])),
-    Visible = [{clause, A, [{integer, A, I}, event_any(K)], [], [{atom, A, false}]}
-               || {I, Ks} <- Kinds, K <- [send, recv], not lists:member(K, Ks)]
+    Visible = [{clause, A, [{integer, A, I}, Pat], [], [{atom, A, false}]}
+               || {I, Ks} <- Kinds, K <- [send, recv], not lists:member(K, Ks),
+                  Pat <- event_any(K)]
         ++ [{clause, A, [Any, Any], [], [{atom, A, true}]}],
     [{attribute, A, file, {File, 1}},
      {attribute, A, module, Mod},
@@ -189,9 +195,11 @@ forms(Clauses, Mod, File) ->
       lists:reverse(Necs) ++ [{clause, A, [Any, Any, Any], [], [{nil, A}]}]}]
         ++ lists:reverse(Recs) ++ scaffolding().
 
-event_any(send) -> {tuple, ?A0, [{atom, ?A0, send}, {var, ?A0, '_'}, {var, ?A0, '_'},
-                                 {var, ?A0, '_'}]};
-event_any(recv) -> {tuple, ?A0, [{atom, ?A0, recv}, {var, ?A0, '_'}, {var, ?A0, '_'}]}.
+%% The events of a message kind: a timeout is seen exactly when receives are.
+event_any(send) -> [{tuple, ?A0, [{atom, ?A0, send}, {var, ?A0, '_'}, {var, ?A0, '_'},
+                                  {var, ?A0, '_'}]}];
+event_any(recv) -> [{tuple, ?A0, [{atom, ?A0, recv}, {var, ?A0, '_'}, {var, ?A0, '_'}]},
+                    {tuple, ?A0, [{atom, ?A0, timeout}, {var, ?A0, '_'}]}].
 
 %% @doc Compiles the clauses to a .beam binary for module Mod; compiler errors are given
 %% at their place in the property file.
@@ -290,7 +298,8 @@ event_pattern(init, [C, P, {call, A, M, F, Args}], A0) ->
     {tuple, A0, [{atom, A0, init}, C, P, {tuple, A, [M, F, list_expr(Args, A)]}]};
 event_pattern(exit, [P, R], A) -> {tuple, A, [{atom, A, exit}, P, R]};
 event_pattern(send, [S, R, M], A) -> {tuple, A, [{atom, A, send}, S, R, M]};
-event_pattern(recv, [R, M], A) -> {tuple, A, [{atom, A, recv}, R, M]}.
+event_pattern(recv, [R, M], A) -> {tuple, A, [{atom, A, recv}, R, M]};
+event_pattern(timeout, [P], A) -> {tuple, A, [{atom, A, timeout}, P]}.
 
 list_expr(Es, A) -> lists:foldr(fun(E, T) -> {cons, A, E, T} end, {nil, A}, Es).
 

@@ -31,7 +31,7 @@ Rules.
 \$[^\\] : {token, {{char, TokenLine, lists:nth(2, TokenChars)}, TokenChars}}.
 \%[^\n]* : {token, {{white, TokenLine, TokenChars}, TokenChars}}.
 {WS}+ : {token, {{white, TokenLine, TokenChars}, TokenChars}}.
-(->|<-|\*\*|=:=|=/=|==|/=|=<|>=|\+\+|--|=>|:=|<<|>>|\|\|) : {token, {{list_to_atom(TokenChars), TokenLine}, TokenChars}}.
+(->|<-|\*\*|\?\?|=:=|=/=|==|/=|=<|>=|\+\+|--|=>|:=|<<|>>|\|\|) : {token, {{list_to_atom(TokenChars), TokenLine}, TokenChars}}.
 [\[\](){}.,:;!?|=<>+\-*/#] : {token, {{list_to_atom(TokenChars), TokenLine}, TokenChars}}.
 
 Erlang code.

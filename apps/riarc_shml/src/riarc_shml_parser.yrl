@@ -9,7 +9,8 @@
 %% Formula :: {ff, Anno} | {tt, Anno} | {rvar, Anno, Name} | {max, Anno, Name, Formula}
 %%          | {'and', Anno, [Formula]} | {nec, Anno, Action, Formula}
 %%          | {unknown, Anno, Name, [Formula]}                 % rejected later, with a message
-%% Action  :: {act, Anno, spawn | init | exit | send | recv, [Expr], Guard}
+%% Action  :: {act, Anno, spawn | init | exit | send | recv | timeout, [Expr], Guard}
+%%            (timeout: `P ?? timeout', one field P)
 %% '''
 %% ```
 %% 1> {ok, Ts} = riarc_shml:tokens("with m:f() monitor ff.", "x.prop").
@@ -27,7 +28,7 @@ Terminals
 with monitor 'when' max ff tt 'and' 'or' 'andalso' 'orelse' 'not' 'div' 'rem' 'band'
 'bor' 'bxor' 'bsl' 'bsr' 'xor' 'bnot'
 atom var integer float string char
-'(' ')' '[' ']' '{' '}' '.' ',' ':' ';' '!' '?' '|' '=' '<' '>' '+' '-' '*' '/' '#'
+'(' ')' '[' ']' '{' '}' '.' ',' ':' ';' '!' '?' '??' '|' '=' '<' '>' '+' '-' '*' '/' '#'
 '->' '<-' '**' '=:=' '=/=' '==' '/=' '=<' '>=' '++' '--' '=>' ':=' '<<' '>>'.
 
 Rootsymbol file.
@@ -63,6 +64,7 @@ action -> expr '<-' expr ',' call_pat guard : {act, ?anno('$2'), init, ['$1', '$
 action -> expr '**' expr guard : {act, ?anno('$2'), exit, ['$1', '$3'], '$4'}.
 action -> expr_max ':' expr_max '!' expr guard : {act, ?anno('$4'), send, ['$1', '$3', '$5'], '$6'}.
 action -> expr '?' expr guard : {act, ?anno('$2'), recv, ['$1', '$3'], '$4'}.
+action -> expr '??' expr guard : timeout_action('$2', '$1', '$3', '$4').
 
 guard -> '$empty' : [].
 guard -> 'when' guard_seq : '$2'.
@@ -198,3 +200,16 @@ remote(Colon, M, {call, _, F, Args}) -> {call, ?anno(Colon), M, F, Args};
 remote(Colon, M, Other) -> {badcall, ?anno(Colon), M, Other}.
 
 op(Op, L, R) -> {op, ?anno(Op), ?cat(Op), L, R}.
+
+%% P ?? timeout: the word after ?? is fixed; anything else is reported where it starts.
+timeout_action(Op, P, {atom, _, timeout}, Guard) -> {act, ?anno(Op), timeout, [P], Guard};
+timeout_action(_Op, _P, Other, _Guard) ->
+    return_error(first_loc(Other), "expected timeout after ?? (the action is P ?? timeout)").
+
+%% The leftmost {Line, Column} in an expression.
+first_loc(Term) -> lists:min(locs(Term)).
+
+locs({L, C} = Loc) when is_integer(L), is_integer(C) -> [Loc];
+locs(T) when is_tuple(T) -> locs(tuple_to_list(T));
+locs([H | T]) -> locs(H) ++ locs(T);
+locs(_) -> [].

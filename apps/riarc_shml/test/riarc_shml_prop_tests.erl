@@ -45,6 +45,8 @@ trace() ->
 
 event() ->
     frequency([{4, {recv, pid(), msg()}},
+               {1, {recv, pid(), timeout}},
+               {2, {timeout, pid()}},
                {4, {send, pid(), pid(), msg()}},
                {1, {exit, pid(), oneof([normal, crash])}},
                {1, {spawn, pid(), pid(), {m, g, [msg()]}}},
@@ -85,12 +87,13 @@ necessity(D, Scope, Recs) ->
 action(Scope) ->
     N = integer_to_list(length(Scope)),
     ?LET({Kind, P1, P2, M, G},
-         {oneof([recv, recv, send, send, exit, spawn, init]),
+         {oneof([recv, recv, send, send, exit, spawn, init, timeout]),
           proc(Scope, "P" ++ N), proc(Scope, "Q" ++ N), msg_pat(Scope, "M" ++ N),
           frequency([{2, none}, {1, guard}])},
          begin
              {Text, Pats} = case Kind of
                                 recv -> {[P1, " ? ", M], [P1, M]};
+                                timeout -> {[P1, " ?? timeout"], [P1]};
                                 send -> {[P1, ":", P2, " ! ", M], [P1, P2, M]};
                                 exit -> {[P1, " ** ", exit_pat(M)], [P1, M]};
                                 spawn -> {[P1, " -> ", P2, ", m:g(", M, ")"], [P1, P2, M]};
@@ -106,6 +109,7 @@ proc(Scope, Fresh) ->
 
 msg_pat(Scope, Fresh) ->
     frequency([{4, "_"}, {2, Fresh}, {1, "0"}, {1, "1"}, {1, "{t, " ++ Fresh ++ "}"},
+               {1, "timeout"},
                {1, "{t, 1}"} | [{1, V} || V <- Scope]]).
 
 exit_pat("0") -> "normal";

@@ -96,6 +96,24 @@ table() ->
      {"[_ <- _, _:_()] [_ ? X when is_integer(X), X > 2; X =:= big] ff", [?INIT, {recv, c, big}], reject},
      {"[_ <- _, _:_()] [_ ? X when is_integer(X), X > 2; X =:= big] ff", [?INIT, {recv, c, 2}], accept},
      {"[_ <- _, _:_()] [_ ? X when is_integer(X), X > 2; X =:= big] ff", [?INIT, {recv, c, small}], accept},
+     %% timeout: P ?? timeout matches {timeout, P} (a receive ... after fired in P)
+     {"[_ <- _, _:_()] [_ ?? timeout] ff", [?INIT, {timeout, c}], reject},
+     {"[C <- _, _:_()] [C ?? timeout] ff", [?INIT, {timeout, c}], reject},
+     {"[C <- _, _:_()] [C ?? timeout] ff", [?INIT, {timeout, d}], accept},
+     {"[_ <- _, _:_()] [_ ?? timeout] ff", [?INIT], none},
+     {"[_ <- _, _:_()] [P ?? timeout when P =/= c] ff", [?INIT, {timeout, c}], accept},
+     {"[_ <- _, _:_()] [P ?? timeout when P =/= c] ff", [?INIT, {timeout, d}], reject},
+     {"[_ <- _, _:_()] [_ ?? timeout] [_ ?? timeout] ff", [?INIT, {timeout, c}, {timeout, c}], reject},
+     %% ... and not a received message timeout; R ? timeout is the message, not the timeout
+     {"[_ <- _, _:_()] [_ ?? timeout] ff", [?INIT, {recv, c, timeout}], accept},
+     {"[_ <- _, _:_()] [_ ? timeout] ff", [?INIT, {timeout, c}], accept},
+     {"[_ <- _, _:_()] [_ ? timeout] ff", [?INIT, {recv, c, timeout}], reject},
+     {"[_ <- _, _:_()] [_ ? _] ff", [?INIT, {timeout, c}], accept},
+     %% a server never times out waiting
+     {"[S <- _, _:_()] max(X. and([S ?? timeout] ff, [_ ? _] X))",
+      [?INIT, {recv, c, a}, {recv, c, b}], none},
+     {"[S <- _, _:_()] max(X. and([S ?? timeout] ff, [_ ? _] X))",
+      [?INIT, {recv, c, a}, {recv, c, b}, {timeout, c}], reject},
      %% patterns: lists, strings, maps, chars, negative numbers, aliases, constraints
      {"[_ <- _, _:_()] [_ ? [H | T] = L when length(L) > 1, H =:= hd(T)] ff",
       [?INIT, {recv, c, [1, 1]}], reject},
@@ -144,6 +162,11 @@ table() ->
      %% ... and here they are seen, and discharge the necessity
      {"[_ <- _, _:_()] and([_ ? a] [_ ? b] ff, [_:_ ! zz] tt)",
       [?INIT, {recv, c, a}, {send, c, d, x}, {recv, c, b}], accept},
+     %% timeouts are seen with receives: by a formula with a ? or ?? action only
+     {"[_ <- _, _:_()] [_:_ ! a] [_:_ ! b] ff", [?INIT, {send, c, d, a}, {timeout, c}, {send, c, d, b}], reject},
+     {"[_ <- _, _:_()] [_ ? a] [_ ? b] ff", [?INIT, {recv, c, a}, {timeout, c}, {recv, c, b}], accept},
+     {"[_ <- _, _:_()] [_ ?? timeout] [_ ?? timeout] ff", [?INIT, {timeout, c}, {recv, c, x}, {timeout, c}], accept},
+     {"[_ <- _, _:_()] [_ ?? timeout] [_ ?? timeout] ff", [?INIT, {timeout, c}, {send, c, d, x}, {timeout, c}], reject},
      %% spawn and exit are always seen
      {"[_ <- _, _:_()] [_ ? a] [_ ? b] ff", [?INIT, {recv, c, a}, {exit, c, normal}, {recv, c, b}], accept},
      %% a formula that can no longer reach ff is tt: accept at once
@@ -195,7 +218,10 @@ trace_flags_test_() ->
      ?_assertEqual([recv], Flags(with("max(X. [_ ? _] X)"))),
      ?_assertEqual([send], Flags(with("[_ <- _, _:_()] [_:_ ! _] ff"))),
      ?_assertEqual([recv, send],
-                   Flags("with m:f() monitor [_ ? _] ff, with m:g() monitor [_:_ ! _] ff."))].
+                   Flags("with m:f() monitor [_ ? _] ff, with m:g() monitor [_:_ ! _] ff.")),
+     %% receive timeouts are traced with receives
+     ?_assertEqual([recv], Flags(with("[_ <- _, _:_()] [_ ?? timeout] ff"))),
+     ?_assertEqual([recv, send], Flags(with("and([_:_ ! _] ff, [_ ?? timeout] ff)")))].
 
 %%% Errors: FILE:LINE:COLUMN: message
 
@@ -209,6 +235,11 @@ errors_test_() ->
      ?_assertEqual("t.prop:1:25: unterminated string", err("with m:f() monitor [_ ? \"abc] ff.")),
      ?_assertEqual("t.prop:1:25: syntax error before: ff", err("with m:f() monitor [_ ? ff] ff.")),
      ?_assertEqual("t.prop:1:23: syntax error before: ']'", err("with m:f() monitor [_ ] ff.")),
+     ?_assertEqual("t.prop:1:26: expected timeout after ?? (the action is P ?? timeout)",
+                   err("with m:f() monitor [P ?? stop] ff.")),
+     ?_assertEqual("t.prop:1:26: expected timeout after ?? (the action is P ?? timeout)",
+                   err("with m:f() monitor [P ?? {timeout, 1}] ff.")),
+     ?_assertEqual("t.prop:1:26: syntax error before: ']'", err("with m:f() monitor [P ?? ] ff.")),
      ?_assertEqual("t.prop:2:4: unexpected end of file (a property file ends with '.')",
                    err("with m:f() monitor\n ff")),
      ?_assertEqual("t.prop:2:1: the file has no clause", err("% nothing\n")),

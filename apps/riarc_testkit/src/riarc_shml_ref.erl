@@ -37,10 +37,15 @@ verdict([{clause, A, {call, _, M, F, Args}, Formula} = C | Rest], MFA, Trace) ->
     end.
 
 %% @doc The message kinds a clause's formula mentions; events of the other message kind
-%% are not seen by its monitor.
+%% are not seen by its monitor. A timeout action (`P ?? timeout') mentions recv, and a
+%% timeout event belongs to the recv kind (timeouts are traced with receives).
 -spec kinds(riarc_shml:clause()) -> [send | recv].
 kinds(Term) ->
-    lists:usort([K || {act, _, K, _, _} <- subterms(Term), K =:= send orelse K =:= recv]).
+    lists:usort([kind(K) || {act, _, K, _, _} <- subterms(Term),
+                            lists:member(K, [send, recv, timeout])]).
+
+kind(timeout) -> recv;
+kind(K) -> K.
 
 subterms(T) when is_tuple(T) -> [T | subterms(tuple_to_list(T))];
 subterms(L) when is_list(L) -> lists:append([subterms(X) || X <- L]);
@@ -48,6 +53,7 @@ subterms(_) -> [].
 
 visible({send, _, _, _}, Kinds) -> lists:member(send, Kinds);
 visible({recv, _, _}, Kinds) -> lists:member(recv, Kinds);
+visible({timeout, _}, Kinds) -> lists:member(recv, Kinds);
 visible(_, _) -> true.
 
 %% A verdict is given on an event: the first one for ff and tt, else the event after
