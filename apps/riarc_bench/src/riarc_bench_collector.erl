@@ -18,6 +18,8 @@
 %% '''
 -module(riarc_bench_collector).
 
+-include("riarc_bench_counters.hrl").
+
 -export([start/1, stop/1, columns/0]).
 
 -export_type([opts/0, stats/0]).
@@ -114,7 +116,7 @@ total_util(Util) ->
 
 read_counters(undefined) -> [0, 0, 0, 0, 0];
 read_counters(C) ->
-    [counters:get(C, riarc_bench_master:counter(K)) || K <- [created, ended, requests, acks, messages]].
+    [counters:get(C, I) || I <- [?C_CREATED, ?C_ENDED, ?C_REQUESTS, ?C_ACKS, ?C_MESSAGES]].
 
 mean_or_zero(W) ->
     case riarc_bench_stats:count(W) of

@@ -59,7 +59,7 @@
 
 %% App. C.5.1: the CV must settle for every measured variable.
 -spec cv_metrics() -> [atom()].
-cv_metrics() -> [mrt_mean_ms, mem_mean, sched_mean, duration_ms].
+cv_metrics() -> riarc_bench_report:cv_metrics().
 
 -spec aggregate_metrics() -> [atom()].
 aggregate_metrics() ->
@@ -249,13 +249,8 @@ setup_label(B = #{instrumentation := I, monitors := M}) ->
         {true, _} -> lists:flatten(io_lib:format("~s-~s~bus", [I, M, maps:get(cost_us, B, 0)]))
     end.
 
-%% "-psend0.1-precv0.1" for #{psend => 0.1, precv => 0.1}; "" for no variant.
 -spec variant_label(map()) -> string().
-variant_label(V) ->
-    lists:append(["-" ++ atom_to_list(K) ++ value_label(X) || {K, X} <- lists:sort(maps:to_list(V))]).
-
-value_label(X) when is_float(X) -> float_to_list(X, [short]);
-value_label(X) -> lists:flatten(io_lib:format("~p", [X])).
+variant_label(V) -> riarc_bench_report:variant_label(V).
 
 progress(I, Total, Id, Rep, {ok, S}) ->
     io:format(standard_error, "[experiment] ~b/~b ~s rep ~b: ~b ms, MRT ~.3f ms, sched ~.1f %, "

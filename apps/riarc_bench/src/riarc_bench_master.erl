@@ -36,12 +36,7 @@
 
 %% Shared counters, written by the master only, read by the collector for the time
 %% series and the progress line (reading them costs the master nothing).
--define(C_CREATED, 1).
--define(C_ENDED, 2).
--define(C_REQUESTS, 3).
--define(C_ACKS, 4).
--define(C_MESSAGES, 5).
--define(N_COUNTERS, 5).
+-include("riarc_bench_counters.hrl").
 %% Sampled response times go to the collector in batches, not one message each.
 -define(RT_BATCH, 128).
 

@@ -18,7 +18,7 @@
 %% '''
 -module(riarc_bench_model).
 
--export([defaults/0, new/1, build/1, stream/2, format_error/1]).
+-export([instrumentations/0, defaults/0, new/1, build/1, stream/2, format_error/1]).
 
 -export_type([params/0, model/0]).
 
@@ -81,8 +81,8 @@ check_all(P) ->
               {period, optional, fun(V) -> is_integer(V) andalso V >= 1 end, "an integer >= 1 (ms)"},
               {seed, optional, fun erlang:is_integer/1, "an integer"},
               {schedulers, optional, fun(V) -> is_integer(V) andalso V >= 1 end, "an integer >= 1"},
-              {instrumentation, optional, fun(V) -> lists:member(V, riarc_bench_run:setups()) end,
-               "one of " ++ lists:join(", ", [atom_to_list(S) || S <- riarc_bench_run:setups()])},
+              {instrumentation, optional, fun(V) -> lists:member(V, instrumentations()) end,
+               "one of " ++ lists:join(", ", [atom_to_list(S) || S <- instrumentations()])},
               {monitors, optional, fun(V) -> lists:member(V, [none, soundness]) end,
                "none or soundness"},
               {events, optional, fun(V) -> lists:member(V, [recv, all]) end, "recv or all"},
@@ -152,3 +152,7 @@ format_error({bad_param, Key, V, What}) ->
     lists:flatten(io_lib:format("The parameter ~s must be ~s, not ~p.", [Key, What, V]));
 format_error(Other) ->
     lists:flatten(io_lib:format("Invalid model: ~p.", [Other])).
+
+%% @doc The set-ups a benchmark can run under (see riarc_bench_run for what each is).
+-spec instrumentations() -> [atom()].
+instrumentations() -> [baseline, tracing, riarc, centralised, inline, mit].

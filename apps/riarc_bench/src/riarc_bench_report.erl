@@ -17,7 +17,7 @@
 %% '''
 -module(riarc_bench_report).
 
--export([write/4, histogram/2, setup_key/1, metrics/0, format_error/1]).
+-export([cv_metrics/0, variant_label/1, write/4, histogram/2, setup_key/1, metrics/0, format_error/1]).
 
 %% {Metric, label, scale factor applied to the value}
 -define(METRICS,
@@ -74,7 +74,7 @@ entries(Results, Cfg) ->
     [begin
          Rest = lists:append([["-", label_part(K, maps:get(K, B))] || K <- Varying])
              ++ case Variants of
-                    true -> riarc_bench_experiment:variant_label(maps:get(variant, B, #{}));
+                    true -> variant_label(maps:get(variant, B, #{}));
                     false -> ""
                 end,
          R#{shape => atom_to_list(maps:get(shape, B)), n => maps:get(workers, B),
@@ -331,7 +331,7 @@ results_table(Cfg, Entries) ->
         ++ [{MemL, num}]
         ++ [{"memory vs baseline", num} || HasBase]
         ++ [{P99L, num}, {SchedL, num}, {DurL, num}, {"throughput (msg/s)", num}]
-        ++ [{"CV " ++ atom_to_list(M), num} || M <- riarc_bench_experiment:cv_metrics()]
+        ++ [{"CV " ++ atom_to_list(M), num} || M <- cv_metrics()]
         ++ [{"crashed", text}, {"benchmark (runs/...)", text}],
     Rows = [[S, N, L, length(Runs), reps_cell(Cfg, E), ci_cell(mrt_mean_ms, MrtS, E)]
              ++ [vs_cell(mrt_mean_ms, E, Bases) || HasBase]
@@ -339,7 +339,7 @@ results_table(Cfg, Entries) ->
              ++ [vs_cell(mem_mean, E, Bases) || HasBase]
              ++ [ci_cell(mrt_p99_ms, P99S, E), ci_cell(sched_mean, SchedS, E),
                  ci_cell(duration_ms, DurS, E), ci_cell(throughput, 1, E)]
-             ++ [cv_cell(M, E) || M <- riarc_bench_experiment:cv_metrics()]
+             ++ [cv_cell(M, E) || M <- cv_metrics()]
              ++ [crashed_cell(maps:get(crashed, E, [])), Id]
             || E = #{id := Id, shape := S, n := N, line := L, runs := Runs} <- Entries],
     riarc_bench_html:table(Cols, Rows).
@@ -428,3 +428,16 @@ format_error({?MODULE, {write, Path, Reason}}) ->
     lists:flatten(io_lib:format("Cannot write the report ~ts: ~ts.", [Path, file:format_error(Reason)]));
 format_error({?MODULE, Other}) -> lists:flatten(io_lib:format("~p", [Other]));
 format_error(Other) -> lists:flatten(io_lib:format("~p", [Other])).
+
+%% @doc The metrics whose coefficient of variation decides when repetitions have settled.
+-spec cv_metrics() -> [atom()].
+cv_metrics() -> [mrt_mean_ms, mem_mean, sched_mean, duration_ms].
+
+%% "-psend0.1-precv0.1" for #{psend => 0.1, precv => 0.1}; "" for no variant.
+%% @doc A benchmark variant's part of its name.
+-spec variant_label(map()) -> string().
+variant_label(V) ->
+    lists:append(["-" ++ atom_to_list(K) ++ value_label(X) || {K, X} <- lists:sort(maps:to_list(V))]).
+
+value_label(X) when is_float(X) -> float_to_list(X, [short]);
+value_label(X) -> lists:flatten(io_lib:format("~p", [X])).

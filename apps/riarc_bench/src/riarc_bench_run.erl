@@ -35,7 +35,7 @@
 -define(INLINE_MODULES, [riarc_bench_master, riarc_bench_worker]).
 
 -spec setups() -> [atom()].
-setups() -> [baseline, tracing, riarc, centralised, inline, mit].
+setups() -> riarc_bench_model:instrumentations().
 
 %% @doc Whether a set-up runs monitors at all: the baseline and bare tracing do not, so
 %% they run once per benchmark, unmonitored, and have no verdicts to count. Nor does
