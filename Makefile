@@ -3,7 +3,7 @@
 REBAR ?= rebar3
 export ERL_FLAGS ?=
 
-.PHONY: all toolchain build test eunit layout check xref dialyzer demo bench bench-top bench-quick verify clean
+.PHONY: all toolchain build test eunit layout check xref dialyzer demo bench bench-top bench-takeover bench-quick verify clean
 
 all: build
 
@@ -59,6 +59,11 @@ bench: build
 bench-top: build
 	@bin/riarc experiment examples/bench/study-top.config --out bench-results/top
 	@bin/riarc study top=bench-results/top --out bench-results/study-top
+
+# What the takeover costs (docs/evaluation.md): riarc against centralised monitoring and
+# the VM's tracing floor, instrumentation alone, 5 interleaved repetitions (~15 minutes).
+bench-takeover: build
+	@scripts/bench-takeover
 
 bench-quick: build
 	@bin/riarc experiment examples/bench/quick.config --out bench-results/quick

@@ -155,4 +155,4 @@ format_error(Other) ->
 
 %% @doc The set-ups a benchmark can run under (see riarc_bench_run for what each is).
 -spec instrumentations() -> [atom()].
-instrumentations() -> [baseline, tracing, riarc, centralised, inline, mit].
+instrumentations() -> [baseline, tracing, riarc, riarc_evm, centralised, inline, mit].

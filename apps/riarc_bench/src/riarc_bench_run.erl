@@ -53,6 +53,10 @@ setup(tracing) ->
 setup(riarc) ->
     #{name => riarc, description => "riarc decentralised outline monitoring (000 fig. 1c)",
       run => monitored(fun riarc:run/3)};
+setup(riarc_evm) ->
+    #{name => riarc_evm,
+      description => "riarc over process tracers, the fallback when the routing table's NIF cannot load",
+      run => monitored(fun(MFA, Spec, Opts) -> riarc:run(MFA, Spec, Opts#{backend => evm}) end)};
 setup(centralised) ->
     #{name => centralised,
       description => "one tracer, per-process monitors by trace slicing (000 fig. 1b)",
