@@ -14,7 +14,7 @@
 -module(riarc_session).
 -behaviour(gen_server).
 
--export([start/4, launched/1, await/2, finish/2, verdicts/1, alive/1, stop/1, format_error/1]).
+-export([start/4, start_link/1, launched/1, await/2, finish/2, verdicts/1, alive/1, stop/1, format_error/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 -export_type([root/0, opts/0, error_reason/0]).
 
@@ -64,7 +64,18 @@
 -spec start(pid(), [root()], riarc_lambda:spec(), opts()) ->
     {ok, pid()} | {error, {module(), term()}}.
 start(Owner, Roots, Spec, Opts) ->
-    gen_server:start(?MODULE, {Owner, Roots, Spec, Opts}, []).
+    case application:ensure_all_started(riarc) of
+        {ok, _} -> riarc_sup:start_session({Owner, Roots, Spec, Opts});
+        {error, _} ->
+            %% Not run as an application (a bare code path with no riarc.app): a session
+            %% of its own, monitored by its owner all the same.
+            gen_server:start(?MODULE, {Owner, Roots, Spec, Opts}, [])
+    end.
+
+%% @private The supervisor's start function (riarc_sup).
+-spec start_link({pid(), [root()], riarc_lambda:spec(), opts()}) -> {ok, pid()} | {error, term()}.
+start_link(Args) ->
+    gen_server:start_link(?MODULE, Args, []).
 
 %% @doc Waits until every root tracer has launched its part of the system: `ok', or the
 %% first error (a root another tool traces already, say). After an error the caller

@@ -112,6 +112,9 @@ loop(St, SRef, Cfg) ->
             %% untraced rather than traced by a tracer nobody reads.
             #{backend := Backend} = Cfg,
             _ = [riarc_backend:clear(Backend, S, self()) || S <- riarc_tracer_core:gamma(St)],
+            %% Processes no tracer clears (in another tracer's App. B buffer, say) stop
+            %% sending when the backend closes: the table drops from each at its next event.
+            ok = riarc_backend:close(Backend),
             exit(normal);
         Msg ->
             {St1, Fx} = riarc_tracer_core:handle(Msg, St),

@@ -3,7 +3,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([service/0]).
+-export([service/0, family/1, member/0]).
 
 %% A service that runs until told to stop, answering pings.
 service() ->
@@ -60,3 +60,40 @@ already_traced(Backend) ->
     {error, Reason} = Result,
     Msg = riarc:format_error(Reason),
     ?assertNotEqual(nomatch, string:find(Msg, "already traced by " ++ pid_to_list(Other))).
+
+%% A root with N children, all waiting until told to stop.
+-spec family(pos_integer()) -> ok.
+family(N) ->
+    Kids = [spawn(?MODULE, member, []) || _ <- lists:seq(1, N)],
+    receive stop -> [K ! stop || K <- Kids], ok end.
+
+-spec member() -> ok.
+member() -> receive stop -> ok end.
+
+%% A session that ends in any way (killed here) leaves every process it traced untraced:
+%% its tracers monitor it, clear what they trace and close the routing table.
+killed_session_leaves_nothing_traced_test_() ->
+    [{atom_to_list(B), fun() -> killed_session(B) end} || B <- [route, evm]].
+
+killed_session(Backend) ->
+    Spec = fun(_) -> {ok, fun M(_) -> M end} end,
+    {ok, S} = riarc:start({?MODULE, family, [5]}, Spec, #{log => false, backend => Backend}),
+    ?assertEqual([S], [P || {_, P, _, _} <- supervisor:which_children(riarc_session_sup), P =:= S]),
+    Procs = wait_alive(S, 6),
+    #{tracers := Tracers} = riarc:alive(S),
+    Refs = [monitor(process, T) || T <- Tracers],
+    exit(S, kill),
+    [receive {'DOWN', R, process, _, _} -> ok end || R <- Refs],
+    ?assertEqual([{P, {flags, []}} || P <- Procs], [{P, erlang:trace_info(P, flags)} || P <- Procs]),
+    [Root | _] = Procs,
+    Root ! stop.
+
+%% The system's processes once all six are traced (the root first); each answer of
+%% alive/1 comes after the tracers took in what was in their mailboxes.
+wait_alive(S, N) ->
+    case riarc:alive(S) of
+        #{processes := Ps} when length(Ps) =:= N ->
+            [Root] = [P || P <- Ps, erlang:process_info(P, initial_call) =/= {initial_call, {?MODULE, member, 0}}],
+            [Root | lists:delete(Root, Ps)];
+        _ -> erlang:yield(), wait_alive(S, N)
+    end.
