@@ -27,6 +27,9 @@
 %% <li>`log' (default true): log verdicts through OTP logger;</li>
 %% <li>`backend' (`auto', `route' or `evm', default auto): how tracers take processes
 %%     over; see docs/core.md, "The takeover";</li>
+%% <li>`explain' (default 8): a reject or error verdict carries an `explanation': the
+%%     partition's last this-many events, the deciding one, the monitor's state; 0 for
+%%     none;</li>
 %% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow.</li>
 %% </ul>
 -module(riarc).
@@ -44,10 +47,10 @@
                       | {bad_mfa, term()} | {bad_opts, term()} | {bad_option, atom(), term()}.
 -type opts() :: #{timeout => timeout(), events => [send | recv], invariants => boolean(),
                   log => boolean(), perturb => undefined | pos_integer(),
-                  backend => auto | route | evm}.
+                  backend => auto | route | evm, explain => non_neg_integer()}.
 
 -define(DEFAULTS, #{timeout => 60000, events => [send, recv], invariants => true,
-                    log => true, perturb => undefined, backend => auto}).
+                    log => true, perturb => undefined, backend => auto, explain => 8}).
 
 %% @doc Runs {M, F, Args} as the root of a system under instrumentation and returns once
 %% every system process has exited and every tracer is gone.
@@ -141,6 +144,7 @@ valid_opt(events, Es) -> is_list(Es) andalso lists:all(fun(E) -> E =:= send orel
 valid_opt(invariants, B) -> is_boolean(B);
 valid_opt(log, B) -> is_boolean(B);
 valid_opt(backend, B) -> lists:member(B, [auto, route, evm]);
+valid_opt(explain, K) -> is_integer(K) andalso K >= 0;
 valid_opt(perturb, undefined) -> true;
 valid_opt(perturb, N) -> is_integer(N) andalso N > 0;
 valid_opt(_, _) -> false.

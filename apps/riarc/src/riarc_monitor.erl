@@ -20,11 +20,14 @@
 %% '''
 -module(riarc_monitor).
 
--export([analyse/2, is_monitor/1]).
+-export([analyse/2, is_monitor/1, explain/2]).
 -export_type([monitor/0, verdict/0, result/0]).
 
 -callback analyse(Event :: riarc_event:event(), State :: term()) ->
     {next, NewState :: term()} | accept | reject.
+%% Optional: the monitor's own words on why Event, in State, led to its verdict.
+-callback explain(Event :: riarc_event:event(), State :: term()) -> iodata().
+-optional_callbacks([explain/2]).
 
 -type monitor() :: fun((riarc_event:event()) -> term()) | {module(), term()}.
 -type verdict() :: accept | reject | error | none.
@@ -56,6 +59,22 @@ step({Mod, State}, Event) when is_atom(Mod) ->
     end;
 step(Other, _Event) ->
     {verdict, error, {not_a_monitor, Other}}.
+
+%% @doc What a monitor can say about the event that decided its verdict: for a
+%% `{Module, State}' monitor, the state it was in and, if the module exports explain/2,
+%% its own words; a fun monitor has nothing to show.
+-spec explain(monitor(), riarc_event:event()) -> #{state => term(), words => string()}.
+explain({Mod, State}, Event) when is_atom(Mod) ->
+    Words = case erlang:function_exported(Mod, explain, 2) of
+                true ->
+                    try #{words => unicode:characters_to_list(Mod:explain(Event, State))}
+                    catch _:_ -> #{}
+                    end;
+                false -> #{}
+            end,
+    Words#{state => State};
+explain(_Fun, _Event) ->
+    #{}.
 
 %% @doc True when the term has the shape of a monitor.
 -spec is_monitor(term()) -> boolean().

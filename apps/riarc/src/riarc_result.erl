@@ -11,12 +11,18 @@
 %% '''
 -module(riarc_result).
 
--export([make/1, entry/5, format_verdict/1, log_verdict/3]).
--export_type([t/0, verdict_entry/0]).
+-export([make/1, entry/5, format_verdict/1, format_explanation/1, log_verdict/3]).
+-export_type([t/0, verdict_entry/0, explanation/0]).
 
 -type verdict_entry() :: #{pid := riarc_event:sid(), mfa := riarc_event:mfa_args(),
                            verdict := riarc_monitor:verdict(), events := non_neg_integer(),
-                           reason => term()}.
+                           reason => term(), explanation => explanation()}.
+%% Why a partition was rejected (or its monitor failed): its last events, the one that
+%% decided, and what the monitor can say about its state then.
+-type explanation() :: #{process := riarc_event:sid(), mfa := riarc_event:mfa_args(),
+                         last_events := [riarc_event:event()],
+                         deciding_event := riarc_event:event(),
+                         monitor := #{state => term(), words => string()}}.
 -type t() :: #{verdicts := [verdict_entry()],
                tracers := #{spawned := non_neg_integer(), peak := non_neg_integer()},
                events := non_neg_integer(),
@@ -56,6 +62,20 @@ log_verdict(true, Mode, Entry = #{verdict := V}) ->
     Level = case V of reject -> warning; error -> error; _ -> info end,
     Why = case Entry of #{reason := R} -> io_lib:format(" (~0tp)", [R]); #{} -> "" end,
     logger:log(Level, "riarc~s: ~s~s", [Mode, format_verdict(Entry), Why]).
+
+%% @doc The explanation of a verdict as indented lines (empty when there is none): the
+%% monitor's words, its last events with the deciding one marked, its state.
+-spec format_explanation(verdict_entry()) -> string().
+format_explanation(#{explanation := #{last_events := Es, deciding_event := D, monitor := M}}) ->
+    Words = case M of #{words := W} -> ["    why: ", W, "\n"]; #{} -> [] end,
+    Events = [io_lib:format("    ~s ~0tp~n", [case E of D -> "=>"; _ -> "  " end, E]) || E <- Es],
+    State = case M of
+                #{state := St} -> io_lib:format("    monitor state: ~0tp~n", [St]);
+                #{} -> []
+            end,
+    lists:flatten([Words, "    last events (=> decided):\n", Events, State]);
+format_explanation(_) ->
+    "".
 
 format_sid(Pid) when is_pid(Pid) -> pid_to_list(Pid);
 format_sid(Other) -> flat("~0tp", [Other]).

@@ -46,6 +46,7 @@
     spawned = 0 :: non_neg_integer(),
     peak = 0 :: non_neg_integer(),
     verdicts = #{} :: #{pid() => map()},             % tracer -> verdict entry
+    explanations = #{} :: #{pid() => map()},         % tracer -> its reject's explanation
     order = #{} :: #{pid() => non_neg_integer()},     % tracer -> spawn order, for output
     stats = #{collected => 0, routed => 0, analysed => 0, reordered => 0} :: map(),
     violations = [] :: [map()],
@@ -135,7 +136,8 @@ init({Owner, Roots, Spec, Opts = #{backend := Make}}) when is_function(Make, 1) 
     end;
 init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     Cfg = #{lambda => riarc_lambda:new(Spec), backend => Backend, session => self(),
-            checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts)},
+            checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts),
+            explain => maps:get(explain, Opts, 8)},
     _ = monitor(process, Owner),
     S0 = #s{owner = Owner, opts = Opts, backend = Backend,
             started = erlang:monotonic_time(microsecond)},
@@ -179,8 +181,14 @@ handle_info({riarc_tracer_up, Pid, _Proc, _MFA}, S) ->
 handle_info({riarc_tracer_down, _Pid, Stats}, S = #s{stats = Acc}) ->
     {noreply, S#s{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
                                     Acc, Stats)}};
+handle_info({riarc_explanation, Tracer, Expl}, S) ->
+    {noreply, S#s{explanations = (S#s.explanations)#{Tracer => Expl}}};
 handle_info({riarc_verdict, Tracer, Proc, MFA, V, Why, N}, S) ->
-    Entry = riarc_result:entry(Proc, MFA, V, N, Why),
+    Entry0 = riarc_result:entry(Proc, MFA, V, N, Why),
+    Entry = case maps:take(Tracer, S#s.explanations) of
+                {Expl, _} -> Entry0#{explanation => Expl};
+                error -> Entry0
+            end,
     riarc_result:log_verdict(maps:get(log, S#s.opts), "", Entry),
     {noreply, S#s{verdicts = (S#s.verdicts)#{Tracer => Entry}}};
 handle_info({riarc_violation, Tracer, Id, Info, State}, S) ->

@@ -32,7 +32,8 @@
                  backend := riarc_backend:t(),
                  session := pid(),
                  checks := boolean(),
-                 perturb := undefined | pos_integer()}.
+                 perturb := undefined | pos_integer(),
+                 explain => non_neg_integer()}.
 
 %%% ---------------------------------------------------------------------------
 %%% Starting tracers
@@ -73,7 +74,7 @@ tracer_init(Cfg0 = #{session := Session}, Mon, S, MFA, Disp) ->
     loop(effects(Fx, St, Cfg), Ref, Cfg).
 
 core_cfg(Cfg0 = #{backend := Backend}) ->
-    Base = maps:with([lambda, backend, session, checks, perturb], Cfg0),
+    Base = maps:with([lambda, backend, session, checks, perturb, explain], Cfg0),
     Base#{self => self(),
           init_from_spawn => riarc_backend:init_from_spawn(Backend),
           start_tracer => fun(Mon, C, MFA, Disp) ->

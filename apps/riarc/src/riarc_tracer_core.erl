@@ -56,7 +56,9 @@
                  %% The backend gives no init event of its own: the tracer that handles a
                  %% spawn event makes the child's, right behind it in the child's trace.
                  init_from_spawn := boolean(),
-                 self := tracer()}.
+                 self := tracer(),
+                 %% How many of its last events a reject or error is reported with.
+                 explain => non_neg_integer()}.
 -type effect() :: {send, tracer(), term()} | {detach, sid(), tracer()} | {clear, sid()}
                 | {started, tracer(), sid()} | perturb | stop.
 
@@ -81,6 +83,9 @@
     detached = 0 :: non_neg_integer(),             % Γ entries added in • mode, for I16
     acked = 0 :: non_neg_integer(),                % acknowledgements of our own dtc
     held = queue:new() :: queue:queue(term()),     % Invariant I14: what priority mode defers
+    %% The last events the monitor analysed, newest first, at most `explain' of them: a
+    %% reject or an error is reported with them.
+    window = [] :: [riarc_event:event()],
     fx = [] :: [effect()]                          % effects of this step, newest first
 }).
 -opaque state() :: #st{}.
@@ -460,11 +465,24 @@ set_monitor(Root, MFA, St = #st{cfg = #{lambda := Lambda}}) ->
 analyse(_E, St = #st{mon = undefined}) ->
     St;
 analyse(E, St = #st{mon = Mon, analysed = N}) ->
+    St1 = remember(E, St#st{analysed = N + 1}),
     case riarc_monitor:analyse(Mon, E) of
-        {next, Mon1} -> St#st{mon = Mon1, analysed = N + 1};
-        {verdict, V} -> verdict(V, undefined, St#st{analysed = N + 1});
-        {verdict, error, Why} -> verdict(error, Why, St#st{analysed = N + 1})
+        {next, Mon1} -> St1#st{mon = Mon1};
+        {verdict, accept} -> verdict(accept, undefined, St1);
+        {verdict, reject} -> verdict(reject, undefined, explain(Mon, E, St1));
+        {verdict, error, Why} -> verdict(error, Why, explain(Mon, E, St1))
     end.
+
+remember(_E, St = #st{cfg = #{explain := 0}}) -> St;
+remember(E, St = #st{window = W, cfg = #{explain := K}}) -> St#st{window = lists:sublist([E | W], K)};
+remember(_E, St) -> St.
+
+%% A reject or an error explains itself: the partition's last events, the one that
+%% decided, and what the monitor can say of its state then.
+explain(Mon, E, St = #st{window = W, part = {S, MFA}}) ->
+    Expl = #{process => S, mfa => MFA, last_events => lists:reverse(W), deciding_event => E,
+             monitor => riarc_monitor:explain(Mon, E)},
+    report({riarc_explanation, self_of(St), Expl}, St).
 
 verdict(V, Why, St = #st{part = {S, MFA}}) ->
     report({riarc_verdict, self_of(St), S, MFA, V, Why, St#st.analysed},

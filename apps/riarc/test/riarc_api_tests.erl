@@ -3,7 +3,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([service/0, family/1, member/0]).
+-export([service/0, family/1, member/0, analyse/2, explain/2]).
 
 %% A service that runs until told to stop, answering pings.
 service() ->
@@ -97,3 +97,28 @@ wait_alive(S, N) ->
             [Root | lists:delete(Root, Ps)];
         _ -> erlang:yield(), wait_alive(S, N)
     end.
+
+%% A reject explains itself: the process, its MFA, its last events up to the deciding
+%% one, and the state of a {Module, State} monitor.
+explanation_test() ->
+    Spec = fun({?MODULE, service, []}) -> {ok, {?MODULE, 0}}; (_) -> undefined end,
+    {ok, S} = riarc:start({?MODULE, service, []}, Spec, #{log => false, explain => 2}),
+    #{processes := [Root]} = riarc:alive(S),
+    [begin Root ! {ping, self()}, receive pong -> ok end end || _ <- [1, 2, 3]],
+    Root ! stop,
+    {ok, #{verdicts := [V]}} = riarc_session:finish(S, 5000),
+    ?assertMatch(#{verdict := reject,
+                   explanation := #{process := Root, mfa := {?MODULE, service, []},
+                                    deciding_event := {recv, Root, {ping, _}},
+                                    last_events := [{send, Root, _, pong}, {recv, Root, {ping, _}}],
+                                    monitor := #{state := 2, words := "a third ping"}}}, V),
+    Text = riarc_result:format_explanation(V),
+    ?assertNotEqual(nomatch, string:find(Text, "why: a third ping")).
+
+%% The monitor of explanation_test: rejects the third ping.
+-spec analyse(riarc_event:event(), non_neg_integer()) -> {next, non_neg_integer()} | reject.
+analyse({recv, _, {ping, _}}, 2) -> reject;
+analyse({recv, _, {ping, _}}, N) -> {next, N + 1};
+analyse(_, N) -> {next, N}.
+-spec explain(riarc_event:event(), non_neg_integer()) -> iodata().
+explain(_, 2) -> "a third ping".
