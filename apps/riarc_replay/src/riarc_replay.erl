@@ -296,7 +296,7 @@ in_peer(Mode, Header, Streams, Opts) ->
     Root = code:root_dir(),
     Paths = [P || P <- code:get_path(), not lists:prefix(Root, P)],
     try peer:start_link(#{connection => standard_io, args => ["-nostick", "-pa" | Paths]}) of
-        {ok, Peer} ->
+        {ok, Peer, _Node} ->
             Limit = maps:get(timeout, Opts, ?DEFAULT_TIMEOUT) + 30000,
             try
                 peer:call(Peer, ?MODULE, run_local, [Mode, Header, Streams, Opts#{vm => peer}], Limit)
@@ -384,19 +384,27 @@ tick(C = #c{live = Live, progress = Progress, last = Last, stall = Stall}) ->
     Sig = {counters:get(Progress, 1), lists:sum([R || {_, [_, {reductions, R}, _]} <- Infos])},
     case Quiet andalso Sig =:= Last of
         true ->
-            Waiting = lists:sort([{lid(Pid, C), W} || {Pid, [_, _, {dictionary, D}]} <- Infos,
-                                                     {'$riarc_rr_wait', W} <- D]),
-            case {Waiting, C#c.root, C#c.mode} of
-                {[{Lid, W} | _], _, replay} ->
+            Waits = lists:sort([{lid(Pid, C), W} || {Pid, [_, _, {dictionary, D}]} <- Infos,
+                                                   {'$riarc_rr_wait', W} <- D]),
+            %% Waiting where the recording ends is where the recorded process was when the
+            %% run ended: fine once the root is done, a divergence while it is not.
+            {Ends, Waiting} = lists:partition(fun({_, {end_of_recording, _}}) -> true;
+                                                 (_) -> false
+                                              end, Waits),
+            case {Waiting, Ends, C#c.root, C#c.mode} of
+                {[{Lid, W} | _], _, _, replay} ->
                     kill_all(C),
                     {error, {diverged, Lid, W, stalled}};
-                {_, undefined, replay} ->
+                {[], [{Lid, {end_of_recording, Got}} | _], undefined, replay} ->
+                    kill_all(C),
+                    {error, {diverged, Lid, end_of_recording, Got}};
+                {_, _, undefined, replay} ->
                     Lids = lids(C),
                     kill_all(C),
                     {error, {?MODULE, {deadlock, Lids}}};
-                {_, undefined, record} ->
+                {_, _, undefined, record} ->
                     next_tick(C, Sig, Stall);
-                {_, _, _} ->
+                {_, _, _, _} ->
                     kill_all(C),
                     {done, C#c{live = #{}}}
             end;

@@ -431,9 +431,19 @@ replay_recv(F, Timeout, S) ->
             %% Recorded as timed out: no message was taken, whatever is in the mailbox.
             _ = skip(S),
             '$riarc_rr_timeout';
+        eos ->
+            end_of_recording(Timeout);
         Other ->
             diverge(S, event_name(Other), {'receive', {'after', Timeout}})
     end.
+
+%% The recording ends in this receive: the recorded process was waiting here when the run
+%% ended (a process killed while it waits has written everything before). The replaying
+%% one waits here too, for good; the watchdog tells whether that is the end of the run or
+%% a divergence (the root did not finish).
+end_of_recording(Timeout) ->
+    put(?WAIT, {end_of_recording, {'receive', {'after', Timeout}}}),
+    receive after infinity -> '$riarc_rr_timeout' end.
 
 sender_lid(Idx, #rr{tab = Tab}) ->
     case ets:lookup(Tab, {lid, Idx}) of
@@ -459,6 +469,8 @@ versioned_recv(F, Timeout, S0 = #rr{mode = Mode}) ->
                 {?EV_TIMEOUT, _} when Timeout =/= infinity ->
                     _ = skip(S),
                     '$riarc_rr_timeout';
+                eos ->
+                    end_of_recording(Timeout);
                 _ ->
                     versioned_wait(F, S)
             end;

@@ -37,10 +37,10 @@ spin(K) -> spin(K - 1).
 timeouts(N) ->
     Self = self(),
     [begin
-         _ = spawn(fun() -> spin(rand:uniform(60000)), Self ! {answer, K} end),
+         _ = spawn(fun() -> spin(rand:uniform(600000)), Self ! {answer, K} end),
          receive
              {answer, K} -> {K, answered}
-         after 1 ->
+         after 2 ->
              {K, timed_out}
          end
      end || K <- lists:seq(1, N)].
@@ -55,7 +55,7 @@ ets_race(N, M) ->
     _ = [spawn(fun() ->
                        lists:foreach(fun(_) ->
                                              [{n, V}] = ets:lookup(T, n),
-                                             spin(rand:uniform(100)),
+                                             spin(rand:uniform(5000)),
                                              true = ets:insert(T, {n, V + 1}),
                                              ets:insert(T, {last, I}),
                                              _ = ets:update_counter(T, n, 0)
