@@ -326,7 +326,7 @@ control(Mode, #{mfa := MFA, strategy := St}, Streams, Opts) ->
             root = undefined :: undefined | {ok, term()} | {atom(), term(), list()},
             deadline :: integer(),
             stall :: pos_integer(),
-            last = none :: none | {integer(), integer()},
+            last = none :: none | {integer(), #{pid() => integer()}},
             t0 :: integer()}).
 
 controller(Mode, MFA, St, Streams, Opts) ->
@@ -381,8 +381,10 @@ tick(C = #c{live = Live, progress = Progress, last = Last, stall = Stall}) ->
                          ({_, [{status, waiting}, _, _]}) -> true;
                          ({_, [_, _, {dictionary, D}]}) -> lists:keymember('$riarc_rr_wait', 1, D)
                       end, Infos),
-    Sig = {counters:get(Progress, 1), lists:sum([R || {_, [_, {reductions, R}, _]} <- Infos])},
-    case Quiet andalso Sig =:= Last of
+    %% Asking a process for its info costs it a reduction or so: a process that did
+    %% nothing else since the last tick gained at most 2.
+    Sig = {counters:get(Progress, 1), maps:from_list([{P, R} || {P, [_, {reductions, R}, _]} <- Infos])},
+    case Quiet andalso same(Sig, Last) of
         true ->
             Waits = lists:sort([{lid(Pid, C), W} || {Pid, [_, _, {dictionary, D}]} <- Infos,
                                                    {'$riarc_rr_wait', W} <- D]),
@@ -411,6 +413,12 @@ tick(C = #c{live = Live, progress = Progress, last = Last, stall = Stall}) ->
         false ->
             next_tick(C, Sig, Stall)
     end.
+
+same({P, Rs}, {P, Last}) ->
+    maps:size(Rs) =:= maps:size(Last)
+        andalso maps:fold(fun(Pid, R, Acc) -> Acc andalso R - maps:get(Pid, Last, -10) =< 2 end, true, Rs);
+same(_, _) ->
+    false.
 
 next_tick(C, Sig, Stall) ->
     _ = erlang:send_after(Stall, self(), riarc_rr_tick),

@@ -84,6 +84,8 @@
              %% received, and the lowest version that has not arrived yet.
              vbuf = gb_trees:empty() :: gb_trees:tree(),
              vnext = 1 :: pos_integer(),
+             %% Sender side: versioned receives since the last plain or timed-out one.
+             vcount = 0 :: non_neg_integer(),
              tabs = #{} :: #{term() => atomics:atomics_ref() | private}}).
 
 %% @doc Whether the calling process takes part in a run.
@@ -459,18 +461,20 @@ versioned_recv(F, Timeout, S0 = #rr{mode = Mode}) ->
     S = drain(S0),
     case Mode of
         replay ->
+            %% A versioned receive writes no event, so a plain or timed-out receive's
+            %% event says how many versioned receives came before it (since the last such
+            %% event): it is this receive's only if the count is the one we are at.
+            N = S#rr.vcount,
             case next_event(S) of
-                {?EV_RECV_EXT, _} ->
-                    _ = skip(S),
+                {?EV_RECV_EXT, N} ->
+                    _ = skip(S#rr{vcount = 0}),
                     put(?WAIT, receive_unwrapped_message),
                     {K, ext, V} = F(ext, none, infinity),
                     erase(?WAIT),
                     {K, V};
-                {?EV_TIMEOUT, _} when Timeout =/= infinity ->
-                    _ = skip(S),
+                {?EV_TIMEOUT, N} when Timeout =/= infinity ->
+                    _ = skip(S#rr{vcount = 0}),
                     '$riarc_rr_timeout';
-                eos ->
-                    end_of_recording(Timeout);
                 _ ->
                     versioned_wait(F, S)
             end;
@@ -479,7 +483,7 @@ versioned_recv(F, Timeout, S0 = #rr{mode = Mode}) ->
                            infinity -> infinity;
                            _ -> erlang:monotonic_time(millisecond) + Timeout
                        end,
-            versioned_record(F, Deadline, Timeout =:= 0, S)
+            versioned_record(F, Deadline, S)
     end.
 
 %% Moves every versioned message in the mailbox to the version buffer.
@@ -513,8 +517,8 @@ candidate(F, {V, M, It}, Next) ->
         K -> {K, V, M}
     end.
 
-take_candidate(V, S = #rr{vbuf = Buf}) ->
-    put(?KEY, S#rr{vbuf = gb_trees:delete(V, Buf)}).
+take_candidate(V, S = #rr{vbuf = Buf, vcount = N}) ->
+    put(?KEY, S#rr{vbuf = gb_trees:delete(V, Buf), vcount = N + 1}).
 
 versioned_wait(F, S) ->
     case candidate(F, S) of
@@ -522,7 +526,10 @@ versioned_wait(F, S) ->
             take_candidate(V, S),
             {K, M};
         none ->
-            put(?WAIT, {receive_versioned_message, S#rr.vnext}),
+            put(?WAIT, case next_event(S) of
+                           eos -> {end_of_recording, {'receive', versioned}};
+                           _ -> {receive_versioned_message, S#rr.vnext}
+                       end),
             {ver, V, M} = receive {'$riarc_rv', V0, M0} -> {ver, V0, M0} end,
             erase(?WAIT),
             versioned_wait(F, add_versioned(V, M, S))
@@ -533,7 +540,7 @@ add_versioned(V, M, S = #rr{vbuf = Buf, vnext = Next}) ->
     put(?KEY, S1),
     S1.
 
-versioned_record(F, Deadline, Polled, S) ->
+versioned_record(F, Deadline, S) ->
     case candidate(F, S) of
         {K, V, M} ->
             take_candidate(V, S),
@@ -549,12 +556,14 @@ versioned_record(F, Deadline, Polled, S) ->
                  end,
             case F(ver, none, Left) of
                 {ver, V, M} ->
-                    versioned_record(F, Deadline, Polled, add_versioned(V, M, S1));
+                    versioned_record(F, Deadline, add_versioned(V, M, S1));
                 {K, ext, M} ->
-                    put(?KEY, record_event(?EV_RECV_EXT, 0, get(?KEY))),
+                    S2 = get(?KEY),
+                    put(?KEY, record_event(?EV_RECV_EXT, S2#rr.vcount, S2#rr{vcount = 0})),
                     {K, M};
                 '$riarc_rr_timeout' ->
-                    put(?KEY, record_event(?EV_TIMEOUT, 0, get(?KEY))),
+                    S2 = get(?KEY),
+                    put(?KEY, record_event(?EV_TIMEOUT, S2#rr.vcount, S2#rr{vcount = 0})),
                     '$riarc_rr_timeout'
             end
     end.

@@ -6,6 +6,9 @@
 %% '''
 -module(riarc_replay_progs).
 
+%% now/0 is one of the values the runtime records.
+-compile({nowarn_deprecated_function, [{erlang, now, 0}]}).
+
 -export([race/2, sender/3, timeouts/1, ets_race/2, values/0, tree/1, variant/1,
          selective/1, mixed/2]).
 

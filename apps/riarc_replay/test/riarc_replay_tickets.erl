@@ -9,7 +9,6 @@
 %% '''
 -module(riarc_replay_tickets).
 -behaviour(gen_server).
--behaviour(supervisor).
 
 -export([main/2, client/2, start_link/0, next/0]).
 -export([init/1, handle_call/3, handle_cast/2]).
