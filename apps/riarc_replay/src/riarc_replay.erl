@@ -313,10 +313,14 @@ in_peer(Mode, Header, Streams, Opts) ->
 
 %% The run's controller is a process of its own: stray messages of a run die with it.
 control(Mode, #{mfa := MFA, strategy := St}, Streams, Opts) ->
-    {Pid, Ref} = spawn_monitor(fun() -> exit({riarc_rr_result, controller(Mode, MFA, St, Streams, Opts)}) end),
+    Caller = self(),
+    {Pid, Ref} = spawn_monitor(fun() -> Caller ! {riarc_rr_result, self(), controller(Mode, MFA, St, Streams, Opts)} end),
     receive
-        {'DOWN', Ref, process, Pid, {riarc_rr_result, R}} -> R;
-        {'DOWN', Ref, process, Pid, Other} -> {error, {?MODULE, {controller_crashed, Other}}}
+        {riarc_rr_result, Pid, R} ->
+            erlang:demonitor(Ref, [flush]),
+            R;
+        {'DOWN', Ref, process, Pid, Other} ->
+            {error, {?MODULE, {controller_crashed, Other}}}
     end.
 
 -record(c, {mode :: record | replay,

@@ -74,8 +74,8 @@ read(File) ->
 -spec read(file:filename_all(), pos_integer()) ->
     {ok, header(), [stream()]} | {error, {riarc_replay_file, error_reason()}}.
 read(File, MaxBytes) ->
-    case file:read_file_info(File) of
-        {ok, #{size := Size}} when Size > MaxBytes ->
+    case filelib:file_size(File) of
+        Size when Size > MaxBytes ->
             {error, {?MODULE, {corrupt, File, 0, {larger_than, MaxBytes}}}};
         _ ->
             case file:read_file(File) of

@@ -443,9 +443,10 @@ replay_recv(F, Timeout, S) ->
 %% ended (a process killed while it waits has written everything before). The replaying
 %% one waits here too, for good; the watchdog tells whether that is the end of the run or
 %% a divergence (the root did not finish).
+-spec end_of_recording(timeout()) -> no_return().
 end_of_recording(Timeout) ->
     put(?WAIT, {end_of_recording, {'receive', {'after', Timeout}}}),
-    receive after infinity -> '$riarc_rr_timeout' end.
+    receive after infinity -> exit(end_of_recording) end.
 
 sender_lid(Idx, #rr{tab = Tab}) ->
     case ets:lookup(Tab, {lid, Idx}) of
