@@ -723,17 +723,20 @@ lock(Ref) ->
         _ -> erlang:yield(), lock(Ref)
     end.
 
-%% Waiting for a turn is not a receive the watchdog can see: after a few yields the
-%% process says what it waits for (?WAIT) and backs off 1 ms at a time.
+%% Waiting for a turn is not a receive the watchdog can see. The process whose turn it is
+%% is usually runnable, so yielding lets it run; only after many yields does the waiter
+%% say what it waits for (?WAIT) and back off 1 ms at a time.
+-define(YIELDS, 5000).
+
 wait_turn(Ref, V, Spins) ->
     case atomics:get(Ref, 2) of
         V ->
-            case Spins > 100 of
+            case Spins > ?YIELDS of
                 true -> erase(?WAIT);
                 false -> ok
             end,
             ok;
-        _ when Spins < 100 ->
+        _ when Spins < ?YIELDS ->
             erlang:yield(),
             wait_turn(Ref, V, Spins + 1);
         Now ->

@@ -57,7 +57,7 @@ fj_worker(Root, N, Acc) ->
     receive {work, K} -> fj_worker(Root, N - 1, Acc + (K * K) rem 7) end.
 
 %% @doc Thread ring: R processes in a ring pass a token N hops.
--spec ring(pos_integer(), pos_integer()) -> pos_integer().
+-spec ring(pos_integer(), pos_integer()) -> 0.
 ring(R, N) ->
     Self = self(),
     First = lists:foldl(fun(_, Next) -> spawn(fun() -> ring_node(Next, Self) end) end, Self, lists:seq(1, R)),
