@@ -16,7 +16,7 @@
 %% '''
 %% ```
 %% 1> riarc_replay_file:write("/tmp/t.rr", #{mfa => {m, f, []}, modules => [m], strategy => receiver}, [{0, [], <<3, 0:64>>, []}]).
-%% {ok,62}
+%% {ok,110}
 %% 2> riarc_replay_file:read("/tmp/t.rr").
 %% {ok,#{mfa => {m,f,[]},modules => [m],strategy => receiver},[{0,[],<<3,0,0,0,0,0,0,0,0>>,[]}]}
 %% '''
