@@ -1,0 +1,475 @@
+%% @doc Record &amp; replay of Erlang runs (after 003's concurrency-model-agnostic record &amp;
+%% replay): record/3 runs {M, F, Args} with the given modules woven (see
+%% {@link riarc_replay_transform}) and writes which message each receive took, which
+%% receives timed out, the time and random values the program read and the turns of
+%% its ETS operations, per process, to a file; replay/2 runs it again and makes it take
+%% the same decisions, as often as wanted. A replay that cannot follow the recording
+%% stops with `{error, {diverged, LogicalId, Expected, Got}}' instead of hanging.
+%% ```
+%% 1> {ok, #{result := R1}} = riarc_replay:record({riarc_replay_progs, race, [4, 5]}, "/tmp/race.rr", #{modules => [riarc_replay_progs]}).
+%% 2> {ok, #{result := R2}} = riarc_replay:replay("/tmp/race.rr", #{}).
+%% 3> R1 =:= R2.
+%% true
+%% '''
+%% Processes are named by logical ids: the root is [], the k-th process spawned (by woven
+%% code) by the process with id L is L ++ [k]. Runs happen in this VM (`vm => local',
+%% the modules are woven for the run and restored after it) or in a fresh peer node
+%% (`vm => peer', forced by `otp => true', which also weaves OTP's proc_lib, gen,
+%% gen_server and supervisor there, so that gen_server and supervisor processes are
+%% recorded too without touching this VM's OTP code).
+-module(riarc_replay).
+
+-export([record/3, replay/2, instrument/1, restore/1, default_modules/1, format_error/1]).
+%% Called in the peer node.
+-export([run_local/4]).
+-export_type([opts/0, info/0, error_reason/0]).
+
+-define(OTP_MODULES, [proc_lib, gen, gen_server, supervisor]).
+-define(DEFAULT_TIMEOUT, 60000).
+-define(DEFAULT_STALL, 1000).
+
+-type opts() :: #{modules => [module()],
+                  strategy => receiver | sender,
+                  timeout => pos_integer(),
+                  stall => pos_integer(),
+                  vm => local | peer,
+                  otp => boolean(),
+                  max_bytes => pos_integer()}.
+-type info() :: #{result := term(), events := non_neg_integer(), bytes := non_neg_integer(),
+                  processes := non_neg_integer(), strategy := receiver | sender,
+                  file := file:filename_all(), mfa := mfa_args(), modules := [module()],
+                  wall_us := non_neg_integer()}.
+-type mfa_args() :: {module(), atom(), list()}.
+-type error_reason() :: {bad_option, term()}
+                      | {corrupt, file:filename_all(), non_neg_integer(), term()}
+                      | {file, file:filename_all(), term()}
+                      | {timeout, record | replay, [[pos_integer()]]}
+                      | {deadlock, [[pos_integer()]]}
+                      | {not_loaded, module()}
+                      | {no_abstract_code, module()}
+                      | {weave_failed, module(), term()}
+                      | {load_failed, module(), term()}
+                      | {peer, term()}
+                      | {controller_crashed, term()}.
+
+%%% API ----------------------------------------------------------------------------------
+
+%% @doc Runs MFA as the root of a recorded run and writes the recording to File.
+-spec record(mfa_args(), file:filename_all(), opts()) ->
+    {ok, info()} | {error, {diverged, [pos_integer()], term(), term()} | {riarc_replay, error_reason()}}.
+record(MFA = {M, F, A}, File, Opts) when is_atom(M), is_atom(F), is_list(A), is_map(Opts) ->
+    case check_opts(Opts) of
+        ok ->
+            Mods = case Opts of
+                       #{modules := Ms} -> Ms;
+                       #{} -> default_modules(M)
+                   end,
+            Header = #{mfa => MFA, modules => Mods, strategy => maps:get(strategy, Opts, receiver)},
+            case execute(record, Header, [], Opts) of
+                {ok, Result, Streams, Wall} ->
+                    case riarc_replay_file:write(File, Header, Streams) of
+                        {ok, Bytes} -> {ok, info(Header, Result, Streams, Bytes, File, Wall)};
+                        {error, {riarc_replay_file, R}} -> {error, {?MODULE, R}}
+                    end;
+                Error ->
+                    Error
+            end;
+        Error ->
+            Error
+    end;
+record(MFA, _File, _Opts) ->
+    {error, {?MODULE, {bad_option, {mfa, MFA}}}}.
+
+%% @doc Replays the recording in File. Opts: `timeout', `stall', `vm', `otp',
+%% `max_bytes' (the modules and the strategy are the recording's).
+-spec replay(file:filename_all(), opts()) ->
+    {ok, info()} | {error, {diverged, [pos_integer()], term(), term()} | {riarc_replay, error_reason()}}.
+replay(File, Opts) when is_map(Opts) ->
+    case check_opts(Opts) of
+        ok ->
+            case riarc_replay_file:read(File, maps:get(max_bytes, Opts, 1 bsl 30)) of
+                {ok, Header, Streams} ->
+                    case execute(replay, Header, Streams, Opts) of
+                        {ok, Result, _, Wall} ->
+                            Bytes = filelib:file_size(File),
+                            {ok, info(Header, Result, Streams, Bytes, File, Wall)};
+                        Error ->
+                            Error
+                    end;
+                {error, {riarc_replay_file, R}} ->
+                    {error, {?MODULE, R}}
+            end;
+        Error ->
+            Error
+    end.
+
+info(#{mfa := MFA, modules := Mods, strategy := St}, Result, Streams, Bytes, File, Wall) ->
+    #{result => Result, events => lists:sum([byte_size(E) div 9 || {_, _, E, _} <- Streams]),
+      bytes => Bytes, processes => length(Streams), strategy => St, file => File, mfa => MFA,
+      modules => Mods, wall_us => Wall}.
+
+check_opts(Opts) ->
+    Bad = [{K, V} || {K, V} <- maps:to_list(Opts), not good_opt(K, V)],
+    case Bad of
+        [] -> ok;
+        [B | _] -> {error, {?MODULE, {bad_option, B}}}
+    end.
+
+good_opt(modules, Ms) -> is_list(Ms) andalso lists:all(fun erlang:is_atom/1, Ms);
+good_opt(strategy, S) -> S =:= receiver orelse S =:= sender;
+good_opt(timeout, T) -> is_integer(T) andalso T > 0;
+good_opt(stall, T) -> is_integer(T) andalso T > 0;
+good_opt(vm, V) -> V =:= local orelse V =:= peer;
+good_opt(otp, B) -> is_boolean(B);
+good_opt(max_bytes, B) -> is_integer(B) andalso B > 0;
+good_opt(_, _) -> false.
+
+%% @doc The modules record/3 weaves when Opts has no `modules': M and every module in the
+%% same directory that has debug_info (riarc_replay's own modules excepted).
+-spec default_modules(module()) -> [module()].
+default_modules(M) ->
+    case code:which(M) of
+        Path when is_list(Path) ->
+            Dir = filename:dirname(Path),
+            Others = [list_to_atom(filename:basename(B, ".beam"))
+                      || B <- filelib:wildcard(filename:join(Dir, "*.beam")),
+                         has_debug_info(B)],
+            [M | lists:usort([O || O <- Others, O =/= M, not is_own(O)])];
+        _ ->
+            [M]
+    end.
+
+has_debug_info(Beam) ->
+    case beam_lib:chunks(Beam, [debug_info]) of
+        {ok, {_, [{debug_info, {debug_info_v1, _, _}}]}} -> true;
+        _ -> false
+    end.
+
+is_own(M) ->
+    lists:prefix("riarc_replay", atom_to_list(M)).
+
+%% @doc A sentence for each error_reason() (and for a divergence).
+-spec format_error({diverged, [pos_integer()], term(), term()} | error_reason()) -> string().
+format_error({diverged, Lid, Expected, Got}) ->
+    riarc_replay_rt:format_error({diverged, Lid, Expected, Got});
+format_error({bad_option, O}) ->
+    lists:flatten(io_lib:format("the option ~0tp is not one riarc_replay knows", [O]));
+format_error({corrupt, File, Offset, Why}) ->
+    riarc_replay_file:format_error({corrupt, File, Offset, Why});
+format_error({file, File, Why}) ->
+    riarc_replay_file:format_error({file, File, Why});
+format_error({timeout, Mode, Lids}) ->
+    lists:flatten(io_lib:format("the ~s did not end in time; processes still running: ~0tp", [Mode, Lids]));
+format_error({deadlock, Lids}) ->
+    lists:flatten(io_lib:format("the replay stopped making progress with its root still running "
+                                "(processes ~0tp wait outside recorded operations)", [Lids]));
+format_error({not_loaded, M}) ->
+    lists:flatten(io_lib:format("module ~s cannot be found, so it cannot be woven", [M]));
+format_error({no_abstract_code, M}) ->
+    lists:flatten(io_lib:format("module ~s has no debug_info, so it cannot be woven", [M]));
+format_error({weave_failed, M, Errors}) ->
+    lists:flatten(io_lib:format("the woven module ~s does not compile: ~0tp", [M, Errors]));
+format_error({load_failed, M, Why}) ->
+    lists:flatten(io_lib:format("module ~s cannot be loaded: ~0tp", [M, Why]));
+format_error({peer, Why}) ->
+    lists:flatten(io_lib:format("the peer node for the run failed: ~0tp", [Why]));
+format_error({controller_crashed, Why}) ->
+    lists:flatten(io_lib:format("the run's controller crashed: ~0tp", [Why])).
+
+%%% Weaving ------------------------------------------------------------------------------
+
+%% @doc Recompiles loaded modules from the abstract code in their beams (debug_info) with
+%% the record &amp; replay weaver and loads the woven code in their place. Modules already
+%% woven (by the parse transform or an earlier instrument/1) are left as they are.
+-spec instrument([module()]) -> ok | {error, {riarc_replay, error_reason()}}.
+instrument(Modules) ->
+    case instrument_new(Modules) of
+        {ok, _} -> ok;
+        Error -> Error
+    end.
+
+%% The modules it wove now (the ones to restore afterwards).
+instrument_new(Modules) ->
+    weave_all([M || M <- lists:usort(Modules), not is_woven(M)], []).
+
+is_woven(M) ->
+    _ = code:ensure_loaded(M),
+    try lists:keymember(riarc_replay_woven, 1, M:module_info(attributes))
+    catch error:_ -> false
+    end.
+
+weave_all([], Acc) ->
+    {ok, lists:reverse(Acc)};
+weave_all([M | Ms], Acc) ->
+    case weave(M) of
+        ok -> weave_all(Ms, [M | Acc]);
+        {error, _} = Error -> _ = restore(Acc), Error
+    end.
+
+weave(M) ->
+    case code:which(M) of
+        File when is_list(File) ->
+            case abstract_code(M, File) of
+                {ok, Forms} ->
+                    Woven = riarc_replay_transform:parse_transform(Forms, []),
+                    case compile:forms(Woven, [binary, return_errors, debug_info]) of
+                        {ok, M, Bin} -> load(M, File, Bin);
+                        {ok, M, Bin, _Warnings} -> load(M, File, Bin);
+                        {error, Errors, _} -> {error, {?MODULE, {weave_failed, M, Errors}}}
+                    end;
+                Error ->
+                    Error
+            end;
+        _ ->
+            {error, {?MODULE, {not_loaded, M}}}
+    end.
+
+%% A sticky module (OTP's, in the peer started with -nostick it is not) is unstuck for
+%% the run's VM only.
+load(M, File, Bin) ->
+    _ = code:unstick_mod(M),
+    case code:load_binary(M, File, Bin) of
+        {module, M} -> ok;
+        {error, Why} -> {error, {?MODULE, {load_failed, M, Why}}}
+    end.
+
+abstract_code(M, File) ->
+    case beam_lib:chunks(File, [debug_info]) of
+        {ok, {M, [{debug_info, {debug_info_v1, Backend, Data}}]}} ->
+            case Backend:debug_info(erlang_v1, M, Data, []) of
+                {ok, Forms} -> {ok, Forms};
+                {error, _} -> {error, {?MODULE, {no_abstract_code, M}}}
+            end;
+        _ ->
+            {error, {?MODULE, {no_abstract_code, M}}}
+    end.
+
+%% @doc Puts the modules' own code back from their beams. Processes still running woven
+%% code are killed when it is purged, as for any code reload.
+-spec restore([module()]) -> ok | {error, {riarc_replay, error_reason()}}.
+restore([]) ->
+    ok;
+restore([M | Ms]) ->
+    _ = code:purge(M),
+    case code:load_file(M) of
+        {module, M} -> _ = code:purge(M), restore(Ms);
+        {error, Why} -> {error, {?MODULE, {load_failed, M, Why}}}
+    end.
+
+%%% Runs ---------------------------------------------------------------------------------
+
+execute(Mode, Header, Streams, Opts) ->
+    case maps:get(otp, Opts, false) orelse maps:get(vm, Opts, local) =:= peer of
+        true -> in_peer(Mode, Header, Streams, Opts);
+        false -> run_local(Mode, Header, Streams, Opts#{vm => local})
+    end.
+
+%% @private The run in this VM: weave, run, restore (in a peer there is nothing to
+%% restore: the node goes away).
+-spec run_local(record | replay, riarc_replay_file:header(), [riarc_replay_file:stream()], opts()) ->
+    {ok, term(), [riarc_replay_file:stream()], non_neg_integer()} | {error, term()}.
+run_local(Mode, Header = #{modules := Mods}, Streams, Opts) ->
+    Otp = case maps:get(otp, Opts, false) of
+              true -> instrument_new(?OTP_MODULES);
+              false -> {ok, []}
+          end,
+    case Otp of
+        {ok, _} ->
+            case instrument_new(Mods) of
+                {ok, Woven} ->
+                    try
+                        control(Mode, Header, Streams, Opts)
+                    after
+                        restore_local(Woven, Opts)
+                    end;
+                Error ->
+                    Error
+            end;
+        Error ->
+            Error
+    end.
+
+restore_local(Woven, #{vm := local}) -> _ = restore(Woven), ok;
+restore_local(_Woven, _Opts) -> ok.
+
+in_peer(Mode, Header, Streams, Opts) ->
+    Root = code:root_dir(),
+    Paths = [P || P <- code:get_path(), not lists:prefix(Root, P)],
+    try peer:start_link(#{connection => standard_io, args => ["-nostick", "-pa" | Paths]}) of
+        {ok, Peer, _Node} ->
+            Limit = maps:get(timeout, Opts, ?DEFAULT_TIMEOUT) + 30000,
+            try
+                peer:call(Peer, ?MODULE, run_local, [Mode, Header, Streams, Opts#{vm => peer}], Limit)
+            catch
+                Class:Why -> {error, {?MODULE, {peer, {Class, Why}}}}
+            after
+                catch peer:stop(Peer)
+            end;
+        {error, Why} ->
+            {error, {?MODULE, {peer, Why}}}
+    catch
+        Class:Why -> {error, {?MODULE, {peer, {Class, Why}}}}
+    end.
+
+%% The run's controller is a process of its own: stray messages of a run die with it.
+control(Mode, #{mfa := MFA, strategy := St}, Streams, Opts) ->
+    Caller = self(),
+    {Pid, Ref} = spawn_monitor(fun() -> Caller ! {riarc_rr_result, self(), controller(Mode, MFA, St, Streams, Opts)} end),
+    receive
+        {riarc_rr_result, Pid, R} ->
+            erlang:demonitor(Ref, [flush]),
+            R;
+        {'DOWN', Ref, process, Pid, Other} ->
+            {error, {?MODULE, {controller_crashed, Other}}}
+    end.
+
+-record(c, {mode :: record | replay,
+            tab :: ets:tid(),
+            progress :: counters:counters_ref(),
+            live = #{} :: #{pid() => non_neg_integer()},
+            root = undefined :: undefined | {ok, term()} | {atom(), term(), list()},
+            deadline :: integer(),
+            stall :: pos_integer(),
+            last = none :: none | {integer(), #{pid() => integer()}},
+            t0 :: integer()}).
+
+controller(Mode, MFA, St, Streams, Opts) ->
+    Tab = ets:new(riarc_replay_run, [public, set, {write_concurrency, true}, {read_concurrency, true}]),
+    true = ets:insert(Tab, [{'$next_idx', 0}, {{lid, 0}, []}]),
+    _ = [ets:insert(Tab, [{{stream, Idx}, Events, list_to_tuple(Side)}, {{idx, Lid}, Idx}, {{lid, Idx}, Lid}])
+         || {Idx, Lid, Events, Side} <- Streams],
+    Progress = counters:new(1, [write_concurrency]),
+    Stall = maps:get(stall, Opts, ?DEFAULT_STALL),
+    T0 = erlang:monotonic_time(microsecond),
+    Root = riarc_replay_rt:start_root({Mode, St, Tab, self(), Progress}, MFA),
+    _ = erlang:monitor(process, Root),
+    _ = erlang:send_after(Stall, self(), riarc_rr_tick),
+    C = #c{mode = Mode, tab = Tab, progress = Progress, live = #{Root => 0}, stall = Stall, t0 = T0,
+           deadline = erlang:monotonic_time(millisecond) + maps:get(timeout, Opts, ?DEFAULT_TIMEOUT)},
+    case loop(C) of
+        {done, C1} -> done(C1);
+        Error -> Error
+    end.
+
+loop(C = #c{live = Live, root = Root}) when Root =/= undefined, map_size(Live) =:= 0 ->
+    {done, C};
+loop(C = #c{live = Live}) ->
+    receive
+        {riarc_rr_spawned, Idx, Pid} ->
+            _ = erlang:monitor(process, Pid),
+            loop(C#c{live = Live#{Pid => Idx}});
+        {'DOWN', _, process, Pid, _} ->
+            loop(C#c{live = maps:remove(Pid, Live)});
+        {riarc_rr_root, Result} ->
+            loop(C#c{root = Result});
+        {riarc_rr_diverged, _Pid, Lid, Expected, Got} ->
+            kill_all(C),
+            {error, {diverged, Lid, Expected, Got}};
+        riarc_rr_tick ->
+            tick(C)
+    after max(0, C#c.deadline - erlang:monotonic_time(millisecond)) ->
+        Lids = lids(C),
+        kill_all(C),
+        {error, {?MODULE, {timeout, C#c.mode, Lids}}}
+    end.
+
+%% The watchdog: the run is stalled when no process could run (each waits in a receive or
+%% for an ETS turn) and nothing ran since the last tick. A process waiting for a recorded
+%% message or turn is then a divergence: what it waits for will never come. With no such
+%% process, a finished root means the run is over (what still waits is killed, in the
+%% recording as in the replay); a root still running means the program waits outside
+%% anything recorded, which only a replay reports.
+tick(C = #c{live = Live, progress = Progress, last = Last, stall = Stall}) ->
+    Infos = [{Pid, process_info(Pid, [status, reductions, dictionary])} || Pid <- maps:keys(Live)],
+    Quiet = lists:all(fun({_, undefined}) -> true;
+                         ({_, [{status, waiting}, _, _]}) -> true;
+                         ({_, [_, _, {dictionary, D}]}) -> lists:keymember('$riarc_rr_wait', 1, D)
+                      end, Infos),
+    %% Asking a process for its info costs it a reduction or so: a process that did
+    %% nothing else since the last tick gained at most 2.
+    Sig = {counters:get(Progress, 1), maps:from_list([{P, R} || {P, [_, {reductions, R}, _]} <- Infos])},
+    case Quiet andalso same(Sig, Last) of
+        true ->
+            Waits = lists:sort([{lid(Pid, C), W} || {Pid, [_, _, {dictionary, D}]} <- Infos,
+                                                   {'$riarc_rr_wait', W} <- D]),
+            %% Waiting where the recording ends is where the recorded process was when the
+            %% run ended: fine once the root is done, a divergence while it is not.
+            {Ends, Waiting} = lists:partition(fun({_, {end_of_recording, _}}) -> true;
+                                                 (_) -> false
+                                              end, Waits),
+            case {Waiting, Ends, C#c.root, C#c.mode} of
+                {[{Lid, W} | _], _, _, replay} ->
+                    kill_all(C),
+                    {error, {diverged, Lid, W, stalled}};
+                {[], [{Lid, {end_of_recording, Got}} | _], undefined, replay} ->
+                    kill_all(C),
+                    {error, {diverged, Lid, end_of_recording, Got}};
+                {_, _, undefined, replay} ->
+                    Lids = lids(C),
+                    kill_all(C),
+                    {error, {?MODULE, {deadlock, Lids}}};
+                {_, _, undefined, record} ->
+                    next_tick(C, Sig, Stall);
+                {_, _, _, _} ->
+                    kill_all(C),
+                    {done, C#c{live = #{}}}
+            end;
+        false ->
+            next_tick(C, Sig, Stall)
+    end.
+
+same({P, Rs}, {P, Last}) ->
+    maps:size(Rs) =:= maps:size(Last)
+        andalso maps:fold(fun(Pid, R, Acc) -> Acc andalso R - maps:get(Pid, Last, -10) =< 2 end, true, Rs);
+same(_, _) ->
+    false.
+
+next_tick(C, Sig, Stall) ->
+    _ = erlang:send_after(Stall, self(), riarc_rr_tick),
+    loop(C#c{last = Sig}).
+
+lid(Pid, #c{live = Live, tab = Tab}) ->
+    case ets:lookup(Tab, {lid, maps:get(Pid, Live, -1)}) of
+        [{_, Lid}] -> Lid;
+        [] -> unknown
+    end.
+
+lids(C = #c{live = Live}) ->
+    lists:sort([lid(P, C) || P <- maps:keys(Live)]).
+
+kill_all(#c{live = Live}) ->
+    _ = [exit(P, kill) || P <- maps:keys(Live)],
+    wait_down(maps:size(Live), erlang:monotonic_time(millisecond) + 5000).
+
+wait_down(0, _) -> ok;
+wait_down(N, Deadline) ->
+    receive
+        {'DOWN', _, process, _, _} -> wait_down(N - 1, Deadline)
+    after max(0, Deadline - erlang:monotonic_time(millisecond)) -> ok
+    end.
+
+done(#c{mode = Mode, tab = Tab, root = Root, t0 = T0}) ->
+    Wall = erlang:monotonic_time(microsecond) - T0,
+    Result = case Root of
+                 {ok, V} -> V;
+                 {Class, Reason, _St} -> {raised, Class, Reason}
+             end,
+    Streams = case Mode of
+                  record -> streams(Tab);
+                  replay -> []
+              end,
+    {ok, Result, Streams, Wall}.
+
+%% The recording's streams: every process's chunks in order, and a stream (maybe empty)
+%% for every process, so that the replay knows every logical id.
+streams(Tab) ->
+    Chunks = lists:sort(ets:match(Tab, {{chunk, '$1', '$2'}, '$3', '$4'})),
+    ByIdx = lists:foldr(fun([Idx, _, Ev, Side], Acc) ->
+                                maps:update_with(Idx, fun({E, S}) -> {[Ev | E], Side ++ S} end,
+                                                 {[Ev], Side}, Acc)
+                        end, #{}, Chunks),
+    Lids = lists:sort(ets:match(Tab, {{lid, '$1'}, '$2'})),
+    [begin
+         {Ev, Side} = maps:get(Idx, ByIdx, {[], []}),
+         {Idx, Lid, iolist_to_binary(Ev), Side}
+     end || [Idx, Lid] <- Lids].

@@ -1,0 +1,746 @@
+%% @doc The per-process runtime of record &amp; replay: woven code (see
+%% {@link riarc_replay_transform}) calls it at every nondeterministic operation. A process
+%% takes part in a run when it was spawned by woven code of a run (or is a run's root);
+%% its state is in its process dictionary under the key `$riarc_rr'. Outside a run every
+%% function does what the plain operation does (a wrapped message that reaches such a
+%% process is unwrapped).
+%%
+%% Each process appends fixed 9-byte records (1-byte type, 8-byte data) to its own
+%% stream; values that do not fit in 8 bytes go to the process's side table and the data
+%% is their index there. Streams are written to the run's ETS table in chunks: every 256
+%% events, whenever the process is about to block in a receive (so a process killed while
+%% it waits has written everything it did), and when it ends. The event types are listed
+%% in docs/replay.md.
+%% ```
+%% 1> riarc_replay_rt:active().
+%% false
+%% 2> riarc_replay_rt:send(self(), hello), riarc_replay_rt:recv(fun(rec, _, T) -> receive M -> {1, ext, M} after T -> '$riarc_rr_timeout' end end, 0).
+%% {1,hello}
+%% '''
+-module(riarc_replay_rt).
+%% now/0 is woven because programs still call it; the runtime calls it for them.
+-compile({nowarn_deprecated_function, [{erlang, now, 0}]}).
+
+-export([active/0, send/2, send/3, recv/2, spawn/3, ets/2,
+         monotonic_time/0, monotonic_time/1, system_time/0, system_time/1,
+         timestamp/0, now/0, uniform/0, uniform/1, unique_integer/0, unique_integer/1,
+         make_ref/0]).
+%% Used by the run controller (riarc_replay) and as spawn entry points.
+-export([start_root/2, child/2, event_name/1, format_error/1]).
+-export_type([run/0, error_reason/0, event/0]).
+
+-define(KEY, '$riarc_rr').
+-define(WAIT, '$riarc_rr_wait').
+-define(CHUNK, 256).
+-define(SEQ_BITS, 40).
+-define(MAX_IDX, (1 bsl 24 - 1)).
+
+%% Event types (the 1-byte header). A value type with bit 7 set means: the data is an
+%% index into the process's side table, which holds the value.
+-define(EV_RECV, 1).        % receiver side: took the message (sender index:24, seq:40)
+-define(EV_RECV_EXT, 2).    % took a message no woven sender wrapped
+-define(EV_TIMEOUT, 3).     % the receive's `after' fired
+-define(EV_SEND, 4).        % sender side: the receiver's version this message got
+-define(EV_ETS, 5).         % the table's turn (version) of this ETS operation
+-define(EV_MONO, 16).
+-define(EV_SYSTIME, 17).
+-define(EV_TIMESTAMP, 18).  % {Mega, Sec, Micro} packed as 20+20+24 bits
+-define(EV_NOW, 19).        % same packing
+-define(EV_RAND_FLOAT, 20). % the IEEE 754 double's bits
+-define(EV_RAND_INT, 21).
+-define(EV_UNIQUE, 22).
+-define(EV_REF, 23).        % data: the ordinal of this ref among the process's refs
+-define(SIDE, 16#80).
+
+-type event() :: {0..255, integer()}.
+-type mode() :: record | replay.
+-type strategy() :: receiver | sender.
+%% What every process of a run shares: mode, strategy, the run's ETS table, the
+%% controller, the progress counter the replay watchdog reads.
+-type run() :: {mode(), strategy(), ets:tid(), pid(), counters:counters_ref()}.
+-type error_reason() :: {diverged, [pos_integer()], term(), term()}.
+
+-record(rr, {run :: run(),
+             mode :: mode(),
+             strategy :: strategy(),
+             tab :: ets:tid(),
+             idx :: non_neg_integer(),
+             lid :: [pos_integer()],
+             kids = 0 :: non_neg_integer(),
+             peers = #{} :: #{pid() => non_neg_integer() | atomics:atomics_ref() | false},
+             refs = 0 :: non_neg_integer(),
+             %% Recording: events not yet written, newest first, and side values.
+             buf = [] :: [binary()],
+             n = 0 :: non_neg_integer(),
+             chunk = 0 :: non_neg_integer(),
+             side = [] :: [term()],
+             nside = 0 :: non_neg_integer(),
+             %% Replay: the process's stream and side table, and where it is.
+             stream = <<>> :: binary(),
+             pos = 0 :: non_neg_integer(),
+             sides = {} :: tuple(),
+             progress :: counters:counters_ref(),
+             %% Sender side: versioned messages taken out of the mailbox, not yet
+             %% received, and the lowest version that has not arrived yet.
+             vbuf = gb_trees:empty() :: gb_trees:tree(),
+             vnext = 1 :: pos_integer(),
+             %% Sender side: versioned receives since the last plain or timed-out one.
+             vcount = 0 :: non_neg_integer(),
+             tabs = #{} :: #{term() => atomics:atomics_ref() | private}}).
+
+%% @doc Whether the calling process takes part in a run.
+-spec active() -> boolean().
+active() ->
+    get(?KEY) =/= undefined.
+
+%% @doc A sentence for each error_reason().
+-spec format_error(error_reason()) -> string().
+format_error({diverged, Lid, Expected, Got}) ->
+    lists:flatten(io_lib:format("process ~w diverged from the recording: the recording has ~0tp "
+                                "where the program did ~0tp", [Lid, Expected, Got])).
+
+%%% Processes ----------------------------------------------------------------------------
+
+%% @doc Starts a run's root (logical id [], index 0) for the controller of Run.
+-spec start_root(run(), {module(), atom(), list()}) -> pid().
+start_root(Run = {_, Strategy, Tab, _Ctl, _}, MFA) ->
+    Ver = version_ref(Strategy),
+    Pid = erlang:spawn(?MODULE, child, [{Run, 0, [], Ver}, {root, MFA}]),
+    true = ets:insert(Tab, {Pid, 0, Ver}),
+    Pid.
+
+version_ref(sender) -> atomics:new(1, []);
+version_ref(receiver) -> undefined.
+
+%% @doc Woven spawn: `Kind' is the spawn BIF, `What' a fun or {M, F, A}, `Opts' the
+%% spawn_opt options. The k-th child of the process with logical id L has id L ++ [k].
+-spec spawn(spawn | spawn_link | spawn_monitor | spawn_opt, function() | {module(), atom(), list()},
+            list()) -> pid() | {pid(), reference()}.
+spawn(Kind, What, Opts) ->
+    case get(?KEY) of
+        undefined ->
+            plain_spawn(Kind, What, Opts);
+        S = #rr{run = Run, tab = Tab, lid = Lid, kids = K0} ->
+            K = K0 + 1,
+            ChildLid = Lid ++ [K],
+            Idx = child_index(S, ChildLid),
+            Ver = version_ref(S#rr.strategy),
+            put(?KEY, S#rr{kids = K}),
+            Res = plain_spawn(Kind, ?MODULE, child, [{Run, Idx, ChildLid, Ver}, What], Opts),
+            Pid = case Res of
+                      {P, _} -> P;
+                      P -> P
+                  end,
+            %% Registered before the program sees the pid, so that every message to it
+            %% from woven code is wrapped.
+            true = ets:insert(Tab, {Pid, Idx, Ver}),
+            element(4, Run) ! {riarc_rr_spawned, Idx, Pid},
+            Res
+    end.
+
+child_index(S = #rr{mode = record, tab = Tab}, Lid) ->
+    case ets:update_counter(Tab, '$next_idx', 1) of
+        Idx when Idx =< ?MAX_IDX ->
+            true = ets:insert(Tab, {{lid, Idx}, Lid}),
+            Idx;
+        _ ->
+            diverge(S, {at_most, ?MAX_IDX, processes}, {spawn, Lid})
+    end;
+child_index(S = #rr{mode = replay, tab = Tab}, Lid) ->
+    case ets:lookup(Tab, {idx, Lid}) of
+        [{_, Idx}] -> Idx;
+        [] -> diverge(S, no_such_process, {spawn, Lid})
+    end.
+
+plain_spawn(Kind, What, Opts) when is_function(What) ->
+    case Kind of
+        spawn_opt -> erlang:spawn_opt(What, Opts);
+        _ -> erlang:Kind(What)
+    end;
+plain_spawn(Kind, {M, F, A}, Opts) ->
+    plain_spawn(Kind, M, F, A, Opts).
+
+plain_spawn(spawn_opt, M, F, A, Opts) -> erlang:spawn_opt(M, F, A, Opts);
+plain_spawn(Kind, M, F, A, _Opts) -> erlang:Kind(M, F, A).
+
+%% @doc The entry point of every process of a run.
+-spec child({run(), non_neg_integer(), [pos_integer()], atomics:atomics_ref() | undefined},
+            function() | {module(), atom(), list()} | {root, {module(), atom(), list()}}) -> term().
+child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, _Ver}, What) ->
+    S0 = #rr{run = Run, mode = Mode, strategy = Strategy, tab = Tab, idx = Idx, lid = Lid,
+             progress = Progress},
+    S = case Mode of
+            record -> S0;
+            replay ->
+                case ets:lookup(Tab, {stream, Idx}) of
+                    [{_, Stream, Sides}] -> S0#rr{stream = Stream, sides = Sides};
+                    [] -> S0
+                end
+        end,
+    put(?KEY, S),
+    case What of
+        {root, {M, F, A}} ->
+            Result = try {ok, apply(M, F, A)}
+                     catch Class:Reason:St -> {Class, Reason, St}
+                     end,
+            finish(),
+            Ctl ! {riarc_rr_root, Result},
+            Result;
+        _ ->
+            try
+                case What of
+                    {M, F, A} -> apply(M, F, A);
+                    Fun -> Fun()
+                end
+            after
+                finish()
+            end
+    end.
+
+%% Recording: the last chunk. Replay: a process that ends with events left did less than
+%% the recorded one.
+finish() ->
+    case get(?KEY) of
+        S = #rr{mode = record} ->
+            _ = flush(S, true),
+            ok;
+        S = #rr{mode = replay, stream = Stream, pos = Pos} when Pos < byte_size(Stream) ->
+            <<_:Pos/binary, T:8, D:64/signed, _/binary>> = Stream,
+            diverge(S, event_name({T, D}), process_ended);
+        _ ->
+            ok
+    end.
+
+%%% Events -------------------------------------------------------------------------------
+
+record_event(T, D, S = #rr{buf = Buf, n = N}) ->
+    S1 = S#rr{buf = [<<T:8, D:64>> | Buf], n = N + 1},
+    case N + 1 >= ?CHUNK of
+        true -> flush(S1, false);
+        false -> S1
+    end.
+
+record_side(T, Value, S = #rr{side = Side, nside = NS}) ->
+    record_event(T bor ?SIDE, NS, S#rr{side = [Value | Side], nside = NS + 1}).
+
+%% Writes the pending events as the next chunk of the process's stream.
+flush(S = #rr{n = 0}, false) ->
+    S;
+flush(S = #rr{tab = Tab, idx = Idx, buf = Buf, chunk = C, side = Side}, _Last) ->
+    true = ets:insert(Tab, {{chunk, Idx, C}, iolist_to_binary(lists:reverse(Buf)),
+                            lists:reverse(Side)}),
+    S1 = S#rr{buf = [], n = 0, chunk = C + 1, side = []},
+    put(?KEY, S1),
+    S1.
+
+%% The next event of a replaying process, or eos at the end of its stream.
+next_event(#rr{stream = Stream, pos = Pos}) when Pos + 9 =< byte_size(Stream) ->
+    <<_:Pos/binary, T:8, D:64/signed, _/binary>> = Stream,
+    {T, D};
+next_event(_) ->
+    eos.
+
+%% Consumes the next event, which must be of type T; returns its data (or its side
+%% value). Anything else is a divergence.
+take(T, Got, S = #rr{pos = Pos, progress = Progress, sides = Sides}) ->
+    case next_event(S) of
+        {T, D} ->
+            counters:add(Progress, 1, 1),
+            put(?KEY, S#rr{pos = Pos + 9}),
+            D;
+        {TS, D} when TS =:= T bor ?SIDE, D >= 0, D < tuple_size(Sides) ->
+            counters:add(Progress, 1, 1),
+            put(?KEY, S#rr{pos = Pos + 9}),
+            {side, element(D + 1, Sides)};
+        Other ->
+            diverge(S, event_name(Other), Got)
+    end.
+
+skip(S = #rr{pos = Pos, progress = Progress}) ->
+    counters:add(Progress, 1, 1),
+    S1 = S#rr{pos = Pos + 9},
+    put(?KEY, S1),
+    S1.
+
+%% Tells the controller, which ends the run (and this process) at once.
+-spec diverge(#rr{}, term(), term()) -> no_return().
+diverge(#rr{lid = Lid, run = Run}, Expected, Got) ->
+    element(4, Run) ! {riarc_rr_diverged, self(), Lid, Expected, Got},
+    receive after infinity -> exit(diverged) end.
+
+%% @doc What an event is, in words, for divergence reports and the docs.
+-spec event_name(event() | eos) -> term().
+event_name(eos) -> end_of_recording;
+event_name({?EV_RECV, D}) -> {receive_message, {sender, D bsr ?SEQ_BITS}, {seq, D band (1 bsl ?SEQ_BITS - 1)}};
+event_name({?EV_RECV_EXT, _}) -> receive_unwrapped_message;
+event_name({?EV_TIMEOUT, _}) -> receive_timeout;
+event_name({?EV_SEND, V}) -> {send, {version, V}};
+event_name({?EV_ETS, V}) -> {ets, {turn, V}};
+event_name({T, _}) when T >= ?EV_MONO, T =< ?EV_REF -> {value, value_name(T)};
+event_name({T, _}) when T > ?SIDE, T band 16#7f >= ?EV_MONO, T band 16#7f =< ?EV_REF ->
+    {value, value_name(T band 16#7f)};
+event_name({T, D}) -> {unknown_event, T, D}.
+
+value_name(?EV_MONO) -> monotonic_time;
+value_name(?EV_SYSTIME) -> system_time;
+value_name(?EV_TIMESTAMP) -> timestamp;
+value_name(?EV_NOW) -> now;
+value_name(?EV_RAND_FLOAT) -> uniform;
+value_name(?EV_RAND_INT) -> uniform;
+value_name(?EV_UNIQUE) -> unique_integer;
+value_name(?EV_REF) -> make_ref.
+
+%%% Send ---------------------------------------------------------------------------------
+
+%% @doc Woven `To ! Msg'.
+-spec send(term(), term()) -> term().
+send(To, Msg) ->
+    case get(?KEY) of
+        undefined ->
+            erlang:send(To, Msg);
+        S ->
+            case peer(To, S) of
+                false -> erlang:send(To, Msg);
+                {Pid, Info, S1} -> erlang:send(Pid, wrap(Pid, Info, Msg, S1)), Msg
+            end
+    end.
+
+%% @doc Woven `erlang:send(To, Msg, Opts)'.
+-spec send(term(), term(), [nosuspend | noconnect]) -> ok | nosuspend | noconnect.
+send(To, Msg, Opts) ->
+    case get(?KEY) of
+        undefined ->
+            erlang:send(To, Msg, Opts);
+        S ->
+            case peer(To, S) of
+                false -> erlang:send(To, Msg, Opts);
+                {Pid, Info, S1} -> erlang:send(Pid, wrap(Pid, Info, Msg, S1), Opts)
+            end
+    end.
+
+%% A receiver that takes part in the run: its pid and what the sender keeps for it (the
+%% next sequence number, or its version counter). Anything else (a name not registered,
+%% a port, an alias, a remote process, a process not spawned by woven code) gets the
+%% plain message.
+peer(To, S) when is_atom(To) ->
+    case whereis(To) of
+        Pid when is_pid(Pid) -> peer(Pid, S);
+        _ -> false
+    end;
+peer(To, S = #rr{peers = Peers, tab = Tab, strategy = Strategy}) when is_pid(To) ->
+    case Peers of
+        #{To := false} ->
+            false;
+        #{To := Info} ->
+            {To, Info, S};
+        #{} ->
+            Info = case ets:lookup(Tab, To) of
+                       [{_, _Idx, Ver}] when Strategy =:= sender -> Ver;
+                       [{_, _Idx, _}] -> 0;
+                       [] -> false
+                   end,
+            S1 = S#rr{peers = Peers#{To => Info}},
+            put(?KEY, S1),
+            case Info of
+                false -> false;
+                _ -> {To, Info, S1}
+            end
+    end;
+peer(_To, _S) ->
+    false.
+
+%% Receiver side: {'$riarc_rr', SenderIndex, Seq, Msg} with Seq per (sender, receiver).
+%% Sender side: {'$riarc_rv', Version, Msg}, the version taken from the receiver's
+%% counter (recording) or from this process's stream (replay).
+wrap(Pid, Seq, Msg, S = #rr{strategy = receiver, idx = Idx, peers = Peers}) ->
+    put(?KEY, S#rr{peers = Peers#{Pid := Seq + 1}}),
+    {'$riarc_rr', Idx, Seq, Msg};
+wrap(_Pid, Ver, Msg, S = #rr{strategy = sender, mode = record}) ->
+    V = atomics:add_get(Ver, 1, 1),
+    put(?KEY, record_event(?EV_SEND, V, S)),
+    {'$riarc_rv', V, Msg};
+wrap(_Pid, _Ver, Msg, S = #rr{strategy = sender, mode = replay}) ->
+    V = take(?EV_SEND, send, S),
+    {'$riarc_rv', V, Msg}.
+
+%%% Receive ------------------------------------------------------------------------------
+
+%% @doc Woven receive. F is the fun the weaver made of the receive's clauses (see
+%% {@link riarc_replay_transform}); Timeout the `after' value (infinity when there is
+%% none). Returns {ClauseIndex, Message} or '$riarc_rr_timeout'.
+-spec recv(fun((rec | ext | ver | match, term(), timeout()) -> term()), timeout()) ->
+    {pos_integer(), term()} | '$riarc_rr_timeout'.
+recv(F, Timeout) ->
+    case get(?KEY) of
+        undefined -> plain_recv(F, Timeout);
+        S = #rr{mode = record, strategy = receiver} -> record_recv(F, Timeout, S);
+        S = #rr{mode = replay, strategy = receiver} -> replay_recv(F, Timeout, S);
+        S = #rr{strategy = sender} -> versioned_recv(F, Timeout, S)
+    end.
+
+plain_recv(F, Timeout) ->
+    case F(rec, none, Timeout) of
+        {K, _S, _Q, V} -> {K, V};
+        {K, ext, V} -> {K, V};
+        '$riarc_rr_timeout' -> '$riarc_rr_timeout'
+    end.
+
+%% A first look without waiting; only if the process is about to block are its pending
+%% events written out (see the moduledoc), then the real wait.
+record_recv(F, Timeout, S) ->
+    R = case F(rec, none, 0) of
+            '$riarc_rr_timeout' when Timeout =/= 0 ->
+                _ = flush(S, false),
+                F(rec, none, Timeout);
+            R0 ->
+                R0
+        end,
+    S1 = get(?KEY),
+    case R of
+        {K, Sender, Seq, V} ->
+            put(?KEY, record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1)),
+            {K, V};
+        {K, ext, V} ->
+            put(?KEY, record_event(?EV_RECV_EXT, 0, S1)),
+            {K, V};
+        '$riarc_rr_timeout' ->
+            put(?KEY, record_event(?EV_TIMEOUT, 0, S1)),
+            '$riarc_rr_timeout'
+    end.
+
+replay_recv(F, Timeout, S) ->
+    case next_event(S) of
+        {?EV_RECV, D} ->
+            Sender = D bsr ?SEQ_BITS,
+            Seq = D band (1 bsl ?SEQ_BITS - 1),
+            S1 = skip(S),
+            put(?WAIT, {receive_message, sender_lid(Sender, S1), Seq}),
+            %% The recorded message, by its sender and sequence number; the receive's
+            %% own clauses must still take it.
+            V = receive {'$riarc_rr', Sender, Seq, Msg} -> Msg end,
+            erase(?WAIT),
+            case F(match, V, 0) of
+                0 -> diverge(S1, {receive_message, sender_lid(Sender, S1), Seq}, {no_clause_matches, V});
+                K -> {K, V}
+            end;
+        {?EV_RECV_EXT, _} ->
+            _ = skip(S),
+            put(?WAIT, receive_unwrapped_message),
+            {K, ext, V} = F(ext, none, infinity),
+            erase(?WAIT),
+            {K, V};
+        {?EV_TIMEOUT, _} when Timeout =/= infinity ->
+            %% Recorded as timed out: no message was taken, whatever is in the mailbox.
+            _ = skip(S),
+            '$riarc_rr_timeout';
+        eos ->
+            end_of_recording(Timeout);
+        Other ->
+            diverge(S, event_name(Other), {'receive', {'after', Timeout}})
+    end.
+
+%% The recording ends in this receive: the recorded process was waiting here when the run
+%% ended (a process killed while it waits has written everything before). The replaying
+%% one waits here too, for good; the watchdog tells whether that is the end of the run or
+%% a divergence (the root did not finish).
+-spec end_of_recording(timeout()) -> no_return().
+end_of_recording(Timeout) ->
+    put(?WAIT, {end_of_recording, {'receive', {'after', Timeout}}}),
+    receive after infinity -> exit(end_of_recording) end.
+
+sender_lid(Idx, #rr{tab = Tab}) ->
+    case ets:lookup(Tab, {lid, Idx}) of
+        [{_, Lid}] -> Lid;
+        [] -> Idx
+    end.
+
+%% Sender side (both modes): versioned messages are received in version order. A
+%% message of version v is a candidate only once every version below v has arrived; the
+%% receive takes the first candidate its clauses match. What this process records itself
+%% is whether the receive took a plain message instead, or timed out.
+versioned_recv(F, Timeout, S0 = #rr{mode = Mode}) ->
+    S = drain(S0),
+    case Mode of
+        replay ->
+            %% A versioned receive writes no event, so a plain or timed-out receive's
+            %% event says how many versioned receives came before it (since the last such
+            %% event): it is this receive's only if the count is the one we are at.
+            N = S#rr.vcount,
+            case next_event(S) of
+                {?EV_RECV_EXT, N} ->
+                    _ = skip(S#rr{vcount = 0}),
+                    put(?WAIT, receive_unwrapped_message),
+                    {K, ext, V} = F(ext, none, infinity),
+                    erase(?WAIT),
+                    {K, V};
+                {?EV_TIMEOUT, N} when Timeout =/= infinity ->
+                    _ = skip(S#rr{vcount = 0}),
+                    '$riarc_rr_timeout';
+                _ ->
+                    versioned_wait(F, S)
+            end;
+        record ->
+            Deadline = case Timeout of
+                           infinity -> infinity;
+                           _ -> erlang:monotonic_time(millisecond) + Timeout
+                       end,
+            versioned_record(F, Deadline, S)
+    end.
+
+%% Moves every versioned message in the mailbox to the version buffer.
+drain(S = #rr{vbuf = Buf, vnext = Next}) ->
+    receive
+        {'$riarc_rv', V, M} -> drain(S#rr{vbuf = gb_trees:insert(V, M, Buf), vnext = advance(Next, V, Buf)})
+    after 0 ->
+        put(?KEY, S),
+        S
+    end.
+
+%% The lowest version not arrived yet, after V arrived.
+advance(Next, V, Buf) when V =:= Next -> advance_from(Next + 1, Buf);
+advance(Next, _V, _Buf) -> Next.
+
+advance_from(N, Buf) ->
+    case gb_trees:is_defined(N, Buf) of
+        true -> advance_from(N + 1, Buf);
+        false -> N
+    end.
+
+%% The first candidate (version below vnext) the clauses take, if any.
+candidate(F, #rr{vbuf = Buf, vnext = Next}) ->
+    candidate(F, gb_trees:next(gb_trees:iterator(Buf)), Next).
+
+candidate(_F, none, _Next) -> none;
+candidate(_F, {V, _M, _It}, Next) when V >= Next -> none;
+candidate(F, {V, M, It}, Next) ->
+    case F(match, M, 0) of
+        0 -> candidate(F, gb_trees:next(It), Next);
+        K -> {K, V, M}
+    end.
+
+take_candidate(V, S = #rr{vbuf = Buf, vcount = N}) ->
+    put(?KEY, S#rr{vbuf = gb_trees:delete(V, Buf), vcount = N + 1}).
+
+versioned_wait(F, S) ->
+    case candidate(F, S) of
+        {K, V, M} ->
+            take_candidate(V, S),
+            {K, M};
+        none ->
+            put(?WAIT, case next_event(S) of
+                           eos -> {end_of_recording, {'receive', versioned}};
+                           _ -> {receive_versioned_message, S#rr.vnext}
+                       end),
+            {ver, V, M} = receive {'$riarc_rv', V0, M0} -> {ver, V0, M0} end,
+            erase(?WAIT),
+            versioned_wait(F, add_versioned(V, M, S))
+    end.
+
+add_versioned(V, M, S = #rr{vbuf = Buf, vnext = Next}) ->
+    S1 = S#rr{vbuf = gb_trees:insert(V, M, Buf), vnext = advance(Next, V, Buf)},
+    put(?KEY, S1),
+    S1.
+
+versioned_record(F, Deadline, S) ->
+    case candidate(F, S) of
+        {K, V, M} ->
+            take_candidate(V, S),
+            {K, M};
+        none ->
+            Left = case Deadline of
+                       infinity -> infinity;
+                       _ -> max(0, Deadline - erlang:monotonic_time(millisecond))
+                   end,
+            S1 = case Left of
+                     0 -> S;
+                     _ -> flush(S, false)
+                 end,
+            case F(ver, none, Left) of
+                {ver, V, M} ->
+                    versioned_record(F, Deadline, add_versioned(V, M, S1));
+                {K, ext, M} ->
+                    S2 = get(?KEY),
+                    put(?KEY, record_event(?EV_RECV_EXT, S2#rr.vcount, S2#rr{vcount = 0})),
+                    {K, M};
+                '$riarc_rr_timeout' ->
+                    S2 = get(?KEY),
+                    put(?KEY, record_event(?EV_TIMEOUT, S2#rr.vcount, S2#rr{vcount = 0})),
+                    '$riarc_rr_timeout'
+            end
+    end.
+
+%%% Values -------------------------------------------------------------------------------
+
+%% Recording: calls the BIF and writes its result; replay: returns the recorded result.
+value(T, Fun, Encode, Decode) ->
+    case get(?KEY) of
+        undefined ->
+            Fun();
+        S = #rr{mode = record} ->
+            V = Fun(),
+            case Encode(V) of
+                {ok, D} -> put(?KEY, record_event(T, D, S));
+                side -> put(?KEY, record_side(T, V, S))
+            end,
+            V;
+        S = #rr{mode = replay} ->
+            case take(T, {value, value_name(T)}, S) of
+                {side, V} -> V;
+                D -> Decode(D)
+            end
+    end.
+
+int(V) when is_integer(V), V >= -(1 bsl 63), V < 1 bsl 63 -> {ok, V};
+int(_) -> side.
+
+id(D) -> D.
+
+%% {Mega, Sec, Micro}: Mega < 2^20 (until year 35000), Sec and Micro < 2^20.
+pack_ts({Mega, Sec, Micro}) when Mega >= 0, Mega < 1 bsl 20, Sec >= 0, Sec < 1 bsl 20,
+                                 Micro >= 0, Micro < 1 bsl 24 ->
+    {ok, (Mega bsl 44) bor (Sec bsl 24) bor Micro};
+pack_ts(_) -> side.
+
+unpack_ts(D) -> {D bsr 44, (D bsr 24) band (1 bsl 20 - 1), D band (1 bsl 24 - 1)}.
+
+float_bits(F) -> <<D:64/signed>> = <<F:64/float>>, {ok, D}.
+bits_float(D) -> <<F:64/float>> = <<D:64/signed>>, F.
+
+%% @doc Woven `erlang:monotonic_time/0'.
+-spec monotonic_time() -> integer().
+monotonic_time() -> value(?EV_MONO, fun erlang:monotonic_time/0, fun int/1, fun id/1).
+%% @doc Woven `erlang:monotonic_time/1'.
+-spec monotonic_time(erlang:time_unit()) -> integer().
+monotonic_time(U) -> value(?EV_MONO, fun() -> erlang:monotonic_time(U) end, fun int/1, fun id/1).
+%% @doc Woven `erlang:system_time/0'.
+-spec system_time() -> integer().
+system_time() -> value(?EV_SYSTIME, fun erlang:system_time/0, fun int/1, fun id/1).
+%% @doc Woven `erlang:system_time/1'.
+-spec system_time(erlang:time_unit()) -> integer().
+system_time(U) -> value(?EV_SYSTIME, fun() -> erlang:system_time(U) end, fun int/1, fun id/1).
+%% @doc Woven `os:timestamp/0'.
+-spec timestamp() -> erlang:timestamp().
+timestamp() -> value(?EV_TIMESTAMP, fun os:timestamp/0, fun pack_ts/1, fun unpack_ts/1).
+%% @doc Woven `erlang:now/0'.
+-spec now() -> erlang:timestamp().
+now() -> value(?EV_NOW, fun() -> erlang:now() end, fun pack_ts/1, fun unpack_ts/1).
+%% @doc Woven `rand:uniform/0'.
+-spec uniform() -> float().
+uniform() -> value(?EV_RAND_FLOAT, fun rand:uniform/0, fun float_bits/1, fun bits_float/1).
+%% @doc Woven `rand:uniform/1'.
+-spec uniform(pos_integer()) -> pos_integer().
+uniform(N) -> value(?EV_RAND_INT, fun() -> rand:uniform(N) end, fun int/1, fun id/1).
+%% @doc Woven `erlang:unique_integer/0'.
+-spec unique_integer() -> integer().
+unique_integer() -> value(?EV_UNIQUE, fun erlang:unique_integer/0, fun int/1, fun id/1).
+%% @doc Woven `erlang:unique_integer/1'.
+-spec unique_integer([positive | monotonic]) -> integer().
+unique_integer(M) -> value(?EV_UNIQUE, fun() -> erlang:unique_integer(M) end, fun int/1, fun id/1).
+
+%% @doc Woven `make_ref/0'. A reference cannot be made again: the replay makes a fresh
+%% one; the event holds the ref's ordinal among the process's refs, which the replay
+%% checks, so a program that makes its refs in another order diverges.
+-spec make_ref() -> reference().
+make_ref() ->
+    case get(?KEY) of
+        undefined ->
+            erlang:make_ref();
+        S = #rr{mode = record, refs = N} ->
+            put(?KEY, record_event(?EV_REF, N, S#rr{refs = N + 1})),
+            erlang:make_ref();
+        S = #rr{mode = replay, refs = N} ->
+            case take(?EV_REF, {value, make_ref}, S) of
+                N -> put(?KEY, (get(?KEY))#rr{refs = N + 1}), erlang:make_ref();
+                Other -> diverge(S, {make_ref, Other}, {make_ref, N})
+            end
+    end.
+
+%%% ETS ----------------------------------------------------------------------------------
+
+%% @doc Woven `ets:Op(Args...)' on a table that is not private: the operation takes the
+%% table's next turn. Recording: a per-table lock (an atomics compare-exchange) makes
+%% "do the operation, take the version" atomic, and the version is written. Replay: the
+%% process waits until the table is at the recorded version, does the operation and
+%% moves the version on (003's lock replay). Reads take turns too: a lookup racing with
+%% an insert is as nondeterministic as two inserts.
+-spec ets(atom(), list()) -> term().
+ets(Op, Args = [Tab | _]) ->
+    case get(?KEY) of
+        undefined ->
+            apply(ets, Op, Args);
+        S ->
+            case table(Tab, S) of
+                private -> apply(ets, Op, Args);
+                Ref -> ets_turn(Op, Args, Ref, get(?KEY))
+            end
+    end.
+
+%% The table's lock (index 1) and version (index 2), shared by every process of the run
+%% through the run's table; private tables and tables that do not exist are not
+%% shared.
+table(Tab, S = #rr{tabs = Tabs, tab = RunTab}) ->
+    case Tabs of
+        #{Tab := Ref} ->
+            Ref;
+        #{} ->
+            Ref = case ets:info(Tab, protection) of
+                      private -> private;
+                      undefined -> private;
+                      _ ->
+                          Id = case ets:info(Tab, named_table) of
+                                   true -> Tab;
+                                   false -> ets:info(Tab, id)
+                               end,
+                          New = atomics:new(2, []),
+                          _ = ets:insert_new(RunTab, {{table, Id}, New}),
+                          ets:lookup_element(RunTab, {table, Id}, 2)
+                  end,
+            put(?KEY, S#rr{tabs = Tabs#{Tab => Ref}}),
+            Ref
+    end.
+
+ets_turn(Op, Args, Ref, #rr{mode = record}) ->
+    lock(Ref),
+    try
+        apply(ets, Op, Args)
+    after
+        V = atomics:add_get(Ref, 2, 1) - 1,
+        atomics:put(Ref, 1, 0),
+        put(?KEY, record_event(?EV_ETS, V, get(?KEY)))
+    end;
+ets_turn(Op, Args, Ref, S = #rr{mode = replay}) ->
+    V = take(?EV_ETS, {ets, Op}, S),
+    wait_turn(Ref, V, 0),
+    try
+        apply(ets, Op, Args)
+    after
+        atomics:put(Ref, 2, V + 1)
+    end.
+
+lock(Ref) ->
+    case atomics:compare_exchange(Ref, 1, 0, 1) of
+        ok -> ok;
+        _ -> erlang:yield(), lock(Ref)
+    end.
+
+%% Waiting for a turn is not a receive the watchdog can see. The process whose turn it is
+%% is usually runnable, so yielding lets it run; only after many yields does the waiter
+%% say what it waits for (?WAIT) and back off 1 ms at a time.
+-define(YIELDS, 5000).
+
+wait_turn(Ref, V, Spins) ->
+    case atomics:get(Ref, 2) of
+        V ->
+            case Spins > ?YIELDS of
+                true -> erase(?WAIT);
+                false -> ok
+            end,
+            ok;
+        _ when Spins < ?YIELDS ->
+            erlang:yield(),
+            wait_turn(Ref, V, Spins + 1);
+        Now ->
+            put(?WAIT, {ets_turn, V, {table_at, Now}}),
+            receive after 1 -> ok end,
+            wait_turn(Ref, V, Spins + 1)
+    end.

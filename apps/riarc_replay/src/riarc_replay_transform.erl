@@ -1,0 +1,254 @@
+%% @doc The record &amp; replay weaver: a parse transform that routes every source of
+%% nondeterminism of a module through {@link riarc_replay_rt}, which records it (in a
+%% recording run), reproduces it (in a replay) or does what the plain code would do
+%% (outside any run).
+%%
+%% What it rewrites, in every function and fun of the module:
+%% <ul>
+%% <li>`To ! Msg', `erlang:send/2,3': {@link riarc_replay_rt:send/2}, `send/3' (the
+%%     message is wrapped for the receiver when the receiver takes part in the run);</li>
+%% <li>every `receive' with at least one clause: {@link riarc_replay_rt:recv/2} is given
+%%     one fun holding the receive's patterns and guards in the shapes the runtime needs
+%%     (take a wrapped or plain message, take a plain one only, take a plain or a
+%%     versioned one, or test a message already taken); what it returns, `{K, Msg}' or a
+%%     timeout, is matched against the original clauses, tagged with their index K, so
+%%     the original bodies run with the original bindings;</li>
+%% <li>`spawn', `spawn_link', `spawn_monitor' (arity 1 and 3) and `spawn_opt' (2 and 4),
+%%     local or `erlang:': {@link riarc_replay_rt:spawn/3}, which gives the child its
+%%     logical id;</li>
+%% <li>`erlang:monotonic_time/0,1', `system_time/0,1', `now/0', `unique_integer/0,1',
+%%     `make_ref/0', `os:timestamp/0', `rand:uniform/0,1': the runtime function of the
+%%     same name;</li>
+%% <li>ETS operations on a table (reads and writes, see {@link riarc_replay_rt:ets/2}):
+%%     {@link riarc_replay_rt:ets/2}, which takes the table's turn.</li>
+%% </ul>
+%% The woven module gets the attribute `-riarc_replay_woven(true)' and the option
+%% `nowarn_unused_vars' (the copies of the patterns inside the fun leave user variables
+%% unused). Use it at compile time with
+%% `-compile({parse_transform, riarc_replay_transform}).', or on compiled modules with
+%% {@link riarc_replay:instrument/1}.
+%% ```
+%% 1> {ok, Forms} = epp:parse_file("apps/riarc_replay/test/riarc_replay_progs.erl", []).
+%% 2> Woven = riarc_replay_transform:parse_transform(Forms, []).
+%% 3> {ok, riarc_replay_progs, _Bin} = compile:forms(Woven, [binary]).
+%% '''
+-module(riarc_replay_transform).
+
+-export([parse_transform/2, format_error/1]).
+-export_type([error_reason/0]).
+
+-type error_reason() :: {no_module_attribute, [erl_parse:abstract_form()]}.
+
+-define(RT, riarc_replay_rt).
+-define(SPAWNS, [{spawn, 1}, {spawn, 3}, {spawn_link, 1}, {spawn_link, 3},
+                 {spawn_monitor, 1}, {spawn_monitor, 3}, {spawn_opt, 2}, {spawn_opt, 4}]).
+-define(ERLANG_VALUES, [{monotonic_time, 0}, {monotonic_time, 1}, {system_time, 0},
+                        {system_time, 1}, {now, 0}, {unique_integer, 0},
+                        {unique_integer, 1}, {make_ref, 0}]).
+%% Local calls that are auto-imported BIFs (unless the module defines them).
+-define(AUTO_VALUES, [{now, 0}, {make_ref, 0}]).
+-define(ETS_OPS, [{insert, 2}, {insert_new, 2}, {delete, 2}, {delete_object, 2},
+                  {delete_all_objects, 1}, {update_counter, 3}, {update_counter, 4},
+                  {update_element, 3}, {take, 2}, {select_delete, 2},
+                  {lookup, 2}, {lookup_element, 3}, {member, 2}, {select, 2},
+                  {match, 2}, {match_object, 2}, {tab2list, 1}, {first, 1}, {next, 2},
+                  {last, 1}, {prev, 2}, {select_count, 2}]).
+
+%% @doc The parse transform. A module without `-module' is returned unchanged.
+-spec parse_transform([erl_parse:abstract_form()], [compile:option()]) ->
+    [erl_parse:abstract_form()].
+parse_transform(Forms, _Options) ->
+    case [M || {attribute, _, module, M} <- Forms] of
+        [_] ->
+            Local = [{N, A} || {function, _, N, A, _} <- Forms],
+            Ctx = #{local => Local},
+            add_attributes([form(F, Ctx) || F <- Forms]);
+        _ ->
+            Forms
+    end.
+
+%% @doc A sentence for each error_reason().
+-spec format_error(error_reason()) -> string().
+format_error({no_module_attribute, _}) ->
+    "the forms have no -module attribute, so there is nothing to weave".
+
+%% Right after -module: the mark that the module is woven, and the compile option the
+%% pattern copies need.
+add_attributes([F = {attribute, L, module, _} | Rest]) ->
+    [F, {attribute, L, riarc_replay_woven, true},
+     {attribute, L, compile, [nowarn_unused_vars]} | Rest];
+add_attributes([F | Rest]) ->
+    [F | add_attributes(Rest)];
+add_attributes([]) ->
+    [].
+
+form({function, L, Name, Arity, Clauses}, Ctx) ->
+    {Clauses1, _} = walk(Clauses, 0, Ctx),
+    {function, L, Name, Arity, Clauses1};
+form(Other, _Ctx) ->
+    Other.
+
+%%% The walk -----------------------------------------------------------------------------
+
+%% A walk over the abstract code threading a counter for fresh variable names. Only
+%% expression shapes are rewritten; patterns and guards cannot contain them.
+walk({op, L, '!', To, Msg}, N0, Ctx) ->
+    {[To1, Msg1], N1} = walk([To, Msg], N0, Ctx),
+    {rt(L, send, [To1, Msg1]), N1};
+walk({call, L, {remote, _, {atom, _, Mod}, {atom, _, F}}, Args} = C, N0, Ctx) ->
+    {Args1, N1} = walk(Args, N0, Ctx),
+    case remote(Mod, F, length(Args)) of
+        {rt, Name} -> {rt(L, Name, Args1), N1};
+        {spawn, Kind} -> {spawn_call(L, Kind, Args1), N1};
+        ets -> {rt(L, ets, [{atom, L, F}, list(Args1, L)]), N1};
+        keep -> walk_call(C, N0, Ctx)
+    end;
+walk({call, L, {atom, _, F}, Args} = C, N0, Ctx = #{local := Local}) ->
+    Arity = length(Args),
+    case lists:member({F, Arity}, Local) of
+        true ->
+            walk_call(C, N0, Ctx);
+        false ->
+            {Args1, N1} = walk(Args, N0, Ctx),
+            case {lists:member({F, Arity}, ?SPAWNS), lists:member({F, Arity}, ?AUTO_VALUES)} of
+                {true, _} -> {spawn_call(L, F, Args1), N1};
+                {_, true} -> {rt(L, F, Args1), N1};
+                _ -> walk_call(C, N0, Ctx)
+            end
+    end;
+walk({'receive', _L, []} = R, N0, _Ctx) ->
+    {R, N0};
+walk({'receive', L, Clauses}, N0, Ctx) ->
+    receive_expr(L, Clauses, none, N0, Ctx);
+walk({'receive', L, [], Timeout, After}, N0, Ctx) ->
+    %% A pure wait takes no message: nothing to record, the program is deterministic.
+    {[Timeout1 | After1], N1} = walk([Timeout | After], N0, Ctx),
+    {{'receive', L, [], Timeout1, After1}, N1};
+walk({'receive', L, Clauses, Timeout, After}, N0, Ctx) ->
+    receive_expr(L, Clauses, {Timeout, After}, N0, Ctx);
+walk(T, N0, Ctx) when is_tuple(T) ->
+    {Elems, N1} = walk(tuple_to_list(T), N0, Ctx),
+    {list_to_tuple(Elems), N1};
+walk(L, N0, Ctx) when is_list(L) ->
+    lists:mapfoldl(fun(E, N) -> walk(E, N, Ctx) end, N0, L);
+walk(Leaf, N, _Ctx) ->
+    {Leaf, N}.
+
+walk_call({call, L, F, Args}, N0, Ctx) ->
+    {[F1 | Args1], N1} = walk([F | Args], N0, Ctx),
+    {{call, L, F1, Args1}, N1}.
+
+remote(erlang, send, 2) -> {rt, send};
+remote(erlang, send, 3) -> {rt, send};
+remote(erlang, F, A) ->
+    case {lists:member({F, A}, ?SPAWNS), lists:member({F, A}, ?ERLANG_VALUES)} of
+        {true, _} -> {spawn, F};
+        {_, true} -> {rt, F};
+        _ -> keep
+    end;
+remote(os, timestamp, 0) -> {rt, timestamp};
+remote(rand, uniform, A) when A =< 1 -> {rt, uniform};
+remote(ets, F, A) ->
+    case lists:member({F, A}, ?ETS_OPS) of
+        true -> ets;
+        false -> keep
+    end;
+remote(_, _, _) -> keep.
+
+%% `spawn(F)' becomes `riarc_replay_rt:spawn(spawn, F, [])', `spawn_opt(M, F, A, O)'
+%% becomes `riarc_replay_rt:spawn(spawn_opt, {M, F, A}, O)'.
+spawn_call(L, Kind, Args) ->
+    {What, Opts} = case Args of
+                       [Fun] -> {Fun, {nil, L}};
+                       [Fun, O] -> {Fun, O};
+                       [M, F, A] -> {{tuple, L, [M, F, A]}, {nil, L}};
+                       [M, F, A, O] -> {{tuple, L, [M, F, A]}, O}
+                   end,
+    rt(L, spawn, [{atom, L, Kind}, What, Opts]).
+
+%%% Receive ------------------------------------------------------------------------------
+
+%% receive P1 when G1 -> B1; ... after T -> A end
+%% becomes
+%% case riarc_replay_rt:recv(fun(Op, M, Tmo) -> ... end, T) of
+%%     {1, P1} when G1 -> B1; ...
+%%     '$riarc_rr_timeout' -> A
+%% end
+%% where the fun does, by Op:
+%%   rec:   receive {'$riarc_rr', S, Q, P1 = V} when G1 -> {1, S, Q, V}; ...
+%%                  P1 = V when G1, not wrapped(V) -> {1, ext, V}; ...
+%%          after Tmo -> '$riarc_rr_timeout' end
+%%   ext:   the plain clauses only;
+%%   ver:   the plain clauses, and {'$riarc_rv', N, X} -> {ver, N, X};
+%%   match: case M of P1 when G1 -> 1; ...; _ -> 0 end.
+receive_expr(L, Clauses, TimeoutAfter, N0, Ctx) ->
+    {Clauses1, N1} = walk(Clauses, N0, Ctx),
+    {TimeoutAfter1, N2} = case TimeoutAfter of
+                              none -> {none, N1};
+                              {T, A} ->
+                                  {[T1 | A1], Nx} = walk([T | A], N1, Ctx),
+                                  {{T1, A1}, Nx}
+                          end,
+    Tag = integer_to_list(N2),
+    V = var(L, "RiarcRrV" ++ Tag),
+    S = var(L, "RiarcRrS" ++ Tag),
+    Q = var(L, "RiarcRrQ" ++ Tag),
+    Op = var(L, "RiarcRrOp" ++ Tag),
+    M = var(L, "RiarcRrM" ++ Tag),
+    Tmo = var(L, "RiarcRrT" ++ Tag),
+    Indexed = lists:zip(lists:seq(1, length(Clauses1)), Clauses1),
+    Wrapped = [{clause, CL, [{tuple, CL, [{atom, CL, '$riarc_rr'}, S, Q, {match, CL, P, V}]}], G,
+                [{tuple, CL, [{integer, CL, K}, S, Q, V]}]}
+               || {K, {clause, CL, [P], G, _}} <- Indexed],
+    Plain = [{clause, CL, [{match, CL, P, V}], plain_guard(G, V, CL),
+              [{tuple, CL, [{integer, CL, K}, {atom, CL, ext}, V]}]}
+             || {K, {clause, CL, [P], G, _}} <- Indexed],
+    N = var(L, "RiarcRrN" ++ Tag),
+    X = var(L, "RiarcRrX" ++ Tag),
+    Versioned = {clause, L, [{tuple, L, [{atom, L, '$riarc_rv'}, N, X]}], [],
+                 [{tuple, L, [{atom, L, ver}, N, X]}]},
+    Match = [{clause, CL, [P], G, [{integer, CL, K}]} || {K, {clause, CL, [P], G, _}} <- Indexed]
+        ++ [{clause, L, [{var, L, '_'}], [], [{integer, L, 0}]}],
+    Recv = fun(Cs) -> {'receive', L, Cs, Tmo, [{atom, L, '$riarc_rr_timeout'}]} end,
+    Fun = {'fun', L, {clauses,
+                      [{clause, L, [Op, M, Tmo], [],
+                        [{'case', L, Op,
+                          [{clause, L, [{atom, L, rec}], [], [Recv(Wrapped ++ Plain)]},
+                           {clause, L, [{atom, L, ext}], [], [Recv(Plain)]},
+                           {clause, L, [{atom, L, ver}], [], [Recv(Plain ++ [Versioned])]},
+                           {clause, L, [{atom, L, match}], [], [{'case', L, M, Match}]}]}]}]}},
+    Timeout = case TimeoutAfter1 of
+                  none -> {atom, L, infinity};
+                  {T2, _} -> T2
+              end,
+    Tagged = [{clause, CL, [{tuple, CL, [{integer, CL, K}, P]}], G, B}
+              || {K, {clause, CL, [P], G, B}} <- Indexed],
+    AfterClause = case TimeoutAfter1 of
+                      none -> [];
+                      {_, After} -> [{clause, L, [{atom, L, '$riarc_rr_timeout'}], [], After}]
+                  end,
+    {{'case', L, rt(L, recv, [Fun, Timeout]), Tagged ++ AfterClause}, N2 + 1}.
+
+%% The guard of a plain-message clause: the original guard, and the message is not one
+%% the runtime wrapped (a catch-all pattern would otherwise take a wrapped message raw).
+plain_guard([], V, L) ->
+    [[not_wrapped(V, L)]];
+plain_guard(Guards, V, L) ->
+    [Conj ++ [not_wrapped(V, L)] || Conj <- Guards].
+
+not_wrapped(V, L) ->
+    IsTuple = {call, L, {atom, L, is_tuple}, [V]},
+    Size = {op, L, '>=', {call, L, {atom, L, tuple_size}, [V]}, {integer, L, 3}},
+    First = {call, L, {atom, L, element}, [{integer, L, 1}, V]},
+    Tag = {op, L, 'orelse', {op, L, '=:=', First, {atom, L, '$riarc_rr'}},
+           {op, L, '=:=', First, {atom, L, '$riarc_rv'}}},
+    {op, L, 'not', {op, L, 'andalso', IsTuple, {op, L, 'andalso', Size, Tag}}}.
+
+var(L, Name) ->
+    {var, L, list_to_atom(Name)}.
+
+rt(L, F, Args) ->
+    {call, L, {remote, L, {atom, L, ?RT}, {atom, L, F}}, Args}.
+
+list([], L) -> {nil, L};
+list([H | T], L) -> {cons, L, H, list(T, L)}.

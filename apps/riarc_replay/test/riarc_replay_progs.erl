@@ -1,0 +1,139 @@
+%% @doc Small racy programs the record &amp; replay tests (and the docs) run; woven by
+%% riarc_replay:instrument/1 from their debug_info.
+%% ```
+%% 1> riarc_replay_progs:race(3, 2).
+%% [{2,1},{1,1},{3,1},{2,2},{1,2},{3,2}]
+%% '''
+-module(riarc_replay_progs).
+
+%% now/0 is one of the values the runtime records.
+-compile({nowarn_deprecated_function, [{erlang, now, 0}]}).
+
+-export([race/2, sender/3, timeouts/1, ets_race/2, values/0, tree/1, variant/1,
+         selective/1, mixed/2]).
+
+%% @doc N senders send M messages each to this process, which returns the arrival order.
+-spec race(pos_integer(), pos_integer()) -> [{pos_integer(), pos_integer()}].
+race(N, M) ->
+    Self = self(),
+    _ = [spawn(?MODULE, sender, [Self, I, M]) || I <- lists:seq(1, N)],
+    collect(N * M, []).
+
+collect(0, Acc) ->
+    lists:reverse(Acc);
+collect(K, Acc) ->
+    receive
+        {msg, I, J} -> collect(K - 1, [{I, J} | Acc])
+    end.
+
+%% @doc A sender of race/2; it spins a little between messages so that senders overlap.
+-spec sender(pid(), pos_integer(), pos_integer()) -> ok.
+sender(To, I, M) ->
+    lists:foreach(fun(J) -> spin(50 + rand:uniform(200)), To ! {msg, I, J} end, lists:seq(1, M)).
+
+spin(0) -> ok;
+spin(K) -> spin(K - 1).
+
+%% @doc N rounds of: a helper spawned to answer after a random amount of work, and a
+%% receive with a short timeout; returns which rounds timed out.
+-spec timeouts(pos_integer()) -> [{pos_integer(), answered | timed_out}].
+timeouts(N) ->
+    Self = self(),
+    [begin
+         _ = spawn(fun() -> spin(rand:uniform(600000)), Self ! {answer, K} end),
+         receive
+             {answer, K} -> {K, answered}
+         after 2 ->
+             {K, timed_out}
+         end
+     end || K <- lists:seq(1, N)].
+
+%% @doc N processes each add 1 to a shared ETS counter M times by lookup-then-insert: a
+%% lost update race. Returns the final value and the order of the writers.
+-spec ets_race(pos_integer(), pos_integer()) -> {integer(), [pos_integer()]}.
+ets_race(N, M) ->
+    T = ets:new(counter, [public, set]),
+    true = ets:insert(T, {n, 0}),
+    Self = self(),
+    _ = [spawn(fun() ->
+                       lists:foreach(fun(_) ->
+                                             [{n, V}] = ets:lookup(T, n),
+                                             spin(rand:uniform(5000)),
+                                             true = ets:insert(T, {n, V + 1}),
+                                             ets:insert(T, {last, I}),
+                                             _ = ets:update_counter(T, n, 0)
+                                     end, lists:seq(1, M)),
+                       Self ! {done, I}
+               end) || I <- lists:seq(1, N)],
+    Order = [receive {done, I} -> I end || _ <- lists:seq(1, N)],
+    [{n, Final}] = ets:lookup(T, n),
+    {Final, Order}.
+
+%% @doc The time and random values the runtime records.
+-spec values() -> map().
+values() ->
+    R1 = make_ref(),
+    R2 = erlang:make_ref(),
+    #{mono => erlang:monotonic_time(), mono_us => erlang:monotonic_time(microsecond),
+      sys => erlang:system_time(), sys_ms => erlang:system_time(millisecond),
+      ts => os:timestamp(), now => erlang:now(), float => rand:uniform(),
+      int => rand:uniform(1000000), big => rand:uniform(1 bsl 80),
+      uniq => erlang:unique_integer(), uniq_pos => erlang:unique_integer([positive]),
+      refs_ordered => R1 < R2}.
+
+%% @doc A spawn tree of the given depth: each node spawns two children, which report
+%% their depth-first path; the root returns the reports in arrival order.
+-spec tree(non_neg_integer()) -> [[1 | 2]].
+tree(Depth) ->
+    Self = self(),
+    node(Self, Depth, []),
+    collect_paths((1 bsl (Depth + 1)) - 1, []).
+
+node(Report, 0, Path) ->
+    Report ! {path, lists:reverse(Path)};
+node(Report, D, Path) ->
+    _ = [spawn_link(fun() -> node(Report, D - 1, [K | Path]) end) || K <- [1, 2]],
+    Report ! {path, lists:reverse(Path)}.
+
+collect_paths(0, Acc) -> lists:reverse(Acc);
+collect_paths(K, Acc) -> receive {path, P} -> collect_paths(K - 1, [P | Acc]) end.
+
+%% @doc race/2, but with an extra receive when the persistent term
+%% riarc_replay_variant is `extra': a changed program, for divergence tests.
+-spec variant(pos_integer()) -> term().
+variant(N) ->
+    R = race(N, 2),
+    case persistent_term:get(riarc_replay_variant, plain) of
+        plain -> R;
+        extra -> receive never -> R after 10 -> R end;
+        spawn -> spawn(fun() -> ok end), R
+    end.
+
+%% @doc Selective receive: two senders, the receiver takes b-messages first when there
+%% are any, with an `after 0' poll.
+-spec selective(pos_integer()) -> [term()].
+selective(N) ->
+    Self = self(),
+    _ = [spawn(fun() -> [Self ! {T, K} || K <- lists:seq(1, N)] end) || T <- [a, b]],
+    sel(2 * N, []).
+
+sel(0, Acc) -> lists:reverse(Acc);
+sel(K, Acc) ->
+    receive
+        {b, J} -> sel(K - 1, [{b, J} | Acc])
+    after 0 ->
+        receive
+            {T, J} -> sel(K - 1, [{T, J} | Acc])
+        end
+    end.
+
+%% @doc Woven and plain messages mixed: monitors' 'DOWN' messages (not wrapped) race with
+%% the children's results (wrapped).
+-spec mixed(pos_integer(), pos_integer()) -> [term()].
+mixed(N, Work) ->
+    Self = self(),
+    _ = [spawn_monitor(fun() -> spin(rand:uniform(Work)), Self ! {res, I} end) || I <- lists:seq(1, N)],
+    [receive
+         {res, I} -> {res, I};
+         {'DOWN', _, process, _, normal} -> down
+     end || _ <- lists:seq(1, 2 * N)].

@@ -1,0 +1,236 @@
+%% @doc EUnit tests of record &amp; replay: racy programs (riarc_replay_progs,
+%% riarc_replay_tickets) are recorded once and replayed many times, with each strategy;
+%% changed programs diverge; damaged recordings are errors. Every test is bounded by an
+%% EUnit timeout; random choices use a seed that failures print.
+%% ```
+%% $ rebar3 eunit --app riarc_replay
+%% '''
+-module(riarc_replay_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(P, riarc_replay_progs).
+-define(OPTS, #{modules => [?P], stall => 300, timeout => 30000}).
+
+file(Name) ->
+    Dir = filename:join(["/tmp", "riarc_replay_tests_" ++ os:getpid()]),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    filename:join(Dir, Name).
+
+record(MFA, Name, Opts) ->
+    File = file(Name),
+    {ok, Info} = riarc_replay:record(MFA, File, maps:merge(?OPTS, Opts)),
+    {File, Info}.
+
+%% Replays N times; every result must be the recorded one.
+replays(File, Expected, N, Opts) ->
+    [begin
+         {ok, #{result := R}} = riarc_replay:replay(File, maps:merge(?OPTS, Opts)),
+         ?assertEqual({replay, K, Expected}, {replay, K, R})
+     end || K <- lists:seq(1, N)],
+    ok.
+
+%%% Message races -------------------------------------------------------------------------
+
+race_test_() ->
+    [{timeout, 120, {"race, " ++ atom_to_list(St), fun() -> race(St) end}} || St <- [receiver, sender]].
+
+race(Strategy) ->
+    {File, #{result := Rec, events := Ev, bytes := Bytes}} =
+        record({?P, race, [4, 25]}, "race_" ++ atom_to_list(Strategy), #{strategy => Strategy}),
+    ?assertEqual(100, length(Rec)),
+    ?assert(Ev >= 100),
+    ?assert(Bytes > 9 * Ev),
+    replays(File, Rec, 20, #{}).
+
+%% Plain runs of the same program do not all take the same order (on this 2-core machine
+%% 20 runs gave 20 different orders; the test asks only for two different ones).
+race_plain_runs_differ_test_() ->
+    {timeout, 60, fun() ->
+                          Orders = [?P:race(4, 25) || _ <- lists:seq(1, 20)],
+                          ?assert(length(lists:usort(Orders)) > 1)
+                  end}.
+
+%% Recordings of the same program also differ: what the replay reproduces is one run.
+recordings_differ_test_() ->
+    {timeout, 120, fun() ->
+                           Rs = [maps:get(result, element(2, record({?P, race, [4, 25]}, "rd", #{})))
+                                 || _ <- lists:seq(1, 10)],
+                           ?assert(length(lists:usort(Rs)) > 1)
+                   end}.
+
+selective_test_() ->
+    [{timeout, 60, fun() ->
+                           {File, #{result := Rec}} = record({?P, selective, [30]}, "sel", #{strategy => St}),
+                           replays(File, Rec, 5, #{})
+                   end} || St <- [receiver, sender]].
+
+mixed_test_() ->
+    [{timeout, 60, fun() ->
+                           {File, #{result := Rec}} = record({?P, mixed, [6, 20000]}, "mixed", #{strategy => St}),
+                           replays(File, Rec, 5, #{})
+                   end} || St <- [receiver, sender]].
+
+%%% Timeouts, ETS, values, spawn trees ----------------------------------------------------
+
+timeouts_test_() ->
+    [{timeout, 120, fun() ->
+                            {File, #{result := Rec}} = record({?P, timeouts, [20]}, "tmo", #{strategy => St}),
+                            replays(File, Rec, 5, #{})
+                    end} || St <- [receiver, sender]].
+
+%% Some plain run of timeouts/1 both times out and is answered (the race is real).
+timeouts_race_is_real_test_() ->
+    {timeout, 60, fun() ->
+                          Kinds = lists:usort([W || _ <- lists:seq(1, 5), {_, W} <- ?P:timeouts(20)]),
+                          ?assertEqual([answered, timed_out], Kinds)
+                  end}.
+
+ets_test_() ->
+    [{timeout, 120, fun() ->
+                            {File, #{result := Rec}} = record({?P, ets_race, [4, 20]}, "ets", #{strategy => St}),
+                            replays(File, Rec, 5, #{})
+                    end} || St <- [receiver, sender]].
+
+%% Lost updates happen in plain runs: the final count is below 4 * 20 in some run.
+ets_race_is_real_test_() ->
+    {timeout, 60, fun() ->
+                          Finals = [element(1, ?P:ets_race(4, 20)) || _ <- lists:seq(1, 10)],
+                          ?assert(lists:min(Finals) < 80)
+                  end}.
+
+values_test_() ->
+    {timeout, 60, fun() ->
+                          {File, #{result := Rec}} = record({?P, values, []}, "values", #{}),
+                          %% A value wider than 8 bytes went to the side table.
+                          ?assert(maps:get(big, Rec) >= 1),
+                          replays(File, Rec, 3, #{}),
+                          ?assertNotEqual(Rec, ?P:values())
+                  end}.
+
+tree_test_() ->
+    [{timeout, 60, fun() ->
+                           {File, #{result := Rec, processes := N}} = record({?P, tree, [4]}, "tree", #{strategy => St}),
+                           ?assertEqual(31, N),
+                           replays(File, Rec, 5, #{})
+                   end} || St <- [receiver, sender]].
+
+%%% Compile-time weaving -----------------------------------------------------------------
+
+parse_transform_test_() ->
+    {timeout, 60, fun() ->
+                          M = riarc_replay_pt_prog,
+                          ?assert(lists:keymember(riarc_replay_woven, 1, M:module_info(attributes))),
+                          File = file("pt"),
+                          {ok, #{result := Rec}} = riarc_replay:record({M, pingpong, [50]}, File,
+                                                                     #{modules => [M], stall => 300}),
+                          [?assertMatch({ok, #{result := Rec}}, riarc_replay:replay(File, #{})) || _ <- [1, 2, 3]]
+                  end}.
+
+%%% OTP behaviours (in a peer node) ------------------------------------------------------
+
+gen_server_test_() ->
+    {timeout, 120, fun() ->
+                           Opts = #{modules => [riarc_replay_tickets], otp => true, stall => 500},
+                           File = file("tickets"),
+                           {ok, #{result := Rec}} = riarc_replay:record({riarc_replay_tickets, main, [4, 5]}, File, Opts),
+                           ?assertEqual(20, length(Rec)),
+                           [?assertMatch({ok, #{result := Rec}}, riarc_replay:replay(File, Opts)) || _ <- [1, 2, 3]],
+                           %% This VM's gen_server is untouched.
+                           ?assertNot(lists:keymember(riarc_replay_woven, 1, gen_server:module_info(attributes)))
+                   end}.
+
+%%% Divergence -----------------------------------------------------------------------------
+
+divergence_test_() ->
+    {timeout, 120,
+     fun() ->
+             File = file("variant"),
+             {ok, _} = riarc_replay:record({?P, variant, [3]}, File, ?OPTS),
+             try
+                 persistent_term:put(riarc_replay_variant, extra),
+                 ?assertMatch({error, {diverged, [], end_of_recording, {'receive', _}}},
+                              riarc_replay:replay(File, ?OPTS)),
+                 persistent_term:put(riarc_replay_variant, spawn),
+                 ?assertMatch({error, {diverged, [], no_such_process, {spawn, [4]}}},
+                              riarc_replay:replay(File, ?OPTS))
+             after
+                 persistent_term:erase(riarc_replay_variant)
+             end,
+             %% Another program on the same recording.
+             File2 = file("values2"),
+             {ok, _} = riarc_replay:record({?P, values, []}, File2, ?OPTS),
+             {ok, Bin} = file:read_file(File2),
+             {ok, _} = riarc_replay:record({?P, race, [2, 2]}, File, ?OPTS),
+             {ok, Race} = file:read_file(File),
+             ok = file:write_file(File, swap_mfa(Bin, Race)),
+             {error, {diverged, _, _, _} = D} = riarc_replay:replay(File, ?OPTS),
+             ?assert(is_list(riarc_replay:format_error(D)))
+     end}.
+
+%% The race recording's streams under the values recording's header.
+swap_mfa(ValuesBin, RaceBin) ->
+    {ok, H, _} = parse(ValuesBin),
+    {ok, _, Ss} = parse(RaceBin),
+    F = file("swap"),
+    {ok, _} = riarc_replay_file:write(F, H, Ss),
+    {ok, B} = file:read_file(F),
+    B.
+
+parse(Bin) ->
+    F = file("parse"),
+    ok = file:write_file(F, Bin),
+    riarc_replay_file:read(F).
+
+%%% Damaged recordings -----------------------------------------------------------------------
+
+corrupt_test_() ->
+    {timeout, 120, fun corrupt/0}.
+
+corrupt() ->
+    Seed = {exsss, erlang:phash2(make_ref()), 7, 11},
+    rand:seed(element(1, Seed), {element(2, Seed), element(3, Seed), element(4, Seed)}),
+    {File, _} = record({?P, values, []}, "good", #{}),
+    {ok, Good} = file:read_file(File),
+    Bad = file("bad"),
+    Check = fun(Bin, What) ->
+                    ok = file:write_file(Bad, Bin),
+                    case riarc_replay:replay(Bad, ?OPTS) of
+                        {error, {riarc_replay, {corrupt, Bad, Off, _Why}}} when is_integer(Off) -> ok;
+                        Other -> erlang:error({not_corrupt, What, {seed, Seed}, Other})
+                    end
+            end,
+    %% Every truncation.
+    [Check(binary:part(Good, 0, N), {truncated, N}) || N <- lists:seq(0, byte_size(Good) - 1)],
+    %% Random byte flips, random garbage, an appended byte.
+    [begin
+         At = rand:uniform(byte_size(Good)) - 1,
+         <<Pre:At/binary, B:8, Post/binary>> = Good,
+         Check(<<Pre/binary, (B bxor (1 + rand:uniform(254))):8, Post/binary>>, {flip, At})
+     end || _ <- lists:seq(1, 200)],
+    [Check(crypto_free_bytes(rand:uniform(200)), garbage) || _ <- lists:seq(1, 50)],
+    Check(<<Good/binary, 0>>, appended),
+    ?assertMatch({error, {riarc_replay, {file, _, enoent}}}, riarc_replay:replay(file("none"), #{})),
+    ?assert(is_list(riarc_replay:format_error({corrupt, "f", 3, truncated}))).
+
+crypto_free_bytes(N) ->
+    << <<(rand:uniform(256) - 1):8>> || _ <- lists:seq(1, N) >>.
+
+%%% Errors ----------------------------------------------------------------------------------
+
+errors_test() ->
+    ?assertMatch({error, {riarc_replay, {bad_option, _}}}, riarc_replay:record({?P, race, [1, 1]}, file("x"), #{bogus => 1})),
+    ?assertMatch({error, {riarc_replay, {not_loaded, _}}}, riarc_replay:instrument([no_such_module_here])),
+    [?assert(is_list(M:format_error(R))) || {M, R} <- [{riarc_replay, {timeout, replay, [[]]}},
+                                                        {riarc_replay, {deadlock, [[]]}},
+                                                        {riarc_replay_file, {file, "f", enoent}},
+                                                        {riarc_replay_transform, {no_module_attribute, []}},
+                                                        {riarc_replay_rt, {diverged, [1], a, b}}]].
+
+%% The runtime outside a run is the plain operation.
+outside_a_run_test() ->
+    ?assertNot(riarc_replay_rt:active()),
+    self() ! {'$riarc_rr', 3, 0, wrapped},
+    F = fun(rec, _, T) -> receive {'$riarc_rr', S, Q, M} -> {1, S, Q, M} after T -> '$riarc_rr_timeout' end end,
+    ?assertEqual({1, wrapped}, riarc_replay_rt:recv(F, 0)),
+    ?assertEqual('$riarc_rr_timeout', riarc_replay_rt:recv(F, 0)).
