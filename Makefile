@@ -3,7 +3,7 @@
 REBAR ?= rebar3
 export ERL_FLAGS ?=
 
-.PHONY: all toolchain build test eunit layout check xref dialyzer demo bench bench-top bench-takeover bench-quick verify clean
+.PHONY: all toolchain build test eunit layout check xref dialyzer demo bench bench-top bench-takeover bench-replay bench-quick verify clean
 
 all: build
 
@@ -64,6 +64,12 @@ bench-top: build
 # the VM's tracing floor, instrumentation alone, 5 interleaved repetitions (~15 minutes).
 bench-takeover: build
 	@scripts/bench-takeover
+
+# Record & replay (docs/replay.md): Savina-style programs unrecorded, recorded with each
+# strategy and replayed, 5 runs each; writes bench-results/replay.md.
+bench-replay: build
+	@mkdir -p bench-results
+	@erl -noshell -pa _build/default/lib/*/ebin -eval 'riarc_replay_bench:main(["bench-results/replay.md", "5"]), halt().'
 
 bench-quick: build
 	@bin/riarc experiment examples/bench/quick.config --out bench-results/quick
