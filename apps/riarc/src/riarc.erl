@@ -30,6 +30,10 @@
 %% <li>`explain' (default 8): a reject or error verdict carries an `explanation': the
 %%     partition's last this-many events, the deciding one, the monitor's state; 0 for
 %%     none;</li>
+%% <li>`limits' (default `#{max_queue => 1000000, max_tracers => a quarter of the
+%%     process limit}'): at the first limit reached riarc detaches from the whole system
+%%     (policy stop); the result's `overload' says which, and partitions with no verdict
+%%     yet get `inconclusive';</li>
 %% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow.</li>
 %% </ul>
 -module(riarc).
@@ -47,7 +51,8 @@
                       | {bad_mfa, term()} | {bad_opts, term()} | {bad_option, atom(), term()}.
 -type opts() :: #{timeout => timeout(), events => [send | recv], invariants => boolean(),
                   log => boolean(), perturb => undefined | pos_integer(),
-                  backend => auto | route | evm, explain => non_neg_integer()}.
+                  backend => auto | route | evm, explain => non_neg_integer(),
+                  limits => #{max_queue => pos_integer(), max_tracers => pos_integer()}}.
 
 -define(DEFAULTS, #{timeout => 60000, events => [send, recv], invariants => true,
                     log => true, perturb => undefined, backend => auto, explain => 8}).
@@ -145,6 +150,9 @@ valid_opt(invariants, B) -> is_boolean(B);
 valid_opt(log, B) -> is_boolean(B);
 valid_opt(backend, B) -> lists:member(B, [auto, route, evm]);
 valid_opt(explain, K) -> is_integer(K) andalso K >= 0;
+valid_opt(limits, L) when is_map(L) ->
+    lists:all(fun({K, V}) -> lists:member(K, [max_queue, max_tracers]) andalso is_integer(V) andalso V > 0 end,
+              maps:to_list(L));
 valid_opt(perturb, undefined) -> true;
 valid_opt(perturb, N) -> is_integer(N) andalso N > 0;
 valid_opt(_, _) -> false.

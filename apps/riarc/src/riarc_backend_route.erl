@@ -94,11 +94,20 @@ clear(#{table := Table}, S, _T) ->
 -spec init_from_spawn(config()) -> true.
 init_from_spawn(_) -> true.
 
-%% @doc The session is over: the table stops sending, and any process still carrying it
-%% as its tracer drops it at its next event.
+%% @doc The session is over: the table stops sending, and every process still carrying
+%% it as its tracer is untraced (a process the tracers did not clear: the session ended
+%% abruptly, or detached everything at once on overload).
 -spec close(config()) -> ok.
 close(#{table := Table}) ->
-    riarc_route:stop(Table).
+    ok = riarc_route:stop(Table),
+    _ = [riarc_route:clear(Table, P) || P <- erlang:processes(), traced_by(P, Table)],
+    ok.
+
+%% OTP 25's spec of erlang:trace_info/2 leaves out tracer modules (`{Module, State}'),
+%% which the VM does return: the comparison is made on the term as it comes.
+-dialyzer({nowarn_function, traced_by/2}).
+traced_by(P, Table) ->
+    erlang:trace_info(P, tracer) =:= {tracer, {riarc_route, Table}}.
 
 %% @doc Decodes the table's messages into riarc events. A message the table sent that
 %% monitors do not see (the root's `go', a link event of the `procs' flag) is still one

@@ -30,7 +30,9 @@
 -optional_callbacks([explain/2]).
 
 -type monitor() :: fun((riarc_event:event()) -> term()) | {module(), term()}.
--type verdict() :: accept | reject | error | none.
+%% `inconclusive': the partition's trace was cut short by riarc itself (an overload
+%% limit), so no verdict can be given; never a silent accept.
+-type verdict() :: accept | reject | error | none | inconclusive.
 -type result() :: {next, monitor()} | {verdict, accept | reject} | {verdict, error, term()}.
 
 %% @doc ANALYSEEVT(ςM, e): one step of the monitor.

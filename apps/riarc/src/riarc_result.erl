@@ -11,7 +11,7 @@
 %% '''
 -module(riarc_result).
 
--export([make/1, entry/5, format_verdict/1, format_explanation/1, log_verdict/3]).
+-export([make/1, entry/5, format_verdict/1, format_explanation/1, log_verdict/3, status/1]).
 -export_type([t/0, verdict_entry/0, explanation/0]).
 
 -type verdict_entry() :: #{pid := riarc_event:sid(), mfa := riarc_event:mfa_args(),
@@ -32,6 +32,7 @@
                violations := [map()],
                errors := [term()],
                duration_us := non_neg_integer(),
+               overload := undefined | term(),
                atom() => term()}.
 
 %% @doc A result from what a monitoring mode knows; what it does not have is zero or empty.
@@ -39,7 +40,17 @@
 make(Fields) ->
     maps:merge(#{verdicts => [], tracers => #{spawned => 0, peak => 0}, events => 0,
                  analysed => 0, routed => 0, reordered => 0, violations => [], errors => [],
-                 duration_us => 0}, Fields).
+                 duration_us => 0, overload => undefined}, Fields).
+
+%% @doc The exit status a result gives: 0 only when every monitored partition was
+%% accepted or ended without a verdict and nothing went wrong (no error, no invariant
+%% violation, no incomplete trace, no overload); 1 otherwise.
+-spec status(t()) -> 0 | 1.
+status(R = #{verdicts := Vs}) ->
+    Clean = lists:all(fun(#{verdict := V}) -> V =:= accept orelse V =:= none end, Vs)
+        andalso maps:get(errors, R, []) =:= [] andalso maps:get(violations, R, []) =:= []
+        andalso maps:get(overload, R, undefined) =:= undefined,
+    case Clean of true -> 0; false -> 1 end.
 
 %% @doc One monitored partition's verdict; `Reason' undefined when there is none to give.
 -spec entry(riarc_event:sid(), riarc_event:mfa_args(), riarc_monitor:verdict(),

@@ -46,6 +46,7 @@
     spawned = 0 :: non_neg_integer(),
     peak = 0 :: non_neg_integer(),
     verdicts = #{} :: #{pid() => map()},             % tracer -> verdict entry
+    parts = #{} :: #{pid() => {riarc_event:sid(), riarc_event:mfa_args()}}, % tracer -> its partition
     explanations = #{} :: #{pid() => map()},         % tracer -> its reject's explanation
     order = #{} :: #{pid() => non_neg_integer()},     % tracer -> spawn order, for output
     stats = #{collected => 0, routed => 0, analysed => 0, reordered => 0} :: map(),
@@ -56,7 +57,10 @@
     started :: integer(),
     finished :: undefined | integer(),
     waiters = [] :: [gen_server:from()],
-    stopping = false :: boolean()
+    stopping = false :: boolean(),
+    %% Why riarc stopped the run itself (an overload limit), once it has.
+    overload = undefined :: undefined | term(),
+    limits :: #{max_queue := pos_integer(), max_tracers := pos_integer()}
 }).
 
 %%% API
@@ -137,14 +141,21 @@ init({Owner, Roots, Spec, Opts = #{backend := Make}}) when is_function(Make, 1) 
 init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     Cfg = #{lambda => riarc_lambda:new(Spec), backend => Backend, session => self(),
             checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts),
-            explain => maps:get(explain, Opts, 8)},
+            explain => maps:get(explain, Opts, 8),
+            max_queue => maps:get(max_queue, limits(Opts))},
     _ = monitor(process, Owner),
-    S0 = #s{owner = Owner, opts = Opts, backend = Backend,
+    S0 = #s{owner = Owner, opts = Opts, backend = Backend, limits = limits(Opts),
             started = erlang:monotonic_time(microsecond)},
     %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced is an
     %% error of start/4, at once.
+    Lambda = maps:get(lambda, Cfg),
     S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
-                             tracer_up(riarc_tracer:start_root(Cfg, Root, MFA, Init), S)
+                             T = riarc_tracer:start_root(Cfg, Root, MFA, Init),
+                             Part = case riarc_lambda:lookup(Lambda, MFA) of
+                                        {ok, _} -> #{T => {Root, MFA}};
+                                        _ -> #{}
+                                    end,
+                             tracer_up(T, S#s{parts = maps:merge(S#s.parts, Part)})
                      end, S0, Roots),
     {ok, S1#s{launching = maps:keys(S1#s.tracers)}}.
 
@@ -176,8 +187,15 @@ handle_cast(_Msg, S) ->
 %% @private
 handle_info({riarc_launched, T, Res}, S) ->
     {noreply, launch_result(T, Res, S)};
-handle_info({riarc_tracer_up, Pid, _Proc, _MFA}, S) ->
-    {noreply, tracer_up(Pid, S)};
+handle_info({riarc_tracer_up, Pid, Proc, MFA}, S) ->
+    S1 = tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}}),
+    #{max_tracers := Max} = S1#s.limits,
+    case map_size(S1#s.tracers) > Max of
+        true -> {noreply, overload({tracers, map_size(S1#s.tracers), Max}, S1)};
+        false -> {noreply, S1}
+    end;
+handle_info({riarc_overload, _Tracer, What}, S) ->
+    {noreply, overload(What, S)};
 handle_info({riarc_tracer_down, _Pid, Stats}, S = #s{stats = Acc}) ->
     {noreply, S#s{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
                                     Acc, Stats)}};
@@ -222,6 +240,28 @@ handle_info(_Other, S) ->
 
 %%% Internals
 
+%% The limits in force: a tracer's mailbox length, and the number of live tracers (by
+%% default a quarter of the node's process limit, so that riarc can never take the
+%% processes the system needs: one tracer per monitored process would otherwise double
+%% the system's process count with no cap).
+limits(Opts) ->
+    Default = #{max_queue => 1000000,
+                max_tracers => max(1, erlang:system_info(process_limit) div 4)},
+    maps:merge(Default, maps:get(limits, Opts, #{})).
+
+%% Policy `stop': riarc detaches from the whole system at the first limit it reaches, and
+%% says so; partitions that had no verdict yet get `inconclusive', never a verdict on a
+%% trace riarc itself cut short.
+overload(_What, S = #s{overload = Already}) when Already =/= undefined -> S;
+overload(What, S = #s{backend = Backend}) ->
+    logger:warning("riarc: overload (~0tp): detaching from the system", [What]),
+    %% The tracers are behind (that is the overload): a stop request would wait behind
+    %% their whole mailbox. The backend detaches the system at once instead, and the
+    %% tracers are ended; what they had not decided is inconclusive.
+    ok = riarc_backend:close(Backend),
+    _ = [exit(Pid, kill) || Pid <- maps:keys(S#s.tracers)],
+    S#s{overload = What}.
+
 launch_result(T, Res, S = #s{launching = L, launch_error = E0}) ->
     E = case E0 of ok -> Res; _ -> E0 end,
     case lists:delete(T, L) of
@@ -244,6 +284,14 @@ tracer_crash(_Pid, normal, S) -> S;
 %% session handles its riarc_tracer_up and monitors it: the monitor then reports noproc,
 %% which is not a crash. Replayed traces (riarc_backend_log) hit this often.
 tracer_crash(_Pid, noproc, S) -> S;
+%% Ended by the overload policy: the partition's trace was cut short by riarc.
+tracer_crash(Pid, killed, S = #s{overload = Over, verdicts = Vs, parts = Parts}) when Over =/= undefined ->
+    case {Vs, Parts} of
+        {#{Pid := _}, _} -> S;
+        {#{}, #{Pid := {Proc, MFA}}} ->
+            S#s{verdicts = Vs#{Pid => riarc_result:entry(Proc, MFA, inconclusive, 0, {overload, Over})}};
+        {#{}, #{}} -> S
+    end;
 tracer_crash(Pid, Reason, S = #s{verdicts = Vs}) ->
     logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
     Entry = maps:get(Pid, Vs, #{pid => undefined, mfa => undefined, events => 0}),
@@ -273,11 +321,17 @@ result(S = #s{stats = Stats}) ->
                         violations => lists:reverse(S#s.violations),
                         errors => lists:reverse(S#s.errors)
                                   ++ [{orphan_events, S#s.orphans} || S#s.orphans > 0],
+                        overload => S#s.overload,
                         duration_us => End - S#s.started}).
 
-verdict_list(#s{verdicts = Vs, order = Order, incomplete = Inc}) ->
+verdict_list(#s{verdicts = Vs, order = Order, incomplete = Inc, overload = Over}) ->
     Sorted = lists:sort([{maps:get(T, Order, 0), E} || {T, E} <- maps:to_list(Vs)]),
-    [untrusted(E, Inc) || {_, E} <- Sorted].
+    [cut_short(untrusted(E, Inc), Over) || {_, E} <- Sorted].
+
+cut_short(E = #{verdict := none}, Over) when Over =/= undefined ->
+    E#{verdict => inconclusive, reason => {overload, Over}};
+cut_short(E, _Over) ->
+    E.
 
 %% A monitor that missed events of its own process gave a verdict on an unsound trace:
 %% the verdict is error, saying so, rather than a false accept or reject.

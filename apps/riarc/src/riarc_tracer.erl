@@ -33,7 +33,8 @@
                  session := pid(),
                  checks := boolean(),
                  perturb := undefined | pos_integer(),
-                 explain => non_neg_integer()}.
+                 explain => non_neg_integer(),
+                 max_queue => pos_integer()}.
 
 %%% ---------------------------------------------------------------------------
 %%% Starting tracers
@@ -52,13 +53,13 @@ start_root(Cfg, Root, MFA, Init) ->
 -spec root_init(cfg(), riarc_event:sid(), riarc_event:mfa_args(),
                 riarc_event:event() | none) -> no_return().
 root_init(Cfg0 = #{backend := Backend, session := Session}, Root, MFA, Init) ->
-    Cfg = core_cfg(Cfg0),
+    Cfg = (core_cfg(Cfg0))#{root => true},
     Ref = monitor(process, Session),
     {St, Fx} = riarc_tracer_core:init_root(Cfg, Root, MFA, Init),
     case riarc_backend:launch(Backend, Root, self()) of
         ok ->
             Session ! {riarc_launched, self(), ok},
-            loop(effects(Fx, St, Cfg), Ref, Cfg);
+            loop(effects(Fx, St, Cfg), Ref, Cfg, 0);
         {error, Reason} ->
             Session ! {riarc_launched, self(), {error, Reason}},
             exit(normal)
@@ -71,10 +72,10 @@ tracer_init(Cfg0 = #{session := Session}, Mon, S, MFA, Disp) ->
     Cfg = core_cfg(Cfg0),
     Ref = monitor(process, Session),
     {St, Fx} = riarc_tracer_core:init_tracer(Cfg, Mon, S, MFA, Disp),
-    loop(effects(Fx, St, Cfg), Ref, Cfg).
+    loop(effects(Fx, St, Cfg), Ref, Cfg, 0).
 
 core_cfg(Cfg0 = #{backend := Backend}) ->
-    Base = maps:with([lambda, backend, session, checks, perturb, explain], Cfg0),
+    Base = maps:with([lambda, backend, session, checks, perturb, explain, max_queue], Cfg0),
     Base#{self => self(),
           init_from_spawn => riarc_backend:init_from_spawn(Backend),
           start_tracer => fun(Mon, C, MFA, Disp) ->
@@ -106,21 +107,36 @@ stop(Tracer) ->
 
 %% Alg. 1 LOOP∘ and Alg. 3 LOOP• alike take the mailbox in order: what priority mode must
 %% not handle yet, the core sets aside itself (Invariant I14).
-loop(St, SRef, Cfg) ->
+loop(St, SRef, Cfg, N) ->
     receive
         {'DOWN', SRef, process, _, _} ->
             %% The session is gone: nobody wants these verdicts. Leave the system
             %% untraced rather than traced by a tracer nobody reads.
             #{backend := Backend} = Cfg,
             _ = [riarc_backend:clear(Backend, S, self()) || S <- riarc_tracer_core:gamma(St)],
-            %% Processes no tracer clears (in another tracer's App. B buffer, say) stop
-            %% sending when the backend closes: the table drops from each at its next event.
-            ok = riarc_backend:close(Backend),
+            %% Processes no tracer clears (in another tracer's App. B buffer, say): the
+            %% root tracer closes the backend, which untraces whatever is left.
+            _ = maps:get(root, Cfg, false) andalso riarc_backend:close(Backend) =:= ok,
             exit(normal);
         Msg ->
             {St1, Fx} = riarc_tracer_core:handle(Msg, St),
-            loop(effects(Fx, St1, Cfg), SRef, Cfg)
+            loop(effects(Fx, St1, Cfg), SRef, Cfg, watch(N, Cfg))
     end.
+
+%% A tracer falling behind its processes would hold their events without bound: every
+%% 1024 messages it looks at its mailbox, and one longer than the limit is an overload,
+%% reported once (the count then stops); the session decides what to do (riarc_session,
+%% policy stop).
+watch(reported, _Cfg) -> reported;
+watch(N, _Cfg) when (N + 1) band 1023 =/= 0 -> N + 1;
+watch(N, #{max_queue := Max, session := Session}) ->
+    case process_info(self(), message_queue_len) of
+        {message_queue_len, Len} when Len > Max ->
+            Session ! {riarc_overload, self(), {mailbox, self(), Len, Max}},
+            reported;
+        _ -> N + 1
+    end;
+watch(N, _Cfg) -> N + 1.
 
 effects([], St, _Cfg) ->
     St;

@@ -3,7 +3,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([service/0, family/1, member/0, analyse/2, explain/2]).
+-export([service/0, family/1, member/0, analyse/2, explain/2, flood/1, family_exit/1]).
 
 %% A service that runs until told to stop, answering pings.
 service() ->
@@ -122,3 +122,48 @@ analyse({recv, _, {ping, _}}, N) -> {next, N + 1};
 analyse(_, N) -> {next, N}.
 -spec explain(riarc_event:event(), non_neg_integer()) -> iodata().
 explain(_, 2) -> "a third ping".
+
+%% Overload, policy stop: a monitor too slow for its process fills its tracer's mailbox
+%% past the limit; riarc detaches from the whole system and says so. The partition has
+%% no verdict: inconclusive, never accept; the exit status is 1. The system runs on.
+overload_stop_test() ->
+    Slow = fun M(_) -> receive after 1 -> M end end,
+    Spec = fun({?MODULE, flood, _}) -> {ok, Slow}; (_) -> undefined end,
+    {ok, R = #{verdicts := [V]}} =
+        riarc:run({?MODULE, flood, [20000]}, Spec,
+                  #{log => false, events => [send, recv], limits => #{max_queue => 2000}}),
+    ?assertMatch({mailbox, _, _, 2000}, maps:get(overload, R)),
+    ?assertMatch(#{verdict := inconclusive, reason := {overload, {mailbox, _, _, 2000}}}, V),
+    ?assertEqual(1, riarc_result:status(R)).
+
+%% Too many tracers for the limit: the same policy.
+overload_tracers_test() ->
+    Spec = fun(_) -> {ok, fun M(_) -> M end} end,
+    {ok, R} = riarc:run({?MODULE, family_exit, [50]}, Spec,
+                        #{log => false, limits => #{max_tracers => 10}}),
+    ?assertMatch({tracers, 11, 10}, maps:get(overload, R)),
+    ?assert(lists:any(fun(#{verdict := V}) -> V =:= inconclusive end, maps:get(verdicts, R))),
+    ?assertEqual(1, riarc_result:status(R)).
+
+-spec flood(pos_integer()) -> ok.
+flood(N) ->
+    [self() ! {n, I} || I <- lists:seq(1, N)],
+    [receive {n, I} -> ok end || I <- lists:seq(1, N)],
+    ok.
+
+-spec family_exit(pos_integer()) -> ok.
+family_exit(N) ->
+    Kids = [spawn_monitor(fun() -> receive go -> ok end end) || _ <- lists:seq(1, N)],
+    [K ! go || {K, _} <- Kids],
+    [receive {'DOWN', R, process, _, _} -> ok end || {_, R} <- Kids],
+    ok.
+
+-spec status_test() -> ok.
+status_test() ->
+    E = fun(V) -> #{pid => p, mfa => undefined, verdict => V, events => 0} end,
+    ?assertEqual(0, riarc_result:status(riarc_result:make(#{verdicts => [E(accept), E(none)]}))),
+    [?assertEqual(1, riarc_result:status(riarc_result:make(#{verdicts => [E(accept), E(V)]})))
+     || V <- [reject, error, inconclusive]],
+    ?assertEqual(1, riarc_result:status(riarc_result:make(#{errors => [x]}))),
+    ?assertEqual(1, riarc_result:status(riarc_result:make(#{violations => [x]}))),
+    ok.

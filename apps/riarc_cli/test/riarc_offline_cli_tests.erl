@@ -16,7 +16,10 @@ tmp(Name) ->
 spec({?M, q, _}) -> {ok, fun M({recv, _, _}) -> reject; M(_) -> M end};
 spec(_) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end}.
 
-cli_test() ->
+cli_test_() ->
+    {timeout, 300, fun cli_checks/0}.
+
+cli_checks() ->
     Text = tmp("cli.txt"),
     ok = file:write_file(Text, "{init, r, undefined, {riarc_demo_pqr, r, []}}.\n{exit, r, normal}.\n"),
     {Out0, 0} = cli(["check", "--trace", Text, "--monitors", "riarc_offline_cli_tests"]),
