@@ -38,7 +38,7 @@
 %% </ul>
 -module(riarc).
 
--export([run/3, start/3, verdicts/1, stop/1, alive/1]).
+-export([run/3, start/3, attach/3, verdicts/1, stop/1, alive/1]).
 -export([format_error/1, format_verdict/1]).
 %% Shared with the other instrumentation modes (riarc_central, riarc_inline).
 -export([validate/3]).
@@ -48,7 +48,12 @@
 -type verdict_entry() :: riarc_result:verdict_entry().
 -type result() :: riarc_result:t().
 -type error_reason() :: {undef, {module(), atom(), arity()}} | {bad_spec, term()}
-                      | {bad_mfa, term()} | {bad_opts, term()} | {bad_option, atom(), term()}.
+                      | {bad_mfa, term()} | {bad_opts, term()} | {bad_option, atom(), term()}
+                      | {bad_target, term()} | {noproc, term()} | {not_registered, atom()}
+                      | {not_a_supervisor, term()} | {not_running, atom()} | {no_process, term()}.
+%% What attach/3 watches: a process, a registered name, a supervision tree (as it is and as
+%% it grows), or every process of a running application.
+-type target() :: pid() | atom() | {supervisor, pid() | atom()} | {application, atom()}.
 -type opts() :: #{timeout => timeout(), events => [send | recv], invariants => boolean(),
                   log => boolean(), perturb => undefined | pos_integer(),
                   backend => auto | route | evm, explain => non_neg_integer(),
@@ -87,6 +92,76 @@ start(MFA, Spec, Opts) ->
             end;
         Error -> Error
     end.
+
+%% @doc Attaches to processes that are already running and monitors them from this point
+%% on, without starting anything: each process of the target is a root of the monitored
+%% system, with its own tracer; whatever they spawn from now on follows as under run/3.
+%% A monitor of an attached process first gets `{attached, Pid, MFA}' (MFA as Λ sees it,
+%% riarc_lambda:running_mfa/1), then the process's events from the attach point: the
+%% suffix of its trace, complete and in order. `stop/1' detaches and leaves no process
+%% traced. Opts as for start/3 (`timeout' does not apply).
+-spec attach(target(), riarc_lambda:spec(), opts()) -> {ok, pid()} | {error, term()}.
+attach(Target, Spec, Opts) when is_map(Opts) ->
+    case {riarc_lambda:valid_spec(Spec), valid_opts(maps:merge(?DEFAULTS, Opts)), targets(Target)} of
+        {false, _, _} -> {error, {?MODULE, {bad_spec, Spec}}};
+        {_, {error, _} = E, _} -> E;
+        {_, _, {error, _} = E} -> E;
+        {true, ok, {ok, []}} -> {error, {?MODULE, {no_process, Target}}};
+        {true, ok, {ok, Pids}} ->
+            Full = #{events := Events} = maps:merge(?DEFAULTS, Opts),
+            Roots = [{P, MFA, {attached, P, MFA}} || P <- Pids,
+                                                     MFA <- [riarc_lambda:running_mfa(P)],
+                                                     MFA =/= undefined],
+            SOpts = maps:without([timeout, events], Full#{backend => attach_backend(Full, Events)}),
+            session(riarc_session:start(self(), Roots, Spec, SOpts))
+    end;
+attach(_Target, _Spec, Opts) ->
+    {error, {?MODULE, {bad_opts, Opts}}}.
+
+attach_backend(#{backend := evm}, Events) ->
+    riarc_backend:new(riarc_backend_evm, riarc_backend_evm:config(Events));
+attach_backend(#{backend := B}, Events) when B =:= route; B =:= auto ->
+    case B =:= route orelse riarc_route:available() of
+        true -> fun(Session) -> riarc_backend_route:new(Events, Session) end;
+        false -> attach_backend(#{backend => evm}, Events)
+    end.
+
+%% The processes of a target, alive now; riarc's own are never among them.
+targets(Pid) when is_pid(Pid), node(Pid) =:= node() ->
+    case is_process_alive(Pid) of
+        true -> {ok, [Pid]};
+        false -> {error, {?MODULE, {noproc, Pid}}}
+    end;
+targets({supervisor, Ref}) ->
+    case targets(Ref) of
+        {ok, [Sup]} ->
+            try {ok, tree(Sup)}
+            catch exit:_ -> {error, {?MODULE, {not_a_supervisor, Ref}}}
+            end;
+        {error, {?MODULE, {_, _}}} -> {error, {?MODULE, {not_a_supervisor, Ref}}}
+    end;
+targets({application, App}) when is_atom(App) ->
+    case application_controller:get_master(App) of
+        undefined -> {error, {?MODULE, {not_running, App}}};
+        Master ->
+            {ok, [P || P <- erlang:processes(),
+                       erlang:process_info(P, group_leader) =:= {group_leader, Master}]}
+    end;
+targets(Name) when is_atom(Name) ->
+    case whereis(Name) of
+        undefined -> {error, {?MODULE, {not_registered, Name}}};
+        Pid -> targets(Pid)
+    end;
+targets(Other) ->
+    {error, {?MODULE, {bad_target, Other}}}.
+
+%% A supervisor and everything below it, supervisors first.
+tree(Sup) ->
+    Children = supervisor:which_children(Sup),
+    [Sup | lists:append([case Type of
+                             supervisor -> tree(Pid);
+                             worker -> [Pid]
+                         end || {_, Pid, Type, _} <- Children, is_pid(Pid)])].
 
 %% A session whose root could not be traced ends here, and its error is run/3's.
 session({ok, Session}) ->
@@ -171,6 +246,19 @@ format_error({bad_opts, Opts}) ->
     flat("options must be a map, not ~0tp", [Opts]);
 format_error({bad_option, K, V}) ->
     flat("option ~0tp has the invalid value ~0tp", [K, V]);
+format_error({bad_target, T}) ->
+    flat("~0tp is not something to attach to: give a pid, a registered name, "
+         "{supervisor, Ref} or {application, App}", [T]);
+format_error({noproc, P}) ->
+    flat("process ~0tp is not alive", [P]);
+format_error({not_registered, N}) ->
+    flat("no process is registered as ~0tp", [N]);
+format_error({not_a_supervisor, R}) ->
+    flat("~0tp is not a running supervisor", [R]);
+format_error({not_running, App}) ->
+    flat("application ~0tp is not running", [App]);
+format_error({no_process, T}) ->
+    flat("~0tp has no process to attach to", [T]);
 format_error({?MODULE, Reason}) ->
     format_error(Reason);
 format_error({Module, Reason}) when is_atom(Module) ->

@@ -8,6 +8,7 @@
 %% {send,  From,   To,     Msg}
 %% {recv,  Pid,    Msg}
 %% {timeout, Pid}                 % a receive ... after T in Pid timed out
+%% {attached, Pid, MFA}           % first event of a process riarc attached to while it ran
 %% '''
 %% MFA is the logical initial call of the spawned process (see {@link riarc_lambda}).
 %% Online the process names are pids; offline they are whatever the trace file names
@@ -32,8 +33,9 @@
                | {exit, sid(), term()}
                | {send, sid(), sid(), term()}
                | {recv, sid(), term()}
-               | {timeout, sid()}.
--type kind() :: init | spawn | exit | send | recv | timeout.
+               | {timeout, sid()}
+               | {attached, sid(), mfa_args()}.
+-type kind() :: init | spawn | exit | send | recv | timeout | attached.
 
 %% @doc The process that exhibited the event: the paper's e.ıS.
 -spec origin(event()) -> sid().
@@ -42,7 +44,8 @@ origin({spawn, Parent, _Child, _MFA}) -> Parent;
 origin({exit, Pid, _Reason}) -> Pid;
 origin({send, From, _To, _Msg}) -> From;
 origin({recv, Pid, _Msg}) -> Pid;
-origin({timeout, Pid}) -> Pid.
+origin({timeout, Pid}) -> Pid;
+origin({attached, Pid, _MFA}) -> Pid.
 
 %% @doc The event's label: the paper's e.ℓ, with init split from spawn.
 -spec kind(event()) -> kind().
@@ -56,6 +59,7 @@ is_event({exit, _, _}) -> true;
 is_event({send, _, _, _}) -> true;
 is_event({recv, _, _}) -> true;
 is_event({timeout, _}) -> true;
+is_event({attached, _, _}) -> true;
 is_event(_) -> false.
 
 %% @doc A one-line rendering, for logs and the command line.

@@ -29,7 +29,7 @@
 %% '''
 -module(riarc_lambda).
 
--export([new/1, lookup/2, logical_mfa/1, valid_spec/1]).
+-export([new/1, lookup/2, logical_mfa/1, running_mfa/1, valid_spec/1]).
 -export_type([t/0, spec/0]).
 
 -type spec() :: fun((riarc_event:mfa_args()) -> {ok, riarc_monitor:monitor()} | undefined)
@@ -75,6 +75,22 @@ logical_mfa({proc_lib, init_p, [_Parent, _Ancestors, M, F, A]}) ->
     proc_lib_mfa(M, F, A);
 logical_mfa({M, F, A}) when is_atom(M), is_atom(F), is_list(A) -> {M, F, A};
 logical_mfa(_) -> undefined.
+
+%% @doc The logical initial call of a process that is already running (riarc attaches to
+%% it): proc_lib's `$initial_call' where there is one (so a gen_server is its callback
+%% module's init), else the VM's initial call. The arguments it was started with are
+%% gone: each is given as the atom `'$unknown''.
+-spec running_mfa(pid()) -> riarc_event:mfa_args().
+running_mfa(Pid) ->
+    case erlang:process_info(Pid, [dictionary, initial_call]) of
+        [{dictionary, D}, {initial_call, Init}] ->
+            {M, F, Arity} = case lists:keyfind('$initial_call', 1, D) of
+                                {_, {_, _, _} = IC} -> IC;
+                                false -> Init
+                            end,
+            {M, F, lists:duplicate(Arity, '$unknown')};
+        undefined -> undefined
+    end.
 
 %% gen:init_it/6 and /7 are how gen_server, gen_statem and supervisor processes start.
 proc_lib_mfa(gen, init_it, [GenMod, _Starter, _Parent, Mod, Args, _Opts])

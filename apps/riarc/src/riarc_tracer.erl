@@ -56,10 +56,22 @@ root_init(Cfg0 = #{backend := Backend, session := Session}, Root, MFA, Init) ->
     Cfg = (core_cfg(Cfg0))#{root => true},
     Ref = monitor(process, Session),
     {St, Fx} = riarc_tracer_core:init_root(Cfg, Root, MFA, Init),
-    case riarc_backend:launch(Backend, Root, self()) of
+    %% A system riarc started waits paused for its tracer (launch); a process riarc
+    %% attaches to is already running, and is traced from here on (its trace's suffix).
+    Launch = case Init of
+                 {attached, _, _} -> riarc_backend:trace(Backend, Root, self());
+                 _ -> riarc_backend:launch(Backend, Root, self())
+             end,
+    case Launch of
         ok ->
             Session ! {riarc_launched, self(), ok},
             loop(effects(Fx, St, Cfg), Ref, Cfg, 0);
+        {error, {_, {noproc, _}}} when element(1, Init) =:= attached ->
+            %% Race: the process exited between the attach point and its tracing; its
+            %% partition ends with what it had, the attached event.
+            Session ! {riarc_launched, self(), ok},
+            {St1, Fx1} = riarc_tracer_core:handle({riarc_ctl, self(), make_ref(), stop}, St),
+            effects(Fx ++ Fx1, St1, Cfg);
         {error, Reason} ->
             Session ! {riarc_launched, self(), {error, Reason}},
             exit(normal)
