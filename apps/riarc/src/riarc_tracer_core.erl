@@ -64,7 +64,7 @@
 
 -record(st, {
     mode = direct :: mode(),
-    pi = #{} :: #{sid() => tracer()},              % Π, the routing map
+    pi = #{} :: #{sid() => tracer() | {held, [term()]}}, % Π, the routing map
     gamma = #{} :: #{sid() => mode()},             % Γ, the traced-processes map
     cfg :: cfg(),                                  % Λ and the tracer's surroundings
     part :: undefined | {sid(), riarc_event:mfa_args()}, % whose partition this is
@@ -185,13 +185,14 @@ handle_direct(E = {spawn, P, C, MFA}, St) ->
         undefined ->
             %% case Π(e.ıS) = ⊥: this tracer handles e, then instruments the child.
             child(C, P, MFA, instrument(direct, E, self_of(St), analyse(E, perturb(St))));
-        Next ->
-            %% case Π(e.ıS) = ȷT: dispatch, and route the child the same way (I9).
+        _ ->
+            %% case Π(e.ıS) = ȷT: dispatch; the child is routed too (I9), to the tracer
+            %% that will ask for it: until then its events are held here (short routes).
             %% Race: the spawn event may be the last of P's events a parked detach
             %% request for P waits for; that request is handled only once C has its
             %% route and C's held events are on their way (found by riarc_explore: the
             %% tracer otherwise ended with C's events still held).
-            St1 = child(C, P, MFA, add_route(C, Next, 'I9', dispatch({evt, E}, Next, St))),
+            St1 = child(C, P, MFA, add_route(C, {held, []}, 'I9', dispatch({evt, E}, P, St))),
             dispatched(P, St1)
     end;
 %% An event of S's that no monitor sees, but one of those a Cut counts.
@@ -204,14 +205,14 @@ handle_direct({ignored, S}, St) ->
 handle_direct(E = {exit, S, _}, St) ->
     case route(S, St) of
         undefined -> try_gc(del_gamma(S, 'I5', analyse(E, St)));
-        Next -> dispatched_exit(S, dispatch({evt, E}, Next, St))
+        _ -> dispatched_exit(S, dispatch({evt, E}, S, St))
     end;
 %% Alg. 1 HANDLCOMM∘ (send, receive, timeout and init events)
 handle_direct(E, St) ->
     S = riarc_event:origin(E),
     case route(S, St) of
         undefined -> analyse(E, St);
-        Next -> dispatched(S, dispatch({evt, E}, Next, St))
+        _ -> dispatched(S, dispatch({evt, E}, S, St))
     end.
 
 %% After its spawn event: the child's trace opens with its init event, then what it did
@@ -228,7 +229,7 @@ child(C, P, MFA, St) ->
 handle_init(E = {init, C, _, _}, St) ->
     case route(C, St) of
         undefined -> analyse(E, St);
-        Next -> dispatch({evt, E}, Next, St)
+        _ -> dispatch({evt, E}, C, St)
     end.
 
 %% A direct event of S went on along its route: one more of the events a detach request
@@ -249,13 +250,23 @@ dispatch_dtc(T, S, Cut, St) ->
         undefined ->
             %% Invariant I17: a detach request names a process this tracer routes.
             violation('I17', {dtc_without_route, T, S}, St);
-        Next ->
+        Route ->
             case complete(S, Cut, St) of
                 true ->
                     St1 = St#st{seen = maps:remove(S, St#st.seen),
                                 parked = maps:remove(S, St#st.parked)},
+                    %% Short routes: the requester T is where S's events belong. What was
+                    %% held for S goes to T now, then the acknowledgement, on one channel
+                    %% (so in this order); a known route must be T itself.
+                    St2 = case Route of
+                              {held, Q} ->
+                                  lists:foldl(fun(R, A) -> send(T, R, A) end,
+                                              St1#st{pi = (St1#st.pi)#{S := T}}, lists:reverse(Q));
+                              T -> St1;
+                              Other -> violation('I17', {dtc_from_other_tracer, T, S, Other}, St1)
+                          end,
                     %% Invariant I11: the next-hop is dropped once the acknowledgement is sent.
-                    try_gc(del_route(S, 'I11', dispatch({dtc, T, S}, Next, St1)));
+                    try_gc(del_route(S, 'I11', dispatch({dtc, T, S}, S, St2)));
                 false ->
                     St#st{parked = (St#st.parked)#{S => {T, Cut}}}
             end
@@ -280,16 +291,17 @@ forwd_rtd(R = {riarc_rtd, _, {dtc, T, S}}, St) ->
     %% FORWDDTC
     case route(S, St) of
         undefined -> violation('I20', {dtc_ack_without_route, T, S}, St);
-        Next -> try_gc(del_route(S, 'I12', forwd(R, Next, St)))
+        _ -> try_gc(del_route(S, 'I12', forwd(R, S, St)))
     end;
 forwd_rtd(R = {riarc_rtd, _, {evt, E}}, St) ->
     %% FORWDEVT
-    case route(riarc_event:origin(E), St) of
+    S = riarc_event:origin(E),
+    case route(S, St) of
         undefined -> violation('I19', {routed_event_without_route, E}, St);
         Next ->
-            St1 = forwd(R, Next, St),
+            St1 = forwd(R, S, St),
             case E of
-                {spawn, _, C, _} -> add_route(C, Next, 'I10', St1);
+                {spawn, _, C, _} -> add_route(C, child_route(Next), 'I10', St1);
                 _ -> St1
             end
     end.
@@ -317,13 +329,13 @@ handle_routed(spawn, E = {spawn, P, C, _}, R, Disp, St) ->
             St1 = check(is_map_key(P, St#st.gamma), 'I21', {routed_event_not_traced, E}, St),
             instrument(priority, E, Disp, analyse(E, St1));
         Next ->
-            add_route(C, Next, 'I10', forwd(R, Next, St))
+            add_route(C, child_route(Next), 'I10', forwd(R, P, St))
     end;
 %% Alg. 3 HANDLEXIT•
 handle_routed(exit, E = {exit, S, _}, R, _Disp, St) ->
     case route(S, St) of
         undefined -> try_gc(del_gamma(S, 'I5', analyse(E, St)));
-        Next -> forwd(R, Next, St)
+        _ -> forwd(R, S, St)
     end;
 %% Alg. 3 HANDLCOMM•
 handle_routed(comm, E, R, _Disp, St) ->
@@ -332,7 +344,7 @@ handle_routed(comm, E, R, _Disp, St) ->
         undefined ->
             St1 = check(is_map_key(S, St#st.gamma), 'I21', {routed_event_not_traced, E}, St),
             analyse(E, St1);
-        Next -> forwd(R, Next, St)
+        _ -> forwd(R, S, St)
     end.
 
 %% Alg. 3 HANDLDTC
@@ -342,12 +354,12 @@ handle_dtc(R, T, S, St) ->
             %% Invariant I22, first half: an acknowledgement with no next-hop is ours.
             St1 = check(T =:= self_of(St), 'I22', {unexpected_dtc_ack, T, S}, St),
             maybe_direct(mark_detached(S, St1#st{acked = St1#st.acked + 1}));
-        Next ->
+        _ ->
             %% Invariant I22, second half: one we can route is somebody else's. The
             %% listing of Alg. 3 only forwards here; I12 asks every forwarder of an
             %% acknowledgement to drop the stale next-hop, so we do, and try to end.
             St1 = check(T =/= self_of(St), 'I22', {own_dtc_ack_routed, T, S}, St),
-            try_gc(del_route(S, 'I12', forwd(R, Next, St1)))
+            try_gc(del_route(S, 'I12', forwd(R, S, St1)))
     end.
 
 %% Race: S may have exited, its exit routed to us and S purged from Γ, before the
@@ -395,7 +407,14 @@ instrument(Mode, {spawn, _P, C, MFA}, Disp, St = #st{cfg = Cfg = #{lambda := Lam
             %% Registered by its spawner, before the spawner can end, so that the session
             %% never sees the set of live tracers empty while this one is starting.
             St2 = fx({started, T, C}, fx({send, Session, {riarc_tracer_up, T, C, MFA}}, St1)),
-            add_route(C, T, 'I8', St2);
+            case Mode of
+                direct -> add_route(C, T, 'I8', St2);
+                %% Short routes: C's events are with Disp, which sends them to T in one
+                %% hop when T asks; none comes through here, so no route is kept (the
+                %% paper's next hop would wait here for an acknowledgement that, on a
+                %% short route, never passes).
+                priority -> St2
+            end;
         {undefined, St1} when Mode =:= direct ->
             %% Tracing inheritance (A2): this tracer already traces C (I4).
             add_gamma(C, direct, St1);
@@ -419,13 +438,30 @@ detach(S, Disp, St) ->
     St1 = add_gamma(S, priority, fx({detach, S, Disp}, St)),
     St1#st{dtc_issued = St1#st.dtc_issued + 1, detached = St1#st.detached + 1}.
 
-%% Alg. 4 DISPATCH: wrap a message of this tracer's in a routing packet.
-dispatch(Msg, Next, St) ->
-    fx({send, Next, {riarc_rtd, self_of(St), Msg}}, St#st{routed = St#st.routed + 1}).
+%% Alg. 4 DISPATCH: wrap a message of this tracer's about S in a routing packet, sent
+%% along S's route.
+dispatch(Msg, S, St) ->
+    forwd({riarc_rtd, self_of(St), Msg}, S, St).
 
-%% Alg. 4 FORWD: pass a routing packet on unchanged (it keeps its dispatch tracer).
-forwd(R, Next, St) ->
-    fx({send, Next, R}, St#st{routed = St#st.routed + 1}).
+%% Alg. 4 FORWD: pass a routing packet about S on, unchanged (it keeps its dispatch
+%% tracer). Short routes: a route is the tracer S's events belong to, or, while that
+%% tracer has not asked for S yet (its detach request carries its name), `held': the
+%% packets wait here, in order, and go to it in one hop when it asks (DISPATCHDTC).
+%% Paper: a route is the next hop towards the owner, and an early event of a deep process
+%% travels through every ancestor's tracer; here it travels once.
+forwd(R, S, St = #st{pi = Pi}) ->
+    case Pi of
+        #{S := {held, Q}} -> St#st{pi = Pi#{S := {held, [R | Q]}}};
+        #{S := T} -> send(T, R, St)
+    end.
+
+send(T, R, St) ->
+    fx({send, T, R}, St#st{routed = St#st.routed + 1}).
+
+%% The route of a child whose spawn event takes its parent's route: the same tracer
+%% when it is known, else held until its own tracer asks.
+child_route({held, _}) -> {held, []};
+child_route(T) -> T.
 
 %% Alg. 4 TRYGC. Invariant I1: the tracer ends only with Γ = Π = ∅.
 try_gc(St = #st{gamma = G, pi = P}) when map_size(G) =:= 0, map_size(P) =:= 0 ->

@@ -31,7 +31,7 @@ systems_count_test() ->
     ?assertEqual(1 + 1 + 2 + 5, length(riarc_explore:systems(4))).
 
 all_systems_up_to_3_test_() ->
-    {timeout, 60,
+    {timeout, 300,
      fun() ->
              [check(S, A) || S <- riarc_explore:systems(3), A <- arrangements(S)]
      end}.
