@@ -25,17 +25,21 @@
 %% 2 on bad input; 141 when standard output was closed early (as `| head' does).
 -module(riarc_cli).
 
--export([main/1, run/1, demo/1, commands/0, usage/0]).
+-export([main/1, status/1, run/1, demo/1, commands/0, usage/0]).
 
 %% @doc Entry point of bin/riarc: runs the command and halts the VM with its status.
-%% A closed standard output (EPIPE: `bin/riarc run ... | head -1') ends the program
-%% quietly with status 141, as SIGPIPE ends a C program, instead of a crash.
 -spec main([string()]) -> no_return().
 main(Args) ->
-    Status = try run(Args)
-             catch Class:Reason:Stack -> crashed(Class, Reason, Stack)
-             end,
-    erlang:halt(Status).
+    erlang:halt(status(Args)).
+
+%% @doc What main/1 halts with: the command's exit status, where a closed standard output
+%% (EPIPE: `bin/riarc run ... | head -1') ends the program quietly with status 141, as
+%% SIGPIPE ends a C program, and a crash of riarc is one message and status 1.
+-spec status([string()]) -> non_neg_integer().
+status(Args) ->
+    try run(Args)
+    catch Class:Reason:Stack -> crashed(Class, Reason, Stack)
+    end.
 
 %% io raises `terminated' when the I/O server is gone, and the server of standard output
 %% dies when it writes to a closed pipe: that is the reader going away, not a bug.
@@ -136,11 +140,11 @@ run_cmd(Args) ->
 
 report({ok, #{verdicts := Vs}}) ->
     _ = [io:format("~s~n", [riarc:format_verdict(V)]) || V <- Vs],
-    status(Vs);
+    verdict_status(Vs);
 report({error, Reason}) ->
     fail(riarc:format_error(Reason)).
 
-status(Vs) ->
+verdict_status(Vs) ->
     case [V || #{verdict := V} <- Vs, V =:= reject orelse V =:= error] of
         [] -> 0;
         _ -> 1

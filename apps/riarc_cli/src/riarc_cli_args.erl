@@ -21,7 +21,7 @@
 %% 4> riarc_cli_args:parse(Cmd, ["world", "-h"]).
 %% help
 %% 5> io:format("~s~n", [riarc_cli_args:usage_line(Cmd)]).
-%% usage: riarc greet [-n N] NAME
+%% usage: riarc greet [-n TIMES] NAME
 %% '''
 -module(riarc_cli_args).
 
