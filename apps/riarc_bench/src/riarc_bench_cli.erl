@@ -1,5 +1,7 @@
-%% @doc Command line of the load driver, called by `bin/riarc' for `bench' and
-%% `experiment' (the subcommand is the first argument).
+%% @doc Command line of the load driver: `bench', `experiment' and `study', which
+%% `bin/riarc' (riarc_cli) hands over here with the command as the first argument. The
+%% commands are declared in commands/0 and parsed by riarc_cli_args, the parser of every
+%% command of `bin/riarc'.
 %%
 %%   bench --shape steady|pulse|burst --workers N --requests W [--time T] [--rate L]
 %%         [--spread S] [--pinch P] [--psend P] [--precv P] [--period MS] [--seed S]
@@ -17,31 +19,34 @@
 %% $ bin/riarc bench --shape pulse --workers 5000 --requests 50 --time 10 --period 100 --out /tmp/p
 %% $ bin/riarc bench --shape steady --workers -3 --requests 5 --out /tmp/x
 %% riarc bench: The parameter workers must be an integer >= 1, not -3.
+%% $ bin/riarc bench --shape steady --workers 3 --requests 5 --out /tmp/x --bogus 1
+%% riarc bench: unknown option --bogus
+%% usage: riarc bench --shape steady|pulse|burst --workers N --requests W [--time T] ...
 %% 1> riarc_bench_cli:parse(["bench", "--shape", "burst", "--workers", "10", "--requests", "2", "--out", "d"]).
 %% {ok,{bench,#{requests => 2,shape => burst,workers => 10},"d"}}
 %% '''
 -module(riarc_bench_cli).
 
--export([main/1, run/1, parse/1, format_error/1]).
+-export([run/1, parse/1, format_error/1, commands/0]).
 
 -type command() :: {bench, map(), string()} | {experiment, string(), string()}
                  | {study, [{string(), string()}], string()}.
 
-%% Runs the command and halts the VM with its status.
--spec main([string()]) -> no_return().
-main(Args) ->
-    erlang:halt(run(Args)).
-
-%% Runs the command and returns the exit status, without halting (for tests).
+%% @doc Runs the command and returns the exit status, without halting.
 -spec run([string()]) -> 0 | 1 | 2.
-run(Args) ->
+run(Args = [Name | _]) when Name =:= "bench"; Name =:= "experiment"; Name =:= "study" ->
     case parse(Args) of
         {ok, Cmd} -> execute(Cmd);
+        help ->
+            io:put_chars(riarc_cli_args:usage(command(Name))),
+            0;
         {error, Reason} ->
-            complain(command_name(Args), format_error(Reason)),
-            usage(),
-            2
-    end.
+            riarc_cli_args:bad_input(command(Name), format_error(Reason, Name))
+    end;
+run(Args) ->
+    {error, Reason} = parse(Args),
+    io:format(standard_error, "riarc: ~ts~n", [format_error(Reason)]),
+    2.
 
 execute({bench, Params, Out}) ->
     case riarc_bench_model:new(Params) of
@@ -136,124 +141,107 @@ ks(K, S) ->
 complain(Cmd, Sentence) ->
     io:format(standard_error, "riarc ~s: ~ts~n", [Cmd, Sentence]).
 
-usage() ->
-    io:format(standard_error,
-              "usage: riarc bench --shape steady|pulse|burst --workers N --requests W [--time T]~n"
-              "         [--rate L] [--spread S] [--pinch P] [--psend P] [--precv P] [--period MS]~n"
-              "         [--seed S] [--schedulers K]~n"
-              "         [--instrumentation baseline|tracing|riarc|centralised|inline]~n"
-              "         [--monitors none|soundness] [--cost US] [--events recv|all]~n"
-              "         [--interval MS] [--sample F]~n"
-              "         --out DIR~n"
-              "       riarc experiment CONFIG --out DIR~n"
-              "       riarc study LABEL=EXPERIMENT_DIR... --out DIR~n", []).
-
-command_name(["experiment" | _]) -> "experiment";
-command_name(["study" | _]) -> "study";
-command_name(_) -> "bench".
-
 %%% Parsing ----------------------------------------------------------------------------
 
-%% Turns the arguments into a command; only the syntax is checked here, the values are
-%% checked by riarc_bench_model so that the CLI and experiment configs agree.
--spec parse([string()]) -> {ok, command()} | {error, term()}.
-parse(["bench" | Args]) ->
-    case flags(Args, #{}) of
-        {ok, #{out := Out} = Flags} -> {ok, {bench, maps:remove(out, Flags), Out}};
-        {ok, _} -> {error, missing_out};
-        Error -> Error
+%% @doc The declarations of bench, experiment and study, for riarc_cli_args. Only the
+%% syntax is checked there; the values are checked by riarc_bench_model so that the CLI
+%% and experiment configs agree (which is why `--workers -3' parses).
+-spec commands() -> [riarc_cli_args:command()].
+commands() -> [command(N) || N <- ["bench", "experiment", "study"]].
+
+command("bench") ->
+    #{name => "bench",
+      summary => "one run of the load driver",
+      description => "One run of the load driver (docs/bench.md): a master, N workers and W "
+                 "requests each,
+under the given instrumentation; writes its CSV files to "
+                 "DIR.",
+      flags => [F || {_, F} <- bench_flags()] ++ [out_flag()]};
+command("experiment") ->
+    #{name => "experiment",
+      summary => "a series of bench runs, from a config file",
+      description => "A series of bench runs as a config file describes them (docs/bench.md), "
+                 "with a report
+in DIR.",
+      flags => [out_flag()],
+      positionals => [#{key => config, metavar => "CONFIG", required => true,
+                        help => "the experiment's config file (examples/bench/*.config)"}]};
+command("study") ->
+    #{name => "study",
+      summary => "the overhead table and plots of several experiments",
+      description => "The overhead table and plots of the study of paper 000, section 5, from experiments already run "
+                 "(docs/evaluation.md).",
+      flags => [out_flag()],
+      positionals => [#{key => levels, metavar => "LABEL=EXPERIMENT_DIR", required => true,
+                        repeat => true, type => {check, fun level/1},
+                        help => "an experiment's output directory, labelled (high=bench-results/high)"}]}.
+
+out_flag() ->
+    #{name => "--out", key => out, type => string, metavar => "DIR", required => true,
+      help => "the output directory"}.
+
+bench_flags() ->
+    Flag = fun(Key, Type, Meta, Required, Help) ->
+                   Name = case Key of cost_us -> "cost"; _ -> atom_to_list(Key) end,
+                   F = #{name => "--" ++ Name, key => Key, type => Type, help => Help},
+                   F1 = case Meta of "" -> F; _ -> F#{metavar => Meta} end,
+                   {Name, F1#{required => Required}}
+           end,
+    [Flag(shape, {enum, [steady, pulse, burst]}, "", true, "the load's shape over time"),
+     Flag(workers, int, "N", true, "the number of workers"),
+     Flag(requests, int, "W", true, "the requests of each worker"),
+     Flag(time, int, "T", false, "the load's duration in seconds (pulse, burst)"),
+     Flag(rate, number, "L", false, "requests per second (steady)"),
+     Flag(spread, number, "S", false, "the spread of the pulse"),
+     Flag(pinch, number, "P", false, "the pinch of the burst"),
+     Flag(psend, number, "P", false, "probability that a worker sends on"),
+     Flag(precv, number, "P", false, "probability that a worker receives"),
+     Flag(period, int, "MS", false, "the workers' start period"),
+     Flag(seed, int, "S", false, "the random seed"),
+     Flag(schedulers, int, "K", false, "schedulers online for the run"),
+     Flag(instrumentation, {enum, riarc_bench_run:setups()}, "", false, "what watches the system"),
+     Flag(monitors, {enum, [none, soundness]}, "", false, "the monitors' analysis"),
+     Flag(cost_us, int, "US", false, "the monitors' cost per event, in microseconds"),
+     Flag(events, {enum, [recv, all]}, "", false, "the events traced"),
+     Flag(interval, int, "MS", false, "the sampling interval"),
+     Flag(sample, number, "F", false, "the fraction of response times sampled")].
+
+level(Arg) ->
+    case string:split(Arg, "=") of
+        [Label, Dir] when Label =/= "", Dir =/= "" -> {ok, {Label, Dir}};
+        _ -> {error, "LABEL=EXPERIMENT_DIR"}
+    end.
+
+%% @doc Turns the arguments into a command (`help' for `--help' or `-h').
+-spec parse([string()]) -> {ok, command()} | help | {error, term()}.
+parse([Name | Args]) when Name =:= "bench"; Name =:= "experiment"; Name =:= "study" ->
+    case riarc_cli_args:parse(command(Name), Args) of
+        {ok, Opts} -> {ok, to_command(Name, Opts)};
+        help -> help;
+        {error, Reason} -> {error, {args, Reason}}
     end;
-parse(["experiment", Config | Args]) when hd(Config) =/= $- ->
-    case flags(Args, #{}) of
-        {ok, #{out := Out} = Flags} when map_size(Flags) =:= 1 -> {ok, {experiment, Config, Out}};
-        {ok, #{out := _} = Flags} -> {error, {not_for_experiment, hd(maps:keys(maps:remove(out, Flags)))}};
-        {ok, _} -> {error, missing_out};
-        Error -> Error
-    end;
-parse(["experiment" | _]) -> {error, missing_config};
-parse(["study" | Args]) -> study_args(Args, [], undefined);
 parse([Cmd | _]) -> {error, {unknown_command, Cmd}};
 parse([]) -> {error, no_command}.
 
-study_args([], [], _) -> {error, missing_levels};
-study_args([], _, undefined) -> {error, missing_out};
-study_args([], Levels, Out) -> {ok, {study, lists:reverse(Levels), Out}};
-study_args(["--out", Out | Rest], Levels, _) -> study_args(Rest, Levels, Out);
-study_args([Arg | Rest], Levels, Out) ->
-    case string:split(Arg, "=") of
-        [Label, Dir] when Label =/= "", Dir =/= "" -> study_args(Rest, [{Label, Dir} | Levels], Out);
-        _ -> {error, {unexpected, Arg}}
-    end.
+to_command("bench", Opts) -> {bench, maps:remove(out, Opts), maps:get(out, Opts)};
+to_command("experiment", #{config := C, out := Out}) -> {experiment, C, Out};
+to_command("study", #{levels := Ls, out := Out}) -> {study, Ls, Out}.
 
-flags([], Acc) -> {ok, Acc};
-flags(["--" ++ Name, Value | Rest], Acc) ->
-    case flag(Name) of
-        {Key, Type} ->
-            case value(Type, Value) of
-                {ok, V} -> flags(Rest, Acc#{Key => V});
-                error -> {error, {bad_value, Name, Value, Type}}
-            end;
-        undefined -> {error, {unknown_flag, Name}}
+%% A bench flag on `experiment' is no typo: it belongs in the config file.
+format_error({args, {unknown_flag, "--" ++ F}} = Reason, "experiment") ->
+    case lists:keymember(F, 1, bench_flags()) of
+        true -> format_error({not_for_experiment, F});
+        false -> format_error(Reason)
     end;
-flags(["--" ++ Name], _Acc) ->
-    case flag(Name) of
-        undefined -> {error, {unknown_flag, Name}};
-        _ -> {error, {missing_value, Name}}
-    end;
-flags([Arg | _], _Acc) -> {error, {unexpected, Arg}}.
+format_error(Reason, _Name) -> format_error(Reason).
 
-flag("shape") -> {shape, {atom, [steady, pulse, burst]}};
-flag("workers") -> {workers, integer};
-flag("requests") -> {requests, integer};
-flag("time") -> {time, integer};
-flag("rate") -> {rate, number};
-flag("spread") -> {spread, number};
-flag("pinch") -> {pinch, number};
-flag("psend") -> {psend, number};
-flag("precv") -> {precv, number};
-flag("period") -> {period, integer};
-flag("seed") -> {seed, integer};
-flag("schedulers") -> {schedulers, integer};
-flag("instrumentation") -> {instrumentation, {atom, riarc_bench_run:setups()}};
-flag("monitors") -> {monitors, {atom, [none, soundness]}};
-flag("cost") -> {cost_us, integer};
-flag("events") -> {events, {atom, [recv, all]}};
-flag("interval") -> {interval, integer};
-flag("sample") -> {sample, number};
-flag("out") -> {out, string};
-flag(_) -> undefined.
-
-value(string, V) -> {ok, V};
-value(integer, V) ->
-    try {ok, list_to_integer(V)} catch error:badarg -> error end;
-value(number, V) ->
-    case value(integer, V) of
-        {ok, I} -> {ok, I};
-        error -> try {ok, list_to_float(V)} catch error:badarg -> error end
-    end;
-value({atom, Allowed}, V) ->
-    case [A || A <- Allowed, atom_to_list(A) =:= V] of
-        [A] -> {ok, A};
-        [] -> error
-    end.
-
+%% @doc One sentence for an error of parse/1.
 -spec format_error(term()) -> string().
 format_error(no_command) -> "No command given.";
-format_error(missing_out) -> "The output directory is missing: give --out DIR.";
-format_error(missing_config) -> "The experiment's CONFIG file is missing.";
-format_error(missing_levels) ->
-    "Name at least one experiment as LABEL=DIR (e.g. high=bench-results/high).";
 format_error({unknown_command, C}) -> fmt("Unknown command ~ts.", [C]);
-format_error({unknown_flag, F}) -> fmt("Unknown option --~ts.", [F]);
-format_error({missing_value, F}) -> fmt("The option --~ts needs a value.", [F]);
-format_error({unexpected, A}) -> fmt("Unexpected argument ~ts.", [A]);
 format_error({not_for_experiment, K}) ->
     fmt("The option --~s belongs in the experiment's config file, not on the command line.", [K]);
-format_error({bad_value, F, V, {atom, Allowed}}) ->
-    fmt("--~ts must be one of ~ts, not ~ts.",
-        [F, lists:join(", ", [atom_to_list(A) || A <- Allowed]), V]);
-format_error({bad_value, F, V, integer}) -> fmt("--~ts must be an integer, not ~ts.", [F, V]);
-format_error({bad_value, F, V, number}) -> fmt("--~ts must be a number, not ~ts.", [F, V]);
+format_error({args, Reason}) -> riarc_cli_args:format_error(Reason);
 format_error(Other) -> fmt("~p", [Other]).
 
 fmt(F, A) -> lists:flatten(io_lib:format(F, A)).

@@ -1,5 +1,8 @@
-%% @doc The `bin/riarc' command line (all but the load driver's commands, which
-%% riarc_bench_cli serves).
+%% @doc The `bin/riarc' command line: the entry point, the command list, `help' and
+%% `--version', and the commands `run' and `demo'. The other commands live in
+%% riarc_offline_cli (check, record, verify), riarc_shml_cli (compile) and
+%% riarc_bench_cli (bench, experiment, study); all of them parse their arguments with
+%% riarc_cli_args, from the declarations their commands/0 export.
 %% ```
 %% $ bin/riarc run -m riarc_demo -f main -a '[8, 20]' --monitors riarc_demo_monitors
 %% <0.83.0> riarc_demo_tickets:init/1 reject
@@ -7,93 +10,167 @@
 %% ...
 %% $ echo $?
 %% 1
+%% $ bin/riarc run --help
+%% usage: riarc run -m MOD -f FUN [-a ARGS] [--timeout MS] [-pa DIR]... [--lib DIR]...
+%%                  (--monitors MODULE | --props FILE)
+%% ...
 %% '''
-%% Exit status: 0 when no verdict is reject or error, 1 otherwise, 2 on bad input.
+%% From Erlang, run/1 does what main/1 does and returns the exit status:
+%% ```
+%% 1> riarc_cli:run(["--version"]).
+%% riarc 0.2.0
+%% 0
+%% '''
+%% Exit status: 0 when no verdict is reject or error, 1 otherwise (or when a run fails),
+%% 2 on bad input; 141 when standard output was closed early (as `| head' does).
 -module(riarc_cli).
 
--export([main/1, demo/1]).
+-export([main/1, status/1, run/1, demo/1, commands/0, usage/0]).
 
--define(USAGE,
-"usage: riarc COMMAND ...~n"
-"  run -m MOD -f FUN [-a ARGS] (--monitors MODULE | --props FILE) [--timeout MS]~n"
-"                                  run a system under RIARC monitoring~n"
-"  demo                            the bundled buggy ticket service, monitored~n"
-"  check --trace FILE (--monitors MODULE | --props FILE)   check a recorded trace~n"
-"  record -m MOD -f FUN [-a ARGS] -o FILE                  record a run to a trace file~n"
-"  verify [--max-procs N]          exhaustive interleaving verification~n"
-"  compile FILE [-o DIR]           compile a property file to a .beam~n"
-"  bench ... / experiment ...      the load driver (see docs/bench.md)~n").
-
-%% @doc Entry point: runs the command and halts the VM with its status.
+%% @doc Entry point of bin/riarc: runs the command and halts the VM with its status.
 -spec main([string()]) -> no_return().
 main(Args) ->
-    erlang:halt(dispatch(Args)).
+    erlang:halt(status(Args)).
 
-dispatch(["run" | Rest]) -> run(Rest);
-dispatch(["demo" | Rest]) -> demo(Rest);
-dispatch([Cmd | _] = Args) when Cmd =:= "check"; Cmd =:= "record"; Cmd =:= "verify" ->
-    riarc_offline_cli:main(Args);
-dispatch(["compile" | Rest]) -> riarc_shml_cli:main(Rest);
-dispatch([H | _]) when H =:= "-h"; H =:= "--help"; H =:= "help" ->
-    io:format(?USAGE), 0;
-dispatch(Other) ->
-    io:format(standard_error, "riarc: unknown command ~0tp~n" ?USAGE, [Other]),
+%% @doc What main/1 halts with: the command's exit status, where a closed standard output
+%% (EPIPE: `bin/riarc run ... | head -1') ends the program quietly with status 141, as
+%% SIGPIPE ends a C program, and a crash of riarc is one message and status 1.
+-spec status([string()]) -> non_neg_integer().
+status(Args) ->
+    try run(Args)
+    catch Class:Reason:Stack -> crashed(Class, Reason, Stack)
+    end.
+
+%% io raises `terminated' when the I/O server is gone, and the server of standard output
+%% dies when it writes to a closed pipe: that is the reader going away, not a bug.
+crashed(error, terminated, [{io, _, _, _} | _]) ->
+    141;
+crashed(Class, Reason, Stack) ->
+    io:format(standard_error, "riarc: internal error: ~tp~n~tp~n", [{Class, Reason}, Stack]),
+    1.
+
+%% @doc Runs the command in Args and returns its exit status.
+-spec run([string()]) -> non_neg_integer().
+run([]) -> help();
+run([H]) when H =:= "help"; H =:= "--help"; H =:= "-h" -> help();
+run(["help", Name]) ->
+    case lists:keyfind(Name, 1, table()) of
+        {_, Cmd, _} ->
+            io:put_chars(riarc_cli_args:usage(Cmd)),
+            0;
+        false -> unknown(Name)
+    end;
+run(["help" | Extra]) ->
+    io:format(standard_error, "riarc help: give one command, not ~ts~n", [lists:join(" ", Extra)]),
+    2;
+run(["--version"]) ->
+    io:format("riarc ~s~n", [version()]),
+    0;
+run([Name | Args]) ->
+    case lists:keyfind(Name, 1, table()) of
+        {_, _Cmd, Run} -> Run(Args);
+        false -> unknown(Name)
+    end.
+
+help() ->
+    io:put_chars(usage()),
+    0.
+
+unknown(Name) ->
+    io:format(standard_error, "riarc: unknown command ~ts; `riarc help' lists them~n", [Name]),
     2.
+
+%% @doc The overall help: every command with its summary.
+-spec usage() -> string().
+usage() ->
+    Lines = [io_lib:format("  ~-11s~s~n", [N, S]) || #{name := N, summary := S} <- commands()],
+    lists:flatten(["usage: riarc COMMAND [OPTION...]\n"
+                   "       riarc help [COMMAND]      a command's options\n"
+                   "       riarc --version\n\ncommands:\n", Lines,
+                   "\nExit status: 0 accepted (or no verdict), 1 a reject or error verdict or a "
+                   "failed run,\n2 bad input. docs/cli.md has the details.\n"]).
+
+%% The version of the riarc app (the core), which every app of the umbrella shares.
+version() ->
+    _ = application:load(riarc),
+    {ok, V} = application:get_key(riarc, vsn),
+    V.
+
+%% @doc The declarations of every command, in the order the help lists them.
+-spec commands() -> [riarc_cli_args:command()].
+commands() ->
+    [C || {_, C, _} <- table()].
+
+table() ->
+    [{"run", run_command(), fun run_cmd/1},
+     {"demo", demo_command(), fun demo/1}]
+        ++ [{N, C, fun(Args) -> riarc_offline_cli:run([N | Args]) end}
+            || C = #{name := N} <- riarc_offline_cli:commands()]
+        ++ [{N, C, fun riarc_shml_cli:run/1} || C = #{name := N} <- riarc_shml_cli:commands()]
+        ++ [{N, C, fun(Args) -> riarc_bench_cli:run([N | Args]) end}
+            || C = #{name := N} <- riarc_bench_cli:commands()].
 
 %%% run
 
-run(Args) ->
-    case parse_run(Args) of
-        {ok, MFA, Spec, Opts} -> report(riarc:run(MFA, Spec, Opts#{log => false}));
-        {error, Msg} -> fail(Msg)
-    end.
+run_command() ->
+    #{name => "run",
+      summary => "run a system under riarc monitoring",
+      description => "Runs M:F(Args) with every process it spawns monitored, and prints one "
+                     "verdict line\n(pid, initial call, verdict) per monitored process.",
+      flags => [#{name => "--module", short => "-m", key => module, type => atom,
+                  metavar => "MOD", required => true, help => "the module of the system's entry point"},
+                #{name => "--function", short => "-f", key => function, type => atom,
+                  metavar => "FUN", required => true, help => "its function"},
+                #{name => "--args", short => "-a", key => args, type => term_list,
+                  metavar => "ARGS", default => [], help => "its arguments, an Erlang list such as '[8, 20]'"},
+                #{name => "--timeout", key => timeout, type => {int, 0}, metavar => "MS",
+                  default => 60000, help => "give up on the run after MS milliseconds"}]
+          ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags(),
+      one_of => [[monitors, props]]}.
 
-parse_run(Args) ->
-    maybe_parsed(riarc_cli_args:parse_args(Args), fun(Flags) ->
-        case {Flags, riarc_cli_args:spec_of(Flags)} of
-            {_, {error, _} = E} -> E;
-            {#{"-m" := M, "-f" := F}, {ok, Spec, SpecOpts}} ->
-                case {riarc_cli_args:term_list(maps:get("-a", Flags, "[]")), timeout_of(Flags)} of
-                    {{ok, A}, {ok, T}} ->
-                        {ok, {list_to_atom(M), list_to_atom(F), A}, Spec, SpecOpts#{timeout => T}};
-                    {{error, _} = E, _} -> E;
-                    {_, {error, _} = E} -> E
-                end;
-            _ -> {error, "run needs -m MOD and -f FUN"}
+run_cmd(Args) ->
+    Cmd = run_command(),
+    riarc_cli_args:run(Cmd, Args, fun(O = #{module := M, function := F, args := A}) ->
+        case riarc_cli_monitors:spec_of(O) of
+            {ok, Spec, Opts} ->
+                report(riarc:run({M, F, A}, Spec, Opts#{timeout => maps:get(timeout, O), log => false}));
+            {error, Msg} -> riarc_cli_args:bad_input(Cmd, Msg)
         end
     end).
 
-maybe_parsed({ok, Flags}, Fun) -> Fun(Flags);
-maybe_parsed({error, _} = E, _Fun) -> E.
-
-timeout_of(Flags) ->
-    case string:to_integer(maps:get("--timeout", Flags, "60000")) of
-        {T, ""} when T >= 0 -> {ok, T};
-        _ -> {error, "--timeout takes a number of milliseconds"}
-    end.
-
 report({ok, #{verdicts := Vs}}) ->
     _ = [io:format("~s~n", [riarc:format_verdict(V)]) || V <- Vs],
-    status(Vs);
+    verdict_status(Vs);
 report({error, Reason}) ->
     fail(riarc:format_error(Reason)).
 
-status(Vs) ->
+verdict_status(Vs) ->
     case [V || #{verdict := V} <- Vs, V =:= reject orelse V =:= error] of
         [] -> 0;
         _ -> 1
     end.
 
 fail(Msg) ->
-    io:format(standard_error, "riarc: ~s~n", [Msg]),
+    io:format(standard_error, "riarc: ~ts~n", [Msg]),
     2.
 
 %%% demo
 
+demo_command() ->
+    #{name => "demo",
+      summary => "the bundled buggy ticket service, monitored",
+      description => "The bundled buggy ticket service (a gen_server with a lost-update race, 8 "
+                     "clients),\nmonitored three ways: Erlang monitors online, a property file "
+                     "online, and offline\nover a recording. Run it from the project's top directory.",
+      flags => []}.
+
 %% @doc `make demo': the ticket service with eight clients, monitored three ways: by
 %% Erlang monitors online, by a property file online, and offline over a recording.
 -spec demo([string()]) -> 0 | 1 | 2.
-demo(_Args) ->
+demo(Args) ->
+    riarc_cli_args:run(demo_command(), Args, fun(_) -> demo() end).
+
+demo() ->
     MFA = {riarc_demo, main, [8, 25]},
     io:format("riarc demo: a supervised ticket dispenser (gen_server) with a lost-update race,~n"
               "8 concurrent clients x 25 tickets, every process monitored from outside.~n"
@@ -128,9 +205,9 @@ demo_step(Title, Fun) ->
     end.
 
 with_props(File, Fun) ->
-    case riarc_cli_args:spec_of(#{"--props" => File}) of
+    case riarc_cli_monitors:spec_of(#{props => File}) of
         {ok, Spec, Opts} -> Fun(Spec, Opts);
-        {error, Msg} -> {error, lists:flatten(Msg)}
+        {error, Msg} -> {error, Msg}
     end.
 
 record_and_check(MFA) ->

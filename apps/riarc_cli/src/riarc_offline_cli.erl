@@ -4,8 +4,8 @@
 %% $ bin/riarc record -m riarc_demo_pqr -f p -o pqr.rtrc
 %% recorded 10 events to pqr.rtrc (peak recorder queue 3, 0 suspensions)
 %% $ bin/riarc check --trace pqr.rtrc --monitors my_monitors
-%% <0.90.0> accept
-%% <0.91.0> accept
+%% <0.90.0> riarc_demo_pqr:p/0 accept
+%% <0.91.0> riarc_demo_pqr:q/0 accept
 %% $ bin/riarc check --trace run.dbg --wrap .trc --props props/pqr.prop
 %% $ bin/riarc verify --max-procs 3
 %% P/Q/R (fig. 2a): 3150 interleavings x 8 arrangements = 25200 replays, ok (1.3 s)
@@ -13,59 +13,98 @@
 %% '''
 %% Exit status: 0 when no verdict is reject or error (check) or every replay passed
 %% (verify), 1 otherwise, 2 on bad input, with the error sentence on stderr.
+%% From Erlang, run/1 returns the status: `riarc_offline_cli:run(["verify", "--max-procs", "2"])'.
 -module(riarc_offline_cli).
 
--export([main/1, run/1]).
+-export([run/1, commands/0]).
 
--define(USAGE,
-"usage: riarc check --trace FILE [--wrap TAIL] (--monitors MODULE | --props FILE)~n"
-"                   [--timeout MS]~n"
-"       riarc record -m MOD -f FUN [-a ARGS] -o FILE [--payloads true|false]~n"
-"                   [--format binary|text] [--timeout MS]~n"
-"       riarc verify [--max-procs N] [--workers N] [--perturb MICROSECONDS]~n").
+%% @doc The declarations of check, record and verify (riarc_cli_args parses them).
+-spec commands() -> [riarc_cli_args:command()].
+commands() ->
+    Timeout = #{name => "--timeout", key => timeout, type => {int, 0}, metavar => "MS",
+                default => 60000, help => "give up after MS milliseconds"},
+    [#{name => "check",
+       summary => "check a recorded trace file",
+       description => "Checks a recorded trace file (riarc's binary or text format, or a dbg "
+                  "trace) and prints
+one verdict line (process, initial call, verdict) per "
+                  "monitored process.",
+       flags => [#{name => "--trace", key => trace, type => string, metavar => "FILE",
+                   required => true, help => "the trace file"},
+                 #{name => "--wrap", key => wrap, type => string, metavar => "TAIL",
+                   help => "FILE is the prefix of a dbg wrap set whose files end in TAIL"},
+                 Timeout]
+           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags(),
+       one_of => [[monitors, props]]},
+     #{name => "record",
+       summary => "record a run to a trace file",
+       description => "Runs M:F(Args) and records every event of it to a trace file, to be "
+                  "checked later.",
+       flags => [#{name => "--module", short => "-m", key => module, type => atom,
+                   metavar => "MOD", required => true, help => "the module of the system's entry point"},
+                 #{name => "--function", short => "-f", key => function, type => atom,
+                   metavar => "FUN", required => true, help => "its function"},
+                 #{name => "--args", short => "-a", key => args, type => term_list,
+                   metavar => "ARGS", default => [], help => "its arguments, an Erlang list"},
+                 #{name => "--out", short => "-o", key => out, type => string, metavar => "FILE",
+                   required => true, help => "the trace file to write"},
+                 #{name => "--payloads", key => payloads, type => {enum, [true, false]},
+                   default => true, help => "record message contents"},
+                 #{name => "--format", key => format, type => {enum, [binary, text]},
+                   default => binary, help => "the trace format (docs/trace-format.md)"},
+                 Timeout]
+           ++ riarc_cli_args:code_flags()},
+     #{name => "verify",
+       summary => "exhaustive interleaving verification",
+       description => "Exhaustive interleaving verification of the tracers (the sweep behind "
+                  "`make verify').",
+       flags => [#{name => "--max-procs", key => max_procs, type => {int, 1}, metavar => "N",
+                   default => 4, help => "the largest test system, in processes"},
+                 #{name => "--workers", key => workers, type => {int, 1}, metavar => "N",
+                   help => "replays in parallel (default: one per scheduler)"},
+                 #{name => "--perturb", key => perturb, type => {int, 0}, metavar => "MICROSECONDS",
+                   default => 0, help => "random delays of up to this many microseconds"}]}].
 
-%% @doc Runs the command in Args (its first element) and halts with its status.
--spec main([string()]) -> no_return().
-main(Args) ->
-    erlang:halt(run(Args)).
-
-%% @doc Runs the command and returns its exit status.
+%% @doc Runs the command in Args (its first element) and returns its exit status.
 -spec run([string()]) -> 0 | 1 | 2.
-run(["check" | Args]) -> with_flags(Args, fun check/1);
-run(["record" | Args]) -> with_flags(Args, fun record/1);
-run(["verify" | Args]) -> with_flags(Args, fun verify/1);
-run(_) -> fail(io_lib:format(?USAGE, [])).
+run([Name | Args]) when Name =:= "check"; Name =:= "record"; Name =:= "verify" ->
+    [Cmd] = [C || C = #{name := N} <- commands(), N =:= Name],
+    riarc_cli_args:run(Cmd, Args, fun(Opts) -> command(Name, Cmd, Opts) end);
+run(_) ->
+    fail("give one of the commands check, record or verify").
 
-with_flags(Args, Fun) ->
-    case riarc_cli_args:parse_args(Args) of
-        {ok, Flags} -> Fun(Flags);
-        {error, Msg} -> fail(Msg)
-    end.
+command("check", Cmd, Opts) -> check(Cmd, Opts);
+command("record", _Cmd, Opts) -> record(Opts);
+command("verify", _Cmd, Opts) -> verify(Opts).
 
 %%% check
 
-check(Flags = #{"--trace" := File}) ->
-    Source = case Flags of
-                 #{"--wrap" := Tail} -> {dbg_wrap, File, Tail};
+check(Cmd, Opts = #{trace := File, timeout := T}) ->
+    Source = case Opts of
+                 #{wrap := Tail} -> {dbg_wrap, File, Tail};
                  #{} -> File
              end,
-    case {riarc_cli_args:spec_of(Flags), integer(Flags, "--timeout", 60000)} of
-        {{ok, Spec, _RunOpts}, {ok, T}} -> checked(Source, riarc_offline:check(Source, Spec, #{timeout => T}));
-        {{error, Msg}, _} -> fail(Msg);
-        {_, {error, Msg}} -> fail(Msg)
-    end;
-check(_) ->
-    fail("check needs --trace FILE").
+    case riarc_cli_monitors:spec_of(Opts) of
+        {ok, Spec, _RunOpts} -> checked(Source, riarc_offline:check(Source, Spec, #{timeout => T}));
+        {error, Msg} -> riarc_cli_args:bad_input(Cmd, Msg)
+    end.
 
 checked(_Source, {error, Reason}) ->
     fail(riarc:format_error(Reason));
 checked(Source, {ok, Result = #{verdicts := Vs}}) ->
     warn_trace(Source, maps:get(trace, Result, #{})),
-    _ = [io:format("~ts ~s~n", [process(P), V]) || #{pid := P, verdict := V} <- Vs],
+    _ = [io:format("~ts~n", [verdict_line(V)]) || V <- Vs],
     case [V || #{verdict := V} <- Vs, V =:= reject orelse V =:= error] of
         [] -> 0;
         _ -> 1
     end.
+
+%% The line `run' prints (riarc_result formats it), but the process named as the file
+%% wrote it: the binary format gives pids as text, which would print as <<"...">>.
+verdict_line(V = #{pid := P}) when is_binary(P) ->
+    [_, Rest] = string:split(riarc_result:format_verdict(V#{pid := x}), " "),
+    [P, " ", Rest];
+verdict_line(V) -> riarc_result:format_verdict(V).
 
 %% What the file did not give whole is said on stderr: the verdicts are about less.
 warn_trace(Source, Info) ->
@@ -80,56 +119,27 @@ warn_trace(Source, Info) ->
 
 warn(Fmt, Args) -> io:format(standard_error, "riarc: warning: " ++ Fmt ++ "~n", Args).
 
-%% Names as the file wrote them: pids in their usual form, atoms and integers as terms.
-process(P) when is_pid(P) -> pid_to_list(P);
-process(B) when is_binary(B) -> binary_to_list(B);
-process(T) -> io_lib:format("~0tp", [T]).
-
 %%% record
 
-record(Flags = #{"-m" := M, "-f" := F, "-o" := Out}) ->
-    case record_opts(Flags) of
-        {ok, Args, Opts} ->
-            MFA = {list_to_atom(M), list_to_atom(F), Args},
-            case riarc_offline:record(MFA, Out, Opts) of
-                {ok, #{events := N, peak_queue := Q, suspensions := S}} ->
-                    io:format("recorded ~b events to ~ts (peak recorder queue ~b, ~b suspensions)~n",
-                              [N, Out, Q, S]),
-                    0;
-                {error, Reason} -> fail(riarc:format_error(Reason))
-            end;
-        {error, Msg} -> fail(Msg)
-    end;
-record(_) ->
-    fail("record needs -m MOD, -f FUN and -o FILE").
-
-record_opts(Flags) ->
-    Payloads = maps:get("--payloads", Flags, "true"),
-    Format = maps:get("--format", Flags, "binary"),
-    case {riarc_cli_args:term_list(maps:get("-a", Flags, "[]")), integer(Flags, "--timeout", 60000)} of
-        {{ok, A}, {ok, T}} when (Payloads =:= "true" orelse Payloads =:= "false"),
-                                (Format =:= "binary" orelse Format =:= "text") ->
-            {ok, A, #{payloads => Payloads =:= "true", format => list_to_atom(Format),
-                      timeout => T}};
-        {{error, _} = E, _} -> E;
-        {_, {error, _} = E} -> E;
-        _ -> {error, "--payloads takes true or false, --format binary or text"}
+record(#{module := M, function := F, args := A, out := Out, payloads := P,
+         format := Format, timeout := T}) ->
+    case riarc_offline:record({M, F, A}, Out, #{payloads => P, format => Format, timeout => T}) of
+        {ok, #{events := N, peak_queue := Q, suspensions := S}} ->
+            io:format("recorded ~b events to ~ts (peak recorder queue ~b, ~b suspensions)~n",
+                      [N, Out, Q, S]),
+            0;
+        {error, Reason} -> fail(riarc:format_error(Reason))
     end.
 
 %%% verify
 
-verify(Flags) ->
-    case {integer(Flags, "--max-procs", 4),
-          integer(Flags, "--workers", erlang:system_info(schedulers_online)),
-          integer(Flags, "--perturb", 0)} of
-        {{ok, N}, {ok, W}, {ok, P}} when N >= 1, W >= 1 ->
-            T0 = erlang:monotonic_time(millisecond),
-            Opts = #{workers => W, perturb => case P of 0 -> undefined; _ -> P end},
-            Status = sweep(riarc_interleave:sweep_systems(N), Opts, 0),
-            io:format("total: ~.1f s~n", [(erlang:monotonic_time(millisecond) - T0) / 1000]),
-            Status;
-        _ -> fail("--max-procs and --workers take a positive number, --perturb a number")
-    end.
+verify(#{max_procs := N, perturb := P} = Opts) ->
+    W = maps:get(workers, Opts, erlang:system_info(schedulers_online)),
+    T0 = erlang:monotonic_time(millisecond),
+    Status = sweep(riarc_interleave:sweep_systems(N),
+                   #{workers => W, perturb => case P of 0 -> undefined; _ -> P end}, 0),
+    io:format("total: ~.1f s~n", [(erlang:monotonic_time(millisecond) - T0) / 1000]),
+    Status.
 
 sweep([], _Opts, Runs) ->
     io:format("all ~b replays passed~n", [Runs]),
@@ -146,16 +156,6 @@ sweep([{Name, Sys} | Rest], Opts, Runs) ->
     end.
 
 %%% helpers
-
-integer(Flags, Flag, Default) ->
-    case maps:find(Flag, Flags) of
-        error -> {ok, Default};
-        {ok, Text} ->
-            case string:to_integer(Text) of
-                {N, ""} when N >= 0 -> {ok, N};
-                _ -> {error, io_lib:format("~s takes a number, not ~s", [Flag, Text])}
-            end
-    end.
 
 fail(Msg) ->
     io:format(standard_error, "riarc: ~ts~n", [Msg]),

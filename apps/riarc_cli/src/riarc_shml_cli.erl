@@ -9,47 +9,43 @@
 %% $ echo $?
 %% 2
 %% '''
-%% From Erlang, run/1 does the same and returns the exit status instead of halting.
+%% From Erlang, run/1 does the same and returns the exit status instead of halting:
+%% ```
+%% 1> riarc_shml_cli:run(["examples/props/pqr.prop", "-o", "/tmp"]).
+%% /tmp/riarc_props_pqr.beam: module riarc_props_pqr, traces send, recv
+%% 0
+%% '''
 -module(riarc_shml_cli).
 
--export([main/1, run/1]).
+-export([run/1, commands/0]).
 
--define(USAGE, "usage: riarc compile FILE [-o DIR]").
+%% @doc The declaration of `compile' (riarc_cli_args parses it).
+-spec commands() -> [riarc_cli_args:command()].
+commands() ->
+    [#{name => "compile",
+       summary => "compile a property file to a .beam",
+       description => "Compiles a property file to a .beam named riarc_props_NAME.beam, which "
+                  "`--monitors\nriarc_props_NAME' (with -pa DIR) then uses like any Spec module.",
+       flags => [#{name => "--out", short => "-o", key => out, type => string, metavar => "DIR",
+                   default => ".", help => "where to write the .beam"}],
+       positionals => [#{key => file, metavar => "FILE", required => true,
+                         help => "the property file (docs/properties.md)"}]}].
 
-%% @doc Compiles as the arguments say, then halts with the status.
--spec main([string()]) -> no_return().
-main(Args) ->
-    erlang:halt(run(Args)).
-
-%% @doc Compiles as the arguments say; returns the exit status (0 or 2).
+%% @doc Compiles as the arguments (those after `compile') say; returns the exit status.
 -spec run([string()]) -> 0 | 2.
 run(Args) ->
-    case parse(Args, #{}) of
-        {ok, #{file := File} = Opts} ->
-            Dir = maps:get(out, Opts, "."),
-            case riarc_shml:compile_file(File, Dir) of
-                {ok, Path} ->
-                    Mod = riarc_shml:module_name(File),
-                    io:format("~ts: module ~ts, traces ~ts~n", [Path, Mod, flags(File)]),
-                    0;
-                {error, Reason} ->
-                    io:format(standard_error, "~ts~n", [riarc_shml:format_error(Reason)]),
-                    2
-            end;
-        {ok, _} -> usage("no property file given");
-        {error, Msg} -> usage(Msg)
-    end.
-
-parse([], Opts) -> {ok, Opts};
-parse(["-o", Dir | Rest], Opts) -> parse(Rest, Opts#{out => Dir});
-parse(["-o"], _) -> {error, "-o needs a directory"};
-parse([[$- | _] = Opt | _], _) -> {error, "unknown option " ++ Opt};
-parse([File | Rest], Opts) when not is_map_key(file, Opts) -> parse(Rest, Opts#{file => File});
-parse([Extra | _], _) -> {error, "unexpected argument " ++ Extra}.
-
-usage(Msg) ->
-    io:format(standard_error, "riarc compile: ~ts~n" ?USAGE "~n", [Msg]),
-    2.
+    [Cmd] = commands(),
+    riarc_cli_args:run(Cmd, Args, fun(#{file := File, out := Dir}) ->
+        case riarc_shml:compile_file(File, Dir) of
+            {ok, Path} ->
+                Mod = riarc_shml:module_name(File),
+                io:format("~ts: module ~ts, traces ~ts~n", [Path, Mod, flags(File)]),
+                0;
+            {error, Reason} ->
+                io:format(standard_error, "~ts~n", [riarc_shml:format_error(Reason)]),
+                2
+        end
+    end).
 
 %% The trace flags the compiled module asks for (the file was just compiled: it parses).
 flags(File) ->

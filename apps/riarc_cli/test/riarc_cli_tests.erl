@@ -1,4 +1,5 @@
-%% `bin/riarc run' end to end, in a fresh VM: verdict lines, exit statuses and errors.
+%% `bin/riarc' end to end, in a fresh VM: verdict lines, exit statuses, errors, help, a
+%% closed standard output and the up-to-date check of the build.
 -module(riarc_cli_tests).
 
 -include_lib("eunit/include/eunit.hrl").
@@ -6,7 +7,8 @@
 %% bin/riarc, as a user runs it.
 cli_test_() ->
     [{timeout, 300, F} || F <- [fun cli_run_accept/0, fun cli_run_reject/0, fun cli_bad_input/0,
-                                fun cli_unknown_command/0]].
+                                fun cli_unknown_command/0, fun cli_help/0, fun cli_bad_flags/0,
+                                fun cli_closed_stdout/0, fun cli_no_rebuild/0, fun cli_check_mfa/0]].
 
 root() ->
     %% _build/test/lib/riarc/ebin -> the project's top directory
@@ -14,7 +16,11 @@ root() ->
     filename:join(lists:sublist(filename:split(Ebin), length(filename:split(Ebin)) - 5)).
 
 cli(Args) ->
-    Out = os:cmd("cd " ++ root() ++ " && bin/riarc " ++ Args ++ " 2>/dev/null; echo \"status=$?\""),
+    cli(Args, " 2>/dev/null").
+
+%% Redirect: what to do with stderr (" 2>&1" to see it among the lines).
+cli(Args, Redirect) ->
+    Out = os:cmd("cd " ++ root() ++ " && bin/riarc " ++ Args ++ Redirect ++ "; echo \"status=$?\""),
     Lines = string:split(string:trim(Out), "\n", all),
     {lists:droplast(Lines), lists:last(Lines)}.
 
@@ -44,3 +50,61 @@ cli_bad_input() ->
 
 cli_unknown_command() ->
     ?assertMatch({_, "status=2"}, cli("frobnicate")).
+
+%% bin/riarc alone, `help', `help CMD', `CMD --help' and `--version' print to stdout and
+%% exit 0; so does `demo --help', without running the demo.
+cli_help() ->
+    {Usage, "status=0"} = cli(""),
+    ?assertMatch(["usage: riarc COMMAND" ++ _ | _], Usage),
+    ?assertEqual({Usage, "status=0"}, cli("help")),
+    [?assertMatch({["usage: riarc " ++ _ | _], "status=0"}, cli(C))
+     || C <- ["help run", "run --help", "record -h", "check --help", "verify --help",
+              "compile --help", "bench --help", "experiment --help", "study -h", "demo --help"]],
+    {[Version], "status=0"} = cli("--version"),
+    ?assertMatch("riarc " ++ _, Version).
+
+%% Unknown and conflicting flags: one sentence, the usage line, status 2.
+cli_bad_flags() ->
+    {Lines, "status=2"} = cli("run -m riarc_demo -f main --monitors riarc_demo_monitors --bogus 1", " 2>&1"),
+    ?assertMatch(["riarc run: unknown option --bogus", "usage: riarc run " ++ _ | _], Lines),
+    {Lines2, "status=2"} = cli("run -m riarc_demo -f main --monitors riarc_demo_monitors --props x.prop", " 2>&1"),
+    ?assertMatch(["riarc run: --monitors and --props cannot be given together", "usage: riarc run " ++ _ | _],
+                 Lines2),
+    ?assertMatch({["riarc compile: unknown option --bogus" | _], "status=2"}, cli("compile x.prop --bogus", " 2>&1")),
+    ?assertMatch({["riarc bench: unknown option --bogus" | _], "status=2"}, cli("bench --bogus 1", " 2>&1")).
+
+%% The reader goes away (`true' exits at once; `head -1' after one line): riarc ends
+%% quietly, and leaves no erl_crash.dump in the current directory.
+cli_closed_stdout() ->
+    Dir = filename:join(root(), "_build/test/riarc_cli_epipe"),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    _ = file:delete(filename:join(Dir, "erl_crash.dump")),
+    Run = filename:join(root(), "bin/riarc") ++ " run -m riarc_demo -f main -a '[40, 2, safe]' "
+          "--monitors riarc_demo_monitors",
+    Err = filename:join(Dir, "stderr"),
+    [begin
+         %% /bin/sh has no PIPESTATUS: the writer's status goes through a file.
+         St = filename:join(Dir, "status"),
+         _ = os:cmd("cd " ++ Dir ++ " && (" ++ Cmd ++ " 2>" ++ Err ++ "; echo $? >" ++ St ++ ") | " ++ Reader),
+         {ok, Status} = file:read_file(St),
+         ?assert(lists:member(Status, [<<"0\n">>, <<"141\n">>])),
+         ?assertEqual({ok, <<>>}, file:read_file(Err))
+     end || Cmd <- [Run, filename:join(root(), "bin/riarc") ++ " help"], Reader <- ["true", "head -1"]],
+    ?assertNot(filelib:is_regular(filename:join(Dir, "erl_crash.dump"))).
+
+%% Nothing changed since the last build: bin/riarc neither rebuilds nor touches the stamp.
+cli_no_rebuild() ->
+    {_, "status=0"} = cli("--version"),
+    Stamp = filename:join(root(), "_build/default/.riarc-built"),
+    {ok, Before} = file:read_file_info(Stamp, [{time, posix}]),
+    {_, "status=0"} = cli("--version"),
+    ?assertEqual({ok, Before}, file:read_file_info(Stamp, [{time, posix}])).
+
+%% `check' prints what `run' prints: pid, initial call, verdict.
+cli_check_mfa() ->
+    Trace = filename:join(root(), "_build/test/riarc_cli_pqr.rtrc"),
+    {_, "status=0"} = cli("record -m riarc_demo_pqr -f p -o " ++ Trace),
+    {Lines, "status=0"} = cli("check --trace " ++ Trace ++ " --props examples/props/pqr.prop"),
+    ?assertEqual(["riarc_demo_pqr:p/0", "riarc_demo_pqr:q/0", "riarc_demo_pqr:r/0"],
+                 lists:sort([lists:nth(2, string:lexemes(L, " ")) || L <- Lines])),
+    [?assertMatch([_, _, "accept"], string:lexemes(L, " ")) || L <- Lines].

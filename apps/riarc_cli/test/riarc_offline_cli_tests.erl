@@ -23,7 +23,7 @@ cli_checks() ->
     Text = tmp("cli.txt"),
     ok = file:write_file(Text, "{init, r, undefined, {riarc_demo_pqr, r, []}}.\n{exit, r, normal}.\n"),
     {Out0, 0} = cli(["check", "--trace", Text, "--monitors", "riarc_offline_cli_tests"]),
-    ?assertEqual("r accept\n", Out0),
+    ?assertEqual("r riarc_demo_pqr:r/0 accept\n", Out0),
     Rec = tmp("cli.rtrc"),
     {Out1, 0} = cli(["record", "-m", "riarc_demo_pqr", "-f", "p", "-o", Rec]),
     ?assertMatch("recorded 10 events to " ++ _, Out1),
