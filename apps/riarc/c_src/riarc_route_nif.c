@@ -71,7 +71,7 @@ static ERL_NIF_TERM am_ok, am_error, am_true, am_false, am_gone, am_trace,
     am_discard, am_remove, am_trace_status, am_spawn, am_spawned, am_exit,
     am_receive, am_receive_timeout, am_timeout, am_extra, am_match_spec_result,
     am_entries, am_events, am_orphans, am_exists, am_not_found, am_riarc_probe,
-    am_nomem, am_clock_service, am_undefined;
+    am_nomem, am_clock_service, am_undefined, am_send, am_send_to_non_existing_process;
 
 /* ---- hashing and the per-stripe open-addressing table ----------------------- */
 
@@ -348,9 +348,12 @@ static ERL_NIF_TERM stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 /* ---- erl_tracer callbacks --------------------------------------------------- */
 
 /* enabled(TraceTag, TracerState, Tracee) -> trace | discard | remove.
- * Cheap: no lock. Ports and the 'spawned' event are not routed (riarc derives
- * the child's start from the parent's spawn event: 'spawned' is produced in the
- * parent's context and so is not ordered with the child's own events). */
+ * Cheap: no lock. Only the events riarc uses are routed: spawn, exit, send and
+ * receive. Not 'spawned' (riarc derives the child's start from the parent's spawn
+ * event: 'spawned' is produced in the parent's context and so is not ordered with the
+ * child's own events), nor the other events of the procs flag (link, unlink,
+ * register, unregister, ...): a registered process's 'unregister' comes after its
+ * 'exit', when its entry is gone, and would be an orphan. Ports are not routed. */
 static ERL_NIF_TERM enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     table_t *t;
@@ -358,8 +361,11 @@ static ERL_NIF_TERM enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     if (!get_table(env, argv[1], &t) || is_dead(t)) return am_remove;
     if (argv[0] == am_trace_status) return am_trace;
     if (t->probe) return am_trace;
-    if (argv[0] == am_spawned || !enif_is_pid(env, argv[2])) return am_discard;
-    return am_trace;
+    if (!enif_is_pid(env, argv[2])) return am_discard;
+    if (argv[0] == am_spawn || argv[0] == am_exit || argv[0] == am_send ||
+        argv[0] == am_receive || argv[0] == am_send_to_non_existing_process)
+        return am_trace;
+    return am_discard;
 }
 
 /* Builds the message for the owner, in the caller's env. */
@@ -463,6 +469,8 @@ static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
     ATOM(am_exists, "exists"); ATOM(am_not_found, "not_found");
     ATOM(am_riarc_probe, "riarc_probe"); ATOM(am_nomem, "nomem");
     ATOM(am_clock_service, "clock_service"); ATOM(am_undefined, "undefined");
+    ATOM(am_send, "send");
+    ATOM(am_send_to_non_existing_process, "send_to_non_existing_process");
 #undef ATOM
     return 0;
 }

@@ -138,17 +138,10 @@ run_cmd(Args) ->
         end
     end).
 
-report({ok, #{verdicts := Vs}}) ->
-    _ = [io:format("~s~n", [riarc:format_verdict(V)]) || V <- Vs],
-    verdict_status(Vs);
+report({ok, R}) ->
+    riarc_cli_report:result(R, #{});
 report({error, Reason}) ->
     fail(riarc:format_error(Reason)).
-
-verdict_status(Vs) ->
-    case [V || #{verdict := V} <- Vs, V =:= reject orelse V =:= error] of
-        [] -> 0;
-        _ -> 1
-    end.
 
 fail(Msg) ->
     io:format(standard_error, "riarc: ~ts~n", [Msg]),
@@ -190,7 +183,7 @@ demo_step(Title, Fun) ->
     io:format("~n~s~n", [Title]),
     case Fun() of
         {ok, R = #{verdicts := Vs, tracers := #{spawned := Sp, peak := Pk}}} ->
-            _ = [io:format("  ~s~n", [riarc:format_verdict(V)]) || V <- Vs],
+            _ = riarc_cli_report:result(R, #{indent => "  "}),
             io:format("  tracers: ~b spawned, ~b at peak, all collected; ~b events traced, "
                       "~b analysed, ~b routed between tracers; ~b invariant violations; ~.1f ms~n",
                       [Sp, Pk, maps:get(events, R), maps:get(analysed, R), maps:get(routed, R),

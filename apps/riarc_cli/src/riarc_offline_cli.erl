@@ -91,20 +91,9 @@ check(Cmd, Opts = #{trace := File, timeout := T}) ->
 
 checked(_Source, {error, Reason}) ->
     fail(riarc:format_error(Reason));
-checked(Source, {ok, Result = #{verdicts := Vs}}) ->
+checked(Source, {ok, Result}) ->
     warn_trace(Source, maps:get(trace, Result, #{})),
-    _ = [io:format("~ts~n", [verdict_line(V)]) || V <- Vs],
-    case [V || #{verdict := V} <- Vs, V =:= reject orelse V =:= error] of
-        [] -> 0;
-        _ -> 1
-    end.
-
-%% The line `run' prints (riarc_result formats it), but the process named as the file
-%% wrote it: the binary format gives pids as text, which would print as <<"...">>.
-verdict_line(V = #{pid := P}) when is_binary(P) ->
-    [_, Rest] = string:split(riarc_result:format_verdict(V#{pid := x}), " "),
-    [P, " ", Rest];
-verdict_line(V) -> riarc_result:format_verdict(V).
+    riarc_cli_report:result(Result, #{}).
 
 %% What the file did not give whole is said on stderr: the verdicts are about less.
 warn_trace(Source, Info) ->

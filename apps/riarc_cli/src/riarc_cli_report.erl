@@ -1,0 +1,42 @@
+%% @doc What the command line prints of a result, the same for `run', `check' and the
+%% demo: one line per verdict, an indented explanation under each reject or error, and
+%% on standard error whatever makes the result less than a clean accept (errors, invariant
+%% violations, an overload); then the exit status, which never says more than was checked
+%% (riarc_result:status/1: 0 only when everything was accepted or had no verdict).
+%% ```
+%% 1> riarc_cli_report:result(riarc_result:make(#{}), #{}).
+%% 0
+%% '''
+-module(riarc_cli_report).
+
+-export([result/2, verdict_line/1]).
+
+%% @doc Prints a result; returns the exit status. Opts: `explain => false' leaves out
+%% the explanations, `indent => String' prefixes every line.
+-spec result(riarc_result:t(), #{explain => boolean(), indent => string()}) -> 0 | 1.
+result(R = #{verdicts := Vs}, Opts) ->
+    In = maps:get(indent, Opts, ""),
+    _ = [begin
+             io:format("~ts~ts~n", [In, verdict_line(V)]),
+             maps:get(explain, Opts, true) andalso
+                 io:put_chars([[In, L, "\n"] || L <- string:lexemes(riarc_result:format_explanation(V), "\n")])
+         end || V <- Vs],
+    _ = [warn("~ts", [riarc:format_error(E)]) || E <- maps:get(errors, R, []), not is_atom(E)],
+    _ = [warn("invariant ~p violated in tracer ~p", [Id, T])
+         || #{invariant := Id, tracer := T} <- maps:get(violations, R, [])],
+    _ = case maps:get(overload, R, undefined) of
+            undefined -> ok;
+            Over -> warn("overload (~0tp): riarc detached from the system; undecided partitions "
+                         "are inconclusive", [Over])
+        end,
+    riarc_result:status(R).
+
+%% @doc The line `run' prints for a verdict, with the process named as the trace named
+%% it: the binary trace format gives pids as text, which would print as <<"...">>.
+-spec verdict_line(riarc_result:verdict_entry()) -> iodata().
+verdict_line(V = #{pid := P}) when is_binary(P) ->
+    [_, Rest] = string:split(riarc_result:format_verdict(V#{pid := x}), " "),
+    [P, " ", Rest];
+verdict_line(V) -> riarc_result:format_verdict(V).
+
+warn(Fmt, Args) -> io:format(standard_error, "riarc: warning: " ++ Fmt ++ "~n", Args).
