@@ -38,9 +38,10 @@ cli_run_accept() ->
 cli_run_reject() ->
     File = filename:join(root(), "_build/test/never_spawn.prop"),
     ok = file:write_file(File, "with riarc_demo_pqr:p() monitor\n  [P <- _, riarc_demo_pqr:p()] [P -> _, _:_()] ff.\n"),
-    {Lines, Status} = cli("run -m riarc_demo_pqr -f p --props " ++ File),
-    ?assertMatch([_], Lines),
-    ?assert(lists:suffix("riarc_demo_pqr:p/0 reject", hd(Lines))),
+    {[Line | Explanation], Status} = cli("run -m riarc_demo_pqr -f p --props " ++ File),
+    ?assert(lists:suffix("riarc_demo_pqr:p/0 reject", Line)),
+    %% The explanation: P's events up to its spawn, which decided.
+    ?assertMatch(["    last events (=> decided):", "       {init," ++ _, "    => {spawn," ++ _], Explanation),
     ?assertEqual("status=1", Status).
 
 cli_bad_input() ->
