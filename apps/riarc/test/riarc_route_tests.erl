@@ -270,11 +270,15 @@ workers(#{workers := NW, k := K, spinners := NSpin}) ->
         receive {'DOWN', MonM, process, Master, normal} -> ok
         after 60000 -> error({stuck, process_info(Master), process_info(MO, [status, message_queue_len, current_function]), riarc_route:stats(T)})
         end,
-        {Parts, MasterEvs} = receive {mo_done, MO, Ps, MEvs} -> {Ps, MEvs} end,
+        {Parts, MasterEvs} = receive {mo_done, MO, Ps, MEvs} -> {Ps, MEvs}
+                             after 20000 -> MO ! {diag, self()}, receive {diag, D} -> error({mo_stuck, D}) end
+                             end,
         ?assertEqual(NW, length([x || {trace, _, spawn, _, _} <- MasterEvs])),
         ?assertEqual({trace, Master, exit, normal}, lists:last(MasterEvs)),
         NewParts = maps:from_list(
-                     [receive {no_done, W, Evs} -> {W, Evs} end
+                     [receive {no_done, W, Evs} -> {W, Evs}
+                      after 20000 -> error({new_owner_stuck, W, maps:get(W, Parts), riarc_route:stats(T)})
+                      end
                       || W <- maps:keys(Parts), element(1, maps:get(W, Parts)) =:= switched]),
         Bad = [{W, Why} || {W, {_, Old}} <- maps:to_list(Parts),
                            Why <- [check_worker(W, Old ++ maps:get(W, NewParts, []), Fs, K)],
@@ -327,6 +331,11 @@ mo(#{ws := Ws, nw := NW, want := Want, have := Have, exited := true} = S)
 mo(#{t := T, test := Test, master := Master, per_w := PerW} = S) ->
     #{ws := Ws, got := Got, mevs := MEvs, want := Want, have := Have} = S,
     receive
+        {diag, From} ->
+            #{got := G, ws := Ws0, mevs := ME} = S,
+            Inc = [{W, How, Want1, length(maps:get(W, G, [])), lists:reverse(maps:get(W, G, []))}
+                   || {W, {How, Want1}} <- maps:to_list(Ws0), length(maps:get(W, G, [])) =/= Want1],
+            From ! {diag, {map_size(Ws0), Want, Have, length(ME), hd(ME), Inc, riarc_route:stats(T)}};
         {trace, Master, spawn, W, _} = E ->
             New = spawn_link(fun() -> new_owner(Test, W, PerW) end),
             {How, N} = case riarc_route:switch(T, W, New) of
