@@ -520,3 +520,9 @@ until_exit_status(P) ->
         {trace, P, 'receive', {_, {exit_status, _}}} = E -> [E];
         E -> [E | until_exit_status(P)]
     end.
+
+%% Last (EUnit runs a module's tests in order): the receive pattern new/1 installs is
+%% node-global; give the tests of other modules in this VM the VM's default back.
+restore_receive_pattern_test() ->
+    _ = erlang:trace_pattern('receive', true, []),
+    ?assertEqual({match_spec, true}, erlang:trace_info('receive', match_spec)).
