@@ -7,8 +7,9 @@
 %% table and sends the event to the tracee's owner, counting it. `switch/3' changes the
 %% owner and returns that count, atomically with the sends (one lock), so the previous
 %% owner waits until it has that many events of the process: no clock, no assumption on
-%% the order of messages from different senders (neither holds on OTP 25, see
-%% /work/shared/notes/erlang-tracing-facts.md). A child spawned by a traced process
+%% the order of messages from different senders (on OTP 25 a change of VM tracer lets
+%% earlier events reach the old tracer after `trace_delivered/1' answered, and messages
+%% from different senders can overtake each other). A child spawned by a traced process
 %% inherits the tracer (`set_on_spawn') and, in the table, the owner that receives the
 %% parent's spawn event. An exit event is forwarded, then the entry is deleted.
 %%
