@@ -129,8 +129,10 @@ static int rehash(stripe_t *s, size_t newcap)
     return 1;
 }
 
-/* Caller holds s->lock. Inserts or overwrites key; NULL if out of memory. */
-static entry_t *put(stripe_t *s, ERL_NIF_TERM key, const ErlNifPid *owner)
+/* Caller holds s->lock. Inserts or overwrites key; NULL if out of memory.
+ * Invalidates pointers into s->slots (it may rehash): owner is taken by value, as
+ * it often comes from another entry of the same stripe. */
+static entry_t *put(stripe_t *s, ERL_NIF_TERM key, ErlNifPid owner)
 {
     entry_t *e = find(s, key);
     if (!e) {
@@ -143,7 +145,7 @@ static entry_t *put(stripe_t *s, ERL_NIF_TERM key, const ErlNifPid *owner)
         e->key = key;
         s->used++;
     }
-    e->owner = *owner;
+    e->owner = owner;
     e->count = 0;
     return e;
 }
@@ -255,7 +257,7 @@ static ERL_NIF_TERM insert(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     s = stripe_of(t, pid.pid, NULL);
     enif_mutex_lock(s->lock);
     if (find(s, pid.pid)) res = am_exists;
-    else if (!put(s, pid.pid, &owner)) res = enif_make_tuple2(env, am_error, am_nomem);
+    else if (!put(s, pid.pid, owner)) res = enif_make_tuple2(env, am_error, am_nomem);
     enif_mutex_unlock(s->lock);
     return res;
 }
@@ -430,9 +432,11 @@ static ERL_NIF_TERM trace(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
             /* Invariant: the child's entry exists before anyone can be told
              * of the child by this event; its first owner is exactly the
              * receiver of the parent's spawn event. */
-            if (is_spawn) (void)put(cs ? cs : s, child.pid, &e->owner);
-            /* put() may have moved entries of s when it grew: look e up again */
-            if (is_spawn && !cs) e = find(s, tracee.pid);
+            if (is_spawn) {
+                (void)put(cs ? cs : s, child.pid, e->owner);
+                /* put() may have moved the entries of s when it grew */
+                if (!cs) e = find(s, tracee.pid);
+            }
             e->count++;
             s->events++;
             (void)enif_send(env, &e->owner, NULL, msg);
