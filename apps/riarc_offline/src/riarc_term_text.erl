@@ -100,9 +100,10 @@ full_stop(<<$., R/binary>>, L) ->
 full_stop(<<>>, L) -> at_end(L, "the last term has no full stop");
 full_stop(T, L) -> syntax(L, "expected a full stop, found ~ts", [show(T)]).
 
+%% A few characters of the input, quoted and escaped: an error stays one line.
 show(T) ->
     case unicode:characters_to_list(binary:part(T, 0, min(12, byte_size(T)))) of
-        S when is_list(S) -> [$" | S] ++ "\"";
+        S when is_list(S) -> io_lib:write_string(S);
         _ -> "bytes that are not UTF-8 text"
     end.
 

@@ -87,7 +87,7 @@ read(R = #r{buf = Buf, line = Line, final = Final, file = File}) ->
 %% held so that a long term is parsed a logarithmic number of times, up to the bound.
 fill(R = #r{fd = Fd, buf = Buf, max = Max, file = File, line = Line}) ->
     case byte_size(Buf) > Max of
-        true -> {error, {too_big, File, {line, Line}, Max, Max}};
+        true -> {error, {too_big, File, {line, first_line(Buf, Line)}, Max, Max}};
         false ->
             case file:read(Fd, max(?CHUNK, byte_size(Buf))) of
                 {ok, More} -> read(R#r{buf = <<Buf/binary, More/binary>>});
@@ -95,6 +95,16 @@ fill(R = #r{fd = Fd, buf = Buf, max = Max, file = File, line = Line}) ->
                 {error, Why} -> {error, {read, File, {line, Line}, Why}}
             end
     end.
+
+%% The line the held text's first term starts on (past blank lines and comments).
+first_line(<<$\n, R/binary>>, L) -> first_line(R, L + 1);
+first_line(<<C, R/binary>>, L) when C =:= $\s; C =:= $\t; C =:= $\r -> first_line(R, L);
+first_line(<<$%, R/binary>>, L) ->
+    case binary:match(R, <<"\n">>) of
+        {At, 1} -> first_line(binary:part(R, At, byte_size(R) - At), L);
+        nomatch -> L
+    end;
+first_line(_, L) -> L.
 
 event(Term, Start, R = #r{file = File}) ->
     case valid(Term) of

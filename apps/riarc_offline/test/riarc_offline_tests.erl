@@ -6,6 +6,8 @@
 
 %% Entry points of the systems recorded here.
 -export([flood/1, sink/1]).
+%% Shared with riarc_offline_fuzz_tests (the formats-agree test).
+-export([dbg_record/1]).
 
 -define(M, riarc_demo_pqr).
 
