@@ -6,7 +6,7 @@
 
 %% Entry points of the systems recorded here.
 -export([flood/1, sink/1]).
-%% Shared with riarc_offline_fuzz_tests (the formats-agree test).
+%% Shared with riarc_trace_reader_tests (the formats-agree test).
 -export([dbg_record/1]).
 
 -define(M, riarc_demo_pqr).

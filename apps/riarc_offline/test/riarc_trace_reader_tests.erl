@@ -1,3 +1,5 @@
+%% The tests of the readers' limits (riarc_trace_reader), named after that module so
+%% that `rebar3 eunit --app riarc_offline' runs them.
 %% Hostile trace files: generated and mutated files of each format (bit flips, cuts,
 %% length fields set huge, compressed bombs, deep nesting, atom floods) never crash a
 %% reader or the check, never hang it, and stay within bounded memory and atoms; and
@@ -5,7 +7,7 @@
 %%
 %% The PropEr runs are seeded: RIARC_FUZZ_SEED="A,B,C" replays one; a failing run
 %% prints its seed.
--module(riarc_offline_fuzz_tests).
+-module(riarc_trace_reader_tests).
 
 -include_lib("proper/include/proper.hrl").
 -include_lib("eunit/include/eunit.hrl").
@@ -218,7 +220,7 @@ fuzz(Format, N) ->
         Seed = seed(),
         rand:seed(exsplus, Seed),
         Ok = proper:quickcheck(prop_fuzz(Format), [{numtests, N}, {to_file, user}]),
-        Ok orelse io:format(user, "~nriarc_offline_fuzz_tests ~s: failed with "
+        Ok orelse io:format(user, "~nriarc_trace_reader_tests ~s: failed with "
                             "RIARC_FUZZ_SEED=\"~b,~b,~b\"~n", [Format | tuple_to_list(Seed)]),
         ?assert(Ok)
     end}.
@@ -351,6 +353,6 @@ event() ->
            {send, sid(), sid(), small()}, {recv, sid(), small()}]).
 
 tmp(Name) ->
-    Dir = filename:join(["/tmp", "riarc_offline_fuzz_tests", os:getpid()]),
+    Dir = filename:join(["/tmp", "riarc_trace_reader_tests", os:getpid()]),
     ok = filelib:ensure_dir(filename:join(Dir, "x")),
     filename:join(Dir, Name).
