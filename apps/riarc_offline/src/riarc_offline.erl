@@ -77,7 +77,7 @@ check(Source, Spec, Opts0) ->
     case riarc_lambda:valid_spec(Spec) of
         false -> {error, {bad_spec, Spec}};
         true ->
-            case scan(Source, Opts) of
+            case scan(Source, maps:with([max_record_bytes], Opts)) of
                 {ok, Scan} -> replay(Source, Scan, Spec, Opts);
                 Err -> Err
             end

@@ -74,6 +74,7 @@ at_end(Line, What) ->
 -spec syntax(pos_integer(), string()) -> no_return().
 syntax(Line, Msg) -> throw({riarc_syntax, Line, Msg}).
 
+-spec syntax(pos_integer(), string(), list()) -> no_return().
 syntax(Line, Fmt, Args) -> syntax(Line, lists:flatten(io_lib:format(Fmt, Args))).
 
 skip_ws(<<$\n, R/binary>>, L) -> skip_ws(R, L + 1);

@@ -245,7 +245,7 @@ encode_header(#{node := Node, start_us := Start, payloads := Payloads}) ->
     <<?MAGIC, ?VERSION, Flags, (byte_size(NodeB)):16, NodeB/binary, Start:64/signed>>.
 
 %% @doc Opens a binary trace for writing and writes its header.
--spec open_writer(file:filename_all(), map()) -> {ok, #w{}} | {error, term()}.
+-spec open_writer(file:filename_all(), map()) -> {ok, #w{}} | {error, error_reason()}.
 open_writer(File, Opts) ->
     Name = unicode:characters_to_list(File),
     Payloads = maps:get(payloads, Opts, true),
@@ -263,7 +263,7 @@ open_writer(File, Opts) ->
     end.
 
 %% @doc Appends one event, with the PROC records of processes not named before.
--spec write_event(#w{}, riarc_event:event()) -> {ok, #w{}} | {error, term()}.
+-spec write_event(#w{}, riarc_event:event()) -> {ok, #w{}} | {error, error_reason()}.
 write_event(W, Ev) ->
     {Bytes, W1} = encode(Ev, W),
     case file:write(W#w.fd, Bytes) of
@@ -272,7 +272,7 @@ write_event(W, Ev) ->
     end.
 
 %% @doc Flushes and closes.
--spec close_writer(#w{}) -> ok | {error, term()}.
+-spec close_writer(#w{}) -> ok | {error, error_reason()}.
 close_writer(#w{fd = Fd, file = File}) ->
     riarc_trace_reader:close_file(Fd, File).
 
