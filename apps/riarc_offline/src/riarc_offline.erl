@@ -6,7 +6,12 @@
 %% event in the file creates is a root: it gets a root tracer, and the Spec is asked for
 %% it with the MFA of its init event, or with `undefined' when the file has none. The
 %% result has the shape of {@link riarc:run/3}'s, plus `trace', what the reader and the
-%% engine saw (format, events, truncation, dropped and held events).
+%% engine saw (format, events, truncation, dropped and held events), with `warnings'
+%% ({@link format_warning/1}) for whatever may make the verdicts differ from a live run's:
+%% atoms the file names that this node lacks, undecodable payloads, processes spawned
+%% with no event in the file or whose events overflowed the reorder buffer (whose
+%% verdict is `error'). Reading is bounded: options `max_record_bytes' (16 MiB) and
+%% `max_held_events' (1 000 000), see docs/offline.md.
 %%
 %% `record/3' runs a system under VM tracing and streams its events to a file, in
 %% bounded memory: when the recorder falls behind, it suspends the system's processes

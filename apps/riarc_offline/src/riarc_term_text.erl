@@ -12,8 +12,8 @@
 %% bitstrings (`<<1,2:3>>', `<<"é"/utf8>>'), `%' comments; each term ends with a full
 %% stop.
 %% ```
-%% 1> riarc_term_text:next(<<"{a, \"s\", [1|x]}. rest">>, 1, true).
-%% {ok,{a,"s",[1|x]},<<" rest">>,1,1,0}
+%% 1> riarc_term_text:next(<<"{a, \"s\", [1|ok]}. rest">>, 1, true).
+%% {ok,{a,"s",[1|ok]},<<" rest">>,1,1,0}
 %% 2> riarc_term_text:next(<<"{no_such_atom_here, 1}.\n">>, 1, true).
 %% {ok,{{riarc_unknown_atom,<<"no_such_atom_here">>},1},<<"\n">>,1,1,1}
 %% 3> riarc_term_text:next(<<"{a, ">>, 1, false).
