@@ -17,6 +17,13 @@
 %% </ul>
 %% The engine serves TRACE/PREEMPT/CLEAR between any two events it delivers, so tracers
 %% race with the replay as they race with a live system.
+%%
+%% The buffer B is bounded (`max_held', 1 000 000 events by default): a file whose
+%% processes are never spawned must not grow it without limit. When an event would
+%% overflow it, that event's process is given up: its held events are dropped, and so
+%% are its later ones, and the summary names it in `overflowed' with how many of its
+%% events were lost, so that the check gives it the verdict `error' (never a silent
+%% drop).
 %% ```
 %% 1> {ok, E} = riarc_backend_log:start(#{source => {events, [{init, p, x, undefined},
 %%                                     {exit, p, normal}]}, roots => [p]}).
@@ -37,19 +44,26 @@
 -export([init/2]).
 -export_type([engine/0, config/0, source/0, opts/0, summary/0]).
 
+%% See the module's doc: far above what real recordings hold at once.
+-define(MAX_HELD, 1000000).
+
 -type sid() :: riarc_event:sid().
 -type source() :: {events, [riarc_event:event()]}
-                | {file, riarc_trace_file:source()}.
+                | {file, riarc_trace_file:source()}
+                | {file, riarc_trace_file:source(), riarc_trace_file:opts()}.
 -type opts() :: #{source := source(),
                   roots := [sid()],
                   %% Let tracers run between two delivered events (default true): it
                   %% mixes tracer actions into the replay as a live run would.
-                  yield => boolean()}.
+                  yield => boolean(),
+                  %% The bound on the reorder buffer B (events held at once).
+                  max_held => pos_integer()}.
 -opaque engine() :: #{pid := pid(), ref := reference(), mon := reference()}.
 -opaque config() :: #{pid := pid(), ref := reference()}.
 -type summary() :: #{read := non_neg_integer(), delivered := non_neg_integer(),
                      dropped := non_neg_integer(), held := non_neg_integer(),
                      held_procs := [sid()], conflicts := non_neg_integer(),
+                     overflowed := #{sid() => pos_integer()}, max_held := pos_integer(),
                      reader := term()}.
 
 -record(e, {
@@ -61,6 +75,9 @@
     owner = #{} :: #{sid() => pid()},           % A3: process -> its one tracer
     sets = #{} :: #{pid() => #{sid() => true}}, % A1: tracer -> S_T
     held = riarc_reorder:new() :: riarc_reorder:t(), % App. B.1 buffer
+    held_n = 0 :: non_neg_integer(),            % its size, kept (riarc_reorder:size/1 is O(n))
+    max_held :: pos_integer(),
+    overflowed = #{} :: #{sid() => pos_integer()}, % given up: events lost
     exited = #{} :: #{sid() => true},
     read = 0 :: non_neg_integer(),
     delivered = 0 :: non_neg_integer(),
@@ -170,6 +187,7 @@ init(Owner, Opts = #{ref := Ref, source := Source, roots := Roots}) ->
     _ = monitor(process, Owner),
     E = #e{ref = Ref, owner_pid = Owner, source = {events, []},
            yield = maps:get(yield, Opts, true),
+           max_held = maps:get(max_held, Opts, ?MAX_HELD),
            waiting = maps:from_list([{R, true} || R <- Roots])},
     %% A raw file can only be read by the process that opened it: the engine opens it.
     case open_source(Source) of
@@ -180,8 +198,9 @@ init(Owner, Opts = #{ref := Ref, source := Source, roots := Roots}) ->
     end.
 
 open_source({events, Es}) -> {ok, {events, Es}};
-open_source({file, File}) ->
-    case riarc_trace_file:open(File) of
+open_source({file, File}) -> open_source({file, File, #{}});
+open_source({file, File, Opts}) ->
+    case riarc_trace_file:open(File, Opts) of
         {ok, R} -> {ok, {reader, R}};
         Err -> Err
     end.
@@ -274,13 +293,24 @@ disown(S, E = #e{owner = O, sets = Sets}) ->
 
 %% App. B.1 Scan 1-2: an event whose originator is in no tracer's set is held back.
 %% Scan 3: one whose originator is in S_T is delivered to T.
-read_event(Ev, E = #e{owner = O, held = H}) ->
+%% A process given up on overflow loses every later event too: its trace would have a
+%% hole, and its verdict is error anyway.
+read_event(Ev, E = #e{owner = O, held = H, overflowed = Over}) ->
     S = riarc_event:origin(Ev),
     case O of
+        _ when is_map_key(S, Over) -> E#e{overflowed = Over#{S := maps:get(S, Over) + 1}};
         #{S := T} -> deliver(T, Ev, E);
         #{} when is_map_key(S, E#e.exited) -> E#e{dropped = E#e.dropped + 1};
-        #{} -> E#e{held = riarc_reorder:hold(S, Ev, H)}
+        #{} when E#e.held_n >= E#e.max_held -> overflow(S, E);
+        #{} -> E#e{held = riarc_reorder:hold(S, Ev, H), held_n = E#e.held_n + 1}
     end.
+
+%% The buffer is full: S's held events and this one are dropped, which also makes room
+%% for other processes' events.
+overflow(S, E = #e{held = H, overflowed = Over}) ->
+    {Lost, H1} = riarc_reorder:release(S, H),
+    E#e{held = H1, held_n = E#e.held_n - length(Lost),
+        overflowed = Over#{S => length(Lost) + 1}}.
 
 deliver(T, Ev, E = #e{ref = Ref}) ->
     T ! {riarc_offline_evt, Ref, Ev},
@@ -299,10 +329,11 @@ after_delivery(_T, _Ev, E) ->
 %% is delivered as read, so a held spawn event releases the grandchild's in turn.
 release(S, E = #e{held = H}) ->
     {Events, H1} = riarc_reorder:release(S, H),
-    lists:foldl(fun read_event/2, E#e{held = H1}, Events).
+    lists:foldl(fun read_event/2, E#e{held = H1, held_n = E#e.held_n - length(Events)}, Events).
 
 summary(E = #e{held = H}) ->
     #{read => E#e.read, delivered => E#e.delivered, dropped => E#e.dropped,
       held => riarc_reorder:size(H),
       held_procs => lists:sort(maps:keys(riarc_reorder:counts(H))), conflicts => E#e.conflicts,
+      overflowed => E#e.overflowed, max_held => E#e.max_held,
       reader => E#e.reader_info}.

@@ -6,7 +6,12 @@
 %% event in the file creates is a root: it gets a root tracer, and the Spec is asked for
 %% it with the MFA of its init event, or with `undefined' when the file has none. The
 %% result has the shape of {@link riarc:run/3}'s, plus `trace', what the reader and the
-%% engine saw (format, events, truncation, dropped and held events).
+%% engine saw (format, events, truncation, dropped and held events), with `warnings'
+%% ({@link format_warning/1}) for whatever may make the verdicts differ from a live run's:
+%% atoms the file names that this node lacks, undecodable payloads, processes spawned
+%% with no event in the file or whose events overflowed the reorder buffer (whose
+%% verdict is `error'). Reading is bounded: options `max_record_bytes' (16 MiB) and
+%% `max_held_events' (1 000 000), see docs/offline.md.
 %%
 %% `record/3' runs a system under VM tracing and streams its events to a file, in
 %% bounded memory: when the recorder falls behind, it suspends the system's processes
@@ -21,22 +26,47 @@
 %% '''
 -module(riarc_offline).
 
--export([check/3, record/3, format_error/1, scan/1]).
+-export([check/3, record/3, format_error/1, format_warning/1, scan/1, scan/2]).
 %% Spawned entry point.
 -export([recorder/4]).
--export_type([check_opts/0, record_opts/0, source/0, result/0]).
+-export_type([check_opts/0, record_opts/0, source/0, result/0, error_reason/0, warning/0]).
 
 -type source() :: riarc_trace_file:source() | {events, [riarc_event:event()]}.
 -type check_opts() :: #{timeout => timeout(), invariants => boolean(), log => boolean(),
-                        perturb => undefined | pos_integer(), yield => boolean()}.
+                        perturb => undefined | pos_integer(), yield => boolean(),
+                        max_record_bytes => pos_integer(), max_held_events => pos_integer()}.
 %% riarc:result() and `trace', what the reader and the engine saw.
 -type result() :: #{verdicts := [riarc_result:verdict_entry()], trace := map(), atom() => term()}.
 -type record_opts() :: #{payloads => boolean(), format => binary | text,
                          events => [send | recv], timeout => timeout(),
                          max_queue => pos_integer()}.
+-type error_reason() :: riarc_trace_file:error()
+                      | {bad_spec, term()}
+                      | {timeout, timeout(), map()}
+                      | {timeout, file:filename_all(), [pid()]}
+                      | {recorder_crashed, term()}
+                      | {engine_down, term()}
+                      | timeout
+                      | {undef, {module(), atom(), arity()}}
+                      | {bad_mfa, term()}
+                      | {riarc_session, term()}.
+%% What the check warns about, in `trace => #{warnings => [...]}' of its result: each is
+%% a way the offline verdicts may differ from the ones a live run would have given.
+-type warning() :: {unknown_atoms, string(), pos_integer()}
+                 | {undecodable, string(), pos_integer()}
+                 | {truncated, string(), non_neg_integer()}
+                 | {dropped, string(), pos_integer()}
+                 | {held, string(), pos_integer()}
+                 | {held_overflow, string(), [riarc_event:sid()]}
+                 | {no_events, string(), [riarc_event:sid()]}.
 
+%% max_held_events: the App. B reorder buffer of the engine (events of processes whose
+%% spawn event has not been read yet). 1 000 000 events is far more than any real
+%% recording holds at once (the VM's reordering is over a few messages), and bounds
+%% the buffer to a few hundred megabytes of small events.
 -define(CHECK_DEFAULTS, #{timeout => 60000, invariants => true, log => false,
-                          perturb => undefined, yield => true}).
+                          perturb => undefined, yield => true,
+                          max_held_events => 1000000}).
 -define(RECORD_DEFAULTS, #{payloads => true, format => binary, events => [send, recv],
                            timeout => 60000, max_queue => 10000}).
 
@@ -46,40 +76,53 @@
 
 %% @doc Checks a recorded run: replays File through the offline engine under the
 %% instrumentation Spec describes, and returns once every tracer is done.
--spec check(source(), riarc_lambda:spec(), check_opts()) -> {ok, result()} | {error, term()}.
+-spec check(source(), riarc_lambda:spec(), check_opts()) -> {ok, result()} | {error, error_reason()}.
 check(Source, Spec, Opts0) ->
     Opts = maps:merge(?CHECK_DEFAULTS, Opts0),
     case riarc_lambda:valid_spec(Spec) of
         false -> {error, {bad_spec, Spec}};
         true ->
-            case scan(Source) of
+            case scan(Source, maps:with([max_record_bytes], Opts)) of
                 {ok, Scan} -> replay(Source, Scan, Spec, Opts);
                 Err -> Err
             end
     end.
 
+%% @doc {@link scan/2} with the default limits.
+-spec scan(source()) -> {ok, scan()} | {error, riarc_trace_file:error()}.
+scan(Source) -> scan(Source, #{}).
+
+-type scan() :: #{roots := [{riarc_event:sid(), riarc_event:mfa_args()}],
+                  open := [riarc_event:sid()],
+                  silent := [{riarc_event:sid(), riarc_event:sid(), riarc_event:mfa_args()}],
+                  info := map()}.
+
 %% @doc A first pass over a trace: its roots (processes no spawn event creates, in order
-%% of appearance, with the MFA of their init event), the processes that never exit, and
-%% what the reader learnt. Every malformed input is found here, before anything runs.
--spec scan(source()) -> {ok, #{roots := [{riarc_event:sid(), riarc_event:mfa_args()}],
-                               open := [riarc_event:sid()], info := map()}}
-                      | {error, term()}.
-scan(Source) ->
+%% of appearance, with the MFA of their init event), the processes that never exit
+%% (spawned children included: a child the file has no event of must not be waited
+%% for), the silent children (spawned, with no event of their own: `{Child, Parent,
+%% MFA}'), and what the reader learnt. Every malformed input is found here, before
+%% anything runs.
+-spec scan(source(), riarc_trace_file:opts()) -> {ok, scan()} | {error, riarc_trace_file:error()}.
+scan(Source, Opts) ->
     Acc0 = #{order => [], seen => #{}, children => #{}, exited => #{}, inits => #{}},
-    case fold(fun scan_event/2, Acc0, Source) of
+    case fold(fun scan_event/2, Acc0, Source, Opts) of
         {ok, Acc, Info} ->
-            #{order := Order, children := Ch, exited := X, inits := Inits} = Acc,
+            #{order := Order, seen := Seen, children := Ch, exited := X, inits := Inits} = Acc,
             Procs = lists:reverse(Order),
             Roots = [{S, maps:get(S, Inits, undefined)} || S <- Procs, not is_map_key(S, Ch)],
-            {ok, #{roots => Roots, open => [S || S <- Procs, not is_map_key(S, X)], info => Info}};
+            Silent = lists:sort([{C, P, MFA} || {C, {P, MFA}} <- maps:to_list(Ch),
+                                                not is_map_key(C, Seen)]),
+            Open = [S || S <- Procs, not is_map_key(S, X)] ++ [C || {C, _, _} <- Silent],
+            {ok, #{roots => Roots, open => Open, silent => Silent, info => Info}};
         Err -> Err
     end.
 
-fold(Fun, Acc, {events, Events}) ->
+fold(Fun, Acc, {events, Events}, _Opts) ->
     {ok, lists:foldl(Fun, Acc, Events), #{format => events, events => length(Events),
                                           truncated => false}};
-fold(Fun, Acc, Source) ->
-    riarc_trace_file:fold(Fun, Acc, Source).
+fold(Fun, Acc, Source, Opts) ->
+    riarc_trace_file:fold(Fun, Acc, Source, maps:with([max_record_bytes], Opts)).
 
 scan_event(Ev, Acc = #{order := O, seen := Seen}) ->
     S = riarc_event:origin(Ev),
@@ -89,29 +132,32 @@ scan_event(Ev, Acc = #{order := O, seen := Seen}) ->
            end,
     scan_kind(Ev, Acc1).
 
-scan_kind({spawn, _, C, _}, Acc = #{children := Ch}) -> Acc#{children := Ch#{C => true}};
+scan_kind({spawn, P, C, MFA}, Acc = #{children := Ch}) -> Acc#{children := Ch#{C => {P, MFA}}};
 scan_kind({exit, S, _}, Acc = #{exited := X}) -> Acc#{exited := X#{S => true}};
 scan_kind({init, C, _, MFA}, Acc = #{inits := I}) -> Acc#{inits := I#{C => MFA}};
 scan_kind(_, Acc) -> Acc.
 
 replay(_Source, #{roots := [], info := Info}, _Spec, _Opts) ->
     %% Nothing to monitor: an empty trace.
-    {ok, riarc_result:make(#{trace => Info})};
-replay(Source, #{roots := Roots, open := Open}, Spec, Opts = #{timeout := Timeout}) ->
+    {ok, riarc_result:make(#{trace => Info#{warnings => warnings(Info)}})};
+replay(Source, Scan = #{roots := Roots, open := Open}, Spec, Opts = #{timeout := Timeout}) ->
     Sids = [S || {S, _} <- Roots],
-    {ok, Engine} = riarc_backend_log:start(#{source => engine_source(Source), roots => Sids,
-                                             yield => maps:get(yield, Opts)}),
+    {ok, Engine} = riarc_backend_log:start(#{source => engine_source(Source, Opts), roots => Sids,
+                                             yield => maps:get(yield, Opts),
+                                             max_held => maps:get(max_held_events, Opts)}),
     SOpts = #{backend => riarc_backend_log:backend(Engine),
               invariants => maps:get(invariants, Opts), log => maps:get(log, Opts),
               perturb => maps:get(perturb, Opts)},
     {ok, Session} = riarc_session:start(self(), [{S, MFA, none} || {S, MFA} <- Roots],
                                         Spec, SOpts),
-    try run_session(Engine, Session, Open, Timeout)
+    try run_session(Engine, Session, Open, Timeout) of
+        {ok, Result} -> {ok, patch_verdicts(Result, Scan)};
+        Err -> Err
     after riarc_backend_log:stop(Engine)
     end.
 
-engine_source({events, Es}) -> {events, Es};
-engine_source(File) -> {file, File}.
+engine_source({events, Es}, _Opts) -> {events, Es};
+engine_source(File, Opts) -> {file, File, maps:with([max_record_bytes], Opts)}.
 
 run_session(Engine, Session, Open, Timeout) ->
     case riarc_backend_log:await(Engine, Timeout) of
@@ -128,10 +174,10 @@ run_session(Engine, Session, Open, Timeout) ->
 %% Every process exited in the file: the tracers end by themselves (TRYGC).
 finish_session(Session, [], Timeout) ->
     riarc_session:finish(Session, Timeout);
-%% Some process was still running when the recording ended: its tracer would wait for
-%% its exit for ever. Each round of `alive' is answered by every tracer after the
-%% messages already in its mailbox, so after two rounds the replayed events have been
-%% taken in; the partitions then end as they stand.
+%% Some process was still running when the recording ended (or was spawned and never
+%% seen): its tracer would wait for its exit for ever. Each round of `alive' is answered
+%% by every tracer after the messages already in its mailbox, so after two rounds the
+%% replayed events have been taken in; the partitions then end as they stand.
 finish_session(Session, _Open, _Timeout) ->
     _ = riarc_session:alive(Session),
     _ = riarc_session:alive(Session),
@@ -142,7 +188,70 @@ trace_info(Summary = #{reader := Reader}) ->
                M when is_map(M) -> M;
                _ -> #{}
            end,
-    maps:merge(Base, maps:with([read, delivered, dropped, held, held_procs], Summary)).
+    Info = maps:merge(Base, maps:with([read, delivered, dropped, held, held_procs,
+                                       overflowed, max_held], Summary)),
+    Info#{warnings => warnings(Info)}.
+
+%% The verdicts of processes whose events the check could not see are errors, never
+%% silently `none': a spawned child the file has no event of, and a process whose
+%% events overflowed the engine's reorder buffer.
+patch_verdicts(Result = #{verdicts := Vs, trace := Info}, #{silent := Silent}) ->
+    Over = maps:get(overflowed, Info, #{}),
+    Max = maps:get(max_held, Info, 0),
+    Errors = [{C, MFA, {no_events, P}} || {C, P, MFA} <- Silent]
+             ++ [{S, undefined, {held_overflow, Lost, Max}} || {S, Lost} <- lists:sort(maps:to_list(Over))],
+    Vs1 = lists:foldl(fun({S, MFA, Why}, Acc) -> set_error(S, MFA, Why, Acc) end, Vs, Errors),
+    Result#{verdicts := Vs1, trace := Info#{warnings => maps:get(warnings, Info, []) ++
+                                                silent_warnings(Info, Silent)}}.
+
+set_error(S, MFA, Why, Vs) ->
+    case lists:partition(fun(#{pid := P}) -> P =:= S end, Vs) of
+        {[], _} -> Vs ++ [riarc_result:entry(S, MFA, error, 0, Why)];
+        {Mine, Others} -> Others ++ [E#{verdict := error, reason => Why} || E <- Mine]
+    end.
+
+silent_warnings(_Info, []) -> [];
+silent_warnings(Info, Silent) -> [{no_events, file_of(Info), [C || {C, _, _} <- Silent]}].
+
+file_of(Info) ->
+    case maps:get(file, Info, undefined) of
+        F when is_list(F) -> F;
+        _ -> "the events"
+    end.
+
+%% What may make these verdicts differ from a live run's, for the caller to report.
+warnings(Info) ->
+    F = file_of(Info),
+    [{unknown_atoms, F, N} || N <- [maps:get(unknown_atoms, Info, 0)], N > 0]
+        ++ [{undecodable, F, N} || N <- [maps:get(undecodable, Info, 0)], N > 0]
+        ++ [{truncated, F, B} || B <- [maps:get(truncated, Info, false)], is_integer(B)]
+        ++ [{dropped, F, N} || N <- [maps:get(dropped, Info, 0)], is_integer(N), N > 0,
+                               maps:get(format, Info, events) =/= events]
+        ++ [{held, F, N} || N <- [maps:get(held, Info, 0)], N > 0]
+        ++ [{held_overflow, F, lists:sort(maps:keys(O))} || O <- [maps:get(overflowed, Info, #{})],
+                                                            map_size(O) > 0].
+
+%% @doc A sentence for a warning of check/3.
+-spec format_warning(warning()) -> string().
+format_warning({unknown_atoms, F, N}) ->
+    flat("~ts: ~b atom(s) of the recording do not exist on this node: they read as "
+         "{riarc_unknown_atom, Name} (an MFA naming one as undefined), so a monitor matching "
+         "on them may decide otherwise than it would online", [F, N]);
+format_warning({undecodable, F, N}) ->
+    flat("~ts: ~b payload(s) could not be decoded and read as {riarc_undecodable, Bytes}", [F, N]);
+format_warning({truncated, F, B}) ->
+    flat("~ts is truncated at byte ~b: checked the events before it", [F, B]);
+format_warning({dropped, F, N}) ->
+    flat("~ts: ~b event(s) were dropped (by the VM while recording, or after their process exited)",
+         [F, N]);
+format_warning({held, F, N}) ->
+    flat("~ts: ~b event(s) of processes no traced process spawned were not checked", [F, N]);
+format_warning({held_overflow, F, Ps}) ->
+    flat("~ts: the reorder buffer overflowed (option max_held_events); the events of ~0tp "
+         "were dropped and their verdict is error", [F, Ps]);
+format_warning({no_events, F, Ps}) ->
+    flat("~ts: spawned process(es) ~0tp have no event in the trace; their verdict is error",
+         [F, Ps]).
 
 %%% ---------------------------------------------------------------------------
 %%% record
@@ -299,7 +408,17 @@ untrace(#rec{live = L}) ->
 
 %% @doc A sentence for an error of check/3 or record/3 that is the offline engine's own;
 %% riarc:format_error/1 covers the errors of entry points and Specs and ends here.
--spec format_error(term()) -> string().
+-spec format_error(error_reason()) -> string().
+format_error({riarc_trace_file, Reason}) ->
+    riarc_trace_file:format_error(Reason);
+format_error({bad_spec, Spec}) ->
+    flat("the Spec ~0tP is neither a fun of arity 1 nor a module exporting spec/1", [Spec, 8]);
+format_error({undef, {M, F, A}}) ->
+    flat("~ts:~ts/~b is not exported (or its module cannot be loaded)", [M, F, A]);
+format_error({bad_mfa, MFA}) ->
+    flat("~0tP is not {Module, Function, Args}", [MFA, 8]);
+format_error({riarc_session, Reason}) ->
+    riarc_session:format_error(Reason);
 format_error({timeout, T, #{tracers := Ts, processes := Ps}}) ->
     flat("the check did not end within ~p ms: ~b tracer(s) still alive, tracing ~0tp",
          [T, length(Ts), Ps]);
@@ -310,7 +429,9 @@ format_error({recorder_crashed, Why}) ->
     flat("the recorder crashed: ~0tp", [Why]);
 format_error({engine_down, Why}) ->
     flat("the offline engine crashed: ~0tp", [Why]);
-format_error(Reason) ->
-    riarc_trace_file:format_error(Reason).
+format_error(timeout) ->
+    "the replay did not end within the check's timeout";
+format_error({timeout, T, Other}) ->
+    flat("the check did not end within ~p ms (~0tp)", [T, Other]).
 
 flat(Fmt, Args) -> lists:flatten(io_lib:format(Fmt, Args)).

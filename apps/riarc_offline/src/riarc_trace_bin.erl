@@ -3,22 +3,30 @@
 %% PROC records (the uniform encoding of §3.1 of the DTrace/LTTng paper). The complete
 %% specification is docs/trace-format.md; this module is its reference reader and writer.
 %%
-%% Decoding never makes atoms: names of modules, functions and processes become atoms
+%% Decoding is bounded and makes no atom (a trace may come from another node, or from
+%% anyone): a record longer than `max_record_bytes' (16 MiB by default) is refused before
+%% it is read, and so is a compressed term announcing more; terms are decoded by
+%% {@link riarc_etf:decode/2}, which turns atoms this node does not have into
+%% `{riarc_unknown_atom, Name}'. Names of modules, functions and processes become atoms
 %% only when the atom exists already (otherwise the MFA reads as `undefined' and the
-%% process name as a binary), and payloads are decoded with `binary_to_term(B, [safe])'
-%% (one that needs unknown atoms reads as `{riarc_undecodable, Bytes}').
+%% process name as `{riarc_unknown_atom, Name}'). Every such replacement is counted
+%% (`unknown_atoms' in the info at the end), as is every undecodable payload, which
+%% reads as `{riarc_undecodable, Bytes}' (`undecodable').
 %% ```
 %% 1> riarc_trace_bin:encode_header(#{node => a@h, start_us => 0, payloads => true}).
 %% <<"RIARCTRC",1,1,0,3,97,64,104,0,0,0,0,0,0,0,0>>
 %% 2> riarc_trace_file:read_all("run.rtrc").
 %% {ok,[{init,<0.90.0>,<0.89.0>,{riarc_demo_pqr,p,[]}}, ...],
-%%     #{format => binary, node => nonode@nohost, truncated => false, ...}}
+%%     #{format => binary, node => nonode@nohost, truncated => false, unknown_atoms => 0, ...}}
 %% '''
 -module(riarc_trace_bin).
 -behaviour(riarc_trace_reader).
 
--export([open/1, read/1, close/1, open_writer/2, write_event/2, close_writer/1]).
--export([encode_header/1]).
+-export([open/2, read/1, close/1, open_writer/2, write_event/2, close_writer/1]).
+-export([encode_header/1, format_error/1]).
+-export_type([error_reason/0]).
+
+-type error_reason() :: riarc_trace_reader:error_reason().
 
 -define(MAGIC, "RIARCTRC").
 -define(VERSION, 1).
@@ -30,14 +38,13 @@
 -define(RECV, 6).
 -define(DROPPED, 7).
 -define(OMITTED, riarc_omitted).
-%% A corrupt length must not make the reader allocate gigabytes.
--define(MAX_RECORD, 64 * 1024 * 1024).
 
 -record(r, {fd :: file:fd(), file :: string(), pos :: non_neg_integer(),
+            max :: pos_integer(),
             procs = #{} :: #{non_neg_integer() => term()},
             header :: map(),
             events = 0 :: non_neg_integer(), dropped = 0 :: non_neg_integer(),
-            undecodable = 0 :: non_neg_integer()}).
+            undecodable = 0 :: non_neg_integer(), unknown = 0 :: non_neg_integer()}).
 -record(w, {fd :: file:fd(), file :: string(), payloads :: boolean(),
             ids = #{} :: #{term() => non_neg_integer()}}).
 
@@ -46,13 +53,14 @@
 %%% ---------------------------------------------------------------------------
 
 %% @doc Opens a binary trace and reads its header.
--spec open(file:filename_all()) -> {ok, #r{}} | {error, term()}.
-open(File) ->
+-spec open(file:filename_all(), riarc_trace_reader:opts()) -> {ok, #r{}} | {error, error_reason()}.
+open(File, Opts) ->
     Name = unicode:characters_to_list(File),
     case file:open(File, [read, raw, binary, {read_ahead, 65536}]) of
         {ok, Fd} ->
             case header(Fd, Name) of
-                {ok, H, Pos} -> {ok, #r{fd = Fd, file = Name, pos = Pos, header = H}};
+                {ok, H, Pos} -> {ok, #r{fd = Fd, file = Name, pos = Pos, header = H,
+                                        max = riarc_trace_reader:max_record_bytes(Opts)}};
                 Err -> _ = file:close(Fd), Err
             end;
         {error, Why} -> {error, {open, Name, Why}}
@@ -74,13 +82,15 @@ header(Fd, File) ->
 
 %% @doc The next event. A record cut short by the end of the file ends the trace; its
 %% byte position is reported as `truncated'.
--spec read(#r{}) -> {ok, riarc_event:event(), #r{}} | {eof, map()} | {error, term()}.
-read(R = #r{fd = Fd, pos = Pos, file = File}) ->
+-spec read(#r{}) -> {ok, riarc_event:event(), #r{}} | {eof, map()} | {error, error_reason()}.
+read(R = #r{fd = Fd, pos = Pos, file = File, max = Max}) ->
     case file:read(Fd, 4) of
         eof -> finish(R, false);
         {ok, <<0:32>>} -> {error, {bad_record, File, Pos, "record of length 0"}};
-        {ok, <<Len:32>>} when Len > ?MAX_RECORD ->
-            {error, {bad_record, File, Pos, "record longer than 64 MiB"}};
+        {ok, <<Len:32>>} when Len > Max ->
+            %% Refused before reading: a corrupt length must not make the reader
+            %% allocate gigabytes.
+            {error, {too_big, File, {byte, Pos}, Len, Max}};
         {ok, <<Len:32>>} ->
             case file:read(Fd, Len) of
                 {ok, Body} when byte_size(Body) =:= Len ->
@@ -97,7 +107,7 @@ finish(R = #r{header = H}, Truncated) ->
     ok = close(R),
     {eof, H#{format => binary, file => R#r.file, events => R#r.events,
              truncated => Truncated, dropped => R#r.dropped,
-             undecodable => R#r.undecodable}}.
+             undecodable => R#r.undecodable, unknown_atoms => R#r.unknown}}.
 
 %% One record: a process definition is taken in and the next record read; an event is
 %% returned. Any failure to decode names the record's position.
@@ -110,18 +120,21 @@ record(Body = <<Type, _/binary>>, R, At) ->
     catch
         throw:{riarc_bad, Why} -> {error, {bad_record, R#r.file, At, Why}};
         throw:{riarc_unknown, Id} -> {error, {unknown_process, R#r.file, At, Id}};
+        throw:{riarc_too_big, Size} ->
+            {error, {compressed_too_big, R#r.file, {byte, At}, Size, R#r.max}};
         error:_ -> {error, {bad_record, R#r.file, At, "fields do not match the record type"}}
     end.
 
 decode(?PROC, <<_, Id:32, Kind, Name/binary>>, R = #r{procs = Ps}, _At) ->
     is_map_key(Id, Ps) andalso bad("process id defined twice"),
-    {proc, R#r{procs = Ps#{Id => proc_name(Kind, Name)}}};
+    {PName, R1} = proc_name(Kind, Name, R),
+    {proc, R1#r{procs = Ps#{Id => PName}}};
 decode(?SPAWN, <<_, P:32, C:32, Rest/binary>>, R, _) ->
-    {MFA, <<>>} = mfa(Rest),
-    {event, {spawn, sid(P, R), sid(C, R), MFA}, R};
+    {MFA, <<>>, R1} = mfa(Rest, R),
+    {event, {spawn, sid(P, R), sid(C, R), MFA}, R1};
 decode(?INIT, <<_, C:32, P:32, Rest/binary>>, R, _) ->
-    {MFA, <<>>} = mfa(Rest),
-    {event, {init, sid(C, R), sid(P, R), MFA}, R};
+    {MFA, <<>>, R1} = mfa(Rest, R),
+    {event, {init, sid(C, R), sid(P, R), MFA}, R1};
 decode(?EXIT, <<_, P:32, Rest/binary>>, R, _) ->
     {Reason, R1} = term(Rest, R),
     {event, {exit, sid(P, R), Reason}, R1};
@@ -150,58 +163,75 @@ sid(Id, #r{procs = Ps}) ->
 
 %% Process names: pids keep their text form as a pid only when it is a local pid
 %% ("<0.N.M>"), atoms only when they exist; anything else stays a binary.
-proc_name(0, Text) ->
+proc_name(0, Text, R) ->
     try list_to_pid(binary_to_list(Text)) of
-        Pid when node(Pid) =:= node() -> Pid;
-        _ -> Text
-    catch error:badarg -> Text
+        Pid when node(Pid) =:= node() -> {Pid, R};
+        _ -> {Text, R}
+    catch error:badarg -> {Text, R}
     end;
-proc_name(1, Name) -> existing_atom(Name);
-proc_name(2, Digits) -> binary_to_integer(Digits);
-proc_name(3, Ext) ->
-    try binary_to_term(Ext, [safe])
-    catch error:badarg -> bad("undecodable process name")
+proc_name(1, Name, R) ->
+    case existing_atom(Name) of
+        A when is_atom(A) -> {A, R};
+        B -> {{riarc_unknown_atom, B}, unknown(1, R)}
     end;
-proc_name(_, _) -> bad("unknown process name kind").
+proc_name(2, Digits, R) -> {binary_to_integer(Digits), R};
+proc_name(3, Ext, R) ->
+    case riarc_etf:decode(Ext, R#r.max) of
+        {ok, T, N} -> {T, unknown(N, R)};
+        {error, {compressed_too_big, Size}} -> throw({riarc_too_big, Size});
+        {error, _} -> bad("undecodable process name")
+    end;
+proc_name(_, _, _) -> bad("unknown process name kind").
+
+unknown(N, R) -> R#r{unknown = R#r.unknown + N}.
 
 existing_atom(B) ->
     try binary_to_existing_atom(B, utf8)
     catch error:badarg -> B
     end.
 
-mfa(<<0, Rest/binary>>) -> {undefined, Rest};
-mfa(<<1, ML:16, M:ML/binary, FL:16, F:FL/binary, Arity, ALen:32, A:ALen/binary, Rest/binary>>) ->
-    Args = case ALen of
-               0 -> lists:duplicate(Arity, ?OMITTED);
-               _ -> safe_args(A, Arity)
-           end,
+mfa(<<0, Rest/binary>>, R) -> {undefined, Rest, R};
+mfa(<<1, ML:16, M:ML/binary, FL:16, F:FL/binary, Arity, ALen:32, A:ALen/binary, Rest/binary>>, R) ->
+    {Args, R1} = case ALen of
+                     0 -> {lists:duplicate(Arity, ?OMITTED), R};
+                     _ -> args(A, Arity, R)
+                 end,
     case {existing_atom(M), existing_atom(F)} of
-        {Ma, Fa} when is_atom(Ma), is_atom(Fa) -> {{Ma, Fa, Args}, Rest};
-        _ -> {undefined, Rest} % a module no code on this node names: no Spec matches it
+        {Ma, Fa} when is_atom(Ma), is_atom(Fa) -> {{Ma, Fa, Args}, Rest, R1};
+        {Ma, Fa} ->
+            %% A module no code on this node names: no Spec here can name it either,
+            %% so the MFA is unknown; counted, so that the check warns about it.
+            {undefined, Rest, unknown(length([X || X <- [Ma, Fa], not is_atom(X)]), R1)}
     end;
-mfa(_) -> bad("malformed MFA field").
+mfa(_, _) -> bad("malformed MFA field").
 
-safe_args(A, Arity) ->
-    try binary_to_term(A, [safe]) of
-        L when is_list(L), length(L) =:= Arity -> L;
-        _ -> bad("MFA arguments do not match the arity")
-    catch error:badarg -> lists:duplicate(Arity, {riarc_undecodable, A})
+args(A, Arity, R) ->
+    case riarc_etf:decode(A, R#r.max) of
+        {ok, L, N} when is_list(L), length(L) =:= Arity -> {L, unknown(N, R)};
+        {ok, _, _} -> bad("MFA arguments do not match the arity");
+        {error, {compressed_too_big, Size}} -> throw({riarc_too_big, Size});
+        {error, _} ->
+            {lists:duplicate(Arity, {riarc_undecodable, A}), R#r{undecodable = R#r.undecodable + 1}}
     end.
 
 term(<<0:32>>, R) -> {?OMITTED, R};
 term(<<Len:32, Ext:Len/binary>>, R) ->
-    try binary_to_term(Ext, [safe]) of
-        T -> {T, R}
-    catch error:badarg ->
-        %% Either corrupt bytes or atoms unknown here: the event stays, its payload
-        %% is kept opaque and counted.
-        {{riarc_undecodable, Ext}, R#r{undecodable = R#r.undecodable + 1}}
+    case riarc_etf:decode(Ext, R#r.max) of
+        {ok, T, N} -> {T, unknown(N, R)};
+        {error, {compressed_too_big, Size}} -> throw({riarc_too_big, Size});
+        {error, _} ->
+            %% Corrupt bytes: the event stays, its payload is kept opaque and counted.
+            {{riarc_undecodable, Ext}, R#r{undecodable = R#r.undecodable + 1}}
     end;
 term(_, _) -> bad("term field length does not match the record").
 
 %% @doc Closes the reader.
 -spec close(#r{}) -> ok.
 close(#r{fd = Fd}) -> _ = file:close(Fd), ok.
+
+%% @doc A sentence for an error of this reader or writer.
+-spec format_error(error_reason()) -> string().
+format_error(Reason) -> riarc_trace_reader:format_error(Reason).
 
 %%% ---------------------------------------------------------------------------
 %%% Writer
@@ -215,7 +245,7 @@ encode_header(#{node := Node, start_us := Start, payloads := Payloads}) ->
     <<?MAGIC, ?VERSION, Flags, (byte_size(NodeB)):16, NodeB/binary, Start:64/signed>>.
 
 %% @doc Opens a binary trace for writing and writes its header.
--spec open_writer(file:filename_all(), map()) -> {ok, #w{}} | {error, term()}.
+-spec open_writer(file:filename_all(), map()) -> {ok, #w{}} | {error, error_reason()}.
 open_writer(File, Opts) ->
     Name = unicode:characters_to_list(File),
     Payloads = maps:get(payloads, Opts, true),
@@ -233,7 +263,7 @@ open_writer(File, Opts) ->
     end.
 
 %% @doc Appends one event, with the PROC records of processes not named before.
--spec write_event(#w{}, riarc_event:event()) -> {ok, #w{}} | {error, term()}.
+-spec write_event(#w{}, riarc_event:event()) -> {ok, #w{}} | {error, error_reason()}.
 write_event(W, Ev) ->
     {Bytes, W1} = encode(Ev, W),
     case file:write(W#w.fd, Bytes) of
@@ -242,7 +272,7 @@ write_event(W, Ev) ->
     end.
 
 %% @doc Flushes and closes.
--spec close_writer(#w{}) -> ok | {error, term()}.
+-spec close_writer(#w{}) -> ok | {error, error_reason()}.
 close_writer(#w{fd = Fd, file = File}) ->
     riarc_trace_reader:close_file(Fd, File).
 

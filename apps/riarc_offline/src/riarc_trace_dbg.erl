@@ -3,8 +3,12 @@
 %% in the external term format) or `<<1, Count:32>>' (the port dropped Count messages).
 %% Trace messages become riarc events as the online backend decodes them
 %% ({@link riarc_backend_evm:event/2}); the ones riarc does not use (links, calls,
-%% scheduling, ...) are skipped. Terms are decoded with `binary_to_term(B, [safe])': a
-%% trace that names atoms this node does not know is refused with its position.
+%% scheduling, ...) are skipped. Reading is bounded as for the binary format: a record
+%% over `max_record_bytes' (16 MiB by default), or a compressed term announcing more, is
+%% refused with its position before it is read or inflated; terms are decoded by
+%% {@link riarc_etf:decode/2}, so that atoms this node does not know (a trace recorded
+%% elsewhere) read as `{riarc_unknown_atom, Name}' and pids of unknown nodes as
+%% `{riarc_pid, Node, Id, Serial}', counted as `unknown_atoms' in the info at the end.
 %%
 %% A wrap set `dbg:trace_port(file, {Name, wrap, Tail, Size, Count})' is read as
 %% `{dbg_wrap, Name, Tail}': the files Name ++ N ++ Tail, oldest first (the ring is cut
@@ -19,29 +23,33 @@
 -module(riarc_trace_dbg).
 -behaviour(riarc_trace_reader).
 
--export([open/1, read/1, close/1, wrap_files/2]).
+-export([open/2, read/1, close/1, wrap_files/2, format_error/1]).
+-export_type([error_reason/0]).
+
+-type error_reason() :: riarc_trace_reader:error_reason().
 
 -record(r, {fd :: file:fd() | undefined, file :: string(), pos = 0 :: non_neg_integer(),
+            max :: pos_integer(), unknown = 0 :: non_neg_integer(),
             rest = [] :: [string()],            % wrap files still to read
             events = 0 :: non_neg_integer(), dropped = 0 :: non_neg_integer(),
             skipped = 0 :: non_neg_integer(), files = 1 :: pos_integer()}).
 
 %% @doc Opens a dbg trace file or a wrap set.
--spec open(file:filename_all() | {dbg_wrap, file:filename_all(), string()}) ->
-    {ok, #r{}} | {error, term()}.
-open({dbg_wrap, Name, Tail}) ->
+-spec open(file:filename_all() | {dbg_wrap, file:filename_all(), string()},
+           riarc_trace_reader:opts()) -> {ok, #r{}} | {error, error_reason()}.
+open({dbg_wrap, Name, Tail}, Opts) ->
     case wrap_files(Name, Tail) of
         [] -> {error, {no_wrap_files, unicode:characters_to_list(Name), Tail}};
         [F | Fs] ->
-            case open(F) of
+            case open(F, Opts) of
                 {ok, R} -> {ok, R#r{rest = Fs, files = 1 + length(Fs)}};
                 Err -> Err
             end
     end;
-open(File) ->
+open(File, Opts) ->
     Name = unicode:characters_to_list(File),
     case file:open(File, [read, raw, binary, {read_ahead, 65536}]) of
-        {ok, Fd} -> {ok, #r{fd = Fd, file = Name}};
+        {ok, Fd} -> {ok, #r{fd = Fd, file = Name, max = riarc_trace_reader:max_record_bytes(Opts)}};
         {error, Why} -> {error, {open, Name, Why}}
     end.
 
@@ -88,10 +96,12 @@ gap([F | Rest]) ->
 gap([]) -> none.
 
 %% @doc The next event.
--spec read(#r{}) -> {ok, riarc_event:event(), #r{}} | {eof, map()} | {error, term()}.
-read(R = #r{fd = Fd, pos = Pos, file = File}) ->
+-spec read(#r{}) -> {ok, riarc_event:event(), #r{}} | {eof, map()} | {error, error_reason()}.
+read(R = #r{fd = Fd, pos = Pos, file = File, max = Max}) ->
     case file:read(Fd, 5) of
         eof -> next_file(R);
+        {ok, <<0, Size:32>>} when Size > Max ->
+            {error, {too_big, File, {byte, Pos}, Size, Max}};
         {ok, <<0, Size:32>>} ->
             case file:read(Fd, Size) of
                 {ok, Bin} when byte_size(Bin) =:= Size -> message(Bin, R#r{pos = Pos + 5 + Size}, Pos);
@@ -107,22 +117,25 @@ read(R = #r{fd = Fd, pos = Pos, file = File}) ->
     end.
 
 message(Bin, R, At) ->
-    try binary_to_term(Bin, [safe]) of
-        Msg ->
+    case riarc_etf:decode(Bin, R#r.max) of
+        {ok, Msg, N} ->
+            R1 = R#r{unknown = R#r.unknown + N},
             case event(Msg) of
-                {ok, Ev} -> {ok, Ev, R#r{events = R#r.events + 1}};
-                skip -> read(R#r{skipped = R#r.skipped + 1});
+                {ok, Ev} -> {ok, Ev, R1#r{events = R1#r.events + 1}};
+                skip -> read(R1#r{skipped = R1#r.skipped + 1});
                 no -> {error, {bad_record, R#r.file, At, "not a trace message"}}
-            end
-    catch error:badarg -> {error, {bad_term, R#r.file, At}}
+            end;
+        {error, {compressed_too_big, Size}} ->
+            {error, {compressed_too_big, R#r.file, {byte, At}, Size, R#r.max}};
+        {error, _} -> {error, {bad_term, R#r.file, At}}
     end.
 
 %% Trace messages with a timestamp carry it last: drop it, and decode as the online
 %% backend does, so that offline and online runs see the same events.
-event(Msg) when element(1, Msg) =:= trace_ts, tuple_size(Msg) >= 4 ->
+event(Msg) when is_tuple(Msg), element(1, Msg) =:= trace_ts, tuple_size(Msg) >= 4 ->
     L = tuple_to_list(Msg),
     event(list_to_tuple([trace | lists:droplast(tl(L))]));
-event(Msg) when element(1, Msg) =:= trace, tuple_size(Msg) >= 3 ->
+event(Msg) when is_tuple(Msg), element(1, Msg) =:= trace, tuple_size(Msg) >= 3 ->
     case riarc_backend_evm:event(riarc_backend_evm:config([]), Msg) of
         {ok, _} = Ok -> Ok;
         _ -> skip
@@ -131,9 +144,10 @@ event(_) -> no.
 
 next_file(R = #r{rest = [F | Fs]}) ->
     ok = close(R),
-    case open(F) of
+    case open(F, #{max_record_bytes => R#r.max}) of
         {ok, R1} -> read(R1#r{rest = Fs, events = R#r.events, dropped = R#r.dropped,
-                              skipped = R#r.skipped, files = R#r.files});
+                              skipped = R#r.skipped, files = R#r.files,
+                              unknown = R#r.unknown});
         Err -> Err
     end;
 next_file(R) ->
@@ -144,9 +158,15 @@ next_file(R) ->
 finish(R, Truncated) ->
     ok = close(R),
     {eof, #{format => dbg, file => R#r.file, events => R#r.events, truncated => Truncated,
-            dropped => R#r.dropped, skipped => R#r.skipped, files => R#r.files}}.
+            dropped => R#r.dropped, skipped => R#r.skipped, files => R#r.files,
+            unknown_atoms => R#r.unknown}}.
+
 
 %% @doc Closes the reader.
 -spec close(#r{}) -> ok.
 close(#r{fd = undefined}) -> ok;
 close(#r{fd = Fd}) -> _ = file:close(Fd), ok.
+
+%% @doc A sentence for an error of this reader.
+-spec format_error(error_reason()) -> string().
+format_error(Reason) -> riarc_trace_reader:format_error(Reason).

@@ -12,6 +12,11 @@
 %% time, so a file of any size is read in bounded memory. Every malformed input gives
 %% `{error, Reason}' naming the file and the position; {@link format_error/1} makes a
 %% sentence of it.
+%%
+%% Reading is bounded whatever the file holds (see riarc_trace_reader and
+%% docs/offline.md): a record, a term's text and a compressed term's expansion are each
+%% at most `max_record_bytes' (16 MiB by default), and no reader creates atoms. Errors
+%% are `{error, {riarc_trace_file, Reason}}'.
 %% ```
 %% 1> file:write_file("t.txt", "{init, p, x, {m, f, []}}.\n{exit, p, normal}.\n").
 %% 2> riarc_trace_file:read_all("t.txt").
@@ -23,10 +28,11 @@
 %% '''
 -module(riarc_trace_file).
 
--export([open/1, read/1, close/1, read_all/1, fold/3]).
+-export([open/1, open/2, read/1, close/1, read_all/1, read_all/2, fold/3, fold/4]).
 -export([open_writer/2, write_event/2, close_writer/1, write/3]).
 -export([format_error/1]).
--export_type([reader/0, writer/0, source/0, info/0, writer_opts/0]).
+-export_type([reader/0, writer/0, source/0, info/0, writer_opts/0, opts/0, error/0,
+              error_reason/0]).
 
 -type source() :: file:filename_all() | {dbg_wrap, file:filename_all(), string()}.
 -type format() :: binary | text | dbg.
@@ -37,35 +43,76 @@
                   atom() => term()}.
 -type writer_opts() :: #{format => binary | text, payloads => boolean(),
                          node => node(), start_us => integer()}.
+%% The reading limits (riarc_trace_reader): `max_record_bytes'.
+-type opts() :: riarc_trace_reader:opts().
+-type error_reason() :: riarc_trace_reader:error_reason().
+%% Every error of this module: the reason tagged with the module that formats it.
+-type error() :: {riarc_trace_file, error_reason()}.
+
+%% How much of the start of a file decides that it is text.
+-define(SNIFF, 4096).
 
 %%% ---------------------------------------------------------------------------
 %%% Reading
 %%% ---------------------------------------------------------------------------
 
+%% @doc Opens a trace file for reading with the default limits.
+-spec open(source()) -> {ok, reader()} | {error, error()}.
+open(Src) -> open(Src, #{}).
+
 %% @doc Opens a trace file for reading, recognising its format.
--spec open(source()) -> {ok, reader()} | {error, term()}.
-open(Src = {dbg_wrap, _, _}) ->
-    wrap(dbg, riarc_trace_dbg:open(Src));
-open(File) ->
+-spec open(source(), opts()) -> {ok, reader()} | {error, error()}.
+open(Src = {dbg_wrap, _, _}, Opts) ->
+    wrap(dbg, riarc_trace_dbg:open(Src, Opts));
+open(File, Opts) ->
     case file:open(File, [read, raw, binary]) of
         {ok, Fd} ->
-            Head = file:pread(Fd, 0, 8),
+            Head = file:pread(Fd, 0, ?SNIFF),
             ok = file:close(Fd),
-            open_as(detect(Head), File);
-        {error, Why} -> {error, {open, name(File), Why}}
+            case detect(Head) of
+                unknown ->
+                    {error, {?MODULE, {not_a_trace_file, name(File),
+                                       "its first bytes are neither a riarc binary header "
+                                       "(RIARCTRC), a dbg trace record nor UTF-8 text"}}};
+                Format -> open_as(Format, File, Opts)
+            end;
+        {error, Why} -> {error, {?MODULE, {open, name(File), Why}}}
     end.
 
-detect({ok, <<"RIARCTRC">>}) -> binary;
+detect({ok, <<"RIARCTRC", _/binary>>}) -> binary;
+detect({ok, <<"RIARCTRC"/utf8>>}) -> binary;
 detect({ok, <<0, _:32, 131, _/binary>>}) -> dbg;
-detect({ok, <<1, _:32, _/binary>>}) -> dbg;
-detect(_) -> text.
+%% A dbg file may open with a drop record, then a trace message or its end.
+detect({ok, <<1, _:32>>}) -> dbg;
+detect({ok, <<1, _:32, 0, _:32, 131, _/binary>>}) -> dbg;
+detect({ok, <<1, _:32, 1, _:32, _/binary>>}) -> dbg;
+detect({ok, Head}) ->
+    case text(Head) of
+        true -> text;
+        false -> unknown
+    end;
+detect(eof) -> text;
+detect(_) -> unknown.
 
-open_as(binary, File) -> wrap(binary, riarc_trace_bin:open(File));
-open_as(dbg, File) -> wrap(dbg, riarc_trace_dbg:open(File));
-open_as(text, File) -> wrap(text, riarc_trace_text:open(File)).
+%% UTF-8 (a character cut by the end of the sample allowed) without control characters
+%% other than white space: random bytes are not taken for a text trace.
+text(Head) ->
+    case unicode:characters_to_list(Head, utf8) of
+        L when is_list(L) -> no_controls(L);
+        {incomplete, L, _} -> no_controls(L);
+        {error, _, _} -> false
+    end.
+
+no_controls(L) ->
+    lists:all(fun(C) -> C >= 32 orelse C =:= $\t orelse C =:= $\n orelse C =:= $\r
+                            orelse C =:= $\f orelse C =:= $\v end, L).
+
+open_as(binary, File, Opts) -> wrap(binary, riarc_trace_bin:open(File, Opts));
+open_as(dbg, File, Opts) -> wrap(dbg, riarc_trace_dbg:open(File, Opts));
+open_as(text, File, Opts) -> wrap(text, riarc_trace_text:open(File, Opts)).
 
 wrap(Format, {ok, St}) -> {ok, #{mod => mod(Format), st => St, format => Format}};
-wrap(_, Error) -> Error.
+wrap(_, {error, Reason}) -> {error, {?MODULE, Reason}}.
 
 mod(binary) -> riarc_trace_bin;
 mod(text) -> riarc_trace_text;
@@ -73,23 +120,28 @@ mod(dbg) -> riarc_trace_dbg.
 
 %% @doc The next event; at the end, what the reader learnt about the file (it is closed
 %% then). A truncated binary file ends at its last whole record with `truncated => Pos'.
--spec read(reader()) -> {ok, riarc_event:event(), reader()} | {eof, info()} | {error, term()}.
+-spec read(reader()) -> {ok, riarc_event:event(), reader()} | {eof, info()} | {error, error()}.
 read(R = #{mod := Mod, st := St}) ->
     case Mod:read(St) of
         {ok, Ev, St1} -> {ok, Ev, R#{st := St1}};
         {eof, Info} -> {eof, Info};
-        {error, _} = Err -> _ = Mod:close(St), Err
+        {error, Reason} -> _ = Mod:close(St), {error, {?MODULE, Reason}}
     end.
 
 %% @doc Closes a reader before its end.
 -spec close(reader()) -> ok.
 close(#{mod := Mod, st := St}) -> Mod:close(St).
 
-%% @doc Folds over every event of a file, in file order.
+%% @doc Folds over every event of a file, in file order, with the default limits.
 -spec fold(fun((riarc_event:event(), Acc) -> Acc), Acc, source()) ->
-    {ok, Acc, info()} | {error, term()}.
-fold(Fun, Acc0, Src) ->
-    case open(Src) of
+    {ok, Acc, info()} | {error, error()}.
+fold(Fun, Acc0, Src) -> fold(Fun, Acc0, Src, #{}).
+
+%% @doc Folds over every event of a file, in file order.
+-spec fold(fun((riarc_event:event(), Acc) -> Acc), Acc, source(), opts()) ->
+    {ok, Acc, info()} | {error, error()}.
+fold(Fun, Acc0, Src, Opts) ->
+    case open(Src, Opts) of
         {ok, R} -> fold_loop(Fun, Acc0, R);
         Err -> Err
     end.
@@ -101,10 +153,14 @@ fold_loop(Fun, Acc, R) ->
         {error, _} = Err -> Err
     end.
 
+%% @doc Every event of a file, in file order, with the default limits.
+-spec read_all(source()) -> {ok, [riarc_event:event()], info()} | {error, error()}.
+read_all(Src) -> read_all(Src, #{}).
+
 %% @doc Every event of a file, in file order.
--spec read_all(source()) -> {ok, [riarc_event:event()], info()} | {error, term()}.
-read_all(Src) ->
-    case fold(fun(E, A) -> [E | A] end, [], Src) of
+-spec read_all(source(), opts()) -> {ok, [riarc_event:event()], info()} | {error, error()}.
+read_all(Src, Opts) ->
+    case fold(fun(E, A) -> [E | A] end, [], Src, Opts) of
         {ok, Rev, Info} -> {ok, lists:reverse(Rev), Info};
         Err -> Err
     end.
@@ -115,7 +171,7 @@ read_all(Src) ->
 
 %% @doc Opens File for writing events, in the binary format (default) or as text.
 %% `payloads => false' leaves message contents out (binary format only).
--spec open_writer(file:filename_all(), writer_opts()) -> {ok, writer()} | {error, term()}.
+-spec open_writer(file:filename_all(), writer_opts()) -> {ok, writer()} | {error, error()}.
 open_writer(File, Opts) ->
     Mod = case maps:get(format, Opts, binary) of
               binary -> riarc_trace_bin;
@@ -123,23 +179,27 @@ open_writer(File, Opts) ->
           end,
     case Mod:open_writer(File, Opts) of
         {ok, St} -> {ok, #{mod => Mod, st => St}};
-        Err -> Err
+        {error, Reason} -> {error, {?MODULE, Reason}}
     end.
 
 %% @doc Appends one event.
--spec write_event(writer(), riarc_event:event()) -> {ok, writer()} | {error, term()}.
+-spec write_event(writer(), riarc_event:event()) -> {ok, writer()} | {error, error()}.
 write_event(W = #{mod := Mod, st := St}, Ev) ->
     case Mod:write_event(St, Ev) of
         {ok, St1} -> {ok, W#{st := St1}};
-        Err -> Err
+        {error, Reason} -> {error, {?MODULE, Reason}}
     end.
 
 %% @doc Flushes and closes.
--spec close_writer(writer()) -> ok | {error, term()}.
-close_writer(#{mod := Mod, st := St}) -> Mod:close_writer(St).
+-spec close_writer(writer()) -> ok | {error, error()}.
+close_writer(#{mod := Mod, st := St}) ->
+    case Mod:close_writer(St) of
+        ok -> ok;
+        {error, Reason} -> {error, {?MODULE, Reason}}
+    end.
 
 %% @doc Writes a whole list of events to File.
--spec write(file:filename_all(), [riarc_event:event()], writer_opts()) -> ok | {error, term()}.
+-spec write(file:filename_all(), [riarc_event:event()], writer_opts()) -> ok | {error, error()}.
 write(File, Events, Opts) ->
     case open_writer(File, Opts) of
         {ok, W} -> write_all(Events, W);
@@ -153,44 +213,13 @@ write_all([E | Es], W) ->
         Err -> _ = close_writer(W), Err
     end.
 
-%% @doc Closes a file being written; a delayed write error shows up here.
 %%% ---------------------------------------------------------------------------
 %%% Errors
 %%% ---------------------------------------------------------------------------
 
-%% @doc A sentence for a reader's or writer's error.
--spec format_error(term()) -> string().
-format_error({open, File, Why}) ->
-    flat("cannot open ~ts: ~ts", [File, file:format_error(Why)]);
-format_error({write, File, Why}) ->
-    flat("cannot write ~ts: ~ts", [File, file:format_error(Why)]);
-format_error({read, File, Pos, Why}) ->
-    flat("~ts: read error at ~s: ~ts", [File, pos(Pos), file:format_error(Why)]);
-format_error({syntax, File, Line, Msg}) ->
-    flat("~ts:~b: not an Erlang term: ~ts", [File, Line, Msg]);
-format_error({not_an_event, File, Pos, Term}) ->
-    flat("~ts: ~s: ~0tP is not a riarc event ({init,C,P,MFA}, {spawn,P,C,MFA}, "
-         "{exit,P,Reason}, {send,From,To,Msg} or {recv,P,Msg})", [File, pos(Pos), Term, 12]);
-format_error({bad_header, File, Why}) ->
-    flat("~ts: not a riarc binary trace: ~s", [File, Why]);
-format_error({bad_version, File, V}) ->
-    flat("~ts: binary trace version ~b is not supported (this riarc reads version 1)",
-         [File, V]);
-format_error({bad_record, File, Pos, Why}) ->
-    flat("~ts: malformed record at byte ~b: ~s", [File, Pos, Why]);
-format_error({bad_term, File, Pos}) ->
-    flat("~ts: malformed Erlang term at byte ~b", [File, Pos]);
-format_error({unknown_process, File, Pos, Id}) ->
-    flat("~ts: record at byte ~b names process #~b before its definition", [File, Pos, Id]);
-format_error({no_wrap_files, Name, Tail}) ->
-    flat("no dbg wrap files ~ts<N>~ts found", [Name, Tail]);
-format_error(Other) ->
-    flat("~0tp", [Other]).
-
-pos({line, L}) -> flat("line ~b", [L]);
-pos({byte, B}) -> flat("byte ~b", [B]);
-pos(Other) -> flat("~0tp", [Other]).
+%% @doc A sentence for a reader's or writer's error, tagged or not.
+-spec format_error(error() | error_reason()) -> string().
+format_error({?MODULE, Reason}) -> riarc_trace_reader:format_error(Reason);
+format_error(Reason) -> riarc_trace_reader:format_error(Reason).
 
 name(File) -> unicode:characters_to_list(File).
-
-flat(Fmt, Args) -> lists:flatten(io_lib:format(Fmt, Args)).

@@ -6,6 +6,8 @@
 
 %% Entry points of the systems recorded here.
 -export([flood/1, sink/1]).
+%% Shared with riarc_trace_reader_tests (the formats-agree test).
+-export([dbg_record/1]).
 
 -define(M, riarc_demo_pqr).
 
@@ -90,25 +92,26 @@ asked() ->
     receive {asked, MFA} -> [MFA | asked()] after 0 -> [] end.
 
 %% A recording that ends before its processes do: the check still ends, with verdicts
-%% as the partitions stand.
+%% as the partitions stand; b, spawned but with no event of its own, is an error.
 open_processes_test() ->
     Spec = fun(_) -> {ok, fun M(_) -> M end} end,
     Events = [{init, a, x, {m, a, []}}, {spawn, a, b, {m, b, []}}, {send, a, b, go}],
     {ok, R} = riarc_offline:check({events, Events}, Spec, #{timeout => 5000}),
-    ?assertEqual([{a, none, 3}, {b, none, 0}],
-                 lists:sort([{P, V, N} || #{pid := P, verdict := V, events := N} <- maps:get(verdicts, R)])).
+    ?assertEqual([{a, none, 3}, {b, error, 0}],
+                 lists:sort([{P, V, N} || #{pid := P, verdict := V, events := N} <- maps:get(verdicts, R)])),
+    ?assertMatch([#{reason := {no_events, a}}], [V || V = #{pid := b} <- maps:get(verdicts, R)]).
 
 empty_and_errors_test() ->
     Empty = tmp("empty.txt"),
     ok = file:write_file(Empty, ""),
     Spec = fun(_) -> undefined end,
     ?assertMatch({ok, #{verdicts := [], events := 0}}, riarc_offline:check(Empty, Spec, #{})),
-    ?assertMatch({error, {open, _, enoent}}, riarc_offline:check(tmp("nope"), Spec, #{})),
+    ?assertMatch({error, {riarc_trace_file, {open, _, enoent}}}, riarc_offline:check(tmp("nope"), Spec, #{})),
     ?assertMatch({error, {bad_spec, 42}}, riarc_offline:check(Empty, 42, #{})),
     Bad = tmp("bad.txt"),
     ok = file:write_file(Bad, "{exit, a, normal}.\n{hello}.\n"),
     {error, Why} = riarc_offline:check(Bad, Spec, #{}),
-    ?assertMatch({not_an_event, _, {line, 2}, {hello}}, Why),
+    ?assertMatch({riarc_trace_file, {not_an_event, _, {line, 2}, {hello}}}, Why),
     ?assertMatch("/" ++ _, riarc_offline:format_error(Why)).
 
 %%% ---------------------------------------------------------------------------
@@ -167,7 +170,8 @@ record_text_test() ->
 record_errors_test() ->
     ?assertMatch({error, {undef, {nomod, f, 0}}}, riarc_offline:record({nomod, f, []}, tmp("x"), #{})),
     ?assertMatch({error, {bad_mfa, _}}, riarc_offline:record(bad, tmp("x"), #{})),
-    ?assertMatch({error, {write, _, _}}, riarc_offline:record({?M, p, []}, "/nonexistent/dir/f", #{})).
+    ?assertMatch({error, {riarc_trace_file, {write, _, _}}},
+                 riarc_offline:record({?M, p, []}, "/nonexistent/dir/f", #{})).
 
 %% A system that floods the recorder: its mailbox stays bounded, since the system is
 %% suspended while the recorder catches up, and nothing is lost.
@@ -226,7 +230,7 @@ dbg_wrap_test() ->
     Ns = [I || {recv, _, {n, I}} <- Read],
     ?assert(length(Ns) > 0),
     ?assertEqual(lists:sort(Ns), Ns),
-    ?assertMatch({error, {no_wrap_files, _, ".none"}},
+    ?assertMatch({error, {riarc_trace_file, {no_wrap_files, _, ".none"}}},
                  riarc_trace_file:read_all({dbg_wrap, Name, ".none"})).
 
 %% Runs P/Q/R (or a chattier system for wrap files) traced into a dbg file port, and
