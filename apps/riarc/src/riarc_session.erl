@@ -148,14 +148,8 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
             started = erlang:monotonic_time(microsecond)},
     %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced is an
     %% error of start/4, at once.
-    Lambda = maps:get(lambda, Cfg),
     S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
-                             T = riarc_tracer:start_root(Cfg, Root, MFA, Init),
-                             Part = case riarc_lambda:lookup(Lambda, MFA) of
-                                        {ok, _} -> #{T => {Root, MFA}};
-                                        _ -> #{}
-                                    end,
-                             tracer_up(T, S#s{parts = maps:merge(S#s.parts, Part)})
+                             tracer_up(riarc_tracer:start_root(Cfg, Root, MFA, Init), S)
                      end, S0, Roots),
     {ok, S1#s{launching = maps:keys(S1#s.tracers)}}.
 
@@ -199,6 +193,8 @@ handle_info({riarc_overload, _Tracer, What}, S) ->
 handle_info({riarc_tracer_down, _Pid, Stats}, S = #s{stats = Acc}) ->
     {noreply, S#s{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
                                     Acc, Stats)}};
+handle_info({riarc_partition, Tracer, Proc, MFA}, S) ->
+    {noreply, S#s{parts = (S#s.parts)#{Tracer => {Proc, MFA}}}};
 handle_info({riarc_explanation, Tracer, Expl}, S) ->
     {noreply, S#s{explanations = (S#s.explanations)#{Tracer => Expl}}};
 handle_info({riarc_verdict, Tracer, Proc, MFA, V, Why, N}, S) ->

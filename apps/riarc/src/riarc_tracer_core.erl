@@ -493,7 +493,10 @@ stats(#st{collected = C, routed = R, analysed = A, reordered = O}) ->
 
 set_monitor(Root, MFA, St = #st{cfg = #{lambda := Lambda}}) ->
     case lookup(Lambda, MFA, St) of
-        {{ok, Mon}, St1} -> St1#st{part = {Root, MFA}, mon = Mon};
+        {{ok, Mon}, St1} ->
+            %% The session learns the root's partition now, so that it can give it a
+            %% verdict even if this tracer never reports one (killed on overload).
+            report({riarc_partition, self_of(St1), Root, MFA}, St1#st{part = {Root, MFA}, mon = Mon});
         {undefined, St1} -> St1
     end.
 

@@ -79,13 +79,6 @@ timeouts_test_() ->
                             replays(File, Rec, 5, #{})
                     end} || St <- [receiver, sender]].
 
-%% Some plain run of timeouts/1 both times out and is answered (the race is real).
-timeouts_race_is_real_test_() ->
-    {timeout, 60, fun() ->
-                          Kinds = lists:usort([W || _ <- lists:seq(1, 5), {_, W} <- ?P:timeouts(20)]),
-                          ?assertEqual([answered, timed_out], Kinds)
-                  end}.
-
 ets_test_() ->
     [{timeout, 120, fun() ->
                             {File, #{result := Rec}} = record({?P, ets_race, [4, 20]}, "ets", #{strategy => St}),
