@@ -87,7 +87,8 @@ core_reorders_test() ->
             backend => B, session => self(), checks => true, perturb => undefined,
             start_tracer => fun(_, _, _, _) -> error(unexpected) end,
             init_from_spawn => true, self => t0},
-    {St0, []} = riarc_tracer_core:init_root(Cfg, p, {m, p, []}, {init, p, x, {m, p, []}}),
+    {St0, [{send, _, {riarc_partition, t0, p, {m, p, []}}}]} =
+        riarc_tracer_core:init_root(Cfg, p, {m, p, []}, {init, p, x, {m, p, []}}),
     In = [{trace, c, send, hi, p}, {trace, c, exit, normal},
           {trace, p, spawn, c, {m, c, []}}, {trace, p, 'receive', hi}, {trace, p, exit, normal}],
     lists:foldl(fun(M, St) -> {St1, _} = riarc_tracer_core:handle(M, St), St1 end, St0, In),
