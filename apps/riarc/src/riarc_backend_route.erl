@@ -104,10 +104,10 @@ close(#{table := Table}) ->
     ok.
 
 %% OTP 25's spec of erlang:trace_info/2 leaves out tracer modules (`{Module, State}'),
-%% which the VM does return: the comparison is made on the term as it comes.
--dialyzer({nowarn_function, traced_by/2}).
+%% which the VM does return: called through apply/3 so that the answer is taken as it
+%% comes, not as the spec says it must be.
 traced_by(P, Table) ->
-    erlang:trace_info(P, tracer) =:= {tracer, {riarc_route, Table}}.
+    erlang:apply(erlang, trace_info, [P, tracer]) =:= {tracer, {riarc_route, Table}}.
 
 %% @doc Decodes the table's messages into riarc events. A message the table sent that
 %% monitors do not see (the root's `go', a link event of the `procs' flag) is still one

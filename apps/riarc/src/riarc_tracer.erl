@@ -34,7 +34,8 @@
                  checks := boolean(),
                  perturb := undefined | pos_integer(),
                  explain => non_neg_integer(),
-                 max_queue => pos_integer()}.
+                 max_queue => pos_integer(),
+                 atom() => term()}.
 
 %%% ---------------------------------------------------------------------------
 %%% Starting tracers

@@ -58,7 +58,9 @@
                  init_from_spawn := boolean(),
                  self := tracer(),
                  %% How many of its last events a reject or error is reported with.
-                 explain => non_neg_integer()}.
+                 explain => non_neg_integer(),
+                 %% What the process loop around the core keeps in it for itself.
+                 atom() => term()}.
 -type effect() :: {send, tracer(), term()} | {detach, sid(), tracer()} | {clear, sid()}
                 | {started, tracer(), sid()} | perturb | stop.
 
