@@ -181,6 +181,11 @@ handle_cast(_Msg, S) ->
 %% @private
 handle_info({riarc_launched, T, Res}, S) ->
     {noreply, launch_result(T, Res, S)};
+handle_info({riarc_tracer_up, Pid, Proc, MFA}, S = #s{overload = Over}) when Over =/= undefined ->
+    %% Race: a tracer started by one the overload policy ended, announced after the
+    %% detach: it has nothing to take over any more, and is ended the same way.
+    exit(Pid, kill),
+    {noreply, tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}})};
 handle_info({riarc_tracer_up, Pid, Proc, MFA}, S) ->
     S1 = tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}}),
     #{max_tracers := Max} = S1#s.limits,
