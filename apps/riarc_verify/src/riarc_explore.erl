@@ -209,6 +209,13 @@ mfa(S) -> {?MODULE, process, [S]}.
 env(#{root := Root, scripts := Scripts}, Monitored, Opts) ->
     Parent = maps:from_list([{C, P} || {P, Sc} <- maps:to_list(Scripts), {spawn, C} <- Sc]),
     Own = [Root | Monitored],
+    Senders = lists:foldl(fun({X, Sc}, Acc) ->
+                                  lists:foldl(fun({I, {send, To, M}}, A) ->
+                                                      maps:update_with({To, M}, fun(L) -> [{X, I} | L] end,
+                                                                       [{X, I}], A);
+                                                 (_, A) -> A
+                                              end, Acc, lists:zip(lists:seq(1, length(Sc)), Sc))
+                          end, #{}, maps:to_list(Scripts)),
     Part = maps:from_list([{S, partition(S, Own, Parent)} || S <- maps:keys(Scripts)]),
     Local = maps:from_list([{S, local(S, maps:get(S, Parent, undefined), Sc)}
                             || {S, Sc} <- maps:to_list(Scripts)]),
@@ -237,7 +244,9 @@ env(#{root := Root, scripts := Scripts}, Monitored, Opts) ->
     #{root => Root, scripts => Scripts, cfg => Base, monitored => Own,
       expected => maps:map(fun(_, E) -> lists:sum([length(L) || L <- maps:values(E)]) end,
                            Expected),
-      bug => maps:get(bug, Opts, none), max_states => maps:get(max_states, Opts, infinity)}.
+      bug => maps:get(bug, Opts, none), max_states => maps:get(max_states, Opts, infinity),
+      por => maps:get(por, Opts, true), parent => Parent, senders => Senders,
+      own => maps:from_list([{S, true} || S <- Own])}.
 
 partition(S, Own, Parent) ->
     case lists:member(S, Own) of
@@ -299,7 +308,8 @@ dfs(St, Trace, Env, Visited, {N, Terms}) ->
                 [] ->
                     terminal(St, Env, Trace),
                     {N + 1, Terms + 1};
-                Trs ->
+                Trs0 ->
+                    Trs = reduce(Trs0, St, Env),
                     lists:foldl(fun(Tr, Acc) ->
                                         Trace1 = [Tr | Trace],
                                         dfs(step(Tr, St, Env, Trace1), Trace1, Env, Visited, Acc)
@@ -438,3 +448,133 @@ terminal(#{tracers := Ts, chans := Cs, procs := Ps, verdicts := Vs},
     Want = lists:sort(maps:to_list(Expected)),
     Want =:= Vs orelse throw({?MODULE, {verdicts, #{expected => Want, got => Vs}}, Trace}),
     ok.
+
+%%% ---------------------------------------------------------------------------
+%%% Partial-order reduction: persistent sets (see the module doc)
+%%% ---------------------------------------------------------------------------
+
+%% An actor is a process ({p, S}) or a tracer ({t, T}); every transition is one actor's.
+actor({proc, S, _}) -> {p, S};
+actor({boot, T}) -> {t, T};
+actor({deliver, _, T, _}) -> {t, T}.
+
+%% A persistent subset of the enabled transitions Trs (non-empty when Trs is).
+reduce(Trs, _St, #{por := false}) -> Trs;
+reduce([_] = Trs, _St, _Env) -> Trs;
+reduce(Trs, St = #{tracers := Ts}, Env) ->
+    %% Γ-owner: the tracer that has the process in its Γ (at most one, ever).
+    Gamma = maps:from_list([{S, T} || {T, {run, Core}} <- maps:to_list(Ts),
+                                      S <- riarc_tracer_core:gamma(Core)]),
+    case [Tr || Tr = {proc, S, _} <- Trs, is_map_key(S, Gamma)] of
+        [Tr | _] ->
+            %% A process whose route is final commutes with every other actor.
+            [Tr];
+        [] ->
+            Ctx = ctx(St, Env, Gamma),
+            Seeds = lists:usort([actor(Tr) || Tr <- Trs]),
+            {_, Best} = lists:foldl(
+                          fun(Seed, {Size, _} = Acc) ->
+                                  Q = closure([Seed], #{}, Ctx),
+                                  Sel = [Tr || Tr <- Trs, is_map_key(actor(Tr), Q)],
+                                  case length(Sel) of
+                                      L when L < Size -> {L, Sel};
+                                      _ -> Acc
+                                  end
+                          end, {length(Trs) + 1, Trs}, Seeds),
+            Best
+    end.
+
+ctx(St = #{tracers := Ts, chans := Cs}, Env, Gamma) ->
+    Live = [T || {T, V} <- maps:to_list(Ts), V =/= stopped],
+    Pi = maps:from_list([{T, maps:values(maps:get(pi, riarc_tracer_core:state_map(Core)))}
+                         || {T, {run, Core}} <- maps:to_list(Ts)]),
+    %% Tracers that a routed spawn event in flight may make someone send a dtc to.
+    Disps = lists:usort([D || Ms <- maps:values(Cs),
+                              {riarc_rtd, D, {evt, {spawn, _, _, _}}} <- Ms]),
+    #{st => St, env => Env, gamma => Gamma, live => Live, pi => Pi, disps => Disps}.
+
+%% The actors whose future transitions a persistent set must take in with Seed's.
+closure([], Q, _Ctx) -> Q;
+closure([A | Rest], Q, Ctx) ->
+    case Q of
+        #{A := _} -> closure(Rest, Q, Ctx);
+        #{} -> closure(deps(A, Ctx) ++ Rest, Q#{A => true}, Ctx)
+    end.
+
+%% deps(A): the actors that may, before any transition of A, take a transition dependent
+%% on one of A's enabled ones, or enable one of A's disabled ones.
+deps({p, S}, Ctx = #{st := #{procs := Ps}, env := #{scripts := Scripts, parent := Parent}}) ->
+    Script = maps:get(S, Scripts),
+    case Ps of
+        #{S := {Pc, _}} when Pc >= length(Script) -> [];
+        #{S := {Pc, Mbox}} ->
+            A = lists:nth(Pc + 1, Script),
+            case enabled(A, Mbox) of
+                true -> [{t, T} || T <- detachers(S, Ctx)];
+                false -> {recv, M} = A, senders(S, M, Ctx)
+            end;
+        #{} ->
+            %% Not spawned yet: its parent must act first.
+            [{p, maps:get(S, Parent)}]
+    end;
+deps({t, T}, Ctx = #{st := #{tracers := Ts}, live := Live, pi := Pi, disps := Disps}) ->
+    case Ts of
+        #{T := {boot, {_Mon, S, _MFA, _Disp}}} -> [{p, S}];
+        #{T := {run, _}} ->
+            %% Its enabled deliveries may detach a process it may be the detacher of;
+            %% its other channels may be filled by the processes that may have it as
+            %% owner and by the tracers that may send to it.
+            Senders = case lists:member(T, Disps) of
+                          true -> Live;
+                          false -> [X || X <- Live,
+                                         case Ts of
+                                             #{X := {boot, {_, _, _, T}}} -> true;
+                                             #{X := {run, _}} -> lists:member(T, maps:get(X, Pi));
+                                             #{} -> false
+                                         end]
+                      end,
+            [{p, X} || X <- may_own(T, Ctx)] ++ [{t, X} || X <- Senders, X =/= T];
+        #{} -> []
+    end.
+
+%% The tracers that may yet switch S's route: none once S is in a Γ; its own tracer, if
+%% S is monitored and that tracer exists; else the Γ-owner of its parent (the only one
+%% that may handle its spawn event with no route for the parent, I21); any if unknown.
+detachers(S, #{st := #{tracers := Ts}, env := #{own := Own, parent := Parent},
+               gamma := Gamma, live := Live}) ->
+    case Gamma of
+        #{S := _} -> [];
+        #{} ->
+            case {is_map_key(S, Own), Ts} of
+                {true, #{{t, S} := {boot, _}}} -> [{t, S}];
+                {true, #{{t, S} := _}} -> [];
+                {true, _} -> Live;
+                {false, _} ->
+                    P = maps:get(S, Parent),
+                    case Gamma of
+                        #{P := T} -> [T];
+                        #{} -> Live
+                    end
+            end
+    end.
+
+senders(S, M, #{st := #{procs := Ps}, env := #{senders := Senders}}) ->
+    [{p, X} || {X, I} <- maps:get({S, M}, Senders, []),
+               case Ps of #{X := {Pc, _}} -> I > Pc; #{} -> true end].
+
+%% Processes with actions left that may send trace messages to T.
+may_own(T, Ctx = #{st := #{procs := Ps}, env := #{scripts := Scripts}}) ->
+    [X || {X, Sc} <- maps:to_list(Scripts),
+          case Ps of
+              #{X := {Pc, _}} -> Pc < length(Sc);
+              #{} -> true
+          end,
+          may_own1(T, X, Ctx)].
+
+may_own1(T, X, Ctx = #{st := #{procs := Ps, table := Tab}, env := #{parent := Parent}}) ->
+    case Tab of
+        #{X := {T, _}} -> true;
+        #{} ->
+            lists:member(T, detachers(X, Ctx)) orelse
+                (not is_map_key(X, Ps) andalso may_own1(T, maps:get(X, Parent), Ctx))
+    end.
