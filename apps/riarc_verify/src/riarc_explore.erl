@@ -481,6 +481,10 @@ reduce(Trs, St = #{tracers := Ts}, Env) ->
                                       _ -> Acc
                                   end
                           end, {length(Trs) + 1, Trs}, Seeds),
+            case get(por_stat) of
+                undefined -> ok;
+                L0 -> put(por_stat, [{length(Trs), length(Best), Best} | L0])
+            end,
             Best
     end.
 
@@ -540,23 +544,41 @@ deps({t, T}, Ctx = #{st := #{tracers := Ts}, live := Live, pi := Pi, disps := Di
 %% The tracers that may yet switch S's route: none once S is in a Γ; its own tracer, if
 %% S is monitored and that tracer exists; else the Γ-owner of its parent (the only one
 %% that may handle its spawn event with no route for the parent, I21); any if unknown.
-detachers(S, #{st := #{tracers := Ts}, env := #{own := Own, parent := Parent},
-               gamma := Gamma, live := Live}) ->
+detachers(S, Ctx = #{st := #{tracers := Ts}, env := #{own := Own, parent := Parent},
+                     gamma := Gamma}) ->
     case Gamma of
         #{S := _} -> [];
         #{} ->
             case {is_map_key(S, Own), Ts} of
                 {true, #{{t, S} := {boot, _}}} -> [{t, S}];
                 {true, #{{t, S} := _}} -> [];
-                {true, _} -> Live;
-                {false, _} ->
-                    P = maps:get(S, Parent),
-                    case Gamma of
-                        #{P := T} -> [T];
-                        #{} -> Live
-                    end
+                _ -> holders(S, maps:get(S, Parent), Ctx)
             end
     end.
+
+%% The tracers that may hold the spawn event of C by P: the receiver of the channel it is
+%% in, or else every tracer whose state has the event or its trace message somewhere
+%% (held back in priority mode or for reordering; a monitor's expectations may name it
+%% too, which only makes the answer larger). Until one of them takes a step, nobody else
+%% can handle that event, hence nobody else can switch C's route or start its tracer.
+holders(C, P, #{st := #{chans := Cs, tracers := Ts}, live := Live}) ->
+    case [To || {{_, To}, Ms} <- maps:to_list(Cs), M <- Ms, carries_spawn(M, P, C)] of
+        [To | _] -> [To];
+        [] ->
+            Ev = {spawn, P, C, mfa(C)},
+            Pats = [strip_version(term_to_binary(X)) || X <- [Ev, {trace, P, spawn, C, mfa(C)}]],
+            case [T || {T, {run, Core}} <- maps:to_list(Ts),
+                       binary:match(term_to_binary(strip(Core)), Pats) =/= nomatch] of
+                [] -> Live;
+                Hs -> Hs
+            end
+    end.
+
+carries_spawn({trace, P, spawn, C, _}, P, C) -> true;
+carries_spawn({riarc_rtd, _, {evt, {spawn, P, C, _}}}, P, C) -> true;
+carries_spawn(_, _, _) -> false.
+
+strip_version(<<131, B/binary>>) -> B.
 
 senders(S, M, #{st := #{procs := Ps}, env := #{senders := Senders}}) ->
     [{p, X} || {X, I} <- maps:get({S, M}, Senders, []),
