@@ -61,7 +61,7 @@
 -module(riarc_explore).
 -behaviour(riarc_monitor).
 
--export([check/2, systems/1, run/2, pqr/0, format_error/1]).
+-export([check/2, systems/1, run/2, sweep/1, main/1, pqr/0, format_error/1]).
 %% The monitor of a partition in the model (riarc_monitor callback).
 -export([analyse/2]).
 -export_type([system/0, action/0, opts/0]).
@@ -74,6 +74,10 @@
 -type opts() :: #{monitored => all | [[sid()]],
                   bug => none | ignore_cut,
                   max_states => pos_integer()}.
+%% A part of a sweep: every spawn tree of exactly N processes, under every arrangement
+%% (`every') or those named: `none' (only the root has a monitor), `all' (every process
+%% has one), `leaves' (the root and the leaves have one).
+-type plan() :: [{pos_integer(), every | [none | all | leaves]}].
 -type counts() :: #{states := non_neg_integer(), terminals := non_neg_integer(),
                     arrangements := non_neg_integer()}.
 
@@ -166,6 +170,69 @@ run(MaxProcs, Opts) ->
         {ok, Acc} -> {ok, Acc#{duration_ms => erlang:monotonic_time(millisecond) - T0}};
         E -> E
     end.
+
+%% @doc `make verify': sweep/1, then halts with status 0 if every check passed, 1 if not.
+-spec main(plan()) -> no_return().
+main(Plan) ->
+    Status = case sweep(Plan) of
+                 ok -> 0;
+                 error -> 1
+             end,
+    halt(Status).
+
+%% @doc Checks the systems of Plan, printing one line per system (its tree as the parent
+%% of each non-root process, arrangements, states, terminal states, time) and a total;
+%% stops at the first failure, which it prints.
+-spec sweep(plan()) -> ok | error.
+sweep(Plan) ->
+    T0 = erlang:monotonic_time(millisecond),
+    Zero = #{systems => 0, arrangements => 0, states => 0, terminals => 0},
+    R = lists:foldl(
+          fun(_, {error, _} = E) -> E;
+             ({N, Kinds}, {ok, Acc}) ->
+                  Systems = [S || S = #{scripts := Sc} <- systems(N), map_size(Sc) =:= N],
+                  lists:foldl(fun(_, {error, _} = E) -> E;
+                                 (Sys, {ok, A}) -> sweep_one(Sys, Kinds, A)
+                              end, {ok, Acc}, Systems)
+          end, {ok, Zero}, Plan),
+    Ms = erlang:monotonic_time(millisecond) - T0,
+    case R of
+        {ok, #{systems := NS, arrangements := NA, states := St, terminals := Te}} ->
+            io:format("total: ~b systems, ~b arrangements, ~b states, ~b terminal, ~.1f s: ok~n",
+                      [NS, NA, St, Te, Ms / 1000]),
+            ok;
+        {error, E} ->
+            io:format("~s~nfailed after ~.1f s~n", [format_error(E), Ms / 1000]),
+            error
+    end.
+
+sweep_one(Sys = #{root := Root, scripts := Scripts}, Kinds, Acc) ->
+    T0 = erlang:monotonic_time(millisecond),
+    Arrs = case Kinds of
+               every -> arrangements(Sys);
+               _ -> lists:usort([named(K, Sys) || K <- Kinds])
+           end,
+    Parents = [P || {_, P} <- lists:sort([{C, P} || {P, Sc} <- maps:to_list(Scripts),
+                                                     {spawn, C} <- Sc])],
+    case check(Sys, #{monitored => Arrs}) of
+        {ok, #{states := St, terminals := Te, arrangements := NA}} ->
+            io:format("~b processes, parents ~w: ~b arrangements, ~b states, ~b terminal, ~b ms~n",
+                      [map_size(Scripts), Parents, NA, St, Te,
+                       erlang:monotonic_time(millisecond) - T0]),
+            #{systems := NS0, arrangements := NA0, states := St0, terminals := Te0} = Acc,
+            {ok, Acc#{systems := NS0 + 1, arrangements := NA0 + NA, states := St0 + St,
+                      terminals := Te0 + Te}};
+        {error, _} = E ->
+            io:format("~b processes, parents ~w (root ~w): FAILED~n",
+                      [map_size(Scripts), Parents, Root]),
+            E
+    end.
+
+named(none, _Sys) -> [];
+named(all, #{root := Root, scripts := Scripts}) -> lists:sort(maps:keys(Scripts)) -- [Root];
+named(leaves, #{root := Root, scripts := Scripts}) ->
+    lists:sort([S || {S, Sc} <- maps:to_list(Scripts), S =/= Root,
+                     [C || {spawn, C} <- Sc] =:= []]).
 
 %% @doc A sentence for an error of check/2 or run/2.
 -spec format_error({?MODULE, term()} | term()) -> string().
@@ -465,12 +532,13 @@ reduce(Trs, St = #{tracers := Ts}, Env) ->
     %% Γ-owner: the tracer that has the process in its Γ (at most one, ever).
     Gamma = maps:from_list([{S, T} || {T, {run, Core}} <- maps:to_list(Ts),
                                       S <- riarc_tracer_core:gamma(Core)]),
-    case [Tr || Tr = {proc, S, _} <- Trs, is_map_key(S, Gamma)] of
+    Ctx = ctx(St, Env, Gamma),
+    case [Tr || Tr = {proc, S, _} <- Trs, detachers(S, Ctx) =:= []] of
         [Tr | _] ->
-            %% A process whose route is final commutes with every other actor.
+            %% A process whose route nobody can switch any more commutes with every
+            %% other actor.
             [Tr];
         [] ->
-            Ctx = ctx(St, Env, Gamma),
             Seeds = lists:usort([actor(Tr) || Tr <- Trs]),
             {_, Best} = lists:foldl(
                           fun(Seed, {Size, _} = Acc) ->
@@ -552,7 +620,7 @@ detachers(S, Ctx = #{st := #{tracers := Ts}, env := #{own := Own, parent := Pare
             case {is_map_key(S, Own), Ts} of
                 {true, #{{t, S} := {boot, _}}} -> [{t, S}];
                 {true, #{{t, S} := _}} -> [];
-                _ -> holders(S, maps:get(S, Parent), Ctx)
+                {Mon, _} -> holders(S, maps:get(S, Parent), Mon, Ctx)
             end
     end.
 
@@ -561,9 +629,20 @@ detachers(S, Ctx = #{st := #{tracers := Ts}, env := #{own := Own, parent := Pare
 %% (held back in priority mode or for reordering; a monitor's expectations may name it
 %% too, which only makes the answer larger). Until one of them takes a step, nobody else
 %% can handle that event, hence nobody else can switch C's route or start its tracer.
-holders(C, P, #{st := #{chans := Cs, tracers := Ts}, live := Live}) ->
-    case [To || {{_, To}, Ms} <- maps:to_list(Cs), M <- Ms, carries_spawn(M, P, C)] of
-        [To | _] -> [To];
+holders(C, P, Mon, #{st := #{chans := Cs, tracers := Ts}, live := Live, gamma := Gamma}) ->
+    case [{To, M} || {{_, To}, Ms} <- maps:to_list(Cs), M <- Ms, carries_spawn(M, P, C)] of
+        [{To, {trace, _, _, _, _}}] when not Mon, map_get(P, Gamma) =:= To ->
+            %% A direct-mode tracer (it never leaves that mode) that traces P handles
+            %% the event itself: it takes C into its Γ, switching nothing.
+            case Ts of
+                #{To := {run, Core}} ->
+                    case riarc_tracer_core:mode(Core) of
+                        direct -> [];
+                        priority -> [To]
+                    end;
+                #{} -> [To]
+            end;
+        [{To, _} | _] -> [To];
         [] ->
             Ev = {spawn, P, C, mfa(C)},
             Pats = [strip_version(term_to_binary(X)) || X <- [Ev, {trace, P, spawn, C, mfa(C)}]],
