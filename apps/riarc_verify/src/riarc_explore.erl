@@ -21,8 +21,61 @@
 %% one of its incoming channels (any of them: the VM orders nothing across senders). Every
 %% reachable state is explored, depth first, with a visited set keyed on an MD5 of a
 %% canonical term of the state (the tracers' configurations, identical in every state, are
-%% left out). There is no partial-order reduction: the state spaces of the systems of up
-%% to 4 processes are small enough without one.
+%% left out).
+%%
+%% <h3>Partial-order reduction (`por', on by default)</h3>
+%% In each state only a persistent subset of the enabled transitions is explored: a set
+%% such that no sequence of transitions outside it, from that state, contains one that
+%% depends on a transition in it. The state graph is finite and acyclic (a process action
+%% advances a program counter, a boot ends a tracer's boot, and a delivery dequeues a
+%% message while whatever a tracer sends bumps a counter of its state), so persistent-set
+%% search with a visited set reaches every terminal state of the full graph (Godefroid,
+%% LNCS 1032, thm. 4.3): the terminal checks are unaffected. A failure reported by a step
+%% is a function of the stepping tracer's state and message alone; moving transitions of
+%% other actors ahead of it changes neither, so by induction on the height of the state
+%% (the longest path below it) a failure reachable in the full graph is reached in the
+%% reduced one too (perhaps another of them first). The sets are computed per state,
+%% from the state only, so the visited set needs no sleep sets.
+%%
+%% Independence, from the model: transitions of different actors (a process; a tracer)
+%% touch different data except where
+%% <ul>
+%% <li>a tracer switches a process's route (effect `detach'): that reads and writes the
+%%     process's table entry, which each of its actions reads and writes;</li>
+%% <li>one enqueues on a channel another dequeues from: the two commute when the channel
+%%     is not empty, and only its sender fills it, so this never creates a dependency
+%%     inside a persistent set; it can only enable a delivery (handled below);</li>
+%% <li>a send enables a receive (mailboxes are multisets: they commute otherwise).</li>
+%% </ul>
+%% The verdicts the session gets are a sorted list: additions commute. The set is built
+%% as a stubborn set over actors, from a seed actor, closing under: a process with an
+%% enabled action needs the tracers that may still switch its route; a process blocked
+%% on a receive needs the processes that still have that send; a process not spawned
+%% needs its parent; a booting tracer needs the process it detaches; a running tracer
+%% needs whoever may still fill one of its empty channels (the processes that have it or
+%% may get it as owner, the tracers that route to it or will send it a detach request).
+%% Every seed is tried and the smallest set is taken; a process action with nobody left
+%% to switch its route is taken alone. Who may switch a route is read off the tracer
+%% core's code (keep this in step with it):
+%% <ul>
+%% <li>only `init_tracer' (its own process) and INSTRUMENT in priority mode (the child of
+%% the spawn event it handles) emit `detach'; a tracer in direct mode never returns to
+%% priority mode; the one spawn event of a process is carried by one message or held
+%% by one tracer at a time, so it is instrumented once: a process in some tracer's Γ is
+%% never switched again, and until the holder of its spawn event steps, nobody else can
+%% switch it or start its tracer;</li>
+%% <li>a tracer sends only to its next-hops (Π values, which grow only by tracers it
+%% starts), to the dispatcher named by its boot or by a routed spawn event, and to the
+%% session; routed messages are never held back.</li>
+%% </ul>
+%% `#{por => false}' explores every interleaving; the tests check that both reach the
+%% same verdicts (and the same number of terminal states) on every system of up to 3
+%% processes, with the correct core and with `bug => ignore_cut'.
+%%
+%% The reduction is strongest when few processes have monitors: with only the root's
+%% tracer, a 6-process system takes 50 000 to 140 000 states; with a tracer per process,
+%% the tracers' channels still interleave freely (a 4-process chain takes over a million
+%% states). main/1 runs the sweep of `make verify' (docs/core.md).
 %%
 %% Each system is checked under every arrangement of monitors: the root always has one,
 %% and every subset of the other processes has a monitor of its own (the rest are in the
@@ -549,10 +602,6 @@ reduce(Trs, St = #{tracers := Ts}, Env) ->
                                       _ -> Acc
                                   end
                           end, {length(Trs) + 1, Trs}, Seeds),
-            case get(por_stat) of
-                undefined -> ok;
-                L0 -> put(por_stat, [{length(Trs), length(Best), Best} | L0])
-            end,
             Best
     end.
 
