@@ -101,7 +101,9 @@
 %% A failure is reported with the sequence of transitions that led to it.
 %% ```
 %% 1> riarc_explore:check(riarc_explore:pqr(), #{monitored => [[], [r]]}).
-%% {ok,#{arrangements => 2,states => 1949,terminals => ...}}
+%% {ok,#{arrangements => 2,states => 327,terminals => 3}}
+%% 1> riarc_explore:check(riarc_explore:pqr(), #{monitored => [[], [r]], por => false}).
+%% {ok,#{arrangements => 2,states => 1949,terminals => 3}}
 %% 2> {error, E} = riarc_explore:check(riarc_explore:pqr(), #{monitored => [[q]]}).
 %% 3> io:format("~s~n", [riarc_explore:format_error(E)]).
 %% riarc_explore: {riarc_violation,{t,p},'A4',...}
