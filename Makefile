@@ -75,7 +75,7 @@ bench-quick: build
 	@bin/riarc experiment examples/bench/quick.config --out bench-results/quick
 
 verify: build
-	@bin/riarc verify --max-procs 4
+	erl -noshell -pa _build/default/lib/*/ebin -eval 'riarc_explore:main([{1, every}, {2, every}, {3, every}, {4, [none, leaves]}, {5, [none]}, {6, [none]}])'
 
 clean:
 	rm -rf _build

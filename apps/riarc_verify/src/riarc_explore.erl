@@ -21,8 +21,61 @@
 %% one of its incoming channels (any of them: the VM orders nothing across senders). Every
 %% reachable state is explored, depth first, with a visited set keyed on an MD5 of a
 %% canonical term of the state (the tracers' configurations, identical in every state, are
-%% left out). There is no partial-order reduction: the state spaces of the systems of up
-%% to 4 processes are small enough without one.
+%% left out).
+%%
+%% <h3>Partial-order reduction (`por', on by default)</h3>
+%% In each state only a persistent subset of the enabled transitions is explored: a set
+%% such that no sequence of transitions outside it, from that state, contains one that
+%% depends on a transition in it. The state graph is finite and acyclic (a process action
+%% advances a program counter, a boot ends a tracer's boot, and a delivery dequeues a
+%% message while whatever a tracer sends bumps a counter of its state), so persistent-set
+%% search with a visited set reaches every terminal state of the full graph (Godefroid,
+%% LNCS 1032, thm. 4.3): the terminal checks are unaffected. A failure reported by a step
+%% is a function of the stepping tracer's state and message alone; moving transitions of
+%% other actors ahead of it changes neither, so by induction on the height of the state
+%% (the longest path below it) a failure reachable in the full graph is reached in the
+%% reduced one too (perhaps another of them first). The sets are computed per state,
+%% from the state only, so the visited set needs no sleep sets.
+%%
+%% Independence, from the model: transitions of different actors (a process; a tracer)
+%% touch different data except where
+%% <ul>
+%% <li>a tracer switches a process's route (effect `detach'): that reads and writes the
+%%     process's table entry, which each of its actions reads and writes;</li>
+%% <li>one enqueues on a channel another dequeues from: the two commute when the channel
+%%     is not empty, and only its sender fills it, so this never creates a dependency
+%%     inside a persistent set; it can only enable a delivery (handled below);</li>
+%% <li>a send enables a receive (mailboxes are multisets: they commute otherwise).</li>
+%% </ul>
+%% The verdicts the session gets are a sorted list: additions commute. The set is built
+%% as a stubborn set over actors, from a seed actor, closing under: a process with an
+%% enabled action needs the tracers that may still switch its route; a process blocked
+%% on a receive needs the processes that still have that send; a process not spawned
+%% needs its parent; a booting tracer needs the process it detaches; a running tracer
+%% needs whoever may still fill one of its empty channels (the processes that have it or
+%% may get it as owner, the tracers that route to it or will send it a detach request).
+%% Every seed is tried and the smallest set is taken; a process action with nobody left
+%% to switch its route is taken alone. Who may switch a route is read off the tracer
+%% core's code (keep this in step with it):
+%% <ul>
+%% <li>only `init_tracer' (its own process) and INSTRUMENT in priority mode (the child of
+%% the spawn event it handles) emit `detach'; a tracer in direct mode never returns to
+%% priority mode; the one spawn event of a process is carried by one message or held
+%% by one tracer at a time, so it is instrumented once: a process in some tracer's Γ is
+%% never switched again, and until the holder of its spawn event steps, nobody else can
+%% switch it or start its tracer;</li>
+%% <li>a tracer sends only to its next-hops (Π values, which grow only by tracers it
+%% starts), to the dispatcher named by its boot or by a routed spawn event, and to the
+%% session; routed messages are never held back.</li>
+%% </ul>
+%% `#{por => false}' explores every interleaving; the tests check that both reach the
+%% same verdicts (and the same number of terminal states) on every system of up to 3
+%% processes, with the correct core and with `bug => ignore_cut'.
+%%
+%% The reduction is strongest when few processes have monitors: with only the root's
+%% tracer, a 6-process system takes 50 000 to 140 000 states; with a tracer per process,
+%% the tracers' channels still interleave freely (a 4-process chain takes over a million
+%% states). main/1 runs the sweep of `make verify' (docs/core.md).
 %%
 %% Each system is checked under every arrangement of monitors: the root always has one,
 %% and every subset of the other processes has a monitor of its own (the rest are in the
@@ -48,7 +101,9 @@
 %% A failure is reported with the sequence of transitions that led to it.
 %% ```
 %% 1> riarc_explore:check(riarc_explore:pqr(), #{monitored => [[], [r]]}).
-%% {ok,#{arrangements => 2,states => 1949,terminals => ...}}
+%% {ok,#{arrangements => 2,states => 327,terminals => 3}}
+%% 1> riarc_explore:check(riarc_explore:pqr(), #{monitored => [[], [r]], por => false}).
+%% {ok,#{arrangements => 2,states => 1949,terminals => 3}}
 %% 2> {error, E} = riarc_explore:check(riarc_explore:pqr(), #{monitored => [[q]]}).
 %% 3> io:format("~s~n", [riarc_explore:format_error(E)]).
 %% riarc_explore: {riarc_violation,{t,p},'A4',...}
@@ -61,7 +116,7 @@
 -module(riarc_explore).
 -behaviour(riarc_monitor).
 
--export([check/2, systems/1, run/2, pqr/0, format_error/1]).
+-export([check/2, systems/1, run/2, sweep/1, main/1, pqr/0, format_error/1]).
 %% The monitor of a partition in the model (riarc_monitor callback).
 -export([analyse/2]).
 -export_type([system/0, action/0, opts/0]).
@@ -74,6 +129,10 @@
 -type opts() :: #{monitored => all | [[sid()]],
                   bug => none | ignore_cut,
                   max_states => pos_integer()}.
+%% A part of a sweep: every spawn tree of exactly N processes, under every arrangement
+%% (`every') or those named: `none' (only the root has a monitor), `all' (every process
+%% has one), `leaves' (the root and the leaves have one).
+-type plan() :: [{pos_integer(), every | [none | all | leaves]}].
 -type counts() :: #{states := non_neg_integer(), terminals := non_neg_integer(),
                     arrangements := non_neg_integer()}.
 
@@ -167,6 +226,69 @@ run(MaxProcs, Opts) ->
         E -> E
     end.
 
+%% @doc `make verify': sweep/1, then halts with status 0 if every check passed, 1 if not.
+-spec main(plan()) -> no_return().
+main(Plan) ->
+    Status = case sweep(Plan) of
+                 ok -> 0;
+                 error -> 1
+             end,
+    halt(Status).
+
+%% @doc Checks the systems of Plan, printing one line per system (its tree as the parent
+%% of each non-root process, arrangements, states, terminal states, time) and a total;
+%% stops at the first failure, which it prints.
+-spec sweep(plan()) -> ok | error.
+sweep(Plan) ->
+    T0 = erlang:monotonic_time(millisecond),
+    Zero = #{systems => 0, arrangements => 0, states => 0, terminals => 0},
+    R = lists:foldl(
+          fun(_, {error, _} = E) -> E;
+             ({N, Kinds}, {ok, Acc}) ->
+                  Systems = [S || S = #{scripts := Sc} <- systems(N), map_size(Sc) =:= N],
+                  lists:foldl(fun(_, {error, _} = E) -> E;
+                                 (Sys, {ok, A}) -> sweep_one(Sys, Kinds, A)
+                              end, {ok, Acc}, Systems)
+          end, {ok, Zero}, Plan),
+    Ms = erlang:monotonic_time(millisecond) - T0,
+    case R of
+        {ok, #{systems := NS, arrangements := NA, states := St, terminals := Te}} ->
+            io:format("total: ~b systems, ~b arrangements, ~b states, ~b terminal, ~.1f s: ok~n",
+                      [NS, NA, St, Te, Ms / 1000]),
+            ok;
+        {error, E} ->
+            io:format("~s~nfailed after ~.1f s~n", [format_error(E), Ms / 1000]),
+            error
+    end.
+
+sweep_one(Sys = #{root := Root, scripts := Scripts}, Kinds, Acc) ->
+    T0 = erlang:monotonic_time(millisecond),
+    Arrs = case Kinds of
+               every -> arrangements(Sys);
+               _ -> lists:usort([named(K, Sys) || K <- Kinds])
+           end,
+    Parents = [P || {_, P} <- lists:sort([{C, P} || {P, Sc} <- maps:to_list(Scripts),
+                                                     {spawn, C} <- Sc])],
+    case check(Sys, #{monitored => Arrs}) of
+        {ok, #{states := St, terminals := Te, arrangements := NA}} ->
+            io:format("~b processes, parents ~w: ~b arrangements, ~b states, ~b terminal, ~b ms~n",
+                      [map_size(Scripts), Parents, NA, St, Te,
+                       erlang:monotonic_time(millisecond) - T0]),
+            #{systems := NS0, arrangements := NA0, states := St0, terminals := Te0} = Acc,
+            {ok, Acc#{systems := NS0 + 1, arrangements := NA0 + NA, states := St0 + St,
+                      terminals := Te0 + Te}};
+        {error, _} = E ->
+            io:format("~b processes, parents ~w (root ~w): FAILED~n",
+                      [map_size(Scripts), Parents, Root]),
+            E
+    end.
+
+named(none, _Sys) -> [];
+named(all, #{root := Root, scripts := Scripts}) -> lists:sort(maps:keys(Scripts)) -- [Root];
+named(leaves, #{root := Root, scripts := Scripts}) ->
+    lists:sort([S || {S, Sc} <- maps:to_list(Scripts), S =/= Root,
+                     [C || {spawn, C} <- Sc] =:= []]).
+
 %% @doc A sentence for an error of check/2 or run/2.
 -spec format_error({?MODULE, term()} | term()) -> string().
 format_error({?MODULE, {violation, #{reason := Why, monitored := Mon, trace := Trace}}}) ->
@@ -209,6 +331,13 @@ mfa(S) -> {?MODULE, process, [S]}.
 env(#{root := Root, scripts := Scripts}, Monitored, Opts) ->
     Parent = maps:from_list([{C, P} || {P, Sc} <- maps:to_list(Scripts), {spawn, C} <- Sc]),
     Own = [Root | Monitored],
+    Senders = lists:foldl(fun({X, Sc}, Acc) ->
+                                  lists:foldl(fun({I, {send, To, M}}, A) ->
+                                                      maps:update_with({To, M}, fun(L) -> [{X, I} | L] end,
+                                                                       [{X, I}], A);
+                                                 (_, A) -> A
+                                              end, Acc, lists:zip(lists:seq(1, length(Sc)), Sc))
+                          end, #{}, maps:to_list(Scripts)),
     Part = maps:from_list([{S, partition(S, Own, Parent)} || S <- maps:keys(Scripts)]),
     Local = maps:from_list([{S, local(S, maps:get(S, Parent, undefined), Sc)}
                             || {S, Sc} <- maps:to_list(Scripts)]),
@@ -237,7 +366,9 @@ env(#{root := Root, scripts := Scripts}, Monitored, Opts) ->
     #{root => Root, scripts => Scripts, cfg => Base, monitored => Own,
       expected => maps:map(fun(_, E) -> lists:sum([length(L) || L <- maps:values(E)]) end,
                            Expected),
-      bug => maps:get(bug, Opts, none), max_states => maps:get(max_states, Opts, infinity)}.
+      bug => maps:get(bug, Opts, none), max_states => maps:get(max_states, Opts, infinity),
+      por => maps:get(por, Opts, true), parent => Parent, senders => Senders,
+      own => maps:from_list([{S, true} || S <- Own])}.
 
 partition(S, Own, Parent) ->
     case lists:member(S, Own) of
@@ -299,7 +430,8 @@ dfs(St, Trace, Env, Visited, {N, Terms}) ->
                 [] ->
                     terminal(St, Env, Trace),
                     {N + 1, Terms + 1};
-                Trs ->
+                Trs0 ->
+                    Trs = reduce(Trs0, St, Env),
                     lists:foldl(fun(Tr, Acc) ->
                                         Trace1 = [Tr | Trace],
                                         dfs(step(Tr, St, Env, Trace1), Trace1, Env, Visited, Acc)
@@ -440,3 +572,163 @@ terminal(#{tracers := Ts, chans := Cs, procs := Ps, verdicts := Vs},
     Want = lists:sort(maps:to_list(Expected)),
     Want =:= Vs orelse throw({?MODULE, {verdicts, #{expected => Want, got => Vs}}, Trace}),
     ok.
+
+%%% ---------------------------------------------------------------------------
+%%% Partial-order reduction: persistent sets (see the module doc)
+%%% ---------------------------------------------------------------------------
+
+%% An actor is a process ({p, S}) or a tracer ({t, T}); every transition is one actor's.
+actor({proc, S, _}) -> {p, S};
+actor({boot, T}) -> {t, T};
+actor({deliver, _, T, _}) -> {t, T}.
+
+%% A persistent subset of the enabled transitions Trs (non-empty when Trs is).
+reduce(Trs, _St, #{por := false}) -> Trs;
+reduce([_] = Trs, _St, _Env) -> Trs;
+reduce(Trs, St = #{tracers := Ts}, Env) ->
+    %% Γ-owner: the tracer that has the process in its Γ (at most one, ever).
+    Gamma = maps:from_list([{S, T} || {T, {run, Core}} <- maps:to_list(Ts),
+                                      S <- riarc_tracer_core:gamma(Core)]),
+    Ctx = ctx(St, Env, Gamma),
+    case [Tr || Tr = {proc, S, _} <- Trs, detachers(S, Ctx) =:= []] of
+        [Tr | _] ->
+            %% A process whose route nobody can switch any more commutes with every
+            %% other actor.
+            [Tr];
+        [] ->
+            Seeds = lists:usort([actor(Tr) || Tr <- Trs]),
+            {_, Best} = lists:foldl(
+                          fun(Seed, {Size, _} = Acc) ->
+                                  Q = closure([Seed], #{}, Ctx),
+                                  Sel = [Tr || Tr <- Trs, is_map_key(actor(Tr), Q)],
+                                  case length(Sel) of
+                                      L when L < Size -> {L, Sel};
+                                      _ -> Acc
+                                  end
+                          end, {length(Trs) + 1, Trs}, Seeds),
+            Best
+    end.
+
+ctx(St = #{tracers := Ts, chans := Cs}, Env, Gamma) ->
+    Live = [T || {T, V} <- maps:to_list(Ts), V =/= stopped],
+    Pi = maps:from_list([{T, maps:values(maps:get(pi, riarc_tracer_core:state_map(Core)))}
+                         || {T, {run, Core}} <- maps:to_list(Ts)]),
+    %% Tracers that a routed spawn event in flight may make someone send a dtc to.
+    Disps = lists:usort([D || Ms <- maps:values(Cs),
+                              {riarc_rtd, D, {evt, {spawn, _, _, _}}} <- Ms]),
+    #{st => St, env => Env, gamma => Gamma, live => Live, pi => Pi, disps => Disps}.
+
+%% The actors whose future transitions a persistent set must take in with Seed's.
+closure([], Q, _Ctx) -> Q;
+closure([A | Rest], Q, Ctx) ->
+    case Q of
+        #{A := _} -> closure(Rest, Q, Ctx);
+        #{} -> closure(deps(A, Ctx) ++ Rest, Q#{A => true}, Ctx)
+    end.
+
+%% deps(A): the actors that may, before any transition of A, take a transition dependent
+%% on one of A's enabled ones, or enable one of A's disabled ones.
+deps({p, S}, Ctx = #{st := #{procs := Ps}, env := #{scripts := Scripts, parent := Parent}}) ->
+    Script = maps:get(S, Scripts),
+    case Ps of
+        #{S := {Pc, _}} when Pc >= length(Script) -> [];
+        #{S := {Pc, Mbox}} ->
+            A = lists:nth(Pc + 1, Script),
+            case enabled(A, Mbox) of
+                true -> [{t, T} || T <- detachers(S, Ctx)];
+                false -> {recv, M} = A, senders(S, M, Ctx)
+            end;
+        #{} ->
+            %% Not spawned yet: its parent must act first.
+            [{p, maps:get(S, Parent)}]
+    end;
+deps({t, T}, Ctx = #{st := #{tracers := Ts}, live := Live, pi := Pi, disps := Disps}) ->
+    case Ts of
+        #{T := {boot, {_Mon, S, _MFA, _Disp}}} -> [{p, S}];
+        #{T := {run, _}} ->
+            %% Its enabled deliveries may detach a process it may be the detacher of;
+            %% its other channels may be filled by the processes that may have it as
+            %% owner and by the tracers that may send to it.
+            Senders = case lists:member(T, Disps) of
+                          true -> Live;
+                          false -> [X || X <- Live,
+                                         case Ts of
+                                             #{X := {boot, {_, _, _, T}}} -> true;
+                                             #{X := {run, _}} -> lists:member(T, maps:get(X, Pi));
+                                             #{} -> false
+                                         end]
+                      end,
+            [{p, X} || X <- may_own(T, Ctx)] ++ [{t, X} || X <- Senders, X =/= T];
+        #{} -> []
+    end.
+
+%% The tracers that may yet switch S's route: none once S is in a Γ; its own tracer, if
+%% S is monitored and that tracer exists; else the Γ-owner of its parent (the only one
+%% that may handle its spawn event with no route for the parent, I21); any if unknown.
+detachers(S, Ctx = #{st := #{tracers := Ts}, env := #{own := Own, parent := Parent},
+                     gamma := Gamma}) ->
+    case Gamma of
+        #{S := _} -> [];
+        #{} ->
+            case {is_map_key(S, Own), Ts} of
+                {true, #{{t, S} := {boot, _}}} -> [{t, S}];
+                {true, #{{t, S} := _}} -> [];
+                {Mon, _} -> holders(S, maps:get(S, Parent), Mon, Ctx)
+            end
+    end.
+
+%% The tracers that may hold the spawn event of C by P: the receiver of the channel it is
+%% in, or else every tracer whose state has the event or its trace message somewhere
+%% (held back in priority mode or for reordering; a monitor's expectations may name it
+%% too, which only makes the answer larger). Until one of them takes a step, nobody else
+%% can handle that event, hence nobody else can switch C's route or start its tracer.
+holders(C, P, Mon, #{st := #{chans := Cs, tracers := Ts}, live := Live, gamma := Gamma}) ->
+    case [{To, M} || {{_, To}, Ms} <- maps:to_list(Cs), M <- Ms, carries_spawn(M, P, C)] of
+        [{To, {trace, _, _, _, _}}] when not Mon, map_get(P, Gamma) =:= To ->
+            %% A direct-mode tracer (it never leaves that mode) that traces P handles
+            %% the event itself: it takes C into its Γ, switching nothing.
+            case Ts of
+                #{To := {run, Core}} ->
+                    case riarc_tracer_core:mode(Core) of
+                        direct -> [];
+                        priority -> [To]
+                    end;
+                #{} -> [To]
+            end;
+        [{To, _} | _] -> [To];
+        [] ->
+            Ev = {spawn, P, C, mfa(C)},
+            Pats = [strip_version(term_to_binary(X)) || X <- [Ev, {trace, P, spawn, C, mfa(C)}]],
+            case [T || {T, {run, Core}} <- maps:to_list(Ts),
+                       binary:match(term_to_binary(strip(Core)), Pats) =/= nomatch] of
+                [] -> Live;
+                Hs -> Hs
+            end
+    end.
+
+carries_spawn({trace, P, spawn, C, _}, P, C) -> true;
+carries_spawn({riarc_rtd, _, {evt, {spawn, P, C, _}}}, P, C) -> true;
+carries_spawn(_, _, _) -> false.
+
+strip_version(<<131, B/binary>>) -> B.
+
+senders(S, M, #{st := #{procs := Ps}, env := #{senders := Senders}}) ->
+    [{p, X} || {X, I} <- maps:get({S, M}, Senders, []),
+               case Ps of #{X := {Pc, _}} -> I > Pc; #{} -> true end].
+
+%% Processes with actions left that may send trace messages to T.
+may_own(T, Ctx = #{st := #{procs := Ps}, env := #{scripts := Scripts}}) ->
+    [X || {X, Sc} <- maps:to_list(Scripts),
+          case Ps of
+              #{X := {Pc, _}} -> Pc < length(Sc);
+              #{} -> true
+          end,
+          may_own1(T, X, Ctx)].
+
+may_own1(T, X, Ctx = #{st := #{procs := Ps, table := Tab}, env := #{parent := Parent}}) ->
+    case Tab of
+        #{X := {T, _}} -> true;
+        #{} ->
+            lists:member(T, detachers(X, Ctx)) orelse
+                (not is_map_key(X, Ps) andalso may_own1(T, maps:get(X, Parent), Ctx))
+    end.
