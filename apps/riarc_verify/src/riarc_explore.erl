@@ -65,8 +65,9 @@
 %% never switched again, and until the holder of its spawn event steps, nobody else can
 %% switch it or start its tracer;</li>
 %% <li>a tracer sends only to its next-hops (Π values, which grow only by tracers it
-%% starts), to the dispatcher named by its boot or by a routed spawn event, and to the
-%% session; routed messages are never held back.</li>
+%% starts), to the dispatcher named by its boot or by a routed spawn event, to the
+%% requester of a held route (short routes: any tracer, as far as this reduction knows),
+%% and to the session.</li>
 %% </ul>
 %% `#{por => false}' explores every interleaving; the tests check that both reach the
 %% same verdicts (and the same number of terminal states) on every system of up to 3
@@ -611,7 +612,10 @@ reduce(Trs, St = #{tracers := Ts}, Env) ->
 
 ctx(St = #{tracers := Ts, chans := Cs}, Env, Gamma) ->
     Live = [T || {T, V} <- maps:to_list(Ts), V =/= stopped],
-    Pi = maps:from_list([{T, maps:values(maps:get(pi, riarc_tracer_core:state_map(Core)))}
+    %% A held route (short routes: the packets wait for the tracer that will ask for
+    %% them) may go to any tracer: its requester is not known before its dtc arrives.
+    Pi = maps:from_list([{T, [case R of {held, _} -> any; _ -> R end
+                              || R <- maps:values(maps:get(pi, riarc_tracer_core:state_map(Core)))]}
                          || {T, {run, Core}} <- maps:to_list(Ts)]),
     %% Tracers that a routed spawn event in flight may make someone send a dtc to.
     Disps = lists:usort([D || Ms <- maps:values(Cs),
@@ -654,7 +658,9 @@ deps({t, T}, Ctx = #{st := #{tracers := Ts}, live := Live, pi := Pi, disps := Di
                           false -> [X || X <- Live,
                                          case Ts of
                                              #{X := {boot, {_, _, _, T}}} -> true;
-                                             #{X := {run, _}} -> lists:member(T, maps:get(X, Pi));
+                                             #{X := {run, _}} ->
+                                                 Routes = maps:get(X, Pi),
+                                                 lists:member(T, Routes) orelse lists:member(any, Routes);
                                              #{} -> false
                                          end]
                       end,
