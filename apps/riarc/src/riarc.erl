@@ -19,12 +19,13 @@
 %%
 %% Options (all optional):
 %% <ul>
-%% <li>`timeout' (ms, default 60000, or infinity): run/3 gives up after it, naming what
-%%     is still alive;</li>
-%% <li>`events' (default `[send, recv]'): the message events to trace; spawn and exit are
-%%     always traced, since the instrumentation needs them itself;</li>
+%% <li>`timeout' (ms or infinity, default infinity): run/3 gives up after it, naming
+%%     what is still alive;</li>
+%% <li>`events' (default: what a Spec module's `trace_flags/0' says, as a compiled
+%%     property file's does; else `[send, recv]'): the message events to trace; spawn and
+%%     exit are always traced, since the instrumentation needs them itself;</li>
 %% <li>`invariants' (default true): check invariants I1-I22 and report violations;</li>
-%% <li>`log' (default true): log verdicts through OTP logger;</li>
+%% <li>`log' (default false): also log verdicts through OTP logger;</li>
 %% <li>`backend' (`auto', `route' or `evm', default auto): how tracers take processes
 %%     over; see docs/core.md, "The takeover";</li>
 %% <li>`explain' (default 8): a reject or error verdict carries an `explanation': the
@@ -59,8 +60,10 @@
                   backend => auto | route | evm, explain => non_neg_integer(),
                   limits => #{max_queue => pos_integer(), max_tracers => pos_integer()}}.
 
--define(DEFAULTS, #{timeout => 60000, events => [send, recv], invariants => true,
-                    log => true, perturb => undefined, backend => auto, explain => 8}).
+%% The API's defaults: a run lasts as long as the system does (the command line sets its
+%% own timeout), and verdicts are returned rather than logged unless asked for.
+-define(DEFAULTS, #{timeout => infinity, events => [send, recv], invariants => true,
+                    log => false, perturb => undefined, backend => auto, explain => 8}).
 
 %% @doc Runs {M, F, Args} as the root of a system under instrumentation and returns once
 %% every system process has exited and every tracer is gone.
@@ -108,7 +111,7 @@ attach(Target, Spec, Opts) when is_map(Opts) ->
         {_, _, {error, _} = E} -> E;
         {true, ok, {ok, []}} -> {error, {?MODULE, {no_process, Target}}};
         {true, ok, {ok, Pids}} ->
-            Full = #{events := Events} = maps:merge(?DEFAULTS, Opts),
+            Full = #{events := Events} = maps:merge(maps:merge(?DEFAULTS, spec_defaults(Spec)), Opts),
             Roots = [{P, MFA, {attached, P, MFA}} || P <- Pids,
                                                      MFA <- [riarc_lambda:running_mfa(P)],
                                                      MFA =/= undefined],
@@ -200,7 +203,7 @@ alive(Session) -> riarc_session:alive(Session).
 -spec validate(term(), term(), term()) -> {ok, map()} | {error, {riarc, error_reason()}}.
 validate({M, F, A}, Spec, Opts) when is_atom(M), is_atom(F), is_list(A), is_map(Opts) ->
     _ = code:ensure_loaded(M),
-    Full = maps:merge(?DEFAULTS, Opts),
+    Full = maps:merge(maps:merge(?DEFAULTS, spec_defaults(Spec)), Opts),
     case {erlang:function_exported(M, F, length(A)), riarc_lambda:valid_spec(Spec),
           valid_opts(Full)} of
         {false, _, _} -> {error, {?MODULE, {undef, {M, F, length(A)}}}};
@@ -210,6 +213,17 @@ validate({M, F, A}, Spec, Opts) when is_atom(M), is_atom(F), is_list(A), is_map(
     end;
 validate(MFA, _Spec, Opts) when is_map(Opts) -> {error, {?MODULE, {bad_mfa, MFA}}};
 validate(_MFA, _Spec, Opts) -> {error, {?MODULE, {bad_opts, Opts}}}.
+
+%% A Spec module that knows which message events its monitors can need (a compiled
+%% property file exports trace_flags/0) sets the default of `events'.
+spec_defaults(Spec) when is_atom(Spec) ->
+    _ = code:ensure_loaded(Spec),
+    case erlang:function_exported(Spec, trace_flags, 0) of
+        true -> #{events => Spec:trace_flags()};
+        false -> #{}
+    end;
+spec_defaults(_) ->
+    #{}.
 
 valid_opts(Opts) ->
     Bad = [K || {K, V} <- maps:to_list(Opts), not valid_opt(K, V)],
