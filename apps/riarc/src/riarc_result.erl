@@ -33,6 +33,9 @@
                errors := [term()],
                duration_us := non_neg_integer(),
                overload := undefined | term(),
+               %% Roots of the system that ended abnormally (crashed, failed to start).
+               root_exits := [#{pid := riarc_event:sid(), mfa := riarc_event:mfa_args(),
+                                reason := term()}],
                atom() => term()}.
 
 %% @doc A result from what a monitoring mode knows; what it does not have is zero or empty.
@@ -40,7 +43,7 @@
 make(Fields) ->
     maps:merge(#{verdicts => [], tracers => #{spawned => 0, peak => 0}, events => 0,
                  analysed => 0, routed => 0, reordered => 0, violations => [], errors => [],
-                 duration_us => 0, overload => undefined}, Fields).
+                 duration_us => 0, overload => undefined, root_exits => []}, Fields).
 
 %% @doc The exit status a result gives: 0 only when every monitored partition was
 %% accepted or ended without a verdict and nothing went wrong (no error, no invariant

@@ -48,6 +48,7 @@
     verdicts = #{} :: #{pid() => map()},             % tracer -> verdict entry
     parts = #{} :: #{pid() => {riarc_event:sid(), riarc_event:mfa_args()}}, % tracer -> its partition
     explanations = #{} :: #{pid() => map()},         % tracer -> its reject's explanation
+    root_exits = [] :: [map()],                      % roots that ended abnormally
     order = #{} :: #{pid() => non_neg_integer()},     % tracer -> spawn order, for output
     stats = #{collected => 0, routed => 0, analysed => 0, reordered => 0} :: map(),
     violations = [] :: [map()],
@@ -198,6 +199,8 @@ handle_info({riarc_overload, _Tracer, What}, S) ->
 handle_info({riarc_tracer_down, _Pid, Stats}, S = #s{stats = Acc}) ->
     {noreply, S#s{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
                                     Acc, Stats)}};
+handle_info({riarc_root_exit, _Tracer, Root, MFA, Reason}, S) ->
+    {noreply, S#s{root_exits = [#{pid => Root, mfa => MFA, reason => Reason} | S#s.root_exits]}};
 handle_info({riarc_partition, Tracer, Proc, MFA}, S) ->
     {noreply, S#s{parts = (S#s.parts)#{Tracer => {Proc, MFA}}}};
 handle_info({riarc_explanation, Tracer, Expl}, S) ->
@@ -323,6 +326,7 @@ result(S = #s{stats = Stats}) ->
                         errors => lists:reverse(S#s.errors)
                                   ++ [{orphan_events, S#s.orphans} || S#s.orphans > 0],
                         overload => S#s.overload,
+                        root_exits => lists:reverse(S#s.root_exits),
                         duration_us => End - S#s.started}).
 
 verdict_list(#s{verdicts = Vs, order = Order, incomplete = Inc, overload = Over}) ->

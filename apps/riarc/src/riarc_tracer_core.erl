@@ -70,6 +70,7 @@
     gamma = #{} :: #{sid() => mode()},             % Γ, the traced-processes map
     cfg :: cfg(),                                  % Λ and the tracer's surroundings
     part :: undefined | {sid(), riarc_event:mfa_args()}, % whose partition this is
+    root :: undefined | {sid(), riarc_event:mfa_args()}, % a root tracer's root
     mon :: undefined | riarc_monitor:monitor(),    % ςM; undefined once it has a verdict
     analysed = 0 :: non_neg_integer(),
     %% App. B: direct events of a process not known yet wait for its spawn event.
@@ -101,7 +102,7 @@
 -spec init_root(cfg(), sid(), riarc_event:mfa_args(), riarc_event:event() | none) ->
     {state(), [effect()]}.
 init_root(Cfg, Root, MFA, Init) ->
-    St0 = set_monitor(Root, MFA, #st{cfg = Cfg, gamma = #{Root => direct}}),
+    St0 = set_monitor(Root, MFA, #st{cfg = Cfg, gamma = #{Root => direct}, root = {Root, MFA}}),
     St1 = case Init of
               none -> St0;
               _ -> analyse(Init, St0)
@@ -204,9 +205,9 @@ handle_direct({ignored, S}, St) ->
         _Next -> dispatched(S, St)
     end;
 %% Alg. 1 HANDLEXIT∘
-handle_direct(E = {exit, S, _}, St) ->
+handle_direct(E = {exit, S, Reason}, St) ->
     case route(S, St) of
-        undefined -> try_gc(del_gamma(S, 'I5', analyse(E, St)));
+        undefined -> try_gc(del_gamma(S, 'I5', analyse(E, root_exit(S, Reason, St))));
         _ -> dispatched_exit(S, dispatch({evt, E}, S, St))
     end;
 %% Alg. 1 HANDLCOMM∘ (send, receive, timeout and init events)
@@ -225,6 +226,13 @@ child(C, P, MFA, St) ->
               #{} -> St
           end,
     flush_pending(C, St1).
+
+%% The system's root ended abnormally: the session says so (a system that crashes at
+%% start gives no verdict to show it).
+root_exit(S, Reason, St = #st{root = {S, MFA}}) when Reason =/= normal, Reason =/= shutdown ->
+    report({riarc_root_exit, self_of(St), S, MFA, Reason}, St);
+root_exit(_S, _Reason, St) ->
+    St.
 
 %% The child's init event, made here from its parent's spawn event: HANDLCOMM∘, except
 %% that it is not one of the events the backend sent, so it does not count towards a Cut.

@@ -167,3 +167,12 @@ status_test() ->
     ?assertEqual(1, riarc_result:status(riarc_result:make(#{errors => [x]}))),
     ?assertEqual(1, riarc_result:status(riarc_result:make(#{violations => [x]}))),
     ok.
+
+%% A system whose root crashes at start is not a silent empty result: the result names
+%% the root and its exit reason.
+root_crash_test() ->
+    {ok, R} = riarc:run({lists, seq, [1, notanumber]}, fun(_) -> undefined end, #{}),
+    ?assertMatch([#{mfa := {lists, seq, [1, notanumber]}, reason := {function_clause, _}}],
+                 maps:get(root_exits, R)),
+    {ok, R2} = riarc:run({riarc_demo_pqr, p, []}, fun(_) -> undefined end, #{}),
+    ?assertEqual([], maps:get(root_exits, R2)).

@@ -2,7 +2,8 @@
 %% demo: one line per verdict, an indented explanation under each reject or error, and
 %% on standard error whatever makes the result less than a clean accept (errors, invariant
 %% violations, an overload); then the exit status, which never says more than was checked
-%% (riarc_result:status/1: 0 only when everything was accepted or had no verdict).
+%% (riarc_result:status/1: 0 only when everything was accepted or had no verdict), or 2
+%% when the system's root itself crashed.
 %% ```
 %% 1> riarc_cli_report:result(riarc_result:make(#{}), #{}).
 %% 0
@@ -13,7 +14,7 @@
 
 %% @doc Prints a result; returns the exit status. Opts: `explain => false' leaves out
 %% the explanations, `indent => String' prefixes every line.
--spec result(riarc_result:t(), #{explain => boolean(), indent => string()}) -> 0 | 1.
+-spec result(riarc_result:t(), #{explain => boolean(), indent => string()}) -> 0 | 1 | 2.
 result(R = #{verdicts := Vs}, Opts) ->
     In = maps:get(indent, Opts, ""),
     _ = [begin
@@ -29,7 +30,16 @@ result(R = #{verdicts := Vs}, Opts) ->
             Over -> warn("overload (~0tp): riarc detached from the system; undecided partitions "
                          "are inconclusive", [Over])
         end,
-    riarc_result:status(R).
+    case maps:get(root_exits, R, []) of
+        [] -> riarc_result:status(R);
+        Exits ->
+            %% The system itself failed (a bad -a, a crash at start): that is what the
+            %% user must hear first, as bad input.
+            _ = [io:format(standard_error, "riarc: the system's root ~ts: ~0tp~n",
+                           [riarc_result:format_verdict(E#{verdict => crashed}), Why])
+                 || E = #{reason := Why} <- Exits],
+            2
+    end.
 
 %% @doc The line `run' prints for a verdict, with the process named as the trace named
 %% it: the binary trace format gives pids as text, which would print as <<"...">>.

@@ -553,6 +553,7 @@ session({riarc_tracer_up, _, _, _}, St, _Trace) -> St;
 session({riarc_tracer_down, _, _}, St, _Trace) -> St;
 session({riarc_explanation, _, _}, St, _Trace) -> St;
 session({riarc_partition, _, _, _}, St, _Trace) -> St;
+session({riarc_root_exit, _, _, _, _}, St, _Trace) -> St;
 session({riarc_verdict, _T, S, _MFA, none, _Why, N}, St = #{verdicts := Vs}, _Trace) ->
     St#{verdicts := lists:sort([{S, N} | Vs])};
 session(R, _St, Trace) ->
