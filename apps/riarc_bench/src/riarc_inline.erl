@@ -32,7 +32,7 @@
 
 %% @doc Recompiles loaded modules from the abstract code in their beams (debug_info) with
 %% the inline weaver, and loads the woven code in their place.
--spec instrument([module()]) -> ok | {error, term()}.
+-spec instrument([module()]) -> ok | {error, {riarc_weave, riarc_weave:error_reason()}}.
 instrument(Modules) ->
     case weave_all(Modules, []) of
         {ok, Woven} -> load_all(Woven);
@@ -44,54 +44,22 @@ instrument(Modules) ->
 %% those processes, which is the user's call, not ours.
 load_all([]) -> ok;
 load_all([{M, File, Bin} | Rest]) ->
-    case code:load_binary(M, File, Bin) of
-        {module, M} -> load_all(Rest);
-        {error, Reason} -> {error, {load_failed, M, Reason}}
+    case riarc_weave:load(M, File, Bin) of
+        ok -> load_all(Rest);
+        Error -> Error
     end.
 
 weave_all([], Acc) -> {ok, lists:reverse(Acc)};
 weave_all([M | Ms], Acc) ->
-    case weave(M) of
+    case riarc_weave:compile(M, riarc_inline_transform) of
         {ok, File, Bin} -> weave_all(Ms, [{M, File, Bin} | Acc]);
         Error -> Error
     end.
 
-weave(M) ->
-    case code:which(M) of
-        File when is_list(File) ->
-            case abstract_code(M, File) of
-                {ok, Forms} ->
-                    Woven = riarc_inline_transform:parse_transform(Forms, []),
-                    case compile:forms(Woven, [binary, return_errors, debug_info]) of
-                        {ok, M, Bin} -> {ok, File, Bin};
-                        {ok, M, Bin, _Warnings} -> {ok, File, Bin};
-                        {error, Errors, _} -> {error, {weave_failed, M, Errors}}
-                    end;
-                Error -> Error
-            end;
-        _ -> {error, {not_loaded, M}}
-    end.
-
-abstract_code(M, File) ->
-    case beam_lib:chunks(File, [debug_info]) of
-        {ok, {M, [{debug_info, {debug_info_v1, Backend, Data}}]}} ->
-            case Backend:debug_info(erlang_v1, M, Data, []) of
-                {ok, Forms} -> {ok, Forms};
-                {error, Reason} -> {error, {no_abstract_code, M, Reason}}
-            end;
-        _ -> {error, {no_abstract_code, M, no_debug_info}}
-    end.
-
 %% @doc Puts the modules' own code back from their beams. Woven code must no longer be
 %% running: processes still in it are killed when it is purged, as for any code reload.
--spec restore([module()]) -> ok | {error, term()}.
-restore([]) -> ok;
-restore([M | Ms]) ->
-    _ = code:purge(M),
-    case code:load_file(M) of
-        {module, M} -> _ = code:purge(M), restore(Ms);
-        {error, Reason} -> {error, {load_failed, M, Reason}}
-    end.
+-spec restore([module()]) -> ok | {error, {riarc_weave, riarc_weave:error_reason()}}.
+restore(Modules) -> riarc_weave:restore(Modules).
 
 %%% Runs ---------------------------------------------------------------------------------
 
@@ -198,14 +166,6 @@ result(C = #c{entries = Es}, T0) ->
 -spec format_error(term()) -> string().
 format_error(inline_run_active) ->
     "An inline run is already active on this node; run one at a time.";
-format_error({not_loaded, M}) ->
-    lists:flatten(io_lib:format("Module ~s is not loaded and not in the code path.", [M]));
-format_error({no_abstract_code, M, _}) ->
-    lists:flatten(io_lib:format("Module ~s has no debug_info: recompile it with debug_info to weave it.", [M]));
-format_error({load_failed, M, Reason}) ->
-    lists:flatten(io_lib:format("Cannot load module ~s: ~p (old code of it may still be running).", [M, Reason]));
-format_error({weave_failed, M, Errors}) ->
-    lists:flatten(io_lib:format("The woven code of ~s does not compile: ~p.", [M, Errors]));
 format_error({timeout, Alive}) ->
     lists:flatten(io_lib:format("Timed out with ~b woven processes still alive: ~p.",
                                 [length(Alive), lists:sublist(Alive, 10)]));

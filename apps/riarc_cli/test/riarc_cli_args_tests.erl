@@ -170,24 +170,4 @@ user_code_test_() ->
 
 %%% Capturing standard output -----------------------------------------------------------
 
-%% Runs Fun with its standard output captured by a minimal I/O server.
-capture(Fun) ->
-    Capture = spawn_link(fun() -> capture_loop([]) end),
-    Old = group_leader(),
-    group_leader(Capture, self()),
-    Status = try Fun() after group_leader(Old, self()) end,
-    Capture ! {text, self()},
-    receive {Capture, Text} -> {Text, Status} end.
-
-capture_loop(Acc) ->
-    receive
-        {io_request, From, Reply, Req} ->
-            From ! {io_reply, Reply, ok},
-            capture_loop([Acc | chars(Req)]);
-        {text, From} ->
-            From ! {self(), unicode:characters_to_list(Acc)}
-    end.
-
-chars({put_chars, _Enc, Chars}) -> Chars;
-chars({put_chars, _Enc, M, F, A}) -> apply(M, F, A);
-chars(_) -> [].
+capture(Fun) -> riarc_capture:capture(Fun).

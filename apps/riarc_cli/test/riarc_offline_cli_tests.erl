@@ -39,27 +39,8 @@ cli_checks() ->
     {Out3, 0} = cli(["verify", "--max-procs", "2"]),
     ?assertNotEqual(nomatch, string:find(Out3, "all 25342 replays passed")).
 
-%% Runs a command with its standard output captured by a minimal I/O server.
-cli(Args) ->
-    Capture = spawn_link(fun() -> capture([]) end),
-    Old = group_leader(),
-    group_leader(Capture, self()),
-    Status = try riarc_offline_cli:run(Args) after group_leader(Old, self()) end,
-    Capture ! {text, self()},
-    receive {Capture, Text} -> {Text, Status} end.
-
-capture(Acc) ->
-    receive
-        {io_request, From, Reply, Req} ->
-            From ! {io_reply, Reply, ok},
-            capture([Acc | chars(Req)]);
-        {text, From} ->
-            From ! {self(), unicode:characters_to_list(Acc)}
-    end.
-
-chars({put_chars, _Enc, Chars}) -> Chars;
-chars({put_chars, _Enc, M, F, A}) -> apply(M, F, A);
-chars(_) -> [].
+%% Runs a command with its standard output captured.
+cli(Args) -> riarc_capture:capture(fun() -> riarc_offline_cli:run(Args) end).
 
 %%% ---------------------------------------------------------------------------
 %%% dbg trace files

@@ -45,10 +45,6 @@
                       | {file, file:filename_all(), term()}
                       | {timeout, record | replay, [[pos_integer()]]}
                       | {deadlock, [[pos_integer()]]}
-                      | {not_loaded, module()}
-                      | {no_abstract_code, module()}
-                      | {weave_failed, module(), term()}
-                      | {load_failed, module(), term()}
                       | {peer, term()}
                       | {controller_crashed, term()}.
 
@@ -163,14 +159,6 @@ format_error({timeout, Mode, Lids}) ->
 format_error({deadlock, Lids}) ->
     lists:flatten(io_lib:format("the replay stopped making progress with its root still running "
                                 "(processes ~0tp wait outside recorded operations)", [Lids]));
-format_error({not_loaded, M}) ->
-    lists:flatten(io_lib:format("module ~s cannot be found, so it cannot be woven", [M]));
-format_error({no_abstract_code, M}) ->
-    lists:flatten(io_lib:format("module ~s has no debug_info, so it cannot be woven", [M]));
-format_error({weave_failed, M, Errors}) ->
-    lists:flatten(io_lib:format("the woven module ~s does not compile: ~0tp", [M, Errors]));
-format_error({load_failed, M, Why}) ->
-    lists:flatten(io_lib:format("module ~s cannot be loaded: ~0tp", [M, Why]));
 format_error({peer, Why}) ->
     lists:flatten(io_lib:format("the peer node for the run failed: ~0tp", [Why]));
 format_error({controller_crashed, Why}) ->
@@ -181,7 +169,7 @@ format_error({controller_crashed, Why}) ->
 %% @doc Recompiles loaded modules from the abstract code in their beams (debug_info) with
 %% the record &amp; replay weaver and loads the woven code in their place. Modules already
 %% woven (by the parse transform or an earlier instrument/1) are left as they are.
--spec instrument([module()]) -> ok | {error, {riarc_replay, error_reason()}}.
+-spec instrument([module()]) -> ok | {error, {riarc_replay, error_reason()} | {riarc_weave, riarc_weave:error_reason()}}.
 instrument(Modules) ->
     case instrument_new(Modules) of
         {ok, _} -> ok;
@@ -207,54 +195,16 @@ weave_all([M | Ms], Acc) ->
     end.
 
 weave(M) ->
-    case code:which(M) of
-        File when is_list(File) ->
-            case abstract_code(M, File) of
-                {ok, Forms} ->
-                    Woven = riarc_replay_transform:parse_transform(Forms, []),
-                    case compile:forms(Woven, [binary, return_errors, debug_info]) of
-                        {ok, M, Bin} -> load(M, File, Bin);
-                        {ok, M, Bin, _Warnings} -> load(M, File, Bin);
-                        {error, Errors, _} -> {error, {?MODULE, {weave_failed, M, Errors}}}
-                    end;
-                Error ->
-                    Error
-            end;
-        _ ->
-            {error, {?MODULE, {not_loaded, M}}}
-    end.
-
-%% A sticky module (OTP's, in the peer started with -nostick it is not) is unstuck for
-%% the run's VM only.
-load(M, File, Bin) ->
-    _ = code:unstick_mod(M),
-    case code:load_binary(M, File, Bin) of
-        {module, M} -> ok;
-        {error, Why} -> {error, {?MODULE, {load_failed, M, Why}}}
-    end.
-
-abstract_code(M, File) ->
-    case beam_lib:chunks(File, [debug_info]) of
-        {ok, {M, [{debug_info, {debug_info_v1, Backend, Data}}]}} ->
-            case Backend:debug_info(erlang_v1, M, Data, []) of
-                {ok, Forms} -> {ok, Forms};
-                {error, _} -> {error, {?MODULE, {no_abstract_code, M}}}
-            end;
-        _ ->
-            {error, {?MODULE, {no_abstract_code, M}}}
+    case riarc_weave:compile(M, riarc_replay_transform) of
+        {ok, File, Bin} -> riarc_weave:load(M, File, Bin);
+        Error -> Error
     end.
 
 %% @doc Puts the modules' own code back from their beams. Processes still running woven
 %% code are killed when it is purged, as for any code reload.
--spec restore([module()]) -> ok | {error, {riarc_replay, error_reason()}}.
-restore([]) ->
-    ok;
-restore([M | Ms]) ->
-    _ = code:purge(M),
-    case code:load_file(M) of
-        {module, M} -> _ = code:purge(M), restore(Ms);
-        {error, Why} -> {error, {?MODULE, {load_failed, M, Why}}}
-    end.
+-spec restore([module()]) -> ok | {error, {riarc_weave, riarc_weave:error_reason()}}.
+restore(Modules) ->
+    riarc_weave:restore(Modules).
 
 %%% Runs ---------------------------------------------------------------------------------
 

@@ -213,7 +213,7 @@ crypto_free_bytes(N) ->
 
 errors_test() ->
     ?assertMatch({error, {riarc_replay, {bad_option, _}}}, riarc_replay:record({?P, race, [1, 1]}, file("x"), #{bogus => 1})),
-    ?assertMatch({error, {riarc_replay, {not_loaded, _}}}, riarc_replay:instrument([no_such_module_here])),
+    ?assertMatch({error, {riarc_weave, {not_loaded, _}}}, riarc_replay:instrument([no_such_module_here])),
     [?assert(is_list(M:format_error(R))) || {M, R} <- [{riarc_replay, {timeout, replay, [[]]}},
                                                         {riarc_replay, {deadlock, [[]]}},
                                                         {riarc_replay_file, {file, "f", enoent}},

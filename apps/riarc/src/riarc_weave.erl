@@ -1,0 +1,82 @@
+%% @doc Weaving compiled modules: a parse transform applied to a loaded module's own
+%% abstract code (from its debug_info), compiled and loaded in its place, and the
+%% original put back. Inline monitoring (riarc_inline) and record & replay
+%% (riarc_replay) weave modules this way, each with its own transform.
+%% ```
+%% 1> {ok, _File, Bin} = riarc_weave:compile(riarc_demo_pqr, riarc_inline_transform).
+%% 2> is_binary(Bin).
+%% true
+%% 3> riarc_weave:restore([riarc_demo_pqr]).
+%% ok
+%% '''
+-module(riarc_weave).
+
+-export([compile/2, load/3, restore/1, format_error/1]).
+-export_type([error_reason/0]).
+
+-type error_reason() :: {not_loaded, module()} | {no_abstract_code, module(), term()}
+                      | {weave_failed, module(), term()} | {load_failed, module(), term()}.
+
+%% @doc Module M's abstract code, transformed by Transform:parse_transform/2 and compiled
+%% (with debug_info, so that it can be woven again): the binary to load, and the file
+%% the module was loaded from.
+-spec compile(module(), module()) -> {ok, file:filename(), binary()} | {error, {riarc_weave, error_reason()}}.
+compile(M, Transform) ->
+    case code:which(M) of
+        File when is_list(File) ->
+            case abstract_code(M, File) of
+                {ok, Forms} ->
+                    Woven = Transform:parse_transform(Forms, []),
+                    case compile:forms(Woven, [binary, return_errors, debug_info]) of
+                        {ok, M, Bin} -> {ok, File, Bin};
+                        {ok, M, Bin, _Warnings} -> {ok, File, Bin};
+                        {error, Errors, _} -> {error, {?MODULE, {weave_failed, M, Errors}}}
+                    end;
+                Error -> Error
+            end;
+        _ -> {error, {?MODULE, {not_loaded, M}}}
+    end.
+
+%% @doc Loads woven code in place of M's. A sticky module (OTP's) is unstuck first: only
+%% in a VM made for the purpose (riarc_replay weaves OTP's modules in a peer node).
+-spec load(module(), file:filename(), binary()) -> ok | {error, {riarc_weave, error_reason()}}.
+load(M, File, Bin) ->
+    _ = code:unstick_mod(M),
+    case code:load_binary(M, File, Bin) of
+        {module, M} -> ok;
+        {error, Why} -> {error, {?MODULE, {load_failed, M, Why}}}
+    end.
+
+%% @doc Puts the modules' own code back from their beams. Woven code must no longer be
+%% running: processes still in it are killed when it is purged, as for any code reload.
+-spec restore([module()]) -> ok | {error, {riarc_weave, error_reason()}}.
+restore([]) -> ok;
+restore([M | Ms]) ->
+    _ = code:purge(M),
+    case code:load_file(M) of
+        {module, M} -> _ = code:purge(M), restore(Ms);
+        {error, Reason} -> {error, {?MODULE, {load_failed, M, Reason}}}
+    end.
+
+%% @doc One sentence for an error of weaving.
+-spec format_error(error_reason()) -> string().
+format_error({not_loaded, M}) ->
+    flat("module ~s is not loaded and not in the code path", [M]);
+format_error({no_abstract_code, M, _}) ->
+    flat("module ~s has no debug_info: recompile it with debug_info to weave it", [M]);
+format_error({weave_failed, M, Errors}) ->
+    flat("the woven code of ~s does not compile: ~0tp", [M, Errors]);
+format_error({load_failed, M, Reason}) ->
+    flat("cannot load module ~s: ~0tp (old code of it may still be running)", [M, Reason]).
+
+abstract_code(M, File) ->
+    case beam_lib:chunks(File, [debug_info]) of
+        {ok, {M, [{debug_info, {debug_info_v1, Backend, Data}}]}} ->
+            case Backend:debug_info(erlang_v1, M, Data, []) of
+                {ok, Forms} -> {ok, Forms};
+                {error, Reason} -> {error, {?MODULE, {no_abstract_code, M, Reason}}}
+            end;
+        _ -> {error, {?MODULE, {no_abstract_code, M, no_debug_info}}}
+    end.
+
+flat(Fmt, Args) -> lists:flatten(io_lib:format(Fmt, Args)).
