@@ -270,13 +270,21 @@ demo_replay(I, File, Rec) ->
             {error, Reason}
     end.
 
-%% The first duplicate is the number to compare by eye; the count says how bad the run was.
+%% All the duplicates, as ranges: which tickets were handed out twice differs from run to
+%% run (the first is nearly always 0), so the whole set is what shows a replay is the same.
 show_dups(Result) ->
     case riarc_demo:duplicates(Result) of
         [] -> "no duplicate ticket";
-        [D | _] = Ds -> io_lib:format("duplicate ticket ~b (~b tickets handed out twice or more)",
-                                      [D, length(Ds)])
+        [D] -> io_lib:format("duplicate ticket ~b", [D]);
+        Ds -> io_lib:format("duplicate tickets ~s", [lists:join(",", ranges(Ds))])
     end.
+
+ranges([]) -> [];
+ranges([A | T]) -> ranges(A, A, T).
+
+ranges(A, B, [C | T]) when C =:= B + 1 -> ranges(A, C, T);
+ranges(A, A, T) -> [integer_to_list(A) | ranges(T)];
+ranges(A, B, T) -> [io_lib:format("~b-~b", [A, B]) | ranges(T)].
 
 timed(Fun) ->
     T0 = erlang:monotonic_time(millisecond),
