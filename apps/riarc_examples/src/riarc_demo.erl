@@ -3,7 +3,7 @@
 %% system's root: it starts the supervision tree, waits for the clients, then shuts the
 %% tree down, so that the whole system ends.
 %% tickets/2 runs the same system and returns the tickets each client got, so that a run
-%% can be judged by its result alone, e.g. by record & replay (`bin/riarc record
+%% can be judged by its result alone, e.g. by record &amp; replay (`bin/riarc record
 %% --replayable --until-result riarc_demo:has_duplicate', docs/replay.md), where no
 %% monitor runs inside the replayed VM.
 %% ```
