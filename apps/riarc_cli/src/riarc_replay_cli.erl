@@ -202,6 +202,11 @@ hunt(MFA, File, Opts = #{until := Until, strategy := St, timeout := T}, K, Tries
                 {ok, _} -> Log(K, false), hunt(MFA, File, Opts, K + 1, Tries);
                 {error, _} = E -> _ = file:delete(File), E
             end;
+        %% A failed recording writes nothing, so FILE may still hold an earlier try's
+        %% recording, one without the property: not something to leave behind.
+        {error, _} = E when K > 1 ->
+            _ = file:delete(File),
+            E;
         {error, _} = E ->
             E
     end.
