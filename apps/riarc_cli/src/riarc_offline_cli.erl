@@ -3,6 +3,8 @@
 %% ```
 %% $ bin/riarc record -m riarc_demo_pqr -f p -o pqr.rtrc
 %% recorded 10 events to pqr.rtrc (peak recorder queue 3, 0 suspensions)
+%% $ bin/riarc record --replayable -m riarc_demo -f tickets -a '[8, 20]' -o race.rr
+%% recorded 822 events (7420 bytes) to race.rr
 %% $ bin/riarc check --trace pqr.rtrc --monitors my_monitors
 %% <0.90.0> riarc_demo_pqr:p/0 accept
 %% <0.91.0> riarc_demo_pqr:q/0 accept
@@ -11,6 +13,8 @@
 %% P/Q/R (fig. 2a): 3150 interleavings x 8 arrangements = 25200 replays, ok (1.3 s)
 %% ...
 %% '''
+%% `record --replayable' records for `bin/riarc replay' instead (riarc_replay_cli, which
+%% declares its flags and runs it; docs/replay.md).
 %% Exit status: 0 when no verdict is reject or error (check) or every replay passed
 %% (verify), 1 otherwise, 2 on bad input, with the error sentence on stderr.
 %% From Erlang, run/1 returns the status: `riarc_offline_cli:run(["verify", "--max-procs", "2"])'.
@@ -39,7 +43,8 @@ one verdict line (process, initial call, verdict) per "
      #{name => "record",
        summary => "record a run to a trace file",
        description => "Runs M:F(Args) and records every event of it to a trace file, to be "
-                  "checked later.",
+                  "checked later;\nwith --replayable, records the run's decisions instead, for "
+                  "`riarc replay' (docs/replay.md).",
        flags => [#{name => "--module", short => "-m", key => module, type => atom,
                    metavar => "MOD", required => true, help => "the module of the system's entry point"},
                  #{name => "--function", short => "-f", key => function, type => atom,
@@ -53,7 +58,7 @@ one verdict line (process, initial call, verdict) per "
                  #{name => "--format", key => format, type => {enum, [binary, text]},
                    default => binary, help => "the trace format (docs/trace-format.md)"},
                  Timeout]
-           ++ riarc_cli_args:code_flags()},
+           ++ riarc_replay_cli:record_flags() ++ riarc_cli_args:code_flags()},
      #{name => "verify",
        summary => "exhaustive interleaving verification",
        description => "Exhaustive interleaving verification of the tracers (the sweep behind "
@@ -74,7 +79,7 @@ run(_) ->
     fail("give one of the commands check, record or verify").
 
 command("check", Cmd, Opts) -> check(Cmd, Opts);
-command("record", _Cmd, Opts) -> record(Opts);
+command("record", Cmd, Opts) -> record(Cmd, Opts);
 command("verify", _Cmd, Opts) -> verify(Opts).
 
 %%% check
@@ -109,6 +114,17 @@ warn_trace(Source, Info) ->
 warn(Fmt, Args) -> io:format(standard_error, "riarc: warning: " ++ Fmt ++ "~n", Args).
 
 %%% record
+
+%% The replayable flags without --replayable are refused rather than ignored: a user who
+%% asked for a strategy expects a replayable file.
+record(_Cmd, Opts = #{replayable := true}) ->
+    riarc_replay_cli:record(Opts);
+record(Cmd, Opts) ->
+    case [N || {K, N} <- [{strategy, "--strategy"}, {until_result, "--until-result"},
+                          {tries, "--tries"}, {weave, "--weave"}], is_map_key(K, Opts)] of
+        [N | _] -> riarc_cli_args:bad_input(Cmd, N ++ " needs --replayable");
+        [] -> record(Opts)
+    end.
 
 record(#{module := M, function := F, args := A, out := Out, payloads := P,
          format := Format, timeout := T}) ->
