@@ -96,7 +96,19 @@ execute({bench_user, Cfg, Out, Opts}) ->
             end
     end;
 execute({experiment, Config, Out}) -> execute({experiment, Config, Out, #{}});
-execute({experiment, Config, Out, Baselines}) ->
+execute({experiment, Config, Out, Baselines = #{baseline := B}}) ->
+    %% A baseline that is not there is known now, not after a run of possibly hours.
+    Kept = filename:join([riarc_bench_baseline:store(Out, #{}), B, "runs.csv"]),
+    case filelib:is_regular(Kept) of
+        true -> experiment(Config, Out, Baselines);
+        false ->
+            complain("experiment", fmt("There is no baseline ~ts (looked for ~ts); save one "
+                                       "with --save-baseline ~ts.", [B, Kept, B])),
+            2
+    end;
+execute({experiment, Config, Out, Baselines}) -> experiment(Config, Out, Baselines).
+
+experiment(Config, Out, Baselines) ->
     case riarc_bench_experiment:run(Config, #{out => Out}) of
         {ok, Report} ->
             io:format("report: ~ts~n", [Report]),
