@@ -231,7 +231,8 @@ command("bench") ->
       description => "One run of the load driver (docs/bench.md): a master, N workers and W "
                  "requests each,
 under the given instrumentation; writes its CSV files to "
-                 "DIR.",
+                 "DIR.
+With -m MOD, your own system instead: see `riarc bench -m MOD --help'.",
       flags => [F || {_, F} <- bench_flags()] ++ [out_flag()]};
 command("experiment") ->
     #{name => "experiment",
