@@ -90,6 +90,7 @@ dedup(L) -> lists:reverse(lists:foldl(fun(X, A) -> [X || not lists:member(X, A)]
 %% '''
 -spec run(config(), #{out := file:filename(), progress => boolean()}) ->
     {ok, #{csv := file:filename(), html := file:filename(), rows := [map()],
+           summary := [{atom(), map()}], setups := [atom()],
            failed := non_neg_integer(), crashed := non_neg_integer()}} | {error, term()}.
 run(Cfg0, Opts = #{out := Out}) ->
     Cfg = maps:merge(?DEFAULTS, Cfg0),
