@@ -8,12 +8,16 @@
 %%         [--schedulers K] [--instrumentation baseline|tracing|riarc|centralised|inline]
 %%         [--monitors none|soundness] [--cost US] [--events recv|all] [--interval MS]
 %%         [--sample F] --out DIR
-%%   experiment CONFIG --out DIR
+%%   bench -m MOD -f FUN [-a ARGS] (--monitors MOD | --props FILE) [--runs N]
+%%         [--instrumentation baseline,riarc,...] [-pa DIR] [--timeout S]
+%%         [--memory-limit MB] --out DIR     (your own system, see riarc_bench_user)
+%%   experiment CONFIG [--save-baseline NAME] [--baseline NAME] --out DIR
 %%   study LABEL=EXPERIMENT_DIR... --out DIR     (the overhead table and plots of 000 §5)
 %%
 %% Bad input is reported as one sentence on stderr with exit status 2; a run that fails
 %% exits with 1, and so does a monitored run in which a single process was not accepted
-%% (with `--monitors none', not left without a verdict); success with 0.
+%% (with `--monitors none', not left without a verdict); success with 0. `bench -m' exits
+%% with 1 when a monitored run of the user's system got a reject or error verdict.
 %%
 %% ```
 %% $ bin/riarc bench --shape pulse --workers 5000 --requests 50 --time 10 --period 100 --out /tmp/p
@@ -30,18 +34,21 @@
 -export([run/1, parse/1, format_error/1, commands/0]).
 
 -type command() :: {bench, map(), string()} | {experiment, string(), string()}
+                 | {experiment, string(), string(), map()}
+                 | {bench_user, riarc_bench_user:config(), string(), riarc_cli_args:opts()}
                  | {study, [{string(), string()}], string()}.
 
 %% @doc Runs the command and returns the exit status, without halting.
 -spec run([string()]) -> 0 | 1 | 2.
-run(Args = [Name | _]) when Name =:= "bench"; Name =:= "experiment"; Name =:= "study" ->
+run(Args = [Name | Rest]) when Name =:= "bench"; Name =:= "experiment"; Name =:= "study" ->
+    Cmd = command(Name, Rest),
     case parse(Args) of
-        {ok, Cmd} -> execute(Cmd);
+        {ok, C} -> execute(C);
         help ->
-            io:put_chars(riarc_cli_args:usage(command(Name))),
+            io:put_chars(riarc_cli_args:usage(Cmd)),
             0;
         {error, Reason} ->
-            riarc_cli_args:bad_input(command(Name), format_error(Reason, Name))
+            riarc_cli_args:bad_input(Cmd, format_error(Reason, Name))
     end;
 run(Args) ->
     {error, Reason} = parse(Args),
@@ -72,11 +79,40 @@ execute({study, Levels, Out}) ->
             complain("study", riarc_bench_study:format_error(Reason)),
             1
     end;
-execute({experiment, Config, Out}) ->
+execute({bench_user, Cfg, Out, Opts}) ->
+    %% The user's -pa and --lib directories go on this VM's path, which every run's VM
+    %% inherits, and which the checks of riarc_bench_user need to find the modules.
+    ok = riarc_cli_args:add_code_paths(Opts),
+    case riarc_bench_user:run(Cfg, #{out => Out, progress => true}) of
+        {ok, R = #{failed := Failed, crashed := Crashed, csv := Csv, html := Html}} ->
+            io:put_chars(riarc_bench_user:table(R)),
+            io:format("files: ~ts, ~ts~n", [Csv, Html]),
+            user_status(Failed, Crashed);
+        {error, Reason} ->
+            complain("bench", riarc_bench_user:format_error(Reason)),
+            case riarc_bench_user:is_input_error(Reason) of
+                true -> 2;
+                false -> 1
+            end
+    end;
+execute({experiment, Config, Out}) -> execute({experiment, Config, Out, #{}});
+execute({experiment, Config, Out, Baselines = #{baseline := B}}) ->
+    %% A baseline that is not there is known now, not after a run of possibly hours.
+    Kept = filename:join([riarc_bench_baseline:store(Out, #{}), B, "runs.csv"]),
+    case filelib:is_regular(Kept) of
+        true -> experiment(Config, Out, Baselines);
+        false ->
+            complain("experiment", fmt("There is no baseline ~ts (looked for ~ts); save one "
+                                       "with --save-baseline ~ts.", [B, Kept, B])),
+            2
+    end;
+execute({experiment, Config, Out, Baselines}) -> experiment(Config, Out, Baselines).
+
+experiment(Config, Out, Baselines) ->
     case riarc_bench_experiment:run(Config, #{out => Out}) of
         {ok, Report} ->
             io:format("report: ~ts~n", [Report]),
-            0;
+            baselines(Out, Baselines);
         {error, Reason} ->
             complain("experiment", riarc_bench_experiment:format_error(Reason)),
             case riarc_bench_experiment:is_input_error(Reason) of
@@ -84,6 +120,46 @@ execute({experiment, Config, Out}) ->
                 false -> 1
             end
     end.
+
+%% A reject or error verdict of the user's own properties is what the user must hear
+%% first: the cost figures of a system that broke its properties are not the point.
+user_status(0, 0) -> 0;
+user_status(Failed, Crashed) ->
+    [complain("bench", fmt("~b monitored run(s) gave a reject or error verdict: your system "
+                           "broke a property (see the verdicts column).", [Failed]))
+     || Failed > 0],
+    [complain("bench", fmt("~b run(s) did not finish (see the status column of runs.csv).",
+                           [Crashed])) || Crashed > 0],
+    1.
+
+%% After a successful experiment: --save-baseline keeps it, --baseline compares it with
+%% a kept one (riarc_bench_baseline). Saving comes second so that `--baseline x
+%% --save-baseline x' compares with the previous x and then replaces it.
+baselines(Out, Opts) ->
+    Compare = case Opts of
+                  #{baseline := B} ->
+                      case riarc_bench_experiment:compare_baseline(Out, B) of
+                          {ok, #{html := H, csv := C, significant := N}} ->
+                              io:format("baseline ~ts: ~b significant change(s); ~ts, ~ts~n",
+                                        [B, N, H, C]),
+                              0;
+                          {error, R1} ->
+                              complain("experiment", riarc_bench_baseline:format_error(R1)),
+                              2
+                      end;
+                  _ -> 0
+              end,
+    Save = case Opts of
+               #{save_baseline := S} ->
+                   case riarc_bench_experiment:save_baseline(Out, S) of
+                       {ok, Dir} -> io:format("baseline ~ts saved in ~ts~n", [S, Dir]), 0;
+                       {error, R2} ->
+                           complain("experiment", riarc_bench_baseline:format_error(R2)),
+                           2
+                   end;
+               _ -> 0
+           end,
+    max(Compare, Save).
 
 report(S, Out) ->
     io:format("~s n=~b w=~b: ~b messages in ~b ms (~.1f msg/s), every request acknowledged: ~s~n"
@@ -155,7 +231,8 @@ command("bench") ->
       description => "One run of the load driver (docs/bench.md): a master, N workers and W "
                  "requests each,
 under the given instrumentation; writes its CSV files to "
-                 "DIR.",
+                 "DIR.
+With -m MOD, your own system instead: see `riarc bench -m MOD --help'.",
       flags => [F || {_, F} <- bench_flags()] ++ [out_flag()]};
 command("experiment") ->
     #{name => "experiment",
@@ -163,7 +240,11 @@ command("experiment") ->
       description => "A series of bench runs as a config file describes them (docs/bench.md), "
                  "with a report
 in DIR.",
-      flags => [out_flag()],
+      flags => [out_flag(),
+                #{name => "--save-baseline", key => save_baseline, type => string,
+                  metavar => "NAME", help => "keep this experiment's results as baseline NAME"},
+                #{name => "--baseline", key => baseline, type => string, metavar => "NAME",
+                  help => "compare this experiment with baseline NAME (baseline-NAME.html)"}],
       positionals => [#{key => config, metavar => "CONFIG", required => true,
                         help => "the experiment's config file (examples/bench/*.config)"}]};
 command("study") ->
@@ -175,6 +256,42 @@ command("study") ->
       positionals => [#{key => levels, metavar => "LABEL=EXPERIMENT_DIR", required => true,
                         repeat => true, type => {check, fun level/1},
                         help => "an experiment's output directory, labelled (high=bench-results/high)"}]}.
+
+%% `bench' with `-m' (or `--module') benchmarks the user's own system: a command of its
+%% own for the parser, the same name for the user.
+command("bench", Args) ->
+    case lists:member("-m", Args) orelse lists:any(fun(A) -> lists:prefix("--module", A) end, Args) of
+        true -> user_command();
+        false -> command("bench")
+    end;
+command(Name, _) -> command(Name).
+
+user_command() ->
+    #{name => "bench",
+      summary => "what monitoring costs on your own system",
+      description => "Runs M:F(ARGS) bare and under each set-up, N times each in fresh VMs, "
+                     "interleaved,\nafter one warm-up per set-up; writes DIR/runs.csv and "
+                     "DIR/report.html and prints\nthe medians with 95 % intervals and the "
+                     "ratios to the baseline (docs/bench.md,\n\"Your own system\"). When "
+                     "M:F returns {latencies_us, [Integer]}, their p50/p90/p99 too.",
+      flags => [#{name => "--module", short => "-m", key => module, type => atom,
+                  metavar => "MOD", required => true, help => "the module of your system's entry point"},
+                #{name => "--function", short => "-f", key => function, type => atom,
+                  metavar => "FUN", required => true, help => "its function"},
+                #{name => "--args", short => "-a", key => args, type => term_list,
+                  metavar => "ARGS", default => [], help => "its arguments, an Erlang list such as '[8, 20]'"},
+                #{name => "--runs", key => runs, type => {int, 1}, metavar => "N", default => 5,
+                  help => "counted runs per set-up (after one warm-up)"},
+                #{name => "--instrumentation", key => setups, metavar => "SETUPS",
+                  type => {check, fun riarc_bench_user:parse_setups/1}, default => [baseline, riarc],
+                  help => "comma-separated: baseline,tracing,riarc,riarc_evm,centralised,inline"},
+                #{name => "--timeout", key => timeout, type => {int, 1}, metavar => "S",
+                  default => 300, help => "seconds per run before its VM is killed"},
+                #{name => "--memory-limit", key => memory_limit, type => {int, 64}, metavar => "MB",
+                  default => 8192, help => "resident memory per run's VM before it is killed"},
+                out_flag()]
+          ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags(),
+      one_of => [[monitors, props]]}.
 
 out_flag() ->
     #{name => "--out", key => out, type => string, metavar => "DIR", required => true,
@@ -215,7 +332,8 @@ level(Arg) ->
 %% @doc Turns the arguments into a command (`help' for `--help' or `-h').
 -spec parse([string()]) -> {ok, command()} | help | {error, term()}.
 parse([Name | Args]) when Name =:= "bench"; Name =:= "experiment"; Name =:= "study" ->
-    case riarc_cli_args:parse(command(Name), Args) of
+    case riarc_cli_args:parse(command(Name, Args), Args) of
+        {ok, Opts = #{module := _}} -> {ok, to_user_command(Opts)};
         {ok, Opts} -> {ok, to_command(Name, Opts)};
         help -> help;
         {error, Reason} -> {error, {args, Reason}}
@@ -224,8 +342,22 @@ parse([Cmd | _]) -> {error, {unknown_command, Cmd}};
 parse([]) -> {error, no_command}.
 
 to_command("bench", Opts) -> {bench, maps:remove(out, Opts), maps:get(out, Opts)};
-to_command("experiment", #{config := C, out := Out}) -> {experiment, C, Out};
+%% Without baseline flags the command keeps its older, shorter form.
+to_command("experiment", Opts = #{config := C, out := Out}) ->
+    case maps:with([save_baseline, baseline], Opts) of
+        B when map_size(B) =:= 0 -> {experiment, C, Out};
+        B -> {experiment, C, Out, B}
+    end;
 to_command("study", #{levels := Ls, out := Out}) -> {study, Ls, Out}.
+
+to_user_command(O = #{module := M, function := F, args := A, out := Out}) ->
+    Mons = case O of
+               #{monitors := Mod} -> {module, Mod};
+               #{props := File} -> {props, File}
+           end,
+    Cfg = (maps:with([runs, setups, timeout, memory_limit], O))#{
+            mfa => {M, F, A}, monitors => Mons, pa => maps:get(pa, O, [])},
+    {bench_user, Cfg, Out, maps:with([pa, lib], O)}.
 
 %% A bench flag on `experiment' is no typo: it belongs in the config file.
 format_error({args, {unknown_flag, "--" ++ F}} = Reason, "experiment") ->

@@ -1,0 +1,582 @@
+%% @doc What monitoring costs on YOUR system, with YOUR properties: runs a user's entry
+%% point `M:F(Args)' bare (`baseline') and under each chosen set-up, every run in a fresh
+%% VM (OTP `peer', as riarc_bench_experiment does, with the caller's code path and the
+%% user's `-pa' directories), interleaved (repetition 1 of every set-up, then repetition
+%% 2, ...) so that a drift of the machine spreads over all set-ups instead of biasing the
+%% last one, after one uncounted warm-up run per set-up. It records per run the wall time,
+%% peak memory (`erlang:memory(total)' sampled in the VM and the VM's peak RSS), the
+%% events traced and analysed and the verdict counts, and writes `runs.csv' and a
+%% self-contained `report.html' with riarc_bench_ci's medians, intervals and ratios.
+%%
+%% Latency convention: when `M:F(Args)' returns `{latencies_us, [Integer]}', those
+%% latencies (µs, measured by the user's own code) are summarised per run as p50/p90/p99.
+%%
+%% Wall time is from the start of the set-up until it is over: for the baseline until
+%% `M:F' returns, for a monitored set-up until `run/3' returns, i.e. the system has ended
+%% and its last events are analysed. So `M:F' should return only once its work is done.
+%% ```
+%% 1> riarc_bench_user:run(#{mfa => {riarc_demo, main, [8, 25]},
+%% ..                        monitors => {module, riarc_demo_monitors},
+%% ..                        setups => [baseline, riarc], runs => 3}, #{out => "/tmp/u"}).
+%% {ok,#{csv => "/tmp/u/runs.csv",html => "/tmp/u/report.html",failed => 0,...}}
+%% '''
+-module(riarc_bench_user).
+
+-export([run/2, setups/0, parse_setups/1, format_error/1, is_input_error/1, table/1]).
+%% Entry points inside the run's VM.
+-export([run_one/4, root/4]).
+
+-export_type([config/0]).
+
+-type monitors() :: {module, module()} | {props, file:filename()}.
+-type config() :: #{mfa := {module(), atom(), list()}, monitors := monitors(),
+                    setups => [atom()], runs => pos_integer(), pa => [file:filename()],
+                    timeout => pos_integer(), memory_limit => pos_integer()}.
+
+-define(DEFAULTS, #{setups => [baseline, riarc], runs => 5, pa => [], timeout => 300,
+                    memory_limit => 8192}).
+-define(SETUPS, [baseline, tracing, riarc, riarc_evm, centralised, inline]).
+%% How often the run's VM has erlang:memory(total) read (in the VM) and its RSS read
+%% (from /proc, by the driver), in ms: often enough for runs of a fraction of a second.
+-define(MEM_POLL, 10).
+-define(RSS_POLL, 100).
+-define(COLUMNS, [setup, rep, status, wall_ms, mem_peak, rss_peak, events, analysed,
+                  monitored, accepted, rejected, errors, inconclusive,
+                  lat_count, lat_p50_us, lat_p90_us, lat_p99_us]).
+
+%% @doc The set-ups a user's system can run under.
+%% ```
+%% 1> riarc_bench_user:setups().
+%% [baseline,tracing,riarc,riarc_evm,centralised,inline]
+%% '''
+-spec setups() -> [atom()].
+setups() -> ?SETUPS.
+
+%% @doc Reads `baseline,riarc,centralised' (the CLI's `--instrumentation').
+%% ```
+%% 1> riarc_bench_user:parse_setups("riarc,centralised").
+%% {ok,[riarc,centralised]}
+%% 2> riarc_bench_user:parse_setups("riarc,psychic").
+%% {error,"a comma-separated list of baseline, tracing, riarc, riarc_evm, centralised, inline"}
+%% '''
+-spec parse_setups(string()) -> {ok, [atom()]} | {error, string()}.
+parse_setups(Text) ->
+    Names = [string:trim(N) || N <- string:split(Text, ",", all)],
+    Known = [{atom_to_list(S), S} || S <- ?SETUPS],
+    case [proplists:get_value(N, Known) || N <- Names] of
+        Ss when Ss =/= [] ->
+            case lists:member(undefined, Ss) of
+                false -> {ok, dedup(Ss)};
+                true -> {error, setups_help()}
+            end;
+        _ -> {error, setups_help()}
+    end.
+
+setups_help() ->
+    "a comma-separated list of " ++ lists:join(", ", [atom_to_list(S) || S <- ?SETUPS]).
+
+dedup(L) -> lists:reverse(lists:foldl(fun(X, A) -> [X || not lists:member(X, A)] ++ A end, [], L)).
+
+%%% The driver --------------------------------------------------------------------------
+
+%% @doc Benchmarks the user's system and writes Out/runs.csv and Out/report.html. The
+%% baseline is always run (every ratio needs it). `failed' counts the monitored runs
+%% (warm-ups included: a reject is a reject) with a reject or error verdict, `crashed'
+%% the runs that did not finish.
+%% ```
+%% 1> {ok, R} = riarc_bench_user:run(#{mfa => {my_sys, main, []}, monitors => {props, "my.prop"},
+%% ..                                  runs => 5}, #{out => "/tmp/my"}).
+%% 2> io:put_chars(riarc_bench_user:table(R)).
+%% '''
+-spec run(config(), #{out := file:filename(), progress => boolean()}) ->
+    {ok, #{csv := file:filename(), html := file:filename(), rows := [map()],
+           summary := [{atom(), map()}], setups := [atom()],
+           failed := non_neg_integer(), crashed := non_neg_integer()}} | {error, term()}.
+run(Cfg0, Opts = #{out := Out}) ->
+    Cfg = maps:merge(?DEFAULTS, Cfg0),
+    %% Paths first: the checks below load the user's modules from them.
+    ok = code:add_pathsa(lists:reverse([filename:absname(P) || P <- maps:get(pa, Cfg)])),
+    case check(Cfg) of
+        ok ->
+            case filelib:ensure_dir(filename:join(Out, "x")) of
+                ok -> drive(Cfg, Out, maps:get(progress, Opts, false));
+                {error, Reason} -> {error, {out_dir, Out, Reason}}
+            end;
+        Error -> Error
+    end.
+
+check(#{mfa := {M, F, A}, monitors := Mons, setups := Ss, runs := N, timeout := T,
+        memory_limit := L}) ->
+    Known = [S || S <- Ss, lists:member(S, ?SETUPS)],
+    if
+        not (is_integer(N) andalso N >= 1) -> {error, {bad_runs, N}};
+        not (is_integer(T) andalso T >= 1) -> {error, {bad_timeout, T}};
+        not (is_integer(L) andalso L >= 64) -> {error, {bad_memory_limit, L}};
+        Known =/= Ss orelse Ss =:= [] -> {error, {bad_setups, Ss}};
+        not is_list(A) -> {error, {bad_args, A}};
+        true ->
+            _ = code:ensure_loaded(M),
+            case erlang:function_exported(M, F, length(A)) of
+                false -> {error, {undef, {M, F, length(A)}}};
+                true -> check_monitors(Mons)
+            end
+    end.
+
+%% Checked here, in the driver's VM, so that a typo is bad input (status 2) before the
+%% first VM starts; each run's VM loads the monitors again for itself.
+check_monitors({module, Mod}) ->
+    case riarc_lambda:valid_spec(Mod) of
+        true -> ok;
+        false -> {error, {bad_monitors, Mod}}
+    end;
+check_monitors({props, File}) ->
+    case riarc_shml:load_file(File) of
+        {ok, _} -> ok;
+        {error, Reason} -> {error, {props, Reason}}
+    end;
+check_monitors(Other) -> {error, {bad_monitors, Other}}.
+
+drive(Cfg = #{runs := N}, Out, Progress) ->
+    Setups = [baseline | maps:get(setups, Cfg) -- [baseline]],
+    Say = fun(Fmt, Args) when Progress -> io:format(standard_error, Fmt, Args);
+             (_, _) -> ok end,
+    One = fun(S, Rep) ->
+                  R = run_in_peer(S, Cfg),
+                  Say("riarc bench: ~s ~s: ~ts~n", [S, rep_label(Rep), progress_text(R)]),
+                  row(S, Rep, R)
+          end,
+    %% One uncounted run per set-up first: the first VM of a series pays for cold
+    %% caches (the file system's, the CPU's) that later runs do not.
+    Warm = [One(S, warmup) || S <- Setups],
+    Rows = [One(S, Rep) || Rep <- lists:seq(1, N), S <- Setups],
+    Csv = filename:join(Out, "runs.csv"),
+    ok = riarc_bench_writer:write_csv(Csv, ?COLUMNS, [[maps:get(C, R, "") || C <- ?COLUMNS]
+                                                      || R <- Rows]),
+    Summary = summarise(Setups, Rows),
+    Html = write_report(Out, Cfg, Setups, Summary),
+    Failed = length([R || R <- Warm ++ Rows, bad_verdicts(R) > 0]),
+    Crashed = length([R || R = #{status := S} <- Warm ++ Rows, S =/= ok]),
+    {ok, #{csv => Csv, html => Html, rows => Rows, summary => Summary, failed => Failed,
+           crashed => Crashed, setups => Setups}}.
+
+rep_label(warmup) -> "warm-up";
+rep_label(I) -> io_lib:format("run ~b", [I]).
+
+progress_text({ok, #{wall_ms := W}}) -> io_lib:format("~.1f ms", [W]);
+progress_text({error, R}) -> format_error(R).
+
+bad_verdicts(R) -> maps:get(rejected, R, 0) + maps:get(errors, R, 0).
+
+row(S, Rep, {ok, M}) -> M#{setup => S, rep => Rep, status => ok};
+row(S, Rep, {error, R}) -> #{setup => S, rep => Rep, status => error, reason => R}.
+
+%%% One run in a fresh VM ---------------------------------------------------------------
+
+%% A fresh VM per run, so that one run's heap, atoms and ETS tables cannot help or hurt
+%% the next. The driver reads the VM's resident memory from /proc and kills it above the
+%% limit, so that a set-up that cannot keep up ends as a failed run, not a swapping host.
+run_in_peer(Setup, Cfg = #{mfa := MFA, monitors := Mons, timeout := TimeoutS,
+                           memory_limit := LimitMb}) ->
+    Timeout = TimeoutS * 1000,
+    case peer:start(#{connection => standard_io, args => ["-pa" | code_paths()]}) of
+        {ok, Peer, _Node} ->
+            OsPid = peer:call(Peer, os, getpid, []),
+            Watcher = start_watcher(OsPid, LimitMb * 1024),
+            try peer:call(Peer, ?MODULE, run_one, [Setup, MFA, Mons, weave(Setup, Cfg)],
+                          Timeout + 5000) of
+                {ok, R} ->
+                    %% VmHWM: the VM's own peak resident set, missed by no polling.
+                    Hwm = hwm_kb(OsPid),
+                    _ = stop_watcher(Watcher),
+                    {ok, R#{rss_peak => 1024 * Hwm}};
+                Error ->
+                    _ = stop_watcher(Watcher),
+                    Error
+            catch
+                exit:{timeout, _} ->
+                    kill_os(OsPid),
+                    _ = stop_watcher(Watcher),
+                    {error, {timeout, TimeoutS}};
+                Class:Reason ->
+                    case stop_watcher(Watcher) of
+                        killed -> {error, {memory_limit, LimitMb}};
+                        _ -> {error, {peer, Class, Reason}}
+                    end
+            after
+                catch peer:stop(Peer)
+            end;
+        {error, Reason} -> {error, {peer_start, Reason}}
+    end.
+
+%% Inline monitoring weaves the modules it monitors: the entry module and every module
+%% of the user's -pa directories.
+weave(inline, #{mfa := {M, _, _}, pa := Pa}) ->
+    lists:usort([M | [list_to_atom(filename:basename(B, ".beam"))
+                      || D <- Pa, B <- filelib:wildcard(filename:join(D, "*.beam"))]]);
+weave(_, _) -> [].
+
+%% Everything on this VM's code path that is not OTP's: riarc's apps and the user's.
+code_paths() ->
+    Lib = code:lib_dir(),
+    [filename:absname(P) || P <- code:get_path(), not lists:prefix(Lib, P), P =/= "."].
+
+start_watcher(OsPid, LimitKb) ->
+    Owner = self(),
+    spawn_link(fun() -> watch(Owner, OsPid, LimitKb) end).
+
+watch(Owner, OsPid, LimitKb) ->
+    receive
+        {stop, Owner} -> Owner ! {watcher, self(), ok}
+    after ?RSS_POLL ->
+            case status_kb(OsPid, "VmRSS") of
+                Kb when Kb > LimitKb ->
+                    kill_os(OsPid),
+                    receive {stop, Owner} -> Owner ! {watcher, self(), killed} end;
+                _ -> watch(Owner, OsPid, LimitKb)
+            end
+    end.
+
+stop_watcher(Watcher) ->
+    Watcher ! {stop, self()},
+    receive {watcher, Watcher, What} -> unlink(Watcher), What end.
+
+hwm_kb(OsPid) -> status_kb(OsPid, "VmHWM").
+
+%% A field of /proc/PID/status in KiB; 0 where /proc has none (not Linux, VM gone).
+status_kb(OsPid, Field) ->
+    case file:read_file("/proc/" ++ OsPid ++ "/status") of
+        {ok, Bin} ->
+            case re:run(Bin, Field ++ ":\\s+([0-9]+) kB", [{capture, all_but_first, list}]) of
+                {match, [Kb]} -> list_to_integer(Kb);
+                nomatch -> 0
+            end;
+        {error, _} -> 0
+    end.
+
+kill_os(OsPid) ->
+    _ = os:cmd("kill -9 " ++ OsPid),
+    ok.
+
+%% @doc Inside the run's VM: one run of the user's system under Setup. Not for direct use
+%% (the driver calls it in a fresh VM), but harmless in a shell:
+%% ```
+%% 1> riarc_bench_user:run_one(baseline, {riarc_demo, main, [8, 25]}, {module, riarc_demo_monitors}, []).
+%% {ok,#{wall_ms => 12.3,mem_peak => 31457280,events => 0,...}}
+%% '''
+-spec run_one(atom(), {module(), atom(), list()}, monitors(), [module()]) ->
+    {ok, map()} | {error, term()}.
+run_one(Setup, {M, F, A}, Mons, Weave) ->
+    case load_monitors(Mons) of
+        {ok, UserSpec, Events} ->
+            Tab = ets:new(?MODULE, [public, set]),
+            %% The root runs through root/4 to catch M:F's return value; spec/3 makes the
+            %% wrapper invisible to the user's monitors.
+            Root = {?MODULE, root, [Tab, M, F, A]},
+            Spec = spec(UserSpec, Root, {M, F, A}),
+            Opts = #{timeout => infinity, events => Events, log => false, invariants => false},
+            Sampler = start_sampler(),
+            T0 = erlang:monotonic_time(microsecond),
+            Result = run_setup(Setup, Root, Spec, Opts, Weave),
+            Wall = (erlang:monotonic_time(microsecond) - T0) / 1000,
+            MemPeak = stop_sampler(Sampler),
+            case Result of
+                {ok, R} ->
+                    {ok, maps:merge(#{wall_ms => Wall, mem_peak => MemPeak},
+                                    maps:merge(counts(R), latencies(ets:lookup(Tab, result))))};
+                Error -> Error
+            end;
+        Error -> Error
+    end.
+
+load_monitors({module, Mod}) -> {ok, Mod, [send, recv]};
+load_monitors({props, File}) ->
+    %% A property file compiles to a module in memory: it must be compiled in this VM.
+    case riarc_shml:load_file(File) of
+        {ok, Mod} -> {ok, Mod, Mod:trace_flags()};
+        {error, Reason} -> {error, {props, Reason}}
+    end.
+
+%% @doc The root process of every set-up: the user's entry point, its result kept in an
+%% ETS table (no message, so no event the user's monitors would see).
+%% ```
+%% 1> T = ets:new(t, [public]), riarc_bench_user:root(T, lists, seq, [1, 3]), ets:lookup(T, result).
+%% [{result,[1,2,3]}]
+%% '''
+-spec root(ets:tid(), module(), atom(), list()) -> true.
+root(Tab, M, F, A) ->
+    ets:insert(Tab, {result, apply(M, F, A)}).
+
+%% The user's Spec, asked about the root as the user's MFA, with the root's init event
+%% showing that MFA, so that properties naming M:F match as under `riarc run'.
+spec(UserSpec, Root, User) ->
+    fun(MFA) when MFA =:= Root ->
+            case call_spec(UserSpec, User) of
+                {ok, Mon} -> {ok, rename_init(Mon, Root, User)};
+                Other -> Other
+            end;
+       (MFA) -> call_spec(UserSpec, MFA)
+    end.
+
+call_spec(Spec, MFA) when is_function(Spec, 1) -> Spec(MFA);
+call_spec(Spec, MFA) -> Spec:spec(MFA).
+
+rename_init(Mon, Root, User) ->
+    fun({init, C, P, MFA}) when MFA =:= Root -> step(Mon, {init, C, P, User});
+       (E) -> step(Mon, E)
+    end.
+
+step(Mon, E) ->
+    case riarc_monitor:analyse(Mon, E) of
+        {next, Next} -> Next;
+        {verdict, V} -> V;
+        {verdict, error, {Class, Reason, Stack}} -> erlang:raise(Class, Reason, Stack);
+        {verdict, error, Reason} -> exit(Reason)
+    end.
+
+run_setup(baseline, {M, F, A}, _Spec, _Opts, _) ->
+    {_Pid, Ref} = spawn_monitor(M, F, A),
+    down(Ref);
+run_setup(tracing, {M, F, A}, _Spec, #{events := Events}, _) ->
+    %% The VM's tracing alone, into a process that drops every event.
+    Sink = spawn_opt(fun Drop() -> receive stop -> ok; _ -> Drop() end end,
+                     [{message_queue_data, off_heap}]),
+    Flags = [procs, set_on_spawn] ++ [send || lists:member(send, Events)]
+        ++ ['receive' || lists:member(recv, Events)],
+    {Pid, Ref} = spawn_monitor(fun() -> receive go -> apply(M, F, A) end end),
+    1 = erlang:trace(Pid, true, [{tracer, Sink} | Flags]),
+    Pid ! go,
+    R = down(Ref),
+    Sink ! stop,
+    R;
+run_setup(riarc, Root, Spec, Opts, _) -> riarc:run(Root, Spec, Opts);
+run_setup(riarc_evm, Root, Spec, Opts, _) -> riarc:run(Root, Spec, Opts#{backend => evm});
+run_setup(centralised, Root, Spec, Opts, _) -> riarc_central:run(Root, Spec, Opts);
+run_setup(inline, Root, Spec, Opts, Weave) ->
+    case riarc_inline:instrument(Weave) of
+        ok ->
+            try riarc_inline:run(Root, Spec, maps:remove(invariants, Opts))
+            after ok = riarc_inline:restore(Weave)
+            end;
+        {error, Reason} -> {error, {inline, Reason}}
+    end.
+
+down(Ref) ->
+    receive
+        {'DOWN', Ref, process, _, normal} -> {ok, #{}};
+        {'DOWN', Ref, process, _, Reason} -> {error, {root_crashed, Reason}}
+    end.
+
+counts(R) ->
+    Vs = maps:get(verdicts, R, []),
+    Count = fun(V) -> length([x || #{verdict := V1} <- Vs, V1 =:= V]) end,
+    #{events => maps:get(events, R, 0), analysed => maps:get(analysed, R, 0),
+      monitored => length(Vs), accepted => Count(accept), rejected => Count(reject),
+      errors => Count(error), inconclusive => length(Vs) - Count(accept) - Count(reject) - Count(error)}.
+
+latencies([{result, {latencies_us, L = [_ | _]}}]) ->
+    case lists:all(fun is_integer/1, L) of
+        true ->
+            Q = fun(P) -> riarc_bench_ci:quantile(L, P) end,
+            #{lat_count => length(L), lat_p50_us => Q(0.5), lat_p90_us => Q(0.9),
+              lat_p99_us => Q(0.99)};
+        false -> #{}
+    end;
+latencies(_) -> #{}.
+
+start_sampler() ->
+    Owner = self(),
+    spawn_link(fun() -> sample(Owner, erlang:memory(total)) end).
+
+sample(Owner, Max) ->
+    receive
+        {stop, Owner} -> Owner ! {sampler, self(), max(Max, erlang:memory(total))}
+    after ?MEM_POLL -> sample(Owner, max(Max, erlang:memory(total)))
+    end.
+
+stop_sampler(S) ->
+    S ! {stop, self()},
+    receive {sampler, S, Max} -> unlink(S), Max end.
+
+%%% Statistics, report, table -----------------------------------------------------------
+
+%% Per set-up: the summaries of its successful runs, and the comparison of its wall
+%% time and memory with the baseline's.
+summarise(Setups, Rows) ->
+    Vals = fun(S, K) -> [V || #{setup := S1, status := ok} = R <- Rows, S1 =:= S,
+                              is_number(V = maps:get(K, R, undefined))] end,
+    [{S, #{runs => length([x || #{setup := S1, status := ok} <- Rows, S1 =:= S]),
+           failed_runs => length([x || #{setup := S1, status := error} <- Rows, S1 =:= S]),
+           wall => riarc_bench_ci:summary(Vals(S, wall_ms)),
+           wall_vs => riarc_bench_ci:compare(Vals(S, wall_ms), Vals(baseline, wall_ms)),
+           mem => riarc_bench_ci:summary(Vals(S, mem_peak)),
+           mem_vs => riarc_bench_ci:compare(Vals(S, mem_peak), Vals(baseline, mem_peak)),
+           rss => riarc_bench_ci:summary(Vals(S, rss_peak)),
+           events => riarc_bench_ci:summary(Vals(S, events)),
+           lat => [{P, riarc_bench_ci:summary(Vals(S, K))}
+                   || {P, K} <- [{"p50", lat_p50_us}, {"p90", lat_p90_us}, {"p99", lat_p99_us}],
+                      Vals(S, K) =/= []],
+           verdicts => maps:from_list([{K, lists:sum(Vals(S, K))}
+                                       || K <- [monitored, accepted, rejected, errors,
+                                                inconclusive]])}}
+     || S <- Setups].
+
+ratio_text(baseline, _) -> "1 (reference)";
+ratio_text(_, C) ->
+    case C of
+        #{ratio := R, lo := Lo, hi := Hi, significant := Sig} ->
+            lists:flatten([riarc_bench_ci:num(R), " [", riarc_bench_ci:num(Lo), ", ",
+                           riarc_bench_ci:num(Hi), "]", [" significant" || Sig]]);
+        #{ratio := R} -> riarc_bench_ci:num(R) ++ " (n too small)";
+        _ -> "n/a"
+    end.
+
+verdict_text(baseline, _) -> "-";
+verdict_text(tracing, _) -> "-";
+verdict_text(_, #{monitored := M, accepted := A, rejected := R, errors := E, inconclusive := I}) ->
+    lists:flatten(io_lib:format("~b accept, ~b reject, ~b error, ~b open (of ~b)",
+                                [A, R, E, I, M])).
+
+lat_text([]) -> "-";
+lat_text(Ls) ->
+    string:join([P ++ " " ++ riarc_bench_ci:format(S) || {P, S} <- Ls], "; ").
+
+%% @doc The table `bench -m' prints: per set-up the median wall time [95 % CI], its ratio
+%% to the baseline [CI] marked "significant" when the interval excludes 1, the median
+%% peak memory and the verdicts.
+%% ```
+%% 1> {ok, R} = riarc_bench_user:run(Cfg, #{out => "/tmp/u"}), io:put_chars(riarc_bench_user:table(R)).
+%% set-up       runs  wall ms [95 % CI]    vs baseline [CI]          memory MB  verdicts
+%% baseline     5     41.2 [39.0, 44.1]    1 (reference)             22.1       -
+%% '''
+-spec table(#{summary := [{atom(), map()}], _ => _}) -> iolist().
+table(#{summary := Summary}) ->
+    Lines = [["set-up", "runs", "wall ms [95 % CI]", "vs baseline [CI]", "memory MB [CI]",
+              "verdicts", "latency us"]]
+        ++ [[atom_to_list(S), integer_to_list(Runs), riarc_bench_ci:format(W),
+             ratio_text(S, WV), riarc_bench_ci:format(Mem, 1.0e-6),
+             verdict_text(S, V), lat_text(L)]
+            || {S, #{runs := Runs, wall := W, wall_vs := WV, mem := Mem, verdicts := V,
+                     lat := L}} <- Summary],
+    Widths = [lists:max([string:length(lists:nth(I, L)) || L <- Lines])
+              || I <- lists:seq(1, 7)],
+    [[string:trim([string:pad(C, W + 2) || {C, W} <- lists:zip(L, Widths)], trailing), $\n]
+     || L <- Lines].
+
+write_report(Out, #{mfa := {M, F, A}, monitors := Mons, runs := N}, Setups, Summary) ->
+    Plots = filename:join(Out, "plots"),
+    ok = filelib:ensure_dir(filename:join(Plots, "x")),
+    Labels = [atom_to_list(S) || S <- Setups],
+    Wall = maps:from_list([{atom_to_list(S), maps:get(wall, X)} || {S, X} <- Summary]),
+    Mem = maps:from_list([{atom_to_list(S), scale(maps:get(mem, X), 1.0e-6)} || {S, X} <- Summary]),
+    Cmds = [riarc_bench_plot:bars(Plots, "wall", "wall time per run (median, 95 % CI)",
+                                  "ms", [{"wall time", Wall}], Labels),
+            riarc_bench_plot:bars(Plots, "memory", "peak erlang:memory(total) (median, 95 % CI)",
+                                  "MB", [{"memory", Mem}], Labels)],
+    Figures = case riarc_bench_plot:run(Plots, Cmds) of
+                  ok -> ["<div class=\"figs\">",
+                         riarc_bench_html:figure("plots/wall.svg", "wall time per set-up"),
+                         riarc_bench_html:figure("plots/memory.svg", "peak memory per set-up"),
+                         "</div>\n"];
+                  {error, E} -> ["<p>", riarc_bench_html:esc(riarc_bench_plot:format_error(E)), "</p>\n"]
+              end,
+    Cols = [{"set-up", text}, {"runs", num}, {"wall ms [95 % CI]", num},
+            {"wall vs baseline [CI]", num}, {"memory MB [CI]", num},
+            {"memory vs baseline [CI]", num}, {"RSS peak MB", num}, {"events traced", num},
+            {"verdicts (all runs)", text}],
+    Rows = [[atom_to_list(S), integer_to_list(Runs + Failed),
+             cell(riarc_bench_ci:format(W), W), ratio_cell(S, WV),
+             cell(riarc_bench_ci:format(Mem1, 1.0e-6), Mem1), ratio_cell(S, MV),
+             cell(riarc_bench_ci:format(Rss, 1.0e-6), Rss), cell(riarc_bench_ci:format(Ev), Ev),
+             verdict_text(S, V)]
+            || {S, #{runs := Runs, failed_runs := Failed, wall := W, wall_vs := WV,
+                     mem := Mem1, mem_vs := MV, rss := Rss, events := Ev, verdicts := V}}
+                   <- Summary],
+    %% The latencies the user's own code measured ({latencies_us, L}): per run p50/p90/p99,
+    %% then per set-up the median of those over the runs.
+    LatRows = [[atom_to_list(S) | [lat_cell(P, L) || P <- ["p50", "p90", "p99"]]]
+               || {S, #{lat := L}} <- Summary, L =/= []],
+    Lat = case LatRows of
+              [] -> [];
+              _ -> ["<h2>Latencies your system measured</h2>\n<p>M:F returned "
+                    "<code>{latencies_us, L}</code>: the percentiles of each run's L, "
+                    "then their median over the runs [95 % CI], in µs.</p>\n",
+                    riarc_bench_html:table([{"set-up", text}, {"p50 µs", num}, {"p90 µs", num},
+                                            {"p99 µs", num}], LatRows)]
+          end,
+    Guide = ["Your system ", riarc_bench_html:esc(io_lib:format("~s:~s/~b", [M, F, length(A)])),
+             " with the monitors ", riarc_bench_html:esc(mons_label(Mons)), ", ",
+             integer_to_list(N), " counted runs per set-up, each in a fresh VM, interleaved, "
+             "after one uncounted warm-up per set-up. A cell is the median over the runs and "
+             "its 95 % bootstrap interval; a ratio to the baseline is marked significant when "
+             "its interval excludes 1. Fewer than three runs give no interval (n too small). "
+             "Memory is the peak of erlang:memory(total); the RSS peak is the VM's VmHWM."],
+    Body = ["<h2>Set-ups</h2>\n", riarc_bench_html:table(Cols, Rows), Lat, Figures,
+            "<p>Every run: <code>runs.csv</code> next to this page.</p>\n"],
+    Html = filename:join(Out, "report.html"),
+    ok = file:write_file(Html, riarc_bench_html:page("riarc bench: your own system", Guide, Body)),
+    Html.
+
+lat_cell(P, L) ->
+    case lists:keyfind(P, 1, L) of
+        {P, S} -> cell(riarc_bench_ci:format(S), S);
+        false -> "n/a"
+    end.
+
+scale(S = #{median := _}, K) ->
+    maps:map(fun(Key, V) when Key =:= median; Key =:= lo; Key =:= hi -> V * K;
+                (_, V) -> V end, S);
+scale(S, _) -> S.
+
+cell(Text, #{median := M}) -> {Text, M};
+cell(Text, _) -> Text.
+
+ratio_cell(S, C = #{ratio := R}) ->
+    Text = ratio_text(S, C),
+    case C of
+        #{significant := true} when S =/= baseline ->
+            {raw, ["<span class=\"sig\">", riarc_bench_html:esc(Text), "</span>"]};
+        _ -> {Text, R}
+    end;
+ratio_cell(S, C) -> ratio_text(S, C).
+
+mons_label({module, Mod}) -> atom_to_list(Mod);
+mons_label({props, File}) -> File.
+
+%%% Errors ------------------------------------------------------------------------------
+
+%% @doc Whether an error of run/2 is the caller's input (the CLI's exit status 2).
+%% ```
+%% 1> riarc_bench_user:is_input_error({bad_runs, 0}).
+%% true
+%% '''
+-spec is_input_error(term()) -> boolean().
+is_input_error({Tag, _}) ->
+    lists:member(Tag, [bad_runs, bad_timeout, bad_memory_limit, bad_setups, bad_args, undef,
+                       bad_monitors, props]);
+is_input_error({out_dir, _, _}) -> true;
+is_input_error(_) -> false.
+
+%% @doc One sentence for an error of run/2 or of a single run.
+%% ```
+%% 1> riarc_bench_user:format_error({undef, {my_sys, main, 0}}).
+%% "my_sys:main/0 is not an exported function on the code path (see -pa)."
+%% '''
+-spec format_error(term()) -> string().
+format_error({undef, {M, F, Ar}}) ->
+    fmt("~s:~s/~b is not an exported function on the code path (see -pa).", [M, F, Ar]);
+format_error({bad_runs, N}) -> fmt("The number of runs must be an integer >= 1, not ~p.", [N]);
+format_error({bad_timeout, T}) -> fmt("The timeout must be an integer >= 1 (seconds), not ~p.", [T]);
+format_error({bad_memory_limit, L}) -> fmt("The memory limit must be an integer >= 64 (MB), not ~p.", [L]);
+format_error({bad_setups, Ss}) -> fmt("Unknown set-up in ~p: use ~s.", [Ss, setups_help()]);
+format_error({bad_args, A}) -> fmt("The arguments must be a list, not ~p.", [A]);
+format_error({bad_monitors, M}) -> fmt("~p is not a module exporting spec/1 on the code path.", [M]);
+format_error({props, R}) -> riarc_shml:format_error(R);
+format_error({out_dir, Out, R}) -> fmt("Cannot create ~ts: ~ts.", [Out, file:format_error(R)]);
+format_error({timeout, S}) -> fmt("the run did not end within ~b s and was killed", [S]);
+format_error({memory_limit, L}) -> fmt("the run's VM passed ~b MB and was killed", [L]);
+format_error({root_crashed, R}) -> fmt("the entry point crashed: ~P", [R, 12]);
+format_error({peer_start, R}) -> fmt("no VM could be started: ~P", [R, 12]);
+format_error({peer, C, R}) -> fmt("the run's VM failed: ~p:~P", [C, R, 12]);
+format_error(Other) -> fmt("~P", [Other, 12]).
+
+fmt(F, A) -> lists:flatten(io_lib:format(F, A)).

@@ -1,0 +1,54 @@
+%% riarc_bench_user without peer VMs: set-up parsing, input checks, one run of each
+%% outline set-up inside this VM (run_one/4), the latency convention, the wrapper of the
+%% root being invisible to the user's monitors, and the printed table.
+-module(riarc_bench_user_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(SYS, riarc_bench_user_sys).
+
+parse_setups_test() ->
+    ?assertEqual({ok, [baseline, riarc]}, riarc_bench_user:parse_setups("baseline, riarc,riarc")),
+    ?assertMatch({error, _}, riarc_bench_user:parse_setups("riarc,psychic")),
+    ?assertMatch({error, _}, riarc_bench_user:parse_setups("")).
+
+input_errors_test_() ->
+    Cfg = #{mfa => {?SYS, main, [3]}, monitors => {module, ?SYS}},
+    Out = #{out => "/tmp/riarc_bench_user_tests_never"},
+    Bad = [{bad_runs, Cfg#{runs => 0}},
+           {bad_setups, Cfg#{setups => [psychic]}},
+           {undef, Cfg#{mfa => {?SYS, main, []}}},
+           {bad_monitors, Cfg#{monitors => {module, lists}}},
+           {props, Cfg#{monitors => {props, "/nonexistent.prop"}}}],
+    [{atom_to_list(Tag),
+      fun() ->
+              {error, R} = riarc_bench_user:run(C, Out),
+              ?assertEqual(Tag, element(1, R)),
+              ?assert(riarc_bench_user:is_input_error(R)),
+              ?assert(is_list(riarc_bench_user:format_error(R)))
+      end} || {Tag, C} <- Bad].
+
+run_one_test_() ->
+    [{atom_to_list(S),
+      fun() ->
+              {ok, R} = riarc_bench_user:run_one(S, {?SYS, main, [5]}, {module, ?SYS}, [?SYS]),
+              ?assertMatch(#{lat_count := 100, lat_p50_us := 50.5, wall_ms := _, mem_peak := _}, R),
+              ?assert(maps:get(lat_p99_us, R) > maps:get(lat_p90_us, R)),
+              case lists:member(S, [baseline, tracing]) of
+                  true -> ?assertMatch(#{monitored := 0}, R);
+                  false -> ?assertMatch(#{monitored := 6, accepted := 6, rejected := 0}, R)
+              end
+      end} || S <- riarc_bench_user:setups()].
+
+table_test() ->
+    S = riarc_bench_ci:summary([1.0, 2.0, 3.0]),
+    Summary = [{baseline, #{runs => 3, wall => S, wall_vs => riarc_bench_ci:compare([1, 2, 3], [1, 2, 3]),
+                            mem => S, verdicts => #{}, lat => []}},
+               {riarc, #{runs => 3, wall => S, wall_vs => riarc_bench_ci:compare([9, 10, 11], [1, 2, 3]),
+                         mem => S, lat => [{"p50", S}],
+                         verdicts => #{monitored => 2, accepted => 2, rejected => 0, errors => 0,
+                                       inconclusive => 0}}}],
+    Text = lists:flatten(riarc_bench_user:table(#{summary => Summary})),
+    ?assertNotEqual(nomatch, string:find(Text, "significant")),
+    ?assertNotEqual(nomatch, string:find(Text, "2 accept, 0 reject")),
+    ?assertEqual(3, length(string:lexemes(Text, "\n"))).
