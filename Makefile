@@ -3,7 +3,7 @@
 REBAR ?= rebar3
 export ERL_FLAGS ?=
 
-.PHONY: all toolchain build test eunit layout check xref dialyzer demo bench bench-top bench-takeover bench-replay bench-quick verify clean
+.PHONY: all toolchain build test eunit layout check xref dialyzer demo bench bench-top bench-takeover bench-replay bench-quick report-check verify clean
 
 all: build
 
@@ -73,6 +73,11 @@ bench-replay: build
 
 bench-quick: build
 	@bin/riarc experiment examples/bench/quick.config --out bench-results/quick
+
+# The HTML report of the load driver's small experiment, rendered in a real browser
+# (headless chromium) and checked: tables, images, no raw Markdown, nothing from the network.
+report-check: bench-quick
+	scripts/report-check bench-results/quick/report.html
 
 verify: build
 	erl -noshell -pa _build/default/lib/*/ebin -eval 'riarc_explore:main([{1, every}, {2, every}, {3, every}, {4, [none, leaves]}, {5, [none]}, {6, [none]}])'

@@ -77,8 +77,8 @@ usage_test() ->
 names() -> [N || #{name := N} <- riarc_cli:commands()].
 
 every_command_test() ->
-    ?assertEqual(["run", "demo", "check", "record", "verify", "compile", "bench", "experiment",
-                  "study"], names()).
+    ?assertEqual(["run", "demo", "check", "record", "replay", "verify", "compile", "bench",
+                  "experiment", "study"], names()).
 
 %% Every command prints its usage for --help and -h, with status 0, and does nothing else
 %% (`demo --help' does not run the demo).
