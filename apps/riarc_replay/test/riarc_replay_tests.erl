@@ -211,7 +211,11 @@ crypto_free_bytes(N) ->
 
 %%% Errors ----------------------------------------------------------------------------------
 
-errors_test() ->
+%% Looking a module up on a long code path can take seconds on a loaded machine.
+errors_test_() ->
+    {timeout, 60, fun errors/0}.
+
+errors() ->
     ?assertMatch({error, {riarc_replay, {bad_option, _}}}, riarc_replay:record({?P, race, [1, 1]}, file("x"), #{bogus => 1})),
     ?assertMatch({error, {riarc_weave, {not_loaded, _}}}, riarc_replay:instrument([no_such_module_here])),
     [?assert(is_list(M:format_error(R))) || {M, R} <- [{riarc_replay, {timeout, replay, [[]]}},
