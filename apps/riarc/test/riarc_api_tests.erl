@@ -126,7 +126,12 @@ explain(_, 2) -> "a third ping".
 %% Overload, policy stop: a monitor too slow for its process fills its tracer's mailbox
 %% past the limit; riarc detaches from the whole system and says so. The partition has
 %% no verdict: inconclusive, never accept; the exit status is 1. The system runs on.
-overload_stop_test() ->
+%% The slow monitor takes about a second (1024 events at 1 ms) before the first look at
+%% the mailbox; longer on a loaded machine.
+overload_stop_test_() ->
+    {timeout, 120, fun overload_stop/0}.
+
+overload_stop() ->
     Slow = fun M(_) -> receive after 1 -> M end end,
     Spec = fun({?MODULE, flood, _}) -> {ok, Slow}; (_) -> undefined end,
     {ok, R = #{verdicts := [V]}} =
@@ -137,7 +142,10 @@ overload_stop_test() ->
     ?assertEqual(1, riarc_result:status(R)).
 
 %% Too many tracers for the limit: the same policy.
-overload_tracers_test() ->
+overload_tracers_test_() ->
+    {timeout, 120, fun overload_tracers/0}.
+
+overload_tracers() ->
     Spec = fun(_) -> {ok, fun M(_) -> M end} end,
     {ok, R} = riarc:run({?MODULE, family_exit, [50]}, Spec,
                         #{log => false, limits => #{max_tracers => 10}}),
