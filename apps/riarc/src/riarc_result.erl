@@ -11,7 +11,7 @@
 %% '''
 -module(riarc_result).
 
--export([make/1, entry/5, format_verdict/1, format_explanation/1, log_verdict/3, status/1]).
+-export([make/1, entry/5, format_verdict/1, format_process/2, format_explanation/1, log_verdict/3, status/1]).
 -export_type([t/0, verdict_entry/0, explanation/0]).
 
 -type verdict_entry() :: #{pid := riarc_event:sid(), mfa := riarc_event:mfa_args(),
@@ -66,7 +66,12 @@ entry(Pid, MFA, Verdict, Events, Reason) ->
 %% @doc One line for a verdict: `<pid> <mfa> <verdict>'.
 -spec format_verdict(verdict_entry()) -> string().
 format_verdict(#{pid := Pid, mfa := MFA, verdict := V}) ->
-    flat("~s ~s ~s", [format_sid(Pid), format_mfa(MFA), V]).
+    flat("~s ~s", [format_process(Pid, MFA), V]).
+
+%% @doc A process as verdict lines name it: `<pid> M:F/Arity'.
+-spec format_process(riarc_event:sid(), riarc_event:mfa_args()) -> string().
+format_process(Pid, MFA) ->
+    flat("~s ~s", [format_sid(Pid), format_mfa(MFA)]).
 
 %% @doc Logs a verdict through OTP logger when `Log' is true: a reject as a warning, an
 %% error as an error, the others at info level. `Mode' names the monitoring method.

@@ -35,9 +35,9 @@ result(R = #{verdicts := Vs}, Opts) ->
         Exits ->
             %% The system itself failed (a bad -a, a crash at start): that is what the
             %% user must hear first, as bad input.
-            _ = [io:format(standard_error, "riarc: the system's root ~ts: ~0tp~n",
-                           [riarc_result:format_verdict(E#{verdict => crashed}), Why])
-                 || E = #{reason := Why} <- Exits],
+            _ = [io:format(standard_error, "riarc: the system's root ~ts crashed: ~0tp~n",
+                           [riarc_result:format_process(P, MFA), Why])
+                 || #{pid := P, mfa := MFA, reason := Why} <- Exits],
             2
     end.
 
