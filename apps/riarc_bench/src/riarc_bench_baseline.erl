@@ -122,7 +122,7 @@ html(Name, Dir, ExpDir, Rows, Now, Base) ->
     OnlyBase = lists:sort(maps:keys(Base) -- maps:keys(Now)),
     Cols = [{"benchmark", text}, {"metric", text}, {"now", num}, {"baseline " ++ Name, num},
             {"change (now / baseline - 1)", num}],
-    Table = [[B, Label, ci(S, Scale), ci(Ba, Scale), change(C)]
+    Table = [[B, Label, riarc_bench_html:ci_cell(S, Scale), riarc_bench_html:ci_cell(Ba, Scale), riarc_bench_html:change_cell(C)]
              || #{benchmark := B, label := Label, scale := Scale, cmp := C = #{setup := S, base := Ba}} <- Rows],
     riarc_bench_html:page(
       "Against baseline " ++ Name,
@@ -138,18 +138,6 @@ html(Name, Dir, ExpDir, Rows, Now, Base) ->
       [riarc_bench_html:table(Cols, Table),
        [["<p>Only in this experiment: ", riarc_bench_html:esc(lists:join(", ", OnlyNow)), ".</p>\n"] || OnlyNow =/= []],
        [["<p>Only in the baseline: ", riarc_bench_html:esc(lists:join(", ", OnlyBase)), ".</p>\n"] || OnlyBase =/= []]]).
-
-ci(S = #{enough := false}, Scale) ->
-    {raw, ["<span class=\"small\">", riarc_bench_html:esc(riarc_bench_ci:format(S, Scale)), "</span>"]};
-ci(S, Scale) -> riarc_bench_ci:format(S, Scale).
-
-change(C) ->
-    Class = case C of
-                #{enough := false} -> "small";
-                #{significant := true} -> "sig";
-                _ -> "ns"
-            end,
-    {raw, ["<span class=\"", Class, "\">", riarc_bench_html:esc(riarc_bench_ci:format_compare(C)), "</span>"]}.
 
 -spec format_error({?MODULE, term()} | term()) -> string().
 format_error({?MODULE, Reason}) -> format_error(Reason);

@@ -11,7 +11,7 @@
 %% '''
 -module(riarc_bench_html).
 
--export([page/3, table/2, figure/2, esc/1]).
+-export([page/3, table/2, figure/2, esc/1, ci_cell/2, change_cell/1]).
 
 -export_type([cell/0]).
 
@@ -91,3 +91,21 @@ esc(S) ->
     [case C of
          $< -> "&lt;"; $> -> "&gt;"; $& -> "&amp;"; $" -> "&quot;"; _ -> C
      end || C <- unicode:characters_to_list(S)].
+
+%% @doc A table cell for a median and its interval (riarc_bench_ci:format/2), set small
+%% when there are too few runs for an interval.
+-spec ci_cell(riarc_bench_ci:summary(), number()) -> cell().
+ci_cell(S = #{enough := false}, Scale) ->
+    {raw, ["<span class=\"small\">", esc(riarc_bench_ci:format(S, Scale)), "</span>"]};
+ci_cell(S, Scale) -> riarc_bench_ci:format(S, Scale).
+
+%% @doc A table cell for a comparison with the baseline, marked significant, not
+%% significant, or too small to tell.
+-spec change_cell(riarc_bench_ci:comparison()) -> cell().
+change_cell(C) ->
+    Class = case C of
+                #{enough := false} -> "small";
+                #{significant := true} -> "sig";
+                _ -> "ns"
+            end,
+    {raw, ["<span class=\"", Class, "\">", esc(riarc_bench_ci:format_compare(C)), "</span>"]}.

@@ -346,21 +346,9 @@ runs_of(#{cmp := Cmp}) ->
 metric_cells(#{crashed := Crashed, cmp := Cmp}, K, Scale) ->
     case Cmp of
         #{K := C = #{setup := S, base := B}} ->
-            [ci_text(S, Scale), ci_text(B, Scale), overhead_cell(C)];
+            [riarc_bench_html:ci_cell(S, Scale), riarc_bench_html:ci_cell(B, Scale), riarc_bench_html:change_cell(C)];
         _ -> [{"crashed (" ++ Crashed ++ ")", ""}, "", ""]
     end.
-
-ci_text(S = #{enough := false, median := _}, Scale) ->
-    {raw, ["<span class=\"small\">", riarc_bench_html:esc(riarc_bench_ci:format(S, Scale)), "</span>"]};
-ci_text(S, Scale) -> riarc_bench_ci:format(S, Scale).
-
-overhead_cell(C) ->
-    Class = case C of
-                #{enough := false} -> "small";
-                #{significant := true} -> "sig";
-                _ -> "ns"
-            end,
-    {raw, ["<span class=\"", Class, "\">", riarc_bench_html:esc(riarc_bench_ci:format_compare(C)), "</span>"]}.
 
 figures(_Title, []) -> [];
 figures(Title, Figs) ->
