@@ -168,38 +168,4 @@ cli(Run, Args) ->
     {Out, Err, Status} = capture(fun() -> Run(Args) end),
     {Out, Err, Status}.
 
-%% Runs Fun with its standard output (the group leader) and standard error (the process
-%% registered as standard_error, which io:format(standard_error, ...) writes to) captured.
-capture(Fun) ->
-    Out = spawn_link(fun() -> collect([]) end),
-    Err = spawn_link(fun() -> collect([]) end),
-    OldGl = group_leader(),
-    OldErr = whereis(standard_error),
-    group_leader(Out, self()),
-    true = unregister(standard_error),
-    true = register(standard_error, Err),
-    Result = try Fun()
-             after
-                 group_leader(OldGl, self()),
-                 unregister(standard_error),
-                 register(standard_error, OldErr)
-             end,
-    {text(Out), text(Err), Result}.
-
-text(Pid) ->
-    Pid ! {text, self()},
-    receive {Pid, Text} -> Text end.
-
-collect(Acc) ->
-    receive
-        {io_request, From, Reply, Req} ->
-            From ! {io_reply, Reply, ok},
-            collect([Acc | chars(Req)]);
-        {text, From} ->
-            From ! {self(), unicode:characters_to_list(Acc)}
-    end.
-
-chars({put_chars, _Enc, Chars}) -> Chars;
-chars({put_chars, _Enc, M, F, A}) -> apply(M, F, A);
-chars({put_chars, Chars}) -> Chars;
-chars(_) -> [].
+capture(Fun) -> riarc_capture:capture_all(Fun).

@@ -7,7 +7,7 @@
 %% '''
 -module(riarc_capture).
 
--export([capture/1]).
+-export([capture/1, capture_all/1]).
 
 %% @doc Fun's standard output, as text, and its result.
 -spec capture(fun(() -> R)) -> {string(), R}.
@@ -16,8 +16,27 @@ capture(Fun) ->
     Old = group_leader(),
     group_leader(Capture, self()),
     Result = try Fun() after group_leader(Old, self()) end,
-    Capture ! {text, self()},
-    receive {Capture, Text} -> {Text, Result} end.
+    {text(Capture), Result}.
+
+%% @doc Fun's standard output and standard error (the process registered as
+%% standard_error, which io:format(standard_error, ...) writes to), and its result. The
+%% standard_error name is the node's: only one test may capture it at a time.
+-spec capture_all(fun(() -> R)) -> {string(), string(), R}.
+capture_all(Fun) ->
+    Err = spawn_link(fun() -> loop([]) end),
+    OldErr = whereis(standard_error),
+    true = unregister(standard_error),
+    true = register(standard_error, Err),
+    {Out, Result} = try capture(Fun)
+                    after
+                        unregister(standard_error),
+                        register(standard_error, OldErr)
+                    end,
+    {Out, text(Err), Result}.
+
+text(Pid) ->
+    Pid ! {text, self()},
+    receive {Pid, Text} -> Text end.
 
 loop(Acc) ->
     receive
@@ -30,4 +49,5 @@ loop(Acc) ->
 
 chars({put_chars, _Enc, Chars}) -> Chars;
 chars({put_chars, _Enc, M, F, A}) -> apply(M, F, A);
+chars({put_chars, Chars}) -> Chars;
 chars(_) -> [].
