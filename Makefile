@@ -3,7 +3,7 @@
 REBAR ?= rebar3
 export ERL_FLAGS ?=
 
-.PHONY: all toolchain build test eunit layout check xref dialyzer demo bench bench-top bench-takeover bench-replay bench-quick report-check verify clean
+.PHONY: all toolchain build test eunit ct layout check xref dialyzer demo bench bench-top bench-takeover bench-replay bench-quick report-check verify clean
 
 all: build
 
@@ -13,10 +13,13 @@ toolchain:
 build: toolchain
 	$(REBAR) compile
 
-# The whole suite: unit, property and integration tests, the architecture (apps along
-# their dependency arrows, no module cycles), then xref and Dialyzer.
+# The whole suite in two tiers: EUnit for units, properties and in-VM integration, then
+# Common Test suites (apps/*/test/*_SUITE.erl) for the command line, peer VMs and what is
+# slow; then the architecture (apps along their dependency arrows, no module cycles),
+# xref and Dialyzer.
 test: toolchain
 	$(REBAR) eunit
+	$(REBAR) ct
 	scripts/check-layout
 	$(REBAR) xref
 	$(REBAR) dialyzer
@@ -27,6 +30,9 @@ layout: toolchain
 
 eunit: toolchain
 	$(REBAR) eunit
+
+ct: toolchain
+	$(REBAR) ct
 
 xref: toolchain
 	$(REBAR) xref

@@ -1,14 +1,19 @@
-%% `bin/riarc' end to end, in a fresh VM: verdict lines, exit statuses, errors, help, a
-%% closed standard output and the up-to-date check of the build.
--module(riarc_cli_tests).
+% `bin/riarc' end to end, in a fresh VM as a user runs it: verdict lines, exit statuses,
+% errors, help, a closed standard output and the up-to-date check of the build. A Common
+% Test suite, the tier for the command line, peer VMs and whatever is slow (`make test'
+% runs it after EUnit's unit tests).
+-module(riarc_cli_SUITE).
 
--include_lib("eunit/include/eunit.hrl").
+-include_lib("stdlib/include/assert.hrl").
 
-%% bin/riarc, as a user runs it.
-cli_test_() ->
-    [{timeout, 300, F} || F <- [fun cli_run_accept/0, fun cli_run_reject/0, fun cli_bad_input/0,
-                                fun cli_unknown_command/0, fun cli_help/0, fun cli_bad_flags/0,
-                                fun cli_closed_stdout/0, fun cli_no_rebuild/0, fun cli_check_mfa/0]].
+-export([all/0, suite/0]).
+-export([cli_run_accept/1, cli_run_reject/1, cli_bad_input/1, cli_unknown_command/1, cli_help/1, cli_bad_flags/1, cli_closed_stdout/1, cli_no_rebuild/1, cli_check_mfa/1]).
+
+-spec all() -> [atom()].
+all() -> [cli_run_accept, cli_run_reject, cli_bad_input, cli_unknown_command, cli_help, cli_bad_flags, cli_closed_stdout, cli_no_rebuild, cli_check_mfa].
+
+-spec suite() -> list().
+suite() -> [{timetrap, {minutes, 5}}].
 
 root() ->
     %% _build/test/lib/riarc/ebin -> the project's top directory
@@ -25,7 +30,7 @@ cli(Args, Redirect) ->
     {lists:droplast(Lines), lists:last(Lines)}.
 
 %% The safe dispenser: no verdict is reject or error, so the status is 0.
-cli_run_accept() ->
+cli_run_accept(_Config) ->
     {Lines, Status} = cli("run -m riarc_demo -f main -a '[6, 20, safe]' --monitors riarc_demo_monitors"),
     ?assertEqual(7, length(Lines)),
     [?assertMatch([_Pid, _MFA, _Verdict], string:split(L, " ", all)) || L <- Lines],
@@ -35,7 +40,7 @@ cli_run_accept() ->
     ?assertEqual("status=0", Status).
 
 %% A property that P breaks every time (it spawns): status 1, its line says reject.
-cli_run_reject() ->
+cli_run_reject(_Config) ->
     File = filename:join(root(), "_build/test/never_spawn.prop"),
     ok = file:write_file(File, "with riarc_demo_pqr:p() monitor\n  [P <- _, riarc_demo_pqr:p()] [P -> _, _:_()] ff.\n"),
     {[Line | Explanation], Status} = cli("run -m riarc_demo_pqr -f p --props " ++ File),
@@ -44,17 +49,17 @@ cli_run_reject() ->
     ?assertMatch(["    last events (=> decided):", "       {init," ++ _, "    => {spawn," ++ _], Explanation),
     ?assertEqual("status=1", Status).
 
-cli_bad_input() ->
+cli_bad_input(_Config) ->
     ?assertMatch({_, "status=2"}, cli("run -m nosuch -f main --monitors riarc_demo_monitors")),
     ?assertMatch({_, "status=2"}, cli("run -m riarc_demo -f main -a 'notalist' --monitors riarc_demo_monitors")),
     ?assertMatch({_, "status=2"}, cli("run -m riarc_demo -f main")).
 
-cli_unknown_command() ->
+cli_unknown_command(_Config) ->
     ?assertMatch({_, "status=2"}, cli("frobnicate")).
 
 %% bin/riarc alone, `help', `help CMD', `CMD --help' and `--version' print to stdout and
 %% exit 0; so does `demo --help', without running the demo.
-cli_help() ->
+cli_help(_Config) ->
     {Usage, "status=0"} = cli(""),
     ?assertMatch(["usage: riarc COMMAND" ++ _ | _], Usage),
     ?assertEqual({Usage, "status=0"}, cli("help")),
@@ -65,7 +70,7 @@ cli_help() ->
     ?assertMatch("riarc " ++ _, Version).
 
 %% Unknown and conflicting flags: one sentence, the usage line, status 2.
-cli_bad_flags() ->
+cli_bad_flags(_Config) ->
     {Lines, "status=2"} = cli("run -m riarc_demo -f main --monitors riarc_demo_monitors --bogus 1", " 2>&1"),
     ?assertMatch(["riarc run: unknown option --bogus", "usage: riarc run " ++ _ | _], Lines),
     {Lines2, "status=2"} = cli("run -m riarc_demo -f main --monitors riarc_demo_monitors --props x.prop", " 2>&1"),
@@ -76,7 +81,7 @@ cli_bad_flags() ->
 
 %% The reader goes away (`true' exits at once; `head -1' after one line): riarc ends
 %% quietly, and leaves no erl_crash.dump in the current directory.
-cli_closed_stdout() ->
+cli_closed_stdout(_Config) ->
     Dir = filename:join(root(), "_build/test/riarc_cli_epipe"),
     ok = filelib:ensure_dir(filename:join(Dir, "x")),
     _ = file:delete(filename:join(Dir, "erl_crash.dump")),
@@ -94,7 +99,7 @@ cli_closed_stdout() ->
     ?assertNot(filelib:is_regular(filename:join(Dir, "erl_crash.dump"))).
 
 %% Nothing changed since the last build: bin/riarc neither rebuilds nor touches the stamp.
-cli_no_rebuild() ->
+cli_no_rebuild(_Config) ->
     {_, "status=0"} = cli("--version"),
     Stamp = filename:join(root(), "_build/default/.riarc-built"),
     {ok, Before} = file:read_file_info(Stamp, [{time, posix}]),
@@ -102,7 +107,7 @@ cli_no_rebuild() ->
     ?assertEqual({ok, Before}, file:read_file_info(Stamp, [{time, posix}])).
 
 %% `check' prints what `run' prints: pid, initial call, verdict.
-cli_check_mfa() ->
+cli_check_mfa(_Config) ->
     Trace = filename:join(root(), "_build/test/riarc_cli_pqr.rtrc"),
     {_, "status=0"} = cli("record -m riarc_demo_pqr -f p -o " ++ Trace),
     {Lines, "status=0"} = cli("check --trace " ++ Trace ++ " --props examples/props/pqr.prop"),
