@@ -3,10 +3,9 @@
 %% the process that started them only as long as it is alive (each session monitors its
 %% owner). `riarc:start/3' and `riarc:run/3' start the application when it is not running.
 %% ```
-%% 1> application:ensure_all_started(riarc).
-%% {ok,[riarc]}
-%% 2> supervisor:which_children(riarc_sup).
-%% [{riarc_session_sup,<0.90.0>,supervisor,[riarc_session_sup]}]
+%% 1> {ok, _} = application:ensure_all_started(riarc).
+%% 2> [{Id, Type} || {Id, _, Type, _} <- supervisor:which_children(riarc_sup)].
+%% [{riarc_session_sup,supervisor}]
 %% '''
 -module(riarc_app).
 -behaviour(application).

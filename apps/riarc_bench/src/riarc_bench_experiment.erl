@@ -30,8 +30,15 @@
 %% files) and `report.html' with `plots/'.
 %%
 %% ```
-%% 1> riarc_bench_experiment:run("examples/bench/quick.config", #{out => "bench-results/quick"}).
-%% {ok,"bench-results/quick/report.html"}
+%% 1> ok = file:write_file("/tmp/riarc_tiny.config", "{name, \"tiny\"}. {shapes, [steady]}.
+%% ..    {workers, [20]}. {instrumentation, [baseline]}. {repetitions, 1}.
+%% ..    {params, #{requests => 5, time => 2, period => 10}}.").
+%% 2> riarc_bench_experiment:run("/tmp/riarc_tiny.config", #{out => "/tmp/riarc_tiny"}).
+%% {ok,"/tmp/riarc_tiny/report.html"}
+%% '''
+%% `bin/riarc experiment examples/bench/quick.config' runs a real one (a few minutes):
+%% ```erl
+%% riarc_bench_experiment:run("examples/bench/quick.config", #{out => "bench-results/quick"}).
 %% '''
 -module(riarc_bench_experiment).
 

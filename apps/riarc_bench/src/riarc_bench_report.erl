@@ -12,7 +12,15 @@
 %% report can be redrawn without rerunning anything.
 %%
 %% ```
-%% 1> riarc_bench_report:write(Cfg, Results, "bench-results/quick", #{elapsed_ms => 61000}).
+%% 1> riarc_bench_report:variant_label(#{psend => 0.1, precv => 0.9}).   % a benchmark's name
+%% "-precv0.9-psend0.1"
+%% 2> riarc_bench_report:histogram([1.0, 2.0, 2.5, 3.0, 10.0], 3).   % {bin centre, density}
+%% [{1.6666666666666667,0.24},{5.0,0.0},{8.333333333333334,0.06}]
+%% '''
+%% write/4 draws the whole report of an experiment from its configuration and results
+%% (what `bin/riarc experiment' does after the runs):
+%% ```erl
+%% riarc_bench_report:write(Cfg, Results, "bench-results/quick", #{elapsed_ms => 61000}).
 %% {ok,"bench-results/quick/report.html"}
 %% '''
 -module(riarc_bench_report).

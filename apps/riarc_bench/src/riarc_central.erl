@@ -15,7 +15,7 @@
 %% 3> [{maps:get(mfa, V), maps:get(verdict, V)} || V <- maps:get(verdicts, R)].
 %% [{{riarc_demo_pqr,p,[]},accept},{{riarc_demo_pqr,q,[]},accept},{{riarc_demo_pqr,r,[]},accept}]
 %% 4> maps:with([tracers, events, reordered], R).
-%% #{events => 10,reordered => 0,tracers => #{peak => 1,spawned => 1}}
+%% #{events => 9,reordered => 0,tracers => #{peak => 1,spawned => 1}}
 %% '''
 %% Options and result are those of {@link riarc:run/3}; `invariants' and `perturb' are
 %% accepted and have nothing to act on.

@@ -22,6 +22,7 @@
 %% help
 %% 5> io:format("~s~n", [riarc_cli_args:usage_line(Cmd)]).
 %% usage: riarc greet [-n TIMES] NAME
+%% ok
 %% '''
 -module(riarc_cli_args).
 

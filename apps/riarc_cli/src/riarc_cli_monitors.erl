@@ -6,7 +6,7 @@
 %% 1> riarc_cli_monitors:spec_of(#{monitors => riarc_demo_monitors}).
 %% {ok,riarc_demo_monitors,#{}}
 %% 2> riarc_cli_monitors:spec_of(#{props => "examples/props/pqr.prop"}).
-%% {ok,riarc_props_pqr,#{events => [send,recv]}}
+%% {ok,riarc_props_pqr,#{events => [recv,send]}}
 %% '''
 -module(riarc_cli_monitors).
 

@@ -17,7 +17,16 @@
 %% declares its flags and runs it; docs/replay.md).
 %% Exit status: 0 when no verdict is reject or error (check) or every replay passed
 %% (verify), 1 otherwise, 2 on bad input, with the error sentence on stderr.
-%% From Erlang, run/1 returns the status: `riarc_offline_cli:run(["verify", "--max-procs", "2"])'.
+%% From Erlang, run/1 prints the same and returns the status:
+%% ```
+%% 1> riarc_offline_cli:run(["record", "-m", "riarc_demo_pqr", "-f", "p", "-o", "/tmp/pqr.rtrc"]).
+%% recorded 10 events to /tmp/pqr.rtrc ...
+%% 0
+%% 2> riarc_offline_cli:run(["check", "--trace", "/tmp/pqr.rtrc", "--props", "examples/props/pqr.prop"]).
+%% <0.90.0> riarc_demo_pqr:p/0 accept
+%% ...
+%% 0
+%% '''
 -module(riarc_offline_cli).
 
 -export([run/1, commands/0]).

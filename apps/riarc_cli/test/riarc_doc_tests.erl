@@ -4,9 +4,15 @@
 %% show its value (and show no pid, reference, fun or `...'), the value must print the
 %% same. Any other block is evaluated as one sequence of expressions and must not raise.
 %% Fragments that are not meant to run (types, config files) use ```erl instead.
+%%
+%% The shell sessions of the modules' own @doc (a ``` ... ''' block of `1> Expr.' prompts
+%% in the comment that opens each module) run the same way; a ```erl block there is shown,
+%% not run.
 -module(riarc_doc_tests).
 
 -include_lib("eunit/include/eunit.hrl").
+%% For running one module's session by hand while writing it.
+-export([run_module_doc/2, module_sessions/1]).
 
 root() ->
     Ebin = filename:dirname(code:which(riarc)),
@@ -19,6 +25,53 @@ docs_test_() ->
     {timeout, 300,
      [{lists:flatten(io_lib:format("~s:~b", [filename:basename(F), L])),
        fun() -> in_dir(Root, fun() -> run_block(F, L, B) end) end} || {F, L, B} <- Blocks]}.
+
+%% Each module's @doc session, module by module, in the project's top directory.
+modules_test_() ->
+    Root = root(),
+    Files = lists:sort(filelib:wildcard(filename:join(Root, "apps/*/src/riarc*.erl"))),
+    [{filename:basename(F, ".erl"),
+      {timeout, 120, fun() -> in_dir(Root, fun() -> run_module_doc(F, B) end) end}}
+     || F <- Files, B <- [module_sessions(F)], B =/= []].
+
+%% Every module opens with a session; the finder is checked against that (a finder that
+%% found none would pass vacuously).
+modules_found_test() ->
+    Files = filelib:wildcard(filename:join(root(), "apps/*/src/riarc*.erl")),
+    Generated = ["riarc_shml_lexer", "riarc_shml_parser"],
+    ?assertEqual([], [filename:basename(F) || F <- Files, module_sessions(F) =:= [],
+                                              not lists:member(filename:basename(F, ".erl"), Generated)]).
+
+run_module_doc(File, Sessions) ->
+    _ = lists:foldl(fun({L, Text}, B) -> shell_bindings(File, L, prompts(string:split(Text, "\n", all)), B) end,
+                    erl_eval:new_bindings(), Sessions),
+    ok.
+
+%% The {Line, Text} of each ``` ... ''' block with prompts in the comment before `-module'.
+module_sessions(File) ->
+    {ok, Bin} = file:read_file(File),
+    Lines = string:split(unicode:characters_to_list(Bin), "\n", all),
+    Head = lists:takewhile(fun(L) -> not lists:prefix("-module", L) end, Lines),
+    Doc = [{N, strip_comment(L)} || {N, L} <- lists:zip(lists:seq(1, length(Head)), Head)],
+    [{N, T} || {N, T} <- doc_blocks(Doc, none, []), re:run(T, "^\\s*1> ", [multiline, unicode]) =/= nomatch].
+
+strip_comment(L) ->
+    case re:run(L, "^%+ ?(.*)$", [{capture, all_but_first, list}, unicode]) of
+        {match, [T]} -> T;
+        nomatch -> ""
+    end.
+
+doc_blocks([], _, Acc) -> lists:reverse(Acc);
+doc_blocks([{N, L} | Rest], none, Acc) ->
+    case string:trim(L) of
+        "```" -> doc_blocks(Rest, {N, []}, Acc);
+        _ -> doc_blocks(Rest, none, Acc)
+    end;
+doc_blocks([{_, L} | Rest], {Start, Ls}, Acc) ->
+    case string:trim(L) of
+        "'''" -> doc_blocks(Rest, none, [{Start, lists:flatten(lists:join("\n", lists:reverse(Ls)))} | Acc]);
+        _ -> doc_blocks(Rest, {Start, [L | Ls]}, Acc)
+    end.
 
 %% At least the README's and the guides' examples are found (a parser that found none
 %% would pass vacuously).
@@ -76,7 +129,8 @@ continuation(Expr, Rest) ->
             {Expr, [string:trim(O) || O <- Out, string:trim(O) =/= ""], Rest1};
         false ->
             case Rest of
-                [Next | Rest1] -> continuation(Expr ++ "\n" ++ Next, Rest1);
+                %% The shell shows an expression's further lines after `..'.
+                [Next | Rest1] -> continuation(Expr ++ "\n" ++ re:replace(Next, "^\\s*\\.\\.( |$)", "", [{return, list}, unicode]), Rest1);
                 [] -> {Expr, [], []}
             end
     end.
@@ -87,16 +141,46 @@ complete(Expr) ->
         _ -> false
     end.
 
-shell(_File, _Line, [], _B) -> ok;
-shell(File, Line, [{Expr, Out} | Rest], B) ->
-    {Value, B1} = eval(File, Line, Expr, B),
-    case comparable(Out) of
-        true ->
-            ?assertEqual({File, Line, Expr, squash(lists:flatten(Out))},
-                         {File, Line, Expr, squash(io_lib:format("~0tp", [Value]))});
-        false -> ok
-    end,
-    shell(File, Line, Rest, B1).
+shell(File, Line, Prompts, B) ->
+    _ = shell_bindings(File, Line, Prompts, B),
+    ok.
+
+%% Prompts run in order, with the bindings carried along and the values kept for v(N).
+shell_bindings(File, Line, Prompts, B) ->
+    put(riarc_doc_history, []),
+    lists:foldl(fun({Expr, Out}, Bs) ->
+                        {Value, Bs1} = prompt(File, Line, Expr, Out, Bs),
+                        put(riarc_doc_history, get(riarc_doc_history) ++ [Value]),
+                        Bs1
+                end, B, Prompts).
+
+%% The lines shown after a prompt, where they say what the value is: read as a term when
+%% they are one (so a binary or map prints as it likes), else compared as text with what
+%% the expression printed followed by its value.
+prompt(File, Line, Expr, Out, B) ->
+    Text = lists:flatten(lists:join(" ", Out)),
+    case {comparable(Out), parse_term(Text)} of
+        {false, _} -> eval(File, Line, Expr, B);
+        {true, {ok, Term}} ->
+            {Value, B1} = eval(File, Line, Expr, B),
+            ?assertEqual({File, Line, Expr, Term}, {File, Line, Expr, Value}),
+            {Value, B1};
+        {true, error} ->
+            {Printed, {Value, B1}} = riarc_capture:capture(fun() -> eval(File, Line, Expr, B) end),
+            ?assertEqual({File, Line, Expr, squash(Text)},
+                         {File, Line, Expr, squash([Printed, io_lib:format("~0tp", [Value])])}),
+            {Value, B1}
+    end.
+
+parse_term(Text) ->
+    case erl_scan:string(Text ++ ".") of
+        {ok, Tokens, _} ->
+            case erl_parse:parse_term(Tokens) of
+                {ok, T} -> {ok, T};
+                _ -> error
+            end;
+        _ -> error
+    end.
 
 comparable([]) -> false;
 comparable(Out) ->
@@ -109,8 +193,18 @@ squash(S) -> [C || C <- lists:flatten(S), C =/= $\s, C =/= $\n].
 eval(File, Line, Text, B) ->
     {ok, Tokens, _} = erl_scan:string(Text),
     {ok, Exprs} = erl_parse:parse_exprs(Tokens),
-    try erl_eval:exprs(Exprs, B) of
+    try erl_eval:exprs(Exprs, B, {value, fun shell_function/2}) of
         {value, V, B1} -> {V, B1}
     catch
         C:R:St -> erlang:error({doc_example_failed, File, Line, Text, {C, R, St}})
     end.
+
+%% The shell's own functions that sessions use: flush() and v(N).
+shell_function(flush, []) ->
+    receive M -> io:format("Shell got ~tp~n", [M]), shell_function(flush, [])
+    after 0 -> ok
+    end;
+shell_function(v, [N]) when is_integer(N), N > 0 ->
+    lists:nth(N, get(riarc_doc_history));
+shell_function(Name, Args) ->
+    erlang:error({undef, {shell, Name, length(Args)}}).

@@ -10,10 +10,10 @@
 %% 1> riarc:run({riarc_demo, main, [8, 20]}, riarc_demo_monitors, #{}).
 %% 2> Ts = riarc_demo:tickets(8, 20).
 %% [[0,1,2,3,...],[0,2,4,...],...]
-%% 3> riarc_demo:has_duplicate(Ts).
+%% 3> riarc_demo:has_duplicate(Ts).   % when the race struck, as in most runs
 %% true
 %% 4> riarc_demo:duplicates(Ts).
-%% [0,2]
+%% [0,2,...]
 %% '''
 -module(riarc_demo).
 

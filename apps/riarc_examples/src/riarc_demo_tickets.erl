@@ -11,6 +11,8 @@
 %% 0
 %% 3> riarc_demo_tickets:next().
 %% 1
+%% 4> gen_server:stop(riarc_demo_tickets).
+%% ok
 %% '''
 -module(riarc_demo_tickets).
 -behaviour(gen_server).

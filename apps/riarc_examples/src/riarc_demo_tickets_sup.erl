@@ -1,6 +1,10 @@
 %% @doc The supervisor of the demo's ticket dispenser.
 %% ```
 %% 1> {ok, Sup} = riarc_demo_tickets_sup:start_link(racy).
+%% 2> [Id || {Id, _, worker, _} <- supervisor:which_children(Sup)].
+%% [tickets]
+%% 3> gen_server:stop(Sup).
+%% ok
 %% '''
 -module(riarc_demo_tickets_sup).
 -behaviour(supervisor).

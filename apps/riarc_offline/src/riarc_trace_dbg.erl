@@ -14,11 +14,16 @@
 %% `{dbg_wrap, Name, Tail}': the files Name ++ N ++ Tail, oldest first (the ring is cut
 %% at the gap in the sequence numbers, as dbg's own reader does).
 %% ```
-%% 1> Port = dbg:trace_port(file, "run.dbg"), dbg:tracer(port, Port).
-%% 2> dbg:p(Pid, [procs, send, 'receive', set_on_spawn]).
-%% ... the system runs ... dbg:stop().
-%% 3> riarc_trace_file:read_all("run.dbg").
-%% {ok,[{spawn,<0.90.0>,<0.91.0>,{m,f,[]}}, ...],#{format => dbg,dropped => 0,...}}
+%% 1> {ok, _} = dbg:tracer(port, dbg:trace_port(file, "/tmp/riarc_pqr.dbg")).
+%% 2> Pid = spawn(fun() -> receive go -> riarc_demo_pqr:p() end end).
+%% 3> {ok, _} = dbg:p(Pid, [procs, send, 'receive', set_on_spawn]).
+%% 4> Ref = monitor(process, Pid), Pid ! go, receive {'DOWN', Ref, _, _, _} -> ok end.
+%% 5> dbg:stop().
+%% 6> {ok, Events, Info} = riarc_trace_file:read_all("/tmp/riarc_pqr.dbg").
+%% 7> [E || E = {spawn, _, _, _} <- Events].
+%% [{spawn,<0.80.0>,<0.81.0>,{riarc_demo_pqr,q,[]}}, ...]
+%% 8> maps:with([format, dropped], Info).
+%% #{dropped => 0,format => dbg}
 %% '''
 -module(riarc_trace_dbg).
 -behaviour(riarc_trace_reader).

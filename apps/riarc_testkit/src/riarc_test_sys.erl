@@ -9,6 +9,12 @@
 %% far), `recv' (take the next message, whatever it is), `{work, Us}' (busy work that
 %% exhibits no event). Scripts with `own => true' get a
 %% monitor of their own; the others belong to their nearest monitored ancestor.
+%% ```
+%% 1> Script = riarc_test_sys:pqr(true, true, false).   % P and Q monitored, R in Q's
+%% 2> {ok, Result, Logs, Seen} = riarc_test_sys:run(Script, self(), #{}).
+%% 3> riarc_test_sys:check(Result, Logs, Seen).
+%% ok
+%% '''
 -module(riarc_test_sys).
 
 -export([proc/3, spec/1, recorder/2, run/3, expected/2, check/3, pqr/3, pqr/4, finalize/1,
