@@ -11,12 +11,17 @@
 %% config.
 %%
 %% ```
-%% 1> riarc_bench_baseline:save("bench-results/quick", "before-fix").
-%% {ok,"bench-results/baselines/before-fix"}
-%% %% ... change the code, run the experiment again into bench-results/quick ...
-%% 2> {ok, #{html := H, significant := S}} = riarc_bench_baseline:compare("bench-results/quick", "before-fix").
-%% 3> H.
-%% "bench-results/quick/baseline-before-fix.html"
+%% 1> ok = file:write_file("/tmp/riarc_tiny.config", "{name, \"tiny\"}. {shapes, [steady]}.
+%% ..    {workers, [20]}. {instrumentation, [baseline]}. {repetitions, 3}.
+%% ..    {params, #{requests => 5, time => 2, period => 10}}.").
+%% 2> {ok, _} = riarc_bench_experiment:run("/tmp/riarc_tiny.config", #{out => "/tmp/riarc_b/quick"}).
+%% 3> riarc_bench_baseline:save("/tmp/riarc_b/quick", "before-fix").
+%% {ok,"/tmp/riarc_b/baselines/before-fix"}
+%% %% ... change the code, run the experiment again into the same directory ...
+%% 4> {ok, _} = riarc_bench_experiment:run("/tmp/riarc_tiny.config", #{out => "/tmp/riarc_b/quick"}).
+%% 5> {ok, #{html := H, significant := S}} = riarc_bench_baseline:compare("/tmp/riarc_b/quick", "before-fix").
+%% 6> H.
+%% "/tmp/riarc_b/quick/baseline-before-fix.html"
 %% '''
 -module(riarc_bench_baseline).
 

@@ -22,10 +22,15 @@
 %% used as single values, so every cell says "n too small".
 %%
 %% ```
-%% 1> riarc_bench_study:write([{"high", "bench-results/high"}, {"moderate", "bench-results/moderate"}],
-%%                            "bench-results/study").
-%% {ok, #{table => "bench-results/study/overhead.md", html => "bench-results/study/index.html",
-%%        text => <<"| level | shape | set-up | ...">>}}
+%% 1> ok = file:write_file("/tmp/riarc_tiny.config", "{name, \"tiny\"}. {shapes, [steady]}.
+%% ..    {workers, [20]}. {instrumentation, [baseline]}. {repetitions, 3}.
+%% ..    {params, #{requests => 5, time => 2, period => 10}}.").
+%% 2> {ok, _} = riarc_bench_experiment:run("/tmp/riarc_tiny.config", #{out => "/tmp/riarc_s/high"}).
+%% 3> {ok, _} = riarc_bench_experiment:run("/tmp/riarc_tiny.config", #{out => "/tmp/riarc_s/moderate"}).
+%% 4> {ok, #{table := T, html := H}} = riarc_bench_study:write([{"high", "/tmp/riarc_s/high"},
+%% ..                                  {"moderate", "/tmp/riarc_s/moderate"}], "/tmp/riarc_s/study").
+%% 5> {T, H}.
+%% {"/tmp/riarc_s/study/overhead.md","/tmp/riarc_s/study/index.html"}
 %% '''
 -module(riarc_bench_study).
 

@@ -136,7 +136,7 @@ run_cmd(Args) ->
         case riarc_cli_monitors:spec_of(O) of
             {ok, Spec, Opts} ->
                 report(riarc:run({M, F, A}, Spec, Opts#{timeout => maps:get(timeout, O), log => false}));
-            {error, Msg} -> riarc_cli_args:bad_input(Cmd, Msg)
+            {error, Reason} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason))
         end
     end).
 
@@ -216,14 +216,13 @@ demo_step(Title, Fun) ->
                                      _ -> "caught: the dispenser handed out a duplicate ticket"
                                  end]),
             0;
-        {error, Msg} when is_list(Msg) -> fail(Msg);
         {error, Reason} -> fail(riarc:format_error(Reason))
     end.
 
 with_props(File, Fun) ->
     case riarc_cli_monitors:spec_of(#{props => File}) of
         {ok, Spec, Opts} -> Fun(Spec, Opts);
-        {error, Msg} -> {error, Msg}
+        {error, _} = Error -> Error
     end.
 
 record_and_check(MFA) ->
@@ -233,7 +232,7 @@ record_and_check(MFA) ->
         {ok, #{events := N}} ->
             io:format("  recorded ~b events to ~s~n", [N, File]),
             riarc_offline:check(File, riarc_demo_monitors, #{});
-        {error, Reason} -> {error, lists:flatten(riarc:format_error(Reason))}
+        {error, _} = Error -> Error
     after
         _ = file:delete(File)
     end.

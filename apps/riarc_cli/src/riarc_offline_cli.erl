@@ -100,7 +100,7 @@ check(Cmd, Opts = #{trace := File, timeout := T}) ->
              end,
     case riarc_cli_monitors:spec_of(Opts) of
         {ok, Spec, _RunOpts} -> checked(Source, riarc_offline:check(Source, Spec, #{timeout => T}));
-        {error, Msg} -> riarc_cli_args:bad_input(Cmd, Msg)
+        {error, Reason} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason))
     end.
 
 checked(_Source, {error, Reason}) ->

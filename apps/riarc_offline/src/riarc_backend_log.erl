@@ -38,11 +38,14 @@
 -module(riarc_backend_log).
 -behaviour(riarc_backend).
 
--export([start/1, backend/1, await/2, stop/1, replay/2]).
+-export([start/1, backend/1, await/2, stop/1, replay/2, format_error/1]).
 -export([launch/3, trace/3, preempt/3, clear/3, event/2]).
 %% Spawned entry point.
 -export([init/2]).
--export_type([engine/0, config/0, source/0, opts/0, summary/0]).
+-export_type([engine/0, config/0, source/0, opts/0, summary/0, error_reason/0]).
+
+%% The engine's own failures; a trace file it cannot read is riarc_trace_file's error.
+-type error_reason() :: {timeout, timeout()} | {engine_down, term()}.
 
 %% See the module's doc: far above what real recordings hold at once.
 -define(MAX_HELD, 1000000).
@@ -105,14 +108,22 @@ backend(#{pid := Pid, ref := Ref}) ->
 
 %% @doc Waits until the engine has replayed its whole source; the engine stays up to
 %% serve CLEAR and PREEMPT until {@link stop/1}.
--spec await(engine(), timeout()) -> {ok, summary()} | {error, term()}.
+-spec await(engine(), timeout()) ->
+    {ok, summary()} | {error, {?MODULE, error_reason()} | riarc_trace_file:error()}.
 await(#{ref := Ref, mon := Mon}, Timeout) ->
     receive
         {riarc_offline_done, Ref, Summary} -> {ok, Summary};
         {riarc_offline_failed, Ref, Reason} -> {error, Reason};
-        {'DOWN', Mon, process, _, Why} -> {error, {engine_down, Why}}
-    after Timeout -> {error, timeout}
+        {'DOWN', Mon, process, _, Why} -> {error, {?MODULE, {engine_down, Why}}}
+    after Timeout -> {error, {?MODULE, {timeout, Timeout}}}
     end.
+
+%% @doc One sentence for an error of await/2.
+-spec format_error(error_reason()) -> string().
+format_error({timeout, T}) ->
+    lists:flatten(io_lib:format("the replay of the trace did not end within ~p ms", [T]));
+format_error({engine_down, Why}) ->
+    lists:flatten(io_lib:format("the offline engine crashed: ~0tP", [Why, 20])).
 
 %% @doc Stops the engine.
 -spec stop(engine()) -> ok.

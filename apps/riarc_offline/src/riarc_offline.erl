@@ -17,10 +17,10 @@
 %% bounded memory: when the recorder falls behind, it suspends the system's processes
 %% until it has caught up, so its mailbox cannot grow without limit.
 %% ```
-%% 1> riarc_offline:record({riarc_demo_pqr, p, []}, "pqr.rtrc", #{}).
-%% {ok,#{events => 10,file => "pqr.rtrc",suspensions => 0,...}}
+%% 1> riarc_offline:record({riarc_demo_pqr, p, []}, "/tmp/pqr.rtrc", #{}).
+%% {ok,#{events => 10,file => "/tmp/pqr.rtrc",suspensions => 0,...}}
 %% 2> Spec = fun(_) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end} end.
-%% 3> {ok, R} = riarc_offline:check("pqr.rtrc", Spec, #{}).
+%% 3> {ok, R} = riarc_offline:check("/tmp/pqr.rtrc", Spec, #{}).
 %% 4> [{P, V} || #{pid := P, verdict := V} <- maps:get(verdicts, R)].
 %% [{<0.90.0>,accept},{<0.91.0>,accept},{<0.92.0>,accept}]
 %% '''
@@ -42,11 +42,9 @@
                          max_queue => pos_integer()}.
 -type error_reason() :: riarc_trace_file:error()
                       | {bad_spec, term()}
-                      | {timeout, timeout(), map()}
-                      | {timeout, file:filename_all(), [pid()]}
+                      | {record_timeout, file:filename_all(), [pid()]}
                       | {recorder_crashed, term()}
-                      | {engine_down, term()}
-                      | timeout
+                      | {riarc_backend_log, riarc_backend_log:error_reason()}
                       | {undef, {module(), atom(), arity()}}
                       | {bad_mfa, term()}
                       | {riarc_session, term()}.
@@ -320,7 +318,7 @@ loop(R) ->
     after timeout_ms(R) ->
         untrace(R),
         _ = riarc_trace_file:close_writer(R#rec.w),
-        R#rec.caller ! {R#rec.ref, {error, {timeout, R#rec.file, maps:keys(R#rec.live)}}},
+        R#rec.caller ! {R#rec.ref, {error, {record_timeout, R#rec.file, maps:keys(R#rec.live)}}},
         ok
     end.
 
@@ -419,19 +417,12 @@ format_error({bad_mfa, MFA}) ->
     flat("~0tP is not {Module, Function, Args}", [MFA, 8]);
 format_error({riarc_session, Reason}) ->
     riarc_session:format_error(Reason);
-format_error({timeout, T, #{tracers := Ts, processes := Ps}}) ->
-    flat("the check did not end within ~p ms: ~b tracer(s) still alive, tracing ~0tp",
-         [T, length(Ts), Ps]);
-format_error({timeout, File, Live}) when is_list(Live) ->
+format_error({riarc_backend_log, Reason}) ->
+    riarc_backend_log:format_error(Reason);
+format_error({record_timeout, File, Live}) ->
     flat("the recording to ~ts timed out with ~b process(es) still alive: ~0tp",
          [File, length(Live), Live]);
 format_error({recorder_crashed, Why}) ->
-    flat("the recorder crashed: ~0tp", [Why]);
-format_error({engine_down, Why}) ->
-    flat("the offline engine crashed: ~0tp", [Why]);
-format_error(timeout) ->
-    "the replay did not end within the check's timeout";
-format_error({timeout, T, Other}) ->
-    flat("the check did not end within ~p ms (~0tp)", [T, Other]).
+    flat("the recorder crashed: ~0tp", [Why]).
 
 flat(Fmt, Args) -> lists:flatten(io_lib:format(Fmt, Args)).

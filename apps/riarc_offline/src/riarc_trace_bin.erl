@@ -15,7 +15,7 @@
 %% ```
 %% 1> riarc_trace_bin:encode_header(#{node => a@h, start_us => 0, payloads => true}).
 %% <<"RIARCTRC",1,1,0,3,97,64,104,0,0,0,0,0,0,0,0>>
-%% 2> riarc_trace_file:read_all("run.rtrc").
+%% 2> riarc_trace_file:read_all("/tmp/run.rtrc").
 %% {ok,[{init,<0.90.0>,<0.89.0>,{riarc_demo_pqr,p,[]}}, ...],
 %%     #{format => binary, node => nonode@nohost, truncated => false, unknown_atoms => 0, ...}}
 %% '''

@@ -18,12 +18,12 @@
 %% at most `max_record_bytes' (16 MiB by default), and no reader creates atoms. Errors
 %% are `{error, {riarc_trace_file, Reason}}'.
 %% ```
-%% 1> file:write_file("t.txt", "{init, p, x, {m, f, []}}.\n{exit, p, normal}.\n").
-%% 2> riarc_trace_file:read_all("t.txt").
+%% 1> file:write_file("/tmp/t.txt", "{init, p, x, {m, f, []}}.\n{exit, p, normal}.\n").
+%% 2> riarc_trace_file:read_all("/tmp/t.txt").
 %% {ok,[{init,p,x,{m,f,[]}},{exit,p,normal}],#{format => text,...}}
-%% 3> riarc_trace_file:write("t.bin", element(2, v(2)), #{format => binary}).
+%% 3> riarc_trace_file:write("/tmp/t.bin", element(2, v(2)), #{format => binary}).
 %% ok
-%% 4> riarc_trace_file:read_all("t.bin").
+%% 4> riarc_trace_file:read_all("/tmp/t.bin").
 %% {ok,[{init,p,x,{m,f,[]}},{exit,p,normal}],#{format => binary,truncated => false,...}}
 %% '''
 -module(riarc_trace_file).

@@ -33,11 +33,11 @@
 %%     read back as T.</li>
 %% </ul>
 %% ```
-%% 1> {ok, W} = riarc_trace_text:open_writer("t.txt", #{}).
+%% 1> {ok, W} = riarc_trace_text:open_writer("/tmp/t.txt", #{}).
 %% 2> {ok, W1} = riarc_trace_text:write_event(W, {exit, self(), normal}).
-%% 3> riarc_trace_text:close_writer(W1), file:read_file("t.txt").
+%% 3> riarc_trace_text:close_writer(W1), file:read_file("/tmp/t.txt").
 %% {ok,<<"{exit,{'$pid',\"<0.84.0>\"},normal}.\n">>}
-%% 4> riarc_trace_file:read_all("t.txt").
+%% 4> riarc_trace_file:read_all("/tmp/t.txt").
 %% {ok,[{exit,<0.84.0>,normal}],#{format => text,...}}
 %% '''
 -module(riarc_trace_text).
