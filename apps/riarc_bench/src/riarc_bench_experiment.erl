@@ -62,7 +62,6 @@
 -define(KEYS, [name, shapes, workers, schedulers, seeds, instrumentation, monitors,
                repetitions, params, variants, timeout, memory_limit]).
 %% How often a run's VM has its resident memory read, in ms.
--define(MEMORY_POLL, 100).
 
 %% App. C.5.1: the CV must settle for every measured variable.
 -spec cv_metrics() -> [atom()].
@@ -325,85 +324,20 @@ run_reps(I, N, RunOne, Acc) ->
         {error, _} = E -> E
     end.
 
-%% A fresh VM with K schedulers, connected over its standard I/O (no distribution
-%% needed), running one benchmark and stopped afterwards whatever happens. A watcher
-%% reads the VM's resident memory from /proc and kills the VM once it passes the limit,
-%% so that a set-up that cannot keep up (centralised monitoring, 000 §5.4.2) ends as a
-%% crashed run instead of taking the host's memory.
+%% A fresh VM with K schedulers per run (riarc_bench_peer), killed past the memory limit
+%% or the time limit: such a run is recorded as crashed, the paper's missing bars.
 run_in_peer(Bench = #{schedulers := K}, Dir, Timeout, LimitMb) ->
     S = integer_to_list(K),
-    Args = ["+S", S ++ ":" ++ S, "-pa" | own_code_paths()],
-    case peer:start(#{connection => standard_io, args => Args}) of
-        {ok, Peer, _Node} ->
-            OsPid = peer:call(Peer, os, getpid, []),
-            Watcher = start_watcher(OsPid, LimitMb * 1024),
-            try peer:call(Peer, riarc_bench_run, run, [Bench, #{out => Dir}], Timeout) of
-                {ok, Summary} -> {ok, Summary#{rss_peak => 1024 * stop_watcher(Watcher)}};
-                Error -> _ = stop_watcher(Watcher), Error
-            catch
-                exit:{timeout, _} ->
-                    kill_os(OsPid),
-                    {error, {crashed, #{why => timeout, limit_s => Timeout div 1000,
-                                        rss_peak => 1024 * stop_watcher(Watcher)}}};
-                Class:Reason ->
-                    case stop_watcher(Watcher) of
-                        {killed, PeakKb} ->
-                            {error, {crashed, #{why => memory_limit, limit_mb => LimitMb,
-                                                rss_peak => 1024 * PeakKb}}};
-                        _ -> {error, {peer, Class, Reason}}
-                    end
-            after
-                catch peer:stop(Peer)
-            end;
-        {error, Reason} -> {error, {peer_start, Reason}}
+    case riarc_bench_peer:call({riarc_bench_run, run, [Bench, #{out => Dir}]}, ["+S", S ++ ":" ++ S],
+                               Timeout, LimitMb) of
+        {ok, {ok, Summary}, #{rss_peak_kb := Kb}} -> {ok, Summary#{rss_peak => 1024 * Kb}};
+        {ok, Error, _} -> Error;
+        {error, {riarc_bench_peer, {timeout, _, Kb}}} ->
+            {error, {crashed, #{why => timeout, limit_s => Timeout div 1000, rss_peak => 1024 * Kb}}};
+        {error, {riarc_bench_peer, {memory_limit, _, Kb}}} ->
+            {error, {crashed, #{why => memory_limit, limit_mb => LimitMb, rss_peak => 1024 * Kb}}};
+        {error, {riarc_bench_peer, Reason}} -> {error, Reason}
     end.
-
-start_watcher(OsPid, LimitKb) ->
-    Owner = self(),
-    spawn_link(fun() -> watch(Owner, OsPid, LimitKb, 0) end).
-
-%% The watcher answers a stop with the peak it saw, or {killed, Peak} once it killed the VM.
-watch(Owner, OsPid, LimitKb, Peak) ->
-    receive
-        {stop, Owner} ->
-            %% One last reading, so that a run shorter than the poll interval has one too.
-            Last = case rss_kb(OsPid) of
-                       Kb when is_integer(Kb) -> Kb;
-                       gone -> 0
-                   end,
-            Owner ! {watcher, self(), max(Peak, Last)}
-    after ?MEMORY_POLL ->
-            case rss_kb(OsPid) of
-                Kb when is_integer(Kb), Kb > LimitKb ->
-                    kill_os(OsPid),
-                    receive {stop, Owner} -> Owner ! {watcher, self(), {killed, Kb}} end;
-                Kb when is_integer(Kb) -> watch(Owner, OsPid, LimitKb, max(Peak, Kb));
-                gone -> watch(Owner, OsPid, LimitKb, Peak)
-            end
-    end.
-
-stop_watcher(Watcher) ->
-    Watcher ! {stop, self()},
-    receive {watcher, Watcher, Peak} -> unlink(Watcher), Peak end.
-
-%% Resident memory of an OS process in KiB, from /proc (Linux).
-rss_kb(OsPid) ->
-    case file:read_file("/proc/" ++ OsPid ++ "/status") of
-        {ok, Bin} ->
-            case re:run(Bin, "VmRSS:\\s+([0-9]+) kB", [{capture, all_but_first, list}]) of
-                {match, [Kb]} -> list_to_integer(Kb);
-                nomatch -> gone
-            end;
-        {error, _} -> gone
-    end.
-
-kill_os(OsPid) ->
-    _ = os:cmd("kill -9 " ++ OsPid),
-    ok.
-
-own_code_paths() ->
-    Lib = code:lib_dir(),
-    [filename:absname(P) || P <- code:get_path(), not lists:prefix(Lib, P), P =/= "."].
 
 %%% Baselines ----------------------------------------------------------------------------
 

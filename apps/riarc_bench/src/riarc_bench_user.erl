@@ -39,7 +39,6 @@
 %% How often the run's VM has erlang:memory(total) read (in the VM) and its RSS read
 %% (from /proc, by the driver), in ms: often enough for runs of a fraction of a second.
 -define(MEM_POLL, 10).
--define(RSS_POLL, 100).
 -define(COLUMNS, [setup, rep, status, wall_ms, mem_peak, rss_peak, events, analysed,
                   monitored, accepted, rejected, errors, inconclusive,
                   lat_count, lat_p50_us, lat_p90_us, lat_p99_us]).
@@ -172,40 +171,18 @@ row(S, Rep, {error, R}) -> #{setup => S, rep => Rep, status => error, reason => 
 
 %%% One run in a fresh VM ---------------------------------------------------------------
 
-%% A fresh VM per run, so that one run's heap, atoms and ETS tables cannot help or hurt
-%% the next. The driver reads the VM's resident memory from /proc and kills it above the
-%% limit, so that a set-up that cannot keep up ends as a failed run, not a swapping host.
+%% A fresh VM per run (riarc_bench_peer), so that one run's heap, atoms and ETS tables
+%% cannot help or hurt the next; killed above the memory limit, so that a set-up that
+%% cannot keep up ends as a failed run, not a swapping host.
 run_in_peer(Setup, Cfg = #{mfa := MFA, monitors := Mons, timeout := TimeoutS,
                            memory_limit := LimitMb}) ->
-    Timeout = TimeoutS * 1000,
-    case peer:start(#{connection => standard_io, args => ["-pa" | code_paths()]}) of
-        {ok, Peer, _Node} ->
-            OsPid = peer:call(Peer, os, getpid, []),
-            Watcher = start_watcher(OsPid, LimitMb * 1024),
-            try peer:call(Peer, ?MODULE, run_one, [Setup, MFA, Mons, weave(Setup, Cfg)],
-                          Timeout + 5000) of
-                {ok, R} ->
-                    %% VmHWM: the VM's own peak resident set, missed by no polling.
-                    Hwm = hwm_kb(OsPid),
-                    _ = stop_watcher(Watcher),
-                    {ok, R#{rss_peak => 1024 * Hwm}};
-                Error ->
-                    _ = stop_watcher(Watcher),
-                    Error
-            catch
-                exit:{timeout, _} ->
-                    kill_os(OsPid),
-                    _ = stop_watcher(Watcher),
-                    {error, {timeout, TimeoutS}};
-                Class:Reason ->
-                    case stop_watcher(Watcher) of
-                        killed -> {error, {memory_limit, LimitMb}};
-                        _ -> {error, {peer, Class, Reason}}
-                    end
-            after
-                catch peer:stop(Peer)
-            end;
-        {error, Reason} -> {error, {peer_start, Reason}}
+    case riarc_bench_peer:call({?MODULE, run_one, [Setup, MFA, Mons, weave(Setup, Cfg)]}, [],
+                               TimeoutS * 1000 + 5000, LimitMb) of
+        {ok, {ok, R}, #{rss_peak_kb := Kb}} -> {ok, R#{rss_peak => 1024 * Kb}};
+        {ok, Error, _} -> Error;
+        {error, {riarc_bench_peer, {timeout, _, _}}} -> {error, {timeout, TimeoutS}};
+        {error, {riarc_bench_peer, {memory_limit, _, _}}} -> {error, {memory_limit, LimitMb}};
+        {error, {riarc_bench_peer, Reason}} -> {error, Reason}
     end.
 
 %% Inline monitoring weaves the modules it monitors: the entry module and every module
@@ -214,48 +191,6 @@ weave(inline, #{mfa := {M, _, _}, pa := Pa}) ->
     lists:usort([M | [list_to_atom(filename:basename(B, ".beam"))
                       || D <- Pa, B <- filelib:wildcard(filename:join(D, "*.beam"))]]);
 weave(_, _) -> [].
-
-%% Everything on this VM's code path that is not OTP's: riarc's apps and the user's.
-code_paths() ->
-    Lib = code:lib_dir(),
-    [filename:absname(P) || P <- code:get_path(), not lists:prefix(Lib, P), P =/= "."].
-
-start_watcher(OsPid, LimitKb) ->
-    Owner = self(),
-    spawn_link(fun() -> watch(Owner, OsPid, LimitKb) end).
-
-watch(Owner, OsPid, LimitKb) ->
-    receive
-        {stop, Owner} -> Owner ! {watcher, self(), ok}
-    after ?RSS_POLL ->
-            case status_kb(OsPid, "VmRSS") of
-                Kb when Kb > LimitKb ->
-                    kill_os(OsPid),
-                    receive {stop, Owner} -> Owner ! {watcher, self(), killed} end;
-                _ -> watch(Owner, OsPid, LimitKb)
-            end
-    end.
-
-stop_watcher(Watcher) ->
-    Watcher ! {stop, self()},
-    receive {watcher, Watcher, What} -> unlink(Watcher), What end.
-
-hwm_kb(OsPid) -> status_kb(OsPid, "VmHWM").
-
-%% A field of /proc/PID/status in KiB; 0 where /proc has none (not Linux, VM gone).
-status_kb(OsPid, Field) ->
-    case file:read_file("/proc/" ++ OsPid ++ "/status") of
-        {ok, Bin} ->
-            case re:run(Bin, Field ++ ":\\s+([0-9]+) kB", [{capture, all_but_first, list}]) of
-                {match, [Kb]} -> list_to_integer(Kb);
-                nomatch -> 0
-            end;
-        {error, _} -> 0
-    end.
-
-kill_os(OsPid) ->
-    _ = os:cmd("kill -9 " ++ OsPid),
-    ok.
 
 %% @doc Inside the run's VM: one run of the user's system under Setup. Not for direct use
 %% (the driver calls it in a fresh VM), but harmless in a shell:
