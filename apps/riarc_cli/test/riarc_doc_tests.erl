@@ -53,24 +53,12 @@ module_sessions(File) ->
     Lines = string:split(unicode:characters_to_list(Bin), "\n", all),
     Head = lists:takewhile(fun(L) -> not lists:prefix("-module", L) end, Lines),
     Doc = [{N, strip_comment(L)} || {N, L} <- lists:zip(lists:seq(1, length(Head)), Head)],
-    [{N, T} || {N, T} <- doc_blocks(Doc, none, []), re:run(T, "^\\s*1> ", [multiline, unicode]) =/= nomatch].
+    [{N, T} || {N, T} <- fenced(Doc, {"```", "'''"}), re:run(T, "^\\s*1> ", [multiline, unicode]) =/= nomatch].
 
 strip_comment(L) ->
     case re:run(L, "^%+ ?(.*)$", [{capture, all_but_first, list}, unicode]) of
         {match, [T]} -> T;
         nomatch -> ""
-    end.
-
-doc_blocks([], _, Acc) -> lists:reverse(Acc);
-doc_blocks([{N, L} | Rest], none, Acc) ->
-    case string:trim(L) of
-        "```" -> doc_blocks(Rest, {N, []}, Acc);
-        _ -> doc_blocks(Rest, none, Acc)
-    end;
-doc_blocks([{_, L} | Rest], {Start, Ls}, Acc) ->
-    case string:trim(L) of
-        "'''" -> doc_blocks(Rest, none, [{Start, lists:flatten(lists:join("\n", lists:reverse(Ls)))} | Acc]);
-        _ -> doc_blocks(Rest, {Start, [L | Ls]}, Acc)
     end.
 
 %% At least the README's and the guides' examples are found (a parser that found none
@@ -84,18 +72,23 @@ found_test() ->
 blocks(File) ->
     {ok, Bin} = file:read_file(File),
     Lines = string:split(unicode:characters_to_list(Bin), "\n", all),
-    blocks(lists:zip(lists:seq(1, length(Lines)), Lines), none, []).
+    fenced(lists:zip(lists:seq(1, length(Lines)), Lines), {"```erlang", "```"}).
 
-blocks([], _, Acc) -> lists:reverse(Acc);
-blocks([{N, L} | Rest], none, Acc) ->
-    case string:trim(L) of
-        "```erlang" -> blocks(Rest, {N, []}, Acc);
-        _ -> blocks(Rest, none, Acc)
+%% {Line, Text} of each block between an Open and a Close fence line of Numbered lines.
+fenced(Numbered, {Open, Close}) ->
+    fenced(Numbered, Open, Close, none, []).
+
+fenced([], _, _, _, Acc) -> lists:reverse(Acc);
+fenced([{N, L} | Rest], Open, Close, none, Acc) ->
+    case string:trim(L) =:= Open of
+        true -> fenced(Rest, Open, Close, {N, []}, Acc);
+        false -> fenced(Rest, Open, Close, none, Acc)
     end;
-blocks([{_, L} | Rest], {Start, Ls}, Acc) ->
-    case string:trim(L) of
-        "```" -> blocks(Rest, none, [{Start, lists:flatten(lists:join("\n", lists:reverse(Ls)))} | Acc]);
-        _ -> blocks(Rest, {Start, [L | Ls]}, Acc)
+fenced([{_, L} | Rest], Open, Close, {Start, Ls}, Acc) ->
+    case string:trim(L) =:= Close of
+        true -> fenced(Rest, Open, Close, none,
+                       [{Start, lists:flatten(lists:join("\n", lists:reverse(Ls)))} | Acc]);
+        false -> fenced(Rest, Open, Close, {Start, [L | Ls]}, Acc)
     end.
 
 in_dir(Dir, Fun) ->
