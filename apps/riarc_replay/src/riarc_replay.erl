@@ -26,7 +26,7 @@
 -export([controller/5]).
 -export_type([opts/0, info/0, error_reason/0]).
 
--define(OTP_MODULES, [proc_lib, gen, gen_server, supervisor]).
+-define(OTP_MODULES, [proc_lib, gen, gen_server, gen_statem, supervisor]).
 -define(DEFAULT_TIMEOUT, 60000).
 -define(DEFAULT_STALL, 1000).
 

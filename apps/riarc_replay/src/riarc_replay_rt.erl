@@ -24,7 +24,9 @@
 -export([active/0, send/2, send/3, recv/2, spawn/3, ets/2,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1,
          timestamp/0, now/0, uniform/0, uniform/1, unique_integer/0, unique_integer/1,
-         make_ref/0]).
+         make_ref/0, send_after/3, send_after/4, start_timer/3, start_timer/4,
+         cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
+         timer_send_after/2, timer_send_after/3, timer_cancel/1]).
 %% Used by the run controller (riarc_replay) and as spawn entry points.
 -export([start_root/2, child/2, event_name/1, format_error/1]).
 -export_type([run/0, error_reason/0, event/0]).
@@ -50,6 +52,8 @@
 -define(EV_RAND_INT, 21).
 -define(EV_UNIQUE, 22).
 -define(EV_REF, 23).        % data: the ordinal of this ref among the process's refs
+-define(EV_TIMER, 24).      % cancel_timer/read_timer: ms left, -1 for false
+-define(EV_DELAY, 25).      % an absolute timer's delay in ms, from its start
 -define(SIDE, 16#80).
 
 -type event() :: {0..255, integer()}.
@@ -276,8 +280,8 @@ event_name({?EV_RECV_EXT, _}) -> receive_unwrapped_message;
 event_name({?EV_TIMEOUT, _}) -> receive_timeout;
 event_name({?EV_SEND, V}) -> {send, {version, V}};
 event_name({?EV_ETS, V}) -> {ets, {turn, V}};
-event_name({T, _}) when T >= ?EV_MONO, T =< ?EV_REF -> {value, value_name(T)};
-event_name({T, _}) when T > ?SIDE, T band 16#7f >= ?EV_MONO, T band 16#7f =< ?EV_REF ->
+event_name({T, _}) when T >= ?EV_MONO, T =< ?EV_DELAY -> {value, value_name(T)};
+event_name({T, _}) when T > ?SIDE, T band 16#7f >= ?EV_MONO, T band 16#7f =< ?EV_DELAY ->
     {value, value_name(T band 16#7f)};
 event_name({T, D}) -> {unknown_event, T, D}.
 
@@ -288,7 +292,9 @@ value_name(?EV_NOW) -> now;
 value_name(?EV_RAND_FLOAT) -> uniform;
 value_name(?EV_RAND_INT) -> uniform;
 value_name(?EV_UNIQUE) -> unique_integer;
-value_name(?EV_REF) -> make_ref.
+value_name(?EV_REF) -> make_ref;
+value_name(?EV_TIMER) -> timer_left;
+value_name(?EV_DELAY) -> timer_delay.
 
 %%% Send ---------------------------------------------------------------------------------
 
@@ -398,6 +404,7 @@ record_recv(F, Timeout, S) ->
     S1 = get(?KEY),
     case R of
         {K, Sender, Seq, V} ->
+            fired(V, S1),
             put(?KEY, record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1)),
             {K, V};
         {K, ext, V} ->
@@ -419,6 +426,7 @@ replay_recv(F, Timeout, S) ->
             %% own clauses must still take it.
             V = receive {'$riarc_rr', Sender, Seq, Msg} -> Msg end,
             erase(?WAIT),
+            fired(V, S1),
             case F(match, V, 0) of
                 0 -> diverge(S1, {receive_message, sender_lid(Sender, S1), Seq}, {no_clause_matches, V});
                 K -> {K, V}
@@ -744,3 +752,178 @@ wait_turn(Ref, V, Spins) ->
             receive after 1 -> ok end,
             wait_turn(Ref, V, Spins + 1)
     end.
+
+%%% Timers -------------------------------------------------------------------------------
+
+%% A timer's message is a message from the process that started the timer: on the
+%% receiver side it is wrapped when the timer starts, with the starter's next sequence
+%% number for the receiver, so the receive that takes it records RECV(starter, seq) and
+%% the replay takes exactly that message, whether the timer fires before or after the
+%% messages it raced with. start_timer's message {timeout, TRef, Msg} holds its ref: the
+%% woven start_timer makes the ref itself, sends the wrapped message with send_after and
+%% keeps ref -> real timer in the run's table (until the message is received), so that
+%% cancel_timer and read_timer reach the real timer. Whether a cancel came in time is
+%% recorded (TIMER); a replay cancels only when the recording did (had the timer fired in
+%% the recording, its message is one a recorded receive may take). An absolute timer's
+%% delay is recorded (DELAY): the program's time values are the recording's, not this
+%% VM's. Sender side: timer messages are plain (RECV_EXT), as are timers to names and
+%% to processes outside the run.
+
+%% @doc Woven `erlang:send_after/3'.
+-spec send_after(non_neg_integer(), pid() | atom(), term()) -> reference().
+send_after(T, Dest, Msg) ->
+    send_after(T, Dest, Msg, []).
+
+%% @doc Woven `erlang:send_after/4'.
+-spec send_after(integer(), pid() | atom(), term(), list()) -> reference().
+send_after(T, Dest, Msg, Opts) ->
+    case get(?KEY) of
+        undefined ->
+            erlang:send_after(T, Dest, Msg, Opts);
+        _ ->
+            D = delay(T, Opts),
+            case timer_peer(Dest) of
+                false -> erlang:send_after(D, Dest, Msg);
+                {Pid, Info, S} -> erlang:send_after(D, Pid, wrap(Pid, Info, Msg, S))
+            end
+    end.
+
+%% @doc Woven `erlang:start_timer/3'.
+-spec start_timer(non_neg_integer(), pid() | atom(), term()) -> reference().
+start_timer(T, Dest, Msg) ->
+    start_timer(T, Dest, Msg, []).
+
+%% @doc Woven `erlang:start_timer/4'.
+-spec start_timer(integer(), pid() | atom(), term(), list()) -> reference().
+start_timer(T, Dest, Msg, Opts) ->
+    case get(?KEY) of
+        undefined ->
+            erlang:start_timer(T, Dest, Msg, Opts);
+        _ ->
+            D = delay(T, Opts),
+            case timer_peer(Dest) of
+                false ->
+                    erlang:start_timer(D, Dest, Msg);
+                {Pid, Info, S = #rr{tab = Tab}} ->
+                    Ref = erlang:make_ref(),
+                    Real = erlang:send_after(D, Pid, wrap(Pid, Info, {timeout, Ref, Msg}, S)),
+                    true = ets:insert(Tab, {{timer, Ref}, Real}),
+                    Ref
+            end
+    end.
+
+%% @doc Woven `erlang:cancel_timer/1'.
+-spec cancel_timer(reference()) -> non_neg_integer() | false.
+cancel_timer(Ref) ->
+    cancel_timer(Ref, []).
+
+%% @doc Woven `erlang:cancel_timer/2'. With `{async, true}' the result is a plain
+%% message and nothing is recorded.
+-spec cancel_timer(reference(), list()) -> non_neg_integer() | false | ok.
+cancel_timer(Ref, Opts) ->
+    case get(?KEY) of
+        undefined ->
+            erlang:cancel_timer(Ref, Opts);
+        S ->
+            Real = real_timer(Ref, S),
+            case proplists:get_value(async, Opts, false) of
+                true ->
+                    erlang:cancel_timer(Real, Opts);
+                false ->
+                    Left = timer_value(fun() -> erlang:cancel_timer(Real) end, S),
+                    %% Replay: cancel when the recording's cancel came in time.
+                    _ = S#rr.mode =:= replay andalso Left =/= false andalso erlang:cancel_timer(Real),
+                    _ = Left =/= false andalso ets:delete(S#rr.tab, {timer, Ref}),
+                    case proplists:get_value(info, Opts, true) of
+                        true -> Left;
+                        false -> ok
+                    end
+            end
+    end.
+
+%% @doc Woven `erlang:read_timer/1'.
+-spec read_timer(reference()) -> non_neg_integer() | false.
+read_timer(Ref) ->
+    read_timer(Ref, []).
+
+%% @doc Woven `erlang:read_timer/2' (with `{async, true}': not recorded, as cancel_timer/2).
+-spec read_timer(reference(), list()) -> non_neg_integer() | false | ok.
+read_timer(Ref, Opts) ->
+    case get(?KEY) of
+        undefined ->
+            erlang:read_timer(Ref, Opts);
+        S ->
+            Real = real_timer(Ref, S),
+            case proplists:get_value(async, Opts, false) of
+                true -> erlang:read_timer(Real, Opts);
+                false -> timer_value(fun() -> erlang:read_timer(Real) end, S)
+            end
+    end.
+
+%% @doc Woven `timer:send_after/2'.
+-spec timer_send_after(non_neg_integer(), term()) -> {ok, term()} | {error, term()}.
+timer_send_after(T, Msg) ->
+    timer_send_after(T, self(), Msg).
+
+%% @doc Woven `timer:send_after/3': a local timer is erlang:send_after (as in timer
+%% itself), woven; anything else goes to the timer server, a plain message.
+-spec timer_send_after(non_neg_integer(), pid() | atom() | {atom(), node()}, term()) ->
+    {ok, term()} | {error, term()}.
+timer_send_after(T, Dest, Msg) when is_integer(T), T > 0, is_pid(Dest), node(Dest) =:= node() ->
+    case get(?KEY) of
+        undefined -> timer:send_after(T, Dest, Msg);
+        _ -> {ok, {send_local, send_after(T, Dest, Msg)}}
+    end;
+timer_send_after(0, Dest, Msg) when is_pid(Dest); is_atom(Dest) ->
+    case get(?KEY) of
+        undefined -> timer:send_after(0, Dest, Msg);
+        _ -> _ = send(Dest, Msg), {ok, {instant, erlang:make_ref()}}
+    end;
+timer_send_after(T, Dest, Msg) ->
+    timer:send_after(T, Dest, Msg).
+
+%% @doc Woven `timer:cancel/1'.
+-spec timer_cancel(term()) -> {ok, cancel} | {error, term()}.
+timer_cancel({send_local, Ref}) when is_reference(Ref) ->
+    case get(?KEY) of
+        undefined -> timer:cancel({send_local, Ref});
+        _ -> _ = cancel_timer(Ref), {ok, cancel}
+    end;
+timer_cancel(TRef) ->
+    timer:cancel(TRef).
+
+%% The receiver, on the receiver side only (see above).
+timer_peer(Dest) ->
+    case get(?KEY) of
+        S = #rr{strategy = receiver} -> peer(Dest, S);
+        _ -> false
+    end.
+
+%% The timer's delay from now: relative as given; absolute (`{abs, true}') recorded,
+%% since the program's time values in a replay are the recording's.
+delay(T, Opts) ->
+    case proplists:get_value(abs, Opts, false) of
+        false -> T;
+        true -> value(?EV_DELAY, fun() -> max(0, T - erlang:monotonic_time(millisecond)) end,
+                      fun int/1, fun id/1)
+    end.
+
+real_timer(Ref, #rr{tab = Tab}) when is_reference(Ref) ->
+    case ets:lookup(Tab, {timer, Ref}) of
+        [{_, Real}] -> Real;
+        [] -> Ref
+    end;
+real_timer(Ref, _S) ->
+    Ref.
+
+%% cancel_timer/read_timer's result: ms left, or false (-1 in the event).
+timer_value(Fun, _S) ->
+    value(?EV_TIMER, Fun, fun(false) -> {ok, -1}; (N) -> int(N) end,
+          fun(-1) -> false; (N) -> N end).
+
+%% A start_timer message was taken: its ref no longer needs its real timer (a later
+%% cancel_timer of it finds nothing, as for a timer that fired).
+fired({timeout, Ref, _}, #rr{tab = Tab}) when is_reference(Ref) ->
+    ets:delete(Tab, {timer, Ref});
+fired(_, _) ->
+    true.

@@ -288,3 +288,24 @@ sender(I) ->
        ({exit, _, _}) -> reject;
        (_) -> sender(I)
     end.
+
+%%% Timers --------------------------------------------------------------------------------
+
+%% Timer messages (send_after, start_timer, timer:send_after, an absolute start_timer)
+%% race with a sender's messages, and cancels come in time or not: plain runs differ,
+%% replays reproduce the recording, with each strategy.
+timers_test_() ->
+    [{timeout, 120, {"timers, " ++ atom_to_list(St), fun() -> timers(St) end}} || St <- [receiver, sender]].
+
+timers(Strategy) ->
+    {File, #{result := Rec}} = record({?P, timers, [30]}, "timers_" ++ atom_to_list(Strategy),
+                                      #{strategy => Strategy}),
+    {Order, _Cancels, _Read} = Rec,
+    ?assertEqual(60 - length([K || {K, true} <- element(2, Rec)]), length(Order)),
+    replays(File, Rec, 10, #{}).
+
+timers_plain_runs_differ_test_() ->
+    {timeout, 60, fun() ->
+                          Runs = [?P:timers(30) || _ <- lists:seq(1, 10)],
+                          ?assert(length(lists:usort(Runs)) > 1)
+                  end}.
