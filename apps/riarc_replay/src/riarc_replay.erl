@@ -392,6 +392,10 @@ tick(C = #c{live = Live, progress = Progress, last = Last, stall = Stall}) ->
                 {_, _, undefined, record} ->
                     next_tick(C, Sig, Stall);
                 {_, _, _, _} ->
+                    %% What still waits has not written its last events (riarc_replay_rt
+                    %% writes when a process ends or is ended, not when it blocks).
+                    _ = C#c.mode =:= record andalso
+                        [riarc_replay_rt:salvage(P) || P <- maps:keys(Live)],
                     kill_all(C),
                     {done, C#c{live = #{}}}
             end;

@@ -8,8 +8,9 @@
 %% Each process appends fixed 9-byte records (1-byte type, 8-byte data) to its own
 %% stream; values that do not fit in 8 bytes go to the process's side table and the data
 %% is their index there. Streams are written to the run's ETS table in chunks: every 256
-%% events, whenever the process is about to block in a receive (so a process killed while
-%% it waits has written everything it did), and when it ends. The event types are listed
+%% events and when the process ends; a process that waits when it is ended by another
+%% (the controller at the end of the run, a woven exit/2, the exit of a linked process)
+%% has its pending events written by that one first (salvage/1). The event types are listed
 %% in docs/replay.md.
 %% ```
 %% 1> riarc_replay_rt:active().
@@ -26,9 +27,9 @@
          timestamp/0, now/0, uniform/0, uniform/1, unique_integer/0, unique_integer/1,
          make_ref/0, send_after/3, send_after/4, start_timer/3, start_timer/4,
          cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
-         timer_send_after/2, timer_send_after/3, timer_cancel/1]).
+         timer_send_after/2, timer_send_after/3, timer_cancel/1, exit_signal/2]).
 %% Used by the run controller (riarc_replay) and as spawn entry points.
--export([start_root/2, child/2, event_name/1, format_error/1]).
+-export([start_root/2, child/2, event_name/1, format_error/1, salvage/1]).
 -export_type([run/0, error_reason/0, event/0]).
 
 -define(KEY, '$riarc_rr').
@@ -196,9 +197,29 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, _Ver}, What) ->
                     {M, F, A} -> apply(M, F, A);
                     Fun -> Fun()
                 end
-            after
-                finish()
+            of
+                Value -> finish(), Value
+            catch
+                exit:normal:St ->
+                    finish(),
+                    erlang:raise(exit, normal, St);
+                Class:Reason:St ->
+                    %% This exit kills the linked processes that do not trap exits.
+                    finish(),
+                    ok = salvage_links(),
+                    erlang:raise(Class, Reason, St)
             end
+    end.
+
+salvage_links() ->
+    case get(?KEY) of
+        #rr{mode = record, tab = Tab} ->
+            {links, Ls} = erlang:process_info(self(), links),
+            _ = [salvage_tree(L, Tab) || L <- Ls, is_pid(L), ets:member(Tab, L),
+                                         erlang:process_info(L, trap_exit) =:= {trap_exit, false}],
+            ok;
+        _ ->
+            ok
     end.
 
 %% Recording: the last chunk. Replay: a process that ends with events left did less than
@@ -230,12 +251,65 @@ record_side(T, Value, S = #rr{side = Side, nside = NS}) ->
 %% Writes the pending events as the next chunk of the process's stream.
 flush(S = #rr{n = 0}, false) ->
     S;
-flush(S = #rr{tab = Tab, idx = Idx, buf = Buf, chunk = C, side = Side}, _Last) ->
-    true = ets:insert(Tab, {{chunk, Idx, C}, iolist_to_binary(lists:reverse(Buf)),
-                            lists:reverse(Side)}),
-    S1 = S#rr{buf = [], n = 0, chunk = C + 1, side = []},
+flush(S, _Last) ->
+    S1 = write_chunk(S),
     put(?KEY, S1),
     S1.
+
+write_chunk(S = #rr{tab = Tab, idx = Idx, buf = Buf, chunk = C, side = Side}) ->
+    true = ets:insert(Tab, {{chunk, Idx, C}, iolist_to_binary(lists:reverse(Buf)),
+                            lists:reverse(Side)}),
+    S#rr{buf = [], n = 0, chunk = C + 1, side = []}.
+
+%% @doc Writes the pending events of Pid, a process of a recording run, as its next
+%% chunk, from a copy of its state: a process does not write when it blocks (that would
+%% cost a table write per receive), so whatever ends a waiting process writes for it
+%% first: the controller at the end of the run, a woven `exit/2' (exit_signal/2), a
+%% process of the run that ends abnormally for the processes its exit kills. If Pid runs
+%% on and writes that chunk itself, its write holds the same events and more and
+%% replaces this one. Race: a process killed while running loses the events since it was
+%% copied (see docs/replay.md).
+-spec salvage(pid()) -> ok.
+salvage(Pid) ->
+    case erlang:process_info(Pid, dictionary) of
+        {dictionary, D} ->
+            case lists:keyfind(?KEY, 1, D) of
+                {_, S = #rr{mode = record, n = N}} when N > 0 -> _ = write_chunk(S), ok;
+                _ -> ok
+            end;
+        undefined ->
+            ok
+    end.
+
+%% Salvages Pid and, since an exit signal that kills Pid kills its links in turn, every
+%% process of the run linked to it (transitively) that does not trap exits.
+salvage_tree(Pid, Tab) ->
+    salvage_tree([Pid], Tab, #{}).
+
+salvage_tree([], _Tab, _Seen) ->
+    ok;
+salvage_tree([P | Ps], Tab, Seen) when is_map_key(P, Seen) ->
+    salvage_tree(Ps, Tab, Seen);
+salvage_tree([P | Ps], Tab, Seen) ->
+    ok = salvage(P),
+    Next = case erlang:process_info(P, links) of
+               {links, Ls} -> [L || L <- Ls, is_pid(L), not is_map_key(L, Seen), ets:member(Tab, L),
+                                    erlang:process_info(L, trap_exit) =:= {trap_exit, false}];
+               undefined -> []
+           end,
+    salvage_tree(Next ++ Ps, Tab, Seen#{P => true}).
+
+%% @doc Woven `exit(Pid, Reason)' (erlang:exit/2): in a recording, the target's pending
+%% events (and those of the links its exit takes along) are written before the signal.
+-spec exit_signal(pid() | port(), term()) -> true.
+exit_signal(To, Reason) ->
+    _ = case get(?KEY) of
+            #rr{mode = record, tab = Tab} when is_pid(To), Reason =/= normal ->
+                ets:member(Tab, To) andalso salvage_tree(To, Tab);
+            _ ->
+                ok
+        end,
+    erlang:exit(To, Reason).
 
 %% The next event of a replaying process, or eos at the end of its stream.
 next_event(#rr{stream = Stream, pos = Pos}) when Pos + 9 =< byte_size(Stream) ->
@@ -391,17 +465,11 @@ plain_recv(F, Timeout) ->
         '$riarc_rr_timeout' -> '$riarc_rr_timeout'
     end.
 
-%% A first look without waiting; only if the process is about to block are its pending
-%% events written out (see the moduledoc), then the real wait.
+%% The process blocks with its pending events in its own state: whoever ends it while it
+%% waits writes them first (salvage/1).
 record_recv(F, Timeout, S) ->
-    R = case F(rec, none, 0) of
-            '$riarc_rr_timeout' when Timeout =/= 0 ->
-                _ = flush(S, false),
-                F(rec, none, Timeout);
-            R0 ->
-                R0
-        end,
-    S1 = get(?KEY),
+    R = F(rec, none, Timeout),
+    S1 = S,
     case R of
         {K, Sender, Seq, V} ->
             fired(V, S1),
@@ -559,10 +627,7 @@ versioned_record(F, Deadline, S) ->
                        infinity -> infinity;
                        _ -> max(0, Deadline - erlang:monotonic_time(millisecond))
                    end,
-            S1 = case Left of
-                     0 -> S;
-                     _ -> flush(S, false)
-                 end,
+            S1 = S,
             case F(ver, none, Left) of
                 {ver, V, M} ->
                     versioned_record(F, Deadline, add_versioned(V, M, S1));
