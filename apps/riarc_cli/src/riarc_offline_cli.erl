@@ -130,7 +130,8 @@ record(_Cmd, Opts = #{replayable := true}) ->
     riarc_replay_cli:record(Opts);
 record(Cmd, Opts) ->
     case [N || {K, N} <- [{strategy, "--strategy"}, {until_result, "--until-result"},
-                          {tries, "--tries"}, {weave, "--weave"}], is_map_key(K, Opts)] of
+                          {tries, "--tries"}, {weave, "--weave"}, {until_reject, "--until-reject"},
+                          {monitors, "--monitors"}, {props, "--props"}], is_map_key(K, Opts)] of
         [N | _] -> riarc_cli_args:bad_input(Cmd, N ++ " needs --replayable");
         [] -> record(Opts)
     end.

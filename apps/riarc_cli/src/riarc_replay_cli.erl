@@ -31,12 +31,16 @@
 -export_type([hunt_opts/0, demo_result/0]).
 
 -type hunt_opts() :: #{tries := pos_integer(),
-                       until := {module(), atom()} | undefined,
+                       until := {module(), atom()} | reject | undefined,
+                       monitor => riarc_lambda:spec(),
+                       monitor_opts => riarc:opts(),
                        strategy := receiver | sender,
                        timeout := pos_integer(),
                        modules => [module()],
                        log => fun((pos_integer(), boolean()) -> ok)}.
-%% `until': the predicate on the root's result (undefined: the first recording is kept);
+%% `until': the predicate on the root's result, or `reject' (a reject verdict of the
+%% monitors, `monitor' and `monitor_opts' as for riarc_replay:record/3); undefined: the
+%% first recording is kept;
 %% `log': called after each recording with its number and whether `until' held.
 
 -type demo_result() :: #{status := 0 | 1 | 2,
@@ -58,12 +62,13 @@ commands() ->
        summary => "replay a recording made by record --replayable",
        description => "Runs the system of a recording (record --replayable) again, taking "
                       "the recorded decisions,\nand prints the root's result and the number "
-                      "of events replayed. A replay that cannot\nfollow its recording stops "
-                      "with one sentence (status 1); a corrupt or truncated file is\nbad "
-                      "input (status 2).",
+                      "of events replayed; with --monitors or --props, under riarc's\nmonitoring, "
+                      "printing the verdicts as `riarc run' does (status 1 on a reject).\nA "
+                      "replay that cannot follow its recording stops with one sentence "
+                      "(status 1);\na corrupt or truncated file is bad input (status 2).",
        flags => [#{name => "--timeout", key => timeout, type => {int, 1}, metavar => "MS",
                    default => 60000, help => "give up on the replay after MS milliseconds"}]
-           ++ riarc_cli_args:code_flags(),
+           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags(),
        positionals => [#{key => file, metavar => "FILE", required => true,
                          help => "the recording"}]}].
 
@@ -82,9 +87,14 @@ record_flags() ->
                                      "for the root's Result (see --tries)"},
      #{name => "--tries", key => tries, type => {int, 1}, metavar => "N",
        help => "with --until-result: give up after N recordings (default 20)"},
+     #{name => "--until-reject", key => until_reject, type => {int, 1}, metavar => "N",
+       conflicts => [until_result, tries],
+       help => "with --replayable and --monitors or --props: record up to N times, "
+               "keep the first run with a reject"},
      #{name => "--weave", key => weave, type => atom, metavar => "MOD", repeat => true,
        help => "with --replayable: weave MOD too (default: MOD of -m and the modules with "
-               "debug_info next to it)"}].
+               "debug_info next to it)"}
+     | [F#{help => "with --replayable: " ++ H} || F = #{help := H} <- riarc_cli_monitors:flags()]].
 
 mod_fun(Text) ->
     case string:split(Text, ":") of
@@ -98,16 +108,19 @@ mod_fun(Text) ->
 -spec run([string()]) -> 0 | 1 | 2.
 run(["replay" | Args]) ->
     [Cmd] = commands(),
-    riarc_cli_args:run(Cmd, Args, fun(#{file := File, timeout := T}) ->
+    riarc_cli_args:run(Cmd, Args, fun(O = #{file := File, timeout := T}) ->
         ok = load_user_code(),
-        case riarc_replay:replay(File, #{otp => true, timeout => T}) of
-            {ok, #{result := R, events := N, mfa := {M, F, A}, strategy := St, wall_us := W}} ->
-                io:format("result: ~tp~n", [R]),
-                io:format("replayed ~b events of ~s:~s/~b (~s side), run time ~.1f ms~n",
-                          [N, M, F, length(A), St, W / 1000]),
-                0;
-            {error, Reason} -> failed(Reason)
-        end
+        with_monitors(fun(Msg) -> riarc_cli_args:bad_input(Cmd, Msg) end, O, fun(MOpts) ->
+            case riarc_replay:replay(File, MOpts#{otp => true, timeout => T}) of
+                {ok, Info = #{result := R, events := N, mfa := {M, F, A}, strategy := St, wall_us := W}} ->
+                    Status = verdicts(Info),
+                    io:format("result: ~tp~n", [R]),
+                    io:format("replayed ~b events of ~s:~s/~b (~s side), run time ~.1f ms~n",
+                              [N, M, F, length(A), St, W / 1000]),
+                    Status;
+                {error, Reason} -> failed(Reason)
+            end
+        end)
     end);
 run(_) ->
     fail("give the command replay", 2).
@@ -124,6 +137,51 @@ load_user_code() ->
             B <- filelib:wildcard(filename:join(Dir, "*.beam"))],
     ok.
 
+%%% Monitors ------------------------------------------------------------------------------
+
+%% The run options of --monitors / --props for riarc_replay (none without them), for Fun;
+%% BadInput says what is wrong with them.
+%% riarc_replay monitors where the run runs, in a peer node (otp => true): a property file
+%% is compiled to a temporary directory put on the code path, which the peer gets, and
+%% removed afterwards; a --monitors module is on the path already.
+with_monitors(BadInput, O, Fun) ->
+    case is_map_key(monitors, O) orelse is_map_key(props, O) of
+        false ->
+            Fun(#{});
+        true ->
+            case riarc_cli_monitors:spec_of(O) of
+                {ok, Spec, ROpts} ->
+                    MOpts = #{monitor => Spec, monitor_opts => ROpts#{log => false}},
+                    case O of
+                        #{props := File} -> with_props_on_path(File, fun() -> Fun(MOpts) end);
+                        #{} -> Fun(MOpts)
+                    end;
+                {error, Msg} ->
+                    BadInput(Msg)
+            end
+    end.
+
+with_props_on_path(File, Fun) ->
+    Dir = filename:join(os:getenv("TMPDIR", "/tmp"),
+                        lists:flatten(io_lib:format("riarc-props-~s-~b",
+                                                    [os:getpid(), erlang:unique_integer([positive])]))),
+    ok = file:make_dir(Dir),
+    try
+        {ok, Beam} = riarc_shml:compile_file(File, Dir),
+        true = code:add_patha(Dir),
+        try Fun()
+        after
+            _ = code:del_path(Dir),
+            _ = file:delete(Beam)
+        end
+    after
+        _ = file:del_dir(Dir)
+    end.
+
+%% The verdicts of a monitored run, as `run' prints them; its status (0 unmonitored).
+verdicts(#{monitoring := Mon}) -> riarc_cli_report:result(Mon, #{});
+verdicts(#{}) -> 0.
+
 %%% record --replayable ------------------------------------------------------------------
 
 %% @doc `record --replayable' with the options riarc_cli_args parsed (riarc_offline_cli
@@ -132,32 +190,46 @@ load_user_code() ->
 record(Opts = #{module := M, function := F, args := A, out := Out, timeout := T}) ->
     case predicate(Opts) of
         {ok, Until} ->
-            Tries = maps:get(tries, Opts, ?DEFAULT_TRIES),
+            Tries = maps:get(tries, Opts, maps:get(until_reject, Opts, ?DEFAULT_TRIES)),
             HOpts0 = #{tries => Tries, until => Until, timeout => T,
                        strategy => maps:get(strategy, Opts, receiver),
                        log => fun(K, Held) -> log_try(K, Tries, Until, Held) end},
-            HOpts = case Opts of
-                        #{weave := Ws} -> HOpts0#{modules => lists:usort([M | riarc_replay:default_modules(M)] ++ Ws)};
-                        #{} -> HOpts0
-                    end,
-            case hunt({M, F, A}, Out, HOpts) of
-                {found, _K, #{events := N, bytes := B}} ->
-                    io:format("recorded ~b events (~b bytes) to ~ts~n", [N, B, Out]),
-                    0;
-                {none, K} ->
-                    fail(io_lib:format("none of ~b recordings satisfied ~s; nothing written to ~ts",
-                                       [K, show_pred(Until), Out]), 1);
-                {error, Reason} -> failed(Reason)
-            end;
+            HOpts1 = case Opts of
+                         #{weave := Ws} -> HOpts0#{modules => lists:usort([M | riarc_replay:default_modules(M)] ++ Ws)};
+                         #{} -> HOpts0
+                     end,
+            with_monitors(fun(Msg) -> fail(Msg, 2) end, Opts, fun(MOpts) ->
+                case hunt({M, F, A}, Out, maps:merge(HOpts1, MOpts)) of
+                    {found, _K, Info = #{events := N, bytes := B}} ->
+                        Status = verdicts(Info),
+                        io:format("recorded ~b events (~b bytes) to ~ts~n", [N, B, Out]),
+                        Status;
+                    {none, K, Statuses} when Until =:= reject ->
+                        %% Every run was checked and none was rejected: nothing to keep,
+                        %% and (as for `run') status 0 only if every verdict was accepted.
+                        io:format(standard_error, "riarc: none of ~b recordings was rejected; "
+                                  "nothing written to ~ts~n", [K, Out]),
+                        lists:max([0 | Statuses]);
+                    {none, K, _} ->
+                        fail(io_lib:format("none of ~b recordings satisfied ~s; nothing written to ~ts",
+                                           [K, show_pred(Until), Out]), 1);
+                    {error, Reason} -> failed(Reason)
+                end
+            end);
         {error, Msg} -> fail(Msg, 2)
     end.
 
 %% The flags that only mean something together are checked here: the parser knows
 %% conflicts, not dependencies.
 predicate(Opts) ->
+    Monitored = is_map_key(monitors, Opts) orelse is_map_key(props, Opts),
     case Opts of
         #{tries := _} when not is_map_key(until_result, Opts) ->
             {error, "--tries needs --until-result"};
+        #{until_reject := _} when not Monitored ->
+            {error, "--until-reject needs --monitors or --props"};
+        #{until_reject := _} ->
+            {ok, reject};
         #{until_result := {PM, PF}} ->
             _ = code:ensure_loaded(PM),
             case erlang:function_exported(PM, PF, 1) of
@@ -170,6 +242,9 @@ predicate(Opts) ->
 
 log_try(_K, _Tries, undefined, _Held) ->
     ok;
+log_try(K, Tries, reject, Held) ->
+    io:format("recording ~b of ~b: ~s~n",
+              [K, Tries, case Held of true -> "rejected"; false -> "no reject" end]);
 log_try(K, Tries, Until, Held) ->
     io:format("recording ~b of ~b: result ~s ~s~n",
               [K, Tries, case Held of true -> "satisfies"; false -> "does not satisfy" end,
@@ -181,25 +256,22 @@ show_pred({M, F}) -> io_lib:format("~s:~s/1", [M, F]).
 %% result satisfies `until' (the first recording, when `until' is undefined). When none
 %% did, File is removed: a recording left there would be one without the property.
 -spec hunt({module(), atom(), list()}, file:filename(), hunt_opts()) ->
-    {found, pos_integer(), riarc_replay:info()} | {none, pos_integer()} | {error, term()}.
+    {found, pos_integer(), riarc_replay:info()} | {none, pos_integer(), [0 | 1 | 2]} | {error, term()}.
 hunt(MFA, File, Opts = #{tries := Tries}) ->
-    hunt(MFA, File, Opts, 1, Tries).
+    hunt(MFA, File, Opts, 1, Tries, []).
 
-hunt(_MFA, File, _Opts, K, Tries) when K > Tries ->
+hunt(_MFA, File, _Opts, K, Tries, Statuses) when K > Tries ->
     _ = file:delete(File),
-    {none, Tries};
-hunt(MFA, File, Opts = #{until := Until, strategy := St, timeout := T}, K, Tries) ->
-    ROpts0 = #{otp => true, strategy => St, timeout => T},
-    ROpts = case Opts of
-                #{modules := Ms} -> ROpts0#{modules => Ms};
-                #{} -> ROpts0
-            end,
+    {none, Tries, Statuses};
+hunt(MFA, File, Opts = #{until := Until, strategy := St, timeout := T}, K, Tries, Statuses) ->
+    ROpts = maps:merge(#{otp => true, strategy => St, timeout => T},
+                       maps:with([modules, monitor, monitor_opts], Opts)),
     case riarc_replay:record(MFA, File, ROpts) of
-        {ok, Info = #{result := R}} ->
+        {ok, Info} ->
             Log = maps:get(log, Opts, fun(_, _) -> ok end),
-            case holds(Until, R) of
+            case holds(Until, Info) of
                 {ok, true} -> Log(K, true), {found, K, Info};
-                {ok, _} -> Log(K, false), hunt(MFA, File, Opts, K + 1, Tries);
+                {ok, _} -> Log(K, false), hunt(MFA, File, Opts, K + 1, Tries, [status_of(Info) | Statuses]);
                 {error, _} = E -> _ = file:delete(File), E
             end;
         %% A failed recording writes nothing, so FILE may still hold an earlier try's
@@ -211,11 +283,17 @@ hunt(MFA, File, Opts = #{until := Until, strategy := St, timeout := T}, K, Tries
             E
     end.
 
+%% A monitored run's status as `run' gives it (riarc_result:status/1); 0 unmonitored.
+status_of(#{monitoring := Mon}) -> riarc_result:status(Mon);
+status_of(#{}) -> 0.
+
 %% Anything but `true' is "does not hold"; a predicate that raises is the user's bug, an
 %% error rather than a miss (hunting on would only repeat it).
-holds(undefined, _Result) ->
+holds(undefined, _Info) ->
     {ok, true};
-holds({M, F}, Result) ->
+holds(reject, #{monitoring := Mon}) ->
+    {ok, riarc_replay_monitor:rejected(Mon)};
+holds({M, F}, #{result := Result}) ->
     try {ok, M:F(Result)}
     catch Class:Why -> {error, {predicate, {M, F}, Class, Why}}
     end.
@@ -255,7 +333,7 @@ demo_step(File) ->
                 [Reason | _] ->
                     #{status => failed(Reason), recorded => Rec}
             end;
-        {{none, K}, _} ->
+        {{none, K, _}, _} ->
             io:format("  none of ~b recordings hit the race; run the demo again~n", [K]),
             #{status => 1};
         {{error, Reason}, _} ->
@@ -308,10 +386,12 @@ status({riarc_replay, {timeout, _, _}}) -> 1;
 status({riarc_replay, {deadlock, _}}) -> 1;
 status({riarc_replay, {peer, _}}) -> 1;
 status({riarc_replay, {controller_crashed, _}}) -> 1;
+status({riarc_replay_monitor, _}) -> 1;
 status(_) -> 2.
 
 sentence({diverged, _, _, _} = D) -> "the replay diverged: " ++ riarc_replay:format_error(D);
 sentence({riarc_replay, R}) -> riarc_replay:format_error(R);
+sentence({Mod, _} = E) when is_atom(Mod), Mod =/= predicate -> riarc:format_error(E);
 sentence({predicate, {M, F}, Class, Why}) ->
     io_lib:format("the predicate ~s:~s/1 raised ~s:~0tp", [M, F, Class, Why]).
 

@@ -22,9 +22,11 @@
 -export([record/3, replay/2, instrument/1, restore/1, default_modules/1, format_error/1]).
 %% Called in the peer node.
 -export([run_local/4]).
+%% The root of a monitored run (riarc_replay_monitor).
+-export([controller/5]).
 -export_type([opts/0, info/0, error_reason/0]).
 
--define(OTP_MODULES, [proc_lib, gen, gen_server, supervisor]).
+-define(OTP_MODULES, [proc_lib, gen, gen_server, gen_statem, supervisor]).
 -define(DEFAULT_TIMEOUT, 60000).
 -define(DEFAULT_STALL, 1000).
 
@@ -34,11 +36,14 @@
                   stall => pos_integer(),
                   vm => local | peer,
                   otp => boolean(),
-                  max_bytes => pos_integer()}.
+                  max_bytes => pos_integer(),
+                  monitor => riarc_lambda:spec(),
+                  monitor_opts => riarc:opts()}.
 -type info() :: #{result := term(), events := non_neg_integer(), bytes := non_neg_integer(),
                   processes := non_neg_integer(), strategy := receiver | sender,
                   file := file:filename_all(), mfa := mfa_args(), modules := [module()],
-                  wall_us := non_neg_integer()}.
+                  wall_us := non_neg_integer(),
+                  monitoring => riarc:result()}.
 -type mfa_args() :: {module(), atom(), list()}.
 -type error_reason() :: {bad_option, term()}
                       | {corrupt, file:filename_all(), non_neg_integer(), term()}
@@ -62,9 +67,9 @@ record(MFA = {M, F, A}, File, Opts) when is_atom(M), is_atom(F), is_list(A), is_
                    end,
             Header = #{mfa => MFA, modules => Mods, strategy => maps:get(strategy, Opts, receiver)},
             case execute(record, Header, [], Opts) of
-                {ok, Result, Streams, Wall} ->
+                {ok, Result, Streams, Wall, Mon} ->
                     case riarc_replay_file:write(File, Header, Streams) of
-                        {ok, Bytes} -> {ok, info(Header, Result, Streams, Bytes, File, Wall)};
+                        {ok, Bytes} -> {ok, info(Header, Result, Streams, Bytes, File, Wall, Mon)};
                         {error, {riarc_replay_file, R}} -> {error, {?MODULE, R}}
                     end;
                 Error ->
@@ -86,9 +91,9 @@ replay(File, Opts) when is_map(Opts) ->
             case riarc_replay_file:read(File, maps:get(max_bytes, Opts, 1 bsl 30)) of
                 {ok, Header, Streams} ->
                     case execute(replay, Header, Streams, Opts) of
-                        {ok, Result, _, Wall} ->
+                        {ok, Result, _, Wall, Mon} ->
                             Bytes = filelib:file_size(File),
-                            {ok, info(Header, Result, Streams, Bytes, File, Wall)};
+                            {ok, info(Header, Result, Streams, Bytes, File, Wall, Mon)};
                         Error ->
                             Error
                     end;
@@ -98,6 +103,11 @@ replay(File, Opts) when is_map(Opts) ->
         Error ->
             Error
     end.
+
+info(Header, Result, Streams, Bytes, File, Wall, none) ->
+    info(Header, Result, Streams, Bytes, File, Wall);
+info(Header, Result, Streams, Bytes, File, Wall, Mon) ->
+    (info(Header, Result, Streams, Bytes, File, Wall))#{monitoring => Mon}.
 
 info(#{mfa := MFA, modules := Mods, strategy := St}, Result, Streams, Bytes, File, Wall) ->
     #{result => Result, events => lists:sum([byte_size(E) div 9 || {_, _, E, _} <- Streams]),
@@ -118,6 +128,10 @@ good_opt(stall, T) -> is_integer(T) andalso T > 0;
 good_opt(vm, V) -> V =:= local orelse V =:= peer;
 good_opt(otp, B) -> is_boolean(B);
 good_opt(max_bytes, B) -> is_integer(B) andalso B > 0;
+%% Checked where the run runs (riarc:run/3 there): a Spec module may be on the peer's
+%% code path only.
+good_opt(monitor, S) -> is_atom(S) orelse is_function(S, 1);
+good_opt(monitor_opts, O) -> is_map(O) andalso not is_map_key(timeout, O);
 good_opt(_, _) -> false.
 
 %% @doc The modules record/3 weaves when Opts has no `modules': M and every module in the
@@ -217,7 +231,7 @@ execute(Mode, Header, Streams, Opts) ->
 %% @private The run in this VM: weave, run, restore (in a peer there is nothing to
 %% restore: the node goes away).
 -spec run_local(record | replay, riarc_replay_file:header(), [riarc_replay_file:stream()], opts()) ->
-    {ok, term(), [riarc_replay_file:stream()], non_neg_integer()} | {error, term()}.
+    {ok, term(), [riarc_replay_file:stream()], non_neg_integer(), none | riarc:result()} | {error, term()}.
 run_local(Mode, Header = #{modules := Mods}, Streams, Opts) ->
     Otp = case maps:get(otp, Opts, false) of
               true -> instrument_new(?OTP_MODULES);
@@ -261,14 +275,27 @@ in_peer(Mode, Header, Streams, Opts) ->
         Class:Why -> {error, {?MODULE, {peer, {Class, Why}}}}
     end.
 
+%% Monitored (`monitor'): riarc runs the controller as the root of the system it
+%% monitors, so that every process of the run is traced from its spawn on; the run's
+%% processes, the controller's monitors and messages are the same as unmonitored.
+control(Mode, #{mfa := MFA, strategy := St}, Streams, Opts = #{monitor := Spec}) ->
+    MOpts = (maps:get(monitor_opts, Opts, #{}))#{timeout => maps:get(timeout, Opts, ?DEFAULT_TIMEOUT) + 30000},
+    case riarc_replay_monitor:run({?MODULE, controller, [Mode, MFA, St, Streams, Opts]}, Spec, MOpts) of
+        {ok, {ok, Result, Streams1, Wall}, Mon} -> {ok, Result, Streams1, Wall, Mon};
+        {ok, Error, _Mon} -> Error;
+        {error, _} = Error -> Error
+    end;
 %% The run's controller is a process of its own: stray messages of a run die with it.
 control(Mode, #{mfa := MFA, strategy := St}, Streams, Opts) ->
     Caller = self(),
     {Pid, Ref} = spawn_monitor(fun() -> Caller ! {riarc_rr_result, self(), controller(Mode, MFA, St, Streams, Opts)} end),
     receive
-        {riarc_rr_result, Pid, R} ->
+        {riarc_rr_result, Pid, {ok, Result, Streams1, Wall}} ->
             erlang:demonitor(Ref, [flush]),
-            R;
+            {ok, Result, Streams1, Wall, none};
+        {riarc_rr_result, Pid, Error} ->
+            erlang:demonitor(Ref, [flush]),
+            Error;
         {'DOWN', Ref, process, Pid, Other} ->
             {error, {?MODULE, {controller_crashed, Other}}}
     end.
@@ -283,6 +310,10 @@ control(Mode, #{mfa := MFA, strategy := St}, Streams, Opts) ->
             last = none :: none | {integer(), #{pid() => integer()}},
             t0 :: integer()}).
 
+%% @private The run's controller: starts the root, follows the run's processes, the
+%% watchdog; returns the root's value and (recording) the streams.
+-spec controller(record | replay, mfa_args(), receiver | sender, [riarc_replay_file:stream()], opts()) ->
+    {ok, term(), [riarc_replay_file:stream()], non_neg_integer()} | {error, term()}.
 controller(Mode, MFA, St, Streams, Opts) ->
     Tab = ets:new(riarc_replay_run, [public, set, {write_concurrency, true}, {read_concurrency, true}]),
     true = ets:insert(Tab, [{'$next_idx', 0}, {{lid, 0}, []}]),
@@ -361,6 +392,10 @@ tick(C = #c{live = Live, progress = Progress, last = Last, stall = Stall}) ->
                 {_, _, undefined, record} ->
                     next_tick(C, Sig, Stall);
                 {_, _, _, _} ->
+                    %% What still waits has not written its last events (riarc_replay_rt
+                    %% writes when a process ends or is ended, not when it blocks).
+                    _ = C#c.mode =:= record andalso
+                        [riarc_replay_rt:salvage(P) || P <- maps:keys(Live)],
                     kill_all(C),
                     {done, C#c{live = #{}}}
             end;

@@ -32,7 +32,7 @@
 -define(MAX_SIDE, (1 bsl 26)).
 -define(MAX_FILE, (1 bsl 30)).
 %% Event types a recording may hold (see riarc_replay_rt), with or without the side bit.
--define(TYPES, [1, 2, 3, 4, 5, 16, 17, 18, 19, 20, 21, 22, 23]).
+-define(TYPES, [1, 2, 3, 4, 5, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25]).
 
 -type header() :: #{mfa := {module(), atom(), list()}, modules := [module()],
                     strategy := receiver | sender}.

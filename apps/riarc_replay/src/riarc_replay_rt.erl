@@ -8,8 +8,9 @@
 %% Each process appends fixed 9-byte records (1-byte type, 8-byte data) to its own
 %% stream; values that do not fit in 8 bytes go to the process's side table and the data
 %% is their index there. Streams are written to the run's ETS table in chunks: every 256
-%% events, whenever the process is about to block in a receive (so a process killed while
-%% it waits has written everything it did), and when it ends. The event types are listed
+%% events and when the process ends; a process that waits when it is ended by another
+%% (the controller at the end of the run, a woven exit/2, the exit of a linked process)
+%% has its pending events written by that one first (salvage/1). The event types are listed
 %% in docs/replay.md.
 %% ```
 %% 1> riarc_replay_rt:active().
@@ -24,9 +25,11 @@
 -export([active/0, send/2, send/3, recv/2, spawn/3, ets/2,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1,
          timestamp/0, now/0, uniform/0, uniform/1, unique_integer/0, unique_integer/1,
-         make_ref/0]).
+         make_ref/0, send_after/3, send_after/4, start_timer/3, start_timer/4,
+         cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
+         timer_send_after/2, timer_send_after/3, timer_cancel/1, exit_signal/2]).
 %% Used by the run controller (riarc_replay) and as spawn entry points.
--export([start_root/2, child/2, event_name/1, format_error/1]).
+-export([start_root/2, child/2, event_name/1, format_error/1, salvage/1]).
 -export_type([run/0, error_reason/0, event/0]).
 
 -define(KEY, '$riarc_rr').
@@ -50,6 +53,8 @@
 -define(EV_RAND_INT, 21).
 -define(EV_UNIQUE, 22).
 -define(EV_REF, 23).        % data: the ordinal of this ref among the process's refs
+-define(EV_TIMER, 24).      % cancel_timer/read_timer: ms left, -1 for false
+-define(EV_DELAY, 25).      % an absolute timer's delay in ms, from its start
 -define(SIDE, 16#80).
 
 -type event() :: {0..255, integer()}.
@@ -192,9 +197,29 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, _Ver}, What) ->
                     {M, F, A} -> apply(M, F, A);
                     Fun -> Fun()
                 end
-            after
-                finish()
+            of
+                Value -> finish(), Value
+            catch
+                exit:normal:St ->
+                    finish(),
+                    erlang:raise(exit, normal, St);
+                Class:Reason:St ->
+                    %% This exit kills the linked processes that do not trap exits.
+                    finish(),
+                    ok = salvage_links(),
+                    erlang:raise(Class, Reason, St)
             end
+    end.
+
+salvage_links() ->
+    case get(?KEY) of
+        #rr{mode = record, tab = Tab} ->
+            {links, Ls} = erlang:process_info(self(), links),
+            _ = [salvage_tree(L, Tab) || L <- Ls, is_pid(L), ets:member(Tab, L),
+                                         erlang:process_info(L, trap_exit) =:= {trap_exit, false}],
+            ok;
+        _ ->
+            ok
     end.
 
 %% Recording: the last chunk. Replay: a process that ends with events left did less than
@@ -226,12 +251,65 @@ record_side(T, Value, S = #rr{side = Side, nside = NS}) ->
 %% Writes the pending events as the next chunk of the process's stream.
 flush(S = #rr{n = 0}, false) ->
     S;
-flush(S = #rr{tab = Tab, idx = Idx, buf = Buf, chunk = C, side = Side}, _Last) ->
-    true = ets:insert(Tab, {{chunk, Idx, C}, iolist_to_binary(lists:reverse(Buf)),
-                            lists:reverse(Side)}),
-    S1 = S#rr{buf = [], n = 0, chunk = C + 1, side = []},
+flush(S, _Last) ->
+    S1 = write_chunk(S),
     put(?KEY, S1),
     S1.
+
+write_chunk(S = #rr{tab = Tab, idx = Idx, buf = Buf, chunk = C, side = Side}) ->
+    true = ets:insert(Tab, {{chunk, Idx, C}, iolist_to_binary(lists:reverse(Buf)),
+                            lists:reverse(Side)}),
+    S#rr{buf = [], n = 0, chunk = C + 1, side = []}.
+
+%% @doc Writes the pending events of Pid, a process of a recording run, as its next
+%% chunk, from a copy of its state: a process does not write when it blocks (that would
+%% cost a table write per receive), so whatever ends a waiting process writes for it
+%% first: the controller at the end of the run, a woven `exit/2' (exit_signal/2), a
+%% process of the run that ends abnormally for the processes its exit kills. If Pid runs
+%% on and writes that chunk itself, its write holds the same events and more and
+%% replaces this one. Race: a process killed while running loses the events since it was
+%% copied (see docs/replay.md).
+-spec salvage(pid()) -> ok.
+salvage(Pid) ->
+    case erlang:process_info(Pid, dictionary) of
+        {dictionary, D} ->
+            case lists:keyfind(?KEY, 1, D) of
+                {_, S = #rr{mode = record, n = N}} when N > 0 -> _ = write_chunk(S), ok;
+                _ -> ok
+            end;
+        undefined ->
+            ok
+    end.
+
+%% Salvages Pid and, since an exit signal that kills Pid kills its links in turn, every
+%% process of the run linked to it (transitively) that does not trap exits.
+salvage_tree(Pid, Tab) ->
+    salvage_tree([Pid], Tab, #{}).
+
+salvage_tree([], _Tab, _Seen) ->
+    ok;
+salvage_tree([P | Ps], Tab, Seen) when is_map_key(P, Seen) ->
+    salvage_tree(Ps, Tab, Seen);
+salvage_tree([P | Ps], Tab, Seen) ->
+    ok = salvage(P),
+    Next = case erlang:process_info(P, links) of
+               {links, Ls} -> [L || L <- Ls, is_pid(L), not is_map_key(L, Seen), ets:member(Tab, L),
+                                    erlang:process_info(L, trap_exit) =:= {trap_exit, false}];
+               undefined -> []
+           end,
+    salvage_tree(Next ++ Ps, Tab, Seen#{P => true}).
+
+%% @doc Woven `exit(Pid, Reason)' (erlang:exit/2): in a recording, the target's pending
+%% events (and those of the links its exit takes along) are written before the signal.
+-spec exit_signal(pid() | port(), term()) -> true.
+exit_signal(To, Reason) ->
+    _ = case get(?KEY) of
+            #rr{mode = record, tab = Tab} when is_pid(To), Reason =/= normal ->
+                ets:member(Tab, To) andalso salvage_tree(To, Tab);
+            _ ->
+                ok
+        end,
+    erlang:exit(To, Reason).
 
 %% The next event of a replaying process, or eos at the end of its stream.
 next_event(#rr{stream = Stream, pos = Pos}) when Pos + 9 =< byte_size(Stream) ->
@@ -276,8 +354,8 @@ event_name({?EV_RECV_EXT, _}) -> receive_unwrapped_message;
 event_name({?EV_TIMEOUT, _}) -> receive_timeout;
 event_name({?EV_SEND, V}) -> {send, {version, V}};
 event_name({?EV_ETS, V}) -> {ets, {turn, V}};
-event_name({T, _}) when T >= ?EV_MONO, T =< ?EV_REF -> {value, value_name(T)};
-event_name({T, _}) when T > ?SIDE, T band 16#7f >= ?EV_MONO, T band 16#7f =< ?EV_REF ->
+event_name({T, _}) when T >= ?EV_MONO, T =< ?EV_DELAY -> {value, value_name(T)};
+event_name({T, _}) when T > ?SIDE, T band 16#7f >= ?EV_MONO, T band 16#7f =< ?EV_DELAY ->
     {value, value_name(T band 16#7f)};
 event_name({T, D}) -> {unknown_event, T, D}.
 
@@ -288,7 +366,9 @@ value_name(?EV_NOW) -> now;
 value_name(?EV_RAND_FLOAT) -> uniform;
 value_name(?EV_RAND_INT) -> uniform;
 value_name(?EV_UNIQUE) -> unique_integer;
-value_name(?EV_REF) -> make_ref.
+value_name(?EV_REF) -> make_ref;
+value_name(?EV_TIMER) -> timer_left;
+value_name(?EV_DELAY) -> timer_delay.
 
 %%% Send ---------------------------------------------------------------------------------
 
@@ -385,19 +465,14 @@ plain_recv(F, Timeout) ->
         '$riarc_rr_timeout' -> '$riarc_rr_timeout'
     end.
 
-%% A first look without waiting; only if the process is about to block are its pending
-%% events written out (see the moduledoc), then the real wait.
+%% The process blocks with its pending events in its own state: whoever ends it while it
+%% waits writes them first (salvage/1).
 record_recv(F, Timeout, S) ->
-    R = case F(rec, none, 0) of
-            '$riarc_rr_timeout' when Timeout =/= 0 ->
-                _ = flush(S, false),
-                F(rec, none, Timeout);
-            R0 ->
-                R0
-        end,
-    S1 = get(?KEY),
+    R = F(rec, none, Timeout),
+    S1 = S,
     case R of
         {K, Sender, Seq, V} ->
+            fired(V, S1),
             put(?KEY, record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1)),
             {K, V};
         {K, ext, V} ->
@@ -419,6 +494,7 @@ replay_recv(F, Timeout, S) ->
             %% own clauses must still take it.
             V = receive {'$riarc_rr', Sender, Seq, Msg} -> Msg end,
             erase(?WAIT),
+            fired(V, S1),
             case F(match, V, 0) of
                 0 -> diverge(S1, {receive_message, sender_lid(Sender, S1), Seq}, {no_clause_matches, V});
                 K -> {K, V}
@@ -551,10 +627,7 @@ versioned_record(F, Deadline, S) ->
                        infinity -> infinity;
                        _ -> max(0, Deadline - erlang:monotonic_time(millisecond))
                    end,
-            S1 = case Left of
-                     0 -> S;
-                     _ -> flush(S, false)
-                 end,
+            S1 = S,
             case F(ver, none, Left) of
                 {ver, V, M} ->
                     versioned_record(F, Deadline, add_versioned(V, M, S1));
@@ -744,3 +817,178 @@ wait_turn(Ref, V, Spins) ->
             receive after 1 -> ok end,
             wait_turn(Ref, V, Spins + 1)
     end.
+
+%%% Timers -------------------------------------------------------------------------------
+
+%% A timer's message is a message from the process that started the timer: on the
+%% receiver side it is wrapped when the timer starts, with the starter's next sequence
+%% number for the receiver, so the receive that takes it records RECV(starter, seq) and
+%% the replay takes exactly that message, whether the timer fires before or after the
+%% messages it raced with. start_timer's message {timeout, TRef, Msg} holds its ref: the
+%% woven start_timer makes the ref itself, sends the wrapped message with send_after and
+%% keeps ref -> real timer in the run's table (until the message is received), so that
+%% cancel_timer and read_timer reach the real timer. Whether a cancel came in time is
+%% recorded (TIMER); a replay cancels only when the recording did (had the timer fired in
+%% the recording, its message is one a recorded receive may take). An absolute timer's
+%% delay is recorded (DELAY): the program's time values are the recording's, not this
+%% VM's. Sender side: timer messages are plain (RECV_EXT), as are timers to names and
+%% to processes outside the run.
+
+%% @doc Woven `erlang:send_after/3'.
+-spec send_after(non_neg_integer(), pid() | atom(), term()) -> reference().
+send_after(T, Dest, Msg) ->
+    send_after(T, Dest, Msg, []).
+
+%% @doc Woven `erlang:send_after/4'.
+-spec send_after(integer(), pid() | atom(), term(), list()) -> reference().
+send_after(T, Dest, Msg, Opts) ->
+    case get(?KEY) of
+        undefined ->
+            erlang:send_after(T, Dest, Msg, Opts);
+        _ ->
+            D = delay(T, Opts),
+            case timer_peer(Dest) of
+                false -> erlang:send_after(D, Dest, Msg);
+                {Pid, Info, S} -> erlang:send_after(D, Pid, wrap(Pid, Info, Msg, S))
+            end
+    end.
+
+%% @doc Woven `erlang:start_timer/3'.
+-spec start_timer(non_neg_integer(), pid() | atom(), term()) -> reference().
+start_timer(T, Dest, Msg) ->
+    start_timer(T, Dest, Msg, []).
+
+%% @doc Woven `erlang:start_timer/4'.
+-spec start_timer(integer(), pid() | atom(), term(), list()) -> reference().
+start_timer(T, Dest, Msg, Opts) ->
+    case get(?KEY) of
+        undefined ->
+            erlang:start_timer(T, Dest, Msg, Opts);
+        _ ->
+            D = delay(T, Opts),
+            case timer_peer(Dest) of
+                false ->
+                    erlang:start_timer(D, Dest, Msg);
+                {Pid, Info, S = #rr{tab = Tab}} ->
+                    Ref = erlang:make_ref(),
+                    Real = erlang:send_after(D, Pid, wrap(Pid, Info, {timeout, Ref, Msg}, S)),
+                    true = ets:insert(Tab, {{timer, Ref}, Real}),
+                    Ref
+            end
+    end.
+
+%% @doc Woven `erlang:cancel_timer/1'.
+-spec cancel_timer(reference()) -> non_neg_integer() | false.
+cancel_timer(Ref) ->
+    cancel_timer(Ref, []).
+
+%% @doc Woven `erlang:cancel_timer/2'. With `{async, true}' the result is a plain
+%% message and nothing is recorded.
+-spec cancel_timer(reference(), list()) -> non_neg_integer() | false | ok.
+cancel_timer(Ref, Opts) ->
+    case get(?KEY) of
+        undefined ->
+            erlang:cancel_timer(Ref, Opts);
+        S ->
+            Real = real_timer(Ref, S),
+            case proplists:get_value(async, Opts, false) of
+                true ->
+                    erlang:cancel_timer(Real, Opts);
+                false ->
+                    Left = timer_value(fun() -> erlang:cancel_timer(Real) end, S),
+                    %% Replay: cancel when the recording's cancel came in time.
+                    _ = S#rr.mode =:= replay andalso Left =/= false andalso erlang:cancel_timer(Real),
+                    _ = Left =/= false andalso ets:delete(S#rr.tab, {timer, Ref}),
+                    case proplists:get_value(info, Opts, true) of
+                        true -> Left;
+                        false -> ok
+                    end
+            end
+    end.
+
+%% @doc Woven `erlang:read_timer/1'.
+-spec read_timer(reference()) -> non_neg_integer() | false.
+read_timer(Ref) ->
+    read_timer(Ref, []).
+
+%% @doc Woven `erlang:read_timer/2' (with `{async, true}': not recorded, as cancel_timer/2).
+-spec read_timer(reference(), list()) -> non_neg_integer() | false | ok.
+read_timer(Ref, Opts) ->
+    case get(?KEY) of
+        undefined ->
+            erlang:read_timer(Ref, Opts);
+        S ->
+            Real = real_timer(Ref, S),
+            case proplists:get_value(async, Opts, false) of
+                true -> erlang:read_timer(Real, Opts);
+                false -> timer_value(fun() -> erlang:read_timer(Real) end, S)
+            end
+    end.
+
+%% @doc Woven `timer:send_after/2'.
+-spec timer_send_after(non_neg_integer(), term()) -> {ok, term()} | {error, term()}.
+timer_send_after(T, Msg) ->
+    timer_send_after(T, self(), Msg).
+
+%% @doc Woven `timer:send_after/3': a local timer is erlang:send_after (as in timer
+%% itself), woven; anything else goes to the timer server, a plain message.
+-spec timer_send_after(non_neg_integer(), pid() | atom() | {atom(), node()}, term()) ->
+    {ok, term()} | {error, term()}.
+timer_send_after(T, Dest, Msg) when is_integer(T), T > 0, is_pid(Dest), node(Dest) =:= node() ->
+    case get(?KEY) of
+        undefined -> timer:send_after(T, Dest, Msg);
+        _ -> {ok, {send_local, send_after(T, Dest, Msg)}}
+    end;
+timer_send_after(0, Dest, Msg) when is_pid(Dest); is_atom(Dest) ->
+    case get(?KEY) of
+        undefined -> timer:send_after(0, Dest, Msg);
+        _ -> _ = send(Dest, Msg), {ok, {instant, erlang:make_ref()}}
+    end;
+timer_send_after(T, Dest, Msg) ->
+    timer:send_after(T, Dest, Msg).
+
+%% @doc Woven `timer:cancel/1'.
+-spec timer_cancel(term()) -> {ok, cancel} | {error, term()}.
+timer_cancel({send_local, Ref}) when is_reference(Ref) ->
+    case get(?KEY) of
+        undefined -> timer:cancel({send_local, Ref});
+        _ -> _ = cancel_timer(Ref), {ok, cancel}
+    end;
+timer_cancel(TRef) ->
+    timer:cancel(TRef).
+
+%% The receiver, on the receiver side only (see above).
+timer_peer(Dest) ->
+    case get(?KEY) of
+        S = #rr{strategy = receiver} -> peer(Dest, S);
+        _ -> false
+    end.
+
+%% The timer's delay from now: relative as given; absolute (`{abs, true}') recorded,
+%% since the program's time values in a replay are the recording's.
+delay(T, Opts) ->
+    case proplists:get_value(abs, Opts, false) of
+        false -> T;
+        true -> value(?EV_DELAY, fun() -> max(0, T - erlang:monotonic_time(millisecond)) end,
+                      fun int/1, fun id/1)
+    end.
+
+real_timer(Ref, #rr{tab = Tab}) when is_reference(Ref) ->
+    case ets:lookup(Tab, {timer, Ref}) of
+        [{_, Real}] -> Real;
+        [] -> Ref
+    end;
+real_timer(Ref, _S) ->
+    Ref.
+
+%% cancel_timer/read_timer's result: ms left, or false (-1 in the event).
+timer_value(Fun, _S) ->
+    value(?EV_TIMER, Fun, fun(false) -> {ok, -1}; (N) -> int(N) end,
+          fun(-1) -> false; (N) -> N end).
+
+%% A start_timer message was taken: its ref no longer needs its real timer (a later
+%% cancel_timer of it finds nothing, as for a timer that fired).
+fired({timeout, Ref, _}, #rr{tab = Tab}) when is_reference(Ref) ->
+    ets:delete(Tab, {timer, Ref});
+fired(_, _) ->
+    true.

@@ -111,6 +111,7 @@ walk({call, L, {atom, _, F}, Args} = C, N0, Ctx = #{local := Local}) ->
         false ->
             {Args1, N1} = walk(Args, N0, Ctx),
             case {lists:member({F, Arity}, ?SPAWNS), lists:member({F, Arity}, ?AUTO_VALUES)} of
+                _ when F =:= exit, Arity =:= 2 -> {rt(L, exit_signal, Args1), N1};
                 {true, _} -> {spawn_call(L, F, Args1), N1};
                 {_, true} -> {rt(L, F, Args1), N1};
                 _ -> walk_call(C, N0, Ctx)
@@ -140,12 +141,20 @@ walk_call({call, L, F, Args}, N0, Ctx) ->
 
 remote(erlang, send, 2) -> {rt, send};
 remote(erlang, send, 3) -> {rt, send};
+remote(erlang, exit, 2) -> {rt, exit_signal};
+remote(erlang, F, A) when F =:= send_after, A =:= 3 orelse A =:= 4;
+                         F =:= start_timer, A =:= 3 orelse A =:= 4;
+                         F =:= cancel_timer, A =:= 1 orelse A =:= 2;
+                         F =:= read_timer, A =:= 1 orelse A =:= 2 ->
+    {rt, F};
 remote(erlang, F, A) ->
     case {lists:member({F, A}, ?SPAWNS), lists:member({F, A}, ?ERLANG_VALUES)} of
         {true, _} -> {spawn, F};
         {_, true} -> {rt, F};
         _ -> keep
     end;
+remote(timer, send_after, A) when A =:= 2; A =:= 3 -> {rt, timer_send_after};
+remote(timer, cancel, 1) -> {rt, timer_cancel};
 remote(os, timestamp, 0) -> {rt, timestamp};
 remote(rand, uniform, A) when A =< 1 -> {rt, uniform};
 remote(ets, F, A) ->

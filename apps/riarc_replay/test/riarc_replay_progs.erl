@@ -10,7 +10,7 @@
 -compile({nowarn_deprecated_function, [{erlang, now, 0}]}).
 
 -export([race/2, sender/3, timeouts/1, ets_race/2, values/0, tree/1, variant/1,
-         selective/1, mixed/2]).
+         selective/1, mixed/2, timers/1, timer_sender/2]).
 
 %% @doc N senders send M messages each to this process, which returns the arrival order.
 -spec race(pos_integer(), pos_integer()) -> [{pos_integer(), pos_integer()}].
@@ -137,3 +137,40 @@ mixed(N, Work) ->
          {res, I} -> {res, I};
          {'DOWN', _, process, _, normal} -> down
      end || _ <- lists:seq(1, 2 * N)].
+
+%% @doc Timer messages racing with a sender's messages: N timers of 1..3 ms
+%% (erlang:send_after, erlang:start_timer, timer:send_after and an absolute start_timer
+%% in turn) against N messages of a sender; after taking N messages, the erlang timers K
+%% with K rem 3 =:= 0 are cancelled (in time or not: that is part of the result, as is
+%% read_timer on timer 1). Returns the order messages were taken in and the outcomes.
+-spec timers(pos_integer()) -> {[term()], [{pos_integer(), boolean()}], term()}.
+timers(N) ->
+    Self = self(),
+    _ = spawn(?MODULE, timer_sender, [Self, N]),
+    Timers = [{K, start(K rem 4, K, Self)} || K <- lists:seq(1, N)],
+    Read = case lists:keyfind(1, 1, Timers) of
+               {1, {ref, R1}} -> is_integer(erlang:read_timer(R1));
+               _ -> none
+           end,
+    First = [take() || _ <- lists:seq(1, N)],
+    Cancels = [{K, erlang:cancel_timer(R) =/= false} || {K, {ref, R}} <- Timers, K rem 3 =:= 0],
+    InTime = length([K || {K, true} <- Cancels]),
+    Rest = [take() || _ <- lists:seq(1, N - InTime)],
+    {First ++ Rest, Cancels, Read}.
+
+start(0, K, Self) -> {ref, erlang:send_after(rand:uniform(3), Self, {tick, K})};
+start(1, K, Self) -> {ref, erlang:start_timer(rand:uniform(3), Self, K)};
+start(2, K, _Self) -> {ok, TRef} = timer:send_after(rand:uniform(3), {tick, K}), {tref, TRef};
+start(3, K, Self) -> {ref, erlang:start_timer(erlang:monotonic_time(millisecond) + rand:uniform(3), Self, K, [{abs, true}])}.
+
+take() ->
+    receive
+        {tick, K} -> {tick, K};
+        {timeout, R, K} when is_reference(R) -> {timer, K};
+        {msg, J} -> {msg, J}
+    end.
+
+%% @doc The sender of timers/1: N messages, a little work between them.
+-spec timer_sender(pid(), pos_integer()) -> ok.
+timer_sender(To, N) ->
+    lists:foreach(fun(J) -> spin(2000 + rand:uniform(20000)), To ! {msg, J} end, lists:seq(1, N)).

@@ -231,3 +231,83 @@ outside_a_run_test() ->
     F = fun(rec, _, T) -> receive {'$riarc_rr', S, Q, M} -> {1, S, Q, M} after T -> '$riarc_rr_timeout' end end,
     ?assertEqual({1, wrapped}, riarc_replay_rt:recv(F, 0)),
     ?assertEqual('$riarc_rr_timeout', riarc_replay_rt:recv(F, 0)).
+
+%%% Under riarc's monitoring (this VM: nothing of OTP woven) ------------------------------
+
+%% The monitors see the plain system: the Spec is asked with the senders' own MFA, the
+%% collector receives {msg, I, J} (not wrapped), the runtime's messages and its `timeout'
+%% events are not shown. Sender 2 is rejected when it sends its third message; the rest
+%% accept. The recording and each replay give the same verdicts, named as in the plain
+%% system.
+monitor_test_() ->
+    [{timeout, 120, {"monitored, " ++ atom_to_list(St), fun() -> monitored(St) end}}
+     || St <- [receiver, sender]].
+
+monitored(Strategy) ->
+    Opts = #{monitor => fun monitor_spec/1, strategy => Strategy},
+    {File, #{result := Rec, monitoring := M0}} = record({?P, race, [4, 5]}, "mon_" ++ atom_to_list(Strategy), Opts),
+    Expected = [{{?P, race, [4, 5]}, accept}] ++ [{{?P, sender, [x, I, 5]}, case I of 2 -> reject; _ -> accept end}
+                                                   || I <- lists:seq(1, 4)],
+    ?assertEqual(Expected, verdicts(M0)),
+    ?assert(riarc_replay_monitor:rejected(M0)),
+    [begin
+         {ok, #{result := R, monitoring := M}} = riarc_replay:replay(File, maps:merge(?OPTS, maps:remove(strategy, Opts))),
+         ?assertEqual({K, Rec, Expected}, {K, R, verdicts(M)})
+     end || K <- [1, 2, 3]],
+    %% Unmonitored, the same file replays with no monitoring in Info.
+    {ok, Info} = riarc_replay:replay(File, ?OPTS),
+    ?assertNot(is_map_key(monitoring, Info)).
+
+verdicts(#{verdicts := Vs}) ->
+    lists:sort([{case MFA of {?P, sender, [_, I, N]} -> {?P, sender, [x, I, N]}; _ -> MFA end, V}
+                || #{mfa := MFA, verdict := V} <- Vs]).
+
+monitor_spec({?P, race, [N, M]}) ->
+    {ok, collector(N * M)};
+monitor_spec({?P, sender, [_, I, _]}) ->
+    {ok, sender(I)};
+monitor_spec(_) ->
+    undefined.
+
+%% Accepts on a normal exit after exactly K messages {msg, _, _}; anything wrapped, a
+%% runtime message or a timeout event is a reject.
+collector(K) ->
+    fun({recv, _, {msg, _, _}}) -> collector(K - 1);
+       ({recv, _, _}) -> reject;
+       ({timeout, _}) -> reject;
+       ({exit, _, normal}) when K =:= 0 -> accept;
+       ({exit, _, _}) -> reject;
+       (_) -> collector(K)
+    end.
+
+sender(I) ->
+    fun({send, _, _, {msg, 2, 3}}) when I =:= 2 -> reject;
+       ({send, _, _, {msg, J, _}}) when J =:= I -> sender(I);
+       ({send, _, _, _}) -> reject;
+       ({exit, _, normal}) -> accept;
+       ({exit, _, _}) -> reject;
+       (_) -> sender(I)
+    end.
+
+%%% Timers --------------------------------------------------------------------------------
+
+%% Timer messages (send_after, start_timer, timer:send_after, an absolute start_timer)
+%% race with a sender's messages and with each other, and cancels come in time or not:
+%% plain runs differ, replays reproduce the recording. Receiver side only: on the sender
+%% side timer messages are plain, and several timers of one process racing with each
+%% other are not reproduced (docs/replay.md, Timers).
+timers_test_() ->
+    {timeout, 120, fun() -> timers(receiver) end}.
+
+timers(Strategy) ->
+    {File, #{result := Rec}} = record({?P, timers, [30]}, "timers_" ++ atom_to_list(Strategy),
+                                      #{strategy => Strategy}),
+    {Order, _Cancels, _Read} = Rec,
+    ?assertEqual(60 - length([K || {K, true} <- element(2, Rec)]), length(Order)),
+    replays(File, Rec, 10, #{}).
+
+timers_plain_runs_differ_test_() ->
+    {timeout, 60, fun() ->
+                          Runs = [?P:timers(30) || _ <- lists:seq(1, 10)],
+                          ?assert(length(lists:usort(Runs)) > 1)
+                  end}.

@@ -1,0 +1,205 @@
+%% @doc Outline monitoring of a recorded or replayed run: riarc (riarc:run/3) runs the
+%% record &amp; replay controller as its root, so every process of the run is traced and
+%% monitored as under `bin/riarc run', while the run takes its recorded decisions.
+%%
+%% The woven system looks slightly different to riarc than the plain one, and this module
+%% hides the difference from the user's monitors: every process of a run starts in
+%% `riarc_replay_rt:child/2', so the Spec is asked with the logical initial call the
+%% plain system would have (the root's MFA, a proc_lib start's callback `{Mod, init,
+%% [Args]}', the spawned MFA or fun), and the events the monitors see carry that MFA and
+%% the messages as the program sent them (not wrapped in `{'$riarc_rr', ...}' or
+%% `{'$riarc_rv', ...}'); the runtime's own messages to the controller are not shown, nor
+%% are `timeout' events (the woven receive's first look at the mailbox makes them, and a
+%% replayed timeout makes none). The verdicts in the result name processes the same way.
+%% ```
+%% 1> {ok, #{result := R, monitoring := M}} = riarc_replay:record({riarc_demo, main, [8, 20]},
+%%        "/tmp/t.rr", #{otp => true, monitor => riarc_demo_monitors}).
+%% 2> riarc_replay_monitor:rejected(M).
+%% true
+%% 3> riarc_replay_monitor:logical_mfa({riarc_replay_rt, child, [run, {root, {m, f, []}}]}).
+%% {m,f,[]}
+%% '''
+%% Where it runs: where the run runs (riarc_replay's `vm'). With `otp => true' that is the
+%% peer node, which has riarc's code on its path; the Spec module must be on that path
+%% too (a property file: compiled to a directory on the path, as `bin/riarc replay
+%% --props' does).
+%%
+%% Race: riarc's `recv' events are arrival events (a message entering the mailbox), and a
+%% replay fixes which message each receive takes, not the order in which messages arrive;
+%% a monitor whose verdict depends on the arrival order of messages from different
+%% senders can see a different order in each replay. Send, spawn and exit events, and
+%% each process's own order of them, are the recorded program's.
+-module(riarc_replay_monitor).
+
+-behaviour(riarc_monitor).
+
+-export([run/3, spec/1, logical_mfa/1, event/1, result/1, rejected/1, format_error/1]).
+%% The root riarc starts, and the monitor wrapper (riarc_monitor callbacks).
+-export([root/3, analyse/2, explain/2]).
+-export_type([error_reason/0]).
+
+-type error_reason() :: {no_result, [map()]}.
+
+%% @doc Runs {M, F, A} (riarc_replay's controller) as the root of a system monitored by
+%% Spec with riarc Opts; returns the root's return value and riarc's result, with
+%% verdicts named as by the plain system (result/1).
+-spec run({module(), atom(), list()}, riarc_lambda:spec(), riarc:opts()) ->
+    {ok, term(), riarc:result()} | {error, term()}.
+run(MFA, Spec, Opts0) ->
+    Ref = make_ref(),
+    Opts = maps:merge(spec_defaults(Spec), Opts0),
+    case riarc:run({?MODULE, root, [self(), Ref, MFA]}, spec(Spec), Opts) of
+        {ok, R} ->
+            receive
+                {?MODULE, Ref, Value} -> {ok, Value, result(R)}
+            after 0 ->
+                %% The root ended without a value: it crashed (riarc saw its exit).
+                {error, {?MODULE, {no_result, maps:get(root_exits, R, [])}}}
+            end;
+        {error, _} = E ->
+            E
+    end.
+
+%% A Spec module that says which message events its monitors need (a compiled property
+%% file) sets `events', as riarc:run/3 does for a Spec module given to it directly.
+spec_defaults(Spec) when is_atom(Spec) ->
+    _ = code:ensure_loaded(Spec),
+    case erlang:function_exported(Spec, trace_flags, 0) of
+        true -> #{events => Spec:trace_flags()};
+        false -> #{}
+    end;
+spec_defaults(_) ->
+    #{}.
+
+%% @private The monitored system's root: runs the controller and hands its value over.
+-spec root(pid(), reference(), {module(), atom(), list()}) -> ok.
+root(Caller, Ref, {M, F, A}) ->
+    Caller ! {?MODULE, Ref, apply(M, F, A)},
+    ok.
+
+%% @doc The Spec riarc is given: the root is nobody's business (it is the controller),
+%% every process of the run is asked for by its logical initial call, and the monitor
+%% Spec answers is wrapped so that it sees the events as the plain system makes them.
+-spec spec(riarc_lambda:spec()) -> fun((riarc_event:mfa_args()) -> {ok, riarc_monitor:monitor()} | undefined).
+spec(Spec) ->
+    Lambda = riarc_lambda:new(Spec),
+    fun({?MODULE, root, _}) ->
+            undefined;
+       (MFA) ->
+            case riarc_lambda:lookup(Lambda, logical_mfa(MFA)) of
+                {ok, Monitor} -> {ok, {?MODULE, Monitor}};
+                undefined -> undefined;
+                %% riarc reports a Spec that crashes or answers nonsense; let it.
+                {error, {spec_crashed, _, {Class, Reason, Stack}}} -> erlang:raise(Class, Reason, Stack);
+                {error, {bad_spec_result, _, Other}} -> Other
+            end
+    end.
+
+%% @doc The initial call a process of a run would have in the plain system.
+-spec logical_mfa(riarc_event:mfa_args()) -> riarc_event:mfa_args().
+logical_mfa({riarc_replay_rt, child, [_Run, {root, MFA}]}) ->
+    MFA;
+logical_mfa({riarc_replay_rt, child, [_Run, {M, F, A}]}) ->
+    riarc_lambda:logical_mfa({M, F, A});
+logical_mfa({riarc_replay_rt, child, [_Run, Fun]}) when is_function(Fun) ->
+    riarc_lambda:logical_mfa({erlang, apply, [Fun, []]});
+logical_mfa(MFA) ->
+    MFA.
+
+%% @doc An event as the plain system makes it, or `skip' for the runtime's own messages
+%% (a spawned process's registration, the root's value, a divergence, all sent to the
+%% run's controller) and for `timeout' events.
+-spec event(riarc_event:event()) -> riarc_event:event() | skip.
+event({init, P, Parent, MFA}) -> {init, P, Parent, logical_mfa(MFA)};
+event({spawn, P, Child, MFA}) -> {spawn, P, Child, logical_mfa(MFA)};
+event({attached, P, MFA}) -> {attached, P, logical_mfa(MFA)};
+event({send, From, To, Msg}) ->
+    case runtime(Msg) of
+        true -> skip;
+        false -> {send, From, To, unwrap(Msg)}
+    end;
+event({recv, P, Msg}) ->
+    case runtime(Msg) of
+        true -> skip;
+        false -> {recv, P, unwrap(Msg)}
+    end;
+%% A woven receive first looks at the mailbox without waiting (`after 0') and a replay
+%% takes a recorded timeout without any receive: riarc's `timeout' events say nothing
+%% about the program's own receives here, and would differ between a recording and its
+%% replays, so monitors do not see them.
+event({timeout, _}) -> skip;
+event(E) -> E.
+
+runtime({riarc_rr_spawned, _, _}) -> true;
+runtime({riarc_rr_root, _}) -> true;
+runtime({riarc_rr_diverged, _, _, _, _}) -> true;
+runtime(_) -> false.
+
+%% Receiver side {'$riarc_rr', SenderIndex, Seq, Msg}, sender side {'$riarc_rv', Version, Msg}.
+unwrap({'$riarc_rr', _, _, Msg}) -> Msg;
+unwrap({'$riarc_rv', _, Msg}) -> Msg;
+unwrap(Msg) -> Msg.
+
+%% @private The user's monitor, fed the plain system's events.
+-spec analyse(riarc_event:event(), riarc_monitor:monitor()) -> {next, riarc_monitor:monitor()} | accept | reject.
+analyse(Event, Monitor) ->
+    case event(Event) of
+        skip -> {next, Monitor};
+        E ->
+            case riarc_monitor:analyse(Monitor, E) of
+                {next, M} -> {next, M};
+                {verdict, V} -> V;
+                %% The user's monitor failed: fail the same way, so that riarc gives the
+                %% verdict error with the user's reason.
+                {verdict, error, {Class, Reason, Stack}} -> erlang:raise(Class, Reason, Stack);
+                {verdict, error, Other} -> error(Other)
+            end
+    end.
+
+%% @private The user's monitor's own words on its verdict.
+-spec explain(riarc_event:event(), riarc_monitor:monitor()) -> iodata().
+explain(Event, Monitor) ->
+    E = case event(Event) of
+            skip -> Event;
+            E0 -> E0
+        end,
+    case riarc_monitor:explain(Monitor, E) of
+        #{words := W} -> W;
+        %% No words of its own: riarc_monitor:explain/2 leaves out the words of an
+        %% explain/2 that fails, and shows the state, which is the user's monitor.
+        #{} -> exit(no_words)
+    end.
+
+%% @doc riarc's result with processes named and events shown as in the plain system.
+-spec result(riarc:result()) -> riarc:result().
+result(R = #{verdicts := Vs}) ->
+    R#{verdicts := [verdict(V) || V <- Vs],
+       root_exits => [X#{mfa := logical_mfa(M)} || X = #{mfa := M} <- maps:get(root_exits, R, [])]}.
+
+verdict(V = #{mfa := MFA}) ->
+    V1 = V#{mfa := logical_mfa(MFA)},
+    case V1 of
+        #{explanation := X = #{mfa := XM, last_events := Es, deciding_event := D}} ->
+            V1#{explanation := X#{mfa := logical_mfa(XM),
+                                  last_events := [E || E0 <- Es, E <- [event(E0)], E =/= skip],
+                                  deciding_event := shown(D)}};
+        #{} ->
+            V1
+    end.
+
+shown(E) ->
+    case event(E) of
+        skip -> E;
+        E1 -> E1
+    end.
+
+%% @doc Whether a monitored run's result has a reject verdict.
+-spec rejected(riarc:result()) -> boolean().
+rejected(#{verdicts := Vs}) ->
+    lists:any(fun(#{verdict := V}) -> V =:= reject end, Vs).
+
+%% @doc A sentence for each error_reason().
+-spec format_error(error_reason()) -> string().
+format_error({no_result, Exits}) ->
+    lists:flatten(io_lib:format("the monitored run's controller ended without a result: ~0tp",
+                                [[Why || #{reason := Why} <- Exits]])).
