@@ -264,7 +264,7 @@ finish(P, Model, Result, Stats, Out) ->
     ok = write_not_accepted(Out, maps:get(not_accepted, Result, [])),
     case write_all(Out, Files) of
         ok -> {ok, Summary};
-        Error -> Error
+        {error, {riarc_bench_writer, _} = Error} -> {error, {?MODULE, Error}}
     end.
 
 %% Under monitoring, the verdicts other than accept, one term per line, for diagnosis:

@@ -434,7 +434,7 @@ write_report(Out, #{mfa := {M, F, A}, monitors := Mons, runs := N}, Setups, Summ
                          riarc_bench_html:figure("plots/wall.svg", "wall time per set-up"),
                          riarc_bench_html:figure("plots/memory.svg", "peak memory per set-up"),
                          "</div>\n"];
-                  {error, E} -> ["<p>", riarc_bench_html:esc(riarc_bench_plot:format_error(E)), "</p>\n"]
+                  {error, {riarc_bench_plot, E}} -> ["<p>", riarc_bench_html:esc(riarc_bench_plot:format_error(E)), "</p>\n"]
               end,
     Cols = [{"set-up", text}, {"runs", num}, {"wall ms [95 % CI]", num},
             {"wall vs baseline [CI]", num}, {"memory MB [CI]", num},
