@@ -41,7 +41,8 @@
 %% One benchmark of aggregate.csv, as a map from column to value.
 -type row() :: #{atom() => number() | string()}.
 -type error_reason() :: {read, file:filename(), file:posix() | badarg | terminated | system_limit}
-                      | {empty, file:filename()}.
+                      | {empty, file:filename()}
+                      | {out_dir, file:filename(), file:posix()}.
 
 %% {column of aggregate.csv, what it is, scale to the unit shown}
 -define(METRICS, [{mrt_mean_ms_mean, "MRT (ms)", 1},
@@ -59,21 +60,27 @@ write(Levels, Out) ->
     case read_levels(Levels, []) of
         {ok, Read} ->
             Plots = filename:join(Out, "plots"),
-            ok = filelib:ensure_path(Plots),
-            _ = [file:delete(F) || F <- filelib:wildcard(filename:join(Plots, "*.{svg,png,dat}"))],
-            Table = lists:append([overhead(L, Rows) || {L, _Dir, Rows} <- Read]),
-            Md = unicode:characters_to_binary(markdown(Table)),
-            ok = file:write_file(filename:join(Out, "overhead.md"), Md),
-            ok = riarc_bench_writer:write_csv(filename:join(Out, "overhead.csv"), csv_header(),
-                                              [csv_row(T) || T <- Table]),
-            {Figures, Cmds} = lists:unzip(plots(Read, Plots)),
-            Gnuplot = riarc_bench_plot:run(Plots, Cmds),
-            Html = filename:join(Out, "index.html"),
-            Drawn = [F || F = {Src, _} <- Figures, filelib:is_regular(filename:join(Out, Src))],
-            ok = file:write_file(Html, html(Read, Table, Gnuplot, Drawn)),
-            {ok, #{table => filename:join(Out, "overhead.md"), html => Html, text => Md}};
+            case filelib:ensure_path(Plots) of
+                ok -> write_files(Read, Out, Plots);
+                {error, Reason} -> {error, {?MODULE, {out_dir, Out, Reason}}}
+            end;
         Error -> Error
     end.
+
+%% The plots directory exists; the files of the study go beside it.
+write_files(Read, Out, Plots) ->
+    _ = [file:delete(F) || F <- filelib:wildcard(filename:join(Plots, "*.{svg,png,dat}"))],
+    Table = lists:append([overhead(L, Rows) || {L, _Dir, Rows} <- Read]),
+    Md = unicode:characters_to_binary(markdown(Table)),
+    ok = file:write_file(filename:join(Out, "overhead.md"), Md),
+    ok = riarc_bench_writer:write_csv(filename:join(Out, "overhead.csv"), csv_header(),
+                                      [csv_row(T) || T <- Table]),
+    {Figures, Cmds} = lists:unzip(plots(Read, Plots)),
+    Gnuplot = riarc_bench_plot:run(Plots, Cmds),
+    Html = filename:join(Out, "index.html"),
+    Drawn = [F || F = {Src, _} <- Figures, filelib:is_regular(filename:join(Out, Src))],
+    ok = file:write_file(Html, html(Read, Table, Gnuplot, Drawn)),
+    {ok, #{table => filename:join(Out, "overhead.md"), html => Html, text => Md}}.
 
 %% Each aggregate row gets its runs (from runs.csv) under `runs'.
 read_levels([], Acc) -> {ok, lists:reverse(Acc)};
@@ -392,7 +399,10 @@ format_error({read, Path, Reason}) ->
     lists:flatten(io_lib:format("cannot read ~ts: ~ts (run the experiment first)",
                                 [Path, file:format_error(Reason)]));
 format_error({empty, Path}) ->
-    lists:flatten(io_lib:format("~ts is empty", [Path])).
+    lists:flatten(io_lib:format("~ts is empty", [Path]));
+format_error({out_dir, Out, Reason}) ->
+    lists:flatten(io_lib:format("cannot create the output directory ~ts: ~ts",
+                                [Out, file:format_error(Reason)])).
 
 signed(P) when P >= 0 -> "+" ++ num(P);
 signed(P) -> num(P).

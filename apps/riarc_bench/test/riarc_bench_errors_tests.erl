@@ -21,6 +21,7 @@ samples() ->
      {riarc_bench_report, Report},
      {riarc_bench_study, {read, "/x/aggregate.csv", enoent}},
      {riarc_bench_study, {empty, "/x/aggregate.csv"}},
+     {riarc_bench_study, {out_dir, "/proc/x", eacces}},
      {riarc_bench_baseline, {bad_name, "../x"}},
      {riarc_bench_baseline, {no_runs, "/x"}},
      {riarc_bench_baseline, {no_baseline, "old", "/x/baselines/old"}},

@@ -191,9 +191,9 @@ fail(Cmd, Error) ->
 
 %% @doc Whether an error is the user's input (exit status 2: a bad value, an impossible request
 %% such as more schedulers than the VM has, an unusable --out, a config or property file
-%% that does not read, a baseline that is not there) or a run that failed (1). Errors of
-%% the runs themselves (riarc_bench_run's inside an experiment, the peers', the writers')
-%% and of the study are failed runs.
+%% that does not read, a baseline that is not there) or a run that failed (1): errors of
+%% the runs themselves (riarc_bench_run's inside an experiment, the peers', the writers'),
+%% of a study's experiments, and verdicts that were not as expected.
 -spec exit_status({module(), term()}) -> 1 | 2.
 exit_status({riarc_bench_model, _}) -> 2;
 exit_status({riarc_bench_run, {riarc_bench_model, _}}) -> 2;
@@ -208,6 +208,7 @@ exit_status({riarc_bench_user, {Tag, _}}) when Tag =:= undef; Tag =:= bad_runs;
                                                 Tag =:= bad_setups; Tag =:= bad_args;
                                                 Tag =:= bad_monitors; Tag =:= riarc_shml -> 2;
 exit_status({riarc_bench_user, {out_dir, _, _}}) -> 2;
+exit_status({riarc_bench_study, {out_dir, _, _}}) -> 2;
 exit_status({_, _}) -> 1.
 
 yes_no(true) -> "yes";

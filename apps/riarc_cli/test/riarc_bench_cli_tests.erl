@@ -35,6 +35,19 @@ cli_errors_test_() ->
         ++ [?_assertEqual({error, {riarc_bench_cli, {unknown_command, "frobnicate"}}},
                           riarc_bench_cli:parse(["frobnicate"]))].
 
+%% What the user reads on stderr: the sentence of the module that refused the input,
+%% after the command's name.
+cli_sentences_test() ->
+    Ok = ["bench", "--shape", "steady", "--workers", "10", "--requests", "5"],
+    {_, Err1, 2} = riarc_capture:capture_all(
+                     fun() -> riarc_bench_cli:run(replace(Ok, "--workers", "-5") ++ ["--out", tmp_dir("cli")]) end),
+    ?assertMatch([_ | _], string:find(Err1, "riarc bench: the parameter workers must be an integer >= 1, not -5\n")),
+    {_, Err2, 2} = riarc_capture:capture_all(
+                     fun() -> riarc_bench_cli:run(Ok ++ ["--schedulers", "100000", "--out", tmp_dir("cli")]) end),
+    ?assertMatch([_ | _], string:find(Err2, "riarc bench: this VM has ")),
+    {_, Err3, 2} = riarc_capture:capture_all(fun() -> riarc_bench_cli:run(["frobnicate"]) end),
+    ?assertEqual("riarc: unknown command frobnicate\n", Err3).
+
 exit_status_test_() ->
     Model = {bad_param, workers, -1, "an integer >= 1"},
     Cases = [{2, {riarc_bench_model, Model}},
@@ -59,7 +72,8 @@ exit_status_test_() ->
              {2, {riarc_bench_user, {out_dir, "/proc/x", eacces}}},
              {1, {riarc_bench_user, {timeout, 300}}},
              {1, {riarc_bench_user, {root_crashed, badarith}}},
-             {1, {riarc_bench_study, {read, "/x/aggregate.csv", enoent}}}],
+             {1, {riarc_bench_study, {read, "/x/aggregate.csv", enoent}}},
+             {2, {riarc_bench_study, {out_dir, "/proc/x", eacces}}}],
     [?_assertEqual(Status, riarc_bench_cli:exit_status(E)) || {Status, E} <- Cases].
 
 replace(Args, Flag, V) ->
