@@ -28,7 +28,13 @@
 -export([save/2, save/3, compare/2, compare/3, store/2, format_error/1]).
 
 -type opts() :: #{store => file:filename()}.
--export_type([opts/0]).
+-export_type([opts/0, error_reason/0]).
+
+-type error_reason() :: {bad_name, term()}
+                      | {no_runs, file:filename()}
+                      | {no_baseline, Name :: string(), file:filename()}
+                      | {mkdir, file:filename(), file:posix() | badarg | terminated | system_limit}
+                      | {copy, file:filename(), file:posix() | badarg | terminated | system_limit}.
 
 -define(FILES, ["runs.csv", "aggregate.csv"]).
 
@@ -39,10 +45,10 @@ store(ExpDir, Opts) ->
 
 %% @doc Saves the results of the experiment in ExpDir as baseline Name (replacing an older
 %% one of that name).
--spec save(file:filename(), string()) -> {ok, file:filename()} | {error, {?MODULE, term()}}.
+-spec save(file:filename(), string()) -> {ok, file:filename()} | {error, {?MODULE, error_reason()}}.
 save(ExpDir, Name) -> save(ExpDir, Name, #{}).
 
--spec save(file:filename(), string(), opts()) -> {ok, file:filename()} | {error, {?MODULE, term()}}.
+-spec save(file:filename(), string(), opts()) -> {ok, file:filename()} | {error, {?MODULE, error_reason()}}.
 save(ExpDir, Name, Opts) ->
     Dir = filename:join(store(ExpDir, Opts), Name),
     case {valid_name(Name), filelib:is_regular(filename:join(ExpDir, "runs.csv"))} of
@@ -80,12 +86,12 @@ valid_name(Name) ->
 %% number of significant differences.
 -spec compare(file:filename(), string()) ->
     {ok, #{html := file:filename(), csv := file:filename(), rows := [map()],
-           significant := non_neg_integer()}} | {error, {?MODULE, term()}}.
+           significant := non_neg_integer()}} | {error, {?MODULE, error_reason()}}.
 compare(ExpDir, Name) -> compare(ExpDir, Name, #{}).
 
 -spec compare(file:filename(), string(), opts()) ->
     {ok, #{html := file:filename(), csv := file:filename(), rows := [map()],
-           significant := non_neg_integer()}} | {error, {?MODULE, term()}}.
+           significant := non_neg_integer()}} | {error, {?MODULE, error_reason()}}.
 compare(ExpDir, Name, Opts) ->
     Dir = filename:join(store(ExpDir, Opts), Name),
     case {valid_name(Name), read(Dir), read(ExpDir)} of
@@ -144,19 +150,18 @@ html(Name, Dir, ExpDir, Rows, Now, Base) ->
        [["<p>Only in this experiment: ", riarc_bench_html:esc(lists:join(", ", OnlyNow)), ".</p>\n"] || OnlyNow =/= []],
        [["<p>Only in the baseline: ", riarc_bench_html:esc(lists:join(", ", OnlyBase)), ".</p>\n"] || OnlyBase =/= []]]).
 
--spec format_error({?MODULE, term()} | term()) -> string().
-format_error({?MODULE, Reason}) -> format_error(Reason);
+%% @doc One sentence for an error of save/2,3 or compare/2,3.
+-spec format_error(error_reason()) -> string().
 format_error({bad_name, Name}) ->
-    fmt("The baseline name ~tp may only use letters, digits, '-', '_' and '.'.", [Name]);
+    fmt("the baseline name ~0tp may only use letters, digits, '-', '_' and '.'", [Name]);
 format_error({no_runs, Dir}) ->
-    fmt("~ts has no runs.csv: run the experiment there first.", [Dir]);
+    fmt("~ts has no runs.csv: run the experiment there first", [Dir]);
 format_error({no_baseline, Name, Dir}) ->
-    fmt("There is no baseline ~ts (looked for ~ts/runs.csv); save one with --save-baseline ~ts.",
+    fmt("there is no baseline ~ts (looked for ~ts/runs.csv); save one with --save-baseline ~ts",
         [Name, Dir, Name]);
 format_error({mkdir, Dir, Reason}) ->
-    fmt("Cannot create ~ts: ~ts.", [Dir, file:format_error(Reason)]);
+    fmt("cannot create ~ts: ~ts", [Dir, file:format_error(Reason)]);
 format_error({copy, Path, Reason}) ->
-    fmt("Cannot copy ~ts: ~ts.", [Path, file:format_error(Reason)]);
-format_error(Other) -> fmt("~p", [Other]).
+    fmt("cannot copy ~ts: ~ts", [Path, file:format_error(Reason)]).
 
 fmt(F, A) -> lists:flatten(io_lib:format(F, A)).

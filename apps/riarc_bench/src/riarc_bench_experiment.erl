@@ -44,9 +44,25 @@
 
 -export([save_baseline/2, save_baseline/3, compare_baseline/2, compare_baseline/3]).
 -export([run/2, load/1, benchmarks/1, repetitions/2, cv_done/3, format_error/1,
-         is_input_error/1, cv_metrics/0, aggregate_metrics/0, bench_id/1, variant_label/1]).
+         cv_metrics/0, aggregate_metrics/0, bench_id/1, variant_label/1]).
 
--export_type([config/0, bench/0]).
+-export_type([config/0, bench/0, error_reason/0]).
+
+-type error_reason() :: {config_read, file:filename(), file:posix() | badarg | terminated | system_limit}
+                      | {config_syntax, file:filename(), {Line :: integer(), module(), term()}}
+                      | {config_term, term()}
+                      | {config_value, atom(), term()}
+                      | {bench, map(), riarc_bench_model:error_reason()}
+                      | {out_dir, file:filename(), file:posix()}
+                      | {wrong_verdicts, [failed()], Report :: file:filename()}
+                      | {wrong_verdicts_unreported, [failed()], riarc_bench_report:error_reason()}
+                      | {riarc_bench_run, riarc_bench_run:error_reason()}
+                      | {riarc_bench_peer, riarc_bench_peer:error_reason()}
+                      | {riarc_bench_report, riarc_bench_report:error_reason()}
+                      | {riarc_bench_writer, riarc_bench_writer:error_reason()}
+                      | {riarc_bench_baseline, riarc_bench_baseline:error_reason()}.
+%% A run with processes that did not get the expected verdict: benchmark, repetition, how many.
+-type failed() :: {string(), pos_integer(), pos_integer()}.
 
 -type config() :: #{name := string(), shapes := [atom()], workers := [pos_integer()],
                     schedulers := [pos_integer()], seeds := [integer()],
@@ -76,17 +92,18 @@ aggregate_metrics() ->
 
 %% Reads and checks a config file; every benchmark's parameters are validated here so a
 %% typo fails before the first (possibly long) run.
--spec load(file:filename()) -> {ok, config()} | {error, term()}.
+-spec load(file:filename()) -> {ok, config()} | {error, {?MODULE, error_reason()}}.
 load(Path) ->
     case file:consult(Path) of
         {ok, Terms} -> from_terms(Terms, Path);
-        {error, Reason} -> {error, {config_read, Path, Reason}}
+        {error, {_Line, _Mod, _Term} = Syntax} -> {error, {?MODULE, {config_syntax, Path, Syntax}}};
+        {error, Reason} -> {error, {?MODULE, {config_read, Path, Reason}}}
     end.
 
 from_terms(Terms, Path) ->
     case [T || T <- Terms, not (is_tuple(T) andalso tuple_size(T) =:= 2
                                 andalso lists:member(element(1, T), ?KEYS))] of
-        [Bad | _] -> {error, {config_term, Bad}};
+        [Bad | _] -> {error, {?MODULE, {config_term, Bad}}};
         [] ->
             Given = maps:from_list(Terms),
             Cfg = maps:merge(#{name => filename:basename(Path, ".config"), schedulers => [default],
@@ -107,7 +124,7 @@ check_config(Cfg) ->
               {timeout, fun(T) -> is_integer(T) andalso T > 0 end}],
     case [{K, maps:get(K, Cfg, undefined)} || {K, Ok} <- Checks,
                                               not (maps:is_key(K, Cfg) andalso Ok(maps:get(K, Cfg)))] of
-        [{K, V} | _] -> {error, {config_value, K, V}};
+        [{K, V} | _] -> {error, {?MODULE, {config_value, K, V}}};
         [] ->
             Full = Cfg#{workers := expand(maps:get(workers, Cfg))},
             case first_bad(benchmarks(Full)) of
@@ -139,7 +156,7 @@ first_bad([_ | Rest]) -> first_bad(Rest).
 %% Every combination of the list-valued keys, as model parameters (or the model's error).
 %% A variant's parameters override `params'; the variant itself is kept under `variant'
 %% to name the benchmark.
--spec benchmarks(config()) -> [bench() | {error, term()}].
+-spec benchmarks(config()) -> [bench() | {error, {?MODULE, error_reason()}}].
 benchmarks(Cfg = #{shapes := Shapes, workers := Ns, schedulers := Ks, seeds := Seeds,
                    instrumentation := Instrs, params := Params, variants := Variants}) ->
     Mons = maps:get(monitors, Cfg, [soundness]),
@@ -162,18 +179,19 @@ validated(P = #{schedulers := default}) ->
 validated(P) ->
     case riarc_bench_model:new(P) of
         {ok, Full} -> Full;
-        {error, Reason} -> {error, {bench, P, Reason}}
+        {error, {riarc_bench_model, Reason}} -> {error, {?MODULE, {bench, P, Reason}}}
     end.
 
 %%% Running ------------------------------------------------------------------------------
 
 %% Runs the whole experiment and returns the path of its HTML report.
--spec run(file:filename(), #{out := file:filename()}) -> {ok, file:filename()} | {error, term()}.
+-spec run(file:filename(), #{out := file:filename()}) ->
+    {ok, file:filename()} | {error, {?MODULE, error_reason()}}.
 run(ConfigPath, #{out := Out0}) ->
     Out = filename:absname(Out0),
     case {load(ConfigPath), filelib:ensure_path(Out)} of
         {{ok, Cfg}, ok} -> run_all(Cfg, Out);
-        {{ok, _}, {error, Reason}} -> {error, {out_dir, Out, Reason}};
+        {{ok, _}, {error, Reason}} -> {error, {?MODULE, {out_dir, Out, Reason}}};
         {Error, _} -> Error
     end.
 
@@ -186,18 +204,30 @@ run_all(Cfg, Out) ->
         {error, _} = Error -> Error;
         {ok, Results} ->
             Elapsed = erlang:monotonic_time(millisecond) - T0,
-            ok = write_csvs(Out, Results),
-            Report = riarc_bench_report:write(Cfg, Results, Out, #{elapsed_ms => Elapsed,
-                                                                   loadavg => {Load0, loadavg()}}),
-            verdict_check(Results, Report)
+            case write_csvs(Out, Results) of
+                ok ->
+                    Report = riarc_bench_report:write(Cfg, Results, Out,
+                                                      #{elapsed_ms => Elapsed, loadavg => {Load0, loadavg()}}),
+                    verdict_check(Results, Report);
+                {error, {riarc_bench_writer, _} = Error} -> {error, {?MODULE, Error}}
+            end
     end.
 
 %% A single wrong verdict fails the experiment loudly, once its report is written.
 verdict_check(Results, Report) ->
     case [{Id, maps:get(rep, R), N} || #{id := Id, runs := Runs} <- Results, R <- Runs,
                                        (N = riarc_bench_run:failed_verdicts(R)) > 0] of
-        [] -> Report;
-        Failed -> {error, {wrong_verdicts, Failed, Report}}
+        [] ->
+            case Report of
+                {ok, _} -> Report;
+                {error, {riarc_bench_report, _} = Error} -> {error, {?MODULE, Error}}
+            end;
+        Failed ->
+            case Report of
+                {ok, Path} -> {error, {?MODULE, {wrong_verdicts, Failed, Path}}};
+                {error, {riarc_bench_report, Why}} ->
+                    {error, {?MODULE, {wrong_verdicts_unreported, Failed, Why}}}
+            end
     end.
 
 %% The machine's load average, recorded because other work on the machine skews every
@@ -266,8 +296,9 @@ progress(I, Total, Id, Rep, {ok, S}) ->
                maps:get(rss_peak, S, 0) / 1.0e6, verdict_note(S)]);
 progress(I, Total, Id, Rep, {error, {crashed, Info}}) ->
     io:format(standard_error, "[experiment] ~b/~b ~s rep ~b CRASHED: ~p~n", [I, Total, Id, Rep, Info]);
-progress(I, Total, Id, Rep, {error, R}) ->
-    io:format(standard_error, "[experiment] ~b/~b ~s rep ~b failed: ~p~n", [I, Total, Id, Rep, R]).
+progress(I, Total, Id, Rep, {error, {?MODULE, R}}) ->
+    io:format(standard_error, "[experiment] ~b/~b ~s rep ~b failed: ~ts~n",
+              [I, Total, Id, Rep, format_error(R)]).
 
 verdict_note(S = #{instrumentation := I}) ->
     case {riarc_bench_run:has_monitors(I), riarc_bench_run:failed_verdicts(S)} of
@@ -279,8 +310,8 @@ verdict_note(S = #{instrumentation := I}) ->
 %% Fixed repetitions, or App. C.5.1: run m, then b more at a time, until the CV of every
 %% metric moves by at most epsilon between two batches (then m, the smaller count, is the
 %% one chosen) or `max' runs were made. All runs made are kept for the aggregates.
--spec repetitions(reps(), fun((pos_integer()) -> {ok, map()} | {crashed, map()} | {error, term()})) ->
-    {ok, [map()], pos_integer(), boolean()} | {crashed, [map()], map()} | {error, term()}.
+-spec repetitions(reps(), fun((pos_integer()) -> {ok, map()} | {crashed, map()} | {error, E})) ->
+    {ok, [map()], pos_integer(), boolean()} | {crashed, [map()], map()} | {error, E}.
 repetitions(N, RunOne) when is_integer(N) ->
     case run_reps(1, N, RunOne, []) of
         {ok, Runs} -> {ok, Runs, N, true};
@@ -331,33 +362,37 @@ run_in_peer(Bench = #{schedulers := K}, Dir, Timeout, LimitMb) ->
     case riarc_bench_peer:call({riarc_bench_run, run, [Bench, #{out => Dir}]}, ["+S", S ++ ":" ++ S],
                                Timeout, LimitMb) of
         {ok, {ok, Summary}, #{rss_peak_kb := Kb}} -> {ok, Summary#{rss_peak => 1024 * Kb}};
-        {ok, Error, _} -> Error;
+        {ok, {error, {riarc_bench_run, _} = Error}, _} -> {error, {?MODULE, Error}};
         {error, {riarc_bench_peer, {timeout, _, Kb}}} ->
             {error, {crashed, #{why => timeout, limit_s => Timeout div 1000, rss_peak => 1024 * Kb}}};
         {error, {riarc_bench_peer, {memory_limit, _, Kb}}} ->
             {error, {crashed, #{why => memory_limit, limit_mb => LimitMb, rss_peak => 1024 * Kb}}};
-        {error, {riarc_bench_peer, Reason}} -> {error, Reason}
+        {error, {riarc_bench_peer, _} = Error} -> {error, {?MODULE, Error}}
     end.
 
 %%% Baselines ----------------------------------------------------------------------------
 
 %% @doc After `run/2' into Out: keeps its results as baseline Name (see
 %% `riarc_bench_baseline'; the CLI's `--save-baseline NAME').
--spec save_baseline(file:filename(), string()) -> {ok, file:filename()} | {error, term()}.
-save_baseline(Out, Name) -> riarc_bench_baseline:save(Out, Name).
+-spec save_baseline(file:filename(), string()) ->
+    {ok, file:filename()} | {error, {?MODULE, error_reason()}}.
+save_baseline(Out, Name) -> save_baseline(Out, Name, #{}).
 
 -spec save_baseline(file:filename(), string(), riarc_bench_baseline:opts()) ->
-    {ok, file:filename()} | {error, term()}.
-save_baseline(Out, Name, Opts) -> riarc_bench_baseline:save(Out, Name, Opts).
+    {ok, file:filename()} | {error, {?MODULE, error_reason()}}.
+save_baseline(Out, Name, Opts) -> baseline_result(riarc_bench_baseline:save(Out, Name, Opts)).
 
 %% @doc After `run/2' into Out: compares it with baseline Name and writes
 %% Out/baseline-NAME.html and .csv (the CLI's `--baseline NAME').
--spec compare_baseline(file:filename(), string()) -> {ok, map()} | {error, term()}.
-compare_baseline(Out, Name) -> riarc_bench_baseline:compare(Out, Name).
+-spec compare_baseline(file:filename(), string()) -> {ok, map()} | {error, {?MODULE, error_reason()}}.
+compare_baseline(Out, Name) -> compare_baseline(Out, Name, #{}).
 
 -spec compare_baseline(file:filename(), string(), riarc_bench_baseline:opts()) ->
-    {ok, map()} | {error, term()}.
-compare_baseline(Out, Name, Opts) -> riarc_bench_baseline:compare(Out, Name, Opts).
+    {ok, map()} | {error, {?MODULE, error_reason()}}.
+compare_baseline(Out, Name, Opts) -> baseline_result(riarc_bench_baseline:compare(Out, Name, Opts)).
+
+baseline_result({ok, _} = Ok) -> Ok;
+baseline_result({error, {riarc_bench_baseline, _} = Error}) -> {error, {?MODULE, Error}}.
 
 %%% CSV output ---------------------------------------------------------------------------
 
@@ -365,7 +400,12 @@ write_csvs(Out, Results) ->
     RunCols = [benchmark, rep | riarc_bench_run:summary_columns()],
     RunRows = [[Id, maps:get(rep, R) | riarc_bench_run:summary_row(R)]
                || #{id := Id, runs := Runs} <- Results, R <- Runs],
-    ok = riarc_bench_writer:write_csv(filename:join(Out, "runs.csv"), RunCols, RunRows),
+    case riarc_bench_writer:write_csv(filename:join(Out, "runs.csv"), RunCols, RunRows) of
+        ok -> write_aggregate(Out, Results);
+        Error -> Error
+    end.
+
+write_aggregate(Out, Results) ->
     AggCols = [benchmark, shape, workers, requests, schedulers, seed, instrumentation, monitors,
                cost_us, reps, reps_chosen, converged, crashed, monitored, wrong_verdicts]
         ++ lists:append([[metric_col(M, mean), metric_col(M, sd), metric_col(M, cv)]
@@ -397,43 +437,39 @@ mean_sd_cv(Xs) ->
 
 %%% Errors -------------------------------------------------------------------------------
 
-%% Errors caused by the user's input (exit status 2) rather than by a failing run.
--spec is_input_error(term()) -> boolean().
-is_input_error({Tag, _, _}) when Tag =:= config_read; Tag =:= config_value; Tag =:= out_dir;
-                                 Tag =:= bench -> true;
-is_input_error({config_term, _}) -> true;
-is_input_error(_) -> false.
-
--spec format_error(term()) -> string().
-format_error({config_read, Path, {Line, Mod, Term}}) ->
-    fmt("The config file ~ts has a syntax error on line ~b: ~ts.", [Path, Line, Mod:format_error(Term)]);
+%% @doc One sentence for an error of load/1, run/2 and the baseline functions.
+-spec format_error(error_reason()) -> string().
 format_error({config_read, Path, Reason}) ->
-    fmt("Cannot read the config file ~ts: ~ts.", [Path, file:format_error(Reason)]);
+    fmt("cannot read the config file ~ts: ~ts", [Path, file:format_error(Reason)]);
+format_error({config_syntax, Path, {Line, Mod, Term}}) ->
+    fmt("the config file ~ts has a syntax error on line ~p: ~ts", [Path, Line, Mod:format_error(Term)]);
 format_error({config_term, T}) ->
-    fmt("The config term ~p is not one of {Key, Value} with Key in ~p.", [T, ?KEYS]);
+    fmt("the config term ~0tp is not one of {Key, Value} with Key in ~0tp", [T, ?KEYS]);
 format_error({config_value, repetitions, V}) ->
     fmt("repetitions must be an integer >= 1 or {cv, #{m => M >= 2, b => B >= 1, "
-        "epsilon => E >= 0, max => Max >= M + B}}, not ~p.", [V]);
-format_error({config_value, K, undefined}) -> fmt("The config must give ~s.", [K]);
-format_error({config_value, workers, V}) ->
-    fmt("workers must be {From, To, Step} with From =< To and Step > 0, or a list, not ~p.", [V]);
-format_error({config_value, K, V}) -> fmt("The config value of ~s is invalid: ~p.", [K, V]);
+        "epsilon => E >= 0, max => Max >= M + B}}, not ~0tp", [V]);
+format_error({config_value, workers, V}) when V =/= undefined ->
+    fmt("workers must be {From, To, Step} with From =< To and Step > 0, or a list, not ~0tp", [V]);
+format_error({config_value, K, undefined}) -> fmt("the config must give ~s", [K]);
+format_error({config_value, K, V}) -> fmt("the config value of ~s is invalid: ~0tp", [K, V]);
 format_error({bench, P, Reason}) ->
-    fmt("Benchmark ~p: ~ts", [maps:with([shape, workers, seed], P), riarc_bench_model:format_error(Reason)]);
+    fmt("benchmark ~0tp: ~ts", [maps:with([shape, workers, seed], P), riarc_bench_model:format_error(Reason)]);
 format_error({out_dir, Out, Reason}) ->
-    fmt("Cannot create the output directory ~ts: ~ts.", [Out, file:format_error(Reason)]);
-format_error({peer_start, Reason}) -> fmt("Cannot start a VM for a run: ~p.", [Reason]);
-format_error({peer, Class, Reason}) -> fmt("A run's VM failed: ~p:~p.", [Class, Reason]);
-format_error({wrong_verdicts, Failed, {ok, Report}}) ->
+    fmt("cannot create the output directory ~ts: ~ts", [Out, file:format_error(Reason)]);
+format_error({wrong_verdicts, Failed, Report}) ->
     fmt("~b run(s) had processes without the expected verdict (~ts); see not_accepted.txt in "
-        "each run's directory and the report ~ts.",
-        [length(Failed), lists:join(", ", [io_lib:format("~s rep ~b: ~b", [Id, Rep, N])
-                                           || {Id, Rep, N} <- Failed]), Report]);
-format_error({wrong_verdicts, Failed, Error}) ->
-    fmt("~b run(s) had processes without the expected verdict, and the report failed: ~ts",
-        [length(Failed), format_error(element(2, Error))]);
-format_error({riarc_bench_report, _} = E) -> riarc_bench_report:format_error(E);
-format_error({riarc_bench_baseline, _} = E) -> riarc_bench_baseline:format_error(E);
-format_error(Other) -> riarc_bench_run:format_error(Other).
+        "each run's directory and the report ~ts",
+        [length(Failed), failed_text(Failed), Report]);
+format_error({wrong_verdicts_unreported, Failed, Reason}) ->
+    fmt("~b run(s) had processes without the expected verdict (~ts), and the report failed: ~ts",
+        [length(Failed), failed_text(Failed), riarc_bench_report:format_error(Reason)]);
+format_error({riarc_bench_run, Reason}) -> riarc_bench_run:format_error(Reason);
+format_error({riarc_bench_peer, Reason}) -> riarc_bench_peer:format_error(Reason);
+format_error({riarc_bench_report, Reason}) -> riarc_bench_report:format_error(Reason);
+format_error({riarc_bench_writer, Reason}) -> riarc_bench_writer:format_error(Reason);
+format_error({riarc_bench_baseline, Reason}) -> riarc_bench_baseline:format_error(Reason).
+
+failed_text(Failed) ->
+    lists:join(", ", [io_lib:format("~s rep ~b: ~b", [Id, Rep, N]) || {Id, Rep, N} <- Failed]).
 
 fmt(F, A) -> lists:flatten(io_lib:format(F, A)).

@@ -31,7 +31,9 @@
 %% The monitored worker and its coordinator.
 -export([init/3, run/2, format_error/1]).
 
--export_type([acc/0]).
+-export_type([acc/0, error_reason/0]).
+
+-type error_reason() :: already_running | {master_crashed, term()}.
 
 %% Total weight W, weighted mean, and S = sum of w_i (x_i - mean)^2.
 -record(acc, {w = 0.0 :: float(), mean = 0.0 :: float(), s = 0.0 :: float()}).
@@ -116,7 +118,7 @@ now_us() -> erlang:monotonic_time(microsecond).
 
 %% @doc The `mit' set-up of riarc_bench_run: starts the coordinator, runs the master with
 %% MIT workers and waits for every worker's statistics. Returns the summary fields.
--spec run({module(), atom(), [map()]}, map()) -> {ok, map()} | {error, {?MODULE, term()}}.
+-spec run({module(), atom(), [map()]}, map()) -> {ok, map()} | {error, {?MODULE, error_reason()}}.
 run({M, F, [Cfg]}, P) ->
     Coord = spawn_link(fun() -> coordinator(new(), 0) end),
     try register(?COORDINATOR, Coord) of
@@ -159,9 +161,8 @@ stop(Coord) ->
     catch unregister(?COORDINATOR),
     ok.
 
--spec format_error({?MODULE, term()} | term()) -> string().
-format_error({?MODULE, Reason}) -> format_error(Reason);
-format_error(already_running) -> "Another MIT run is in progress in this VM.";
+%% @doc One sentence for an error of run/2.
+-spec format_error(error_reason()) -> string().
+format_error(already_running) -> "another MIT run is in progress in this VM";
 format_error({master_crashed, Reason}) ->
-    lists:flatten(io_lib:format("The master process crashed: ~p.", [Reason]));
-format_error(Other) -> lists:flatten(io_lib:format("~p", [Other])).
+    lists:flatten(io_lib:format("the master process crashed: ~0tP", [Reason, 20])).

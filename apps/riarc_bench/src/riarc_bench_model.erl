@@ -14,13 +14,16 @@
 %% 3> #{order := Q, batches := B} = riarc_bench_model:build(P), {Q, B}.
 %% {[3,1,6],[5,5,5,5,5,5,5,5,5,5]}
 %% 4> riarc_bench_model:new(#{shape => steady, workers => -1, requests => 5}).
-%% {error,{bad_param,workers,-1,"an integer >= 1"}}
+%% {error,{riarc_bench_model,{bad_param,workers,-1,"an integer >= 1"}}}
 %% '''
 -module(riarc_bench_model).
 
 -export([instrumentations/0, defaults/0, new/1, build/1, stream/2, format_error/1]).
 
--export_type([params/0, model/0]).
+-export_type([params/0, model/0, error_reason/0]).
+
+-type error_reason() :: {missing_param, atom()}
+                      | {bad_param, atom(), term(), What :: string()}.
 
 -type params() :: #{shape := riarc_bench_shape:shape(),
                     workers := pos_integer(),
@@ -57,7 +60,7 @@ defaults() ->
 
 %% Fills in defaults, derives the shape parameters that depend on others, and checks
 %% every value; the returned map is what the rest of the driver trusts.
--spec new(map()) -> {ok, params()} | {error, term()}.
+-spec new(map()) -> {ok, params()} | {error, {?MODULE, error_reason()}}.
 new(Given) when is_map(Given) ->
     P0 = maps:merge(defaults(), Given),
     case check_all(P0) of
@@ -95,12 +98,12 @@ check_all(P) ->
 first_error(_P, []) -> ok;
 first_error(P, [{Key, Need, Ok, What} | Rest]) ->
     case {maps:find(Key, P), Need} of
-        {error, required} -> {error, {missing_param, Key}};
+        {error, required} -> {error, {?MODULE, {missing_param, Key}}};
         {error, optional} -> first_error(P, Rest);
         {{ok, V}, _} ->
             case Ok(V) of
                 true -> first_error(P, Rest);
-                false -> {error, {bad_param, Key, V, What}}
+                false -> {error, {?MODULE, {bad_param, Key, V, What}}}
             end
     end.
 
@@ -145,13 +148,12 @@ stream(#{seed := Seed}, Purpose) ->
     Tag = #{order => 1, batches => 2, master => 3, collector => 4},
     rand:seed_s(exsss, {Seed, maps:get(Purpose, Tag), 16#5EED}).
 
--spec format_error(term()) -> string().
+%% @doc One sentence for an error of new/1.
+-spec format_error(error_reason()) -> string().
 format_error({missing_param, Key}) ->
-    lists:flatten(io_lib:format("The parameter ~s is required.", [Key]));
+    lists:flatten(io_lib:format("the parameter ~s is required", [Key]));
 format_error({bad_param, Key, V, What}) ->
-    lists:flatten(io_lib:format("The parameter ~s must be ~s, not ~p.", [Key, What, V]));
-format_error(Other) ->
-    lists:flatten(io_lib:format("Invalid model: ~p.", [Other])).
+    lists:flatten(io_lib:format("the parameter ~s must be ~s, not ~0tp", [Key, What, V])).
 
 %% @doc The set-ups a benchmark can run under (see riarc_bench_run for what each is).
 -spec instrumentations() -> [atom()].

@@ -23,11 +23,12 @@
 
 -export([colour/2, bars/6, boxes/6, against_n/6, timeseries/7, fit/4, run/2, format_error/1]).
 
--export_type([line/0]).
+-export_type([line/0, error_reason/0]).
 
 %% One line or bar series: its label, and the labels of every series of the report (so
 %% that a label outside the fixed set-ups gets the same colour in every plot).
 -type line() :: string().
+-type error_reason() :: no_gnuplot | {gnuplot, ExitStatus :: integer(), Output :: binary()}.
 
 -define(OKABE_ITO, ["#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7",
                     "#F0E442", "#000000"]).
@@ -184,7 +185,7 @@ num(X) when is_integer(X) -> integer_to_list(X);
 num(X) -> float_to_list(float(X), [{decimals, 6}, compact]).
 
 %% @doc Writes the commands to Dir/plots.gp and runs gnuplot on them.
--spec run(file:filename(), [iodata()]) -> ok | {error, {?MODULE, term()}}.
+-spec run(file:filename(), [iodata()]) -> ok | {error, {?MODULE, error_reason()}}.
 run(Dir, Commands) ->
     Script = filename:join(Dir, "plots.gp"),
     ok = file:write_file(Script, Commands),
@@ -204,9 +205,8 @@ collect(Port, Acc) ->
             {error, {?MODULE, {gnuplot, S, iolist_to_binary(lists:reverse(Acc))}}}
     end.
 
--spec format_error({?MODULE, term()} | term()) -> string().
-format_error({?MODULE, Reason}) -> format_error(Reason);
-format_error(no_gnuplot) -> "gnuplot is not installed: no plots were drawn.";
+%% @doc One sentence for an error of run/2.
+-spec format_error(error_reason()) -> string().
+format_error(no_gnuplot) -> "gnuplot is not installed: no plots were drawn";
 format_error({gnuplot, S, Out}) ->
-    lists:flatten(io_lib:format("gnuplot exited with ~b: ~ts", [S, Out]));
-format_error(Other) -> lists:flatten(io_lib:format("~p", [Other])).
+    lists:flatten(io_lib:format("gnuplot exited with ~b: ~ts", [S, string:trim(Out)])).

@@ -27,6 +27,10 @@
 
 -export([cv_metrics/0, variant_label/1, write/4, histogram/2, setup_key/1, metrics/0, format_error/1]).
 
+-export_type([error_reason/0]).
+
+-type error_reason() :: {write, file:filename(), file:posix() | badarg | terminated | system_limit}.
+
 %% {Metric, label, scale factor applied to the value}
 -define(METRICS,
         [{mrt_mean_ms, "mean response time (ms)", 1},
@@ -47,7 +51,7 @@
 metrics() -> ?METRICS.
 
 -spec write(riarc_bench_experiment:config(), [map()], file:filename(), map()) ->
-    {ok, file:filename()} | {error, {?MODULE, term()}}.
+    {ok, file:filename()} | {error, {?MODULE, error_reason()}}.
 write(Cfg, Results, Out, Info) ->
     Plots = filename:join(Out, "plots"),
     ok = filelib:ensure_path(Plots),
@@ -325,7 +329,7 @@ setup_section(Cfg, Entries, Info) ->
      riarc_bench_html:esc(Config), "</pre></details>\n"].
 
 gnuplot_note(ok) -> "";
-gnuplot_note({error, Why}) ->
+gnuplot_note({error, {riarc_bench_plot, Why}}) ->
     ["<p><b>Plots missing:</b> ", riarc_bench_html:esc(riarc_bench_plot:format_error(Why)), "</p>\n"].
 
 results_table(Cfg, Entries) ->
@@ -431,11 +435,10 @@ best(F) ->
 utc_now() ->
     calendar:system_time_to_rfc3339(erlang:system_time(second), [{offset, "Z"}]).
 
--spec format_error({?MODULE, term()} | term()) -> string().
-format_error({?MODULE, {write, Path, Reason}}) ->
-    lists:flatten(io_lib:format("Cannot write the report ~ts: ~ts.", [Path, file:format_error(Reason)]));
-format_error({?MODULE, Other}) -> lists:flatten(io_lib:format("~p", [Other]));
-format_error(Other) -> lists:flatten(io_lib:format("~p", [Other])).
+%% @doc One sentence for an error of write/4.
+-spec format_error(error_reason()) -> string().
+format_error({write, Path, Reason}) ->
+    lists:flatten(io_lib:format("cannot write the report ~ts: ~ts", [Path, file:format_error(Reason)])).
 
 %% @doc The metrics whose coefficient of variation decides when repetitions have settled.
 -spec cv_metrics() -> [atom()].

@@ -24,13 +24,30 @@
 -export([run/2, setups/0, setup/1, has_monitors/1, summary_columns/0, summary_row/1,
          format_error/1, failed_verdicts/1]).
 
--export_type([opts/0, summary/0, setup/0]).
+-export_type([opts/0, summary/0, setup/0, error_reason/0, monitoring_error/0]).
+
+-type error_reason() :: {schedulers, Asked :: pos_integer(), Max :: pos_integer()}
+                      | {out_dir, file:filename(), file:posix()}
+                      | {master_crashed, term()}
+                      | {monitoring, setup_name(), monitoring_error()}
+                      | {monitoring_crashed, setup_name(), error | exit | throw, term()}
+                      | no_master_result
+                      | {riarc_bench_model, riarc_bench_model:error_reason()}
+                      | {riarc_bench_writer, riarc_bench_writer:error_reason()}
+                      | {riarc_bench_mit, riarc_bench_mit:error_reason()}.
+%% What a monitored set-up returned: an error of riarc's own modules or of the comparison
+%% methods', each `{Module, Reason}' that riarc:format_error/1 turns into Module's sentence.
+-type monitoring_error() :: {riarc_central, riarc_central:error_reason()}
+                          | {riarc_inline, riarc_inline:error_reason()}
+                          | {module(), term()}.
+-type setup_name() :: atom().
 
 -type opts() :: #{out := file:filename(), progress => boolean(), keep_pids => boolean()}.
 -type summary() :: #{atom() => term()}.
 %% `run' returns extra summary fields (e.g. verdict counts) or an error.
 -type setup() :: #{name := atom(), description := string(),
-                   run := fun((call(), riarc_bench_model:params()) -> {ok, map()} | {error, term()})}.
+                   run := fun((call(), riarc_bench_model:params()) ->
+                                      {ok, map()} | {error, {?MODULE, error_reason()}})}.
 -type call() :: {module(), atom(), list()}.
 
 %% The modules the inline set-up weaves monitors into (000 fig. 1a).
@@ -66,7 +83,7 @@ setup(centralised) ->
 setup(mit) ->
     #{name => mit,
       description => "004 §4.2: workers measure their mean idle time, merged by weighted Welford",
-      run => fun riarc_bench_mit:run/2};
+      run => fun run_mit/2};
 setup(inline) ->
     #{name => inline, description => "monitors woven into the processes (000 fig. 1a)",
       run => fun run_inline/2}.
@@ -75,7 +92,13 @@ run_baseline({M, F, A}, _P) ->
     {_Pid, Ref} = spawn_monitor(M, F, A),
     receive
         {'DOWN', Ref, process, _, normal} -> {ok, #{}};
-        {'DOWN', Ref, process, _, Reason} -> {error, {master_crashed, Reason}}
+        {'DOWN', Ref, process, _, Reason} -> {error, {?MODULE, {master_crashed, Reason}}}
+    end.
+
+run_mit(MFA, P) ->
+    case riarc_bench_mit:run(MFA, P) of
+        {ok, _} = Ok -> Ok;
+        {error, {riarc_bench_mit, _} = Error} -> {error, {?MODULE, Error}}
     end.
 
 %% The cost of the VM's tracing by itself: the events every outline set-up asks for, sent
@@ -93,7 +116,7 @@ run_tracing({M, F, A}, P) ->
             Sink ! stop,
             case Reason of
                 normal -> {ok, #{}};
-                _ -> {error, {master_crashed, Reason}}
+                _ -> {error, {?MODULE, {master_crashed, Reason}}}
             end
     end.
 
@@ -114,9 +137,10 @@ monitored(Run) ->
             Opts = #{timeout => infinity, log => false, invariants => false, events => Events},
             try Run(MFA, Spec, Opts) of
                 {ok, Result} -> {ok, verdict_counts(Result)};
-                {error, Reason} -> {error, {monitoring, maps:get(instrumentation, P), Reason}}
+                {error, Reason} -> {error, {?MODULE, {monitoring, maps:get(instrumentation, P), Reason}}}
             catch
-                Class:Reason -> {error, {monitoring, maps:get(instrumentation, P), {Class, Reason}}}
+                Class:Reason ->
+                    {error, {?MODULE, {monitoring_crashed, maps:get(instrumentation, P), Class, Reason}}}
             end
     end.
 
@@ -129,7 +153,7 @@ run_inline(MFA, P) ->
             try (monitored(fun(M, S, O) -> riarc_inline:run(M, S, maps:remove(invariants, O)) end))(MFA, P)
             after ok = riarc_inline:restore(?INLINE_MODULES)
             end;
-        {error, Reason} -> {error, {monitoring, inline, Reason}}
+        {error, Reason} -> {error, {?MODULE, {monitoring, inline, Reason}}}
     end.
 
 %% Verdicts are counted, not logged: a run has one per worker.
@@ -151,7 +175,7 @@ failed_verdicts(S = #{instrumentation := I}) ->
     end.
 
 %% Runs one benchmark and writes its files under `out'.
--spec run(map(), opts()) -> {ok, summary()} | {error, term()}.
+-spec run(map(), opts()) -> {ok, summary()} | {error, {?MODULE, error_reason()}}.
 run(Given, Opts = #{out := Out}) ->
     case riarc_bench_model:new(Given) of
         {ok, P} ->
@@ -160,13 +184,13 @@ run(Given, Opts = #{out := Out}) ->
                 {ok, Error} -> Error;
                 {Error, _} -> Error
             end;
-        Error -> Error
+        {error, {riarc_bench_model, _} = Error} -> {error, {?MODULE, Error}}
     end.
 
 ensure_dir(Out) ->
     case filelib:ensure_path(Out) of
         ok -> ok;
-        {error, Reason} -> {error, {out_dir, Out, Reason}}
+        {error, Reason} -> {error, {?MODULE, {out_dir, Out, Reason}}}
     end.
 
 %% The run uses K schedulers of this VM (experiments start each VM with +S K instead).
@@ -174,7 +198,7 @@ schedulers(P) ->
     Max = erlang:system_info(schedulers),
     case maps:get(schedulers, P, erlang:system_info(schedulers_online)) of
         K when K =< Max -> {ok, K};
-        K -> {error, {schedulers, K, Max}}
+        K -> {error, {?MODULE, {schedulers, K, Max}}}
     end.
 
 with_schedulers(K, Fun) ->
@@ -182,9 +206,13 @@ with_schedulers(K, Fun) ->
     try Fun() after erlang:system_flag(schedulers_online, Old) end.
 
 run_model(P, Opts = #{out := Out}) ->
+    case riarc_bench_writer:start(filename:join(Out, "timeseries.csv"), riarc_bench_collector:columns()) of
+        {ok, Writer} -> run_model(P, Opts, Writer);
+        {error, {riarc_bench_writer, _} = Error} -> {error, {?MODULE, Error}}
+    end.
+
+run_model(P, Opts = #{out := Out}, Writer) ->
     Model = riarc_bench_model:build(P),
-    {ok, Writer} = riarc_bench_writer:start(filename:join(Out, "timeseries.csv"),
-                                            riarc_bench_collector:columns()),
     Counters = counters:new(riarc_bench_master:counter(size), []),
     Collector = riarc_bench_collector:start(
                   #{writer => Writer, interval => maps:get(interval, P), counters => Counters,
@@ -205,7 +233,7 @@ run_model(P, Opts = #{out := Out}) ->
 %% The master reports before it exits, so its result is already here.
 master_result() ->
     receive {riarc_bench_master, _, Result} -> {ok, Result}
-    after 0 -> {error, no_master_result}
+    after 0 -> {error, {?MODULE, no_master_result}}
     end.
 
 finish(P, Model, Result, Stats, Out) ->
@@ -236,7 +264,7 @@ finish(P, Model, Result, Stats, Out) ->
     ok = write_not_accepted(Out, maps:get(not_accepted, Result, [])),
     case write_all(Out, Files) of
         ok -> {ok, Summary};
-        Error -> Error
+        {error, {riarc_bench_writer, _} = Error} -> {error, {?MODULE, Error}}
     end.
 
 %% Under monitoring, the verdicts other than accept, one term per line, for diagnosis:
@@ -278,20 +306,26 @@ summary_columns() ->
 summary_row(S) ->
     [maps:get(C, S, "") || C <- summary_columns()].
 
--spec format_error(term()) -> string().
+%% @doc One sentence for an error of run/2.
+-spec format_error(error_reason()) -> string().
 format_error({schedulers, K, Max}) ->
-    lists:flatten(io_lib:format("This VM has ~b schedulers, so --schedulers ~b is impossible "
-                                "(use an experiment to start a VM with more).", [Max, K]));
+    flat("this VM has ~b schedulers, so --schedulers ~b is impossible "
+         "(use an experiment to start a VM with more)", [Max, K]);
 format_error({out_dir, Out, Reason}) ->
-    lists:flatten(io_lib:format("Cannot create the output directory ~ts: ~ts.",
-                                [Out, file:format_error(Reason)]));
+    flat("cannot create the output directory ~ts: ~ts", [Out, file:format_error(Reason)]);
 format_error({master_crashed, Reason}) ->
-    lists:flatten(io_lib:format("The master process crashed: ~p.", [Reason]));
+    flat("the master process crashed: ~0tP", [Reason, 20]);
 format_error({monitoring, Mode, Reason}) ->
-    lists:flatten(io_lib:format("The ~s monitoring set-up failed: ~p.", [Mode, Reason]));
+    flat("the ~s monitoring set-up failed: ~ts", [Mode, riarc:format_error(Reason)]);
+format_error({monitoring_crashed, Mode, Class, Reason}) ->
+    flat("the ~s monitoring set-up crashed: ~p:~0tP", [Mode, Class, Reason, 20]);
 format_error(no_master_result) ->
-    "The master stopped without reporting its result.";
-format_error({Tag, _, _} = E) when Tag =:= open; Tag =:= write ->
-    riarc_bench_writer:format_error(E);
-format_error(Other) ->
-    riarc_bench_model:format_error(Other).
+    "the master stopped without reporting its result";
+format_error({riarc_bench_model, Reason}) ->
+    riarc_bench_model:format_error(Reason);
+format_error({riarc_bench_writer, Reason}) ->
+    riarc_bench_writer:format_error(Reason);
+format_error({riarc_bench_mit, Reason}) ->
+    riarc_bench_mit:format_error(Reason).
+
+flat(F, A) -> lists:flatten(io_lib:format(F, A)).

@@ -36,10 +36,13 @@
 
 -export([write/2, overhead/2, read_aggregate/1, read_runs/1, format_error/1]).
 
--export_type([row/0]).
+-export_type([row/0, error_reason/0]).
 
 %% One benchmark of aggregate.csv, as a map from column to value.
 -type row() :: #{atom() => number() | string()}.
+-type error_reason() :: {read, file:filename(), file:posix() | badarg | terminated | system_limit}
+                      | {empty, file:filename()}
+                      | {out_dir, file:filename(), file:posix()}.
 
 %% {column of aggregate.csv, what it is, scale to the unit shown}
 -define(METRICS, [{mrt_mean_ms_mean, "MRT (ms)", 1},
@@ -52,26 +55,32 @@
 %% @doc Writes the study for the given levels, each `{Label, ExperimentDir}'.
 -spec write([{string(), file:filename()}], file:filename()) ->
     {ok, #{table := file:filename(), html := file:filename(), text := binary()}}
-    | {error, {?MODULE, term()}}.
+    | {error, {?MODULE, error_reason()}}.
 write(Levels, Out) ->
     case read_levels(Levels, []) of
         {ok, Read} ->
             Plots = filename:join(Out, "plots"),
-            ok = filelib:ensure_path(Plots),
-            _ = [file:delete(F) || F <- filelib:wildcard(filename:join(Plots, "*.{svg,png,dat}"))],
-            Table = lists:append([overhead(L, Rows) || {L, _Dir, Rows} <- Read]),
-            Md = unicode:characters_to_binary(markdown(Table)),
-            ok = file:write_file(filename:join(Out, "overhead.md"), Md),
-            ok = riarc_bench_writer:write_csv(filename:join(Out, "overhead.csv"), csv_header(),
-                                              [csv_row(T) || T <- Table]),
-            {Figures, Cmds} = lists:unzip(plots(Read, Plots)),
-            Gnuplot = riarc_bench_plot:run(Plots, Cmds),
-            Html = filename:join(Out, "index.html"),
-            Drawn = [F || F = {Src, _} <- Figures, filelib:is_regular(filename:join(Out, Src))],
-            ok = file:write_file(Html, html(Read, Table, Gnuplot, Drawn)),
-            {ok, #{table => filename:join(Out, "overhead.md"), html => Html, text => Md}};
+            case filelib:ensure_path(Plots) of
+                ok -> write_files(Read, Out, Plots);
+                {error, Reason} -> {error, {?MODULE, {out_dir, Out, Reason}}}
+            end;
         Error -> Error
     end.
+
+%% The plots directory exists; the files of the study go beside it.
+write_files(Read, Out, Plots) ->
+    _ = [file:delete(F) || F <- filelib:wildcard(filename:join(Plots, "*.{svg,png,dat}"))],
+    Table = lists:append([overhead(L, Rows) || {L, _Dir, Rows} <- Read]),
+    Md = unicode:characters_to_binary(markdown(Table)),
+    ok = file:write_file(filename:join(Out, "overhead.md"), Md),
+    ok = riarc_bench_writer:write_csv(filename:join(Out, "overhead.csv"), csv_header(),
+                                      [csv_row(T) || T <- Table]),
+    {Figures, Cmds} = lists:unzip(plots(Read, Plots)),
+    Gnuplot = riarc_bench_plot:run(Plots, Cmds),
+    Html = filename:join(Out, "index.html"),
+    Drawn = [F || F = {Src, _} <- Figures, filelib:is_regular(filename:join(Out, Src))],
+    ok = file:write_file(Html, html(Read, Table, Gnuplot, Drawn)),
+    {ok, #{table => filename:join(Out, "overhead.md"), html => Html, text => Md}}.
 
 %% Each aggregate row gets its runs (from runs.csv) under `runs'.
 read_levels([], Acc) -> {ok, lists:reverse(Acc)};
@@ -88,7 +97,7 @@ read_levels([{Label, Dir} | Rest], Acc) ->
     end.
 
 %% @doc An experiment's runs.csv, as the rows of each benchmark.
--spec read_runs(file:filename()) -> {ok, #{string() => [row()]}} | {error, {?MODULE, term()}}.
+-spec read_runs(file:filename()) -> {ok, #{string() => [row()]}} | {error, {?MODULE, error_reason()}}.
 read_runs(Dir) ->
     case read_aggregate(filename:join(Dir, "runs.csv")) of
         {ok, Rows} ->
@@ -303,7 +312,7 @@ html(Read, Table, Gnuplot, Figures) ->
        ". Each experiment has its own report (<code>report.html</code> in its directory).</p>\n",
        case Gnuplot of
            ok -> "";
-           {error, Why} -> ["<p><b>Plots missing:</b> ", riarc_bench_html:esc(riarc_bench_plot:format_error(Why)), "</p>"]
+           {error, {riarc_bench_plot, Why}} -> ["<p><b>Plots missing:</b> ", riarc_bench_html:esc(riarc_bench_plot:format_error(Why)), "</p>"]
        end,
        "<h2>Overhead at the largest n (Table 3 analogue)</h2>\n", table(Table),
        "<p>Also as <a href=\"overhead.md\">overhead.md</a> and <a href=\"overhead.csv\">overhead.csv</a>.</p>\n",
@@ -363,7 +372,7 @@ figures(Title, Figs) ->
 %%% aggregate.csv ------------------------------------------------------------------------
 
 %% @doc Reads an experiment's aggregate.csv: numbers become numbers, the rest strings.
--spec read_aggregate(file:filename()) -> {ok, [row()]} | {error, {?MODULE, term()}}.
+-spec read_aggregate(file:filename()) -> {ok, [row()]} | {error, {?MODULE, error_reason()}}.
 read_aggregate(Path) ->
     case file:read_file(Path) of
         {ok, Bin} ->
@@ -384,14 +393,16 @@ value(F) ->
             try list_to_float(S) catch error:badarg -> S end
     end.
 
--spec format_error({?MODULE, term()} | term()) -> string().
-format_error({?MODULE, Reason}) -> format_error(Reason);
+%% @doc One sentence for an error of write/2, read_aggregate/1 or read_runs/1.
+-spec format_error(error_reason()) -> string().
 format_error({read, Path, Reason}) ->
-    lists:flatten(io_lib:format("Cannot read ~ts: ~ts (run the experiment first).",
+    lists:flatten(io_lib:format("cannot read ~ts: ~ts (run the experiment first)",
                                 [Path, file:format_error(Reason)]));
 format_error({empty, Path}) ->
-    lists:flatten(io_lib:format("~ts is empty.", [Path]));
-format_error(Other) -> lists:flatten(io_lib:format("~p", [Other])).
+    lists:flatten(io_lib:format("~ts is empty", [Path]));
+format_error({out_dir, Out, Reason}) ->
+    lists:flatten(io_lib:format("cannot create the output directory ~ts: ~ts",
+                                [Out, file:format_error(Reason)])).
 
 signed(P) when P >= 0 -> "+" ++ num(P);
 signed(P) -> num(P).

@@ -22,11 +22,28 @@
 %% '''
 -module(riarc_bench_user).
 
--export([run/2, setups/0, parse_setups/1, format_error/1, is_input_error/1, table/1]).
+-export([run/2, setups/0, parse_setups/1, format_error/1, table/1]).
 %% Entry points inside the run's VM.
 -export([run_one/4, root/4]).
 
--export_type([config/0]).
+-export_type([config/0, error_reason/0]).
+
+%% The caller's input, refused before any run (the command line's exit status 2), then
+%% what can go wrong in one run.
+-type error_reason() :: {undef, {module(), atom(), arity()}}
+                      | {bad_runs, term()}
+                      | {bad_timeout, term()}
+                      | {bad_memory_limit, term()}
+                      | {bad_setups, term()}
+                      | {bad_args, term()}
+                      | {bad_monitors, term()}
+                      | {riarc_shml, riarc_shml:reason()}
+                      | {out_dir, file:filename(), file:posix()}
+                      | {timeout, Seconds :: pos_integer()}
+                      | {memory_limit, Mb :: pos_integer()}
+                      | {root_crashed, term()}
+                      | {monitoring, atom(), riarc_bench_run:monitoring_error()}
+                      | {riarc_bench_peer, riarc_bench_peer:error_reason()}.
 
 -type monitors() :: {module, module()} | {props, file:filename()}.
 -type config() :: #{mfa := {module(), atom(), list()}, monitors := monitors(),
@@ -90,7 +107,8 @@ dedup(L) -> lists:reverse(lists:foldl(fun(X, A) -> [X || not lists:member(X, A)]
 -spec run(config(), #{out := file:filename(), progress => boolean()}) ->
     {ok, #{csv := file:filename(), html := file:filename(), rows := [map()],
            summary := [{atom(), map()}], setups := [atom()],
-           failed := non_neg_integer(), crashed := non_neg_integer()}} | {error, term()}.
+           failed := non_neg_integer(), crashed := non_neg_integer()}}
+    | {error, {?MODULE, error_reason()}}.
 run(Cfg0, Opts = #{out := Out}) ->
     Cfg = maps:merge(?DEFAULTS, Cfg0),
     %% Paths first: the checks below load the user's modules from them.
@@ -99,9 +117,9 @@ run(Cfg0, Opts = #{out := Out}) ->
         ok ->
             case filelib:ensure_dir(filename:join(Out, "x")) of
                 ok -> drive(Cfg, Out, maps:get(progress, Opts, false));
-                {error, Reason} -> {error, {out_dir, Out, Reason}}
+                {error, Reason} -> {error, {?MODULE, {out_dir, Out, Reason}}}
             end;
-        Error -> Error
+        {error, Reason} -> {error, {?MODULE, Reason}}
     end.
 
 check(#{mfa := {M, F, A}, monitors := Mons, setups := Ss, runs := N, timeout := T,
@@ -131,7 +149,7 @@ check_monitors({module, Mod}) ->
 check_monitors({props, File}) ->
     case riarc_shml:load_file(File) of
         {ok, _} -> ok;
-        {error, Reason} -> {error, {props, Reason}}
+        {error, Reason} -> {error, {riarc_shml, Reason}}
     end;
 check_monitors(Other) -> {error, {bad_monitors, Other}}.
 
@@ -162,7 +180,7 @@ rep_label(warmup) -> "warm-up";
 rep_label(I) -> io_lib:format("run ~b", [I]).
 
 progress_text({ok, #{wall_ms := W}}) -> io_lib:format("~.1f ms", [W]);
-progress_text({error, R}) -> format_error(R).
+progress_text({error, {?MODULE, R}}) -> format_error(R).
 
 bad_verdicts(R) -> maps:get(rejected, R, 0) + maps:get(errors, R, 0).
 
@@ -179,10 +197,10 @@ run_in_peer(Setup, Cfg = #{mfa := MFA, monitors := Mons, timeout := TimeoutS,
     case riarc_bench_peer:call({?MODULE, run_one, [Setup, MFA, Mons, weave(Setup, Cfg)]}, [],
                                TimeoutS * 1000 + 5000, LimitMb) of
         {ok, {ok, R}, #{rss_peak_kb := Kb}} -> {ok, R#{rss_peak => 1024 * Kb}};
-        {ok, Error, _} -> Error;
-        {error, {riarc_bench_peer, {timeout, _, _}}} -> {error, {timeout, TimeoutS}};
-        {error, {riarc_bench_peer, {memory_limit, _, _}}} -> {error, {memory_limit, LimitMb}};
-        {error, {riarc_bench_peer, Reason}} -> {error, Reason}
+        {ok, {error, {?MODULE, _}} = Error, _} -> Error;
+        {error, {riarc_bench_peer, {timeout, _, _}}} -> {error, {?MODULE, {timeout, TimeoutS}}};
+        {error, {riarc_bench_peer, {memory_limit, _, _}}} -> {error, {?MODULE, {memory_limit, LimitMb}}};
+        {error, {riarc_bench_peer, _} = Error} -> {error, {?MODULE, Error}}
     end.
 
 %% Inline monitoring weaves the modules it monitors: the entry module and every module
@@ -199,7 +217,7 @@ weave(_, _) -> [].
 %% {ok,#{wall_ms => 12.3,mem_peak => 31457280,events => 0,...}}
 %% '''
 -spec run_one(atom(), {module(), atom(), list()}, monitors(), [module()]) ->
-    {ok, map()} | {error, term()}.
+    {ok, map()} | {error, {?MODULE, error_reason()}}.
 run_one(Setup, {M, F, A}, Mons, Weave) ->
     case load_monitors(Mons) of
         {ok, UserSpec, Events} ->
@@ -218,9 +236,9 @@ run_one(Setup, {M, F, A}, Mons, Weave) ->
                 {ok, R} ->
                     {ok, maps:merge(#{wall_ms => Wall, mem_peak => MemPeak},
                                     maps:merge(counts(R), latencies(ets:lookup(Tab, result))))};
-                Error -> Error
+                {error, Reason} -> {error, {?MODULE, Reason}}
             end;
-        Error -> Error
+        {error, Reason} -> {error, {?MODULE, Reason}}
     end.
 
 load_monitors({module, Mod}) -> {ok, Mod, [send, recv]};
@@ -228,7 +246,7 @@ load_monitors({props, File}) ->
     %% A property file compiles to a module in memory: it must be compiled in this VM.
     case riarc_shml:load_file(File) of
         {ok, Mod} -> {ok, Mod, Mod:trace_flags()};
-        {error, Reason} -> {error, {props, Reason}}
+        {error, Reason} -> {error, {riarc_shml, Reason}}
     end.
 
 %% @doc The root process of every set-up: the user's entry point, its result kept in an
@@ -283,17 +301,21 @@ run_setup(tracing, {M, F, A}, _Spec, #{events := Events}, _) ->
     R = down(Ref),
     Sink ! stop,
     R;
-run_setup(riarc, Root, Spec, Opts, _) -> riarc:run(Root, Spec, Opts);
-run_setup(riarc_evm, Root, Spec, Opts, _) -> riarc:run(Root, Spec, Opts#{backend => evm});
-run_setup(centralised, Root, Spec, Opts, _) -> riarc_central:run(Root, Spec, Opts);
+run_setup(riarc, Root, Spec, Opts, _) -> monitored(riarc, riarc:run(Root, Spec, Opts));
+run_setup(riarc_evm, Root, Spec, Opts, _) ->
+    monitored(riarc_evm, riarc:run(Root, Spec, Opts#{backend => evm}));
+run_setup(centralised, Root, Spec, Opts, _) -> monitored(centralised, riarc_central:run(Root, Spec, Opts));
 run_setup(inline, Root, Spec, Opts, Weave) ->
     case riarc_inline:instrument(Weave) of
         ok ->
-            try riarc_inline:run(Root, Spec, maps:remove(invariants, Opts))
+            try monitored(inline, riarc_inline:run(Root, Spec, maps:remove(invariants, Opts)))
             after ok = riarc_inline:restore(Weave)
             end;
-        {error, Reason} -> {error, {inline, Reason}}
+        Error -> monitored(inline, Error)
     end.
+
+monitored(_Setup, {ok, _} = Ok) -> Ok;
+monitored(Setup, {error, Error}) -> {error, {monitoring, Setup, Error}}.
 
 down(Ref) ->
     receive
@@ -412,7 +434,7 @@ write_report(Out, #{mfa := {M, F, A}, monitors := Mons, runs := N}, Setups, Summ
                          riarc_bench_html:figure("plots/wall.svg", "wall time per set-up"),
                          riarc_bench_html:figure("plots/memory.svg", "peak memory per set-up"),
                          "</div>\n"];
-                  {error, E} -> ["<p>", riarc_bench_html:esc(riarc_bench_plot:format_error(E)), "</p>\n"]
+                  {error, {riarc_bench_plot, E}} -> ["<p>", riarc_bench_html:esc(riarc_bench_plot:format_error(E)), "</p>\n"]
               end,
     Cols = [{"set-up", text}, {"runs", num}, {"wall ms [95 % CI]", num},
             {"wall vs baseline [CI]", num}, {"memory MB [CI]", num},
@@ -479,39 +501,26 @@ mons_label({props, File}) -> File.
 
 %%% Errors ------------------------------------------------------------------------------
 
-%% @doc Whether an error of run/2 is the caller's input (the CLI's exit status 2).
-%% ```
-%% 1> riarc_bench_user:is_input_error({bad_runs, 0}).
-%% true
-%% '''
--spec is_input_error(term()) -> boolean().
-is_input_error({Tag, _}) ->
-    lists:member(Tag, [bad_runs, bad_timeout, bad_memory_limit, bad_setups, bad_args, undef,
-                       bad_monitors, props]);
-is_input_error({out_dir, _, _}) -> true;
-is_input_error(_) -> false.
-
 %% @doc One sentence for an error of run/2 or of a single run.
 %% ```
 %% 1> riarc_bench_user:format_error({undef, {my_sys, main, 0}}).
-%% "my_sys:main/0 is not an exported function on the code path (see -pa)."
+%% "my_sys:main/0 is not an exported function on the code path (see -pa)"
 %% '''
--spec format_error(term()) -> string().
+-spec format_error(error_reason()) -> string().
 format_error({undef, {M, F, Ar}}) ->
-    fmt("~s:~s/~b is not an exported function on the code path (see -pa).", [M, F, Ar]);
-format_error({bad_runs, N}) -> fmt("The number of runs must be an integer >= 1, not ~p.", [N]);
-format_error({bad_timeout, T}) -> fmt("The timeout must be an integer >= 1 (seconds), not ~p.", [T]);
-format_error({bad_memory_limit, L}) -> fmt("The memory limit must be an integer >= 64 (MB), not ~p.", [L]);
-format_error({bad_setups, Ss}) -> fmt("Unknown set-up in ~p: use ~s.", [Ss, setups_help()]);
-format_error({bad_args, A}) -> fmt("The arguments must be a list, not ~p.", [A]);
-format_error({bad_monitors, M}) -> fmt("~p is not a module exporting spec/1 on the code path.", [M]);
-format_error({props, R}) -> riarc_shml:format_error(R);
-format_error({out_dir, Out, R}) -> fmt("Cannot create ~ts: ~ts.", [Out, file:format_error(R)]);
+    fmt("~s:~s/~b is not an exported function on the code path (see -pa)", [M, F, Ar]);
+format_error({bad_runs, N}) -> fmt("the number of runs must be an integer >= 1, not ~0tp", [N]);
+format_error({bad_timeout, T}) -> fmt("the timeout must be an integer >= 1 (seconds), not ~0tp", [T]);
+format_error({bad_memory_limit, L}) -> fmt("the memory limit must be an integer >= 64 (MB), not ~0tp", [L]);
+format_error({bad_setups, Ss}) -> fmt("unknown set-up in ~0tp: use ~s", [Ss, setups_help()]);
+format_error({bad_args, A}) -> fmt("the arguments must be a list, not ~0tp", [A]);
+format_error({bad_monitors, M}) -> fmt("~0tp is not a module exporting spec/1 on the code path", [M]);
+format_error({riarc_shml, R}) -> riarc_shml:format_error(R);
+format_error({out_dir, Out, R}) -> fmt("cannot create ~ts: ~ts", [Out, file:format_error(R)]);
 format_error({timeout, S}) -> fmt("the run did not end within ~b s and was killed", [S]);
 format_error({memory_limit, L}) -> fmt("the run's VM passed ~b MB and was killed", [L]);
-format_error({root_crashed, R}) -> fmt("the entry point crashed: ~P", [R, 12]);
-format_error({peer_start, R}) -> fmt("no VM could be started: ~P", [R, 12]);
-format_error({peer, C, R}) -> fmt("the run's VM failed: ~p:~P", [C, R, 12]);
-format_error(Other) -> fmt("~P", [Other, 12]).
+format_error({root_crashed, R}) -> fmt("the entry point crashed: ~0tP", [R, 12]);
+format_error({monitoring, Setup, E}) -> fmt("the ~s set-up failed: ~ts", [Setup, riarc:format_error(E)]);
+format_error({riarc_bench_peer, R}) -> riarc_bench_peer:format_error(R).
 
 fmt(F, A) -> lists:flatten(io_lib:format(F, A)).

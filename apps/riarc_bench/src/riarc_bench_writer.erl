@@ -16,13 +16,14 @@
 
 -export([start/2, row/2, close/1, write_csv/3, line/1, field/1, format_error/1]).
 
--export_type([field/0]).
+-export_type([field/0, error_reason/0]).
 
 -type field() :: number() | atom() | string() | binary().
+-type error_reason() :: {open | write, file:filename(), file:posix() | badarg | terminated | system_limit}.
 
 %% Opens Path, writes the header, and returns the writer's pid (linked to the caller:
 %% a run that dies takes its writer with it).
--spec start(file:filename(), [field()]) -> {ok, pid()} | {error, term()}.
+-spec start(file:filename(), [field()]) -> {ok, pid()} | {error, {?MODULE, error_reason()}}.
 start(Path, Header) ->
     Self = self(),
     Ref = make_ref(),
@@ -39,7 +40,7 @@ init(Parent, Ref, Path, Header) ->
             Parent ! {Ref, ok},
             loop(Fd);
         {error, Reason} ->
-            Parent ! {Ref, {error, {open, Path, Reason}}}
+            Parent ! {Ref, {error, {?MODULE, {open, Path, Reason}}}}
     end.
 
 loop(Fd) ->
@@ -67,11 +68,11 @@ close(Writer) ->
     end.
 
 %% Synchronous helper for small files (summaries, aggregates): header plus rows.
--spec write_csv(file:filename(), [field()], [[field()]]) -> ok | {error, term()}.
+-spec write_csv(file:filename(), [field()], [[field()]]) -> ok | {error, {?MODULE, error_reason()}}.
 write_csv(Path, Header, Rows) ->
     case file:write_file(Path, [line(Header) | [line(R) || R <- Rows]]) of
         ok -> ok;
-        {error, Reason} -> {error, {write, Path, Reason}}
+        {error, Reason} -> {error, {?MODULE, {write, Path, Reason}}}
     end.
 
 -spec line([field()]) -> iodata().
@@ -84,10 +85,9 @@ field(F) when is_atom(F) -> atom_to_binary(F);
 field(F) when is_binary(F) -> F;
 field(F) when is_list(F) -> F.
 
--spec format_error(term()) -> string().
+%% @doc One sentence for an error of start/2 or write_csv/3.
+-spec format_error(error_reason()) -> string().
 format_error({open, Path, Reason}) ->
-    lists:flatten(io_lib:format("Cannot open ~ts for writing: ~ts.", [Path, file:format_error(Reason)]));
+    lists:flatten(io_lib:format("cannot open ~ts for writing: ~ts", [Path, file:format_error(Reason)]));
 format_error({write, Path, Reason}) ->
-    lists:flatten(io_lib:format("Cannot write ~ts: ~ts.", [Path, file:format_error(Reason)]));
-format_error(Other) ->
-    lists:flatten(io_lib:format("CSV writer error: ~p.", [Other])).
+    lists:flatten(io_lib:format("cannot write ~ts: ~ts", [Path, file:format_error(Reason)])).

@@ -22,6 +22,12 @@
 -module(riarc_central).
 
 -export([run/3, format_error/1]).
+-export_type([error_reason/0]).
+
+%% The run's own errors, and run/3's arguments refused by riarc:validate/3.
+-type error_reason() :: {central_tracer_crashed, term()}
+                      | {timeout, timeout(), Alive :: [pid()] | unknown}
+                      | {riarc, riarc:error_reason()}.
 %% Spawned entry point.
 -export([tracer_init/5]).
 
@@ -51,7 +57,7 @@
 %% @doc Runs {M, F, Args} as the root of a system under centralised monitoring and returns
 %% once every process of the system has exited and its events are analysed.
 -spec run({module(), atom(), list()}, riarc_lambda:spec(), riarc:opts()) ->
-    {ok, riarc_result:t()} | {error, term()}.
+    {ok, riarc_result:t()} | {error, {?MODULE, error_reason()}}.
 run(MFA, Spec, Opts) ->
     case riarc:validate(MFA, Spec, Opts) of
         {ok, #{timeout := Timeout, events := Events, log := Log}} ->
@@ -64,7 +70,7 @@ run(MFA, Spec, Opts) ->
                                %% system: off the heap, a garbage collection does not copy it.
                                [{message_queue_data, off_heap}, {fullsweep_after, 0}]),
             await(Tracer, Ref, Root, Timeout);
-        Error -> Error
+        {error, {riarc, _} = Error} -> {error, {?MODULE, Error}}
     end.
 
 await(Tracer, Ref, Root, Timeout) ->
@@ -75,12 +81,12 @@ await(Tracer, Ref, Root, Timeout) ->
             {ok, Result};
         {'DOWN', Mon, process, Tracer, Reason} ->
             exit(Root, kill),
-            {error, {central_tracer_crashed, Reason}}
+            {error, {?MODULE, {central_tracer_crashed, Reason}}}
     after Timeout ->
             Alive = alive(Tracer, Ref),
             erlang:demonitor(Mon, [flush]),
             exit(Tracer, kill),
-            {error, {timeout, Alive}}
+            {error, {?MODULE, {timeout, Timeout, Alive}}}
     end.
 
 alive(Tracer, Ref) ->
@@ -249,11 +255,15 @@ finish(St = #st{owner = Owner, ref = Ref, slices = Open, pending = Pending}) ->
     exit(normal).
 
 %% @doc A sentence for an error run/3 returned.
--spec format_error(term()) -> string().
+-spec format_error(error_reason()) -> string().
 format_error({central_tracer_crashed, Reason}) ->
-    lists:flatten(io_lib:format("The central tracer crashed: ~p.", [Reason]));
-format_error({timeout, Alive}) when is_list(Alive) ->
-    lists:flatten(io_lib:format("Timed out with ~b traced processes still alive: ~p.",
-                                [length(Alive), lists:sublist(Alive, 10)]));
-format_error({timeout, _}) -> "Timed out; the central tracer did not say what is alive.";
-format_error(Other) -> riarc:format_error(Other).
+    flat("the central tracer crashed: ~0tP", [Reason, 20]);
+format_error({timeout, T, Alive}) when is_list(Alive) ->
+    flat("timed out after ~b ms with ~b traced process(es) still alive: ~0tp",
+         [T, length(Alive), lists:sublist(Alive, 10)]);
+format_error({timeout, T, unknown}) ->
+    flat("timed out after ~b ms; the central tracer did not say what is alive", [T]);
+format_error({riarc, Reason}) ->
+    riarc:format_error(Reason).
+
+flat(F, A) -> lists:flatten(io_lib:format(F, A)).

@@ -21,22 +21,30 @@
 -module(riarc_inline).
 
 -export([run/3, instrument/1, restore/1, format_error/1]).
+-export_type([error_reason/0]).
+
+%% The run's own errors, run/3's arguments refused by riarc:validate/3, and weaving's.
+-type error_reason() :: inline_run_active
+                      | {timeout, timeout(), Alive :: [pid()]}
+                      | {riarc, riarc:error_reason()}
+                      | {riarc_weave, riarc_weave:error_reason()}.
 
 -record(c, {live = #{} :: #{pid() => reference()},
             entries = #{} :: #{pid() => map()},
             order = [] :: [pid()],
             errors = [] :: [term()],
-            log :: boolean()}).
+            log :: boolean(),
+            timeout = infinity :: timeout()}).
 
 %%% Weaving ------------------------------------------------------------------------------
 
 %% @doc Recompiles loaded modules from the abstract code in their beams (debug_info) with
 %% the inline weaver, and loads the woven code in their place.
--spec instrument([module()]) -> ok | {error, {riarc_weave, riarc_weave:error_reason()}}.
+-spec instrument([module()]) -> ok | {error, {?MODULE, error_reason()}}.
 instrument(Modules) ->
     case weave_all(Modules, []) of
-        {ok, Woven} -> load_all(Woven);
-        Error -> Error
+        {ok, Woven} -> weave_result(load_all(Woven));
+        Error -> weave_result(Error)
     end.
 
 %% The VM keeps two versions of a module at most: a module whose old code is still
@@ -58,20 +66,23 @@ weave_all([M | Ms], Acc) ->
 
 %% @doc Puts the modules' own code back from their beams. Woven code must no longer be
 %% running: processes still in it are killed when it is purged, as for any code reload.
--spec restore([module()]) -> ok | {error, {riarc_weave, riarc_weave:error_reason()}}.
-restore(Modules) -> riarc_weave:restore(Modules).
+-spec restore([module()]) -> ok | {error, {?MODULE, error_reason()}}.
+restore(Modules) -> weave_result(riarc_weave:restore(Modules)).
+
+weave_result(ok) -> ok;
+weave_result({error, {riarc_weave, _} = Error}) -> {error, {?MODULE, Error}}.
 
 %%% Runs ---------------------------------------------------------------------------------
 
 %% @doc Runs {M, F, Args} as the root of a system whose woven modules monitor themselves,
 %% and returns once every process it spawned through woven code has ended.
 -spec run({module(), atom(), list()}, riarc_lambda:spec(), riarc:opts()) ->
-    {ok, riarc_result:t()} | {error, term()}.
+    {ok, riarc_result:t()} | {error, {?MODULE, error_reason()}}.
 run(MFA = {M, F, A}, Spec, Opts) ->
     case riarc:validate(MFA, Spec, Opts) of
         {ok, #{timeout := Timeout, events := Events, log := Log}} ->
             case riarc_inline_rt:active() of
-                true -> {error, inline_run_active};
+                true -> {error, {?MODULE, inline_run_active}};
                 false ->
                     Run = #{collector => self(), lambda => riarc_lambda:new(Spec),
                             send => lists:member(send, Events), recv => lists:member(recv, Events)},
@@ -81,12 +92,12 @@ run(MFA = {M, F, A}, Spec, Opts) ->
                         %% Spawned as woven code spawns: registered with this collector,
                         %% with its monitor and its init event.
                         _Root = riarc_inline_rt:spawn({erlang, spawn}, [M, F, A]),
-                        collect(#c{log = Log}, deadline(Timeout), T0)
+                        collect(#c{log = Log, timeout = Timeout}, deadline(Timeout), T0)
                     after
                         riarc_inline_rt:deactivate()
                     end
             end;
-        Error -> Error
+        {error, {riarc, _} = Error} -> {error, {?MODULE, Error}}
     end.
 
 deadline(infinity) -> infinity;
@@ -114,7 +125,7 @@ collect(C, Deadline, T0) ->
             Ref = maps:get(Pid, C#c.live),
             collect(down(Pid, Reason, C#c{live = maps:remove(Pid, C#c.live)}), Deadline, T0)
     after timeout(Deadline) ->
-            {error, {timeout, maps:keys(C#c.live)}}
+            {error, {?MODULE, {timeout, C#c.timeout, maps:keys(C#c.live)}}}
     end.
 
 timeout(infinity) -> infinity;
@@ -163,10 +174,13 @@ result(C = #c{entries = Es}, T0) ->
                         duration_us => erlang:monotonic_time(microsecond) - T0}).
 
 %% @doc A sentence for an error this module returned.
--spec format_error(term()) -> string().
+-spec format_error(error_reason()) -> string().
 format_error(inline_run_active) ->
-    "An inline run is already active on this node; run one at a time.";
-format_error({timeout, Alive}) ->
-    lists:flatten(io_lib:format("Timed out with ~b woven processes still alive: ~p.",
-                                [length(Alive), lists:sublist(Alive, 10)]));
-format_error(Other) -> riarc:format_error(Other).
+    "an inline run is already active on this node; run one at a time";
+format_error({timeout, T, Alive}) ->
+    lists:flatten(io_lib:format("timed out after ~0tp ms with ~b woven process(es) still alive: ~0tp",
+                                [T, length(Alive), lists:sublist(Alive, 10)]));
+format_error({riarc, Reason}) ->
+    riarc:format_error(Reason);
+format_error({riarc_weave, Reason}) ->
+    riarc_weave:format_error(Reason).

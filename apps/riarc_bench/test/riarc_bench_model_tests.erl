@@ -103,9 +103,9 @@ impossible_params_test_() ->
            {instrumentation, magic}],
     [{lists:flatten(io_lib:format("~p", [KV])),
       fun() ->
-              {error, R} = riarc_bench_model:new(maps:put(K, V, Base)),
+              {error, {riarc_bench_model, R}} = riarc_bench_model:new(maps:put(K, V, Base)),
               ?assertMatch({bad_param, K, V, _}, R),
               ?assert(is_list(riarc_bench_model:format_error(R)))
       end} || {K, V} = KV <- Bad]
-        ++ [?_assertMatch({error, {missing_param, workers}},
+        ++ [?_assertMatch({error, {riarc_bench_model, {missing_param, workers}}},
                           riarc_bench_model:new(maps:remove(workers, Base)))].

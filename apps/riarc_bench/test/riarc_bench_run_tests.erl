@@ -109,6 +109,11 @@ inline_restores_modules_test_() ->
              ?assertEqual(Before, [M:module_info(md5) || M <- [riarc_bench_master, riarc_bench_worker]])
      end}.
 
+%% The error model of the whole app (riarc_bench_errors_tests), here so that
+%% `rebar3 eunit --app riarc_bench', which runs the tests named after the app's modules,
+%% runs it too.
+error_model_test_() -> {module, riarc_bench_errors_tests}.
+
 %% Which verdicts fail a run: anything but accept under the soundness monitors, anything
 %% but none under monitors none; the baseline has nothing to fail.
 failed_verdicts_test() ->
@@ -120,7 +125,7 @@ failed_verdicts_test() ->
     ?assertEqual(0, riarc_bench_run:failed_verdicts(S#{monitors := none, inconclusive := 5})),
     ?assertEqual(0, riarc_bench_run:failed_verdicts(#{instrumentation => baseline})),
     Sentence = riarc_bench_experiment:format_error(
-                 {wrong_verdicts, [{"steady-n10-S2-seed1-riarc-soundness5us", 2, 3}], {ok, "r.html"}}),
+                 {wrong_verdicts, [{"steady-n10-S2-seed1-riarc-soundness5us", 2, 3}], "r.html"}),
     ?assertMatch({match, _}, re:run(Sentence, "rep 2: 3")).
 
 %% The monitors the set-ups share: `none' never decides, the cost is spent on every event
@@ -153,11 +158,13 @@ config_errors_test_() ->
            {"bad cv", "{shapes, [steady]}. {workers, [10]}. {params, #{requests => 5}}. "
                       "{repetitions, {cv, #{m => 1}}}."},
            {"syntax", "{shapes, [steady]"}],
+    Tags = [bench, bench, config_term, config_value, config_value, config_syntax],
     [{Name, fun() ->
-                    {error, R} = riarc_bench_experiment:load(write_config("bad.config", Text)),
-                    ?assert(riarc_bench_experiment:is_input_error(R)),
-                    ?assert(is_list(riarc_bench_experiment:format_error(R)))
-            end} || {Name, Text} <- Bad].
+                    {error, {riarc_bench_experiment, R}} =
+                        riarc_bench_experiment:load(write_config("bad.config", Text)),
+                    ?assertEqual(Tag, element(1, R)),
+                    ?assert(io_lib:char_list(riarc_bench_experiment:format_error(R)))
+            end} || {{Name, Text}, Tag} <- lists:zip(Bad, Tags)].
 
 config_expands_test() ->
     {ok, Cfg} = riarc_bench_experiment:load(
@@ -212,10 +219,11 @@ tiny_experiment_test_() ->
              ?assertEqual(4 * 6, length(Rows)),
              ?assertNotEqual(nomatch, binary:match(riarc_bench_report_check:tables(riarc_bench_report_check:html(Cmp)),
                                                   <<"n too small">>)),
-             {error, E} = riarc_bench_experiment:compare_baseline(Out, "absent"),
+             {error, {riarc_bench_experiment, E}} = riarc_bench_experiment:compare_baseline(Out, "absent"),
              ?assertMatch({match, _}, re:run(riarc_bench_experiment:format_error(E), "save one")),
-             {error, E2} = riarc_bench_experiment:save_baseline(Out, "../x"),
-             ?assert(is_list(riarc_bench_experiment:format_error(E2)))
+             {error, {riarc_bench_experiment, {riarc_bench_baseline, {bad_name, "../x"}} = E2}} =
+                 riarc_bench_experiment:save_baseline(Out, "../x"),
+             ?assert(io_lib:char_list(riarc_bench_experiment:format_error(E2)))
      end}.
 
 %% One n only: no plot against n (its points would stack in one column).

@@ -91,5 +91,5 @@ study_with_runs_test() ->
     ?assertNotEqual(nomatch, binary:match(Page, <<"high-bars-mrt_mean_ms_mean.svg">>)).
 
 missing_experiment_test() ->
-    {error, E} = riarc_bench_study:write([{"high", "/nonexistent/dir"}], tmp_dir("study-missing")),
+    {error, {riarc_bench_study, E}} = riarc_bench_study:write([{"high", "/nonexistent/dir"}], tmp_dir("study-missing")),
     ?assertMatch({match, _}, re:run(riarc_bench_study:format_error(E), "run the experiment first")).

@@ -19,13 +19,12 @@ input_errors_test_() ->
            {bad_setups, Cfg#{setups => [psychic]}},
            {undef, Cfg#{mfa => {?SYS, main, []}}},
            {bad_monitors, Cfg#{monitors => {module, lists}}},
-           {props, Cfg#{monitors => {props, "/nonexistent.prop"}}}],
+           {riarc_shml, Cfg#{monitors => {props, "/nonexistent.prop"}}}],
     [{atom_to_list(Tag),
       fun() ->
-              {error, R} = riarc_bench_user:run(C, Out),
+              {error, {riarc_bench_user, R}} = riarc_bench_user:run(C, Out),
               ?assertEqual(Tag, element(1, R)),
-              ?assert(riarc_bench_user:is_input_error(R)),
-              ?assert(is_list(riarc_bench_user:format_error(R)))
+              ?assert(io_lib:char_list(riarc_bench_user:format_error(R)))
       end} || {Tag, C} <- Bad].
 
 run_one_test_() ->

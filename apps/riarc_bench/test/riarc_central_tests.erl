@@ -147,15 +147,17 @@ crashing_spec_test() ->
     ?assertEqual([{{riarc_demo_pqr, p, []}, accept}, {{riarc_demo_pqr, q, []}, reject}], verdicts(Res)).
 
 bad_input_test_() ->
-    [?_assertMatch({error, {riarc, {bad_mfa, _}}}, riarc_central:run(nonsense, pqr_spec(), #{})),
-     ?_assertMatch({error, {riarc, {bad_spec, 42}}}, riarc_central:run({riarc_demo_pqr, p, []}, 42, #{})),
-     ?_assertMatch({error, {riarc, {bad_option, events, _}}},
+    [?_assertMatch({error, {riarc_central, {riarc, {bad_mfa, _}}}}, riarc_central:run(nonsense, pqr_spec(), #{})),
+     ?_assertMatch({error, {riarc_central, {riarc, {bad_spec, 42}}}},
+                   riarc_central:run({riarc_demo_pqr, p, []}, 42, #{})),
+     ?_assertMatch({error, {riarc_central, {riarc, {bad_option, events, _}}}},
                    riarc_central:run({riarc_demo_pqr, p, []}, pqr_spec(), #{events => [oops]})),
-     ?_assert(is_list(riarc_central:format_error({bad_mfa, nonsense})))].
+     ?_assertMatch({match, _}, re:run(riarc_central:format_error({riarc, {bad_mfa, nonsense}}),
+                                      "nonsense is not a {Module, Function, Args}"))].
 
 %% A system that does not end: run/3 gives up after the timeout and names what is alive.
 timeout_test() ->
-    {error, {timeout, Alive} = E} =
+    {error, {riarc_central, {timeout, 200, Alive} = E}} =
         riarc_central:run({riarc_api_tests, service, []}, fun(_) -> undefined end,
                           #{timeout => 200, log => false}),
     ?assertMatch([_], Alive),

@@ -196,10 +196,13 @@ crash() ->
 %%% Errors and the parse transform -------------------------------------------------------
 
 errors_test_() ->
-    [?_assertMatch({error, {riarc_weave, {not_loaded, _}}}, riarc_inline:instrument([no_such_module_here])),
+    [?_assertMatch({error, {riarc_inline, {riarc_weave, {not_loaded, _}}}},
+                   riarc_inline:instrument([no_such_module_here])),
      ?_assertEqual("module x is not loaded and not in the code path",
                    riarc:format_error({riarc_weave, {not_loaded, x}})),
-     ?_assertMatch({error, {riarc, {bad_spec, 42}}}, riarc_inline:run({riarc_demo_pqr, p, []}, 42, #{}))].
+     ?_assertEqual("module x is not loaded and not in the code path",
+                   riarc_inline:format_error({riarc_weave, {not_loaded, x}})),
+     ?_assertMatch({error, {riarc_inline, {riarc, {bad_spec, 42}}}}, riarc_inline:run({riarc_demo_pqr, p, []}, 42, #{}))].
 
 %% The transform as a compile option, on source: the woven module compiles and runs as
 %% the original when no run is active.

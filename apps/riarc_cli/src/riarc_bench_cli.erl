@@ -22,7 +22,7 @@
 %% ```
 %% $ bin/riarc bench --shape pulse --workers 5000 --requests 50 --time 10 --period 100 --out /tmp/p
 %% $ bin/riarc bench --shape steady --workers -3 --requests 5 --out /tmp/x
-%% riarc bench: The parameter workers must be an integer >= 1, not -3.
+%% riarc bench: the parameter workers must be an integer >= 1, not -3
 %% $ bin/riarc bench --shape steady --workers 3 --requests 5 --out /tmp/x --bogus 1
 %% riarc bench: unknown option --bogus
 %% usage: riarc bench --shape steady|pulse|burst --workers N --requests W [--time T] ...
@@ -31,7 +31,13 @@
 %% '''
 -module(riarc_bench_cli).
 
--export([run/1, parse/1, format_error/1, commands/0]).
+-export([run/1, parse/1, format_error/1, commands/0, exit_status/1]).
+-export_type([error_reason/0]).
+
+-type error_reason() :: no_command
+                      | {unknown_command, string()}
+                      | {not_for_experiment, string()}
+                      | {args, riarc_cli_args:reason()}.
 
 -type command() :: {bench, map(), string()} | {experiment, string(), string()}
                  | {experiment, string(), string(), map()}
@@ -47,27 +53,23 @@ run(Args = [Name | Rest]) when Name =:= "bench"; Name =:= "experiment"; Name =:=
         help ->
             io:put_chars(riarc_cli_args:usage(Cmd)),
             0;
-        {error, Reason} ->
-            riarc_cli_args:bad_input(Cmd, format_error(Reason, Name))
+        {error, {?MODULE, Reason}} ->
+            riarc_cli_args:bad_input(Cmd, format_error(for_command(Reason, Name)))
     end;
 run(Args) ->
-    {error, Reason} = parse(Args),
+    {error, {?MODULE, Reason}} = parse(Args),
     io:format(standard_error, "riarc: ~ts~n", [format_error(Reason)]),
     2.
 
 execute({bench, Params, Out}) ->
     case riarc_bench_model:new(Params) of
-        {error, Reason} ->
-            complain("bench", riarc_bench_model:format_error(Reason)),
-            2;
+        {error, Error} -> fail("bench", Error);
         {ok, _} ->
             case riarc_bench_run:run(Params, #{out => Out, progress => true}) of
                 {ok, Summary} ->
                     report(Summary, Out),
                     verdict_status(Summary, Out);
-                {error, Reason} ->
-                    complain("bench", riarc_bench_run:format_error(Reason)),
-                    status(Reason)
+                {error, Error} -> fail("bench", Error)
             end
     end;
 execute({study, Levels, Out}) ->
@@ -75,9 +77,7 @@ execute({study, Levels, Out}) ->
         {ok, #{text := Table, html := Html}} ->
             io:format("~ts~nreport: ~ts~n", [Table, Html]),
             0;
-        {error, Reason} ->
-            complain("study", riarc_bench_study:format_error(Reason)),
-            1
+        {error, Error} -> fail("study", Error)
     end;
 execute({bench_user, Cfg, Out, Opts}) ->
     %% The user's -pa and --lib directories go on this VM's path, which every run's VM
@@ -88,12 +88,7 @@ execute({bench_user, Cfg, Out, Opts}) ->
             io:put_chars(riarc_bench_user:table(R)),
             io:format("files: ~ts, ~ts~n", [Csv, Html]),
             user_status(Failed, Crashed);
-        {error, Reason} ->
-            complain("bench", riarc_bench_user:format_error(Reason)),
-            case riarc_bench_user:is_input_error(Reason) of
-                true -> 2;
-                false -> 1
-            end
+        {error, Error} -> fail("bench", Error)
     end;
 execute({experiment, Config, Out}) -> execute({experiment, Config, Out, #{}});
 execute({experiment, Config, Out, Baselines = #{baseline := B}}) ->
@@ -102,9 +97,8 @@ execute({experiment, Config, Out, Baselines = #{baseline := B}}) ->
     case filelib:is_regular(Kept) of
         true -> experiment(Config, Out, Baselines);
         false ->
-            complain("experiment", fmt("There is no baseline ~ts (looked for ~ts); save one "
-                                       "with --save-baseline ~ts.", [B, Kept, B])),
-            2
+            fail("experiment", {riarc_bench_experiment,
+                                {riarc_bench_baseline, {no_baseline, B, filename:dirname(Kept)}}})
     end;
 execute({experiment, Config, Out, Baselines}) -> experiment(Config, Out, Baselines).
 
@@ -113,12 +107,7 @@ experiment(Config, Out, Baselines) ->
         {ok, Report} ->
             io:format("report: ~ts~n", [Report]),
             baselines(Out, Baselines);
-        {error, Reason} ->
-            complain("experiment", riarc_bench_experiment:format_error(Reason)),
-            case riarc_bench_experiment:is_input_error(Reason) of
-                true -> 2;
-                false -> 1
-            end
+        {error, Error} -> fail("experiment", Error)
     end.
 
 %% A reject or error verdict of the user's own properties is what the user must hear
@@ -126,9 +115,9 @@ experiment(Config, Out, Baselines) ->
 user_status(0, 0) -> 0;
 user_status(Failed, Crashed) ->
     [complain("bench", fmt("~b monitored run(s) gave a reject or error verdict: your system "
-                           "broke a property (see the verdicts column).", [Failed]))
+                           "broke a property (see the verdicts column)", [Failed]))
      || Failed > 0],
-    [complain("bench", fmt("~b run(s) did not finish (see the status column of runs.csv).",
+    [complain("bench", fmt("~b run(s) did not finish (see the status column of runs.csv)",
                            [Crashed])) || Crashed > 0],
     1.
 
@@ -143,9 +132,7 @@ baselines(Out, Opts) ->
                               io:format("baseline ~ts: ~b significant change(s); ~ts, ~ts~n",
                                         [B, N, H, C]),
                               0;
-                          {error, R1} ->
-                              complain("experiment", riarc_bench_baseline:format_error(R1)),
-                              2
+                          {error, E1} -> fail("experiment", E1)
                       end;
                   _ -> 0
               end,
@@ -153,9 +140,7 @@ baselines(Out, Opts) ->
                #{save_baseline := S} ->
                    case riarc_bench_experiment:save_baseline(Out, S) of
                        {ok, Dir} -> io:format("baseline ~ts saved in ~ts~n", [S, Dir]), 0;
-                       {error, R2} ->
-                           complain("experiment", riarc_bench_baseline:format_error(R2)),
-                           2
+                       {error, E2} -> fail("experiment", E2)
                    end;
                _ -> 0
            end,
@@ -194,16 +179,37 @@ verdict_status(S, Out) ->
         0 -> 0;
         N ->
             complain("bench", fmt("~b of ~b monitored processes did not get the expected verdict; "
-                                  "they are listed in ~ts.",
+                                  "they are listed in ~ts",
                                   [N, maps:get(monitored, S), filename:join(Out, "not_accepted.txt")])),
             1
     end.
 
-%% Impossible requests (more schedulers than the VM has, an unusable --out) are bad
-%% input; anything else went wrong during the run.
-status({schedulers, _, _}) -> 2;
-status({out_dir, _, _}) -> 2;
-status(_) -> 1.
+%% An error of a command: its sentence, and the exit status its tag gives.
+fail(Cmd, Error) ->
+    complain(Cmd, riarc:format_error(Error)),
+    exit_status(Error).
+
+%% @doc Whether an error is the user's input (exit status 2: a bad value, an impossible request
+%% such as more schedulers than the VM has, an unusable --out, a config or property file
+%% that does not read, a baseline that is not there) or a run that failed (1): errors of
+%% the runs themselves (riarc_bench_run's inside an experiment, the peers', the writers'),
+%% of a study's experiments, and verdicts that were not as expected.
+-spec exit_status({module(), term()}) -> 1 | 2.
+exit_status({riarc_bench_model, _}) -> 2;
+exit_status({riarc_bench_run, {riarc_bench_model, _}}) -> 2;
+exit_status({riarc_bench_run, {Tag, _, _}}) when Tag =:= schedulers; Tag =:= out_dir -> 2;
+exit_status({riarc_bench_experiment, {Tag, _}}) when Tag =:= config_term;
+                                                      Tag =:= riarc_bench_baseline -> 2;
+exit_status({riarc_bench_experiment, {Tag, _, _}}) when Tag =:= config_read; Tag =:= config_syntax;
+                                                         Tag =:= config_value; Tag =:= bench;
+                                                         Tag =:= out_dir -> 2;
+exit_status({riarc_bench_user, {Tag, _}}) when Tag =:= undef; Tag =:= bad_runs;
+                                                Tag =:= bad_timeout; Tag =:= bad_memory_limit;
+                                                Tag =:= bad_setups; Tag =:= bad_args;
+                                                Tag =:= bad_monitors; Tag =:= riarc_shml -> 2;
+exit_status({riarc_bench_user, {out_dir, _, _}}) -> 2;
+exit_status({riarc_bench_study, {out_dir, _, _}}) -> 2;
+exit_status({_, _}) -> 1.
 
 yes_no(true) -> "yes";
 yes_no(false) -> "NO".
@@ -330,16 +336,16 @@ level(Arg) ->
     end.
 
 %% @doc Turns the arguments into a command (`help' for `--help' or `-h').
--spec parse([string()]) -> {ok, command()} | help | {error, term()}.
+-spec parse([string()]) -> {ok, command()} | help | {error, {?MODULE, error_reason()}}.
 parse([Name | Args]) when Name =:= "bench"; Name =:= "experiment"; Name =:= "study" ->
     case riarc_cli_args:parse(command(Name, Args), Args) of
         {ok, Opts = #{module := _}} -> {ok, to_user_command(Opts)};
         {ok, Opts} -> {ok, to_command(Name, Opts)};
         help -> help;
-        {error, Reason} -> {error, {args, Reason}}
+        {error, Reason} -> {error, {?MODULE, {args, Reason}}}
     end;
-parse([Cmd | _]) -> {error, {unknown_command, Cmd}};
-parse([]) -> {error, no_command}.
+parse([Cmd | _]) -> {error, {?MODULE, {unknown_command, Cmd}}};
+parse([]) -> {error, {?MODULE, no_command}}.
 
 to_command("bench", Opts) -> {bench, maps:remove(out, Opts), maps:get(out, Opts)};
 %% Without baseline flags the command keeps its older, shorter form.
@@ -360,20 +366,19 @@ to_user_command(O = #{module := M, function := F, args := A, out := Out}) ->
     {bench_user, Cfg, Out, maps:with([pa, lib], O)}.
 
 %% A bench flag on `experiment' is no typo: it belongs in the config file.
-format_error({args, {unknown_flag, "--" ++ F}} = Reason, "experiment") ->
+for_command({args, {unknown_flag, "--" ++ F}} = Reason, "experiment") ->
     case lists:keymember(F, 1, bench_flags()) of
-        true -> format_error({not_for_experiment, F});
-        false -> format_error(Reason)
+        true -> {not_for_experiment, F};
+        false -> Reason
     end;
-format_error(Reason, _Name) -> format_error(Reason).
+for_command(Reason, _Name) -> Reason.
 
 %% @doc One sentence for an error of parse/1.
--spec format_error(term()) -> string().
-format_error(no_command) -> "No command given.";
-format_error({unknown_command, C}) -> fmt("Unknown command ~ts.", [C]);
+-spec format_error(error_reason()) -> string().
+format_error(no_command) -> "no command given";
+format_error({unknown_command, C}) -> fmt("unknown command ~ts", [C]);
 format_error({not_for_experiment, K}) ->
-    fmt("The option --~s belongs in the experiment's config file, not on the command line.", [K]);
-format_error({args, Reason}) -> riarc_cli_args:format_error(Reason);
-format_error(Other) -> fmt("~p", [Other]).
+    fmt("the option --~s belongs in the experiment's config file, not on the command line", [K]);
+format_error({args, Reason}) -> riarc_cli_args:format_error(Reason).
 
 fmt(F, A) -> lists:flatten(io_lib:format(F, A)).

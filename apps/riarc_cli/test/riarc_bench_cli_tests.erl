@@ -26,6 +26,56 @@ cli_bad_input_test_() ->
              {"study, bad level", ["study", "high", "--out", tmp_dir("cli")]}],
     [{Name, ?_assertEqual(2, riarc_bench_cli:run(Args))} || {Name, Args} <- Cases].
 
+%% The command line's own errors read in the project's style, and every error of the
+%% load driver's modules gets exit status 2 (bad input) or 1 (a failed run) by its tag.
+cli_errors_test_() ->
+    Own = [no_command, {unknown_command, "frobnicate"}, {not_for_experiment, "workers"},
+           {args, {unknown_flag, "--colour"}}],
+    [?_assertMatch([C | _] when C < $A orelse C > $Z, riarc_bench_cli:format_error(R)) || R <- Own]
+        ++ [?_assertEqual({error, {riarc_bench_cli, {unknown_command, "frobnicate"}}},
+                          riarc_bench_cli:parse(["frobnicate"]))].
+
+%% What the user reads on stderr: the sentence of the module that refused the input,
+%% after the command's name.
+cli_sentences_test() ->
+    Ok = ["bench", "--shape", "steady", "--workers", "10", "--requests", "5"],
+    {_, Err1, 2} = riarc_capture:capture_all(
+                     fun() -> riarc_bench_cli:run(replace(Ok, "--workers", "-5") ++ ["--out", tmp_dir("cli")]) end),
+    ?assertMatch([_ | _], string:find(Err1, "riarc bench: the parameter workers must be an integer >= 1, not -5\n")),
+    {_, Err2, 2} = riarc_capture:capture_all(
+                     fun() -> riarc_bench_cli:run(Ok ++ ["--schedulers", "100000", "--out", tmp_dir("cli")]) end),
+    ?assertMatch([_ | _], string:find(Err2, "riarc bench: this VM has ")),
+    {_, Err3, 2} = riarc_capture:capture_all(fun() -> riarc_bench_cli:run(["frobnicate"]) end),
+    ?assertEqual("riarc: unknown command frobnicate\n", Err3).
+
+exit_status_test_() ->
+    Model = {bad_param, workers, -1, "an integer >= 1"},
+    Cases = [{2, {riarc_bench_model, Model}},
+             {2, {riarc_bench_run, {riarc_bench_model, Model}}},
+             {2, {riarc_bench_run, {schedulers, 64, 2}}},
+             {2, {riarc_bench_run, {out_dir, "/proc/x", eacces}}},
+             {1, {riarc_bench_run, {master_crashed, killed}}},
+             {1, {riarc_bench_run, no_master_result}},
+             {2, {riarc_bench_experiment, {config_read, "/x.config", enoent}}},
+             {2, {riarc_bench_experiment, {config_syntax, "/x.config", {1, erl_parse, "x"}}}},
+             {2, {riarc_bench_experiment, {config_term, x}}},
+             {2, {riarc_bench_experiment, {config_value, workers, x}}},
+             {2, {riarc_bench_experiment, {bench, #{}, Model}}},
+             {2, {riarc_bench_experiment, {out_dir, "/proc/x", eacces}}},
+             {2, {riarc_bench_experiment, {riarc_bench_baseline, {no_runs, "/x"}}}},
+             {1, {riarc_bench_experiment, {wrong_verdicts, [], "r.html"}}},
+             {1, {riarc_bench_experiment, {riarc_bench_run, {schedulers, 64, 2}}}},
+             {1, {riarc_bench_experiment, {riarc_bench_peer, {peer_start, timeout}}}},
+             {2, {riarc_bench_user, {undef, {m, f, 0}}}},
+             {2, {riarc_bench_user, {bad_runs, 0}}},
+             {2, {riarc_bench_user, {riarc_shml, {file, "/x.prop", enoent}}}},
+             {2, {riarc_bench_user, {out_dir, "/proc/x", eacces}}},
+             {1, {riarc_bench_user, {timeout, 300}}},
+             {1, {riarc_bench_user, {root_crashed, badarith}}},
+             {1, {riarc_bench_study, {read, "/x/aggregate.csv", enoent}}},
+             {2, {riarc_bench_study, {out_dir, "/proc/x", eacces}}}],
+    [?_assertEqual(Status, riarc_bench_cli:exit_status(E)) || {Status, E} <- Cases].
+
 replace(Args, Flag, V) ->
     case lists:member(Flag, Args) of
         true -> replace_value(Args, Flag, V);
