@@ -109,11 +109,6 @@ inline_restores_modules_test_() ->
              ?assertEqual(Before, [M:module_info(md5) || M <- [riarc_bench_master, riarc_bench_worker]])
      end}.
 
-%% The error model of the whole app (riarc_bench_errors_tests), here so that
-%% `rebar3 eunit --app riarc_bench', which runs the tests named after the app's modules,
-%% runs it too.
-error_model_test_() -> {module, riarc_bench_errors_tests}.
-
 %% Which verdicts fail a run: anything but accept under the soundness monitors, anything
 %% but none under monitors none; the baseline has nothing to fail.
 failed_verdicts_test() ->
