@@ -15,8 +15,10 @@
 %% code) by the process with id L is L ++ [k]. Runs happen in this VM (`vm => local',
 %% the modules are woven for the run and restored after it) or in a fresh peer node
 %% (`vm => peer', forced by `otp => true', which also weaves OTP's proc_lib, gen,
-%% gen_server and supervisor there, so that gen_server and supervisor processes are
-%% recorded too without touching this VM's OTP code).
+%% gen_server, gen_statem and supervisor there, so that their processes are recorded too
+%% without touching this VM's OTP code). With `monitor => Spec' the run is also monitored
+%% by riarc where it runs (riarc_replay_monitor) and Info has riarc's result under
+%% `monitoring'.
 -module(riarc_replay).
 
 -export([record/3, replay/2, instrument/1, restore/1, default_modules/1, format_error/1]).

@@ -12,7 +12,7 @@
 %% unrecorded run is timed the same way around a plain spawn.
 -module(riarc_replay_bench).
 
--export([main/1, run/2, programs/0]).
+-export([main/1, run/2, programs/0, samples/1]).
 
 -define(PROGS, riarc_replay_savina).
 
@@ -112,3 +112,21 @@ pct(F) ->
 fac(F) -> io_lib:format("~.2fx", [F]).
 
 geo(L) -> math:exp(lists:sum([math:log(max(X, 1.0e-9)) || X <- L]) / length(L)).
+
+%% @doc One round of raw samples for comparing two builds side by side (docs/replay.md,
+%% "Before and after"): each program once unrecorded and once recorded with each
+%% strategy, N times, printed as `Program PlainUs ReceiverUs SenderUs' lines.
+-spec samples(pos_integer()) -> ok.
+samples(N) ->
+    Opts = #{modules => [?PROGS], timeout => 300000},
+    _ = [begin
+             P = plain({?PROGS, F, A}),
+             ok = riarc_replay:instrument([?PROGS]),
+             {ok, #{wall_us := Rr}} = riarc_replay:record({?PROGS, F, A}, "/tmp/riarc_replay_samples.rr",
+                                                          Opts#{strategy => receiver}),
+             {ok, #{wall_us := Rs}} = riarc_replay:record({?PROGS, F, A}, "/tmp/riarc_replay_samples.rr",
+                                                          Opts#{strategy => sender}),
+             ok = riarc_replay:restore([?PROGS]),
+             io:format("~s ~b ~b ~b~n", [F, P, Rr, Rs])
+         end || {_Name, F, A} <- programs(), _ <- lists:seq(1, N)],
+    ok.

@@ -34,6 +34,11 @@
 
 -define(KEY, '$riarc_rr').
 -define(WAIT, '$riarc_rr_wait').
+%% Recording: the events not written yet, {Count, [Event]} newest first. Kept out of the
+%% #rr record (and each receiver's sequence number or version counter under {?PEER, Pid})
+%% so that the per-message work updates a small term, not the whole record.
+-define(BUF, '$riarc_rr_buf').
+-define(PEER, '$riarc_rr_peer').
 -define(CHUNK, 256).
 -define(SEQ_BITS, 40).
 -define(MAX_IDX, (1 bsl 24 - 1)).
@@ -72,11 +77,9 @@
              idx :: non_neg_integer(),
              lid :: [pos_integer()],
              kids = 0 :: non_neg_integer(),
-             peers = #{} :: #{pid() => non_neg_integer() | atomics:atomics_ref() | false},
              refs = 0 :: non_neg_integer(),
-             %% Recording: events not yet written, newest first, and side values.
-             buf = [] :: [binary()],
-             n = 0 :: non_neg_integer(),
+             %% Recording: the next chunk's number, and side values (the events are
+             %% under ?BUF).
              chunk = 0 :: non_neg_integer(),
              side = [] :: [term()],
              nside = 0 :: non_neg_integer(),
@@ -183,6 +186,7 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, _Ver}, What) ->
                 end
         end,
     put(?KEY, S),
+    put(?BUF, {0, []}),
     case What of
         {root, {M, F, A}} ->
             Result = try {ok, apply(M, F, A)}
@@ -238,28 +242,37 @@ finish() ->
 
 %%% Events -------------------------------------------------------------------------------
 
-record_event(T, D, S = #rr{buf = Buf, n = N}) ->
-    S1 = S#rr{buf = [<<T:8, D:64>> | Buf], n = N + 1},
-    case N + 1 >= ?CHUNK of
-        true -> flush(S1, false);
-        false -> S1
+%% Returns the state, which is S unless a chunk was written (then the new state is also
+%% stored: a caller that keeps S as it was need not store it).
+record_event(T, D, S) ->
+    case get(?BUF) of
+        {N, Buf} when N + 1 < ?CHUNK ->
+            put(?BUF, {N + 1, [<<T:8, D:64>> | Buf]}),
+            S;
+        {N, Buf} ->
+            put(?BUF, {N + 1, [<<T:8, D:64>> | Buf]}),
+            flush(S, false)
     end.
 
 record_side(T, Value, S = #rr{side = Side, nside = NS}) ->
     record_event(T bor ?SIDE, NS, S#rr{side = [Value | Side], nside = NS + 1}).
 
 %% Writes the pending events as the next chunk of the process's stream.
-flush(S = #rr{n = 0}, false) ->
-    S;
-flush(S, _Last) ->
-    S1 = write_chunk(S),
-    put(?KEY, S1),
-    S1.
+flush(S, Last) ->
+    case get(?BUF) of
+        {0, _} when not Last ->
+            S;
+        Buf ->
+            S1 = write_chunk(S, Buf),
+            put(?BUF, {0, []}),
+            put(?KEY, S1),
+            S1
+    end.
 
-write_chunk(S = #rr{tab = Tab, idx = Idx, buf = Buf, chunk = C, side = Side}) ->
+write_chunk(S = #rr{tab = Tab, idx = Idx, chunk = C, side = Side}, {_, Buf}) ->
     true = ets:insert(Tab, {{chunk, Idx, C}, iolist_to_binary(lists:reverse(Buf)),
                             lists:reverse(Side)}),
-    S#rr{buf = [], n = 0, chunk = C + 1, side = []}.
+    S#rr{chunk = C + 1, side = []}.
 
 %% @doc Writes the pending events of Pid, a process of a recording run, as its next
 %% chunk, from a copy of its state: a process does not write when it blocks (that would
@@ -273,8 +286,8 @@ write_chunk(S = #rr{tab = Tab, idx = Idx, buf = Buf, chunk = C, side = Side}) ->
 salvage(Pid) ->
     case erlang:process_info(Pid, dictionary) of
         {dictionary, D} ->
-            case lists:keyfind(?KEY, 1, D) of
-                {_, S = #rr{mode = record, n = N}} when N > 0 -> _ = write_chunk(S), ok;
+            case {lists:keyfind(?KEY, 1, D), lists:keyfind(?BUF, 1, D)} of
+                {{_, S = #rr{mode = record}}, {_, Buf = {N, _}}} when N > 0 -> _ = write_chunk(S, Buf), ok;
                 _ -> ok
             end;
         undefined ->
@@ -407,24 +420,23 @@ peer(To, S) when is_atom(To) ->
         Pid when is_pid(Pid) -> peer(Pid, S);
         _ -> false
     end;
-peer(To, S = #rr{peers = Peers, tab = Tab, strategy = Strategy}) when is_pid(To) ->
-    case Peers of
-        #{To := false} ->
-            false;
-        #{To := Info} ->
-            {To, Info, S};
-        #{} ->
+peer(To, S = #rr{tab = Tab, strategy = Strategy}) when is_pid(To) ->
+    case get({?PEER, To}) of
+        undefined ->
             Info = case ets:lookup(Tab, To) of
                        [{_, _Idx, Ver}] when Strategy =:= sender -> Ver;
                        [{_, _Idx, _}] -> 0;
                        [] -> false
                    end,
-            S1 = S#rr{peers = Peers#{To => Info}},
-            put(?KEY, S1),
+            put({?PEER, To}, Info),
             case Info of
                 false -> false;
-                _ -> {To, Info, S1}
-            end
+                _ -> {To, Info, S}
+            end;
+        false ->
+            false;
+        Info ->
+            {To, Info, S}
     end;
 peer(_To, _S) ->
     false.
@@ -432,12 +444,12 @@ peer(_To, _S) ->
 %% Receiver side: {'$riarc_rr', SenderIndex, Seq, Msg} with Seq per (sender, receiver).
 %% Sender side: {'$riarc_rv', Version, Msg}, the version taken from the receiver's
 %% counter (recording) or from this process's stream (replay).
-wrap(Pid, Seq, Msg, S = #rr{strategy = receiver, idx = Idx, peers = Peers}) ->
-    put(?KEY, S#rr{peers = Peers#{Pid := Seq + 1}}),
+wrap(Pid, Seq, Msg, #rr{strategy = receiver, idx = Idx}) ->
+    put({?PEER, Pid}, Seq + 1),
     {'$riarc_rr', Idx, Seq, Msg};
 wrap(_Pid, Ver, Msg, S = #rr{strategy = sender, mode = record}) ->
     V = atomics:add_get(Ver, 1, 1),
-    put(?KEY, record_event(?EV_SEND, V, S)),
+    _ = record_event(?EV_SEND, V, S),
     {'$riarc_rv', V, Msg};
 wrap(_Pid, _Ver, Msg, S = #rr{strategy = sender, mode = replay}) ->
     V = take(?EV_SEND, send, S),
@@ -472,14 +484,17 @@ record_recv(F, Timeout, S) ->
     S1 = S,
     case R of
         {K, Sender, Seq, V} ->
-            fired(V, S1),
-            put(?KEY, record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1)),
+            _ = case V of
+                    {timeout, _, _} -> fired(V, S1);
+                    _ -> true
+                end,
+            _ = record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
             {K, V};
         {K, ext, V} ->
-            put(?KEY, record_event(?EV_RECV_EXT, 0, S1)),
+            _ = record_event(?EV_RECV_EXT, 0, S1),
             {K, V};
         '$riarc_rr_timeout' ->
-            put(?KEY, record_event(?EV_TIMEOUT, 0, S1)),
+            _ = record_event(?EV_TIMEOUT, 0, S1),
             '$riarc_rr_timeout'
     end.
 
@@ -652,7 +667,7 @@ value(T, Fun, Encode, Decode) ->
         S = #rr{mode = record} ->
             V = Fun(),
             case Encode(V) of
-                {ok, D} -> put(?KEY, record_event(T, D, S));
+                {ok, D} -> _ = record_event(T, D, S);
                 side -> put(?KEY, record_side(T, V, S))
             end,
             V;
@@ -779,7 +794,7 @@ ets_turn(Op, Args, Ref, #rr{mode = record}) ->
     after
         V = atomics:add_get(Ref, 2, 1) - 1,
         atomics:put(Ref, 1, 0),
-        put(?KEY, record_event(?EV_ETS, V, get(?KEY)))
+        _ = record_event(?EV_ETS, V, get(?KEY))
     end;
 ets_turn(Op, Args, Ref, S = #rr{mode = replay}) ->
     V = take(?EV_ETS, {ets, Op}, S),

@@ -20,7 +20,12 @@
 %%     `make_ref/0', `os:timestamp/0', `rand:uniform/0,1': the runtime function of the
 %%     same name;</li>
 %% <li>ETS operations on a table (reads and writes, see {@link riarc_replay_rt:ets/2}):
-%%     {@link riarc_replay_rt:ets/2}, which takes the table's turn.</li>
+%%     {@link riarc_replay_rt:ets/2}, which takes the table's turn;</li>
+%% <li>timers: `erlang:send_after/3,4', `start_timer/3,4', `cancel_timer/1,2',
+%%     `read_timer/1,2', `timer:send_after/2,3', `timer:cancel/1': the runtime function of
+%%     the same name (`timer_send_after', `timer_cancel' for timer's);</li>
+%% <li>`exit/2' (local or `erlang:'): {@link riarc_replay_rt:exit_signal/2}, which writes
+%%     the pending events of the process it ends.</li>
 %% </ul>
 %% The woven module gets the attribute `-riarc_replay_woven(true)' and the option
 %% `nowarn_unused_vars' (the copies of the patterns inside the fun leave user variables
