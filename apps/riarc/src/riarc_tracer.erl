@@ -35,7 +35,23 @@
                  perturb := undefined | pos_integer(),
                  explain => non_neg_integer(),
                  max_queue => pos_integer(),
+                 max_payload => pos_integer() | infinity,
+                 monitor_budget => map(),
                  atom() => term()}.
+
+%% The loop's own state around the core's: the session's monitor, the message count
+%% for the mailbox watch, and the partition's analysis process (undefined when the
+%% partition has none, or once it has ended: the monitor has its verdict or was
+%% detached over its budget).
+-record(l, {sref :: reference(),
+            cfg :: map(),
+            n = 0 :: non_neg_integer() | reported,
+            an :: undefined | pid(),
+            aref :: undefined | reference(),
+            %% Events of the partition not analysed because riarc ended its analysis
+            %% (killed: over budget, shed, overload), counted for the verdict's reason.
+            dropped = undefined :: undefined | non_neg_integer(),
+            max_payload = infinity :: pos_integer() | infinity}).
 
 %%% ---------------------------------------------------------------------------
 %%% Starting tracers
@@ -63,16 +79,17 @@ root_init(Cfg0 = #{backend := Backend, session := Session}, Root, MFA, Init) ->
                  {attached, _, _} -> riarc_backend:trace(Backend, Root, self());
                  _ -> riarc_backend:launch(Backend, Root, self())
              end,
+    L = loop_state(Ref, Cfg),
     case Launch of
         ok ->
             Session ! {riarc_launched, self(), ok},
-            loop(effects(Fx, St, Cfg), Ref, Cfg, 0);
+            loop(St, effects(Fx, L));
         {error, {_, {noproc, _}}} when element(1, Init) =:= attached ->
             %% Race: the process exited between the attach point and its tracing; its
             %% partition ends with what it had, the attached event.
             Session ! {riarc_launched, self(), ok},
-            {St1, Fx1} = riarc_tracer_core:handle({riarc_ctl, self(), make_ref(), stop}, St),
-            effects(Fx ++ Fx1, St1, Cfg);
+            {_St1, Fx1} = riarc_tracer_core:handle({riarc_ctl, self(), make_ref(), stop}, St),
+            effects(Fx ++ Fx1, L);
         {error, Reason} ->
             Session ! {riarc_launched, self(), {error, Reason}},
             exit(normal)
@@ -85,11 +102,16 @@ tracer_init(Cfg0 = #{session := Session}, Mon, S, MFA, Disp) ->
     Cfg = core_cfg(Cfg0),
     Ref = monitor(process, Session),
     {St, Fx} = riarc_tracer_core:init_tracer(Cfg, Mon, S, MFA, Disp),
-    loop(effects(Fx, St, Cfg), Ref, Cfg, 0).
+    loop(St, effects(Fx, loop_state(Ref, Cfg))).
+
+loop_state(SRef, Cfg) ->
+    #l{sref = SRef, cfg = Cfg, max_payload = maps:get(max_payload, Cfg, infinity)}.
 
 core_cfg(Cfg0 = #{backend := Backend}) ->
-    Base = maps:with([lambda, backend, session, checks, perturb, explain, max_queue], Cfg0),
-    Base#{self => self(),
+    Base = maps:with([lambda, backend, session, checks, perturb, explain, max_queue,
+                      max_payload, monitor_budget], Cfg0),
+    %% Monitors run in their partitions' analysis processes (riarc_analyser).
+    Base#{self => self(), analysis => async,
           init_from_spawn => riarc_backend:init_from_spawn(Backend),
           start_tracer => fun(Mon, C, MFA, Disp) ->
                                   proc_lib:spawn_opt(?MODULE, tracer_init,
@@ -120,57 +142,100 @@ stop(Tracer) ->
 
 %% Alg. 1 LOOP∘ and Alg. 3 LOOP• alike take the mailbox in order: what priority mode must
 %% not handle yet, the core sets aside itself (Invariant I14).
-loop(St, SRef, Cfg, N) ->
+loop(St, L = #l{sref = SRef, aref = ARef}) ->
     receive
         {'DOWN', SRef, process, _, _} ->
             %% The session is gone: nobody wants these verdicts. Leave the system
             %% untraced rather than traced by a tracer nobody reads.
-            #{backend := Backend} = Cfg,
+            #{backend := Backend} = Cfg = L#l.cfg,
             _ = [riarc_backend:clear(Backend, S, self()) || S <- riarc_tracer_core:gamma(St)],
             %% Processes no tracer clears (in another tracer's App. B buffer, say): the
             %% root tracer closes the backend, which untraces whatever is left.
             _ = maps:get(root, Cfg, false) andalso riarc_backend:close(Backend) =:= ok,
+            %% Nobody watches the analysis's budget any more either.
+            _ = is_pid(L#l.an) andalso exit(L#l.an, kill),
             exit(normal);
+        {'DOWN', ARef, process, _, Why} ->
+            %% The partition's analysis has ended (a verdict, or its monitor detached
+            %% over budget or by the overload policy): its events go nowhere now, and
+            %% routing goes on for the others.
+            Dropped = case Why of killed -> 0; _ -> undefined end,
+            loop(St, L#l{an = undefined, aref = undefined, dropped = Dropped});
         Msg ->
             {St1, Fx} = riarc_tracer_core:handle(Msg, St),
-            loop(effects(Fx, St1, Cfg), SRef, Cfg, watch(N, Cfg))
+            loop(St1, watch(effects(Fx, L)))
     end.
 
 %% A tracer falling behind its processes would hold their events without bound: every
 %% 1024 messages it looks at its mailbox, and one longer than the limit is an overload,
 %% reported once (the count then stops); the session decides what to do (riarc_session,
 %% policy stop).
-watch(reported, _Cfg) -> reported;
-watch(N, _Cfg) when (N + 1) band 1023 =/= 0 -> N + 1;
-watch(N, #{max_queue := Max, session := Session}) ->
+watch(L = #l{n = reported}) -> L;
+watch(L = #l{n = N}) when (N + 1) band 1023 =/= 0 -> L#l{n = N + 1};
+watch(L = #l{n = N, cfg = #{max_queue := Max, session := Session}}) ->
     case process_info(self(), message_queue_len) of
         {message_queue_len, Len} when Len > Max ->
             Session ! {riarc_overload, self(), {mailbox, self(), Len, Max}},
-            reported;
-        _ -> N + 1
+            L#l{n = reported};
+        _ -> L#l{n = N + 1}
     end;
-watch(N, _Cfg) -> N + 1.
+watch(L = #l{n = N}) -> L#l{n = N + 1}.
 
-effects([], St, _Cfg) ->
-    St;
-effects([{send, To, Msg} | Fx], St, Cfg) ->
+effects([], L) ->
+    L;
+%% The hot path: an event of the partition goes to its analysis, not waited for.
+effects([{analyse, E} | Fx], L = #l{an = An, max_payload = Max}) when is_pid(An) ->
+    An ! {riarc_evt, truncate(E, Max)},
+    effects(Fx, L);
+effects([{analyse, _} | Fx], L = #l{dropped = undefined}) ->
+    effects(Fx, L);
+effects([{analyse, _} | Fx], L = #l{dropped = N}) ->
+    effects(Fx, L#l{dropped = N + 1});
+effects([{send, To, Msg} | Fx], L) ->
     To ! Msg,
-    effects(Fx, St, Cfg);
-effects([{detach, S, Disp} | Fx], St, Cfg = #{backend := Backend}) ->
+    effects(Fx, L);
+effects([{detach, S, Disp} | Fx], L = #l{cfg = #{backend := Backend}}) ->
     %% Alg. 4 DETACH: PREEMPT, then the request, carrying the cut PREEMPT made.
     {ok, Cut} = riarc_backend:preempt(Backend, S, self()),
     Disp ! {riarc_dtc, self(), S, Cut},
-    effects(Fx, St, Cfg);
-effects([{clear, S} | Fx], St, Cfg = #{backend := Backend}) ->
+    effects(Fx, L);
+effects([{clear, S} | Fx], L = #l{cfg = #{backend := Backend}}) ->
     ok = riarc_backend:clear(Backend, S, self()),
-    effects(Fx, St, Cfg);
-effects([{started, _T, _S} | Fx], St, Cfg) ->
-    effects(Fx, St, Cfg);
-effects([perturb | Fx], St, Cfg) ->
+    effects(Fx, L);
+effects([{analysis, Part, Mon} | Fx], L = #l{cfg = Cfg = #{session := Session}}) ->
+    ACfg = maps:with([session, explain, max_queue, monitor_budget], Cfg),
+    {An, Clock} = riarc_analyser:start(ACfg, self(), Part, Mon),
+    ARef = monitor(process, An),
+    %% Before this tracer can end, so that the session waits for the analysis too.
+    Session ! {riarc_analyser_up, self(), An, Clock},
+    effects(Fx, L#l{an = An, aref = ARef});
+effects([analysis_end | Fx], L = #l{an = An}) ->
+    _ = is_pid(An) andalso (An ! riarc_end),
+    effects(Fx, L);
+effects([{started, _T, _S} | Fx], L) ->
+    effects(Fx, L);
+effects([perturb | Fx], L = #l{cfg = Cfg}) ->
     perturb(Cfg),
-    effects(Fx, St, Cfg);
-effects([stop | _], _St, _Cfg) ->
+    effects(Fx, L);
+effects([stop | _], #l{dropped = N, cfg = #{session := Session}}) ->
+    _ = is_integer(N) andalso N > 0 andalso (Session ! {riarc_dropped, self(), N}),
     exit(normal).
+
+%% Limit `max_payload': a message larger than the limit (its external size) reaches the
+%% monitor as `{riarc_truncated, Size}', so that one huge message is not copied into
+%% the analysis process (nor kept in its explanation window).
+truncate(E = {send, From, To, Msg}, Max) when Max =/= infinity ->
+    case erlang:external_size(Msg) of
+        Size when Size > Max -> {send, From, To, {riarc_truncated, Size}};
+        _ -> E
+    end;
+truncate(E = {recv, P, Msg}, Max) when Max =/= infinity ->
+    case erlang:external_size(Msg) of
+        Size when Size > Max -> {recv, P, {riarc_truncated, Size}};
+        _ -> E
+    end;
+truncate(E, _Max) ->
+    E.
 
 %% Test hook: a tracer slow to act on a spawn or to take its process over widens the
 %% races of figs. 5 and 6 (events reaching the parent's tracer; direct events arriving

@@ -73,7 +73,9 @@ storm_test_() ->
 storm(Backend) ->
     Raw = {true, 0, [{{I rem 2 =:= 0, 1, []}, 0} || I <- lists:seq(1, 2000)]},
     Script = riarc_test_sys:finalize(Raw),
-    {ok, Result, Logs, Seen} = riarc_test_sys:run(Script, self(), #{backend => Backend}),
+    %% Each process's log message is large (it names every message): delivered whole.
+    {ok, Result, Logs, Seen} = riarc_test_sys:run(Script, self(), #{backend => Backend,
+                                                                    limits => #{max_payload => infinity}}),
     ?assertEqual(ok, riarc_test_sys:check(Result, Logs, Seen)).
 
 %% App. B on the pure core: a child's events that arrive before its parent's spawn event
@@ -143,12 +145,16 @@ errors_test_() ->
 %% running, untraced.
 timeout_test() ->
     Self = self(),
-    {error, {riarc_session, {timeout, 200, #{tracers := [_], processes := [Root]}}} = E} =
-        riarc:run({riarc_tracer_tests, wait_forever, [Self]}, fun(_) -> undefined end,
+    {ok, R = #{errors := [E = {riarc_session, {timeout, 200, #{tracers := [_], processes := [Root]}}}],
+               verdicts := [V]}} =
+        riarc:run({riarc_tracer_tests, wait_forever, [Self]}, fun(_) -> {ok, fun M(_) -> M end} end,
                   #{timeout => 200, log => false}),
     ?assert(is_process_alive(Root)),
     ?assertEqual({flags, []}, erlang:trace_info(Root, flags)),
     Root ! stop,
+    %% The partition the timeout cut short is not `none' (ended without a verdict).
+    ?assertMatch(#{verdict := inconclusive, reason := {timeout, 200}}, V),
+    ?assertEqual(1, riarc_result:status(R)),
     ?assertMatch("the run did not end" ++ _, riarc:format_error(E)).
 
 wait_forever(_) -> receive stop -> ok end.
