@@ -32,6 +32,9 @@
                   perturb := undefined | pos_integer(),
                   log := boolean()}.
 
+%% How long stop/1 lets monitors finish the events they have (at most one step budget).
+-define(GRACE_MS, 1000).
+
 -record(s, {
     owner :: pid(),
     opts :: opts(),
@@ -52,6 +55,8 @@
     grace = undefined :: undefined | reference() | expired,
     closed = false :: boolean(),                      % the backend closed
     cut = undefined :: undefined | term(),            % why riarc cut the run short
+    %% Per ended tracer, how many events its partition had (for a shed partition's count).
+    pevents = #{} :: #{pid() => non_neg_integer()},
     spawned = 0 :: non_neg_integer(),
     peak = 0 :: non_neg_integer(),
     verdicts = #{} :: #{pid() => map()},             % tracer -> verdict entry
@@ -239,13 +244,8 @@ handle_info({riarc_grace, Ref}, S = #s{grace = Ref}) ->
                            kill_analysis(An, {inconclusive, {stopped, #{unanalysed => Left}}}, Acc)
                    end, S#s{grace = expired}, S#s.analysers),
     {noreply, S1};
-handle_info({riarc_dropped, Tracer, N}, S = #s{verdicts = Vs}) ->
-    %% Events of a shed partition that reached its tracer after its analysis ended.
-    case Vs of
-        #{Tracer := E = #{reason := {shed, Info = #{dropped := D}}}} ->
-            {noreply, S#s{verdicts = Vs#{Tracer := E#{reason := {shed, Info#{dropped := D + N}}}}}};
-        #{} -> {noreply, S}
-    end;
+handle_info({riarc_partition_events, Tracer, N}, S) ->
+    {noreply, shed_count(Tracer, S#s{pevents = (S#s.pevents)#{Tracer => N}})};
 handle_info({riarc_tracer_down, _Pid, Stats}, S = #s{stats = Acc}) ->
     {noreply, S#s{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
                                     Acc, Stats)}};
@@ -343,9 +343,13 @@ overload(What = {analysis, Tracer, Len, Max}, S = #s{limits = #{policy := shed},
     case [An || {An, {T, _}} <- maps:to_list(S#s.analysers), T =:= Tracer] of
         [An | _] ->
             logger:warning("riarc: overload (~0tp): shedding the partition's events", [What]),
-            Steps = [riarc_analyser:steps(C) || {A, {_, C}} <- maps:to_list(S#s.analysers), A =:= An],
-            kill_analysis(An, {inconclusive, {shed, #{dropped => Len, analysed => hd(Steps),
-                                                      max_queue => Max}}}, S);
+            {_, Clock} = maps:get(An, S#s.analysers),
+            %% dropped: what was queued (a lower bound until the tracer ends and gives
+            %% the partition's whole count).
+            Analysed = max(0, riarc_analyser:steps(Clock) - 1),
+            S1 = kill_analysis(An, {inconclusive, {shed, #{dropped => Len, analysed => Analysed,
+                                                           max_queue => Max}}}, S),
+            shed_count(Tracer, S1);
         [] -> S
     end;
 %% Policy `stop': riarc detaches from the whole system at the first limit it reaches, and
@@ -362,6 +366,16 @@ overload(What, S = #s{backend = Backend}) ->
     S1 = S#s{overload = What},
     maps:fold(fun(An, _, Acc) -> kill_analysis(An, {inconclusive, {overload, What}}, Acc) end,
               S1, S1#s.analysers).
+
+%% A shed partition's count of dropped events: what was queued when it was shed (a lower
+%% bound) until its tracer has ended and given the partition's whole count; all but the
+%% analysed were dropped.
+shed_count(Tracer, S = #s{verdicts = Vs, pevents = PE}) ->
+    case {Vs, PE} of
+        {#{Tracer := E = #{reason := {shed, Info = #{analysed := A}}}}, #{Tracer := N}} ->
+            S#s{verdicts = Vs#{Tracer := E#{reason := {shed, Info#{dropped := N - A}}}}};
+        _ -> S
+    end.
 
 %% The watchdog of the monitors' step budget: one timer for the session, a few times per
 %% budget, reading each analysis's step clock (cheap: no message to the analysis, which
@@ -496,7 +510,7 @@ untrusted(E, _Inc) ->
 
 grace(S = #s{stopping = true, grace = undefined, budget = #{time_ms := T}}) ->
     Ref = make_ref(),
-    _ = erlang:send_after(T, self(), {riarc_grace, Ref}),
+    _ = erlang:send_after(min(T, ?GRACE_MS), self(), {riarc_grace, Ref}),
     S#s{grace = Ref};
 grace(S) ->
     S.

@@ -48,9 +48,9 @@
             n = 0 :: non_neg_integer() | reported,
             an :: undefined | pid(),
             aref :: undefined | reference(),
-            %% Events of the partition not analysed because riarc ended its analysis
-            %% (killed: over budget, shed, overload), counted for the verdict's reason.
-            dropped = undefined :: undefined | non_neg_integer(),
+            %% The partition's events so far: if riarc ends its analysis (shed), the
+            %% session counts from it what was not analysed.
+            events = 0 :: non_neg_integer(),
             max_payload = infinity :: pos_integer() | infinity}).
 
 %%% ---------------------------------------------------------------------------
@@ -155,12 +155,11 @@ loop(St, L = #l{sref = SRef, aref = ARef}) ->
             %% Nobody watches the analysis's budget any more either.
             _ = is_pid(L#l.an) andalso exit(L#l.an, kill),
             exit(normal);
-        {'DOWN', ARef, process, _, Why} ->
+        {'DOWN', ARef, process, _, _} ->
             %% The partition's analysis has ended (a verdict, or its monitor detached
             %% over budget or by the overload policy): its events go nowhere now, and
             %% routing goes on for the others.
-            Dropped = case Why of killed -> 0; _ -> undefined end,
-            loop(St, L#l{an = undefined, aref = undefined, dropped = Dropped});
+            loop(St, L#l{an = undefined, aref = undefined});
         Msg ->
             {St1, Fx} = riarc_tracer_core:handle(Msg, St),
             loop(St1, watch(effects(Fx, L)))
@@ -184,13 +183,11 @@ watch(L = #l{n = N}) -> L#l{n = N + 1}.
 effects([], L) ->
     L;
 %% The hot path: an event of the partition goes to its analysis, not waited for.
-effects([{analyse, E} | Fx], L = #l{an = An, max_payload = Max}) when is_pid(An) ->
+effects([{analyse, E} | Fx], L = #l{an = An, max_payload = Max, events = N}) when is_pid(An) ->
     An ! {riarc_evt, truncate(E, Max)},
-    effects(Fx, L);
-effects([{analyse, _} | Fx], L = #l{dropped = undefined}) ->
-    effects(Fx, L);
-effects([{analyse, _} | Fx], L = #l{dropped = N}) ->
-    effects(Fx, L#l{dropped = N + 1});
+    effects(Fx, L#l{events = N + 1});
+effects([{analyse, _} | Fx], L = #l{events = N}) ->
+    effects(Fx, L#l{events = N + 1});
 effects([{send, To, Msg} | Fx], L) ->
     To ! Msg,
     effects(Fx, L);
@@ -217,8 +214,8 @@ effects([{started, _T, _S} | Fx], L) ->
 effects([perturb | Fx], L = #l{cfg = Cfg}) ->
     perturb(Cfg),
     effects(Fx, L);
-effects([stop | _], #l{dropped = N, cfg = #{session := Session}}) ->
-    _ = is_integer(N) andalso N > 0 andalso (Session ! {riarc_dropped, self(), N}),
+effects([stop | _], #l{events = N, cfg = #{session := Session}}) ->
+    _ = N > 0 andalso (Session ! {riarc_partition_events, self(), N}),
     exit(normal).
 
 %% Limit `max_payload': a message larger than the limit (its external size) reaches the
