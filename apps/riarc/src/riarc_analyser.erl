@@ -48,6 +48,7 @@
 
 -record(l, {an :: riarc_analysis:t(),
             session :: pid(),
+            token :: reference() | undefined,            % the session's (trust boundary)
             tracer :: pid(),
             tref :: reference(),
             clock :: clock(),
@@ -119,7 +120,8 @@ overdue(Clock, Pid, #{time_ms := MaxT, reductions := MaxR}) ->
 init(Cfg = #{session := Session}, Tracer, Part, {Mon, Clock}) ->
     TRef = monitor(process, Tracer),
     An = riarc_analysis:new(Tracer, maps:get(explain, Cfg, 0), Part, Mon),
-    loop(#l{an = An, session = Session, tracer = Tracer, tref = TRef, clock = Clock,
+    loop(#l{an = An, session = Session, token = maps:get(token, Cfg, undefined),
+            tracer = Tracer, tref = TRef, clock = Clock,
             budget = budget(Cfg), max_queue = maps:get(max_queue, Cfg, infinity)}).
 
 loop(L = #l{tref = TRef}) ->
@@ -160,16 +162,16 @@ step(E, L = #l{an = An, clock = Clock, budget = #{time_ms := MaxT, reductions :=
 %% A monitor slower than its partition's events holds them here without bound: every
 %% 1024 steps it looks at its mailbox, and one longer than the limit is an overload the
 %% session deals with by its policy (stop: detach everything; shed: this partition).
-watch(N, #l{max_queue = Max, session = Session, tracer = Tracer}) when N band 1023 =:= 0,
-                                                                      Max =/= infinity ->
+watch(N, #l{max_queue = Max, session = Session, token = Token, tracer = Tracer})
+  when N band 1023 =:= 0, Max =/= infinity ->
     case erlang:process_info(self(), message_queue_len) of
         {message_queue_len, Len} when Len > Max ->
-            Session ! {riarc_overload, Tracer, {analysis, Tracer, Len, Max}};
+            Session ! {riarc_s, Token, {riarc_overload, Tracer, {analysis, Tracer, Len, Max}}};
         _ -> ok
     end;
 watch(_N, _L) ->
     ok.
 
-done(Reports, #l{session = Session}) ->
-    _ = [Session ! R || R <- Reports],
+done(Reports, #l{session = Session, token = Token}) ->
+    _ = [Session ! {riarc_s, Token, R} || R <- Reports],
     exit(normal).

@@ -19,6 +19,7 @@
 -export_type([root/0, opts/0, error_reason/0]).
 
 -type error_reason() :: {timeout, timeout(), #{tracers := [pid()], processes := [term()]}}
+                      | {forged_messages, pos_integer()}
                       | {root_tracer_down, term()}.
 
 %% A root of the system: its name, logical MFA, and the init event its monitor opens
@@ -54,6 +55,11 @@
     %% After stop/1 the analyses still running get this long to finish.
     grace = undefined :: undefined | reference() | expired,
     closed = false :: boolean(),                      % the backend closed
+    %% Trust boundary: riarc's own processes tag what they send the session with this
+    %% token (a reference the monitored system never sees), and control requests to
+    %% the tracers carry it; messages in riarc's shape without it are forged.
+    token = make_ref() :: reference(),
+    forged = 0 :: non_neg_integer(),
     cut = undefined :: undefined | term(),            % why riarc cut the run short
     %% Per ended tracer, how many events its partition had (for a shed partition's count).
     pevents = #{} :: #{pid() => non_neg_integer()},
@@ -80,6 +86,13 @@
 
 -type limits() :: #{max_queue := pos_integer(), max_tracers := pos_integer(),
                     max_payload := pos_integer() | infinity, policy := stop | shed}.
+
+-ifdef(TEST).
+-export([token/1]).
+%% @private Tests only: the session's token, to play one of riarc's own processes.
+-spec token(pid()) -> reference().
+token(Session) -> (sys:get_state(Session))#s.token.
+-endif.
 
 %%% API
 
@@ -146,6 +159,10 @@ format_error({timeout, T, #{tracers := Ts, processes := Ps}}) ->
     lists:flatten(io_lib:format(
         "the run did not end within ~p ms: ~b tracer(s) still alive, tracing ~b system "
         "process(es): ~0tp", [T, length(Ts), length(Ps), Ps]));
+format_error({forged_messages, N}) ->
+    lists:flatten(io_lib:format("~b message(s) in riarc's shape reached its session or tracers "
+                                "without the session's token (forged by the monitored system?) "
+                                "and were refused", [N]));
 format_error({root_tracer_down, Why}) ->
     lists:flatten(io_lib:format("the root tracer ended before it launched the system: ~0tp", [Why])).
 
@@ -158,14 +175,15 @@ init({Owner, Roots, Spec, Opts = #{backend := Make}}) when is_function(Make, 1) 
         {error, Reason} -> {stop, Reason}
     end;
 init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
+    Token = make_ref(),
     Cfg = #{lambda => riarc_lambda:new(Spec), backend => Backend, session => self(),
             checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts),
             explain => maps:get(explain, Opts, 8),
             max_queue => maps:get(max_queue, limits(Opts)),
             max_payload => maps:get(max_payload, limits(Opts)),
-            monitor_budget => riarc_analyser:budget(Opts)},
+            monitor_budget => riarc_analyser:budget(Opts), token => Token},
     _ = monitor(process, Owner),
-    S0 = #s{owner = Owner, opts = Opts, backend = Backend, limits = limits(Opts),
+    S0 = #s{owner = Owner, opts = Opts, backend = Backend, limits = limits(Opts), token = Token,
             budget = riarc_analyser:budget(Opts), started = erlang:monotonic_time(microsecond)},
     %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced is an
     %% error of start/4, at once.
@@ -197,7 +215,7 @@ handle_call(stop, From, S = #s{tracers = T, analysers = A}) when map_size(T) =:=
     gen_server:reply(From, {ok, result(S1)}),
     {stop, normal, S1};
 handle_call(stop, From, S) ->
-    _ = [riarc_tracer:stop(Pid) || Pid <- maps:keys(S#s.tracers)],
+    _ = [riarc_tracer:stop(Pid, S#s.token) || Pid <- maps:keys(S#s.tracers)],
     maybe_done(S#s{stopping = true, waiters = [From | S#s.waiters]}).
 
 %% @private
@@ -205,32 +223,12 @@ handle_cast(_Msg, S) ->
     {noreply, S}.
 
 %% @private
-handle_info({riarc_launched, T, Res}, S) ->
-    {noreply, launch_result(T, Res, S)};
-handle_info({riarc_tracer_up, Pid, Proc, MFA}, S = #s{overload = Over}) when Over =/= undefined ->
-    %% Race: a tracer started by one the overload policy ended, announced after the
-    %% detach: it has nothing to take over any more, and is ended the same way.
-    exit(Pid, kill),
-    {noreply, tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}})};
-handle_info({riarc_tracer_up, Pid, Proc, MFA}, S) ->
-    S1 = tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}}),
-    #{max_tracers := Max} = S1#s.limits,
-    case map_size(S1#s.tracers) > Max of
-        true -> {noreply, overload({tracers, map_size(S1#s.tracers), Max}, S1)};
-        false -> {noreply, S1}
-    end;
-handle_info({riarc_overload, _Tracer, What}, S) ->
-    {noreply, overload(What, S)};
-handle_info({riarc_analyser_up, Tracer, An, Clock}, S = #s{analysers = As}) ->
-    _ = monitor(process, An),
-    S1 = S#s{analysers = As#{An => {Tracer, Clock}}},
-    case S#s.overload =/= undefined andalso S#s.limits of
-        #{policy := stop} ->
-            %% Race: started by a tracer the overload policy ended, announced after the
-            %% detach.
-            {noreply, kill_analysis(An, {inconclusive, {overload, S#s.overload}}, S1)};
-        _ -> {noreply, watchdog(S1)}
-    end;
+handle_info({riarc_s, Token, Msg}, S = #s{token = Token}) ->
+    trusted(Msg, S);
+handle_info({riarc_s, _, _}, S) ->
+    %% Trust boundary: a message in riarc's shape without the session's token was forged
+    %% (by the monitored system): counted, not believed.
+    {noreply, S#s{forged = S#s.forged + 1}};
 handle_info(riarc_watchdog, S) ->
     {noreply, watchdog(check_budgets(S#s{watchdog = false}))};
 handle_info({riarc_grace, Ref}, S = #s{grace = Ref}) ->
@@ -244,46 +242,14 @@ handle_info({riarc_grace, Ref}, S = #s{grace = Ref}) ->
                            kill_analysis(An, {inconclusive, {stopped, #{unanalysed => Left}}}, Acc)
                    end, S#s{grace = expired}, S#s.analysers),
     {noreply, S1};
-handle_info({riarc_partition_events, Tracer, N}, S) ->
-    {noreply, shed_count(Tracer, S#s{pevents = (S#s.pevents)#{Tracer => N}})};
-handle_info({riarc_tracer_down, _Pid, Stats}, S = #s{stats = Acc}) ->
-    {noreply, S#s{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
-                                    Acc, Stats)}};
-handle_info({riarc_root_exit, _Tracer, Root, MFA, Reason}, S) ->
-    {noreply, S#s{root_exits = [#{pid => Root, mfa => MFA, reason => Reason} | S#s.root_exits]}};
-handle_info({riarc_partition, Tracer, Proc, MFA}, S) ->
-    {noreply, S#s{parts = (S#s.parts)#{Tracer => {Proc, MFA}}}};
-handle_info({riarc_explanation, Tracer, Expl}, S) ->
-    {noreply, S#s{explanations = (S#s.explanations)#{Tracer => Expl}}};
-handle_info({riarc_verdict, Tracer, Proc, MFA, V0, Why0, N}, S = #s{stats = Stats}) ->
-    {V, Why} = case {V0, S#s.cut} of
-                   {none, {timeout, T, _}} -> {inconclusive, {timeout, T}};
-                   _ -> {V0, Why0}
-               end,
-    Entry0 = riarc_result:entry(Proc, MFA, V, N, Why),
-    Entry = case maps:take(Tracer, S#s.explanations) of
-                {Expl, _} -> Entry0#{explanation => Expl};
-                error -> Entry0
-            end,
-    riarc_result:log_verdict(maps:get(log, S#s.opts), "", Entry),
-    %% The analysis process's count of the events its monitor took.
-    {noreply, S#s{verdicts = (S#s.verdicts)#{Tracer => Entry},
-                  stats = maps:update_with(analysed, fun(A) -> A + N end, N, Stats)}};
-handle_info({riarc_violation, Tracer, Id, Info, State}, S) ->
-    logger:error("riarc: invariant ~p violated in tracer ~p: ~0tp~n  tracer state: ~0tp",
-                 [Id, Tracer, Info, State]),
-    V = #{tracer => Tracer, invariant => Id, info => Info, state => State},
-    {noreply, S#s{violations = [V | S#s.violations]}};
-handle_info({riarc_incomplete, _Tracer, Pending}, S = #s{incomplete = Inc}) ->
-    Lost = maps:map(fun(_, Events) -> length(Events) end, Pending),
-    {noreply, S#s{incomplete = maps:merge(Inc, Lost)}};
-handle_info(Msg, S) when element(1, Msg) =:= trace ->
+handle_info(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= riarc_sealed ->
     %% The routing table's default owner: an event of a process no tracer owned. Its
     %% process's trace is incomplete; the run's result says how many such events came.
-    {noreply, S#s{orphans = S#s.orphans + 1}};
-handle_info({riarc_spec_error, Tracer, MFA, Reason}, S) ->
-    logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
-    {noreply, S#s{errors = [{spec, MFA, Reason} | S#s.errors]}};
+    %% Trust boundary: only the table's own (sealed) events count, not forged ones.
+    case riarc_backend:event(S#s.backend, Msg) of
+        {ok, _} -> {noreply, S#s{orphans = S#s.orphans + 1}};
+        _ -> {noreply, S}
+    end;
 handle_info({'DOWN', _, process, An, Reason}, S = #s{analysers = As}) when is_map_key(An, As) ->
     {Tracer, Clock} = maps:get(An, As),
     S1 = case Reason of
@@ -301,7 +267,7 @@ handle_info({'DOWN', _, process, An, Reason}, S = #s{analysers = As}) when is_ma
     maybe_done(S1#s{analysers = maps:remove(An, As)});
 handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
     %% Nobody waits for this run any more: stop tracing, leave the system alone.
-    _ = [riarc_tracer:stop(Pid) || Pid <- maps:keys(S#s.tracers)],
+    _ = [riarc_tracer:stop(Pid, S#s.token) || Pid <- maps:keys(S#s.tracers)],
     {stop, normal, S};
 handle_info({'DOWN', _, process, Pid, Reason}, S0 = #s{tracers = T}) when is_map_key(Pid, T) ->
     S = case lists:member(Pid, S0#s.launching) of
@@ -310,8 +276,80 @@ handle_info({'DOWN', _, process, Pid, Reason}, S0 = #s{tracers = T}) when is_map
         end,
     S1 = tracer_crash(Pid, Reason, S),
     maybe_done(S1#s{tracers = maps:remove(Pid, T)});
+handle_info(Msg, S) when is_tuple(Msg), tuple_size(Msg) > 1, is_atom(element(1, Msg)) ->
+    case atom_to_list(element(1, Msg)) of
+        "riarc_" ++ _ -> {noreply, S#s{forged = S#s.forged + 1}};
+        _ -> {noreply, S}
+    end;
 handle_info(_Other, S) ->
     {noreply, S}.
+
+%% What riarc's own processes (tracers, analysis processes) tell the session, with its
+%% token.
+trusted({riarc_forged, _Tracer, _What}, S) ->
+    {noreply, S#s{forged = S#s.forged + 1}};
+trusted({riarc_launched, T, Res}, S) ->
+    {noreply, launch_result(T, Res, S)};
+trusted({riarc_tracer_up, Pid, Proc, MFA}, S = #s{overload = Over}) when Over =/= undefined ->
+    %% Race: a tracer started by one the overload policy ended, announced after the
+    %% detach: it has nothing to take over any more, and is ended the same way.
+    exit(Pid, kill),
+    {noreply, tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}})};
+trusted({riarc_tracer_up, Pid, Proc, MFA}, S) ->
+    S1 = tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}}),
+    #{max_tracers := Max} = S1#s.limits,
+    case map_size(S1#s.tracers) > Max of
+        true -> {noreply, overload({tracers, map_size(S1#s.tracers), Max}, S1)};
+        false -> {noreply, S1}
+    end;
+trusted({riarc_overload, _Tracer, What}, S) ->
+    {noreply, overload(What, S)};
+trusted({riarc_analyser_up, Tracer, An, Clock}, S = #s{analysers = As}) ->
+    _ = monitor(process, An),
+    S1 = S#s{analysers = As#{An => {Tracer, Clock}}},
+    case S#s.overload =/= undefined andalso S#s.limits of
+        #{policy := stop} ->
+            %% Race: started by a tracer the overload policy ended, announced after the
+            %% detach.
+            {noreply, kill_analysis(An, {inconclusive, {overload, S#s.overload}}, S1)};
+        _ -> {noreply, watchdog(S1)}
+    end;
+trusted({riarc_partition_events, Tracer, N}, S) ->
+    {noreply, shed_count(Tracer, S#s{pevents = (S#s.pevents)#{Tracer => N}})};
+trusted({riarc_tracer_down, _Pid, Stats}, S = #s{stats = Acc}) ->
+    {noreply, S#s{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
+                                    Acc, Stats)}};
+trusted({riarc_root_exit, _Tracer, Root, MFA, Reason}, S) ->
+    {noreply, S#s{root_exits = [#{pid => Root, mfa => MFA, reason => Reason} | S#s.root_exits]}};
+trusted({riarc_partition, Tracer, Proc, MFA}, S) ->
+    {noreply, S#s{parts = (S#s.parts)#{Tracer => {Proc, MFA}}}};
+trusted({riarc_explanation, Tracer, Expl}, S) ->
+    {noreply, S#s{explanations = (S#s.explanations)#{Tracer => Expl}}};
+trusted({riarc_verdict, Tracer, Proc, MFA, V0, Why0, N}, S = #s{stats = Stats}) ->
+    {V, Why} = case {V0, S#s.cut} of
+                   {none, {timeout, T, _}} -> {inconclusive, {timeout, T}};
+                   _ -> {V0, Why0}
+               end,
+    Entry0 = riarc_result:entry(Proc, MFA, V, N, Why),
+    Entry = case maps:take(Tracer, S#s.explanations) of
+                {Expl, _} -> Entry0#{explanation => Expl};
+                error -> Entry0
+            end,
+    riarc_result:log_verdict(maps:get(log, S#s.opts), "", Entry),
+    %% The analysis process's count of the events its monitor took.
+    {noreply, S#s{verdicts = (S#s.verdicts)#{Tracer => Entry},
+                  stats = maps:update_with(analysed, fun(A) -> A + N end, N, Stats)}};
+trusted({riarc_violation, Tracer, Id, Info, State}, S) ->
+    logger:error("riarc: invariant ~p violated in tracer ~p: ~0tp~n  tracer state: ~0tp",
+                 [Id, Tracer, Info, State]),
+    V = #{tracer => Tracer, invariant => Id, info => Info, state => State},
+    {noreply, S#s{violations = [V | S#s.violations]}};
+trusted({riarc_incomplete, _Tracer, Pending}, S = #s{incomplete = Inc}) ->
+    Lost = maps:map(fun(_, Events) -> length(Events) end, Pending),
+    {noreply, S#s{incomplete = maps:merge(Inc, Lost)}};
+trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->
+    logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
+    {noreply, S#s{errors = [{spec, MFA, Reason} | S#s.errors]}}.
 
 %% @private Whatever way the session ends, no analysis outlives it: nobody would watch its
 %% budget or read its verdict.
@@ -486,7 +524,8 @@ result(S = #s{stats = Stats}) ->
                         reordered => maps:get(reordered, Stats),
                         violations => lists:reverse(S#s.violations),
                         errors => lists:reverse(S#s.errors)
-                                  ++ [{orphan_events, S#s.orphans} || S#s.orphans > 0],
+                                  ++ [{orphan_events, S#s.orphans} || S#s.orphans > 0]
+                                  ++ [{?MODULE, {forged_messages, S#s.forged}} || S#s.forged > 0],
                         overload => S#s.overload,
                         root_exits => lists:reverse(S#s.root_exits),
                         duration_us => End - S#s.started}).
@@ -515,12 +554,12 @@ grace(S = #s{stopping = true, grace = undefined, budget = #{time_ms := T}}) ->
 grace(S) ->
     S.
 
-alive_info(#s{tracers = T}) ->
-    Procs = lists:append([procs_of(Pid) || Pid <- maps:keys(T)]),
+alive_info(#s{tracers = T, token = Token}) ->
+    Procs = lists:append([procs_of(Pid, Token) || Pid <- maps:keys(T)]),
     #{tracers => maps:keys(T), processes => lists:usort(Procs)}.
 
-procs_of(Tracer) ->
-    case riarc_tracer:info(Tracer, 1000) of
+procs_of(Tracer, Token) ->
+    case riarc_tracer:info(Tracer, Token, 1000) of
         {ok, #{gamma := G}} -> maps:keys(G);
         {error, timeout} -> []
     end.

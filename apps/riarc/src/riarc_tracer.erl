@@ -14,7 +14,7 @@
 %% '''
 -module(riarc_tracer).
 
--export([start_root/4, info/2, stop/1]).
+-export([start_root/4, info/3, stop/2]).
 %% Spawned entry points.
 -export([root_init/4, tracer_init/5]).
 
@@ -45,6 +45,9 @@
 %% detached over its budget).
 -record(l, {sref :: reference(),
             cfg :: map(),
+            %% Trust boundary: what goes to the session carries its token.
+            session :: pid(),
+            token :: reference() | undefined,
             n = 0 :: non_neg_integer() | reported,
             an :: undefined | pid(),
             aref :: undefined | reference(),
@@ -82,16 +85,16 @@ root_init(Cfg0 = #{backend := Backend, session := Session}, Root, MFA, Init) ->
     L = loop_state(Ref, Cfg),
     case Launch of
         ok ->
-            Session ! {riarc_launched, self(), ok},
+            to_session(Cfg, {riarc_launched, self(), ok}),
             loop(St, effects(Fx, L));
         {error, {_, {noproc, _}}} when element(1, Init) =:= attached ->
             %% Race: the process exited between the attach point and its tracing; its
             %% partition ends with what it had, the attached event.
-            Session ! {riarc_launched, self(), ok},
-            {_St1, Fx1} = riarc_tracer_core:handle({riarc_ctl, self(), make_ref(), stop}, St),
+            to_session(Cfg, {riarc_launched, self(), ok}),
+            {_St1, Fx1} = riarc_tracer_core:handle({riarc_ctl, self(), make_ref(), ctl(Cfg, stop)}, St),
             effects(Fx ++ Fx1, L);
         {error, Reason} ->
-            Session ! {riarc_launched, self(), {error, Reason}},
+            to_session(Cfg, {riarc_launched, self(), {error, Reason}}),
             exit(normal)
     end.
 
@@ -104,12 +107,21 @@ tracer_init(Cfg0 = #{session := Session}, Mon, S, MFA, Disp) ->
     {St, Fx} = riarc_tracer_core:init_tracer(Cfg, Mon, S, MFA, Disp),
     loop(St, effects(Fx, loop_state(Ref, Cfg))).
 
-loop_state(SRef, Cfg) ->
-    #l{sref = SRef, cfg = Cfg, max_payload = maps:get(max_payload, Cfg, infinity)}.
+loop_state(SRef, Cfg = #{session := Session}) ->
+    #l{sref = SRef, cfg = Cfg, session = Session, token = maps:get(token, Cfg, undefined),
+       max_payload = maps:get(max_payload, Cfg, infinity)}.
+
+%% A message to the session, with its token: the session takes nothing else.
+to_session(#{session := Session} = Cfg, Msg) ->
+    Session ! {riarc_s, maps:get(token, Cfg, undefined), Msg}.
+
+%% A control request as the core takes it.
+ctl(#{token := T}, Req) -> {T, Req};
+ctl(#{}, Req) -> Req.
 
 core_cfg(Cfg0 = #{backend := Backend}) ->
     Base = maps:with([lambda, backend, session, checks, perturb, explain, max_queue,
-                      max_payload, monitor_budget], Cfg0),
+                      max_payload, monitor_budget, token], Cfg0),
     %% Monitors run in their partitions' analysis processes (riarc_analyser).
     Base#{self => self(), analysis => async,
           init_from_spawn => riarc_backend:init_from_spawn(Backend),
@@ -118,22 +130,26 @@ core_cfg(Cfg0 = #{backend := Backend}) ->
                                                      [Base, Mon, C, MFA, Disp], ?TRACER_OPTS)
                           end}.
 
-%% @doc Asks a tracer for its state (Γ, Π, mode), for diagnostics.
--spec info(pid(), timeout()) -> {ok, map()} | {error, timeout}.
-info(Tracer, Timeout) ->
+%% @doc Asks a tracer for its state (Γ, Π, mode), for diagnostics; Token is its
+%% session's.
+-spec info(pid(), reference(), timeout()) -> {ok, map()} | {error, timeout}.
+info(Tracer, Token, Timeout) ->
     Ref = monitor(process, Tracer),
-    Tracer ! {riarc_ctl, self(), Ref, info},
+    Tracer ! {riarc_ctl, self(), Ref, {Token, info}},
     receive
         {Ref, Info} -> demonitor(Ref, [flush]), {ok, Info};
+        %% Asked by the session: the reply comes as everything a tracer sends it.
+        {riarc_s, _, {Ref, Info}} -> demonitor(Ref, [flush]), {ok, Info};
         {'DOWN', Ref, process, _, _} -> {error, timeout}
     after Timeout -> demonitor(Ref, [flush]), {error, timeout}
     end.
 
 %% @doc Stops a tracer: it stops tracing its processes (they run on untraced), reports
-%% its partition as it stands and ends.
--spec stop(pid()) -> ok.
-stop(Tracer) ->
-    Tracer ! {riarc_ctl, self(), make_ref(), stop},
+%% its partition as it stands and ends. Token is its session's: a request without it
+%% (forged by the monitored system) is refused.
+-spec stop(pid(), reference()) -> ok.
+stop(Tracer, Token) ->
+    Tracer ! {riarc_ctl, self(), make_ref(), {Token, stop}},
     ok.
 
 %%% ---------------------------------------------------------------------------
@@ -174,11 +190,24 @@ watch(L = #l{n = N}) when (N + 1) band 1023 =/= 0 -> L#l{n = N + 1};
 watch(L = #l{n = N, cfg = #{max_queue := Max, session := Session}}) ->
     case process_info(self(), message_queue_len) of
         {message_queue_len, Len} when Len > Max ->
-            Session ! {riarc_overload, self(), {mailbox, self(), Len, Max}},
+            Session ! {riarc_s, L#l.token, {riarc_overload, self(), {mailbox, self(), Len, Max}}},
             L#l{n = reported};
-        _ -> L#l{n = N + 1}
+        _ -> traced(L#l{n = N + 1})
     end;
 watch(L = #l{n = N}) -> L#l{n = N + 1}.
+
+%% Trust boundary: a tracer that someone else traces (the system's own `dbg:p(all, ...)')
+%% would hand that tracer an event for every message it takes, events the system's
+%% tracing may well send back to riarc: a feedback loop. Refused: the session detaches
+%% from the whole system and says why (`{traced, Tracer, By}').
+traced(L = #l{session = Session, token = Token}) ->
+    case erlang:trace_info(self(), tracer) of
+        {tracer, []} -> L;
+        {tracer, By} ->
+            Session ! {riarc_s, Token, {riarc_overload, self(), {traced, self(), By}}},
+            L#l{n = reported};
+        undefined -> L
+    end.
 
 effects([], L) ->
     L;
@@ -188,6 +217,9 @@ effects([{analyse, E} | Fx], L = #l{an = An, max_payload = Max, events = N}) whe
     effects(Fx, L#l{events = N + 1});
 effects([{analyse, _} | Fx], L = #l{events = N}) ->
     effects(Fx, L#l{events = N + 1});
+effects([{send, Session, Msg} | Fx], L = #l{session = Session, token = Token}) ->
+    Session ! {riarc_s, Token, Msg},
+    effects(Fx, L);
 effects([{send, To, Msg} | Fx], L) ->
     To ! Msg,
     effects(Fx, L);
@@ -200,11 +232,11 @@ effects([{clear, S} | Fx], L = #l{cfg = #{backend := Backend}}) ->
     ok = riarc_backend:clear(Backend, S, self()),
     effects(Fx, L);
 effects([{analysis, Part, Mon} | Fx], L = #l{cfg = Cfg = #{session := Session}}) ->
-    ACfg = maps:with([session, explain, max_queue, monitor_budget], Cfg),
+    ACfg = maps:with([session, explain, max_queue, monitor_budget, token], Cfg),
     {An, Clock} = riarc_analyser:start(ACfg, self(), Part, Mon),
     ARef = monitor(process, An),
     %% Before this tracer can end, so that the session waits for the analysis too.
-    Session ! {riarc_analyser_up, self(), An, Clock},
+    Session ! {riarc_s, L#l.token, {riarc_analyser_up, self(), An, Clock}},
     effects(Fx, L#l{an = An, aref = ARef});
 effects([analysis_end | Fx], L = #l{an = An}) ->
     _ = is_pid(An) andalso (An ! riarc_end),
@@ -214,8 +246,8 @@ effects([{started, _T, _S} | Fx], L) ->
 effects([perturb | Fx], L = #l{cfg = Cfg}) ->
     perturb(Cfg),
     effects(Fx, L);
-effects([stop | _], #l{events = N, cfg = #{session := Session}}) ->
-    _ = N > 0 andalso (Session ! {riarc_partition_events, self(), N}),
+effects([stop | _], #l{events = N, session = Session, token = Token}) ->
+    _ = N > 0 andalso (Session ! {riarc_s, Token, {riarc_partition_events, self(), N}}),
     exit(normal).
 
 %% Limit `max_payload': a message larger than the limit (its external size) reaches the

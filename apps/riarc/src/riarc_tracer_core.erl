@@ -17,6 +17,8 @@
 %% {riarc_rtd, Dispatcher, {evt, E}}   % ⟨rtd, ıT, e⟩: a routed event
 %% {riarc_rtd, Dispatcher, {dtc, T, S}}% ⟨rtd, ıT, d⟩: a routed detach acknowledgement
 %% '''
+%% and control requests `{riarc_ctl, From, Ref, {Token, info | stop}}' (Token: cfg's
+%% `token', when it has one).
 %% Effects, carried out in order by the caller:
 %% ```
 %% {send, To, Msg}        % to another tracer or to the session
@@ -65,6 +67,9 @@
                  self := tracer(),
                  %% How many of its last events a reject or error is reported with.
                  explain => non_neg_integer(),
+                 %% Trust boundary: control requests must carry it ({Token, Req}); one
+                 %% that does not was forged (by the monitored system) and is refused.
+                 token => reference(),
                  %% Where the monitor runs: in this core, at each event (`inline', the
                  %% default: the model checker's tracers), or in an analysis process of the
                  %% partition's own that the caller starts and feeds from the effects
@@ -600,9 +605,16 @@ report(Msg, St = #st{cfg = #{session := Session}}) ->
 
 self_of(#st{cfg = #{self := Self}}) -> Self.
 
-control(From, Ref, info, St) ->
+control(From, Ref, Req, St = #st{cfg = Cfg}) ->
+    case {Cfg, Req} of
+        {#{token := T}, {T, Req1}} -> control1(From, Ref, Req1, St);
+        {#{token := _}, _} -> report({riarc_forged, self_of(St), control}, St);
+        {#{}, _} -> control1(From, Ref, Req, St)
+    end.
+
+control1(From, Ref, info, St) ->
     fx({send, From, {Ref, state_map(St)}}, St);
-control(_From, _Ref, stop, St = #st{gamma = G}) ->
+control1(_From, _Ref, stop, St = #st{gamma = G}) ->
     St1 = lists:foldl(fun(S, A) -> fx({clear, S}, A) end, St, maps:keys(G)),
     finish(St1#st{pending = riarc_reorder:new(), gamma = #{}, pi = #{}}).
 
