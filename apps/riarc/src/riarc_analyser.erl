@@ -1,5 +1,5 @@
 %% @doc A partition's analysis process: its monitor runs here, off the routing path. The
-%% partition's tracer hands it events (`{riarc_evt, E}') without waiting and ends it with
+%% partition's tracer hands it events (`{riarc_evts, [E]}') without waiting and ends it with
 %% `riarc_end'; it analyses them in order ({@link riarc_analysis}) and tells the session
 %% the verdict, keyed by the tracer, as the tracer itself would. A monitor that is slow or
 %% loops therefore stalls nobody's routing but its own partition's analysis.
@@ -14,7 +14,7 @@
 %% ```
 %% 1> Mon = fun M({exit, _, _}) -> accept; M(_) -> M end.
 %% 2> {A, Clock} = riarc_analyser:start(#{session => self(), explain => 8}, self(), {p, {m, f, []}}, Mon).
-%% 3> A ! {riarc_evt, {exit, p, normal}}, flush().
+%% 3> A ! {riarc_evts, [{exit, p, normal}]}, flush().
 %% Shell got {riarc_verdict,<0.85.0>,p,{m,f,[]},accept,undefined,1}
 %% 4> riarc_analyser:overdue(Clock, A, riarc_analyser:budget(#{})).
 %% ok
@@ -34,7 +34,7 @@
 %% process's reductions at its start].
 -opaque clock() :: atomics:atomics_ref().
 -type cfg() :: #{session := pid(), explain := non_neg_integer(),
-                 monitor_budget => map(), max_queue => pos_integer(), atom() => term()}.
+                 monitor_budget => map(), token => reference(), atom() => term()}.
 
 -define(STEPS, 1).
 -define(BUSY, 2).
@@ -52,8 +52,7 @@
             tracer :: pid(),
             tref :: reference(),
             clock :: clock(),
-            budget :: budget(),
-            max_queue :: pos_integer() | infinity}).
+            budget :: budget()}).
 
 %% @doc The budget in force: the defaults (1 s, 100 million reductions, 64 Mwords of heap
 %% a step) with what the options `monitor_budget' say.
@@ -122,11 +121,11 @@ init(Cfg = #{session := Session}, Tracer, Part, {Mon, Clock}) ->
     An = riarc_analysis:new(Tracer, maps:get(explain, Cfg, 0), Part, Mon),
     loop(#l{an = An, session = Session, token = maps:get(token, Cfg, undefined),
             tracer = Tracer, tref = TRef, clock = Clock,
-            budget = budget(Cfg), max_queue = maps:get(max_queue, Cfg, infinity)}).
+            budget = budget(Cfg)}).
 
 loop(L = #l{tref = TRef}) ->
     receive
-        {riarc_evt, E} -> step(E, L);
+        {riarc_evts, Es} -> steps(Es, L);
         riarc_end ->
             done(riarc_analysis:finish(L#l.an), L);
         {'DOWN', TRef, process, _, _} ->
@@ -134,6 +133,9 @@ loop(L = #l{tref = TRef}) ->
             %% gives the partition its verdict from what it knows.
             exit(normal)
     end.
+
+steps([], L) -> loop(L);
+steps([E | Es], L) -> steps(Es, step(E, L)).
 
 step(E, L = #l{an = An, clock = Clock, budget = #{time_ms := MaxT, reductions := MaxR}}) ->
     N = atomics:add_get(Clock, ?STEPS, 1),
@@ -155,22 +157,8 @@ step(E, L = #l{an = An, clock = Clock, budget = #{time_ms := MaxT, reductions :=
             Why = {monitor_budget, #{reductions => R1 - R0, max_reductions => MaxR, step => N}},
             done(riarc_analysis:fail(Why, E, element(2, Res)), L);
         {next, An1, []} ->
-            watch(N, L),
-            loop(L#l{an = An1})
+            L#l{an = An1}
     end.
-
-%% A monitor slower than its partition's events holds them here without bound: every
-%% 1024 steps it looks at its mailbox, and one longer than the limit is an overload the
-%% session deals with by its policy (stop: detach everything; shed: this partition).
-watch(N, #l{max_queue = Max, session = Session, token = Token, tracer = Tracer})
-  when N band 1023 =:= 0, Max =/= infinity ->
-    case erlang:process_info(self(), message_queue_len) of
-        {message_queue_len, Len} when Len > Max ->
-            Session ! {riarc_s, Token, {riarc_overload, Tracer, {analysis, Tracer, Len, Max}}};
-        _ -> ok
-    end;
-watch(_N, _L) ->
-    ok.
 
 done(Reports, #l{session = Session, token = Token}) ->
     _ = [Session ! {riarc_s, Token, R} || R <- Reports],

@@ -25,6 +25,7 @@
 %% whole mailbox again; off the heap, a collection touches only the tracer's own state.
 %% Measured on the load driver: see "What a tracer costs" in docs/core.md.
 -define(TRACER_OPTS, [{message_queue_data, off_heap}, {fullsweep_after, 0}]).
+-define(BATCH, 64).
 
 %% What the session gives a tracer: the core's configuration less what each tracer
 %% fills in for itself (its own name, how to start others).
@@ -51,9 +52,17 @@
             n = 0 :: non_neg_integer() | reported,
             an :: undefined | pid(),
             aref :: undefined | reference(),
+            %% The analysis's step clock: how far it is behind (undefined once its
+            %% backlog was reported).
+            clock :: undefined | riarc_analyser:clock(),
             %% The partition's events so far: if riarc ends its analysis (shed), the
             %% session counts from it what was not analysed.
             events = 0 :: non_neg_integer(),
+            %% Events for the analysis not sent yet, newest first: they go in one message
+            %% when the mailbox is empty or ?BATCH of them wait (a tracer that falls
+            %% behind sends its monitor fewer, larger messages).
+            buf = [] :: [riarc_event:event()],
+            nbuf = 0 :: non_neg_integer(),
             max_payload = infinity :: pos_integer() | infinity}).
 
 %%% ---------------------------------------------------------------------------
@@ -158,7 +167,9 @@ stop(Tracer, Token) ->
 
 %% Alg. 1 LOOP∘ and Alg. 3 LOOP• alike take the mailbox in order: what priority mode must
 %% not handle yet, the core sets aside itself (Invariant I14).
-loop(St, L = #l{sref = SRef, aref = ARef}) ->
+loop(St, L = #l{sref = SRef, aref = ARef, nbuf = NBuf}) ->
+    %% Events for the analysis wait only while there are messages to take.
+    Wait = case NBuf of 0 -> infinity; _ -> 0 end,
     receive
         {'DOWN', SRef, process, _, _} ->
             %% The session is gone: nobody wants these verdicts. Leave the system
@@ -179,7 +190,15 @@ loop(St, L = #l{sref = SRef, aref = ARef}) ->
         Msg ->
             {St1, Fx} = riarc_tracer_core:handle(Msg, St),
             loop(St1, watch(effects(Fx, L)))
+    after Wait ->
+            loop(St, flush(L))
     end.
+
+flush(L = #l{nbuf = 0}) -> L;
+flush(L = #l{an = An, buf = Buf}) when is_pid(An) ->
+    An ! {riarc_evts, lists:reverse(Buf)},
+    L#l{buf = [], nbuf = 0};
+flush(L) -> L#l{buf = [], nbuf = 0}.
 
 %% A tracer falling behind its processes would hold their events without bound: every
 %% 1024 messages it looks at its mailbox, and one longer than the limit is an overload,
@@ -192,9 +211,23 @@ watch(L = #l{n = N, cfg = #{max_queue := Max, session := Session}}) ->
         {message_queue_len, Len} when Len > Max ->
             Session ! {riarc_s, L#l.token, {riarc_overload, self(), {mailbox, self(), Len, Max}}},
             L#l{n = reported};
-        _ -> traced(L#l{n = N + 1})
+        _ -> backlog(traced(L#l{n = N + 1}))
     end;
 watch(L = #l{n = N}) -> L#l{n = N + 1}.
+
+%% A monitor slower than its partition's events: the events handed to it and not yet
+%% analysed wait in its mailbox; more than the limit is an overload the session deals
+%% with by its policy (stop: detach everything; shed: this partition alone).
+backlog(L = #l{clock = undefined}) -> L;
+backlog(L = #l{an = An, clock = Clock, events = N, cfg = #{max_queue := Max}}) when is_pid(An) ->
+    case N - riarc_analyser:steps(Clock) of
+        Behind when Behind > Max ->
+            L#l.session ! {riarc_s, L#l.token,
+                           {riarc_overload, self(), {analysis, self(), Behind, Max}}},
+            L#l{clock = undefined};
+        _ -> L
+    end;
+backlog(L) -> L.
 
 %% Trust boundary: a tracer that someone else traces (the system's own `dbg:p(all, ...)')
 %% would hand that tracer an event for every message it takes, events the system's
@@ -212,9 +245,10 @@ traced(L = #l{session = Session, token = Token}) ->
 effects([], L) ->
     L;
 %% The hot path: an event of the partition goes to its analysis, not waited for.
-effects([{analyse, E} | Fx], L = #l{an = An, max_payload = Max, events = N}) when is_pid(An) ->
-    An ! {riarc_evt, truncate(E, Max)},
-    effects(Fx, L#l{events = N + 1});
+effects([{analyse, E} | Fx], L = #l{an = An, max_payload = Max, events = N, nbuf = B})
+  when is_pid(An) ->
+    L1 = L#l{events = N + 1, buf = [truncate(E, Max) | L#l.buf], nbuf = B + 1},
+    effects(Fx, case B + 1 >= ?BATCH of true -> flush(L1); false -> L1 end);
 effects([{analyse, _} | Fx], L = #l{events = N}) ->
     effects(Fx, L#l{events = N + 1});
 effects([{send, Session, Msg} | Fx], L = #l{session = Session, token = Token}) ->
@@ -232,21 +266,23 @@ effects([{clear, S} | Fx], L = #l{cfg = #{backend := Backend}}) ->
     ok = riarc_backend:clear(Backend, S, self()),
     effects(Fx, L);
 effects([{analysis, Part, Mon} | Fx], L = #l{cfg = Cfg = #{session := Session}}) ->
-    ACfg = maps:with([session, explain, max_queue, monitor_budget, token], Cfg),
+    ACfg = maps:with([session, explain, monitor_budget, token], Cfg),
     {An, Clock} = riarc_analyser:start(ACfg, self(), Part, Mon),
     ARef = monitor(process, An),
     %% Before this tracer can end, so that the session waits for the analysis too.
     Session ! {riarc_s, L#l.token, {riarc_analyser_up, self(), An, Clock}},
-    effects(Fx, L#l{an = An, aref = ARef});
-effects([analysis_end | Fx], L = #l{an = An}) ->
+    effects(Fx, L#l{an = An, aref = ARef, clock = Clock});
+effects([analysis_end | Fx], L) ->
+    L1 = #l{an = An} = flush(L),
     _ = is_pid(An) andalso (An ! riarc_end),
-    effects(Fx, L);
+    effects(Fx, L1);
 effects([{started, _T, _S} | Fx], L) ->
     effects(Fx, L);
 effects([perturb | Fx], L = #l{cfg = Cfg}) ->
     perturb(Cfg),
     effects(Fx, L);
-effects([stop | _], #l{events = N, session = Session, token = Token}) ->
+effects([stop | _], L) ->
+    #l{events = N, session = Session, token = Token} = flush(L),
     _ = N > 0 andalso (Session ! {riarc_s, Token, {riarc_partition_events, self(), N}}),
     exit(normal).
 
