@@ -117,6 +117,10 @@ overdue(Clock, Pid, #{time_ms := MaxT, reductions := MaxR}) ->
 -spec init(cfg(), pid(), {riarc_event:sid(), riarc_event:mfa_args()},
            {riarc_monitor:monitor(), clock()}) -> no_return().
 init(Cfg = #{session := Session}, Tracer, Part, {Mon, Clock}) ->
+    %% Linked to the session, its watchdog: should the session be killed outright, no
+    %% analysis outlives it (a looping monitor would loop unwatched for ever). The
+    %% session traps exits; it ends analyses itself when it stops normally.
+    link(Session),
     TRef = monitor(process, Tracer),
     An = riarc_analysis:new(Tracer, maps:get(explain, Cfg, 0), Part, Mon),
     loop(#l{an = An, session = Session, token = maps:get(token, Cfg, undefined),

@@ -176,6 +176,9 @@ init({Owner, Roots, Spec, Opts = #{backend := Make}}) when is_function(Make, 1) 
     end;
 init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     Token = make_ref(),
+    %% The analysis processes link to the session (so that none outlives it); their
+    %% ends are handled through monitors.
+    process_flag(trap_exit, true),
     Cfg = #{lambda => riarc_lambda:new(Spec), backend => Backend, session => self(),
             checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts),
             explain => maps:get(explain, Opts, 8),
@@ -276,6 +279,8 @@ handle_info({'DOWN', _, process, Pid, Reason}, S0 = #s{tracers = T}) when is_map
         end,
     S1 = tracer_crash(Pid, Reason, S),
     maybe_done(S1#s{tracers = maps:remove(Pid, T)});
+handle_info({'EXIT', _, _}, S) ->
+    {noreply, S};
 handle_info(Msg, S) when is_tuple(Msg), tuple_size(Msg) > 1, is_atom(element(1, Msg)) ->
     case atom_to_list(element(1, Msg)) of
         "riarc_" ++ _ -> {noreply, S#s{forged = S#s.forged + 1}};
