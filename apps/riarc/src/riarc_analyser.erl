@@ -15,7 +15,7 @@
 %% 1> Mon = fun M({exit, _, _}) -> accept; M(_) -> M end.
 %% 2> {A, Clock} = riarc_analyser:start(#{session => self(), explain => 8}, self(), {p, {m, f, []}}, Mon).
 %% 3> A ! {riarc_evts, [{exit, p, normal}]}, flush().
-%% Shell got {riarc_verdict,<0.85.0>,p,{m,f,[]},accept,undefined,1}
+%% Shell got {riarc_s,undefined,{riarc_verdict,<0.85.0>,p,{m,f,[]},accept,undefined,1}}
 %% 4> riarc_analyser:overdue(Clock, A, riarc_analyser:budget(#{})).
 %% ok
 %% '''
@@ -164,6 +164,7 @@ step(E, L = #l{an = An, clock = Clock, budget = #{time_ms := MaxT, reductions :=
             L#l{an = An1}
     end.
 
+-spec done([term()], #l{}) -> no_return().
 done(Reports, #l{session = Session, token = Token}) ->
     _ = [Session ! {riarc_s, Token, R} || R <- Reports],
     exit(normal).

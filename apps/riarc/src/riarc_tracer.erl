@@ -122,7 +122,8 @@ loop_state(SRef, Cfg = #{session := Session}) ->
 
 %% A message to the session, with its token: the session takes nothing else.
 to_session(#{session := Session} = Cfg, Msg) ->
-    Session ! {riarc_s, maps:get(token, Cfg, undefined), Msg}.
+    Session ! {riarc_s, maps:get(token, Cfg, undefined), Msg},
+    ok.
 
 %% A control request as the core takes it.
 ctl(#{token := T}, Req) -> {T, Req};
