@@ -29,6 +29,11 @@
  * Child -> owner(P) is inserted before the spawn event is sent: no one can learn
  * of Child from this table's events and find it missing.
  *
+ * Seal: a table made with a seal (a random integer only its owners know) wraps
+ * every event as {riarc_sealed, Seal, Event}. A trace message is otherwise an
+ * ordinary message anybody can send ({trace, Pid, exit, normal} sent by the
+ * monitored system itself), so a consumer accepts only sealed ones.
+ *
  * Stop: the dead flag is set, then every stripe is emptied under its lock. The
  * trace callback checks the flag under the stripe lock, so once stop/1 returns no
  * event is sent any more; enabled/3 returns 'remove' so the VM drops the tracer.
@@ -62,6 +67,7 @@ typedef struct {
     int dead;                /* read and written with __atomic builtins */
     int probe;               /* test mode: forward raw callback data, incl. spawned */
     uint64_t probe_seq;      /* test mode: global order of callbacks (__atomic) */
+    uint64_t seal;           /* 0: events unwrapped; else wrapped with this secret */
     stripe_t stripes[NSTRIPES];
 } table_t;
 
@@ -71,7 +77,8 @@ static ERL_NIF_TERM am_ok, am_error, am_true, am_false, am_gone, am_trace,
     am_discard, am_remove, am_trace_status, am_spawn, am_spawned, am_exit,
     am_receive, am_receive_timeout, am_timeout, am_extra, am_match_spec_result,
     am_entries, am_events, am_orphans, am_exists, am_not_found, am_riarc_probe,
-    am_nomem, am_clock_service, am_undefined, am_send, am_send_to_non_existing_process;
+    am_nomem, am_clock_service, am_undefined, am_send, am_send_to_non_existing_process,
+    am_riarc_sealed;
 
 /* ---- hashing and the per-stripe open-addressing table ----------------------- */
 
@@ -212,21 +219,24 @@ static ERL_NIF_TERM nif_loaded(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
     return am_true;
 }
 
-/* new_table(DefaultOwner, Probe) */
+/* new_table(DefaultOwner, Probe, Seal) */
 static ERL_NIF_TERM new_table(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     ErlNifPid def;
     table_t *t;
     ERL_NIF_TERM res;
+    ErlNifUInt64 seal;
     int k;
     (void)argc;
     if (!enif_get_local_pid(env, argv[0], &def)) return enif_make_badarg(env);
     if (argv[1] != am_true && argv[1] != am_false) return enif_make_badarg(env);
+    if (!enif_get_uint64(env, argv[2], &seal)) return enif_make_badarg(env);
     t = enif_alloc_resource(table_type, sizeof(table_t));
     if (!t) return enif_make_tuple2(env, am_error, am_nomem);
     memset(t, 0, sizeof(*t));   /* the destructor copes with partial set-up */
     t->default_owner = def;
     t->probe = argv[1] == am_true;
+    t->seal = seal;
     for (k = 0; k < NSTRIPES; k++) {
         stripe_t *s = &t->stripes[k];
         s->lock = enif_mutex_create("riarc_route_stripe");
@@ -415,6 +425,8 @@ static ERL_NIF_TERM trace(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                                argv[2], argv[3], argv[4]);
     } else {
         msg = build(env, tag, argv[2], argv[3], argv[4]);
+        if (t->seal)
+            msg = enif_make_tuple3(env, am_riarc_sealed, enif_make_uint64(env, t->seal), msg);
     }
     is_spawn = tag == am_spawn && enif_get_local_pid(env, argv[3], &child);
     s = stripe_of(t, tracee.pid, &si);
@@ -475,6 +487,7 @@ static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
     ATOM(am_clock_service, "clock_service"); ATOM(am_undefined, "undefined");
     ATOM(am_send, "send");
     ATOM(am_send_to_non_existing_process, "send_to_non_existing_process");
+    ATOM(am_riarc_sealed, "riarc_sealed");
 #undef ATOM
     return 0;
 }
@@ -487,7 +500,7 @@ static int upgrade(ErlNifEnv *env, void **priv, void **old_priv, ERL_NIF_TERM in
 
 static ErlNifFunc funcs[] = {
     {"nif_loaded", 0, nif_loaded, 0},
-    {"new_table", 2, new_table, 0},
+    {"new_table", 3, new_table, 0},
     {"insert", 3, insert, 0},
     {"switch", 3, switch_owner, 0},
     {"remove", 2, remove_entry, 0},

@@ -32,9 +32,19 @@
 %%     partition's last this-many events, the deciding one, the monitor's state; 0 for
 %%     none;</li>
 %% <li>`limits' (default `#{max_queue => 1000000, max_tracers => a quarter of the
-%%     process limit}'): at the first limit reached riarc detaches from the whole system
-%%     (policy stop); the result's `overload' says which, and partitions with no verdict
-%%     yet get `inconclusive';</li>
+%%     process limit, max_payload => 65536, policy => stop}'): a tracer's or a monitor's
+%%     mailbox (max_queue), live tracers (max_tracers); with policy `stop', at the first
+%%     limit reached riarc detaches from the whole system; the result's `overload' says
+%%     which, and partitions with no verdict yet get `inconclusive'; with policy `shed',
+%%     a monitor that cannot keep up has its partition's events dropped and the verdict
+%%     `inconclusive' with the counts (other limits stop as above); a message larger
+%%     than max_payload bytes (external size, or `infinity') reaches monitors as
+%%     `{riarc_truncated, Size}' (docs/production.md);</li>
+%% <li>`monitor_budget' (default `#{time_ms => 1000, reductions => 100000000,
+%%     heap_words => 67108864}'): what one monitor step may take; a step over it gives
+%%     its partition the verdict `error', reason `{monitor_budget, What}', and detaches
+%%     that monitor alone (monitors run in their own processes: routing never waits for
+%%     them);</li>
 %% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow.</li>
 %% </ul>
 -module(riarc).
@@ -58,7 +68,11 @@
 -type opts() :: #{timeout => timeout(), events => [send | recv], invariants => boolean(),
                   log => boolean(), perturb => undefined | pos_integer(),
                   backend => auto | route | evm, explain => non_neg_integer(),
-                  limits => #{max_queue => pos_integer(), max_tracers => pos_integer()}}.
+                  limits => #{max_queue => pos_integer(), max_tracers => pos_integer(),
+                              max_payload => pos_integer() | infinity, policy => stop | shed},
+                  monitor_budget => #{time_ms => pos_integer(),
+                                      reductions => pos_integer() | infinity,
+                                      heap_words => pos_integer()}}.
 
 %% The API's defaults: a run lasts as long as the system does (the command line sets its
 %% own timeout), and verdicts are returned rather than logged unless asked for.
@@ -240,8 +254,12 @@ valid_opt(log, B) -> is_boolean(B);
 valid_opt(backend, B) -> lists:member(B, [auto, route, evm]);
 valid_opt(explain, K) -> is_integer(K) andalso K >= 0;
 valid_opt(limits, L) when is_map(L) ->
-    lists:all(fun({K, V}) -> lists:member(K, [max_queue, max_tracers]) andalso is_integer(V) andalso V > 0 end,
-              maps:to_list(L));
+    lists:all(fun({policy, P}) -> P =:= stop orelse P =:= shed;
+                 ({max_payload, infinity}) -> true;
+                 ({K, V}) -> lists:member(K, [max_queue, max_tracers, max_payload])
+                                 andalso is_integer(V) andalso V > 0
+              end, maps:to_list(L));
+valid_opt(monitor_budget, B) -> riarc_analyser:valid_budget(B);
 valid_opt(perturb, undefined) -> true;
 valid_opt(perturb, N) -> is_integer(N) andalso N > 0;
 valid_opt(_, _) -> false.

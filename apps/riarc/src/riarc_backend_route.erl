@@ -29,18 +29,23 @@
 -export([paused_root/1]).
 -export_type([config/0, error_reason/0]).
 
--opaque config() :: #{table := riarc_route:table(), flags := [atom()]}.
+%% seal: the secret every event of the table carries (riarc_route:new/2); a config
+%% without one (the model checker's) takes events unsealed.
+-opaque config() :: #{table := riarc_route:table() | undefined, flags := [atom()],
+                      seal => pos_integer()}.
 -type error_reason() :: riarc_route:error_reason().
 
 %% @doc A backend tracing spawn and exit always and the message events asked for, over a
 %% new routing table whose events of unknown processes go to DefaultOwner.
 -spec new([send | recv], pid()) -> {ok, riarc_backend:t()} | {error, {riarc_route, error_reason()}}.
 new(Events, DefaultOwner) ->
-    case riarc_route:new(DefaultOwner) of
+    %% Trust boundary: the session's secret, never given to the system.
+    {Seal, _} = rand:uniform_s(1 bsl 56 - 1, rand:seed_s(exsss)),
+    case riarc_route:new(DefaultOwner, #{seal => Seal}) of
         {ok, Table} ->
             Flags = [procs | [send || lists:member(send, Events)]
                      ++ ['receive' || lists:member(recv, Events)]],
-            {ok, riarc_backend:new(?MODULE, #{table => Table, flags => Flags})};
+            {ok, riarc_backend:new(?MODULE, #{table => Table, flags => Flags, seal => Seal})};
         {error, Reason} -> {error, {riarc_route, Reason}}
     end.
 
@@ -111,17 +116,23 @@ traced_by(P, Table) ->
 
 %% @doc Decodes the table's messages into riarc events. A message the table sent that
 %% monitors do not see (the root's `go', a link event of the `procs' flag) is still one
-%% of the process's events for the count a Cut is made of: `{ignored, P}'.
+%% of the process's events for the count a Cut is made of: `{ignored, P}'. A trace
+%% message without the table's seal did not come from the table (the system forged it):
+%% `no', it is not an event.
 -spec event(config(), term()) -> {ok, riarc_event:event() | {ignored, pid()}} | no.
-event(_, {trace, P, send, Msg, To}) -> {ok, {send, P, To, Msg}};
-event(_, {trace, P, 'receive', {riarc_go, Ref}}) when is_reference(Ref) -> {ok, {ignored, P}};
-event(_, {trace, P, 'receive', Msg}) -> {ok, {recv, P, Msg}};
-event(_, {trace, P, receive_timeout}) -> {ok, {timeout, P}};
-event(_, {trace, P, spawn, C, MFA}) -> {ok, {spawn, P, C, riarc_lambda:logical_mfa(MFA)}};
-event(_, {trace, P, exit, Reason}) -> {ok, {exit, P, Reason}};
-event(_, {trace, P, send_to_non_existing_process, Msg, To}) -> {ok, {send, P, To, Msg}};
-event(_, Msg) when element(1, Msg) =:= trace, is_pid(element(2, Msg)) -> {ok, {ignored, element(2, Msg)}};
-event(_, _) -> no.
+event(#{seal := Seal}, {riarc_sealed, Seal, Msg}) -> decode(Msg);
+event(#{seal := _}, _) -> no;
+event(_, Msg) -> decode(Msg).
+
+decode({trace, P, send, Msg, To}) -> {ok, {send, P, To, Msg}};
+decode({trace, P, 'receive', {riarc_go, Ref}}) when is_reference(Ref) -> {ok, {ignored, P}};
+decode({trace, P, 'receive', Msg}) -> {ok, {recv, P, Msg}};
+decode({trace, P, receive_timeout}) -> {ok, {timeout, P}};
+decode({trace, P, spawn, C, MFA}) -> {ok, {spawn, P, C, riarc_lambda:logical_mfa(MFA)}};
+decode({trace, P, exit, Reason}) -> {ok, {exit, P, Reason}};
+decode({trace, P, send_to_non_existing_process, Msg, To}) -> {ok, {send, P, To, Msg}};
+decode(Msg) when element(1, Msg) =:= trace, is_pid(element(2, Msg)) -> {ok, {ignored, element(2, Msg)}};
+decode(_) -> no.
 
 %% @doc A sentence for an error of this backend.
 -spec format_error(error_reason()) -> string().

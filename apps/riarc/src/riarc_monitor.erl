@@ -9,7 +9,9 @@
 %% </ul>
 %% Verdicts are irrevocable: after accept or reject the monitor sees no more events. A
 %% monitor that crashes, or answers anything else, gets the verdict `error' and no more
-%% events; the tracer that runs it goes on routing for everybody else.
+%% events. Online, each partition's monitor runs in a process of its own
+%% ({@link riarc_analyser}), so its tracer goes on routing for everybody else whatever
+%% the monitor does; a step over its budget (`monitor_budget') is an `error' too.
 %% ```
 %% 1> M = fun Mon({send, _, _, boom}) -> reject; Mon(_) -> Mon end.
 %% 2> {next, M2} = riarc_monitor:analyse(M, {recv, p, hello}).

@@ -46,7 +46,7 @@
 
 -on_load(init/0).
 
--nifs([nif_loaded/0, new_table/2, insert/3, switch/3, remove/2, stop/1, stats/1,
+-nifs([nif_loaded/0, new_table/3, insert/3, switch/3, remove/2, stop/1, stats/1,
        enabled/3, trace/5]).
 
 %% OTP 25's specs of erlang:trace_pattern/3 (no 'receive') and erlang:trace_info/2 (no
@@ -101,13 +101,18 @@ new(DefaultOwner) ->
 %% every event including `spawned', `{riarc_probe, Seq, Self, Tag, Tracee, Term, Opts}'
 %% with the raw callback arguments, `Seq' numbering the callbacks of the table in the
 %% order they ran, and `Self' the `enif_self/2' of the callback's env (often `false').
--spec new(pid(), #{probe => boolean()}) -> {ok, table()} | {error, error_reason()}.
+%% Option `seal => Secret' (an integer, 1 to 2^56 - 1) wraps every event as
+%% `{riarc_sealed, Secret, Event}': a message the monitored system forges (`Owner !
+%% {trace, ...}') cannot carry a secret it never sees, so owners that accept only sealed
+%% events cannot be fooled by it.
+-spec new(pid(), #{probe => boolean(), seal => pos_integer()}) ->
+    {ok, table()} | {error, error_reason()}.
 new(DefaultOwner, Opts) when is_pid(DefaultOwner), is_map(Opts) ->
     case available() of
         false -> {error, nif_not_loaded};
         true ->
             ok = install_receive_pattern(),
-            new_table(DefaultOwner, maps:get(probe, Opts, false))
+            new_table(DefaultOwner, maps:get(probe, Opts, false), maps:get(seal, Opts, 0))
     end.
 
 %% @doc Sets the `'receive'' trace pattern that passes each message's sender to the
@@ -208,8 +213,8 @@ trace(_TraceTag, _State, _Tracee, _Term, _Opts) ->
 %% NIF stubs.
 -spec nif_loaded() -> true.
 nif_loaded() -> erlang:nif_error(nif_not_loaded).
--spec new_table(pid(), boolean()) -> {ok, table()} | {error, nomem}.
-new_table(_DefaultOwner, _Probe) -> erlang:nif_error(nif_not_loaded).
+-spec new_table(pid(), boolean(), non_neg_integer()) -> {ok, table()} | {error, nomem}.
+new_table(_DefaultOwner, _Probe, _Seal) -> erlang:nif_error(nif_not_loaded).
 -spec insert(table(), pid(), pid()) -> ok | exists | {error, nomem}.
 insert(_Table, _Pid, _Owner) -> erlang:nif_error(nif_not_loaded).
 -spec remove(table(), pid()) -> ok | not_found.

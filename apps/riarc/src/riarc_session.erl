@@ -15,10 +15,11 @@
 -behaviour(gen_server).
 
 -export([start/4, start_link/1, launched/1, await/2, finish/2, verdicts/1, alive/1, stop/1, format_error/1]).
--export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
+-export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 -export_type([root/0, opts/0, error_reason/0]).
 
 -type error_reason() :: {timeout, timeout(), #{tracers := [pid()], processes := [term()]}}
+                      | {forged_messages, pos_integer()}
                       | {root_tracer_down, term()}.
 
 %% A root of the system: its name, logical MFA, and the init event its monitor opens
@@ -32,6 +33,9 @@
                   perturb := undefined | pos_integer(),
                   log := boolean()}.
 
+%% How long stop/1 lets monitors finish the events they have (at most one step budget).
+-define(GRACE_MS, 1000).
+
 -record(s, {
     owner :: pid(),
     opts :: opts(),
@@ -43,6 +47,22 @@
     launch_error = ok :: ok | {error, term()},
     launch_waiters = [] :: [gen_server:from()],
     tracers = #{} :: #{pid() => true},               % the live tracers
+    %% The live analysis processes (riarc_analyser), each with its partition's tracer and
+    %% its step clock; the watchdog's timer runs while there are any.
+    analysers = #{} :: #{pid() => {pid(), riarc_analyser:clock()}},
+    budget :: riarc_analyser:budget(),
+    watchdog = false :: boolean(),
+    %% After stop/1 the analyses still running get this long to finish.
+    grace = undefined :: undefined | reference() | expired,
+    closed = false :: boolean(),                      % the backend closed
+    %% Trust boundary: riarc's own processes tag what they send the session with this
+    %% token (a reference the monitored system never sees), and control requests to
+    %% the tracers carry it; messages in riarc's shape without it are forged.
+    token = make_ref() :: reference(),
+    forged = 0 :: non_neg_integer(),
+    cut = undefined :: undefined | term(),            % why riarc cut the run short
+    %% Per ended tracer, how many events its partition had (for a shed partition's count).
+    pevents = #{} :: #{pid() => non_neg_integer()},
     spawned = 0 :: non_neg_integer(),
     peak = 0 :: non_neg_integer(),
     verdicts = #{} :: #{pid() => map()},             % tracer -> verdict entry
@@ -61,8 +81,18 @@
     stopping = false :: boolean(),
     %% Why riarc stopped the run itself (an overload limit), once it has.
     overload = undefined :: undefined | term(),
-    limits :: #{max_queue := pos_integer(), max_tracers := pos_integer()}
+    limits :: limits()
 }).
+
+-type limits() :: #{max_queue := pos_integer(), max_tracers := pos_integer(),
+                    max_payload := pos_integer() | infinity, policy := stop | shed}.
+
+-ifdef(TEST).
+-export([token/1]).
+%% @private Tests only: the session's token, to play one of riarc's own processes.
+-spec token(pid()) -> reference().
+token(Session) -> (sys:get_state(Session))#s.token.
+-endif.
 
 %%% API
 
@@ -96,9 +126,11 @@ await(Session, Timeout) ->
     catch exit:{timeout, _} -> {error, timeout}
     end.
 
-%% @doc Waits for the end of the run, then stops the session; on timeout, names what is
-%% still alive and stops tracing.
--spec finish(pid(), timeout()) -> {ok, map()} | {error, {riarc_session, error_reason()}}.
+%% @doc Waits for the end of the run, then stops the session. On timeout it names what
+%% is still alive, stops tracing and returns the result so far: the verdicts already
+%% reached, `inconclusive' for the partitions the timeout cut short, and the timeout
+%% among the result's errors (so the exit status is 1, never a clean accept).
+-spec finish(pid(), timeout()) -> {ok, map()}.
 finish(Session, Timeout) ->
     case await(Session, Timeout) of
         {ok, Result} ->
@@ -106,8 +138,7 @@ finish(Session, Timeout) ->
             {ok, Result};
         {error, timeout} ->
             Alive = alive(Session),
-            {ok, _} = stop(Session),
-            {error, {?MODULE, {timeout, Timeout, Alive}}}
+            gen_server:call(Session, {stop, {timeout, Timeout, Alive}}, 30000)
     end.
 
 %% @doc The verdicts reached so far.
@@ -128,6 +159,10 @@ format_error({timeout, T, #{tracers := Ts, processes := Ps}}) ->
     lists:flatten(io_lib:format(
         "the run did not end within ~p ms: ~b tracer(s) still alive, tracing ~b system "
         "process(es): ~0tp", [T, length(Ts), length(Ps), Ps]));
+format_error({forged_messages, N}) ->
+    lists:flatten(io_lib:format("~b message(s) in riarc's shape reached its session or tracers "
+                                "without the session's token (forged by the monitored system?) "
+                                "and were refused", [N]));
 format_error({root_tracer_down, Why}) ->
     lists:flatten(io_lib:format("the root tracer ended before it launched the system: ~0tp", [Why])).
 
@@ -140,13 +175,19 @@ init({Owner, Roots, Spec, Opts = #{backend := Make}}) when is_function(Make, 1) 
         {error, Reason} -> {stop, Reason}
     end;
 init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
+    Token = make_ref(),
+    %% The analysis processes link to the session (so that none outlives it); their
+    %% ends are handled through monitors.
+    process_flag(trap_exit, true),
     Cfg = #{lambda => riarc_lambda:new(Spec), backend => Backend, session => self(),
             checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts),
             explain => maps:get(explain, Opts, 8),
-            max_queue => maps:get(max_queue, limits(Opts))},
+            max_queue => maps:get(max_queue, limits(Opts)),
+            max_payload => maps:get(max_payload, limits(Opts)),
+            monitor_budget => riarc_analyser:budget(Opts), token => Token},
     _ = monitor(process, Owner),
-    S0 = #s{owner = Owner, opts = Opts, backend = Backend, limits = limits(Opts),
-            started = erlang:monotonic_time(microsecond)},
+    S0 = #s{owner = Owner, opts = Opts, backend = Backend, limits = limits(Opts), token = Token,
+            budget = riarc_analyser:budget(Opts), started = erlang:monotonic_time(microsecond)},
     %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced is an
     %% error of start/4, at once.
     S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
@@ -167,70 +208,69 @@ handle_call(verdicts, _From, S) ->
     {reply, verdict_list(S), S};
 handle_call(alive, _From, S) ->
     {reply, alive_info(S), S};
-handle_call(stop, From, S = #s{tracers = T}) when map_size(T) =:= 0 ->
-    riarc_backend:close(S#s.backend),
-    gen_server:reply(From, {ok, result(S)}),
-    {stop, normal, S};
+handle_call({stop, Why}, From, S) ->
+    %% A run cut short by riarc (its timeout): partitions that end from here on were not
+    %% seen to their end, and the result says why.
+    handle_call(stop, From, S#s{cut = Why, errors = S#s.errors ++ [{?MODULE, Why}]});
+handle_call(stop, From, S = #s{tracers = T, analysers = A}) when map_size(T) =:= 0,
+                                                                  map_size(A) =:= 0 ->
+    S1 = close(S),
+    gen_server:reply(From, {ok, result(S1)}),
+    {stop, normal, S1};
 handle_call(stop, From, S) ->
-    _ = [riarc_tracer:stop(Pid) || Pid <- maps:keys(S#s.tracers)],
-    {noreply, S#s{stopping = true, waiters = [From | S#s.waiters]}}.
+    _ = [riarc_tracer:stop(Pid, S#s.token) || Pid <- maps:keys(S#s.tracers)],
+    maybe_done(S#s{stopping = true, waiters = [From | S#s.waiters]}).
 
 %% @private
 handle_cast(_Msg, S) ->
     {noreply, S}.
 
 %% @private
-handle_info({riarc_launched, T, Res}, S) ->
-    {noreply, launch_result(T, Res, S)};
-handle_info({riarc_tracer_up, Pid, Proc, MFA}, S = #s{overload = Over}) when Over =/= undefined ->
-    %% Race: a tracer started by one the overload policy ended, announced after the
-    %% detach: it has nothing to take over any more, and is ended the same way.
-    exit(Pid, kill),
-    {noreply, tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}})};
-handle_info({riarc_tracer_up, Pid, Proc, MFA}, S) ->
-    S1 = tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}}),
-    #{max_tracers := Max} = S1#s.limits,
-    case map_size(S1#s.tracers) > Max of
-        true -> {noreply, overload({tracers, map_size(S1#s.tracers), Max}, S1)};
-        false -> {noreply, S1}
-    end;
-handle_info({riarc_overload, _Tracer, What}, S) ->
-    {noreply, overload(What, S)};
-handle_info({riarc_tracer_down, _Pid, Stats}, S = #s{stats = Acc}) ->
-    {noreply, S#s{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
-                                    Acc, Stats)}};
-handle_info({riarc_root_exit, _Tracer, Root, MFA, Reason}, S) ->
-    {noreply, S#s{root_exits = [#{pid => Root, mfa => MFA, reason => Reason} | S#s.root_exits]}};
-handle_info({riarc_partition, Tracer, Proc, MFA}, S) ->
-    {noreply, S#s{parts = (S#s.parts)#{Tracer => {Proc, MFA}}}};
-handle_info({riarc_explanation, Tracer, Expl}, S) ->
-    {noreply, S#s{explanations = (S#s.explanations)#{Tracer => Expl}}};
-handle_info({riarc_verdict, Tracer, Proc, MFA, V, Why, N}, S) ->
-    Entry0 = riarc_result:entry(Proc, MFA, V, N, Why),
-    Entry = case maps:take(Tracer, S#s.explanations) of
-                {Expl, _} -> Entry0#{explanation => Expl};
-                error -> Entry0
-            end,
-    riarc_result:log_verdict(maps:get(log, S#s.opts), "", Entry),
-    {noreply, S#s{verdicts = (S#s.verdicts)#{Tracer => Entry}}};
-handle_info({riarc_violation, Tracer, Id, Info, State}, S) ->
-    logger:error("riarc: invariant ~p violated in tracer ~p: ~0tp~n  tracer state: ~0tp",
-                 [Id, Tracer, Info, State]),
-    V = #{tracer => Tracer, invariant => Id, info => Info, state => State},
-    {noreply, S#s{violations = [V | S#s.violations]}};
-handle_info({riarc_incomplete, _Tracer, Pending}, S = #s{incomplete = Inc}) ->
-    Lost = maps:map(fun(_, Events) -> length(Events) end, Pending),
-    {noreply, S#s{incomplete = maps:merge(Inc, Lost)}};
-handle_info(Msg, S) when element(1, Msg) =:= trace ->
+handle_info({riarc_s, Token, Msg}, S = #s{token = Token}) ->
+    trusted(Msg, S);
+handle_info({riarc_s, _, _}, S) ->
+    %% Trust boundary: a message in riarc's shape without the session's token was forged
+    %% (by the monitored system): counted, not believed.
+    {noreply, S#s{forged = S#s.forged + 1}};
+handle_info(riarc_watchdog, S) ->
+    {noreply, watchdog(check_budgets(S#s{watchdog = false}))};
+handle_info({riarc_grace, Ref}, S = #s{grace = Ref}) ->
+    %% stop/1: the analyses that have not finished their partitions' events by now are
+    %% ended; their partitions were not analysed to the end: inconclusive.
+    S1 = maps:fold(fun(An, _, Acc) ->
+                           Left = case erlang:process_info(An, message_queue_len) of
+                                      {message_queue_len, Len} -> Len;
+                                      undefined -> 0
+                                  end,
+                           kill_analysis(An, {inconclusive, {stopped, #{unanalysed => Left}}}, Acc)
+                   end, S#s{grace = expired}, S#s.analysers),
+    {noreply, S1};
+handle_info(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= riarc_sealed ->
     %% The routing table's default owner: an event of a process no tracer owned. Its
     %% process's trace is incomplete; the run's result says how many such events came.
-    {noreply, S#s{orphans = S#s.orphans + 1}};
-handle_info({riarc_spec_error, Tracer, MFA, Reason}, S) ->
-    logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
-    {noreply, S#s{errors = [{spec, MFA, Reason} | S#s.errors]}};
+    %% Trust boundary: only the table's own (sealed) events count, not forged ones.
+    case riarc_backend:event(S#s.backend, Msg) of
+        {ok, _} -> {noreply, S#s{orphans = S#s.orphans + 1}};
+        _ -> {noreply, S}
+    end;
+handle_info({'DOWN', _, process, An, Reason}, S = #s{analysers = As}) when is_map_key(An, As) ->
+    {Tracer, Clock} = maps:get(An, As),
+    S1 = case Reason of
+             normal -> S;
+             noproc -> S;
+             _ ->
+                 %% Killed by the VM over its heap budget, or failed in riarc's own
+                 %% code: the monitor is detached, its partition's verdict says why.
+                 Why = case Reason of
+                           killed -> {monitor_budget, #{heap_words => maps:get(heap_words, S#s.budget)}};
+                           _ -> {analysis_crashed, Reason}
+                       end,
+                 set_entry(Tracer, riarc_analyser:steps(Clock), {error, Why}, S)
+         end,
+    maybe_done(S1#s{analysers = maps:remove(An, As)});
 handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
     %% Nobody waits for this run any more: stop tracing, leave the system alone.
-    _ = [riarc_tracer:stop(Pid) || Pid <- maps:keys(S#s.tracers)],
+    _ = [riarc_tracer:stop(Pid, S#s.token) || Pid <- maps:keys(S#s.tracers)],
     {stop, normal, S};
 handle_info({'DOWN', _, process, Pid, Reason}, S0 = #s{tracers = T}) when is_map_key(Pid, T) ->
     S = case lists:member(Pid, S0#s.launching) of
@@ -239,8 +279,88 @@ handle_info({'DOWN', _, process, Pid, Reason}, S0 = #s{tracers = T}) when is_map
         end,
     S1 = tracer_crash(Pid, Reason, S),
     maybe_done(S1#s{tracers = maps:remove(Pid, T)});
+handle_info({'EXIT', _, _}, S) ->
+    {noreply, S};
+handle_info(Msg, S) when is_tuple(Msg), tuple_size(Msg) > 1, is_atom(element(1, Msg)) ->
+    case atom_to_list(element(1, Msg)) of
+        "riarc_" ++ _ -> {noreply, S#s{forged = S#s.forged + 1}};
+        _ -> {noreply, S}
+    end;
 handle_info(_Other, S) ->
     {noreply, S}.
+
+%% What riarc's own processes (tracers, analysis processes) tell the session, with its
+%% token.
+trusted({riarc_forged, _Tracer, _What}, S) ->
+    {noreply, S#s{forged = S#s.forged + 1}};
+trusted({riarc_launched, T, Res}, S) ->
+    {noreply, launch_result(T, Res, S)};
+trusted({riarc_tracer_up, Pid, Proc, MFA}, S = #s{overload = Over}) when Over =/= undefined ->
+    %% Race: a tracer started by one the overload policy ended, announced after the
+    %% detach: it has nothing to take over any more, and is ended the same way.
+    exit(Pid, kill),
+    {noreply, tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}})};
+trusted({riarc_tracer_up, Pid, Proc, MFA}, S) ->
+    S1 = tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}}),
+    #{max_tracers := Max} = S1#s.limits,
+    case map_size(S1#s.tracers) > Max of
+        true -> {noreply, overload({tracers, map_size(S1#s.tracers), Max}, S1)};
+        false -> {noreply, S1}
+    end;
+trusted({riarc_overload, _Tracer, What}, S) ->
+    {noreply, overload(What, S)};
+trusted({riarc_analyser_up, Tracer, An, Clock}, S = #s{analysers = As}) ->
+    _ = monitor(process, An),
+    S1 = S#s{analysers = As#{An => {Tracer, Clock}}},
+    case S#s.overload =/= undefined andalso S#s.limits of
+        #{policy := stop} ->
+            %% Race: started by a tracer the overload policy ended, announced after the
+            %% detach.
+            {noreply, kill_analysis(An, {inconclusive, {overload, S#s.overload}}, S1)};
+        _ -> {noreply, watchdog(S1)}
+    end;
+trusted({riarc_partition_events, Tracer, N}, S) ->
+    {noreply, shed_count(Tracer, S#s{pevents = (S#s.pevents)#{Tracer => N}})};
+trusted({riarc_tracer_down, _Pid, Stats}, S = #s{stats = Acc}) ->
+    {noreply, S#s{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
+                                    Acc, Stats)}};
+trusted({riarc_root_exit, _Tracer, Root, MFA, Reason}, S) ->
+    {noreply, S#s{root_exits = [#{pid => Root, mfa => MFA, reason => Reason} | S#s.root_exits]}};
+trusted({riarc_partition, Tracer, Proc, MFA}, S) ->
+    {noreply, S#s{parts = (S#s.parts)#{Tracer => {Proc, MFA}}}};
+trusted({riarc_explanation, Tracer, Expl}, S) ->
+    {noreply, S#s{explanations = (S#s.explanations)#{Tracer => Expl}}};
+trusted({riarc_verdict, Tracer, Proc, MFA, V0, Why0, N}, S = #s{stats = Stats}) ->
+    {V, Why} = case {V0, S#s.cut} of
+                   {none, {timeout, T, _}} -> {inconclusive, {timeout, T}};
+                   _ -> {V0, Why0}
+               end,
+    Entry0 = riarc_result:entry(Proc, MFA, V, N, Why),
+    Entry = case maps:take(Tracer, S#s.explanations) of
+                {Expl, _} -> Entry0#{explanation => Expl};
+                error -> Entry0
+            end,
+    riarc_result:log_verdict(maps:get(log, S#s.opts), "", Entry),
+    %% The analysis process's count of the events its monitor took.
+    {noreply, S#s{verdicts = (S#s.verdicts)#{Tracer => Entry},
+                  stats = maps:update_with(analysed, fun(A) -> A + N end, N, Stats)}};
+trusted({riarc_violation, Tracer, Id, Info, State}, S) ->
+    logger:error("riarc: invariant ~p violated in tracer ~p: ~0tp~n  tracer state: ~0tp",
+                 [Id, Tracer, Info, State]),
+    V = #{tracer => Tracer, invariant => Id, info => Info, state => State},
+    {noreply, S#s{violations = [V | S#s.violations]}};
+trusted({riarc_incomplete, _Tracer, Pending}, S = #s{incomplete = Inc}) ->
+    Lost = maps:map(fun(_, Events) -> length(Events) end, Pending),
+    {noreply, S#s{incomplete = maps:merge(Inc, Lost)}};
+trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->
+    logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
+    {noreply, S#s{errors = [{spec, MFA, Reason} | S#s.errors]}}.
+
+%% @private Whatever way the session ends, no analysis outlives it: nobody would watch its
+%% budget or read its verdict.
+terminate(_Reason, #s{analysers = As}) ->
+    _ = [exit(An, kill) || An <- maps:keys(As)],
+    ok.
 
 %%% Internals
 
@@ -248,11 +368,33 @@ handle_info(_Other, S) ->
 %% default a quarter of the node's process limit, so that riarc can never take the
 %% processes the system needs: one tracer per monitored process would otherwise double
 %% the system's process count with no cap).
+%% Each monitored partition has a tracer and an analysis process: the default share of
+%% the process limit (a quarter for tracers) keeps riarc at half of it at most.
 limits(Opts) ->
     Default = #{max_queue => 1000000,
-                max_tracers => max(1, erlang:system_info(process_limit) div 4)},
+                max_tracers => max(1, erlang:system_info(process_limit) div 4),
+                max_payload => 65536, policy => stop},
     maps:merge(Default, maps:get(limits, Opts, #{})).
 
+%% Policy `shed': a partition whose monitor cannot keep up with its events (its analysis
+%% process's mailbox over the limit) is detached alone: its queued events are dropped,
+%% counted, and its verdict is `inconclusive', never a silent accept; routing and every
+%% other partition go on. A tracer's own mailbox over the limit, or too many tracers, is
+%% routing that cannot keep up: nothing can be dropped from it without breaking other
+%% partitions' traces, so these fall back to policy stop.
+overload(What = {analysis, Tracer, Len, Max}, S = #s{limits = #{policy := shed}, overload = undefined}) ->
+    case [An || {An, {T, _}} <- maps:to_list(S#s.analysers), T =:= Tracer] of
+        [An | _] ->
+            logger:warning("riarc: overload (~0tp): shedding the partition's events", [What]),
+            {_, Clock} = maps:get(An, S#s.analysers),
+            %% dropped: what was queued (a lower bound until the tracer ends and gives
+            %% the partition's whole count).
+            Analysed = max(0, riarc_analyser:steps(Clock) - 1),
+            S1 = kill_analysis(An, {inconclusive, {shed, #{dropped => Len, analysed => Analysed,
+                                                           max_queue => Max}}}, S),
+            shed_count(Tracer, S1);
+        [] -> S
+    end;
 %% Policy `stop': riarc detaches from the whole system at the first limit it reaches, and
 %% says so; partitions that had no verdict yet get `inconclusive', never a verdict on a
 %% trace riarc itself cut short.
@@ -264,7 +406,66 @@ overload(What, S = #s{backend = Backend}) ->
     %% tracers are ended; what they had not decided is inconclusive.
     ok = riarc_backend:close(Backend),
     _ = [exit(Pid, kill) || Pid <- maps:keys(S#s.tracers)],
-    S#s{overload = What}.
+    S1 = S#s{overload = What},
+    maps:fold(fun(An, _, Acc) -> kill_analysis(An, {inconclusive, {overload, What}}, Acc) end,
+              S1, S1#s.analysers).
+
+%% A shed partition's count of dropped events: what was queued when it was shed (a lower
+%% bound) until its tracer has ended and given the partition's whole count; all but the
+%% analysed were dropped.
+shed_count(Tracer, S = #s{verdicts = Vs, pevents = PE}) ->
+    case {Vs, PE} of
+        {#{Tracer := E = #{reason := {shed, Info = #{analysed := A}}}}, #{Tracer := N}} ->
+            S#s{verdicts = Vs#{Tracer := E#{reason := {shed, Info#{dropped := N - A}}}}};
+        _ -> S
+    end.
+
+%% The watchdog of the monitors' step budget: one timer for the session, a few times per
+%% budget, reading each analysis's step clock (cheap: no message to the analysis, which
+%% may be busy in its monitor).
+watchdog(S = #s{watchdog = true}) -> S;
+watchdog(S = #s{analysers = As}) when map_size(As) =:= 0 -> S;
+watchdog(S = #s{budget = #{time_ms := T}}) ->
+    _ = erlang:send_after(max(10, min(250, T div 4)), self(), riarc_watchdog),
+    S#s{watchdog = true}.
+
+check_budgets(S = #s{analysers = As, budget = Budget}) ->
+    maps:fold(fun(An, {_Tracer, Clock}, Acc) ->
+                      case riarc_analyser:overdue(Clock, An, Budget) of
+                          ok -> Acc;
+                          {over, What} ->
+                              logger:warning("riarc: a monitor step over its budget (~0tp): "
+                                             "its partition is detached", [What]),
+                              kill_analysis(An, {error, {monitor_budget, What}}, Acc)
+                      end
+              end, S, As).
+
+%% Ends an analysis process; its partition's verdict, unless it has one, is Verdict.
+kill_analysis(An, Verdict, S = #s{analysers = As}) ->
+    exit(An, kill),
+    case As of
+        #{An := {Tracer, Clock}} ->
+            set_entry(Tracer, riarc_analyser:steps(Clock), Verdict,
+                      S#s{analysers = As#{An := {Tracer, Clock}}});
+        #{} -> S
+    end.
+
+%% A verdict the session gives a partition itself (its analysis was ended): only when the
+%% monitor has not given one. Steps: the monitor had begun that many, finished one less.
+set_entry(Tracer, Steps, {V, Why}, S = #s{verdicts = Vs, parts = Parts}) ->
+    case {Vs, Parts} of
+        {#{Tracer := _}, _} -> S;
+        {#{}, #{Tracer := {Proc, MFA}}} ->
+            Entry = riarc_result:entry(Proc, MFA, V, max(0, Steps - 1), Why),
+            riarc_result:log_verdict(maps:get(log, S#s.opts), "", Entry),
+            S#s{verdicts = Vs#{Tracer => Entry}};
+        {#{}, #{}} -> S
+    end.
+
+close(S = #s{closed = true}) -> S;
+close(S = #s{backend = Backend}) ->
+    riarc_backend:close(Backend),
+    S#s{closed = true}.
 
 launch_result(T, Res, S = #s{launching = L, launch_error = E0}) ->
     E = case E0 of ok -> Res; _ -> E0 end,
@@ -304,8 +505,12 @@ tracer_crash(Pid, Reason, S = #s{verdicts = Vs}) ->
 
 maybe_done(S = #s{tracers = T}) when map_size(T) > 0 ->
     {noreply, S};
-maybe_done(S = #s{waiters = Ws, stopping = Stopping}) ->
-    riarc_backend:close(S#s.backend),
+maybe_done(S = #s{analysers = As}) when map_size(As) > 0 ->
+    %% Every process is untraced; the monitors are still at their partitions' events
+    %% (each step within its budget). After stop/1, they get a grace period.
+    {noreply, grace(close(S))};
+maybe_done(S0 = #s{waiters = Ws, stopping = Stopping}) ->
+    S = close(S0),
     S1 = S#s{finished = erlang:monotonic_time(microsecond), waiters = []},
     Result = {ok, result(S1)},
     _ = [gen_server:reply(W, Result) || W <- Ws],
@@ -324,7 +529,8 @@ result(S = #s{stats = Stats}) ->
                         reordered => maps:get(reordered, Stats),
                         violations => lists:reverse(S#s.violations),
                         errors => lists:reverse(S#s.errors)
-                                  ++ [{orphan_events, S#s.orphans} || S#s.orphans > 0],
+                                  ++ [{orphan_events, S#s.orphans} || S#s.orphans > 0]
+                                  ++ [{?MODULE, {forged_messages, S#s.forged}} || S#s.forged > 0],
                         overload => S#s.overload,
                         root_exits => lists:reverse(S#s.root_exits),
                         duration_us => End - S#s.started}).
@@ -346,12 +552,19 @@ untrusted(E = #{pid := P, verdict := V}, Inc) when is_map_key(P, Inc) ->
 untrusted(E, _Inc) ->
     E.
 
-alive_info(#s{tracers = T}) ->
-    Procs = lists:append([procs_of(Pid) || Pid <- maps:keys(T)]),
+grace(S = #s{stopping = true, grace = undefined, budget = #{time_ms := T}}) ->
+    Ref = make_ref(),
+    _ = erlang:send_after(min(T, ?GRACE_MS), self(), {riarc_grace, Ref}),
+    S#s{grace = Ref};
+grace(S) ->
+    S.
+
+alive_info(#s{tracers = T, token = Token}) ->
+    Procs = lists:append([procs_of(Pid, Token) || Pid <- maps:keys(T)]),
     #{tracers => maps:keys(T), processes => lists:usort(Procs)}.
 
-procs_of(Tracer) ->
-    case riarc_tracer:info(Tracer, 1000) of
+procs_of(Tracer, Token) ->
+    case riarc_tracer:info(Tracer, Token, 1000) of
         {ok, #{gamma := G}} -> maps:keys(G);
         {error, timeout} -> []
     end.

@@ -14,7 +14,7 @@
 %% '''
 -module(riarc_tracer).
 
--export([start_root/4, info/2, stop/1]).
+-export([start_root/4, info/3, stop/2]).
 %% Spawned entry points.
 -export([root_init/4, tracer_init/5]).
 
@@ -25,6 +25,7 @@
 %% whole mailbox again; off the heap, a collection touches only the tracer's own state.
 %% Measured on the load driver: see "What a tracer costs" in docs/core.md.
 -define(TRACER_OPTS, [{message_queue_data, off_heap}, {fullsweep_after, 0}]).
+-define(BATCH, 64).
 
 %% What the session gives a tracer: the core's configuration less what each tracer
 %% fills in for itself (its own name, how to start others).
@@ -35,7 +36,34 @@
                  perturb := undefined | pos_integer(),
                  explain => non_neg_integer(),
                  max_queue => pos_integer(),
+                 max_payload => pos_integer() | infinity,
+                 monitor_budget => map(),
                  atom() => term()}.
+
+%% The loop's own state around the core's: the session's monitor, the message count
+%% for the mailbox watch, and the partition's analysis process (undefined when the
+%% partition has none, or once it has ended: the monitor has its verdict or was
+%% detached over its budget).
+-record(l, {sref :: reference(),
+            cfg :: map(),
+            %% Trust boundary: what goes to the session carries its token.
+            session :: pid(),
+            token :: reference() | undefined,
+            n = 0 :: non_neg_integer() | reported,
+            an :: undefined | pid(),
+            aref :: undefined | reference(),
+            %% The analysis's step clock: how far it is behind (undefined once its
+            %% backlog was reported).
+            clock :: undefined | riarc_analyser:clock(),
+            %% The partition's events so far: if riarc ends its analysis (shed), the
+            %% session counts from it what was not analysed.
+            events = 0 :: non_neg_integer(),
+            %% Events for the analysis not sent yet, newest first: they go in one message
+            %% when the mailbox is empty or ?BATCH of them wait (a tracer that falls
+            %% behind sends its monitor fewer, larger messages).
+            buf = [] :: [riarc_event:event()],
+            nbuf = 0 :: non_neg_integer(),
+            max_payload = infinity :: pos_integer() | infinity}).
 
 %%% ---------------------------------------------------------------------------
 %%% Starting tracers
@@ -63,18 +91,19 @@ root_init(Cfg0 = #{backend := Backend, session := Session}, Root, MFA, Init) ->
                  {attached, _, _} -> riarc_backend:trace(Backend, Root, self());
                  _ -> riarc_backend:launch(Backend, Root, self())
              end,
+    L = loop_state(Ref, Cfg),
     case Launch of
         ok ->
-            Session ! {riarc_launched, self(), ok},
-            loop(effects(Fx, St, Cfg), Ref, Cfg, 0);
+            to_session(Cfg, {riarc_launched, self(), ok}),
+            loop(St, effects(Fx, L));
         {error, {_, {noproc, _}}} when element(1, Init) =:= attached ->
             %% Race: the process exited between the attach point and its tracing; its
             %% partition ends with what it had, the attached event.
-            Session ! {riarc_launched, self(), ok},
-            {St1, Fx1} = riarc_tracer_core:handle({riarc_ctl, self(), make_ref(), stop}, St),
-            effects(Fx ++ Fx1, St1, Cfg);
+            to_session(Cfg, {riarc_launched, self(), ok}),
+            {_St1, Fx1} = riarc_tracer_core:handle({riarc_ctl, self(), make_ref(), ctl(Cfg, stop)}, St),
+            effects(Fx ++ Fx1, L);
         {error, Reason} ->
-            Session ! {riarc_launched, self(), {error, Reason}},
+            to_session(Cfg, {riarc_launched, self(), {error, Reason}}),
             exit(normal)
     end.
 
@@ -85,33 +114,52 @@ tracer_init(Cfg0 = #{session := Session}, Mon, S, MFA, Disp) ->
     Cfg = core_cfg(Cfg0),
     Ref = monitor(process, Session),
     {St, Fx} = riarc_tracer_core:init_tracer(Cfg, Mon, S, MFA, Disp),
-    loop(effects(Fx, St, Cfg), Ref, Cfg, 0).
+    loop(St, effects(Fx, loop_state(Ref, Cfg))).
+
+loop_state(SRef, Cfg = #{session := Session}) ->
+    #l{sref = SRef, cfg = Cfg, session = Session, token = maps:get(token, Cfg, undefined),
+       max_payload = maps:get(max_payload, Cfg, infinity)}.
+
+%% A message to the session, with its token: the session takes nothing else.
+to_session(#{session := Session} = Cfg, Msg) ->
+    Session ! {riarc_s, maps:get(token, Cfg, undefined), Msg},
+    ok.
+
+%% A control request as the core takes it.
+ctl(#{token := T}, Req) -> {T, Req};
+ctl(#{}, Req) -> Req.
 
 core_cfg(Cfg0 = #{backend := Backend}) ->
-    Base = maps:with([lambda, backend, session, checks, perturb, explain, max_queue], Cfg0),
-    Base#{self => self(),
+    Base = maps:with([lambda, backend, session, checks, perturb, explain, max_queue,
+                      max_payload, monitor_budget, token], Cfg0),
+    %% Monitors run in their partitions' analysis processes (riarc_analyser).
+    Base#{self => self(), analysis => async,
           init_from_spawn => riarc_backend:init_from_spawn(Backend),
           start_tracer => fun(Mon, C, MFA, Disp) ->
                                   proc_lib:spawn_opt(?MODULE, tracer_init,
                                                      [Base, Mon, C, MFA, Disp], ?TRACER_OPTS)
                           end}.
 
-%% @doc Asks a tracer for its state (Γ, Π, mode), for diagnostics.
--spec info(pid(), timeout()) -> {ok, map()} | {error, timeout}.
-info(Tracer, Timeout) ->
+%% @doc Asks a tracer for its state (Γ, Π, mode), for diagnostics; Token is its
+%% session's.
+-spec info(pid(), reference(), timeout()) -> {ok, map()} | {error, timeout}.
+info(Tracer, Token, Timeout) ->
     Ref = monitor(process, Tracer),
-    Tracer ! {riarc_ctl, self(), Ref, info},
+    Tracer ! {riarc_ctl, self(), Ref, {Token, info}},
     receive
         {Ref, Info} -> demonitor(Ref, [flush]), {ok, Info};
+        %% Asked by the session: the reply comes as everything a tracer sends it.
+        {riarc_s, _, {Ref, Info}} -> demonitor(Ref, [flush]), {ok, Info};
         {'DOWN', Ref, process, _, _} -> {error, timeout}
     after Timeout -> demonitor(Ref, [flush]), {error, timeout}
     end.
 
 %% @doc Stops a tracer: it stops tracing its processes (they run on untraced), reports
-%% its partition as it stands and ends.
--spec stop(pid()) -> ok.
-stop(Tracer) ->
-    Tracer ! {riarc_ctl, self(), make_ref(), stop},
+%% its partition as it stands and ends. Token is its session's: a request without it
+%% (forged by the monitored system) is refused.
+-spec stop(pid(), reference()) -> ok.
+stop(Tracer, Token) ->
+    Tracer ! {riarc_ctl, self(), make_ref(), {Token, stop}},
     ok.
 
 %%% ---------------------------------------------------------------------------
@@ -120,57 +168,140 @@ stop(Tracer) ->
 
 %% Alg. 1 LOOP∘ and Alg. 3 LOOP• alike take the mailbox in order: what priority mode must
 %% not handle yet, the core sets aside itself (Invariant I14).
-loop(St, SRef, Cfg, N) ->
+loop(St, L = #l{sref = SRef, aref = ARef, nbuf = NBuf}) ->
+    %% Events for the analysis wait only while there are messages to take.
+    Wait = case NBuf of 0 -> infinity; _ -> 0 end,
     receive
         {'DOWN', SRef, process, _, _} ->
             %% The session is gone: nobody wants these verdicts. Leave the system
             %% untraced rather than traced by a tracer nobody reads.
-            #{backend := Backend} = Cfg,
+            #{backend := Backend} = Cfg = L#l.cfg,
             _ = [riarc_backend:clear(Backend, S, self()) || S <- riarc_tracer_core:gamma(St)],
             %% Processes no tracer clears (in another tracer's App. B buffer, say): the
             %% root tracer closes the backend, which untraces whatever is left.
             _ = maps:get(root, Cfg, false) andalso riarc_backend:close(Backend) =:= ok,
+            %% Nobody watches the analysis's budget any more either.
+            _ = is_pid(L#l.an) andalso exit(L#l.an, kill),
             exit(normal);
+        {'DOWN', ARef, process, _, _} ->
+            %% The partition's analysis has ended (a verdict, or its monitor detached
+            %% over budget or by the overload policy): its events go nowhere now, and
+            %% routing goes on for the others.
+            loop(St, L#l{an = undefined, aref = undefined});
         Msg ->
             {St1, Fx} = riarc_tracer_core:handle(Msg, St),
-            loop(effects(Fx, St1, Cfg), SRef, Cfg, watch(N, Cfg))
+            loop(St1, watch(effects(Fx, L)))
+    after Wait ->
+            loop(St, flush(L))
     end.
+
+flush(L = #l{nbuf = 0}) -> L;
+flush(L = #l{an = An, buf = Buf}) when is_pid(An) ->
+    An ! {riarc_evts, lists:reverse(Buf)},
+    L#l{buf = [], nbuf = 0};
+flush(L) -> L#l{buf = [], nbuf = 0}.
 
 %% A tracer falling behind its processes would hold their events without bound: every
 %% 1024 messages it looks at its mailbox, and one longer than the limit is an overload,
 %% reported once (the count then stops); the session decides what to do (riarc_session,
 %% policy stop).
-watch(reported, _Cfg) -> reported;
-watch(N, _Cfg) when (N + 1) band 1023 =/= 0 -> N + 1;
-watch(N, #{max_queue := Max, session := Session}) ->
+watch(L = #l{n = reported}) -> L;
+watch(L = #l{n = N}) when (N + 1) band 1023 =/= 0 -> L#l{n = N + 1};
+watch(L = #l{n = N, cfg = #{max_queue := Max, session := Session}}) ->
     case process_info(self(), message_queue_len) of
         {message_queue_len, Len} when Len > Max ->
-            Session ! {riarc_overload, self(), {mailbox, self(), Len, Max}},
-            reported;
-        _ -> N + 1
+            Session ! {riarc_s, L#l.token, {riarc_overload, self(), {mailbox, self(), Len, Max}}},
+            L#l{n = reported};
+        _ -> backlog(traced(L#l{n = N + 1}))
     end;
-watch(N, _Cfg) -> N + 1.
+watch(L = #l{n = N}) -> L#l{n = N + 1}.
 
-effects([], St, _Cfg) ->
-    St;
-effects([{send, To, Msg} | Fx], St, Cfg) ->
+%% A monitor slower than its partition's events: the events handed to it and not yet
+%% analysed wait in its mailbox; more than the limit is an overload the session deals
+%% with by its policy (stop: detach everything; shed: this partition alone).
+backlog(L = #l{clock = undefined}) -> L;
+backlog(L = #l{an = An, clock = Clock, events = N, cfg = #{max_queue := Max}}) when is_pid(An) ->
+    case N - riarc_analyser:steps(Clock) of
+        Behind when Behind > Max ->
+            L#l.session ! {riarc_s, L#l.token,
+                           {riarc_overload, self(), {analysis, self(), Behind, Max}}},
+            L#l{clock = undefined};
+        _ -> L
+    end;
+backlog(L) -> L.
+
+%% Trust boundary: a tracer that someone else traces (the system's own `dbg:p(all, ...)')
+%% would hand that tracer an event for every message it takes, events the system's
+%% tracing may well send back to riarc: a feedback loop. Refused: the session detaches
+%% from the whole system and says why (`{traced, Tracer, By}').
+traced(L = #l{session = Session, token = Token}) ->
+    case erlang:trace_info(self(), tracer) of
+        {tracer, []} -> L;
+        {tracer, By} ->
+            Session ! {riarc_s, Token, {riarc_overload, self(), {traced, self(), By}}},
+            L#l{n = reported};
+        undefined -> L
+    end.
+
+effects([], L) ->
+    L;
+%% The hot path: an event of the partition goes to its analysis, not waited for.
+effects([{analyse, E} | Fx], L = #l{an = An, max_payload = Max, events = N, nbuf = B})
+  when is_pid(An) ->
+    L1 = L#l{events = N + 1, buf = [truncate(E, Max) | L#l.buf], nbuf = B + 1},
+    effects(Fx, case B + 1 >= ?BATCH of true -> flush(L1); false -> L1 end);
+effects([{analyse, _} | Fx], L = #l{events = N}) ->
+    effects(Fx, L#l{events = N + 1});
+effects([{send, Session, Msg} | Fx], L = #l{session = Session, token = Token}) ->
+    Session ! {riarc_s, Token, Msg},
+    effects(Fx, L);
+effects([{send, To, Msg} | Fx], L) ->
     To ! Msg,
-    effects(Fx, St, Cfg);
-effects([{detach, S, Disp} | Fx], St, Cfg = #{backend := Backend}) ->
+    effects(Fx, L);
+effects([{detach, S, Disp} | Fx], L = #l{cfg = #{backend := Backend}}) ->
     %% Alg. 4 DETACH: PREEMPT, then the request, carrying the cut PREEMPT made.
     {ok, Cut} = riarc_backend:preempt(Backend, S, self()),
     Disp ! {riarc_dtc, self(), S, Cut},
-    effects(Fx, St, Cfg);
-effects([{clear, S} | Fx], St, Cfg = #{backend := Backend}) ->
+    effects(Fx, L);
+effects([{clear, S} | Fx], L = #l{cfg = #{backend := Backend}}) ->
     ok = riarc_backend:clear(Backend, S, self()),
-    effects(Fx, St, Cfg);
-effects([{started, _T, _S} | Fx], St, Cfg) ->
-    effects(Fx, St, Cfg);
-effects([perturb | Fx], St, Cfg) ->
+    effects(Fx, L);
+effects([{analysis, Part, Mon} | Fx], L = #l{cfg = Cfg = #{session := Session}}) ->
+    ACfg = maps:with([session, explain, monitor_budget, token], Cfg),
+    {An, Clock} = riarc_analyser:start(ACfg, self(), Part, Mon),
+    ARef = monitor(process, An),
+    %% Before this tracer can end, so that the session waits for the analysis too.
+    Session ! {riarc_s, L#l.token, {riarc_analyser_up, self(), An, Clock}},
+    effects(Fx, L#l{an = An, aref = ARef, clock = Clock});
+effects([analysis_end | Fx], L) ->
+    L1 = #l{an = An} = flush(L),
+    _ = is_pid(An) andalso (An ! riarc_end),
+    effects(Fx, L1);
+effects([{started, _T, _S} | Fx], L) ->
+    effects(Fx, L);
+effects([perturb | Fx], L = #l{cfg = Cfg}) ->
     perturb(Cfg),
-    effects(Fx, St, Cfg);
-effects([stop | _], _St, _Cfg) ->
+    effects(Fx, L);
+effects([stop | _], L) ->
+    #l{events = N, session = Session, token = Token} = flush(L),
+    _ = N > 0 andalso (Session ! {riarc_s, Token, {riarc_partition_events, self(), N}}),
     exit(normal).
+
+%% Limit `max_payload': a message larger than the limit (its external size) reaches the
+%% monitor as `{riarc_truncated, Size}', so that one huge message is not copied into
+%% the analysis process (nor kept in its explanation window).
+truncate(E = {send, From, To, Msg}, Max) when Max =/= infinity ->
+    case erlang:external_size(Msg) of
+        Size when Size > Max -> {send, From, To, {riarc_truncated, Size}};
+        _ -> E
+    end;
+truncate(E = {recv, P, Msg}, Max) when Max =/= infinity ->
+    case erlang:external_size(Msg) of
+        Size when Size > Max -> {recv, P, {riarc_truncated, Size}};
+        _ -> E
+    end;
+truncate(E, _Max) ->
+    E.
 
 %% Test hook: a tracer slow to act on a spawn or to take its process over widens the
 %% races of figs. 5 and 6 (events reaching the parent's tracer; direct events arriving

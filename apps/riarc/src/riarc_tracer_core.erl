@@ -17,6 +17,8 @@
 %% {riarc_rtd, Dispatcher, {evt, E}}   % ⟨rtd, ıT, e⟩: a routed event
 %% {riarc_rtd, Dispatcher, {dtc, T, S}}% ⟨rtd, ıT, d⟩: a routed detach acknowledgement
 %% '''
+%% and control requests `{riarc_ctl, From, Ref, {Token, info | stop}}' (Token: cfg's
+%% `token', when it has one).
 %% Effects, carried out in order by the caller:
 %% ```
 %% {send, To, Msg}        % to another tracer or to the session
@@ -24,6 +26,12 @@
 %%                        %  Disp {riarc_dtc, self(), S, Cut} with the Cut PREEMPT returned
 %% {clear, S}             % CLEAR S through the backend
 %% {started, T, S}        % a tracer T was started for S (cfg's start_tracer made it)
+%% {analysis, Part, Mon}  % with `analysis => async': start the partition's analysis
+%%                        %  (Part = {S, MFA}) by monitor Mon, off the routing path
+%% {analyse, E}           % with `analysis => async': hand event E to that analysis,
+%%                        %  without waiting for it
+%% analysis_end           % with `analysis => async': the partition has ended; its
+%%                        %  analysis gives the verdict none unless it has one
 %% perturb                % test hook: be slow here (cfg's perturb)
 %% stop                   % TRYGC succeeded: the tracer ends
 %% '''
@@ -59,10 +67,20 @@
                  self := tracer(),
                  %% How many of its last events a reject or error is reported with.
                  explain => non_neg_integer(),
+                 %% Trust boundary: control requests must carry it ({Token, Req}); one
+                 %% that does not was forged (by the monitored system) and is refused.
+                 token => reference(),
+                 %% Where the monitor runs: in this core, at each event (`inline', the
+                 %% default: the model checker's tracers), or in an analysis process of the
+                 %% partition's own that the caller starts and feeds from the effects
+                 %% (`async': a slow or looping monitor never stalls routing).
+                 analysis => inline | async,
                  %% What the process loop around the core keeps in it for itself.
                  atom() => term()}.
 -type effect() :: {send, tracer(), term()} | {detach, sid(), tracer()} | {clear, sid()}
-                | {started, tracer(), sid()} | perturb | stop.
+                | {started, tracer(), sid()} | perturb | stop
+                | {analysis, {sid(), riarc_event:mfa_args()}, riarc_monitor:monitor()}
+                | {analyse, riarc_event:event()} | analysis_end.
 
 -record(st, {
     mode = direct :: mode(),
@@ -71,7 +89,9 @@
     cfg :: cfg(),                                  % Λ and the tracer's surroundings
     part :: undefined | {sid(), riarc_event:mfa_args()}, % whose partition this is
     root :: undefined | {sid(), riarc_event:mfa_args()}, % a root tracer's root
-    mon :: undefined | riarc_monitor:monitor(),    % ςM; undefined once it has a verdict
+    %% ςM, run here (inline), or in the partition's analysis process (async);
+    %% undefined once it has a verdict, or when the partition has no monitor.
+    mon :: undefined | async | riarc_analysis:t(),
     analysed = 0 :: non_neg_integer(),
     %% App. B: direct events of a process not known yet wait for its spawn event.
     pending = riarc_reorder:new() :: riarc_reorder:t(),
@@ -86,9 +106,6 @@
     detached = 0 :: non_neg_integer(),             % Γ entries added in • mode, for I16
     acked = 0 :: non_neg_integer(),                % acknowledgements of our own dtc
     held = queue:new() :: queue:queue(term()),     % Invariant I14: what priority mode defers
-    %% The last events the monitor analysed, newest first, at most `explain' of them: a
-    %% reject or an error is reported with them.
-    window = [] :: [riarc_event:event()],
     fx = [] :: [effect()]                          % effects of this step, newest first
 }).
 -opaque state() :: #st{}.
@@ -115,7 +132,7 @@ init_root(Cfg, Root, MFA, Init) ->
 -spec init_tracer(cfg(), riarc_monitor:monitor(), sid(), riarc_event:mfa_args(), tracer()) ->
     {state(), [effect()]}.
 init_tracer(Cfg, Mon, S, MFA, Disp) ->
-    St0 = #st{mode = priority, cfg = Cfg, part = {S, MFA}, mon = Mon},
+    St0 = start_analysis({S, MFA}, Mon, #st{mode = priority, cfg = Cfg}),
     out(detach(S, Disp, perturb(St0))).
 
 %% @doc One step: a message from the tracer's mailbox (a trace event, a message of
@@ -506,42 +523,42 @@ set_monitor(Root, MFA, St = #st{cfg = #{lambda := Lambda}}) ->
         {{ok, Mon}, St1} ->
             %% The session learns the root's partition now, so that it can give it a
             %% verdict even if this tracer never reports one (killed on overload).
-            report({riarc_partition, self_of(St1), Root, MFA}, St1#st{part = {Root, MFA}, mon = Mon});
+            start_analysis({Root, MFA}, Mon, report({riarc_partition, self_of(St1), Root, MFA}, St1));
         {undefined, St1} -> St1
     end.
 
-%% Analysis stops at the first verdict: later events of the partition are not analysed.
-analyse(_E, St = #st{mon = undefined}) ->
-    St;
-analyse(E, St = #st{mon = Mon, analysed = N}) ->
-    St1 = remember(E, St#st{analysed = N + 1}),
-    case riarc_monitor:analyse(Mon, E) of
-        {next, Mon1} -> St1#st{mon = Mon1};
-        {verdict, accept} -> verdict(accept, undefined, St1);
-        {verdict, reject} -> verdict(reject, undefined, explain(Mon, E, St1));
-        {verdict, error, Why} -> verdict(error, Why, explain(Mon, E, St1))
+start_analysis(Part, Mon, St = #st{cfg = Cfg}) ->
+    case Cfg of
+        #{analysis := async} ->
+            fx({analysis, Part, Mon}, St#st{part = Part, mon = async});
+        #{} ->
+            A = riarc_analysis:new(self_of(St), maps:get(explain, Cfg, 0), Part, Mon),
+            St#st{part = Part, mon = A}
     end.
 
-remember(_E, St = #st{cfg = #{explain := 0}}) -> St;
-remember(E, St = #st{window = W, cfg = #{explain := K}}) -> St#st{window = lists:sublist([E | W], K)};
-remember(_E, St) -> St.
+%% ANALYSEEVT. Analysis stops at the first verdict: later events of the partition are
+%% not analysed. Async: the partition's analysis process does the same with the events
+%% handed to it, and is not waited for.
+analyse(_E, St = #st{mon = undefined}) ->
+    St;
+analyse(E, St = #st{mon = async}) ->
+    fx({analyse, E}, St);
+analyse(E, St = #st{mon = A, analysed = N}) ->
+    case riarc_analysis:step(E, A) of
+        {next, A1, Reports} -> reports(Reports, St#st{mon = A1, analysed = N + 1});
+        {done, _, Reports} -> reports(Reports, St#st{mon = undefined, analysed = N + 1})
+    end.
 
-%% A reject or an error explains itself: the partition's last events, the one that
-%% decided, and what the monitor can say of its state then.
-explain(Mon, E, St = #st{window = W, part = {S, MFA}}) ->
-    Expl = #{process => S, mfa => MFA, last_events => lists:reverse(W), deciding_event => E,
-             monitor => riarc_monitor:explain(Mon, E)},
-    report({riarc_explanation, self_of(St), Expl}, St).
-
-verdict(V, Why, St = #st{part = {S, MFA}}) ->
-    report({riarc_verdict, self_of(St), S, MFA, V, Why, St#st.analysed},
-           St#st{mon = undefined}).
+reports(Reports, St) ->
+    lists:foldl(fun report/2, St, Reports).
 
 %% The partition has ended without a verdict: none.
-end_partition(St = #st{part = {_, _}, mon = Mon}) when Mon =/= undefined ->
-    verdict(none, undefined, St);
-end_partition(St) ->
-    St.
+end_partition(St = #st{mon = undefined}) ->
+    St;
+end_partition(St = #st{mon = async}) ->
+    fx(analysis_end, St#st{mon = undefined});
+end_partition(St = #st{mon = A}) ->
+    reports(riarc_analysis:finish(A), St#st{mon = undefined}).
 
 %%% ---------------------------------------------------------------------------
 %%% Maps with their invariants (I2, I3, I6, I7)
@@ -588,9 +605,16 @@ report(Msg, St = #st{cfg = #{session := Session}}) ->
 
 self_of(#st{cfg = #{self := Self}}) -> Self.
 
-control(From, Ref, info, St) ->
+control(From, Ref, Req, St = #st{cfg = Cfg}) ->
+    case {Cfg, Req} of
+        {#{token := T}, {T, Req1}} -> control1(From, Ref, Req1, St);
+        {#{token := _}, _} -> report({riarc_forged, self_of(St), control}, St);
+        {#{}, _} -> control1(From, Ref, Req, St)
+    end.
+
+control1(From, Ref, info, St) ->
     fx({send, From, {Ref, state_map(St)}}, St);
-control(_From, _Ref, stop, St = #st{gamma = G}) ->
+control1(_From, _Ref, stop, St = #st{gamma = G}) ->
     St1 = lists:foldl(fun(S, A) -> fx({clear, S}, A) end, St, maps:keys(G)),
     finish(St1#st{pending = riarc_reorder:new(), gamma = #{}, pi = #{}}).
 

@@ -160,10 +160,9 @@ engine_source(File, Opts) -> {file, File, maps:with([max_record_bytes], Opts)}.
 run_session(Engine, Session, Open, Timeout) ->
     case riarc_backend_log:await(Engine, Timeout) of
         {ok, Summary} ->
-            case finish_session(Session, Open, Timeout) of
-                {ok, Result} -> {ok, Result#{trace => trace_info(Summary)}};
-                Err -> Err
-            end;
+            %% A timeout is among the result's errors, with the verdicts reached.
+            {ok, Result} = finish_session(Session, Open, Timeout),
+            {ok, Result#{trace => trace_info(Summary)}};
         {error, Reason} ->
             {ok, _} = riarc_session:stop(Session),
             {error, Reason}

@@ -1,0 +1,170 @@
+%% @doc A partition's analysis process: its monitor runs here, off the routing path. The
+%% partition's tracer hands it events (`{riarc_evts, [E]}') without waiting and ends it with
+%% `riarc_end'; it analyses them in order ({@link riarc_analysis}) and tells the session
+%% the verdict, keyed by the tracer, as the tracer itself would. A monitor that is slow or
+%% loops therefore stalls nobody's routing but its own partition's analysis.
+%%
+%% Every step has a budget (`monitor_budget': wall time, reductions, heap). A step that
+%% ends over it gives the verdict `error' with reason `{monitor_budget, What}' here; a
+%% step that does not end is found by the session's watchdog ({@link overdue/3}, reading
+%% the step clock this process keeps in an atomics array) and the process killed, with
+%% the same verdict; a heap over the limit is killed by the VM (max_heap_size). Either
+%% way the partition's monitor is detached: its tracer stops handing it events and goes
+%% on routing for everybody else.
+%% ```
+%% 1> Mon = fun M({exit, _, _}) -> accept; M(_) -> M end.
+%% 2> {A, Clock} = riarc_analyser:start(#{session => self(), explain => 8}, self(), {p, {m, f, []}}, Mon).
+%% 3> A ! {riarc_evts, [{exit, p, normal}]}, flush().
+%% Shell got {riarc_s,undefined,{riarc_verdict,<0.85.0>,p,{m,f,[]},accept,undefined,1}}
+%% 4> riarc_analyser:overdue(Clock, A, riarc_analyser:budget(#{})).
+%% ok
+%% '''
+-module(riarc_analyser).
+
+-export([start/4, budget/1, overdue/3, steps/1, valid_budget/1]).
+%% Spawned entry point.
+-export([init/4]).
+-export_type([budget/0, clock/0, cfg/0]).
+
+%% What one step of a monitor may take: wall time, reductions (`infinity': no limit) and
+%% heap (words, the analysis process's max_heap_size).
+-type budget() :: #{time_ms := pos_integer(), reductions := pos_integer() | infinity,
+                    heap_words := pos_integer()}.
+%% The step clock: [steps begun, in a step (1) or not (0), the step's start (ms), the
+%% process's reductions at its start].
+-opaque clock() :: atomics:atomics_ref().
+-type cfg() :: #{session := pid(), explain := non_neg_integer(),
+                 monitor_budget => map(), token => reference(), atom() => term()}.
+
+-define(STEPS, 1).
+-define(BUSY, 2).
+-define(T0, 3).
+-define(R0, 4).
+
+%% A slow partition's events wait here: off the heap, a garbage collection of the
+%% monitor's state does not copy them again.
+-define(OPTS(Heap), [{message_queue_data, off_heap},
+                     {max_heap_size, #{size => Heap, kill => true, error_logger => false}}]).
+
+-record(l, {an :: riarc_analysis:t(),
+            session :: pid(),
+            token :: reference() | undefined,            % the session's (trust boundary)
+            tracer :: pid(),
+            tref :: reference(),
+            clock :: clock(),
+            budget :: budget()}).
+
+%% @doc The budget in force: the defaults (1 s, 100 million reductions, 64 Mwords of heap
+%% a step) with what the options `monitor_budget' say.
+-spec budget(map()) -> budget().
+budget(Opts) ->
+    maps:merge(#{time_ms => 1000, reductions => 100000000, heap_words => 64 * 1024 * 1024},
+               maps:get(monitor_budget, Opts, #{})).
+
+%% @doc True when the term is a valid `monitor_budget' option.
+-spec valid_budget(term()) -> boolean().
+valid_budget(B) when is_map(B) ->
+    lists:all(fun({time_ms, V}) -> is_integer(V) andalso V > 0;
+                 ({reductions, infinity}) -> true;
+                 ({reductions, V}) -> is_integer(V) andalso V > 0;
+                 ({heap_words, V}) -> is_integer(V) andalso V > 0;
+                 (_) -> false
+              end, maps:to_list(B));
+valid_budget(_) -> false.
+
+%% @doc Starts the analysis of Tracer's partition Part by monitor Mon; returns its pid and
+%% the step clock the session watches it by.
+-spec start(cfg(), pid(), {riarc_event:sid(), riarc_event:mfa_args()}, riarc_monitor:monitor()) ->
+    {pid(), clock()}.
+start(Cfg, Tracer, Part, Mon) ->
+    Clock = atomics:new(4, [{signed, true}]),
+    #{heap_words := Heap} = budget(Cfg),
+    Pid = proc_lib:spawn_opt(?MODULE, init, [Cfg, Tracer, Part, {Mon, Clock}], ?OPTS(Heap)),
+    {Pid, Clock}.
+
+%% @doc How many steps the analysis has begun.
+-spec steps(clock()) -> non_neg_integer().
+steps(Clock) -> atomics:get(Clock, ?STEPS).
+
+%% @doc The watchdog's look at an analysis process: `{over, What}' when the step it is in
+%% has run past its budget (it is to be killed; What says by how much), else ok.
+-spec overdue(clock(), pid(), budget()) -> ok | {over, map()}.
+overdue(Clock, Pid, #{time_ms := MaxT, reductions := MaxR}) ->
+    case atomics:get(Clock, ?BUSY) of
+        0 -> ok;
+        1 ->
+            %% Race: the step may end between the reads; T0 is written before BUSY is
+            %% set, so what is read is this step's start or a later one's (never too old).
+            Dt = erlang:monotonic_time(millisecond) - atomics:get(Clock, ?T0),
+            case Dt > MaxT of
+                true -> {over, #{time_ms => Dt, max_time_ms => MaxT, step => steps(Clock)}};
+                false when MaxR =:= infinity -> ok;
+                false ->
+                    case erlang:process_info(Pid, reductions) of
+                        {reductions, R} ->
+                            Used = R - atomics:get(Clock, ?R0),
+                            case Used > MaxR of
+                                true -> {over, #{reductions => Used, max_reductions => MaxR,
+                                                 step => steps(Clock)}};
+                                false -> ok
+                            end;
+                        undefined -> ok
+                    end
+            end
+    end.
+
+%% @private
+-spec init(cfg(), pid(), {riarc_event:sid(), riarc_event:mfa_args()},
+           {riarc_monitor:monitor(), clock()}) -> no_return().
+init(Cfg = #{session := Session}, Tracer, Part, {Mon, Clock}) ->
+    %% Linked to the session, its watchdog: should the session be killed outright, no
+    %% analysis outlives it (a looping monitor would loop unwatched for ever). The
+    %% session traps exits; it ends analyses itself when it stops normally.
+    link(Session),
+    TRef = monitor(process, Tracer),
+    An = riarc_analysis:new(Tracer, maps:get(explain, Cfg, 0), Part, Mon),
+    loop(#l{an = An, session = Session, token = maps:get(token, Cfg, undefined),
+            tracer = Tracer, tref = TRef, clock = Clock,
+            budget = budget(Cfg)}).
+
+loop(L = #l{tref = TRef}) ->
+    receive
+        {riarc_evts, Es} -> steps(Es, L);
+        riarc_end ->
+            done(riarc_analysis:finish(L#l.an), L);
+        {'DOWN', TRef, process, _, _} ->
+            %% The tracer ended without ending the partition (killed, say): the session
+            %% gives the partition its verdict from what it knows.
+            exit(normal)
+    end.
+
+steps([], L) -> loop(L);
+steps([E | Es], L) -> steps(Es, step(E, L)).
+
+step(E, L = #l{an = An, clock = Clock, budget = #{time_ms := MaxT, reductions := MaxR}}) ->
+    N = atomics:add_get(Clock, ?STEPS, 1),
+    {reductions, R0} = erlang:process_info(self(), reductions),
+    T0 = erlang:monotonic_time(millisecond),
+    atomics:put(Clock, ?T0, T0),
+    atomics:put(Clock, ?R0, R0),
+    atomics:put(Clock, ?BUSY, 1),
+    Res = riarc_analysis:step(E, An),
+    atomics:put(Clock, ?BUSY, 0),
+    Dt = erlang:monotonic_time(millisecond) - T0,
+    {reductions, R1} = erlang:process_info(self(), reductions),
+    case Res of
+        {done, _, Reports} -> done(Reports, L);
+        {next, _, _} when Dt > MaxT ->
+            Why = {monitor_budget, #{time_ms => Dt, max_time_ms => MaxT, step => N}},
+            done(riarc_analysis:fail(Why, E, element(2, Res)), L);
+        {next, _, _} when MaxR =/= infinity, R1 - R0 > MaxR ->
+            Why = {monitor_budget, #{reductions => R1 - R0, max_reductions => MaxR, step => N}},
+            done(riarc_analysis:fail(Why, E, element(2, Res)), L);
+        {next, An1, []} ->
+            L#l{an = An1}
+    end.
+
+-spec done([term()], #l{}) -> no_return().
+done(Reports, #l{session = Session, token = Token}) ->
+    _ = [Session ! {riarc_s, Token, R} || R <- Reports],
+    exit(normal).

@@ -1,0 +1,182 @@
+%% Monitor isolation (issue 16, deliver 3), the shed policy (deliver 2) and payload
+%% truncation (deliver 1): a monitor that loops, is slow, eats reductions or heap gets
+%% `error' with reason `{monitor_budget, _}' for its own partition only, routing never
+%% waits for it, and stop/1 returns whatever monitors are doing.
+-module(riarc_isolation_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-export([parent/1, child/0, big/1, flood/1, paced/2]).
+
+%% The root spawns a child and waits for its exit, then ends; the child sends its parent
+%% a message and ends.
+-spec parent(pid()) -> ok.
+parent(Col) ->
+    C = spawn(?MODULE, child, []),
+    Ref = monitor(process, C),
+    receive {'DOWN', Ref, process, C, _} -> ok end,
+    Col ! {system_done, self()},
+    ok.
+
+-spec child() -> ok.
+child() -> ok.
+
+%% Rounds of Burst messages to itself, a millisecond apart: its tracer keeps up, a monitor
+%% of a millisecond an event does not.
+-spec paced(non_neg_integer(), pos_integer()) -> ok.
+paced(0, _Burst) -> ok;
+paced(Rounds, Burst) ->
+    ok = flood(Burst),
+    receive after 1 -> ok end,
+    paced(Rounds - 1, Burst).
+
+%% Sends itself a message of Bytes bytes and a small one.
+-spec big(pos_integer()) -> ok.
+big(Bytes) ->
+    self() ! {big, binary:copy(<<0>>, Bytes)},
+    self() ! small,
+    receive {big, _} -> ok end,
+    receive small -> ok end.
+
+-spec flood(pos_integer()) -> ok.
+flood(N) ->
+    [self() ! {n, I} || I <- lists:seq(1, N)],
+    [receive {n, I} -> ok end || I <- lists:seq(1, N)],
+    ok.
+
+accept_at_exit() -> fun M({exit, _, _}) -> accept; M(_) -> M end.
+
+loop_forever() -> loop_forever().
+
+verdict_of(Name, Vs) ->
+    [V] = [V || V = #{mfa := {?MODULE, F, _}} <- Vs, F =:= Name],
+    V.
+
+no_trace_flags() ->
+    [P || P <- erlang:processes(), erlang:trace_info(P, flags) =/= {flags, []},
+          erlang:trace_info(P, flags) =/= undefined].
+
+%% A monitor that loops for ever on the root's very first event (its init): the system
+%% starts and runs all the same, the child's partition is accepted, the root's gets
+%% error/monitor_budget, and the run ends in about the budget.
+loop_on_init_test_() ->
+    {timeout, 60, fun loop_on_init/0}.
+
+loop_on_init() ->
+    Col = self(),
+    Spec = fun({?MODULE, parent, _}) -> {ok, fun(_) -> loop_forever() end};
+              ({?MODULE, child, _}) -> {ok, accept_at_exit()}
+           end,
+    T0 = erlang:monotonic_time(millisecond),
+    {ok, R = #{verdicts := Vs}} =
+        riarc:run({?MODULE, parent, [Col]}, Spec, #{monitor_budget => #{time_ms => 200}}),
+    Took = erlang:monotonic_time(millisecond) - T0,
+    receive {system_done, _} -> ok end,
+    %% Over its time or its reductions, whichever the loop reaches first.
+    ?assertMatch(#{verdict := error, reason := {monitor_budget, #{step := 1}}},
+                 verdict_of(parent, Vs)),
+    ?assertMatch(#{verdict := accept}, verdict_of(child, Vs)),
+    ?assert(Took < 20000),
+    ?assertEqual(1, riarc_result:status(R)),
+    ?assertEqual([], no_trace_flags()).
+
+%% Routing does not wait for analysis: while the root's monitor is stuck in a step (with a
+%% budget far longer than the test), the child's partition is decided; stop/1 then
+%% returns at once with that verdict, and the stuck partition is inconclusive.
+routing_does_not_wait_test_() ->
+    {timeout, 60, fun routing_does_not_wait/0}.
+
+routing_does_not_wait() ->
+    Col = self(),
+    Spec = fun({?MODULE, parent, _}) -> {ok, fun(_) -> loop_forever() end};
+              ({?MODULE, child, _}) ->
+                   {ok, fun M({exit, _, _}) -> Col ! child_accepted, accept; M(_) -> M end}
+           end,
+    {ok, S} = riarc:start({?MODULE, parent, [Col]}, Spec,
+                          #{monitor_budget => #{time_ms => 600000, reductions => infinity}}),
+    receive child_accepted -> ok end,
+    receive {system_done, _} -> ok end,
+    T0 = erlang:monotonic_time(millisecond),
+    {ok, #{verdicts := Vs}} = riarc:stop(S),
+    ?assert(erlang:monotonic_time(millisecond) - T0 < 10000),
+    ?assertMatch(#{verdict := accept}, verdict_of(child, Vs)),
+    ?assertMatch(#{verdict := inconclusive, reason := {stopped, #{unanalysed := _}}},
+                 verdict_of(parent, Vs)).
+
+%% A step that ends, but over the reduction budget: error, decided by the step itself.
+reductions_budget_test() ->
+    Busy = fun M({init, _, _, _}) -> _ = lists:seq(1, 200000), M; M(_) -> M end,
+    Spec = fun({?MODULE, flood, _}) -> {ok, Busy} end,
+    {ok, #{verdicts := [V]}} =
+        riarc:run({?MODULE, flood, [3]}, Spec,
+                  #{monitor_budget => #{reductions => 10000, time_ms => 60000}}),
+    ?assertMatch(#{verdict := error,
+                   reason := {monitor_budget, #{reductions := _, max_reductions := 10000}},
+                   explanation := #{deciding_event := {init, _, _, _}}}, V).
+
+%% A step that builds more heap than allowed: the VM ends the analysis, the partition's
+%% verdict says so.
+heap_budget_test() ->
+    Hog = fun M({init, _, _, _}) -> M(lists:seq(1, 1000000)); M(L) when is_list(L) -> M; M(_) -> M end,
+    Spec = fun({?MODULE, flood, _}) -> {ok, Hog} end,
+    {ok, #{verdicts := [V]}} =
+        riarc:run({?MODULE, flood, [3]}, Spec, #{monitor_budget => #{heap_words => 100000}}),
+    ?assertMatch(#{verdict := error, reason := {monitor_budget, #{heap_words := 100000}}}, V).
+
+%% Policy shed: the slow monitor's partition loses its events, counted, and is
+%% inconclusive; riarc does not detach the rest (no overload in the result), and the
+%% fast partition next to it is accepted.
+shed_test_() ->
+    {timeout, 120, fun shed/0}.
+
+shed() ->
+    Slow = fun M(_) -> receive after 1 -> M end end,
+    Col = self(),
+    Spec = fun({?MODULE, parent, _}) -> {ok, Slow};
+              ({?MODULE, child, _}) -> {ok, accept_at_exit()}
+           end,
+    PacedSpec = fun({?MODULE, paced, _}) -> {ok, Slow}; (_) -> undefined end,
+    {ok, R = #{verdicts := [V]}} =
+        riarc:run({?MODULE, paced, [200, 50]}, PacedSpec,
+                  #{events => [send, recv], limits => #{max_queue => 2000, policy => shed}}),
+    ?assertEqual(undefined, maps:get(overload, R)),
+    ?assertMatch(#{verdict := inconclusive, reason := {shed, #{dropped := _, analysed := _}}}, V),
+    #{reason := {shed, #{dropped := D, analysed := A}}} = V,
+    %% Every one of the partition's events (init, 20 000 message events, 200 timeouts, exit) either was
+    %% analysed or is counted as dropped: nothing is silently missing.
+    ?assertEqual(20202, D + A),
+    ?assertEqual(1, riarc_result:status(R)),
+    %% Shedding one partition leaves the others alone.
+    {ok, #{verdicts := Vs}} = riarc:run({?MODULE, parent, [Col]}, Spec,
+                                        #{limits => #{max_queue => 2000, policy => shed}}),
+    receive {system_done, _} -> ok end,
+    ?assertMatch(#{verdict := accept}, verdict_of(child, Vs)).
+
+%% Limit max_payload: a message larger than it reaches the monitor as a marked term with
+%% its size; a smaller one as it is.
+truncation_test() ->
+    Col = self(),
+    Rec = fun M(E) -> Col ! {seen, E}, M end,
+    Spec = fun({?MODULE, big, _}) -> {ok, Rec} end,
+    {ok, _} = riarc:run({?MODULE, big, [100000]}, Spec,
+                        #{events => [recv], limits => #{max_payload => 1000}}),
+    Seen = collect_seen(),
+    ?assertMatch([{init, _, _, _}, {recv, _, {riarc_truncated, Size}}, {recv, _, small},
+                  {exit, _, normal}] when Size > 100000, Seen),
+    %% infinity: whole.
+    {ok, _} = riarc:run({?MODULE, big, [100000]}, Spec,
+                        #{events => [recv], limits => #{max_payload => infinity}}),
+    ?assertMatch([_, {recv, _, {big, <<0, _/binary>>}}, _, _], collect_seen()).
+
+collect_seen() ->
+    receive {seen, E} -> [E | collect_seen()]
+    after 0 -> []
+    end.
+
+%% Bad budgets and limits are bad input.
+options_test() ->
+    Spec = fun(_) -> undefined end,
+    [?assertMatch({error, {riarc, {bad_option, K, _}}}, riarc:run({?MODULE, child, []}, Spec, #{K => V}))
+     || {K, V} <- [{monitor_budget, #{time_ms => 0}}, {monitor_budget, #{foo => 1}},
+                   {monitor_budget, x}, {limits, #{policy => drop}},
+                   {limits, #{max_payload => -1}}]].

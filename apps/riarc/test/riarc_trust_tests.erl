@@ -1,0 +1,83 @@
+%% Trust boundaries (issue 16, deliver 5): the monitored system cannot fool riarc with
+%% forged trace events or control requests, and a system that traces riarc's own tracers
+%% is refused rather than looped with.
+-module(riarc_trust_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-export([victim/0, chatter/1]).
+
+%% Waits for orders: `crash' ends it abnormally, `{chat, N}' sends itself N messages.
+-spec victim() -> ok.
+victim() ->
+    receive
+        crash -> exit(boom);
+        {chat, N, From} -> _ = chatter(N), From ! chatted, victim();
+        stop -> ok
+    end.
+
+-spec chatter(non_neg_integer()) -> ok.
+chatter(N) ->
+    [self() ! {n, I} || I <- lists:seq(1, N)],
+    [receive {n, I} -> ok end || I <- lists:seq(1, N)],
+    ok.
+
+exit_monitor() ->
+    fun M({exit, _, normal}) -> accept; M({exit, _, _}) -> reject; M(_) -> M end.
+
+spec() -> fun({?MODULE, victim, []}) -> {ok, exit_monitor()} end.
+
+%% A forged `{trace, P, exit, normal}' sent to every tracer does not make a process that
+%% then crashes look as if it ended well: its verdict is reject, with the real exit.
+forged_trace_event_test() ->
+    {ok, S} = riarc:start({?MODULE, victim, []}, spec(), #{backend => route}),
+    #{tracers := Ts, processes := [Victim]} = riarc:alive(S),
+    _ = [T ! {trace, Victim, exit, normal} || T <- Ts],
+    Ref = monitor(process, Victim),
+    Victim ! crash,
+    receive {'DOWN', Ref, process, Victim, boom} -> ok end,
+    {ok, #{verdicts := [V]}} = riarc_session:finish(S, 10000),
+    ?assertMatch(#{verdict := reject, explanation := #{deciding_event := {exit, _, boom}}}, V).
+
+%% A forged stop request (no session token) does not silence a tracer: monitoring goes
+%% on, the partition gets its verdict from its real events, and the forgery is reported.
+forged_control_test() ->
+    {ok, S} = riarc:start({?MODULE, victim, []}, spec(), #{backend => route}),
+    #{tracers := Ts, processes := [Victim]} = riarc:alive(S),
+    _ = [T ! {riarc_ctl, self(), make_ref(), stop} || T <- Ts],
+    Victim ! {chat, 10, self()},
+    receive chatted -> ok end,
+    Victim ! crash,
+    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 10000),
+    ?assertMatch(#{verdict := reject, events := Events} when Events >= 22, V),
+    ?assertEqual([{riarc_session, {forged_messages, 1}}], maps:get(errors, R)),
+    ?assertEqual(1, riarc_result:status(R)).
+
+%% A tracer that someone else traces (as the system's own `dbg:p(all, ...)' would) stops
+%% the session with a clear reason instead of feeding that tracing for ever; nothing of
+%% the system is left traced.
+traced_tracer_test_() ->
+    {timeout, 60, fun traced_tracer/0}.
+
+traced_tracer() ->
+    {ok, S} = riarc:start({?MODULE, victim, []}, spec(), #{backend => route}),
+    #{tracers := [T], processes := [Victim]} = riarc:alive(S),
+    Sink = spawn(fun Sink() -> receive _ -> Sink() end end),
+    1 = erlang:trace(T, true, ['receive', {tracer, Sink}]),
+    Victim ! {chat, 2000, self()},
+    receive chatted -> ok end,
+    %% The run ends without the system: riarc detached from it.
+    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 30000),
+    exit(Sink, kill),
+    ?assertMatch({traced, T, Sink}, maps:get(overload, R)),
+    ?assertMatch(#{verdict := inconclusive}, V),
+    ?assertEqual(1, riarc_result:status(R)),
+    ?assertEqual({flags, []}, erlang:trace_info(Victim, flags)),
+    Victim ! stop.
+
+%% The routing table's seal: its events carry it, a message without it is not an event.
+sealed_events_test() ->
+    {ok, B} = riarc_backend_route:new([send, recv], self()),
+    ?assertEqual(no, riarc_backend:event(B, {trace, self(), exit, normal})),
+    ?assertEqual(no, riarc_backend:event(B, {riarc_sealed, 1, {trace, self(), exit, normal}})),
+    ok = riarc_backend:close(B).
