@@ -2,9 +2,11 @@
 %% to a Spec module (see docs/properties.md for the language and its exact semantics).
 %%
 %% A file holds clauses `with M:F(Pats) monitor Formula', separated by `,' (or `.') and
-%% ended by `.'. Compiling it gives a module exporting `spec/1' (a riarc Spec) and
-%% `trace_flags/0' (the message events the properties can ever need, for the `events'
-%% option of {@link riarc:run/3}).
+%% ended by `.'. Compiling it gives a module exporting `spec/1' (a riarc Spec),
+%% `trace_flags/0' (the message events the properties can ever need: the default of the
+%% `events' option of {@link riarc:run/3}) and `trace_patterns/0' (of those, the messages
+%% that can change a monitor's state, see {@link riarc_shml_patterns}: the default of the
+%% `trace_patterns' option).
 %% ```
 %% 1> {ok, Mod} = riarc_shml:load_file("examples/props/pqr.prop").
 %% {ok,riarc_props_pqr}

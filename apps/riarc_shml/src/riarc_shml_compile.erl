@@ -187,9 +187,11 @@ forms(Clauses, Mod, File) ->
         ++ [{clause, A, [Any, Any], [], [{atom, A, true}]}],
     [{attribute, A, file, {File, 1}},
      {attribute, A, module, Mod},
-     {attribute, A, export, [{spec, 1}, {trace_flags, 0}]},
+     {attribute, A, export, [{spec, 1}, {trace_flags, 0}, {trace_patterns, 0}]},
      {function, A, spec, 1, SpecClauses ++ [{clause, A, [Any], [], [{atom, A, undefined}]}]},
      {function, A, trace_flags, 0, [{clause, A, [], [], [erl_parse:abstract(Flags)]}]},
+     {function, A, trace_patterns, 0,
+      [{clause, A, [], [], [erl_parse:abstract(riarc_shml_patterns:module(Clauses))]}]},
      {function, A, '$visible', 2, Visible},
      {function, A, '$nec', 3,
       lists:reverse(Necs) ++ [{clause, A, [Any, Any, Any], [], [{nil, A}]}]}]
