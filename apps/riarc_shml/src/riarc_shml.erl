@@ -19,7 +19,7 @@
 -module(riarc_shml).
 
 -export([tokens/2, parse_string/2, parse_file/1, load_file/1, load_string/3,
-         compile_file/2, module_name/1, format_error/1]).
+         compile_file/2, compile_file/3, module_name/1, format_error/1]).
 -export_type([reason/0, clause/0, loc/0]).
 
 -type loc() :: {pos_integer(), pos_integer()}.
@@ -27,7 +27,8 @@
 -type reason() :: {lexical | syntax | semantic, file:filename(), loc(), string()}
                 | {file, file:filename(), term()}
                 | {write, file:filename(), term()}
-                | {load, module(), term()}.
+                | {load, module(), term()}
+                | {module_exists, module(), file:filename() | atom()}.
 
 %% @doc The tokens of a property text, each annotated with {Line, Column}; white space and
 %% comments dropped; ended by `{'$end', Loc}'.
@@ -110,11 +111,31 @@ load_string(String, Mod, File) ->
 %% @doc Compiles a property file to OutDir/Module.beam (Module is {@link module_name/1}).
 -spec compile_file(file:filename(), file:filename()) -> {ok, file:filename()} | {error, reason()}.
 compile_file(File, OutDir) ->
-    Mod = module_name(File),
+    compile_file(File, OutDir, #{}).
+
+%% @doc As compile_file/2; option `module' names the compiled module instead of
+%% {@link module_name/1}. The name of a module that exists already and is not a compiled
+%% property file is an error: the .beam would shadow it, or be shadowed by it.
+-spec compile_file(file:filename(), file:filename(), #{module => module()}) ->
+    {ok, file:filename()} | {error, reason()}.
+compile_file(File, OutDir, Opts) ->
+    Mod = maps:get(module, Opts, module_name(File)),
+    Path = filename:join(OutDir, atom_to_list(Mod) ++ ".beam"),
+    case code:which(Mod) of
+        non_existing -> compile_to(File, Mod, Path);
+        Where ->
+            case code:ensure_loaded(Mod) =:= {module, Mod}
+                 andalso erlang:function_exported(Mod, spec, 1)
+                 andalso erlang:function_exported(Mod, trace_flags, 0) of
+                true -> compile_to(File, Mod, Path);
+                false -> {error, {module_exists, Mod, Where}}
+            end
+    end.
+
+compile_to(File, Mod, Path) ->
     with_clauses(parse_file(File), fun(Clauses) ->
         case riarc_shml_compile:binary(Clauses, Mod, File) of
             {ok, Bin} ->
-                Path = filename:join(OutDir, atom_to_list(Mod) ++ ".beam"),
                 case file:write_file(Path, Bin) of
                     ok -> {ok, Path};
                     {error, Posix} -> {error, {write, Path, Posix}}
@@ -168,6 +189,8 @@ format_error({write, Path, Posix}) ->
     flat("~ts: cannot write: ~ts", [Path, file:format_error(Posix)]);
 format_error({load, Mod, not_purged}) ->
     flat("cannot load ~ts: an older version of it is still in use", [Mod]);
+format_error({module_exists, Mod, Where}) ->
+    flat("a module named ~ts exists already (~ts): choose another name", [Mod, Where]);
 format_error({load, Mod, Why}) ->
     flat("cannot load ~ts: ~tp", [Mod, Why]);
 format_error(Other) ->
