@@ -45,6 +45,8 @@ run(Args) ->
             {ok, Path} ->
                 Mod = filename:basename(Path, ".beam"),
                 io:format("~ts: module ~ts, traces ~ts~n", [Path, Mod, flags(File)]),
+                {ok, Warnings} = riarc_shml:warnings(File),
+                _ = [io:format(standard_error, "~ts~n", [W]) || W <- Warnings],
                 0;
             {error, Reason} ->
                 io:format(standard_error, "~ts~n", [riarc_shml:format_error(Reason)]),

@@ -19,7 +19,8 @@
 -module(riarc_shml).
 
 -export([tokens/2, parse_string/2, parse_file/1, load_file/1, load_string/3,
-         compile_file/2, compile_file/3, module_name/1, format_error/1]).
+         compile_file/2, compile_file/3, module_name/1, format_error/1, warnings/1,
+         unmatched/2]).
 -export_type([reason/0, clause/0, loc/0]).
 
 -type loc() :: {pos_integer(), pos_integer()}.
@@ -160,6 +161,30 @@ load(Clauses, Mod, File) ->
         {error, Loc, Msg} -> {error, {semantic, File, Loc, Msg}}
     end.
 
+%% @doc The warnings of a property file's clauses, each a sentence
+%% `FILE:LINE:COLUMN: warning: ...' (see riarc_shml_compile:warnings/1); a compiled
+%% module gives the same from `warnings/0'.
+-spec warnings(file:filename()) -> {ok, [string()]} | {error, reason()}.
+warnings(File) ->
+    with_clauses(parse_file(File), fun(Clauses) ->
+        {ok, [format_error({warning, File, Loc, Msg})
+              || {Loc, Msg} <- riarc_shml_compile:warnings(Clauses)]}
+    end).
+
+%% @doc The `with' clauses of a compiled property module that matched none of the
+%% processes that got a verdict in a result: each as `{Place, PatternText}'. A clause
+%% that matches only processes an earlier clause took first counts as matched.
+%% ```
+%% 1> {ok, Mod} = riarc_shml:load_file("examples/props/pqr.prop").
+%% 2> {ok, R} = riarc:run({riarc_demo_pqr, p, []}, Mod, #{}).
+%% 3> riarc_shml:unmatched(Mod, R).
+%% []
+%% '''
+-spec unmatched(module(), #{verdicts := [map()], _ => _}) -> [{string(), string()}].
+unmatched(Mod, #{verdicts := Vs}) ->
+    Matched = lists:usort(lists:append([Mod:clauses(MFA) || #{mfa := MFA} <- Vs])),
+    [{Place, Text} || {I, Place, Text} <- Mod:clauses(), not lists:member(I, Matched)].
+
 %% @doc The module a property file compiles to: `riarc_props_' and the file's base name,
 %% with characters other than letters, digits and `_' replaced by `_'.
 %% ```
@@ -177,10 +202,15 @@ is_word_char(C) ->
         orelse (C >= $0 andalso C =< $9) orelse C =:= $_.
 
 %% @doc The sentence for an error: `FILE:LINE:COLUMN: message' for errors in a file.
--spec format_error(reason()) -> string().
+-spec format_error(reason() | {warning, file:filename(), loc(), string()}
+                   | {place, file:filename(), loc()}) -> string().
 format_error({Kind, File, {Line, Col}, Msg}) when Kind =:= lexical; Kind =:= syntax;
                                                   Kind =:= semantic ->
     flat("~ts:~b:~b: ~ts", [File, Line, Col, Msg]);
+format_error({warning, File, {Line, Col}, Msg}) ->
+    flat("~ts:~b:~b: warning: ~ts", [File, Line, Col, Msg]);
+format_error({place, File, {Line, Col}}) ->
+    flat("~ts:~b:~b", [File, Line, Col]);
 format_error({file, File, not_utf8}) ->
     flat("~ts: the file is not UTF-8 text", [File]);
 format_error({file, File, Posix}) ->
