@@ -1,46 +1,35 @@
 %% @doc System shapes for `make bench-shapes' (issue 17): small systems whose shape, not
-%% whose work, decides what monitoring them costs, each run under one set-up with the
-%% property "no process ever receives `{error, _}`" (examples/props/no_error.prop, every
-%% event analysed where the set-up analyses events).
+%% whose work, decides what monitoring them costs, for riarc_bench_user (`bin/riarc bench
+%% -m riarc_bench_shapes -f SHAPE -a ARGS --props examples/props/no_error.prop'), which
+%% runs each in fresh VMs under the set-ups and reports medians with intervals.
 %%
-%% Shapes (the root is `{riarc_bench_shapes, Shape, [A, B]}'):
+%% Shapes (entry points of this module):
 %% <ul>
-%% <li>`flat' (A workers, B round trips each): one server, A workers, each sends B requests
-%%     and waits for each reply;</li>
-%% <li>`chains' (A chains, depth B): each chain is a process that spawns its child, down to
-%%     depth B; the leaf's `done' is relayed back up;</li>
-%% <li>`wide' (A children, B grandchildren each): a tree two levels wide below the root;
-%%     each grandchild makes one round trip to its parent;</li>
-%% <li>`pingpong' (A pairs, B round trips): pingers each with their own ponger.</li>
+%% <li>`flat(N, K)': one server, N workers, each sends K requests and waits for each
+%%     reply;</li>
+%% <li>`chains(C, D)': C chains, each a process that spawns its child, down to depth D; the
+%%     leaf's `done' is relayed back up;</li>
+%% <li>`wide(W, F)': W children of the root, F grandchildren each; each grandchild makes
+%%     one round trip to its parent;</li>
+%% <li>`pingpong(P, R)': P pingers, each with its own ponger, R round trips each;</li>
+%% <li>`load(Shape, N)': the load driver's master-worker system, N workers.</li>
 %% </ul>
-%% Set-ups: `baseline' (no monitoring), `tracing' (the VM's tracing of every event into a
-%% process that drops them: the floor of outline monitoring), `riarc' (with the property's
-%% trace patterns), `riarc_all' (riarc tracing every message: `trace_patterns => #{}'),
-%% `centralised' (one tracer, riarc_central). One run: wall time, peak memory, events.
+%% Every process has at most two arguments, so that examples/props/no_error.prop gives each
+%% its own monitor. `spec/1' and `trace_flags/0' are that property without its trace
+%% patterns (`--monitors riarc_bench_shapes'), to compare riarc with and without them.
 %% ```
-%% 1> riarc_bench_shapes:run(flat, [10, 100], riarc).
-%% {ok,#{events => 61,ms => 12.3,peak_mb => 31.2,verdicts_ok => true}}
+%% 1> {ok, R} = riarc:run({riarc_bench_shapes, flat, [10, 100]}, riarc_bench_shapes, #{}).
+%% 2> maps:get(events, R).
+%% 4046
 %% '''
-%% `main/1' is the entry point of one fresh VM per run (scripts/bench-shapes).
 -module(riarc_bench_shapes).
 
--export([run/3, main/1, shapes/0, setups/0, format_error/1]).
-%% The systems' processes.
+-export([spec/1, trace_flags/0]).
+%% The systems and their processes.
 -export([flat/2, server/0, worker/2, chains/2, chain/2, wide/2, child/2, grandchild/2,
-         pingpong/2, pinger/2, ponger/0]).
-
--type shape() :: flat | chains | wide | pingpong.
--type setup() :: baseline | tracing | riarc | riarc_all | centralised.
--type error_reason() :: {bad_args, [string()]} | {run, setup(), term()}.
--export_type([error_reason/0]).
+         pingpong/2, pinger/2, ponger/0, load/2]).
 
 -define(PROP, "examples/props/no_error.prop").
-
--spec shapes() -> [shape()].
-shapes() -> [flat, chains, wide, pingpong].
-
--spec setups() -> [setup()].
-setups() -> [baseline, tracing, riarc, riarc_all, centralised].
 
 %%% The systems
 
@@ -126,98 +115,36 @@ ponger() ->
         stop -> ok
     end.
 
-%%% One run
+%% @private The load driver's master-worker system (docs/bench.md) as a system of its own:
+%% N workers, 100 requests each, created in the given shape over 10 units of 100 ms.
+-spec load(steady | burst, pos_integer()) -> ok.
+load(Shape, N) ->
+    Given = case Shape of
+                burst -> #{shape => burst, time => 10};
+                steady -> #{shape => steady, rate => N / 10}
+            end,
+    {ok, P} = riarc_bench_model:new(Given#{workers => N, requests => 100, period => 100}),
+    Cfg = riarc_bench_master:config(P, self(), undefined, undefined),
+    Master = spawn(riarc_bench_master, start, [Cfg]),
+    receive {riarc_bench_master, Master, #{ack_errors := 0}} -> ok end.
 
-%% @doc Runs a shape under a set-up, once, in this VM.
--spec run(shape(), [pos_integer()], setup()) -> {ok, map()} | {error, {?MODULE, error_reason()}}.
-run(Shape, Args, Setup) ->
-    MFA = {?MODULE, Shape, Args},
-    {ok, Mod} = riarc_shml:load_file(?PROP),
-    Sampler = sampler(),
-    T0 = erlang:monotonic_time(microsecond),
-    Res = setup(Setup, MFA, Mod),
-    Ms = (erlang:monotonic_time(microsecond) - T0) / 1000,
-    Peak = stop_sampler(Sampler),
-    case Res of
-        {ok, Extra} -> {ok, Extra#{ms => Ms, peak_mb => Peak / 1048576}};
-        {error, Reason} -> {error, {?MODULE, {run, Setup, Reason}}}
+%%% The property without its trace patterns
+
+%% @doc The Spec of examples/props/no_error.prop, compiled on first use: with
+%% `--monitors riarc_bench_shapes', riarc traces every message the property's trace flags
+%% name (this module has no trace_patterns/0), for comparison with `--props'.
+-spec spec(riarc_event:mfa_args()) -> {ok, riarc_monitor:monitor()} | undefined.
+spec(MFA) -> (property()):spec(MFA).
+
+%% @doc The property's trace flags.
+-spec trace_flags() -> [send | recv].
+trace_flags() -> (property()):trace_flags().
+
+%% riarc asks for trace_flags/0 before the run starts, so the module is loaded once,
+%% before any tracer asks spec/1.
+property() ->
+    Mod = riarc_shml:module_name(?PROP),
+    case erlang:function_exported(Mod, spec, 1) of
+        true -> Mod;
+        false -> {ok, Mod} = riarc_shml:load_file(?PROP), Mod
     end.
-
-setup(baseline, MFA, _Mod) ->
-    plain(baseline, MFA);
-setup(tracing, MFA, _Mod) ->
-    plain(tracing, MFA);
-setup(riarc, MFA, Mod) ->
-    monitored(riarc:run(MFA, Mod, #{invariants => false}));
-setup(riarc_all, MFA, Mod) ->
-    monitored(riarc:run(MFA, Mod, #{invariants => false, trace_patterns => #{}}));
-setup(centralised, MFA, Mod) ->
-    monitored(riarc_central:run(MFA, Mod, #{})).
-
-%% The load driver's own baseline and VM-tracing set-ups (every event: `events => all').
-plain(Name, MFA) ->
-    #{run := Run} = riarc_bench_run:setup(Name),
-    case Run(MFA, #{events => all}) of
-        {ok, _} -> {ok, #{events => 0, verdicts_ok => true}};
-        {error, _} = E -> E
-    end.
-
-monitored({ok, #{verdicts := Vs, events := Events}}) ->
-    {ok, #{events => Events,
-           verdicts_ok => Vs =/= [] andalso lists:all(fun(#{verdict := V}) -> V =:= accept end, Vs)}};
-monitored({error, _} = E) -> E.
-
-%% Peak memory of the node, sampled every 2 ms.
-sampler() ->
-    spawn_opt(fun() -> sample(erlang:memory(total)) end, [{priority, high}]).
-
-sample(Peak) ->
-    receive {stop, From} -> From ! {peak, self(), Peak}
-    after 2 -> sample(max(Peak, erlang:memory(total)))
-    end.
-
-stop_sampler(S) ->
-    S ! {stop, self()},
-    receive {peak, S, Peak} -> max(Peak, erlang:memory(total)) end.
-
-%% @doc One run in a fresh VM: `[Shape, Setup, A, B]'; prints
-%% `shape,setup,a,b,ms,peak_mb,events,verdicts_ok' and halts (status 0, or 1 on error).
--spec main([string()]) -> no_return().
-main([Shape, Setup, A, B]) ->
-    try {list_to_existing_atom(Shape), list_to_existing_atom(Setup),
-         list_to_integer(A), list_to_integer(B)} of
-        {Sh, Su, IA, IB} ->
-            case lists:member(Sh, shapes()) andalso lists:member(Su, setups()) of
-                true -> preload(), report(Sh, Su, IA, IB, run(Sh, [IA, IB], Su));
-                false -> fail({bad_args, [Shape, Setup, A, B]})
-            end
-    catch error:badarg -> fail({bad_args, [Shape, Setup, A, B]})
-    end;
-main(Args) ->
-    fail({bad_args, Args}).
-
-%% A fresh VM loads code on first call: riarc's modules are loaded before the clock starts,
-%% so that a run measures monitoring, not code loading.
-preload() ->
-    _ = [code:ensure_loaded(list_to_atom(filename:basename(F, ".beam")))
-         || App <- [riarc, riarc_shml, riarc_bench],
-            F <- filelib:wildcard(filename:join(code:lib_dir(App, ebin), "*.beam"))],
-    ok.
-
-report(Sh, Su, A, B, {ok, #{ms := Ms, peak_mb := Mb, events := E, verdicts_ok := Ok}}) ->
-    io:format("~s,~s,~b,~b,~.2f,~.1f,~b,~s~n", [Sh, Su, A, B, Ms, Mb, E, Ok]),
-    halt(0);
-report(_, _, _, _, {error, {?MODULE, R}}) ->
-    fail(R).
-
-fail(R) ->
-    io:format(standard_error, "~ts~n", [format_error(R)]),
-    halt(1).
-
-%% @doc A sentence for an error of this module.
--spec format_error(error_reason()) -> string().
-format_error({bad_args, Args}) ->
-    lists:flatten(io_lib:format("usage: SHAPE SETUP A B (shapes ~p, set-ups ~p), not ~p",
-                                [shapes(), setups(), Args]));
-format_error({run, Setup, Reason}) ->
-    lists:flatten(io_lib:format("the ~s run failed: ~ts", [Setup, riarc:format_error(Reason)])).
