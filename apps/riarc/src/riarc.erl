@@ -130,9 +130,9 @@ attach(_Target, _Spec, Opts) ->
 
 attach_backend(#{backend := evm}, {Events, Patterns}) ->
     fun(Session) -> riarc_backend_evm:new(Events, Patterns, Session) end;
-attach_backend(#{backend := B}, Trace) when B =:= route; B =:= auto ->
+attach_backend(#{backend := B}, {Events, Patterns} = Trace) when B =:= route; B =:= auto ->
     case B =:= route orelse riarc_route:available() of
-        true -> fun(Session) -> riarc_backend_route:new(element(1, Trace), element(2, Trace), Session) end;
+        true -> fun(Session) -> riarc_backend_route:new(Events, Patterns, Session) end;
         false -> attach_backend(#{backend => evm}, Trace)
     end.
 
