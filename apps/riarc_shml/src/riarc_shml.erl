@@ -167,8 +167,8 @@ load(Clauses, Mod, File) ->
 -spec warnings(file:filename()) -> {ok, [string()]} | {error, reason()}.
 warnings(File) ->
     with_clauses(parse_file(File), fun(Clauses) ->
-        {ok, [format_error({warning, File, Loc, Msg})
-              || {Loc, Msg} <- riarc_shml_compile:warnings(Clauses)]}
+        {ok, [riarc_shml_compile:format_warning(File, W)
+              || W <- riarc_shml_compile:warnings(Clauses)]}
     end).
 
 %% @doc The `with' clauses of a compiled property module that matched none of the
@@ -202,15 +202,10 @@ is_word_char(C) ->
         orelse (C >= $0 andalso C =< $9) orelse C =:= $_.
 
 %% @doc The sentence for an error: `FILE:LINE:COLUMN: message' for errors in a file.
--spec format_error(reason() | {warning, file:filename(), loc(), string()}
-                   | {place, file:filename(), loc()}) -> string().
+-spec format_error(reason()) -> string().
 format_error({Kind, File, {Line, Col}, Msg}) when Kind =:= lexical; Kind =:= syntax;
                                                   Kind =:= semantic ->
     flat("~ts:~b:~b: ~ts", [File, Line, Col, Msg]);
-format_error({warning, File, {Line, Col}, Msg}) ->
-    flat("~ts:~b:~b: warning: ~ts", [File, Line, Col, Msg]);
-format_error({place, File, {Line, Col}}) ->
-    flat("~ts:~b:~b", [File, Line, Col]);
 format_error({file, File, not_utf8}) ->
     flat("~ts: the file is not UTF-8 text", [File]);
 format_error({file, File, Posix}) ->

@@ -19,7 +19,7 @@
 %% '''
 -module(riarc_shml_compile).
 
--export([check/1, warnings/1, forms/3, binary/3, kinds/1]).
+-export([check/1, warnings/1, format_warning/2, forms/3, binary/3, kinds/1]).
 
 -define(A0, erl_anno:new(1)).
 
@@ -154,7 +154,7 @@ clause_warnings({clause, _, Target, Formula} = C) ->
                          #{}, all_vars(C)),
     Calls = [{with, Target} | [{action, Call} || {act, _, K, [_, _, Call], _} <- subterms(Formula),
                                                  K =:= spawn orelse K =:= init]],
-    [{A, module_variable_warning(V, Where, F, length(Args))}
+    [{loc(A), module_variable_warning(V, Where, F, length(Args))}
      || {Where, {call, _, {var, A, V}, F, Args}} <- Calls, V =/= '_', maps:get(V, Counts) =:= 1].
 
 module_variable_warning(V, Where, F, Arity) ->
@@ -164,6 +164,11 @@ module_variable_warning(V, Where, F, Arity) ->
     flat("~ts in ~ts is a variable: it matches every module's ~ts/~b. To name the Elixir "
          "module ~ts write '~ts':~ts(~ts) (an Erlang module named ~ts: '~ts':~ts(~ts))",
          [V, What, Fun, Arity, V, elixir_name(V), Fun, Args, V, V, Fun, Args]).
+
+%% @doc A warning as one sentence: `FILE:LINE:COLUMN: warning: ...'.
+-spec format_warning(file:filename(), {riarc_shml:loc(), string()}) -> string().
+format_warning(File, {{Line, Col}, Msg}) ->
+    flat("~ts:~b:~b: warning: ~ts", [File, Line, Col, Msg]).
 
 %% Elixir's modules are atoms 'Elixir.Name'.
 elixir_name(V) ->
@@ -191,19 +196,10 @@ pattern_vars(Pats) -> names(Pats).
 
 %%% Event kinds
 
-%% @doc The message event kinds (send, recv) a formula mentions. A timeout action counts
-%% as recv: receive timeouts are traced with receives.
+%% @doc The message event kinds (send, recv) a formula mentions (see
+%% riarc_shml_patterns:kinds/1).
 -spec kinds(tuple()) -> [send | recv].
-kinds({clause, _, _, F}) -> kinds(F);
-kinds({max, _, _, F}) -> kinds(F);
-kinds({'and', _, Fs}) -> lists:usort(lists:append([kinds(F) || F <- Fs]));
-kinds({nec, _, {act, _, Kind, _, _}, F}) -> lists:usort(message_kind(Kind) ++ kinds(F));
-kinds(_) -> [].
-
-message_kind(send) -> [send];
-message_kind(recv) -> [recv];
-message_kind(timeout) -> [recv];
-message_kind(_) -> [].
+kinds(F) -> riarc_shml_patterns:kinds(F).
 
 %%% Code generation
 
@@ -229,8 +225,8 @@ forms(Clauses, Mod, File) ->
      {function, A, clauses, 0, [{clause, A, [], [], [erl_parse:abstract(clause_list(Indexed, File))]}]},
      {function, A, clauses, 1, [{clause, A, [{var, A, 'MFA'}], [], [matching(Indexed)]}]},
      {function, A, warnings, 0,
-      [{clause, A, [], [], [erl_parse:abstract([riarc_shml:format_error({warning, File, Loc, Msg})
-                                                || {Loc, Msg} <- warnings(Clauses)])]}]},
+      [{clause, A, [], [], [erl_parse:abstract([format_warning(File, W)
+                                                || W <- warnings(Clauses)])]}]},
      {function, A, spec, 1, SpecClauses ++ [{clause, A, [Any], [], [{atom, A, undefined}]}]},
      {function, A, trace_flags, 0, [{clause, A, [], [], [erl_parse:abstract(Flags)]}]},
      {function, A, trace_patterns, 0,
@@ -242,8 +238,8 @@ forms(Clauses, Mod, File) ->
 
 %% `clauses/0': each `with' clause's number, place and pattern, as text.
 clause_list(Indexed, File) ->
-    [{I, riarc_shml:format_error({place, File, Loc}), with_text(T)}
-     || {I, {clause, Loc, T, _}} <- Indexed].
+    [{I, flat("~ts:~b:~b", [File, L, C]), with_text(T)}
+     || {I, {clause, Loc, T, _}} <- Indexed, {L, C} <- [loc(Loc)]].
 
 with_text({call, A, M, F, Args}) ->
     lists:flatten(erl_pp:expr({call, A, {remote, A, M, F}, Args})).

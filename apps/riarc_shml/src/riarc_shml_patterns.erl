@@ -33,7 +33,7 @@
 %% '''
 -module(riarc_shml_patterns).
 
--export([clause/1, module/1, keeps/2]).
+-export([clause/1, module/1, keeps/2, kinds/1]).
 -export_type([pattern/0]).
 
 %% A kind's pattern: every message (`true'), none (`false'), or the messages a match
@@ -45,7 +45,7 @@
 %% it does not mention: its monitor sees no event of that kind).
 -spec clause(riarc_shml:clause()) -> #{kind() => pattern()}.
 clause({clause, _, {call, _, _M, _F, Args}, Formula} = C) ->
-    Kinds = riarc_shml_compile:kinds(C),
+    Kinds = kinds(C),
     {Numbered, {_, Necs}} = number(Formula, names(Args), #{}, {0, #{}}),
     Reached = reached(Numbered, Necs),
     maps:from_list([{K, case lists:member(K, Kinds) of
@@ -81,6 +81,23 @@ union(Ps) ->
                 Clauses -> Clauses
             end
     end.
+
+%%% Event kinds
+
+%% @doc The message event kinds (send, recv) a formula mentions: a clause's monitor sees
+%% no event of the other kind. A timeout action counts as recv: receive timeouts are
+%% traced with receives.
+-spec kinds(tuple()) -> [send | recv].
+kinds({clause, _, _, F}) -> kinds(F);
+kinds({max, _, _, F}) -> kinds(F);
+kinds({'and', _, Fs}) -> lists:usort(lists:append([kinds(F) || F <- Fs]));
+kinds({nec, _, {act, _, Kind, _, _}, F}) -> lists:usort(message_kind(Kind) ++ kinds(F));
+kinds(_) -> [].
+
+message_kind(send) -> [send];
+message_kind(recv) -> [recv];
+message_kind(timeout) -> [recv];
+message_kind(_) -> [].
 
 %%% Necessities, numbered
 
