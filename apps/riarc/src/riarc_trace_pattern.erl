@@ -28,7 +28,7 @@
 %% '''
 -module(riarc_trace_pattern).
 
--export([hold/3, release/1, installed/0, valid/1]).
+-export([hold/3, release/1, installed/0, valid/1, union/1]).
 -export_type([pattern/0, patterns/0]).
 
 %% Every message of the kind (`true'), none (`false'), or those a match specification
@@ -88,8 +88,8 @@ change_locked(Fun) ->
     Saved = case {map_size(Hs), Saved0} of
                 {0, none} -> none;
                 {0, _} -> install(Saved0), none;
-                {_, none} -> S = installed(), install(union(Hs)), S;
-                {_, _} -> install(union(Hs)), Saved0
+                {_, none} -> S = installed(), install(held(Hs)), S;
+                {_, _} -> install(held(Hs)), Saved0
             end,
     New = #{holders => Hs, saved => Saved},
     case New =:= #{holders => Hs0, saved => Saved0} of
@@ -101,12 +101,15 @@ change_locked(Fun) ->
 alive(undefined) -> true;
 alive(Pid) when is_pid(Pid) -> is_process_alive(Pid).
 
-union(Hs) ->
+%% What the VM gets: the union of every holder's patterns.
+held(Hs) ->
     Held = [P || {_, P} <- maps:values(Hs)],
-    #{send => union_kind([maps:get(send, P, true) || P <- Held]),
-      'receive' => riarc_route:receive_pattern(union_kind([maps:get('receive', P, true) || P <- Held]))}.
+    #{send => union([maps:get(send, P, true) || P <- Held]),
+      'receive' => riarc_route:receive_pattern(union([maps:get('receive', P, true) || P <- Held]))}.
 
-union_kind(Ps) ->
+%% @doc The pattern that keeps what any of Ps keeps.
+-spec union([pattern()]) -> pattern().
+union(Ps) ->
     case lists:member(true, Ps) of
         true -> true;
         false ->

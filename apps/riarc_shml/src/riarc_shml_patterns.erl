@@ -38,7 +38,7 @@
 
 %% A kind's pattern: every message (`true'), none (`false'), or the messages a match
 %% specification list matches.
--type pattern() :: true | false | [{list(), list(), list()}].
+-type pattern() :: riarc_trace_pattern:pattern().
 -type kind() :: send | recv.
 
 %% @doc The patterns of one clause, for the message kinds it mentions (`false' for a kind
@@ -58,8 +58,8 @@ clause({clause, _, {call, _, _M, _F, Args}, Formula} = C) ->
 -spec module([riarc_shml:clause()]) -> #{send | 'receive' => pattern()}.
 module(Clauses) ->
     Per = [clause(C) || C <- Clauses],
-    #{send => union([maps:get(send, P) || P <- Per]),
-      'receive' => union([maps:get(recv, P) || P <- Per])}.
+    #{send => riarc_trace_pattern:union([maps:get(send, P) || P <- Per]),
+      'receive' => riarc_trace_pattern:union([maps:get(recv, P) || P <- Per])}.
 
 %% @doc Whether a pattern keeps a message: Input is `[Receiver, Msg]' for send and
 %% `[Node, Sender, Msg]' for 'receive', as the VM matches them.
@@ -70,16 +70,6 @@ keeps(MS, Input) ->
     case erlang:match_spec_test(Input, MS, trace) of
         {ok, false, _, _} -> false;
         {ok, _, _, _} -> true
-    end.
-
-union(Ps) ->
-    case lists:member(true, Ps) of
-        true -> true;
-        false ->
-            case lists:usort(lists:append([P || P <- Ps, is_list(P)])) of
-                [] -> false;
-                Clauses -> Clauses
-            end
     end.
 
 %%% Event kinds
@@ -203,7 +193,7 @@ pattern(K, Necs, Conts) ->
         true ->
             Keep = [keep(K, maps:get(N, Necs)) || N <- Pending, not lists:member(N, Loops),
                                                    kind_of(maps:get(N, Necs)) =:= K],
-            union(Keep)
+            riarc_trace_pattern:union(Keep)
     end.
 
 kind_of(#{act := {act, _, send, _, _}}) -> send;
