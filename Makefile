@@ -3,7 +3,7 @@
 REBAR ?= rebar3
 export ERL_FLAGS ?=
 
-.PHONY: all toolchain build test eunit ct layout check xref dialyzer demo bench bench-top bench-takeover bench-replay bench-quick report-check verify clean
+.PHONY: all toolchain build test eunit ct layout check xref dialyzer demo bench bench-top bench-takeover bench-shapes bench-replay bench-quick report-check verify clean
 
 all: build
 
@@ -70,6 +70,12 @@ bench-top: build
 # the VM's tracing floor, instrumentation alone, 5 interleaved repetitions (~15 minutes).
 bench-takeover: build
 	@scripts/bench-takeover
+
+# What monitoring costs on systems of different shapes (flat, chains, wide trees,
+# ping-pong, the load driver) with "no process receives {error, _}": baseline, the VM's
+# tracing, riarc and centralised, fresh VMs, interleaved; docs/evaluation.md has a run.
+bench-shapes: build
+	@scripts/bench-shapes
 
 # Record & replay (docs/replay.md): Savina-style programs unrecorded, recorded with each
 # strategy and replayed, 5 runs each; writes bench-results/replay.md.

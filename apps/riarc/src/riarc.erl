@@ -24,6 +24,11 @@
 %% <li>`events' (default: what a Spec module's `trace_flags/0' says, as a compiled
 %%     property file's does; else `[send, recv]'): the message events to trace; spawn and
 %%     exit are always traced, since the instrumentation needs them itself;</li>
+%% <li>`trace_patterns' (default: what a Spec module's `trace_patterns/0' says, as a
+%%     compiled property file's does; else every message): which sent and received
+%%     messages the VM traces at all, as `#{send => P, \'receive\' => P}' with P `true',
+%%     `false' or a match specification (see riarc_trace_pattern). Node-global while the
+%%     session runs: the VM traces the union of what the live sessions ask for;</li>
 %% <li>`invariants' (default true): check invariants I1-I22 and report violations;</li>
 %% <li>`log' (default false): also log verdicts through OTP logger;</li>
 %% <li>`backend' (`auto', `route' or `evm', default auto): how tracers take processes
@@ -66,6 +71,7 @@
 %% it grows), or every process of a running application.
 -type target() :: pid() | atom() | {supervisor, pid() | atom()} | {application, atom()}.
 -type opts() :: #{timeout => timeout(), events => [send | recv], invariants => boolean(),
+                  trace_patterns => riarc_trace_pattern:patterns(),
                   log => boolean(), perturb => undefined | pos_integer(),
                   backend => auto | route | evm, explain => non_neg_integer(),
                   limits => #{max_queue => pos_integer(), max_tracers => pos_integer(),
@@ -76,7 +82,7 @@
 
 %% The API's defaults: a run lasts as long as the system does (the command line sets its
 %% own timeout), and verdicts are returned rather than logged unless asked for.
--define(DEFAULTS, #{timeout => infinity, events => [send, recv], invariants => true,
+-define(DEFAULTS, #{timeout => infinity, events => [send, recv], trace_patterns => #{}, invariants => true,
                     log => false, perturb => undefined, backend => auto, explain => 8}).
 
 %% @doc Runs {M, F, Args} as the root of a system under instrumentation and returns once
@@ -96,9 +102,9 @@ run(MFA, Spec, Opts) ->
 start(MFA, Spec, Opts) ->
     case validate(MFA, Spec, Opts) of
         {ok, Full = #{events := Events}} ->
-            {Root, Backend} = backend(maps:get(backend, Full), MFA, Events),
+            {Root, Backend} = backend(maps:get(backend, Full), MFA, {Events, maps:get(trace_patterns, Full)}),
             Roots = [{Root, MFA, {init, Root, self(), MFA}}],
-            SOpts = maps:without([timeout, events], Full#{backend => Backend}),
+            SOpts = maps:without([timeout, events, trace_patterns], Full#{backend => Backend}),
             case session(riarc_session:start(self(), Roots, Spec, SOpts)) of
                 {ok, Session} -> {ok, Session};
                 {error, Reason} ->
@@ -129,18 +135,19 @@ attach(Target, Spec, Opts) when is_map(Opts) ->
             Roots = [{P, MFA, {attached, P, MFA}} || P <- Pids,
                                                      MFA <- [riarc_lambda:running_mfa(P)],
                                                      MFA =/= undefined],
-            SOpts = maps:without([timeout, events], Full#{backend => attach_backend(Full, Events)}),
+            SOpts = maps:without([timeout, events, trace_patterns],
+                                 Full#{backend => attach_backend(Full, {Events, maps:get(trace_patterns, Full)})}),
             session(riarc_session:start(self(), Roots, Spec, SOpts))
     end;
 attach(_Target, _Spec, Opts) ->
     {error, {?MODULE, {bad_opts, Opts}}}.
 
-attach_backend(#{backend := evm}, Events) ->
-    riarc_backend:new(riarc_backend_evm, riarc_backend_evm:config(Events));
-attach_backend(#{backend := B}, Events) when B =:= route; B =:= auto ->
+attach_backend(#{backend := evm}, {Events, Patterns}) ->
+    fun(Session) -> riarc_backend_evm:new(Events, Patterns, Session) end;
+attach_backend(#{backend := B}, {Events, Patterns} = Trace) when B =:= route; B =:= auto ->
     case B =:= route orelse riarc_route:available() of
-        true -> fun(Session) -> riarc_backend_route:new(Events, Session) end;
-        false -> attach_backend(#{backend => evm}, Events)
+        true -> fun(Session) -> riarc_backend_route:new(Events, Patterns, Session) end;
+        false -> attach_backend(#{backend => evm}, Trace)
     end.
 
 %% The processes of a target, alive now; riarc's own are never among them.
@@ -192,14 +199,14 @@ session({error, _} = E) ->
 %% The routing table (riarc_backend_route) when its NIF is loaded: its takeover makes a
 %% cut that loses nothing under any load. The process tracers' backend (riarc_backend_evm)
 %% otherwise, or when asked for.
-backend(auto, MFA, Events) ->
-    backend(case riarc_route:available() of true -> route; false -> evm end, MFA, Events);
-backend(route, MFA, Events) ->
+backend(auto, MFA, Trace) ->
+    backend(case riarc_route:available() of true -> route; false -> evm end, MFA, Trace);
+backend(route, MFA, {Events, Patterns}) ->
     {riarc_backend_route:spawn_paused(MFA),
-     fun(Session) -> riarc_backend_route:new(Events, Session) end};
-backend(evm, MFA, Events) ->
+     fun(Session) -> riarc_backend_route:new(Events, Patterns, Session) end};
+backend(evm, MFA, {Events, Patterns}) ->
     {riarc_backend_evm:spawn_paused(MFA),
-     riarc_backend:new(riarc_backend_evm, riarc_backend_evm:config(Events))}.
+     fun(Session) -> riarc_backend_evm:new(Events, Patterns, Session) end}.
 
 %% @doc The verdicts reached so far by a session started with start/3.
 -spec verdicts(pid()) -> [verdict_entry()].
@@ -229,13 +236,13 @@ validate(MFA, _Spec, Opts) when is_map(Opts) -> {error, {?MODULE, {bad_mfa, MFA}
 validate(_MFA, _Spec, Opts) -> {error, {?MODULE, {bad_opts, Opts}}}.
 
 %% A Spec module that knows which message events its monitors can need (a compiled
-%% property file exports trace_flags/0) sets the default of `events'.
+%% property file exports trace_flags/0 and trace_patterns/0) sets the defaults of
+%% `events' and `trace_patterns'.
 spec_defaults(Spec) when is_atom(Spec) ->
     _ = code:ensure_loaded(Spec),
-    case erlang:function_exported(Spec, trace_flags, 0) of
-        true -> #{events => Spec:trace_flags()};
-        false -> #{}
-    end;
+    maps:from_list([{Opt, Spec:Fun()} || {Opt, Fun} <- [{events, trace_flags},
+                                                          {trace_patterns, trace_patterns}],
+                                         erlang:function_exported(Spec, Fun, 0)]);
 spec_defaults(_) ->
     #{}.
 
@@ -249,6 +256,7 @@ valid_opts(Opts) ->
 valid_opt(timeout, infinity) -> true;
 valid_opt(timeout, T) -> is_integer(T) andalso T >= 0;
 valid_opt(events, Es) -> is_list(Es) andalso lists:all(fun(E) -> E =:= send orelse E =:= recv end, Es);
+valid_opt(trace_patterns, P) -> riarc_trace_pattern:valid(P);
 valid_opt(invariants, B) -> is_boolean(B);
 valid_opt(log, B) -> is_boolean(B);
 valid_opt(backend, B) -> lists:member(B, [auto, route, evm]);

@@ -16,21 +16,35 @@
 -module(riarc_backend_evm).
 -behaviour(riarc_backend).
 
--export([config/1, flags/1, spawn_paused/1, launch/3, trace/3, preempt/3, clear/3, event/2,
-         format_error/1]).
+-export([config/1, flags/1, new/3, close/1, spawn_paused/1, launch/3, trace/3, preempt/3,
+         clear/3, event/2, format_error/1]).
 %% Spawned entry point.
 -export([paused_root/1]).
 -export_type([config/0, error_reason/0]).
 
 -type error_reason() :: {already_traced, pid(), term()} | {noproc, pid()}.
 
--opaque config() :: #{flags := [atom()]}.
+-opaque config() :: #{flags := [atom()], patterns => reference()}.
 
 %% @doc A configuration tracing spawn and exit always, and the message events asked for.
 -spec config([send | recv]) -> config().
 config(Events) ->
     Extra = [send || lists:member(send, Events)] ++ ['receive' || lists:member(recv, Events)],
     #{flags => [procs, set_on_spawn | Extra]}.
+
+%% @doc The backend of a session: config/1, tracing only the sent and received messages
+%% Patterns keep (see riarc_trace_pattern; node-global, held until close/1 or until
+%% Session ends).
+-spec new([send | recv], riarc_trace_pattern:patterns(), pid()) -> {ok, riarc_backend:t()}.
+new(Events, Patterns, Session) ->
+    Key = make_ref(),
+    ok = riarc_trace_pattern:hold(Key, Session, Patterns),
+    {ok, riarc_backend:new(?MODULE, (config(Events))#{patterns => Key})}.
+
+%% @doc The session is over: its message patterns are let go.
+-spec close(config()) -> ok.
+close(#{patterns := Key}) -> riarc_trace_pattern:release(Key);
+close(#{}) -> ok.
 
 %% @doc The trace flags the configuration sets on a traced process.
 -spec flags(config()) -> [atom()].
@@ -157,6 +171,9 @@ await_delivered(S) ->
 -spec event(config(), term()) -> {ok, riarc_event:event()} | skip | no.
 event(_, {trace, P, send, Msg, To}) -> {ok, {send, P, To, Msg}};
 event(_, {trace, P, 'receive', Msg}) -> {ok, {recv, P, Msg}};
+%% A receive timeout, marked by riarc's receive pattern (riarc_route:receive_pattern/1,
+%% installed by riarc_trace_pattern): the mark comes as a fifth element.
+event(_, {trace, P, 'receive', timeout, clock_service}) -> {ok, {timeout, P}};
 event(_, {trace, P, spawn, C, MFA}) -> {ok, {spawn, P, C, riarc_lambda:logical_mfa(MFA)}};
 event(_, {trace, C, spawned, P, MFA}) -> {ok, {init, C, P, riarc_lambda:logical_mfa(MFA)}};
 event(_, {trace, P, exit, Reason}) -> {ok, {exit, P, Reason}};

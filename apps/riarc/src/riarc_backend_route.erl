@@ -23,31 +23,47 @@
 -module(riarc_backend_route).
 -behaviour(riarc_backend).
 
--export([new/2, spawn_paused/1, launch/3, trace/3, preempt/3, clear/3, event/2,
+-export([new/2, new/3, spawn_paused/1, launch/3, trace/3, preempt/3, clear/3, event/2,
          init_from_spawn/1, close/1, format_error/1]).
 %% Spawned entry point.
 -export([paused_root/1]).
 -export_type([config/0, error_reason/0]).
 
 %% seal: the secret every event of the table carries (riarc_route:new/2); a config
-%% without one (the model checker's) takes events unsealed.
+%% without one (the model checker's) takes events unsealed. patterns: the hold on the
+%% node-global message patterns this session installed (riarc_trace_pattern).
 -opaque config() :: #{table := riarc_route:table() | undefined, flags := [atom()],
-                      seal => pos_integer()}.
+                      seal => pos_integer(), patterns => reference()}.
 -type error_reason() :: riarc_route:error_reason().
 
 %% @doc A backend tracing spawn and exit always and the message events asked for, over a
 %% new routing table whose events of unknown processes go to DefaultOwner.
 -spec new([send | recv], pid()) -> {ok, riarc_backend:t()} | {error, {riarc_route, error_reason()}}.
 new(Events, DefaultOwner) ->
+    new(Events, #{}, DefaultOwner).
+
+%% @doc As new/2, tracing only the sent and received messages Patterns keep (see
+%% riarc_trace_pattern; node-global, held until close/1).
+-spec new([send | recv], riarc_trace_pattern:patterns(), pid()) ->
+    {ok, riarc_backend:t()} | {error, {riarc_route, error_reason()}}.
+new(Events, Patterns, DefaultOwner) ->
     %% Trust boundary: the session's secret, never given to the system.
     {Seal, _} = rand:uniform_s(1 bsl 56 - 1, rand:seed_s(exsss)),
     case riarc_route:new(DefaultOwner, #{seal => Seal}) of
         {ok, Table} ->
             Flags = [procs | [send || lists:member(send, Events)]
                      ++ ['receive' || lists:member(recv, Events)]],
-            {ok, riarc_backend:new(?MODULE, #{table => Table, flags => Flags, seal => Seal})};
+            {ok, riarc_backend:new(?MODULE, #{table => Table, flags => Flags, seal => Seal,
+                                              patterns => hold_patterns(Patterns, DefaultOwner)})};
         {error, Reason} -> {error, {riarc_route, Reason}}
     end.
+
+%% The session's message patterns, held for as long as the session (DefaultOwner) lives
+%% or until close/1; after riarc_route:new/1, which sets the receive pattern of its own.
+hold_patterns(Patterns, Session) ->
+    Key = make_ref(),
+    ok = riarc_trace_pattern:hold(Key, Session, Patterns),
+    Key.
 
 %% @doc Alg. 6 START: spawns the system's root process, paused until its tracer launches it.
 -spec spawn_paused({module(), atom(), list()}) -> pid().
@@ -101,12 +117,12 @@ init_from_spawn(_) -> true.
 
 %% @doc The session is over: the table stops sending, and every process still carrying
 %% it as its tracer is untraced (a process the tracers did not clear: the session ended
-%% abruptly, or detached everything at once on overload).
+%% abruptly, or detached everything at once on overload); its message patterns are let go.
 -spec close(config()) -> ok.
-close(#{table := Table}) ->
+close(#{table := Table, patterns := Key}) ->
     ok = riarc_route:stop(Table),
     _ = [riarc_route:clear(Table, P) || P <- erlang:processes(), traced_by(P, Table)],
-    ok.
+    riarc_trace_pattern:release(Key).
 
 %% OTP 25's spec of erlang:trace_info/2 leaves out tracer modules (`{Module, State}'),
 %% which the VM does return: called through apply/3 so that the answer is taken as it

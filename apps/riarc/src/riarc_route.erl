@@ -38,7 +38,7 @@
 %% An erl_tracer module (enabled/3 and trace/5 below). No -behaviour(erl_tracer): OTP 25's
 %% erl_tracer declares no callbacks, so the attribute would only warn.
 
--export([available/0, new/1, new/2, install_receive_pattern/0, trace/4, switch/3,
+-export([available/0, new/1, new/2, install_receive_pattern/0, receive_pattern/1, trace/4, switch/3,
          clear/2, stop/1, stats/1, format_error/1]).
 %% erl_tracer callbacks (NIFs).
 -export([enabled/3, trace/5]).
@@ -69,9 +69,9 @@
 %% sender alone cannot tell a timeout from a port's message; the node can. Only clock
 %% messages get a match_spec_result (clock_service); every other receive is traced with
 %% none, which keeps the callback's Opts map small.
--define(RECEIVE_PATTERN, [{['$1', '_', '_'], [{'=:=', '$1', clock_service}],
-                           [{message, clock_service}]},
-                          {'_', [], []}]).
+-define(CLOCK_CLAUSE, {['$1', '_', '_'], [{'=:=', '$1', clock_service}],
+                       [{message, clock_service}]}).
+-define(RECEIVE_PATTERN, [?CLOCK_CLAUSE, {'_', [], []}]).
 
 init() ->
     Dir = case code:priv_dir(riarc) of
@@ -122,6 +122,14 @@ install_receive_pattern() ->
     %% Through apply/3: OTP 25's spec of trace_pattern/3 lacks 'receive' (see above).
     _ = apply(erlang, trace_pattern, ['receive', ?RECEIVE_PATTERN, []]),
     ok.
+
+%% @doc The receive pattern for the messages a session keeps (riarc_trace_pattern): every
+%% message (`true'), none (`false'), or those the given match specification clauses
+%% match; receive timeouts always, marked as this module's callback needs them.
+-spec receive_pattern(true | false | [tuple()]) -> [tuple()].
+receive_pattern(true) -> ?RECEIVE_PATTERN;
+receive_pattern(false) -> [?CLOCK_CLAUSE];
+receive_pattern(Clauses) when is_list(Clauses) -> [?CLOCK_CLAUSE | Clauses].
 
 %% @doc Traces `Pid' with `Flags' (plus `set_on_spawn'), owned by `Owner'. Without `procs'
 %% in `Flags' an exit does not remove the entry: call `clear/2'.

@@ -226,7 +226,10 @@ run_one(Setup, {M, F, A}, Mons, Weave) ->
             %% wrapper invisible to the user's monitors.
             Root = {?MODULE, root, [Tab, M, F, A]},
             Spec = spec(UserSpec, Root, {M, F, A}),
-            Opts = #{timeout => infinity, events => Events, log => false, invariants => false},
+            %% The wrapper Spec is a fun: a property module's trace patterns (riarc's default
+            %% for a Spec module) are passed on explicitly.
+            Opts = #{timeout => infinity, events => Events, log => false, invariants => false,
+                     trace_patterns => trace_patterns(UserSpec)},
             Sampler = start_sampler(),
             T0 = erlang:monotonic_time(microsecond),
             Result = run_setup(Setup, Root, Spec, Opts, Weave),
@@ -239,6 +242,12 @@ run_one(Setup, {M, F, A}, Mons, Weave) ->
                 {error, Reason} -> {error, {?MODULE, Reason}}
             end;
         {error, Reason} -> {error, {?MODULE, Reason}}
+    end.
+
+trace_patterns(Mod) ->
+    case erlang:function_exported(Mod, trace_patterns, 0) of
+        true -> Mod:trace_patterns();
+        false -> #{}
     end.
 
 load_monitors({module, Mod}) -> {ok, Mod, [send, recv]};

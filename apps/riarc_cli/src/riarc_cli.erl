@@ -127,7 +127,7 @@ run_command() ->
                   metavar => "ARGS", default => [], help => "its arguments, an Erlang list such as '[8, 20]'"},
                 #{name => "--timeout", key => timeout, type => {int, 0}, metavar => "MS",
                   default => 60000, help => "give up on the run after MS milliseconds"}]
-          ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags(),
+          ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()],
       one_of => [[monitors, props]]}.
 
 run_cmd(Args) ->
@@ -135,14 +135,15 @@ run_cmd(Args) ->
     riarc_cli_args:run(Cmd, Args, fun(O = #{module := M, function := F, args := A}) ->
         case riarc_cli_monitors:spec_of(O) of
             {ok, Spec, Opts} ->
-                report(riarc:run({M, F, A}, Spec, Opts#{timeout => maps:get(timeout, O), log => false}));
+                report(riarc:run({M, F, A}, Spec, Opts#{timeout => maps:get(timeout, O), log => false}),
+                       #{spec => Spec, strict => maps:get(strict, O)});
             {error, Reason} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason))
         end
     end).
 
-report({ok, R}) ->
-    riarc_cli_report:result(R, #{});
-report({error, Reason}) ->
+report({ok, R}, ReportOpts) ->
+    riarc_cli_report:result(R, ReportOpts);
+report({error, Reason}, _) ->
     fail(riarc:format_error(Reason)).
 
 fail(Msg) ->

@@ -27,7 +27,7 @@
 -module(riarc_cli_args).
 
 -export([parse/2, run/3, usage/1, usage_line/1, format_error/1, bad_input/2,
-         code_flags/0, add_code_paths/1, term_list/1]).
+         code_flags/0, strict_flag/0, add_code_paths/1, term_list/1]).
 
 -export_type([command/0, flag/0, positional/0, type/0, opts/0, reason/0]).
 
@@ -371,6 +371,13 @@ show(D) -> fmt("~tp", [D]).
 %% @doc The flags of every command that runs users' code: `-pa DIR' puts a directory of
 %% .beam files first on the code path, as `erl -pa' does; `--lib DIR' adds every
 %% `DIR/*/ebin', as ERL_LIBS does for a directory of applications.
+%% @doc `--strict': the commands that check a system against monitors (run, check) end
+%% with status 2 when they warned that the monitors matched nothing.
+-spec strict_flag() -> flag().
+strict_flag() ->
+    #{name => "--strict", key => strict, type => boolean, default => false,
+      help => "exit with status 2 when a property clause or the Spec monitored no process"}.
+
 -spec code_flags() -> [flag()].
 code_flags() ->
     [#{name => "-pa", key => pa, type => {check, fun dir/1}, metavar => "DIR", repeat => true,

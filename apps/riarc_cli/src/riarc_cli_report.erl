@@ -13,9 +13,53 @@
 -export([result/2, verdict_line/1]).
 
 %% @doc Prints a result; returns the exit status. Opts: `explain => false' leaves out
-%% the explanations, `indent => String' prefixes every line.
--spec result(riarc_result:t(), #{explain => boolean(), indent => string()}) -> 0 | 1 | 2.
-result(R = #{verdicts := Vs}, Opts) ->
+%% the explanations, `indent => String' prefixes every line, `spec => Spec' warns of
+%% monitors that matched nothing (and `strict => true' makes that status 2).
+-spec result(riarc_result:t(), #{explain => boolean(), indent => string(),
+                                 spec => riarc_lambda:spec(), strict => boolean()}) -> 0 | 1 | 2.
+result(R, Opts) ->
+    Status = result1(R, Opts),
+    Ws = spec_warnings(R, Opts),
+    _ = [io:format(standard_error, "~ts~n", [W]) || W <- Ws],
+    case {Ws, Opts} of
+        {[_ | _], #{strict := true}} -> 2;
+        _ -> Status
+    end.
+
+%% Monitors that matched nothing, as lines for standard error: a compiled property
+%% module's warnings (a variable for a module name, `FILE:LINE:COLUMN: warning: ...') and
+%% its `with' clauses that matched no process of this run; any Spec that gave no process
+%% a monitor.
+spec_warnings(#{verdicts := Vs} = R, #{spec := Spec}) when is_atom(Spec) ->
+    %% A compiled property file's module: it exports these three (riarc_shml_compile).
+    Property = lists:all(fun({F, A}) -> erlang:function_exported(Spec, F, A) end,
+                         [{warnings, 0}, {clauses, 1}, {trace_patterns, 0}]),
+    Static = case Property of
+                 true -> Spec:warnings();
+                 false -> []
+             end,
+    Unmatched = case {Vs, Property} of
+                    {[_ | _], true} ->
+                        [lists:flatten(io_lib:format("riarc: warning: ~ts: the clause `with ~ts' "
+                                                     "matched no process in this run", [Place, Text]))
+                         || {Place, Text} <- riarc_shml:unmatched(Spec, R)];
+                    _ -> []
+                end,
+    Static ++ Unmatched ++ none_monitored(Vs, Spec);
+spec_warnings(#{verdicts := Vs}, #{spec := Spec}) ->
+    none_monitored(Vs, Spec);
+spec_warnings(_, _) ->
+    [].
+
+none_monitored([], Spec) ->
+    [lists:flatten(io_lib:format("riarc: warning: no process was monitored: ~ts gave none of "
+                                 "the system's processes a monitor", [spec_name(Spec)]))];
+none_monitored(_, _) -> [].
+
+spec_name(Spec) when is_atom(Spec) -> atom_to_list(Spec);
+spec_name(_) -> "the Spec".
+
+result1(R = #{verdicts := Vs}, Opts) ->
     In = maps:get(indent, Opts, ""),
     _ = [begin
              io:format("~ts~ts~n", [In, verdict_line(V)]),

@@ -47,7 +47,7 @@ one verdict line (process, initial call, verdict) per "
                  #{name => "--wrap", key => wrap, type => string, metavar => "TAIL",
                    help => "FILE is the prefix of a dbg wrap set whose files end in TAIL"},
                  Timeout]
-           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags(),
+           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()],
        one_of => [[monitors, props]]},
      #{name => "record",
        summary => "record a run to a trace file",
@@ -99,15 +99,16 @@ check(Cmd, Opts = #{trace := File, timeout := T}) ->
                  #{} -> File
              end,
     case riarc_cli_monitors:spec_of(Opts) of
-        {ok, Spec, _RunOpts} -> checked(Source, riarc_offline:check(Source, Spec, #{timeout => T}));
+        {ok, Spec, _RunOpts} -> checked(Source, riarc_offline:check(Source, Spec, #{timeout => T}),
+                                        #{spec => Spec, strict => maps:get(strict, Opts)});
         {error, Reason} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason))
     end.
 
-checked(_Source, {error, Reason}) ->
+checked(_Source, {error, Reason}, _) ->
     fail(riarc:format_error(Reason));
-checked(Source, {ok, Result}) ->
+checked(Source, {ok, Result}, ReportOpts) ->
     warn_trace(Source, maps:get(trace, Result, #{})),
-    riarc_cli_report:result(Result, #{}).
+    riarc_cli_report:result(Result, ReportOpts).
 
 %% What the file did not give whole is said on stderr: the verdicts are about less.
 warn_trace(Source, Info) ->

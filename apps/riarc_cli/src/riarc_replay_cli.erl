@@ -156,8 +156,8 @@ with_monitors(BadInput, O, Fun) ->
                         #{props := File} -> with_props_on_path(File, fun() -> Fun(MOpts) end);
                         #{} -> Fun(MOpts)
                     end;
-                {error, Msg} ->
-                    BadInput(Msg)
+                {error, Reason} ->
+                    BadInput(riarc:format_error(Reason))
             end
     end.
 

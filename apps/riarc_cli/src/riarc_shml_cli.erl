@@ -1,5 +1,6 @@
-%% @doc `bin/riarc compile FILE [-o DIR]': compiles a property file to a .beam (default
-%% DIR: the current directory). Errors are printed as `FILE:LINE:COLUMN: message' on
+%% @doc `bin/riarc compile FILE [-o DIR] [--module NAME]': compiles a property file to a
+%% .beam (default DIR: the current directory; default NAME: riarc_props_ and the file's
+%% base name). Errors are printed as `FILE:LINE:COLUMN: message' on
 %% standard error with exit status 2; success exits 0.
 %% ```
 %% $ bin/riarc compile examples/props/pqr.prop -o /tmp
@@ -24,10 +25,14 @@
 commands() ->
     [#{name => "compile",
        summary => "compile a property file to a .beam",
-       description => "Compiles a property file to a .beam named riarc_props_NAME.beam, which "
-                  "`--monitors\nriarc_props_NAME' (with -pa DIR) then uses like any Spec module.",
+       description => "Compiles a property file to a .beam named riarc_props_NAME.beam (or "
+                  "--module's NAME.beam),\nwhich `--monitors MODULE' (with -pa DIR) then uses "
+                  "like any Spec module.",
        flags => [#{name => "--out", short => "-o", key => out, type => string, metavar => "DIR",
-                   default => ".", help => "where to write the .beam"}],
+                   default => ".", help => "where to write the .beam"},
+                 #{name => "--module", key => module, type => {check, fun module_name/1},
+                   metavar => "NAME",
+                   help => "the compiled module's name (default: riarc_props_ and the file's base name)"}],
        positionals => [#{key => file, metavar => "FILE", required => true,
                          help => "the property file (docs/properties.md)"}]}].
 
@@ -35,17 +40,35 @@ commands() ->
 -spec run([string()]) -> 0 | 2.
 run(Args) ->
     [Cmd] = commands(),
-    riarc_cli_args:run(Cmd, Args, fun(#{file := File, out := Dir}) ->
-        case riarc_shml:compile_file(File, Dir) of
+    riarc_cli_args:run(Cmd, Args, fun(Opts = #{file := File, out := Dir}) ->
+        case riarc_shml:compile_file(File, Dir, maps:with([module], Opts)) of
             {ok, Path} ->
-                Mod = riarc_shml:module_name(File),
+                Mod = filename:basename(Path, ".beam"),
                 io:format("~ts: module ~ts, traces ~ts~n", [Path, Mod, flags(File)]),
+                {ok, Warnings} = riarc_shml:warnings(File),
+                _ = [io:format(standard_error, "~ts~n", [W]) || W <- Warnings],
                 0;
             {error, Reason} ->
                 io:format(standard_error, "~ts~n", [riarc_shml:format_error(Reason)]),
                 2
         end
     end).
+
+%% A module name: an atom that can also be a file name (letters, digits, `_', `.', `@',
+%% starting with a letter), as `-pa DIR' and `--monitors NAME' find it.
+module_name([C | _] = Name) when (C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z) ->
+    Ok = lists:all(fun(Ch) -> (Ch >= $a andalso Ch =< $z) orelse (Ch >= $A andalso Ch =< $Z)
+                                  orelse (Ch >= $0 andalso Ch =< $9) orelse lists:member(Ch, "_.@")
+                   end, Name),
+    case Ok andalso length(Name) =< 255 of
+        true -> {ok, list_to_atom(Name)};
+        false -> module_name_error()
+    end;
+module_name(_) ->
+    module_name_error().
+
+module_name_error() ->
+    {error, "a module name: a letter, then letters, digits, _, . or @"}.
 
 %% The trace flags the compiled module asks for (the file was just compiled: it parses).
 flags(File) ->

@@ -29,6 +29,29 @@ files_test() ->
     ?assertEqual(2, riarc_shml_cli:run([File, "--bogus"])),
     ?assertEqual(2, riarc_shml_cli:run([File, "-o", filename:join(Dir, "no/such/dir")])).
 
+%% --module names the compiled module; a name of another module on the code path, or
+%% one that is no module name, is refused (status 2).
+module_option_test() ->
+    Dir = tmp_dir(),
+    File = filename:join(Dir, "named.prop"),
+    ok = file:write_file(File, with("[_ <- _, _:_()] [_ ? x] ff")),
+    ?assertEqual(0, riarc_shml_cli:run([File, "-o", Dir, "--module", "my_named_props"])),
+    Beam = filename:join(Dir, "my_named_props.beam"),
+    ?assert(filelib:is_regular(Beam)),
+    {ok, {my_named_props, [{exports, Exports}]}} = beam_lib:chunks(Beam, [exports]),
+    ?assert(lists:member({trace_patterns, 0}, Exports)),
+    %% Once that directory is on the code path, compiling there again is fine.
+    true = code:add_patha(Dir),
+    try ?assertEqual(0, riarc_shml_cli:run([File, "-o", Dir, "--module", "my_named_props"]))
+    after code:del_path(Dir)
+    end,
+    ?assertEqual({error, {module_exists, lists, code:which(lists)}},
+                 riarc_shml:compile_file(File, Dir, #{module => lists})),
+    ?assertEqual(2, riarc_shml_cli:run([File, "-o", Dir, "--module", "lists"])),
+    ?assertNot(filelib:is_regular(filename:join(Dir, "lists.beam"))),
+    ?assertEqual(2, riarc_shml_cli:run([File, "-o", Dir, "--module", "../evil"])),
+    ?assertEqual(2, riarc_shml_cli:run([File, "-o", Dir, "--module", ""])).
+
 %%% The example property files
 
 examples_dir() ->

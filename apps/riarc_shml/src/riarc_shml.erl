@@ -2,9 +2,11 @@
 %% to a Spec module (see docs/properties.md for the language and its exact semantics).
 %%
 %% A file holds clauses `with M:F(Pats) monitor Formula', separated by `,' (or `.') and
-%% ended by `.'. Compiling it gives a module exporting `spec/1' (a riarc Spec) and
-%% `trace_flags/0' (the message events the properties can ever need, for the `events'
-%% option of {@link riarc:run/3}).
+%% ended by `.'. Compiling it gives a module exporting `spec/1' (a riarc Spec),
+%% `trace_flags/0' (the message events the properties can ever need: the default of the
+%% `events' option of {@link riarc:run/3}) and `trace_patterns/0' (of those, the messages
+%% that can change a monitor's state, see {@link riarc_shml_patterns}: the default of the
+%% `trace_patterns' option).
 %% ```
 %% 1> {ok, Mod} = riarc_shml:load_file("examples/props/pqr.prop").
 %% {ok,riarc_props_pqr}
@@ -17,7 +19,8 @@
 -module(riarc_shml).
 
 -export([tokens/2, parse_string/2, parse_file/1, load_file/1, load_string/3,
-         compile_file/2, module_name/1, format_error/1]).
+         compile_file/2, compile_file/3, module_name/1, format_error/1, warnings/1,
+         unmatched/2]).
 -export_type([reason/0, clause/0, loc/0]).
 
 -type loc() :: {pos_integer(), pos_integer()}.
@@ -25,7 +28,8 @@
 -type reason() :: {lexical | syntax | semantic, file:filename(), loc(), string()}
                 | {file, file:filename(), term()}
                 | {write, file:filename(), term()}
-                | {load, module(), term()}.
+                | {load, module(), term()}
+                | {module_exists, module(), file:filename() | atom()}.
 
 %% @doc The tokens of a property text, each annotated with {Line, Column}; white space and
 %% comments dropped; ended by `{'$end', Loc}'.
@@ -108,11 +112,31 @@ load_string(String, Mod, File) ->
 %% @doc Compiles a property file to OutDir/Module.beam (Module is {@link module_name/1}).
 -spec compile_file(file:filename(), file:filename()) -> {ok, file:filename()} | {error, reason()}.
 compile_file(File, OutDir) ->
-    Mod = module_name(File),
+    compile_file(File, OutDir, #{}).
+
+%% @doc As compile_file/2; option `module' names the compiled module instead of
+%% {@link module_name/1}. The name of a module that exists already and is not a compiled
+%% property file is an error: the .beam would shadow it, or be shadowed by it.
+-spec compile_file(file:filename(), file:filename(), #{module => module()}) ->
+    {ok, file:filename()} | {error, reason()}.
+compile_file(File, OutDir, Opts) ->
+    Mod = maps:get(module, Opts, module_name(File)),
+    Path = filename:join(OutDir, atom_to_list(Mod) ++ ".beam"),
+    case code:which(Mod) of
+        non_existing -> compile_to(File, Mod, Path);
+        Where ->
+            case code:ensure_loaded(Mod) =:= {module, Mod}
+                 andalso erlang:function_exported(Mod, spec, 1)
+                 andalso erlang:function_exported(Mod, trace_flags, 0) of
+                true -> compile_to(File, Mod, Path);
+                false -> {error, {module_exists, Mod, Where}}
+            end
+    end.
+
+compile_to(File, Mod, Path) ->
     with_clauses(parse_file(File), fun(Clauses) ->
         case riarc_shml_compile:binary(Clauses, Mod, File) of
             {ok, Bin} ->
-                Path = filename:join(OutDir, atom_to_list(Mod) ++ ".beam"),
                 case file:write_file(Path, Bin) of
                     ok -> {ok, Path};
                     {error, Posix} -> {error, {write, Path, Posix}}
@@ -136,6 +160,30 @@ load(Clauses, Mod, File) ->
             end;
         {error, Loc, Msg} -> {error, {semantic, File, Loc, Msg}}
     end.
+
+%% @doc The warnings of a property file's clauses, each a sentence
+%% `FILE:LINE:COLUMN: warning: ...' (see riarc_shml_compile:warnings/1); a compiled
+%% module gives the same from `warnings/0'.
+-spec warnings(file:filename()) -> {ok, [string()]} | {error, reason()}.
+warnings(File) ->
+    with_clauses(parse_file(File), fun(Clauses) ->
+        {ok, [riarc_shml_compile:format_warning(File, W)
+              || W <- riarc_shml_compile:warnings(Clauses)]}
+    end).
+
+%% @doc The `with' clauses of a compiled property module that matched none of the
+%% processes that got a verdict in a result: each as `{Place, PatternText}'. A clause
+%% that matches only processes an earlier clause took first counts as matched.
+%% ```
+%% 1> {ok, Mod} = riarc_shml:load_file("examples/props/pqr.prop").
+%% 2> {ok, R} = riarc:run({riarc_demo_pqr, p, []}, Mod, #{}).
+%% 3> riarc_shml:unmatched(Mod, R).
+%% []
+%% '''
+-spec unmatched(module(), #{verdicts := [map()], _ => _}) -> [{string(), string()}].
+unmatched(Mod, #{verdicts := Vs}) ->
+    Matched = lists:usort(lists:append([Mod:clauses(MFA) || #{mfa := MFA} <- Vs])),
+    [{Place, Text} || {I, Place, Text} <- Mod:clauses(), not lists:member(I, Matched)].
 
 %% @doc The module a property file compiles to: `riarc_props_' and the file's base name,
 %% with characters other than letters, digits and `_' replaced by `_'.
@@ -166,6 +214,8 @@ format_error({write, Path, Posix}) ->
     flat("~ts: cannot write: ~ts", [Path, file:format_error(Posix)]);
 format_error({load, Mod, not_purged}) ->
     flat("cannot load ~ts: an older version of it is still in use", [Mod]);
+format_error({module_exists, Mod, Where}) ->
+    flat("a module named ~ts exists already (~ts): choose another name", [Mod, Where]);
 format_error({load, Mod, Why}) ->
     flat("cannot load ~ts: ~tp", [Mod, Why]);
 format_error(Other) ->

@@ -19,7 +19,7 @@
 %% '''
 -module(riarc_shml_compile).
 
--export([check/1, forms/3, binary/3, kinds/1]).
+-export([check/1, warnings/1, format_warning/2, forms/3, binary/3, kinds/1]).
 
 -define(A0, erl_anno:new(1)).
 
@@ -139,6 +139,48 @@ check_pattern(E) -> fail(first_loc(E), "illegal pattern").
 -spec fail(riarc_shml:loc(), string()) -> no_return().
 fail(Loc, Msg) -> throw({shml_error, Loc, Msg}).
 
+%%% Warnings
+
+%% @doc What is legal but most likely not meant, with its place: a variable in the
+%% module position of a call pattern (`with Bank:init(_)', or a spawn or init action) that
+%% occurs nowhere else in its clause. It matches every module; a capitalised module name,
+%% such as an Elixir module's, must be quoted: `'Elixir.Bank':init(_)'.
+-spec warnings([riarc_shml:clause()]) -> [{riarc_shml:loc(), string()}].
+warnings(Clauses) ->
+    lists:append([clause_warnings(C) || C <- Clauses]).
+
+clause_warnings({clause, _, Target, Formula} = C) ->
+    Counts = lists:foldl(fun({V, _}, Acc) -> maps:update_with(V, fun(N) -> N + 1 end, 1, Acc) end,
+                         #{}, all_vars(C)),
+    Calls = [{with, Target} | [{action, Call} || {act, _, K, [_, _, Call], _} <- subterms(Formula),
+                                                 K =:= spawn orelse K =:= init]],
+    [{loc(A), module_variable_warning(V, Where, F, length(Args))}
+     || {Where, {call, _, {var, A, V}, F, Args}} <- Calls, V =/= '_', maps:get(V, Counts) =:= 1].
+
+module_variable_warning(V, Where, F, Arity) ->
+    Fun = case F of {atom, _, Name} -> io_lib:format("~tp", [Name]); _ -> "F" end,
+    What = case Where of with -> "`with'"; action -> "the action" end,
+    Args = lists:join(", ", lists:duplicate(Arity, "_")),
+    flat("~ts in ~ts is a variable: it matches every module's ~ts/~b. To name the Elixir "
+         "module ~ts write '~ts':~ts(~ts) (an Erlang module named ~ts: '~ts':~ts(~ts))",
+         [V, What, Fun, Arity, V, elixir_name(V), Fun, Args, V, V, Fun, Args]).
+
+%% @doc A warning as one sentence: `FILE:LINE:COLUMN: warning: ...'.
+-spec format_warning(file:filename(), {riarc_shml:loc(), string()}) -> string().
+format_warning(File, {{Line, Col}, Msg}) ->
+    flat("~ts:~b:~b: warning: ~ts", [File, Line, Col, Msg]).
+
+%% Elixir's modules are atoms 'Elixir.Name'.
+elixir_name(V) ->
+    case atom_to_list(V) of
+        "Elixir." ++ _ = N -> N;
+        N -> "Elixir." ++ N
+    end.
+
+subterms(T) when is_tuple(T) -> [T | subterms(tuple_to_list(T))];
+subterms(L) when is_list(L) -> lists:append([subterms(X) || X <- L]);
+subterms(_) -> [].
+
 %%% Variables
 
 %% All variable occurrences {Name, Anno} in an abstract term, `_' included.
@@ -154,19 +196,10 @@ pattern_vars(Pats) -> names(Pats).
 
 %%% Event kinds
 
-%% @doc The message event kinds (send, recv) a formula mentions. A timeout action counts
-%% as recv: receive timeouts are traced with receives.
+%% @doc The message event kinds (send, recv) a formula mentions (see
+%% riarc_shml_patterns:kinds/1).
 -spec kinds(tuple()) -> [send | recv].
-kinds({clause, _, _, F}) -> kinds(F);
-kinds({max, _, _, F}) -> kinds(F);
-kinds({'and', _, Fs}) -> lists:usort(lists:append([kinds(F) || F <- Fs]));
-kinds({nec, _, {act, _, Kind, _, _}, F}) -> lists:usort(message_kind(Kind) ++ kinds(F));
-kinds(_) -> [].
-
-message_kind(send) -> [send];
-message_kind(recv) -> [recv];
-message_kind(timeout) -> [recv];
-message_kind(_) -> [].
+kinds(F) -> riarc_shml_patterns:kinds(F).
 
 %%% Code generation
 
@@ -187,13 +220,41 @@ forms(Clauses, Mod, File) ->
         ++ [{clause, A, [Any, Any], [], [{atom, A, true}]}],
     [{attribute, A, file, {File, 1}},
      {attribute, A, module, Mod},
-     {attribute, A, export, [{spec, 1}, {trace_flags, 0}]},
+     {attribute, A, export, [{spec, 1}, {trace_flags, 0}, {trace_patterns, 0}, {clauses, 0},
+                             {clauses, 1}, {warnings, 0}]},
+     {function, A, clauses, 0, [{clause, A, [], [], [erl_parse:abstract(clause_list(Indexed, File))]}]},
+     {function, A, clauses, 1, [{clause, A, [{var, A, 'MFA'}], [], [matching(Indexed)]}]},
+     {function, A, warnings, 0,
+      [{clause, A, [], [], [erl_parse:abstract([format_warning(File, W)
+                                                || W <- warnings(Clauses)])]}]},
      {function, A, spec, 1, SpecClauses ++ [{clause, A, [Any], [], [{atom, A, undefined}]}]},
      {function, A, trace_flags, 0, [{clause, A, [], [], [erl_parse:abstract(Flags)]}]},
+     {function, A, trace_patterns, 0,
+      [{clause, A, [], [], [erl_parse:abstract(riarc_shml_patterns:module(Clauses))]}]},
      {function, A, '$visible', 2, Visible},
      {function, A, '$nec', 3,
       lists:reverse(Necs) ++ [{clause, A, [Any, Any, Any], [], [{nil, A}]}]}]
         ++ lists:reverse(Recs) ++ scaffolding().
+
+%% `clauses/0': each `with' clause's number, place and pattern, as text.
+clause_list(Indexed, File) ->
+    [{I, flat("~ts:~b:~b", [File, L, C]), with_text(T)}
+     || {I, {clause, Loc, T, _}} <- Indexed, {L, C} <- [loc(Loc)]].
+
+with_text({call, A, M, F, Args}) ->
+    lists:flatten(erl_pp:expr({call, A, {remote, A, M, F}, Args})).
+
+%% `clauses(MFA)': the numbers of the clauses whose `with' pattern MFA matches (Λ uses
+%% the first of them).
+matching(Indexed) ->
+    A = ?A0,
+    lists:foldr(fun({I, {clause, _, {call, CA, M, F, Args}, _}}, Rest) ->
+                        Case = {'case', A, {var, A, 'MFA'},
+                                [{clause, A, [{tuple, CA, [M, F, list_expr(Args, CA)]}], [],
+                                  [{cons, A, {integer, A, I}, {nil, A}}]},
+                                 {clause, A, [{var, A, '_'}], [], [{nil, A}]}]},
+                        {op, A, '++', Case, Rest}
+                end, {nil, A}, Indexed).
 
 %% The events of a message kind: a timeout is seen exactly when receives are.
 event_any(send) -> [{tuple, ?A0, [{atom, ?A0, send}, {var, ?A0, '_'}, {var, ?A0, '_'},

@@ -61,8 +61,10 @@ receives() ->
     "with riarc_shml_flags_tests:ponger() monitor\n"
     "  [Q <- _, riarc_shml_flags_tests:ponger()] [Q ** R when R =/= normal] ff.".
 
-%% @doc Runs the system once under the property text with the given events option;
-%% returns the verdicts (sorted), the events collected and the run time in ms.
+%% @doc Runs the system once under the property text with the given events option, and
+%% every message of those kinds traced (no trace patterns: this measures the flags alone,
+%% riarc_shml_patterns_tests the patterns); returns the verdicts (sorted), the events
+%% collected and the run time in ms.
 -spec measure(string(), [send | recv], {pos_integer(), pos_integer()}) ->
     {[atom()], non_neg_integer(), non_neg_integer()}.
 measure(Src, Events, {Pairs, Rounds}) ->
@@ -70,7 +72,7 @@ measure(Src, Events, {Pairs, Rounds}) ->
     T0 = erlang:monotonic_time(millisecond),
     {ok, R} = riarc:run({?MODULE, main, [Pairs, Rounds]}, Mod,
                         #{timeout => 120000, log => false, invariants => false,
-                          events => Events}),
+                          events => Events, trace_patterns => #{}}),
     T = erlang:monotonic_time(millisecond) - T0,
     {lists:sort([V || #{verdict := V} <- maps:get(verdicts, R)]), maps:get(events, R), T}.
 

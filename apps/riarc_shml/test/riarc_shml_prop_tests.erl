@@ -11,6 +11,9 @@
 
 -define(NUMTESTS, 600).
 
+%% The generators, shared with riarc_shml_patterns_prop_tests.
+-export([formula/1, event/0]).
+
 compiled_equals_reference_test_() ->
     {timeout, 300,
      fun() ->
@@ -59,28 +62,40 @@ msg() -> oneof([0, 1, 2, {t, oneof([0, 1])}]).
 %%% Formulae, as text. Scope: the data variables bound so far; Recs: the recursion
 %%% variables in scope, with whether a necessity separates them from their max.
 
-formula() -> ?SIZED(Size, formula(min(Size div 10 + 2, 6), ["W"], [])).
+formula() -> formula(0).
 
-formula(0, _Scope, Recs) ->
+%% @doc A random formula in which W is bound; with Loops > 0, also (that often, against
+%% the other constructs' weights of 1 to 6) maxes whose body has loops on every message,
+%% `[_ ? _] X' and `[_:_ ! _] X': the shape of formulae whose trace patterns filter.
+formula(Loops) -> ?SIZED(Size, formula(min(Size div 10 + 2, 6), ["W"], [], Loops)).
+
+formula(0, _Scope, Recs, _L) ->
     oneof(["ff", "tt" | [R || {R, true} <- Recs]]);
-formula(D, Scope, Recs) ->
+formula(D, Scope, Recs, L) ->
     Guarded = [R || {R, true} <- Recs],
     frequency([{1, "ff"}, {1, "tt"}]
               ++ [{6, oneof(Guarded)} || Guarded =/= []]
-              ++ [{2, ?LAZY(max_formula(D, Scope, Recs))} || length(Recs) < 3]
-              ++ [{2, ?LAZY(and_formula(D, Scope, Recs))},
-                  {6, ?LAZY(necessity(D, Scope, Recs))}]).
+              ++ [{2, ?LAZY(max_formula(D, Scope, Recs, L))} || length(Recs) < 3]
+              ++ [{L, ?LAZY(loop_formula(D, Scope, Recs, L))} || L > 0, length(Recs) < 3]
+              ++ [{2, ?LAZY(and_formula(D, Scope, Recs, L))},
+                  {6, ?LAZY(necessity(D, Scope, Recs, L))}]).
 
-max_formula(D, Scope, Recs) ->
+max_formula(D, Scope, Recs, L) ->
     X = "X" ++ integer_to_list(length(Recs)),
-    ?LET(Body, formula(D - 1, Scope, [{X, false} | Recs]), ["max(", X, ". ", Body, ")"]).
+    ?LET(Body, formula(D - 1, Scope, [{X, false} | Recs], L), ["max(", X, ". ", Body, ")"]).
 
-and_formula(D, Scope, Recs) ->
-    ?LET(Fs, vector(2, formula(D - 1, Scope, Recs)), ["and(", lists:join(", ", Fs), ")"]).
+loop_formula(D, Scope, Recs, L) ->
+    X = "X" ++ integer_to_list(length(Recs)),
+    ?LET({Body, Kinds}, {formula(D - 1, Scope, [{X, false} | Recs], L),
+                         oneof([["[_ ? _] "], ["[_:_ ! _] "], ["[_ ? _] ", "[_:_ ! _] "]])},
+         ["max(", X, ". and(", Body, [[", ", K, X] || K <- Kinds], "))"]).
 
-necessity(D, Scope, Recs) ->
+and_formula(D, Scope, Recs, L) ->
+    ?LET(Fs, vector(2, formula(D - 1, Scope, Recs, L)), ["and(", lists:join(", ", Fs), ")"]).
+
+necessity(D, Scope, Recs, L) ->
     ?LET({Act, Bound}, action(Scope),
-         ?LET(Body, formula(D - 1, lists:usort(Scope ++ Bound), [{R, true} || {R, _} <- Recs]),
+         ?LET(Body, formula(D - 1, lists:usort(Scope ++ Bound), [{R, true} || {R, _} <- Recs], L),
               ["[", Act, "] ", Body])).
 
 %% An action as {Text, Variables it binds}.

@@ -1,0 +1,89 @@
+%% @doc Tests of the node-global send and receive trace patterns held by sessions
+%% (riarc_trace_pattern): the union of the holders, the patterns of before put back when
+%% the last one lets go, dead holders dropped, and what the VM then traces.
+%% ```
+%% $ rebar3 eunit --module=riarc_trace_pattern_tests
+%% '''
+-module(riarc_trace_pattern_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(ERRORS, [{['_', '_', {error, '_'}], [], []}]).
+-define(STOPS, [{['_', '_', stop], [], []}]).
+
+union_and_restore_test() ->
+    Before = riarc_trace_pattern:installed(),
+    A = make_ref(), B = make_ref(),
+    ok = riarc_trace_pattern:hold(A, self(), #{send => false, 'receive' => ?ERRORS}),
+    ?assertEqual(#{send => false, 'receive' => riarc_route:receive_pattern(?ERRORS)},
+                 riarc_trace_pattern:installed()),
+    ok = riarc_trace_pattern:hold(B, self(), #{send => [{['_', '_'], [], []}], 'receive' => ?STOPS}),
+    ?assertEqual(#{send => [{['_', '_'], [], []}],
+                   'receive' => riarc_route:receive_pattern(lists:usort(?ERRORS ++ ?STOPS))},
+                 riarc_trace_pattern:installed()),
+    ok = riarc_trace_pattern:release(A),
+    ?assertEqual(#{send => [{['_', '_'], [], []}], 'receive' => riarc_route:receive_pattern(?STOPS)},
+                 riarc_trace_pattern:installed()),
+    ok = riarc_trace_pattern:release(B),
+    ?assertEqual(Before, riarc_trace_pattern:installed()).
+
+%% A holder that keeps every message (a session monitoring with a fun) keeps the others
+%% from narrowing the patterns.
+all_wins_test() ->
+    A = make_ref(), B = make_ref(),
+    ok = riarc_trace_pattern:hold(A, self(), #{send => false, 'receive' => ?ERRORS}),
+    ok = riarc_trace_pattern:hold(B, self(), #{}),
+    ?assertEqual(#{send => true, 'receive' => riarc_route:receive_pattern(true)},
+                 riarc_trace_pattern:installed()),
+    ok = riarc_trace_pattern:release(A),
+    ok = riarc_trace_pattern:release(B).
+
+dead_holder_dropped_test() ->
+    Before = riarc_trace_pattern:installed(),
+    {Pid, Ref} = spawn_monitor(fun() -> ok end),
+    receive {'DOWN', Ref, process, Pid, _} -> ok end,
+    ok = riarc_trace_pattern:hold(make_ref(), Pid, #{send => false}),
+    %% The holder is dead already: nothing is held, nothing changed.
+    ?assertEqual(Before, riarc_trace_pattern:installed()).
+
+%% What the VM then traces: a process receiving an error and a stop is seen receiving the
+%% error only; timeouts still come.
+vm_traces_only_kept_messages_test() ->
+    K = make_ref(),
+    ok = riarc_trace_pattern:hold(K, self(), #{send => false, 'receive' => ?ERRORS}),
+    try
+        P = spawn(fun() -> receive go -> ok end,
+                           receive after 1 -> ok end,
+                           receive {error, _} -> ok end,
+                           receive stop -> ok end end),
+        erlang:trace(P, true, ['receive', send, procs]),
+        P ! go, P ! {error, x}, P ! stop,
+        Ref = monitor(process, P),
+        receive {'DOWN', Ref, process, P, _} -> ok end,
+        Msgs = collect(P),
+        ?assertEqual([{error, x}], [M || {trace, _, 'receive', M} <- Msgs, M =/= timeout]),
+        %% The receive timeout is traced, marked by riarc's clause (a process tracer
+        %% gets the mark as a fifth element).
+        ?assert(lists:member({trace, P, 'receive', timeout, clock_service}, Msgs)),
+        ?assertEqual([], [M || {trace, _, send, M, _} <- Msgs])
+    after
+        riarc_trace_pattern:release(K)
+    end.
+
+collect(P) ->
+    Ref = erlang:trace_delivered(P),
+    receive {trace_delivered, P, Ref} -> ok end,
+    collect_all([]).
+
+collect_all(Acc) ->
+    receive
+        {trace, _, _, _} = M -> collect_all([M | Acc]);
+        {trace, _, _, _, _} = M -> collect_all([M | Acc])
+    after 0 -> lists:reverse(Acc)
+    end.
+
+valid_test() ->
+    ?assert(riarc_trace_pattern:valid(#{send => false, 'receive' => ?ERRORS})),
+    ?assertNot(riarc_trace_pattern:valid(#{send => [{['_', '_'], [{no_such_bif, '$1'}], []}]})),
+    ?assertNot(riarc_trace_pattern:valid(#{recv => true})),
+    ?assertNot(riarc_trace_pattern:valid(true)).

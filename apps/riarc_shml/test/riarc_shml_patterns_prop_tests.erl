@@ -1,0 +1,85 @@
+%% @doc The projection changes no verdict: on random properties (two clauses, as source
+%% text) and random traces, the trace riarc collects under the compiled module's trace
+%% flags and trace patterns (the message events the patterns drop removed, each decided by
+%% the VM's own match specification test) gives the same verdict, by the reference
+%% interpreter, as the full trace. The formulae are biased towards loops on every message
+%% (riarc_shml_prop_tests:formula/1), and the test checks that the patterns do drop events
+%% in a good share of the cases, so that it cannot pass by keeping everything.
+%% ```
+%% $ rebar3 eunit --module=riarc_shml_patterns_prop_tests
+%% '''
+-module(riarc_shml_patterns_prop_tests).
+
+-include_lib("proper/include/proper.hrl").
+-include_lib("eunit/include/eunit.hrl").
+
+-define(NUMTESTS, 800).
+-define(SEED, {17, 3, 2026}).
+
+projection_keeps_verdicts_test_() ->
+    {timeout, 300,
+     fun() ->
+             Stats = ets:new(stats, [public]),
+             ets:insert(Stats, [{cases, 0}, {filtered, 0}]),
+             proper:global_state_erase(),
+             %% PropEr 1.2 has no seed option; it draws from the process's `rand' state.
+             _ = rand:seed(exsplus, ?SEED),
+             Ok = proper:quickcheck(prop_projection_keeps_verdicts(Stats),
+                                    [{numtests, ?NUMTESTS}, {to_file, user}]),
+             [{cases, Cases}] = ets:lookup(Stats, cases),
+             [{filtered, Filtered}] = ets:lookup(Stats, filtered),
+             io:format(user, "~nprojection: ~b of ~b traces lost events to the patterns "
+                       "(seed ~p)~n", [Filtered, Cases, ?SEED]),
+             ?assertEqual(true, Ok),
+             %% The patterns are not all `true': a quarter of the traces at least lose events.
+             ?assert(Filtered * 4 >= Cases)
+     end}.
+
+prop_projection_keeps_verdicts(Stats) ->
+    ?FORALL({F1, F2, Events}, {riarc_shml_prop_tests:formula(8),
+                               riarc_shml_prop_tests:formula(8),
+                               list(riarc_shml_prop_tests:event())},
+            begin
+                %% Past the init event, as properties are written (a formula that does
+                %% not start with an init action is decided on the init event).
+                Src = lists:flatten(["with m:f(W) monitor [_ <- _, _:_(_)] ", F1,
+                                     ".\nwith m:g(W) monitor [_ <- _, _:_(_)] ", F2, "."]),
+                {ok, Clauses} = riarc_shml:parse_string(Src, "random.prop"),
+                Flags = lists:usort(lists:append([riarc_shml_compile:kinds(C) || C <- Clauses])),
+                Patterns = riarc_shml_patterns:module(Clauses),
+                Checks = [begin
+                              %% The first event of a partition's trace is its process's
+                              %% init event, never a message.
+                              Trace = [{init, a, b, MFA} | Events],
+                              Kept = [E || E <- Trace, collected(E, Flags, Patterns)],
+                              ets:update_counter(Stats, cases, 1),
+                              _ = [ets:update_counter(Stats, filtered, 1)
+                                   || length(Kept) < length([E || E <- Trace, kind_traced(E, Flags)])],
+                              {MFA, riarc_shml_ref:verdict(Clauses, MFA, Trace),
+                               riarc_shml_ref:verdict(Clauses, MFA, Kept), Kept}
+                          end || MFA <- [{m, f, [1]}, {m, g, [1]}]],
+                ?WHENFAIL(io:format(user, "seed ~p~n~ts~npatterns: ~p~nevents: ~p~n"
+                                    "{MFA, full, filtered, kept}: ~p~n",
+                                    [?SEED, Src, Patterns, Events, Checks]),
+                          lists:all(fun({_, Full, Filtered, _}) -> Full =:= Filtered end,
+                                    Checks))
+            end).
+
+%% Whether riarc would collect the event: its kind is traced and the VM's match
+%% specification (for receives, riarc's receive pattern around the property's) keeps it.
+collected(E, Flags, #{send := S, 'receive' := R}) ->
+    kind_traced(E, Flags) andalso
+        case E of
+            {send, _, To, Msg} -> riarc_shml_patterns:keeps(S, [To, Msg]);
+            {recv, _, Msg} ->
+                riarc_shml_patterns:keeps(riarc_route:receive_pattern(R), [node(), self(), Msg]);
+            {timeout, _} ->
+                riarc_shml_patterns:keeps(riarc_route:receive_pattern(R),
+                                          [clock_service, undefined, timeout]);
+            _ -> true
+        end.
+
+kind_traced({send, _, _, _}, Flags) -> lists:member(send, Flags);
+kind_traced({recv, _, _}, Flags) -> lists:member(recv, Flags);
+kind_traced({timeout, _}, Flags) -> lists:member(recv, Flags);
+kind_traced(_, _) -> true.
