@@ -6,18 +6,17 @@
 %% How. The VM's default trace settings for new processes (`erlang:trace(new_processes,
 %% ...)') name one tracer, the session's root tracer, the adopter: every process created
 %% afterwards carries that tracer and the flags `procs', `send', `'receive'' before it
-%% runs its first instruction, so its trace is complete from its first event. Its parent
-%% may be untraced, so no `spawn' event of the parent tells the adopter of the child: the
-%% child's own `spawned' event does. In the adopter this backend decodes
-%% `{trace, C, spawned, P, MFA}' as the spawn event `{spawn, P, C, MFA}' (the parent's
-%% own `spawn' event, when the parent is traced by the adopter too, is then only counted,
-%% `{ignored, P}', so that no child is announced twice). From there the tracer core does
-%% what it does for any spawn (Alg. 1 HANDLSPWN∘, Alg. 2 INSTRUMENT): a tracer for the
-%% child if Λ gives it a monitor, which takes it over with the process tracers' PREEMPT
+%% runs its first instruction, so its trace is complete from its first event. The adopter
+%% announces each new process C to the tracer core exactly once, as a spawn event: C's
+%% parent's own `spawn' event when the adopter traces the parent, else (the parent was
+%% alive at the attach point, or is not traced) `{spawn, new_processes, C, MFA}', made
+%% from C's `spawned' event once every trace message of the parent has been delivered
+%% (the VM delivers the two in either order). From there the tracer core does what it
+%% does for any spawn (Alg. 1 HANDLSPWN∘, Alg. 2 INSTRUMENT): a tracer for the child if Λ
+%% gives it a monitor, which takes it over with the process tracers' PREEMPT
 %% ({@link riarc_backend_evm}: suspend, switch, resume, `trace_delivered'), the adopter's
-%% Γ otherwise. The child's `spawned' event is produced in its parent's context, so the
-%% child's own first events can reach the adopter before it: the core's App. B buffer
-%% holds them until the spawn event comes.
+%% Γ otherwise. The child's own first events can reach the adopter before its
+%% announcement: the core's App. B buffer holds them until it comes.
 %%
 %% Default flags carry no `set_on_spawn': a child of a process the adopter traces is a
 %% new process, traced by the adopter through the defaults and announced by its own
