@@ -43,6 +43,8 @@
 -export([format_error/1, format_verdict/1]).
 %% Shared with the other instrumentation modes (riarc_central, riarc_inline).
 -export([validate/3]).
+%% riarc_remote's entry point on the remote node.
+-export([attach_for/4]).
 
 -export_type([result/0, verdict_entry/0, opts/0, error_reason/0, target/0]).
 
@@ -121,11 +123,14 @@ start(MFA, Spec, Opts) ->
 attach(Target, Spec, Opts = #{node := Node}) when Node =/= node() ->
     riarc_remote:attach(Node, Target, Spec, maps:remove(node, Opts));
 attach(Target, Spec, Opts) when is_map(Opts) ->
-    attach_here(Target, Spec, maps:remove(node, Opts));
+    attach_for(self(), Target, Spec, maps:remove(node, Opts));
 attach(_Target, _Spec, Opts) ->
     {error, {?MODULE, {bad_opts, Opts}}}.
 
-attach_here(Target, Spec, Opts) ->
+%% @private attach/3 on this node for Owner: the session ends when Owner does (Owner is
+%% riarc_remote's proxy when the caller is on another node).
+-spec attach_for(pid(), target(), riarc_lambda:spec(), opts()) -> {ok, pid()} | {error, term()}.
+attach_for(Owner, Target, Spec, Opts) ->
     case {riarc_lambda:valid_spec(Spec), valid_opts(maps:merge(?DEFAULTS, Opts)), targets(Target)} of
         {false, _, _} -> {error, {?MODULE, {bad_spec, Spec}}};
         {_, {error, _} = E, _} -> E;
@@ -136,14 +141,14 @@ attach_here(Target, Spec, Opts) ->
             Roots = [{new_processes, ?NEW_MFA, {attached, new_processes, ?NEW_MFA}}],
             Make = fun(Session) -> riarc_backend_new:new(Events, Session) end,
             SOpts = maps:without([timeout, events], Full#{backend => Make}),
-            session(riarc_session:start(self(), Roots, not_own(Spec), SOpts));
+            session(riarc_session:start(Owner, Roots, not_own(Spec), SOpts));
         {true, ok, {ok, Pids}} ->
             Full = #{events := Events} = maps:merge(maps:merge(?DEFAULTS, spec_defaults(Spec)), Opts),
             Roots = [{P, MFA, {attached, P, MFA}} || P <- Pids,
                                                      MFA <- [riarc_lambda:running_mfa(P)],
                                                      MFA =/= undefined],
             SOpts = maps:without([timeout, events], Full#{backend => attach_backend(Full, Events)}),
-            session(riarc_session:start(self(), Roots, Spec, SOpts))
+            session(riarc_session:start(Owner, Roots, Spec, SOpts))
     end.
 
 %% The Spec of a new_processes session: the pseudo-process that stands for "every process
