@@ -175,6 +175,13 @@ adopt(spawned, C, P, MFA0) ->
     case {known(C), known(P)} of
         {true, _} -> skip;
         {false, true} -> skip;
+        {false, false} when node(P) =/= node() ->
+            %% Spawned from another node (spawn/4, erpc): that parent is traced by no
+            %% tracer of this node, so no spawn event of it comes here.
+            case announce(C, MFA0) of
+                {ok, MFA} -> {ok, {spawn, new_processes, C, MFA}};
+                known -> skip
+            end;
         {false, false} ->
             Ref = erlang:trace_delivered(P),
             put({?ADOPTER_WAIT, Ref}, {C, MFA0}),

@@ -40,7 +40,7 @@
 -behaviour(gen_server).
 -behaviour(riarc_monitor).
 
--export([attach/4, subscribe/1, node_modules/1, format_error/1]).
+-export([attach/4, subscribe/1, partitions/1, node_modules/1, format_error/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 %% A monitor, wrapping the Spec's monitors on the remote node.
 -export([analyse/2, explain/2]).
@@ -53,6 +53,7 @@
 -define(POLL_MS, 100).
 %% What the remote node's riarc application environment says riarc loaded there.
 -define(LOADED_KEY, riarc_remote_loaded).
+-define(STARTED_KEY, riarc_remote_started).
 
 -record(s, {
     owner :: pid(),
@@ -87,6 +88,10 @@ attach(Node, Target, Spec, Opts) ->
 %% verdicts so far.
 -spec subscribe(pid()) -> [map()].
 subscribe(Proxy) -> gen_server:call(Proxy, {subscribe, self()}, 30000).
+
+%% @doc The partitions the proxy knows have started: process and MFA.
+-spec partitions(pid()) -> [{term(), term()}].
+partitions(Proxy) -> gen_server:call(Proxy, partitions, 30000).
 
 %% @doc The modules riarc needs on a node to run a session with Spec there.
 -spec node_modules(riarc_lambda:spec()) -> [module()].
@@ -159,6 +164,8 @@ handle_call(alive, _From, S = #s{down = undefined, remote = R}) ->
     {reply, try riarc_session:alive(R) catch exit:_ -> #{tracers => [], processes => []} end, S};
 handle_call(alive, _From, S) ->
     {reply, #{tracers => [], processes => []}, S};
+handle_call(partitions, _From, S) ->
+    {reply, lists:sort(maps:to_list(S#s.parts)), S};
 handle_call(launched, _From, S) ->
     {reply, ok, S};
 handle_call(stop, _From, S = #s{down = undefined, remote = R}) ->
@@ -352,17 +359,20 @@ load_app(Node, Loaded) ->
                 {ok, {ok, _}} ->
                     %% Loaded there already: add what this session loaded to what will be
                     %% removed when the last session there ends.
-                    Before = case rpc(Node, application, get_env, [riarc, ?LOADED_KEY, []]) of
-                                 {ok, L} when is_list(L) -> L;
-                                 _ -> []
-                             end,
+                    Before = env_list(Node, ?LOADED_KEY),
                     rpc(Node, application, set_env, [riarc, ?LOADED_KEY, lists:usort(Before ++ Loaded)]);
                 Other -> Other
             end,
     case Loads of
         {ok, ok} ->
             case rpc(Node, application, ensure_all_started, [riarc]) of
-                {ok, {ok, _}} -> ok;
+                {ok, {ok, Started}} ->
+                    %% The applications riarc started there (runtime_tools, say) stop
+                    %% with it.
+                    Others = env_list(Node, ?STARTED_KEY),
+                    _ = rpc(Node, application, set_env,
+                            [riarc, ?STARTED_KEY, lists:usort(Others ++ (Started -- [riarc]))]),
+                    ok;
                 {ok, Err} -> {error, {?MODULE, {start_failed, Node, Err}}};
                 {error, Why} -> {error, {?MODULE, {rpc, Node, Why}}}
             end;
@@ -379,11 +389,19 @@ cleanup(Node) ->
             case rpc(Node, supervisor, which_children, [riarc_session_sup]) of
                 {ok, [_ | _]} -> ok;
                 _ ->
+                    Apps = env_list(Node, ?STARTED_KEY),
                     _ = rpc(Node, application, stop, [riarc]),
+                    _ = [rpc(Node, application, stop, [A]) || A <- lists:reverse(Apps)],
                     _ = rpc(Node, application, unload, [riarc]),
                     unload(Node, Loaded)
             end;
         _ -> ok
+    end.
+
+env_list(Node, Key) ->
+    case rpc(Node, application, get_env, [riarc, Key, []]) of
+        {ok, L} when is_list(L) -> L;
+        _ -> []
     end.
 
 unload(Node, Mods) ->
