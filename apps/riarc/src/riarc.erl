@@ -58,8 +58,10 @@
 -export([format_error/1, format_verdict/1]).
 %% Shared with the other instrumentation modes (riarc_central, riarc_inline).
 -export([validate/3]).
+%% riarc_remote's entry point on the remote node.
+-export([attach_for/4]).
 
--export_type([result/0, verdict_entry/0, opts/0, error_reason/0]).
+-export_type([result/0, verdict_entry/0, opts/0, error_reason/0, target/0]).
 
 -type verdict_entry() :: riarc_result:verdict_entry().
 -type result() :: riarc_result:t().
@@ -69,7 +71,8 @@
                       | {not_a_supervisor, term()} | {not_running, atom()} | {no_process, term()}.
 %% What attach/3 watches: a process, a registered name, a supervision tree (as it is and as
 %% it grows), or every process of a running application.
--type target() :: pid() | atom() | {supervisor, pid() | atom()} | {application, atom()}.
+-type target() :: pid() | atom() | {supervisor, pid() | atom()} | {application, atom()}
+                | new_processes.
 -type opts() :: #{timeout => timeout(), events => [send | recv], invariants => boolean(),
                   trace_patterns => riarc_trace_pattern:patterns(),
                   log => boolean(), perturb => undefined | pos_integer(),
@@ -78,7 +81,12 @@
                               max_payload => pos_integer() | infinity, policy => stop | shed},
                   monitor_budget => #{time_ms => pos_integer(),
                                       reductions => pos_integer() | infinity,
-                                      heap_words => pos_integer()}}.
+                                      heap_words => pos_integer()},
+                  node => node()}.
+
+%% What a new_processes session's root, the pseudo-process standing for every process
+%% spawned after the attach point, is called as Λ would see it.
+-define(NEW_MFA, {riarc, new_processes, []}).
 
 %% The API's defaults: a run lasts as long as the system does (the command line sets its
 %% own timeout), and verdicts are returned rather than logged unless asked for.
@@ -122,14 +130,40 @@ start(MFA, Spec, Opts) ->
 %% A monitor of an attached process first gets `{attached, Pid, MFA}' (MFA as Λ sees it,
 %% riarc_lambda:running_mfa/1), then the process's events from the attach point: the
 %% suffix of its trace, complete and in order. `stop/1' detaches and leaves no process
-%% traced. Opts as for start/3 (`timeout' does not apply).
+%% traced. Opts as for start/3 (`timeout' does not apply), and `node => Node': attach on
+%% that node ({@link riarc_remote}); the session returned is the remote one, and
+%% verdicts/1, alive/1 and stop/1 work on it as on a local one.
+%%
+%% Target `new_processes': every process spawned from the attach point on, by anyone but
+%% riarc itself, is a child of the monitored system from its first event (its monitor
+%% opens with `{init, Pid, Parent, MFA}' as under run/3); the processes alive at the
+%% attach point are not watched. Traced with process tracers ({@link riarc_backend_new}),
+%% whatever `backend' says.
 -spec attach(target(), riarc_lambda:spec(), opts()) -> {ok, pid()} | {error, term()}.
+attach(Target, Spec, Opts = #{node := Node}) when Node =/= node() ->
+    riarc_remote:attach(Node, Target, Spec, maps:remove(node, Opts));
 attach(Target, Spec, Opts) when is_map(Opts) ->
+    attach_for(self(), Target, Spec, maps:remove(node, Opts));
+attach(_Target, _Spec, Opts) ->
+    {error, {?MODULE, {bad_opts, Opts}}}.
+
+%% @private attach/3 on this node for Owner: the session ends when Owner does (Owner is
+%% riarc_remote's proxy when the caller is on another node).
+-spec attach_for(pid(), target(), riarc_lambda:spec(), opts()) -> {ok, pid()} | {error, term()}.
+attach_for(Owner, Target, Spec, Opts) ->
     case {riarc_lambda:valid_spec(Spec), valid_opts(maps:merge(?DEFAULTS, Opts)), targets(Target)} of
         {false, _, _} -> {error, {?MODULE, {bad_spec, Spec}}};
         {_, {error, _} = E, _} -> E;
         {_, _, {error, _} = E} -> E;
         {true, ok, {ok, []}} -> {error, {?MODULE, {no_process, Target}}};
+        {true, ok, {ok, new_processes}} ->
+            Full = #{events := Events} = maps:merge(maps:merge(?DEFAULTS, spec_defaults(Spec)), Opts),
+            Roots = [{new_processes, ?NEW_MFA, {attached, new_processes, ?NEW_MFA}}],
+            Make = fun(Session) -> riarc_backend_new:new(Events, Session) end,
+            %% Message patterns are not installed for it: the process tracers take every
+            %% event of the kinds asked for.
+            SOpts = maps:without([timeout, events, trace_patterns], Full#{backend => Make}),
+            session(riarc_session:start(Owner, Roots, not_own(Spec), SOpts));
         {true, ok, {ok, Pids}} ->
             Full = #{events := Events} = maps:merge(maps:merge(?DEFAULTS, spec_defaults(Spec)), Opts),
             Roots = [{P, MFA, {attached, P, MFA}} || P <- Pids,
@@ -137,10 +171,19 @@ attach(Target, Spec, Opts) when is_map(Opts) ->
                                                      MFA =/= undefined],
             SOpts = maps:without([timeout, events, trace_patterns],
                                  Full#{backend => attach_backend(Full, {Events, maps:get(trace_patterns, Full)})}),
-            session(riarc_session:start(self(), Roots, Spec, SOpts))
-    end;
-attach(_Target, _Spec, Opts) ->
-    {error, {?MODULE, {bad_opts, Opts}}}.
+            session(riarc_session:start(Owner, Roots, Spec, SOpts))
+    end.
+
+%% The Spec of a new_processes session: the pseudo-process that stands for "every process
+%% spawned from now on" and riarc's own processes are never monitored.
+not_own(Spec) ->
+    fun(MFA) ->
+            case MFA =:= ?NEW_MFA orelse riarc_backend_new:is_own(MFA) of
+                true -> undefined;
+                false when is_atom(Spec) -> Spec:spec(MFA);
+                false -> Spec(MFA)
+            end
+    end.
 
 attach_backend(#{backend := evm}, {Events, Patterns}) ->
     fun(Session) -> riarc_backend_evm:new(Events, Patterns, Session) end;
@@ -151,6 +194,8 @@ attach_backend(#{backend := B}, {Events, Patterns} = Trace) when B =:= route; B 
     end.
 
 %% The processes of a target, alive now; riarc's own are never among them.
+targets(new_processes) ->
+    {ok, new_processes};
 targets(Pid) when is_pid(Pid), node(Pid) =:= node() ->
     case is_process_alive(Pid) of
         true -> {ok, [Pid]};
@@ -288,7 +333,7 @@ format_error({bad_option, K, V}) ->
     flat("option ~0tp has the invalid value ~0tp", [K, V]);
 format_error({bad_target, T}) ->
     flat("~0tp is not something to attach to: give a pid, a registered name, "
-         "{supervisor, Ref} or {application, App}", [T]);
+         "{supervisor, Ref}, {application, App} or new_processes", [T]);
 format_error({noproc, P}) ->
     flat("process ~0tp is not alive", [P]);
 format_error({not_registered, N}) ->

@@ -106,6 +106,7 @@ table() ->
      {"demo", demo_command(), fun demo/1}]
         ++ [{N, C, fun(Args) -> riarc_offline_cli:run([N | Args]) end}
             || C = #{name := N} <- riarc_offline_cli:commands()]
+        ++ [{N, C, fun(Args) -> riarc_attach_cli:run([N | Args]) end} || C = #{name := N} <- riarc_attach_cli:commands()]
         ++ [{N, C, fun(Args) -> riarc_replay_cli:run([N | Args]) end}
             || C = #{name := N} <- riarc_replay_cli:commands()]
         ++ [{N, C, fun riarc_shml_cli:run/1} || C = #{name := N} <- riarc_shml_cli:commands()]

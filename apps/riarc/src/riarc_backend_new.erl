@@ -1,0 +1,244 @@
+%% @doc The tracing backend of the `new_processes' target ({@link riarc:attach/3}): every
+%% process spawned from the attach point on is traced from its birth, and each one that
+%% Λ gives a monitor is taken over by a tracer of its own, as a spawned child is under
+%% run/3.
+%%
+%% How. The VM's default trace settings for new processes (`erlang:trace(new_processes,
+%% ...)') name one tracer, the session's root tracer, the adopter: every process created
+%% afterwards carries that tracer and the flags `procs', `send', `'receive'' before it
+%% runs its first instruction, so its trace is complete from its first event. The adopter
+%% announces each new process C to the tracer core exactly once, as a spawn event: C's
+%% parent's own `spawn' event when the adopter traces the parent, else (the parent was
+%% alive at the attach point, or is not traced) `{spawn, new_processes, C, MFA}', made
+%% from C's `spawned' event once every trace message of the parent has been delivered
+%% (the VM delivers the two in either order). From there the tracer core does what it
+%% does for any spawn (Alg. 1 HANDLSPWN∘, Alg. 2 INSTRUMENT): a tracer for the child if Λ
+%% gives it a monitor, which takes it over with the process tracers' PREEMPT
+%% ({@link riarc_backend_evm}: suspend, switch, resume, `trace_delivered'), the adopter's
+%% Γ otherwise. The child's own first events can reach the adopter before its
+%% announcement: the core's App. B buffer holds them until it comes.
+%%
+%% Default flags carry no `set_on_spawn': a child of a process the adopter traces is a
+%% new process, traced by the adopter through the defaults and announced by its own
+%% `spawned' event. A process a monitor's tracer has taken over does carry
+%% `set_on_spawn' (the takeover sets the process tracers' flags), so its children stay in
+%% its partition as under run/3, and that tracer decodes their `spawned' events as
+%% nothing (every tracer makes the child's init event from the parent's spawn event:
+%% init_from_spawn/1 is true).
+%%
+%% riarc's own processes. Tracers the session starts after the attach point are new
+%% processes too, traced by the adopter through the defaults. The adopter keeps them
+%% (Λ is never asked about them: riarc:attach/3 answers undefined for riarc's own initial
+%% calls), but turns their message events off as soon as it decodes their `spawned'
+%% event: what is left is their spawn and exit events, so the adopter's Γ shrinks as they
+%% end.
+%% ```
+%% 1> {ok, B} = riarc_backend_new:new([send, recv], self()).
+%% 2> riarc_backend:init_from_spawn(B).
+%% true
+%% 3> riarc_backend:event(B, {trace, self(), spawned, self(), {m, f, []}}).
+%% skip
+%% '''
+-module(riarc_backend_new).
+-behaviour(riarc_backend).
+
+-export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1, close/1,
+         is_own/1, format_error/1]).
+-export_type([config/0, error_reason/0]).
+
+-opaque config() :: #{evm := riarc_backend_evm:config(), defaults := [atom()]}.
+-type error_reason() :: {already_traced, new_processes, term()}.
+
+%% The adopter marks itself in its process dictionary: event/2 decodes differently there.
+-define(ADOPTER, '$riarc_adopter').
+-define(ADOPTER_COUNT, '$riarc_adopter_count').
+-define(ADOPTER_LIMIT, '$riarc_adopter_limit').
+-define(ADOPTER_WAIT, '$riarc_adopter_wait').
+
+%% @doc A backend for a session whose root is the pseudo-process `new_processes', tracing
+%% spawn and exit always and the message events asked for. (The session is not needed:
+%% the argument makes it a backend maker as riarc_backend_route:new/2 is.)
+-spec new([send | recv], pid()) -> {ok, riarc_backend:t()}.
+new(Events, _Session) ->
+    Evm = riarc_backend_evm:config(Events),
+    Defaults = riarc_backend_evm:flags(Evm) -- [set_on_spawn],
+    {ok, riarc_backend:new(?MODULE, #{evm => Evm, defaults => Defaults})}.
+
+%% @doc Never called: nothing is launched, the target is every process spawned from now on.
+-spec launch(config(), riarc_event:sid(), pid()) -> {error, {riarc_backend_new, term()}}.
+launch(_Config, Root, _T) ->
+    {error, {?MODULE, {already_traced, new_processes, Root}}}.
+
+%% @doc TRACE(S, T). For the pseudo-process `new_processes' (called by the root tracer T
+%% itself, Alg. 6 ROOT), T becomes the VM's default tracer of new processes: the attach
+%% point. `{error, ...}' when another tool set the defaults already.
+-spec trace(config(), riarc_event:sid(), pid()) -> ok | {error, {riarc_backend_new, error_reason()}}.
+trace(#{defaults := Flags}, new_processes, T) when T =:= self() ->
+    case erlang:trace_info(new_processes, tracer) of
+        {tracer, []} ->
+            put(?ADOPTER, true),
+            _ = erlang:trace(new_processes, true, [{tracer, T} | Flags]),
+            ok;
+        {tracer, Other} ->
+            {error, {?MODULE, {already_traced, new_processes, Other}}}
+    end;
+trace(#{evm := Evm}, S, T) ->
+    riarc_backend_evm:trace(Evm, S, T).
+
+%% @doc PREEMPT(S, T): the process tracers' takeover; from then on S carries T's flags,
+%% `set_on_spawn' among them.
+-spec preempt(config(), pid(), pid()) -> ok.
+preempt(#{evm := Evm}, S, T) ->
+    riarc_backend_evm:preempt(Evm, S, T).
+
+%% @doc CLEAR(S, T). For `new_processes': the defaults are turned off (nothing spawned
+%% afterwards is traced), then every process still carrying T as its tracer is untraced
+%% (created between the tracer's last look and the defaults' end).
+-spec clear(config(), riarc_event:sid(), pid()) -> ok.
+clear(_Config, new_processes, T) ->
+    defaults_off(T),
+    sweep(fun(Tracer) -> Tracer =:= T end);
+clear(#{evm := Evm}, S, T) ->
+    riarc_backend_evm:clear(Evm, S, T).
+
+%% @doc Every tracer makes a child's init event from its parent's spawn event.
+-spec init_from_spawn(config()) -> true.
+init_from_spawn(_) -> true.
+
+%% @doc The session is over: the defaults are off if a tracer of riarc's set them and is
+%% gone, and no process is left with a dead tracer (a tracer killed on overload or crashed
+%% leaves its processes' flags behind until their next event).
+-spec close(config()) -> ok.
+close(_Config) ->
+    case erlang:trace_info(new_processes, tracer) of
+        {tracer, D} when is_pid(D) ->
+            case is_process_alive(D) of
+                false -> defaults_off(D);
+                true -> ok
+            end;
+        _ -> ok
+    end,
+    sweep(fun(Tracer) -> is_pid(Tracer) andalso not is_process_alive(Tracer) end).
+
+defaults_off(T) ->
+    case erlang:trace_info(new_processes, tracer) of
+        {tracer, T} -> _ = erlang:trace(new_processes, false, [all]), ok;
+        _ -> ok
+    end.
+
+%% Untraces every process whose tracer Dead says is done.
+sweep(Done) ->
+    _ = [catch erlang:trace(P, false, [all])
+         || P <- erlang:processes(),
+            {tracer, Tracer} <- [erlang:trace_info(P, tracer)],
+            Tracer =/= [], Done(Tracer)],
+    ok.
+
+%% @doc Decodes a trace message. In the adopter every new process is announced exactly
+%% once (see the module's doc); elsewhere a `spawned' event is nothing (the child's init
+%% event comes from its parent's spawn event).
+-spec event(config(), term()) -> {ok, riarc_event:event() | {ignored, riarc_event:sid()}} | skip | no.
+event(#{evm := Evm}, Msg = {trace, P, Tag, C, MFA}) when Tag =:= spawn; Tag =:= spawned ->
+    case get(?ADOPTER) of
+        true -> adopt(Tag, P, C, MFA);
+        undefined when Tag =:= spawned -> skip;
+        undefined -> riarc_backend_evm:event(Evm, Msg)
+    end;
+event(_Config, {trace_delivered, _P, Ref}) ->
+    case get(?ADOPTER) of
+        true -> delivered(Ref);
+        undefined -> no
+    end;
+event(#{evm := Evm}, Msg = {trace, P, exit, _}) ->
+    _ = get(?ADOPTER) =:= true andalso erase({?ADOPTER, P}),
+    riarc_backend_evm:event(Evm, Msg);
+event(#{evm := Evm}, Msg) ->
+    riarc_backend_evm:event(Evm, Msg).
+
+%% The adopter learns of a child C exactly once: from its parent P's `spawn' event when
+%% P was traced by the adopter when it spawned C, else from C's own `spawned' event (C is
+%% then announced as spawned by the pseudo-process `new_processes'). Both messages are
+%% produced in P's context, but the VM delivers them in either order. So a `spawned'
+%% event whose parent is not known yet (P's own announcement may still be on its way) is
+%% decided only once every trace message P produced so far has been delivered
+%% (`erlang:trace_delivered/1'): if P's spawn event has announced C by then, P was traced
+%% and nothing more is done; otherwise P was not, and C is announced then. The children
+%% announced are remembered in the adopter's process dictionary until their exit (or, for
+%% those a tracer took over, until a prune finds them dead).
+adopt(spawn, P, C, MFA0) ->
+    case announce(C, MFA0) of
+        {ok, MFA} -> {ok, {spawn, P, C, MFA}};
+        known -> {ok, {ignored, P}}
+    end;
+adopt(spawned, C, P, MFA0) ->
+    own(C, riarc_lambda:logical_mfa(MFA0)),
+    case {known(C), known(P)} of
+        {true, _} -> skip;
+        {false, true} -> skip;
+        {false, false} when node(P) =/= node() ->
+            %% Spawned from another node (spawn/4, erpc): that parent is traced by no
+            %% tracer of this node, so no spawn event of it comes here.
+            case announce(C, MFA0) of
+                {ok, MFA} -> {ok, {spawn, new_processes, C, MFA}};
+                known -> skip
+            end;
+        {false, false} ->
+            Ref = erlang:trace_delivered(P),
+            put({?ADOPTER_WAIT, Ref}, {C, MFA0}),
+            skip
+    end.
+
+%% Every trace message of P has been delivered: C's parent's spawn event announced it,
+%% or never will.
+delivered(Ref) ->
+    case erase({?ADOPTER_WAIT, Ref}) of
+        undefined -> no;
+        {C, MFA0} ->
+            case announce(C, MFA0) of
+                {ok, MFA} -> {ok, {spawn, new_processes, C, MFA}};
+                known -> skip
+            end
+    end.
+
+known(P) -> get({?ADOPTER, P}) =:= true.
+
+announce(C, MFA0) ->
+    own(C, riarc_lambda:logical_mfa(MFA0)),
+    case known(C) of
+        true -> known;
+        false ->
+            put({?ADOPTER, C}, true),
+            prune(),
+            {ok, riarc_lambda:logical_mfa(MFA0)}
+    end.
+
+%% One of riarc's own processes keeps only its spawn and exit events, from the first
+%% trace message that names it.
+own(C, MFA) ->
+    _ = is_own(MFA) andalso (catch erlang:trace(C, false, [send, 'receive'])),
+    ok.
+
+%% Bounded memory: every time the announced children double, the dead are forgotten.
+prune() ->
+    N = case get(?ADOPTER_COUNT) of undefined -> 1; K -> K + 1 end,
+    Limit = case get(?ADOPTER_LIMIT) of undefined -> 1024; L -> L end,
+    case N >= Limit of
+        false -> put(?ADOPTER_COUNT, N);
+        true ->
+            Dead = [K || {{?ADOPTER, Pid} = K, true} <- get(), not is_process_alive(Pid)],
+            _ = [erase(K) || K <- Dead],
+            put(?ADOPTER_COUNT, N - length(Dead)),
+            put(?ADOPTER_LIMIT, 2 * max(1024, N - length(Dead)))
+    end.
+
+%% @doc True for the logical initial call of one of riarc's own processes (a tracer, a
+%% session): never monitored, whatever the Spec says.
+-spec is_own(riarc_event:mfa_args()) -> boolean().
+is_own({M, _, _}) -> M =:= riarc_tracer orelse M =:= riarc_session;
+is_own(_) -> false.
+
+%% @doc A sentence for an error of this backend.
+-spec format_error(error_reason()) -> string().
+format_error({already_traced, new_processes, Tracer}) ->
+    lists:flatten(io_lib:format("new processes are traced by ~p already: the VM has one default "
+                                "tracer for new processes", [Tracer])).

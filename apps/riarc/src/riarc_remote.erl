@@ -1,0 +1,417 @@
+%% @doc Running a monitoring session on another node: `riarc:attach(Target, Spec,
+%% #{node => Node})'. Tracing is node-local, so the session and its tracers run on Node;
+%% this module is the caller's side of it.
+%%
+%% riarc connects to Node as an ordinary distributed-Erlang node (the cookie and node
+%% names the user configured; nothing listens but distribution), loads onto it whatever
+%% riarc needs that Node does not have (riarc's modules, the riarc application's spec,
+%% the Spec's module and the module of a Spec fun: `code:get_object_code/1' here,
+%% `code:load_binary/3' there), starts the riarc application there and attaches there.
+%% The riarc_route NIF is found beside the modules' files (Node runs on this machine, or
+%% the same path exists on it); when it cannot be loaded there, the process tracers'
+%% backend is used, as on any node without it.
+%%
+%% The handle returned is a local proxy of the remote session, a gen_server speaking the
+%% session's protocol: `riarc:verdicts/1', `riarc:alive/1' and `riarc:stop/1' work on it
+%% as on a local session. It keeps the caller's view of the run: the verdicts reached so
+%% far (fetched every 100 ms, and on every request), and the partitions that have started
+%% (each monitor the Spec gives is wrapped so that its partition's first event is
+%% reported here). It is the remote session's owner: if the caller or the proxy dies, or
+%% the link to Node breaks, the remote session stops tracing and leaves the node
+%% untraced (sessions monitor their owner, tracers their session).
+%%
+%% If the remote session ends other than by stop/1 (Node went down, the link broke, the
+%% session was killed), the view ends there: every partition with no verdict yet gets
+%% `error' with reason `nodedown' (or `{session_down, Reason}'), never a silent accept;
+%% verdicts reached before are kept. When the session ends, what riarc loaded onto Node
+%% is stopped, unloaded and purged, unless another session still runs there.
+%%
+%% `subscribe/1' streams the view: the subscriber gets `{riarc_verdict, Proxy, Entry}'
+%% for each verdict as the proxy learns it, and `{riarc_remote_down, Proxy, Reason}' when
+%% the remote session ends on its own.
+%% ```
+%% 1> {ok, S} = riarc:attach(my_server, my_spec, #{node => 'app@host'}).
+%% 2> riarc:verdicts(S).
+%% [#{pid => <12345.130.0>, mfa => {my_server,init,['$unknown']}, verdict => none, ...}]
+%% 3> riarc:stop(S).
+%% {ok, #{verdicts => [...], ...}}
+%% '''
+-module(riarc_remote).
+-behaviour(gen_server).
+-behaviour(riarc_monitor).
+
+-export([attach/4, subscribe/1, partitions/1, node_modules/1, format_error/1]).
+-export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
+%% A monitor, wrapping the Spec's monitors on the remote node.
+-export([analyse/2, explain/2]).
+-export_type([error_reason/0]).
+
+-type error_reason() :: not_distributed | {nodedown, node()} | {no_object_code, module()}
+                      | {load_failed, node(), module(), term()} | {start_failed, node(), term()}
+                      | {rpc, node(), term()}.
+
+-define(POLL_MS, 100).
+%% What the remote node's riarc application environment says riarc loaded there.
+-define(LOADED_KEY, riarc_remote_loaded).
+-define(STARTED_KEY, riarc_remote_started).
+
+-record(s, {
+    owner :: pid(),
+    node :: node(),
+    remote :: pid() | undefined,
+    down = undefined :: undefined | term(),
+    verdicts = #{} :: #{term() => map()},     % process -> verdict entry, as last seen
+    order = [] :: [term()],                   % processes in the order their verdicts came
+    parts = #{} :: #{term() => term()},       % process -> MFA, partitions started
+    subscribers = [] :: [pid()],
+    result = undefined :: undefined | map()
+}).
+
+%%% API
+
+%% @doc Attaches on Node (see riarc:attach/3) and returns the local proxy of the session.
+-spec attach(node(), riarc:target(), riarc_lambda:spec(), riarc:opts()) ->
+    {ok, pid()} | {error, term()}.
+attach(Node, Target, Spec, Opts) ->
+    case {node(), riarc_lambda:valid_spec(Spec)} of
+        {nonode@nohost, _} -> {error, {?MODULE, not_distributed}};
+        {_, false} -> {error, {riarc, {bad_spec, Spec}}};
+        {_, true} ->
+            case gen_server:start(?MODULE, {self(), Node, Target, Spec, Opts}, []) of
+                {ok, Proxy} -> {ok, Proxy};
+                {error, {shutdown, Reason}} -> {error, Reason};
+                {error, Reason} -> {error, Reason}
+            end
+    end.
+
+%% @doc Streams the proxy's view to the caller (see the module's doc); returns the
+%% verdicts so far.
+-spec subscribe(pid()) -> [map()].
+subscribe(Proxy) -> gen_server:call(Proxy, {subscribe, self()}, 30000).
+
+%% @doc The partitions the proxy knows have started: process and MFA.
+-spec partitions(pid()) -> [{term(), term()}].
+partitions(Proxy) -> gen_server:call(Proxy, partitions, 30000).
+
+%% @doc The modules riarc needs on a node to run a session with Spec there.
+-spec node_modules(riarc_lambda:spec()) -> [module()].
+node_modules(Spec) ->
+    _ = application:load(riarc),
+    {ok, Mods} = application:get_key(riarc, modules),
+    Own = case Mods of [] -> [?MODULE]; _ -> Mods end,
+    %% The routing table last: see load_binary/4.
+    (lists:usort(Own ++ spec_modules(Spec)) -- [riarc_route]) ++ [riarc_route].
+
+spec_modules(Spec) when is_atom(Spec) -> [Spec];
+spec_modules(Spec) when is_function(Spec) ->
+    {module, M} = erlang:fun_info(Spec, module),
+    [M || M =/= erl_eval].
+
+%% @doc A sentence for an error of this module.
+-spec format_error(error_reason()) -> string().
+format_error(not_distributed) ->
+    "this node is not distributed: start it with -sname or -name (or net_kernel:start/1) "
+    "to attach to another node";
+format_error({nodedown, Node}) ->
+    flat("cannot connect to node ~s (is it up, and is the cookie right?)", [Node]);
+format_error({no_object_code, M}) ->
+    flat("module ~s has no object code here to load onto the remote node", [M]);
+format_error({load_failed, Node, M, Why}) ->
+    flat("could not load module ~s onto ~s: ~0tp", [M, Node, Why]);
+format_error({start_failed, Node, Why}) ->
+    flat("could not start the riarc application on ~s: ~0tp", [Node, Why]);
+format_error({rpc, Node, Why}) ->
+    flat("a call to ~s failed: ~0tp", [Node, Why]).
+
+%%% The proxy
+
+%% @private
+init({Owner, Node, Target, Spec, Opts}) ->
+    case net_kernel:connect_node(Node) of
+        true ->
+            _ = monitor(process, Owner),
+            case prepare(Node, Spec) of
+                ok -> start_remote(Owner, Node, Target, Spec, Opts);
+                {error, E} -> {stop, {shutdown, E}}
+            end;
+        _ -> {stop, {shutdown, {?MODULE, {nodedown, Node}}}}
+    end.
+
+start_remote(Owner, Node, Target, Spec, Opts) ->
+    %% The events a Spec module asks for are known here; the wrapped Spec is a fun.
+    Events = case is_atom(Spec) andalso erlang:function_exported(Spec, trace_flags, 0) of
+                 true -> #{events => Spec:trace_flags()};
+                 false -> #{}
+             end,
+    Wrapped = wrap_spec(self(), Spec),
+    case rpc(Node, riarc, attach_for, [self(), Target, Wrapped, maps:merge(Events, Opts)]) of
+        {ok, {ok, Remote}} ->
+            _ = monitor(process, Remote),
+            erlang:send_after(?POLL_MS, self(), poll),
+            {ok, #s{owner = Owner, node = Node, remote = Remote}};
+        {ok, {error, E}} -> cleanup(Node), {stop, {shutdown, E}};
+        {error, Why} -> cleanup(Node), {stop, {shutdown, {?MODULE, {rpc, Node, Why}}}}
+    end.
+
+%% @private
+handle_call(verdicts, _From, S) ->
+    S1 = refresh(S),
+    {reply, view(S1), S1};
+handle_call({subscribe, Pid}, _From, S) ->
+    S1 = refresh(S),
+    {reply, view(S1), S1#s{subscribers = [Pid | S1#s.subscribers]}};
+handle_call(alive, _From, S = #s{down = undefined, remote = R}) ->
+    {reply, try riarc_session:alive(R) catch exit:_ -> #{tracers => [], processes => []} end, S};
+handle_call(alive, _From, S) ->
+    {reply, #{tracers => [], processes => []}, S};
+handle_call(partitions, _From, S) ->
+    {reply, lists:sort(maps:to_list(S#s.parts)), S};
+handle_call(launched, _From, S) ->
+    {reply, ok, S};
+handle_call(stop, _From, S = #s{down = undefined, remote = R}) ->
+    S1 = try riarc_session:stop(R) of
+             {ok, Result} ->
+                 %% The session replies, then ends: riarc's code goes once it is gone.
+                 receive {'DOWN', _, process, R, _} -> ok after 5000 -> ok end,
+                 learn(maps:get(verdicts, Result), S#s{result = Result})
+         catch exit:Why -> went_down(Why, S)
+         end,
+    _ = S1#s.down =:= nodedown orelse cleanup(S1#s.node),
+    {stop, normal, {ok, result(S1)}, S1};
+handle_call(stop, _From, S) ->
+    {stop, normal, {ok, result(S)}, S}.
+
+%% @private
+handle_cast(_Msg, S) ->
+    {noreply, S}.
+
+%% @private
+handle_info(poll, S = #s{down = undefined}) ->
+    erlang:send_after(?POLL_MS, self(), poll),
+    {noreply, refresh(S)};
+handle_info({riarc_remote_part, P, MFA}, S) ->
+    {noreply, S#s{parts = (S#s.parts)#{P => MFA}}};
+handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner, down = undefined, remote = R}) ->
+    %% Nobody waits for this view: the remote session stops (it would, seeing its
+    %% owner, this proxy, go; stopping it first lets riarc's code be unloaded now).
+    _ = (catch riarc_session:stop(R)),
+    cleanup(S#s.node),
+    {stop, normal, S};
+handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
+    {stop, normal, S};
+handle_info({'DOWN', _, process, R, Why}, S = #s{remote = R, down = undefined}) ->
+    S1 = went_down(Why, S),
+    _ = [Sub ! {riarc_remote_down, self(), S1#s.down} || Sub <- S1#s.subscribers],
+    _ = S1#s.down =:= nodedown orelse cleanup(S1#s.node),
+    {noreply, S1};
+handle_info(_Other, S) ->
+    {noreply, S}.
+
+%% @private
+terminate(_Reason, _S) ->
+    ok.
+
+%% The verdicts so far, from the remote session.
+refresh(S = #s{down = undefined, remote = R}) ->
+    try riarc_session:verdicts(R) of
+        Vs -> learn(Vs, S)
+    catch exit:_ -> S  % Race: the session just ended; its DOWN says how.
+    end;
+refresh(S) ->
+    S.
+
+%% New or changed verdict entries are kept and streamed.
+learn(Vs, S) ->
+    lists:foldl(fun(E = #{pid := P}, A = #s{verdicts = Known}) ->
+                        case maps:find(P, Known) of
+                            {ok, E} -> A;
+                            {ok, _} -> notify(E, A#s{verdicts = Known#{P => E}});
+                            error -> notify(E, A#s{verdicts = Known#{P => E},
+                                                   order = A#s.order ++ [P]})
+                        end
+                end, S, Vs).
+
+notify(E, S) ->
+    _ = [Sub ! {riarc_verdict, self(), E} || Sub <- S#s.subscribers],
+    S.
+
+%% The remote session ended on its own: every partition without a verdict gets error.
+went_down(Why, S) ->
+    Reason = case Why of
+                 noconnection -> nodedown;
+                 {nodedown, _} -> nodedown;
+                 {{nodedown, _}, _} -> nodedown;
+                 _ -> {session_down, Why}
+             end,
+    Missing = [{P, MFA} || {P, MFA} <- lists:sort(maps:to_list(S#s.parts)),
+                           not is_map_key(P, S#s.verdicts)],
+    S1 = lists:foldl(fun({P, MFA}, A) -> learn([riarc_result:entry(P, MFA, error, 0, Reason)], A) end,
+                     S, Missing),
+    S1#s{down = Reason}.
+
+view(#s{verdicts = Vs, order = Order}) ->
+    [maps:get(P, Vs) || P <- Order].
+
+result(S = #s{result = undefined}) ->
+    riarc_result:make(#{verdicts => view(S), errors => [{remote_session, S#s.down}]});
+result(S = #s{result = R}) ->
+    R#{verdicts => view(S)}.
+
+%%% The wrapped Spec and its monitors
+
+wrap_spec(Proxy, Spec) ->
+    fun(MFA) ->
+            Answer = case is_atom(Spec) of
+                         true -> Spec:spec(MFA);
+                         false -> Spec(MFA)
+                     end,
+            case Answer of
+                {ok, Mon} -> {ok, {?MODULE, {first, Proxy, Mon}}};
+                Other -> Other
+            end
+    end.
+
+%% @private A partition's first event (its init or attached event) names its process:
+%% the proxy learns of the partition, then the Spec's monitor analyses as it would.
+-spec analyse(riarc_event:event(), term()) -> {next, term()} | accept | reject.
+analyse(E, {first, Proxy, Mon}) ->
+    Proxy ! {riarc_remote_part, riarc_event:origin(E), first_mfa(E)},
+    analyse(E, {told, Mon});
+analyse(E, {told, Mon}) ->
+    case riarc_monitor:analyse(Mon, E) of
+        {next, Mon1} -> {next, {told, Mon1}};
+        {verdict, accept} -> accept;
+        {verdict, reject} -> reject;
+        {verdict, error, {Class, Reason, Stack}} -> erlang:raise(Class, Reason, Stack);
+        {verdict, error, Why} -> error(Why)
+    end.
+
+first_mfa({init, _, _, MFA}) -> MFA;
+first_mfa({attached, _, MFA}) -> MFA;
+first_mfa(_) -> undefined.
+
+%% @private The wrapped monitor's own words.
+-spec explain(riarc_event:event(), term()) -> iodata().
+explain(E, {first, _, Mon}) ->
+    explain(E, {told, Mon});
+explain(E, {told, Mon}) ->
+    maps:get(words, riarc_monitor:explain(Mon, E), "").
+
+%%% Code on the remote node
+
+%% riarc's modules and the Spec's, loaded where missing; the riarc application loaded
+%% and started. What was loaded is remembered on the node, for cleanup/1.
+prepare(Node, Spec) ->
+    case load_modules(Node, node_modules(Spec), []) of
+        {ok, Loaded} ->
+            case load_app(Node, Loaded) of
+                ok -> ok;
+                {error, _} = E -> cleanup(Node), E
+            end;
+        {error, _} = E -> E
+    end.
+
+load_modules(_Node, [], Loaded) ->
+    {ok, lists:reverse(Loaded)};
+load_modules(Node, [M | Ms], Loaded) ->
+    case rpc(Node, code, which, [M]) of
+        {ok, non_existing} ->
+            case code:get_object_code(M) of
+                {M, Bin, File} ->
+                    case load_binary(Node, M, File, Bin) of
+                        {ok, {module, M}} -> load_modules(Node, Ms, [M | Loaded]);
+                        {ok, Err} -> unload(Node, Loaded), {error, {?MODULE, {load_failed, Node, M, Err}}};
+                        {error, Why} -> unload(Node, Loaded), {error, {?MODULE, {rpc, Node, Why}}}
+                    end;
+                error -> unload(Node, Loaded), {error, {?MODULE, {no_object_code, M}}}
+            end;
+        {ok, _Path} ->
+            %% The node has its own copy (on its code path, or loaded already).
+            load_modules(Node, Ms, Loaded);
+        {error, Why} -> unload(Node, Loaded), {error, {?MODULE, {rpc, Node, Why}}}
+    end.
+
+%% The routing table's NIF is looked for in the riarc application's priv directory when
+%% its module loads (its on_load): for that moment, riarc's ebin directory is on Node's
+%% code path, if Node has it (a node on this machine does), so that the NIF found is the
+%% one beside the module loaded. Without it the session uses the process tracers.
+load_binary(Node, riarc_route, File, Bin) ->
+    Ebin = filename:dirname(File),
+    case rpc(Node, filelib, is_dir, [Ebin]) of
+        {ok, true} ->
+            _ = rpc(Node, code, add_patha, [Ebin]),
+            try rpc(Node, code, load_binary, [riarc_route, File, Bin])
+            after rpc(Node, code, del_path, [Ebin])
+            end;
+        _ -> rpc(Node, code, load_binary, [riarc_route, File, Bin])
+    end;
+load_binary(Node, M, File, Bin) ->
+    rpc(Node, code, load_binary, [M, File, Bin]).
+
+load_app(Node, Loaded) ->
+    Loads = case rpc(Node, application, get_key, [riarc, vsn]) of
+                {ok, undefined} ->
+                    _ = application:load(riarc),
+                    {ok, Keys} = application:get_all_key(riarc),
+                    Spec = {application, riarc, [{K, V} || {K, V} <- Keys, K =/= env]
+                            ++ [{env, [{?LOADED_KEY, Loaded}]}]},
+                    rpc(Node, application, load, [Spec]);
+                {ok, {ok, _}} ->
+                    %% Loaded there already: add what this session loaded to what will be
+                    %% removed when the last session there ends.
+                    Before = env_list(Node, ?LOADED_KEY),
+                    rpc(Node, application, set_env, [riarc, ?LOADED_KEY, lists:usort(Before ++ Loaded)]);
+                Other -> Other
+            end,
+    case Loads of
+        {ok, ok} ->
+            case rpc(Node, application, ensure_all_started, [riarc]) of
+                {ok, {ok, Started}} ->
+                    %% The applications riarc started there (runtime_tools, say) stop
+                    %% with it.
+                    Others = env_list(Node, ?STARTED_KEY),
+                    _ = rpc(Node, application, set_env,
+                            [riarc, ?STARTED_KEY, lists:usort(Others ++ (Started -- [riarc]))]),
+                    ok;
+                {ok, Err} -> {error, {?MODULE, {start_failed, Node, Err}}};
+                {error, Why} -> {error, {?MODULE, {rpc, Node, Why}}}
+            end;
+        {ok, Err} -> {error, {?MODULE, {start_failed, Node, Err}}};
+        {error, Why} -> {error, {?MODULE, {rpc, Node, Why}}}
+    end.
+
+%% When no session runs on Node any more, what riarc loaded there goes: the application
+%% (if riarc loaded it), then the modules (deleted and purged; a module some process
+%% still runs is left as old code rather than killing that process).
+cleanup(Node) ->
+    case rpc(Node, application, get_env, [riarc, ?LOADED_KEY]) of
+        {ok, {ok, Loaded}} ->
+            case rpc(Node, supervisor, which_children, [riarc_session_sup]) of
+                {ok, [_ | _]} -> ok;
+                _ ->
+                    Apps = env_list(Node, ?STARTED_KEY),
+                    _ = rpc(Node, application, stop, [riarc]),
+                    _ = [rpc(Node, application, stop, [A]) || A <- lists:reverse(Apps)],
+                    _ = rpc(Node, application, unload, [riarc]),
+                    unload(Node, Loaded)
+            end;
+        _ -> ok
+    end.
+
+env_list(Node, Key) ->
+    case rpc(Node, application, get_env, [riarc, Key, []]) of
+        {ok, L} when is_list(L) -> L;
+        _ -> []
+    end.
+
+unload(Node, Mods) ->
+    _ = [rpc(Node, code, delete, [M]) || M <- Mods],
+    _ = [rpc(Node, code, soft_purge, [M]) || M <- Mods],
+    ok.
+
+rpc(Node, M, F, A) ->
+    try {ok, erpc:call(Node, M, F, A, 30000)}
+    catch Class:Why -> {error, {Class, Why}}
+    end.
+
+flat(F, A) -> lists:flatten(io_lib:format(F, A)).

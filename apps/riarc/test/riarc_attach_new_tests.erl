@@ -1,0 +1,131 @@
+%% The `new_processes' target: every process spawned after the attach point is watched
+%% from its first event. The three-process system of fig. 2a (riarc_demo_pqr) is started
+%% by the test itself, untraced, after the attach, many times at once, under every
+%% arrangement of monitors: each process's events, in its partition, are exactly its local
+%% trace (complete and in order), whichever partition it is in. Detaching leaves no
+%% process traced and the VM's defaults for new processes off; a killed session does too.
+-module(riarc_attach_new_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(RUNS, 40).
+
+%% A Spec giving P, Q and R a monitor each as Arr says; every monitor sends the test
+%% what it sees, tagged with its own partition.
+spec({MonP, MonQ, MonR}, Test) ->
+    fun({riarc_demo_pqr, p, []}) when MonP -> {ok, rec(Test, make_ref())};
+       ({riarc_demo_pqr, q, []}) when MonQ -> {ok, rec(Test, make_ref())};
+       ({riarc_demo_pqr, r, []}) when MonR -> {ok, rec(Test, make_ref())};
+       (_) -> undefined
+    end.
+rec(Test, Part) -> fun(E) -> Test ! {event, Part, E}, rec(Test, Part) end.
+
+arrangements() ->
+    [{P, Q, R} || P <- [true, false], Q <- [true, false], R <- [true, false]].
+
+arrangements_test_() ->
+    %% Loaded beforehand: a first call that loads the module would show in P's trace
+    %% as its exchange with the code server (rightly).
+    {setup, fun() -> {module, _} = code:ensure_loaded(riarc_demo_pqr),
+                     {ok, _} = application:ensure_all_started(riarc) end,
+     [{lists:flatten(io_lib:format("~p", [A])), {timeout, 60, fun() -> arrangement(A) end}}
+      || A <- arrangements()]}.
+
+arrangement(Arr) ->
+    {ok, S} = riarc:attach(new_processes, spec(Arr, self()), #{}),
+    Ps = [begin {P, Ref} = spawn_monitor(riarc_demo_pqr, p, []), {P, Ref} end
+          || _ <- lists:seq(1, ?RUNS)],
+    [receive {'DOWN', Ref, process, P, normal} -> ok end || {P, Ref} <- Ps],
+    %% Every exit a partition can see has been seen: the run is over (Q and R end on
+    %% their own, after P); processes of no partition are not waited for.
+    Expected = expected_partitions(Arr),
+    Events = collect(?RUNS * length(covered(Arr)), []),
+    {ok, #{verdicts := Vs, violations := [], errors := []}} = riarc:stop(S),
+    ?assertEqual(?RUNS * Expected, length(Vs)),
+    %% Per partition, per process: its local trace, opened by an init event whose parent
+    %% is the test's untraced process, named new_processes, for P, the real parent else.
+    Parts = group(Events),
+    [check_partition(Arr, Es) || Es <- maps:values(Parts)],
+    ?assertEqual(?RUNS * Expected, map_size(Parts)),
+    untraced(),
+    %% Nothing came after the run: every partition got its processes' events once.
+    ?assertEqual([], [E || {event, _, E} <- flush()]).
+
+flush() -> receive M -> [M | flush()] after 0 -> [] end.
+
+expected_partitions({P, Q, R}) -> length([x || true <- [P, Q, R]]).
+
+%% The roles in some partition: a monitored one, or the child of one in a partition.
+covered({P, Q, R}) -> [p || P] ++ [q || Q orelse P] ++ [r || R orelse Q orelse P].
+
+%% Events until N exits have been seen.
+collect(0, Acc) -> lists:reverse(Acc);
+collect(N, Acc) ->
+    receive
+        {event, Part, E = {exit, _, _}} -> collect(N - 1, [{Part, E} | Acc]);
+        {event, Part, E} -> collect(N, [{Part, E} | Acc])
+    after 30000 -> error({timeout, N, length(Acc)})
+    end.
+
+group(Events) ->
+    lists:foldl(fun({Part, E}, M) -> maps:update_with(Part, fun(L) -> L ++ [E] end, [E], M) end,
+                #{}, Events).
+
+%% The processes of one partition: its root, and the children of its processes that
+%% have no monitor of their own.
+check_partition({_, MonQ, MonR}, Es = [{init, Root, _, {riarc_demo_pqr, Role, []}} | _]) ->
+    Procs = lists:usort([riarc_event:origin(E) || E <- Es]),
+    Roles = maps:from_list([{C, R} || {init, C, _, {riarc_demo_pqr, R, []}} <- Es]),
+    [?assertEqual({Pid, riarc_demo_pqr:local_traces(maps:get(Pid, Roles))},
+                  {Pid, [riarc_event:kind(E) || E <- Es, riarc_event:origin(E) =:= Pid]})
+     || Pid <- Procs],
+    %% Which roles share the root's partition follows from the Spec alone.
+    Inside = case Role of
+                 p -> [p] ++ [q || not MonQ] ++ [r || not MonQ, not MonR];
+                 q -> [q] ++ [r || not MonR];
+                 r -> [r]
+             end,
+    ?assertEqual(lists:sort(Inside), lists:sort(maps:values(Roles))),
+    %% P's parent is the test process, which no tracer traces.
+    [?assertEqual(new_processes, Parent) || {init, _, Parent, {_, p, _}} <- Es],
+    ?assert(is_pid(Root)).
+
+%% Nothing on the node is traced any more, and new processes are not either.
+untraced() ->
+    ?assertEqual({flags, []}, erlang:trace_info(new_processes, flags)),
+    ?assertEqual([], [{P, F} || P <- erlang:processes(),
+                                {flags, F} <- [erlang:trace_info(P, flags)], F =/= []]).
+
+%% A session killed while it watches: its tracers notice, turn the defaults off and
+%% untrace what they traced; a process spawned afterwards is not traced.
+killed_session_test() ->
+    {ok, _} = application:ensure_all_started(riarc),
+    Test = self(),
+    {ok, S} = riarc:attach(new_processes, fun(_) -> {ok, rec(Test, s)} end, #{}),
+    Ws = [spawn(fun() -> receive stop -> ok end end) || _ <- lists:seq(1, 20)],
+    %% Each worker has a tracer of its own (its monitor saw its init) before the kill.
+    [receive {event, s, {init, W, _, _}} -> ok end || W <- Ws],
+    Tracers = maps:get(tracers, riarc:alive(S)),
+    ?assertEqual(length(Ws) + 1, length(Tracers)),
+    Refs = [monitor(process, T) || T <- Tracers],
+    exit(S, kill),
+    [receive {'DOWN', R, process, _, _} -> ok end || R <- Refs],
+    untraced(),
+    [W ! stop || W <- Ws].
+
+%% One default tracer for new processes per node: another tool's is an error, and
+%% nothing is attached.
+already_traced_test() ->
+    {ok, _} = application:ensure_all_started(riarc),
+    Other = spawn(fun() -> receive stop -> ok end end),
+    erlang:trace(new_processes, true, [{tracer, Other}, procs]),
+    try
+        ?assertMatch({error, {riarc_backend_new, {already_traced, new_processes, Other}}},
+                     riarc:attach(new_processes, fun(_) -> undefined end, #{})),
+        ?assertEqual("new processes are traced by " ++ pid_to_list(Other) ++
+                         " already: the VM has one default tracer for new processes",
+                     riarc:format_error({riarc_backend_new, {already_traced, new_processes, Other}}))
+    after
+        erlang:trace(new_processes, false, [all]),
+        Other ! stop
+    end.

@@ -1,0 +1,146 @@
+%% `bin/riarc attach' against a peer node on this machine, as a user runs it (an OS
+%% process): attached to every new process with the P/Q/R properties, it prints a verdict
+%% line for each process the peer starts, detaches on SIGTERM with a summary and status
+%% 0, and leaves the peer with no trace flag and none of riarc's modules. Bad input is
+%% status 2, an unreachable node status 1.
+-module(riarc_attach_cli_SUITE).
+
+-include_lib("stdlib/include/assert.hrl").
+-include_lib("common_test/include/ct.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
+         init_per_testcase/2, end_per_testcase/2]).
+-export([attach_new_sigterm/1, attach_for_name/1, attach_errors/1]).
+
+-spec all() -> [atom()].
+all() -> [attach_new_sigterm, attach_for_name, attach_errors].
+
+-spec suite() -> list().
+suite() -> [{timetrap, {minutes, 5}}].
+
+-spec init_per_suite(list()) -> list().
+init_per_suite(Config) ->
+    case node() of
+        nonode@nohost ->
+            _ = os:cmd("epmd -daemon"),
+            {ok, _} = net_kernel:start([list_to_atom("riarc_ct_cli_" ++ os:getpid()), shortnames]);
+        _ -> ok
+    end,
+    Config.
+
+-spec end_per_suite(list()) -> ok.
+end_per_suite(_Config) -> ok.
+
+-spec init_per_testcase(atom(), list()) -> list().
+init_per_testcase(_Case, Config) ->
+    {ok, Peer, Node} = peer:start(#{name => peer:random_name(riarc_attach_cli),
+                                    connection => standard_io,
+                                    args => ["-setcookie", atom_to_list(erlang:get_cookie())]}),
+    true = net_kernel:connect_node(Node),
+    [{peer, Peer}, {node, Node} | Config].
+
+-spec end_per_testcase(atom(), list()) -> ok.
+end_per_testcase(_Case, Config) ->
+    catch peer:stop(?config(peer, Config)),
+    ok.
+
+root() ->
+    Ebin = filename:dirname(code:which(riarc)),
+    filename:join(lists:sublist(filename:split(Ebin), length(filename:split(Ebin)) - 5)).
+
+%% bin/riarc as an OS process, its output (stderr too) line by line.
+start_cli(Args) ->
+    open_port({spawn_executable, filename:join(root(), "bin/riarc")},
+              [{args, Args}, {line, 4096}, stderr_to_stdout, exit_status, {cd, root()}]).
+
+%% Lines until one satisfies Done (returned last), or the exit status.
+read_until(Port, Done) -> read_until(Port, Done, []).
+read_until(Port, Done, Acc) ->
+    receive
+        {Port, {data, {eol, L}}} ->
+            case Done(L) of
+                true -> lists:reverse([L | Acc]);
+                false -> read_until(Port, Done, [L | Acc])
+            end;
+        {Port, {data, {noeol, L}}} -> read_until(Port, Done, [L | Acc]);
+        {Port, {exit_status, St}} -> lists:reverse([{status, St} | Acc])
+    after 120000 -> error({timeout, lists:reverse(Acc)})
+    end.
+
+is_verdict(L) -> lists:prefix("<", L).
+
+cookie() -> atom_to_list(erlang:get_cookie()).
+
+attach_new_sigterm(Config) ->
+    Node = ?config(node, Config),
+    Props = filename:join(root(), "examples/props/pqr.prop"),
+    Port = start_cli(["attach", "--node", atom_to_list(Node), "--cookie", cookie(), "--new",
+                      "--props", Props, "--for", "600"]),
+    {os_pid, OsPid} = erlang:port_info(Port, os_pid),
+    %% (A build's output may come first, and end without a newline.)
+    _ = read_until(Port, fun(L) -> string:find(L, "riarc attach: attached") =/= nomatch end),
+    %% Three P/Q/R systems started on the peer after the attach point (riarc_demo_pqr
+    %% came with riarc's modules).
+    [erpc:call(Node, erlang, spawn, [riarc_demo_pqr, p, []]) || _ <- lists:seq(1, 3)],
+    Lines = read_n_verdicts(Port, 9, []),
+    ?assertEqual(9, length(Lines)),
+    [?assertMatch([_Pid, _MFA, V] when V =:= "accept"; V =:= "none", string:split(L, " ", all))
+     || L <- Lines],
+    ?assertEqual(3, length([L || L <- Lines, string:find(L, "riarc_demo_pqr:r/0") =/= nomatch])),
+    _ = os:cmd("kill -TERM " ++ integer_to_list(OsPid)),
+    Rest = read_until(Port, fun(_) -> false end),
+    ?assertEqual({status, 0}, lists:last(Rest)),
+    ?assert(lists:any(fun(L) -> is_list(L) andalso
+                                    lists:prefix("riarc attach: 9 verdicts (", L) andalso
+                                    string:find(L, "detached on sigterm") =/= nomatch
+                      end, Rest)),
+    untraced_unloaded(Node).
+
+read_n_verdicts(_Port, 0, Acc) -> lists:reverse(Acc);
+read_n_verdicts(Port, N, Acc) ->
+    case read_until(Port, fun is_verdict/1) of
+        [{status, _} | _] = Out -> error({exited, Out});
+        Out ->
+            case lists:last(Out) of
+                {status, _} -> error({exited, Out});
+                L -> read_n_verdicts(Port, N - 1, [L | Acc])
+            end
+    end.
+
+%% A registered gen_server on the peer, watched for two seconds (--for): the process is
+%% open (none), the status 0.
+attach_for_name(Config) ->
+    Node = ?config(node, Config),
+    {ok, _} = erpc:call(Node, gen_event, start, [{local, riarc_cli_target}]),
+    Spec = filename:join(root(), "_build/test/attach_any.prop"),
+    ok = file:write_file(Spec, "with gen_event:init_it(_, _, _, _, _, _) monitor\n"
+                               "  [G ** Reason when Reason =/= normal] ff.\n"),
+    Port = start_cli(["attach", "--node", atom_to_list(Node), "--cookie", cookie(),
+                      "--name", "riarc_cli_target", "--props", Spec, "--for", "2"]),
+    Out = read_until(Port, fun(_) -> false end),
+    ?assertEqual({status, 0}, lists:last(Out)),
+    ?assert(lists:any(fun(L) -> is_list(L) andalso lists:prefix("riarc attach: ", L) andalso
+                                    string:find(L, "; detached from") =/= nomatch end, Out)),
+    untraced_unloaded(Node).
+
+attach_errors(Config) ->
+    Node = atom_to_list(?config(node, Config)),
+    %% Bad input: no target, a bad pid.
+    ?assertMatch({status, 2}, lists:last(read_until(start_cli(["attach", "--node", Node,
+        "--monitors", "riarc_demo_monitors"]), fun(_) -> false end))),
+    ?assertMatch({status, 2}, lists:last(read_until(start_cli(["attach", "--node", Node,
+        "--cookie", cookie(), "--pid", "nopid", "--monitors", "riarc_demo_monitors"]),
+                                                    fun(_) -> false end))),
+    %% A node that is not there.
+    Out = read_until(start_cli(["attach", "--node", "riarc_no_such_node@nohost", "--name", "x",
+                                "--monitors", "riarc_demo_monitors"]), fun(_) -> false end),
+    ?assertMatch({status, 1}, lists:last(Out)).
+
+untraced_unloaded(Node) ->
+    Flags = [{P, F} || P <- erpc:call(Node, erlang, processes, []),
+                       {flags, F} <- [erpc:call(Node, erlang, trace_info, [P, flags])],
+                       F =/= []],
+    ?assertEqual([], Flags),
+    ?assertEqual({flags, []}, erpc:call(Node, erlang, trace_info, [new_processes, flags])),
+    ?assertEqual(false, erpc:call(Node, code, is_loaded, [riarc])),
+    ?assertEqual(false, erpc:call(Node, code, is_loaded, [riarc_tracer])).

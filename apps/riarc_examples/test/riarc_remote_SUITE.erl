@@ -1,0 +1,265 @@
+%% riarc attached to another node (riarc:attach/3 with `node => Node'): a peer node on
+%% this machine runs Debian's poolboy with a pool of workers (riarc_pool_worker) under
+%% load from this node; riarc loads itself there, watches the pool's supervision tree
+%% with a property about the workers, detaches, and leaves the peer as it found it: no
+%% trace flag on any process, none of riarc's modules loaded, the process count back.
+%% A session killed, a tracer killed, the node stopped or the link cut mid-run gives
+%% error verdicts, never a silent accept.
+-module(riarc_remote_SUITE).
+
+-include_lib("stdlib/include/assert.hrl").
+-include_lib("common_test/include/ct.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
+         init_per_testcase/2, end_per_testcase/2]).
+-export([poolboy_attach_detach/1, poolboy_bug_rejected/1, new_processes_remote/1,
+         session_killed/1, tracer_killed/1, node_stopped/1, link_cut/1]).
+
+-define(POOL, riarc_pool).
+-define(SIZE, 4).
+
+-spec all() -> [atom()].
+all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, session_killed,
+          tracer_killed, node_stopped, link_cut].
+
+-spec suite() -> list().
+suite() -> [{timetrap, {minutes, 3}}].
+
+-spec init_per_suite(list()) -> list().
+init_per_suite(Config) ->
+    %% This node must be distributed to reach the peer.
+    case node() of
+        nonode@nohost ->
+            _ = os:cmd("epmd -daemon"),
+            {ok, _} = net_kernel:start([list_to_atom("riarc_ct_" ++ os:getpid()), shortnames]);
+        _ -> ok
+    end,
+    Config.
+
+-spec end_per_suite(list()) -> ok.
+end_per_suite(_Config) -> ok.
+
+%% A fresh peer per case, running a pool of ?SIZE workers.
+-spec init_per_testcase(atom(), list()) -> list().
+init_per_testcase(_Case, Config) ->
+    [Poolboy] = filelib:wildcard(filename:join(code:lib_dir(), "poolboy-*/ebin")),
+    {ok, Peer, Node} = peer:start(#{name => peer:random_name(riarc_remote),
+                                    connection => standard_io,
+                                    args => ["-pa", Poolboy,
+                                             "-setcookie", atom_to_list(erlang:get_cookie())]}),
+    true = net_kernel:connect_node(Node),
+    %% The system under test's own code, on the peer.
+    {M, Bin, File} = code:get_object_code(riarc_pool_worker),
+    {module, M} = erpc:call(Node, code, load_binary, [M, File, Bin]),
+    {ok, Pool} = erpc:call(Node, poolboy, start,
+                           [[{name, {local, ?POOL}}, {worker_module, riarc_pool_worker},
+                             {size, ?SIZE}, {max_overflow, 0}], []]),
+    [{peer, Peer}, {node, Node}, {pool, Pool} | Config].
+
+-spec end_per_testcase(atom(), list()) -> ok.
+end_per_testcase(_Case, Config) ->
+    catch peer:stop(proplists:get_value(peer, Config)),
+    ok.
+
+%% The pool's supervisor (poolboy_sup, linked to the pool) and its workers.
+pool_sup(Node, Pool) ->
+    {links, Links} = erpc:call(Node, erlang, process_info, [Pool, links]),
+    [Sup] = [P || P <- Links, is_pid(P),
+                  {dictionary, D} <- [erpc:call(Node, erlang, process_info, [P, dictionary])],
+                  lists:member({'$initial_call', {supervisor, poolboy_sup, 1}}, D)],
+    Sup.
+
+workers(Node, Sup) ->
+    [W || {_, W, worker, _} <- erpc:call(Node, supervisor, which_children, [Sup])].
+
+%% The property about the workers: every `{double, N}' call is answered 2N; accept after
+%% three answers, reject at a wrong one.
+worker_spec() ->
+    fun({riarc_pool_worker, init, _}) -> {ok, doubles(#{}, 0)};
+       (_) -> undefined
+    end.
+doubles(_Asked, 3) -> accept;
+doubles(Asked, Done) ->
+    fun({recv, _, {'$gen_call', {_, Tag}, {Op, N}}}) when Op =:= double; Op =:= double_wrong ->
+            doubles(Asked#{Tag => N}, Done);
+       ({send, _, _, {Tag, Reply}}) when is_map_key(Tag, Asked) ->
+            case Reply =:= 2 * maps:get(Tag, Asked) of
+                true -> doubles(maps:remove(Tag, Asked), Done + 1);
+                false -> reject
+            end;
+       (_) -> doubles(Asked, Done)
+    end.
+
+%% A property that never decides: every partition is open while the run goes on.
+open_spec() ->
+    fun({riarc_pool_worker, init, _}) -> {ok, fun M(_) -> M end};
+       (_) -> undefined
+    end.
+
+%% Clients on this node, Calls transactions each, through the peer's pool.
+load(Node, Clients, Calls, Op) ->
+    Ps = [spawn_monitor(fun() ->
+                                [?assertEqual(2 * I, poolboy:transaction({?POOL, Node},
+                                     fun(W) -> gen_server:call(W, {Op, I}) end) - wrong(Op))
+                                 || I <- lists:seq(1, Calls)]
+                        end) || _ <- lists:seq(1, Clients)],
+    [receive {'DOWN', R, process, P, Why} -> {P, Why} end || {P, R} <- Ps].
+
+wrong(double) -> 0;
+wrong(double_wrong) -> 1.
+
+%% No process of the node has a trace flag, and new processes get none.
+untraced(Node) ->
+    Flags = [{P, F} || P <- erpc:call(Node, erlang, processes, []),
+                       {flags, F} <- [erpc:call(Node, erlang, trace_info, [P, flags])],
+                       F =/= []],
+    ?assertEqual([], Flags),
+    ?assertEqual({flags, []}, erpc:call(Node, erlang, trace_info, [new_processes, flags])).
+
+%% None of riarc's modules (nor the Spec's, this suite) is loaded there any more.
+unloaded(Node) ->
+    Mods = riarc_remote:node_modules(fun worker_spec/0),
+    ?assertEqual([], [M || M <- Mods, erpc:call(Node, code, is_loaded, [M]) =/= false]),
+    ?assertEqual(false, lists:keymember(riarc, 1, erpc:call(Node, application, loaded_applications, []))).
+
+poolboy_attach_detach(Config) ->
+    Node = ?config(node, Config),
+    Sup = pool_sup(Node, ?config(pool, Config)),
+    Workers = workers(Node, Sup),
+    Before = erpc:call(Node, erlang, processes, []),
+    {ok, S} = riarc:attach({supervisor, Sup}, worker_spec(), #{node => Node}),
+    ?assertEqual(Node, node(hd(maps:get(tracers, riarc:alive(S))))),
+    ?assert(erpc:call(Node, riarc_route, available, [])),
+    Exits = load(Node, 8, 20, double),
+    ?assertEqual([normal], lists:usort([Why || {_, Why} <- Exits])),
+    {ok, #{verdicts := Vs, violations := []}} = riarc:stop(S),
+    %% Every worker was asked often enough (160 calls over 4) to be accepted.
+    ?assertEqual(lists:sort(Workers), lists:sort([P || #{pid := P} <- Vs])),
+    ?assertEqual([accept], lists:usort([V || #{verdict := V} <- Vs])),
+    untraced(Node),
+    unloaded(Node),
+    %% Process count back: no process alive now that was not alive before the attach
+    %% (the erpc process that lists them is gone by the time it is looked at).
+    After = erpc:call(Node, erlang, processes, []),
+    ?assertEqual([], [P || P <- After -- Before, erpc:call(Node, erlang, is_process_alive, [P])]),
+    ?assert(length(After) =< length(Before)).
+
+%% A worker that answers wrongly is rejected, from the remote node's tracers.
+poolboy_bug_rejected(Config) ->
+    Node = ?config(node, Config),
+    Sup = pool_sup(Node, ?config(pool, Config)),
+    {ok, S} = riarc:attach({supervisor, Sup}, worker_spec(), #{node => Node}),
+    [{_, normal}] = load(Node, 1, 1, double_wrong),
+    {ok, #{verdicts := Vs}} = riarc:stop(S),
+    ?assertEqual(1, length([x || #{verdict := reject} <- Vs])),
+    untraced(Node),
+    unloaded(Node).
+
+%% new_processes on the peer: workers started there after the attach point (the pool's
+%% overflow is 0, so a second pool is started) are watched from their first event.
+new_processes_remote(Config) ->
+    Node = ?config(node, Config),
+    {ok, S} = riarc:attach(new_processes, worker_spec(), #{node => Node}),
+    {ok, _} = erpc:call(Node, poolboy, start,
+                        [[{name, {local, riarc_pool2}}, {worker_module, riarc_pool_worker},
+                          {size, 2}, {max_overflow, 0}, {strategy, fifo}], []]),
+    [?assertEqual(2 * I, poolboy:transaction({riarc_pool2, Node},
+                                             fun(W) -> gen_server:call(W, {double, I}) end))
+     || I <- lists:seq(1, 10)],
+    {ok, R = #{verdicts := Vs}} = riarc:stop(S),
+    ?assertEqual([], maps:get(violations, R)),
+    ?assertEqual([accept, accept], [V || #{verdict := V} <- Vs]),
+    ?assert(lists:all(fun(#{mfa := {riarc_pool_worker, init, [_]}}) -> true end, Vs)),
+    untraced(Node),
+    unloaded(Node).
+
+%% Attached with a property that never decides; returns the session, its partitions
+%% known to the proxy, and the remote tracers.
+attached_open(Config) ->
+    Node = ?config(node, Config),
+    Sup = pool_sup(Node, ?config(pool, Config)),
+    {ok, S} = riarc:attach({supervisor, Sup}, open_spec(), #{node => Node}),
+    Parts = wait_partitions(S, ?SIZE),
+    #{tracers := Tracers} = riarc:alive(S),
+    {S, Parts, Tracers}.
+
+%% The proxy learns of each partition from its first event, a message from the remote
+%% tracer: wait for them through the proxy itself (bounded).
+wait_partitions(S, N) -> wait_partitions(S, N, 1000).
+wait_partitions(S, N, Tries) ->
+    case riarc_remote:partitions(S) of
+        Ps when length(Ps) >= N -> Ps;
+        _ when Tries > 0 -> erlang:yield(), wait_partitions(S, N, Tries - 1);
+        Ps -> error({partitions, Ps})
+    end.
+
+all_error(S, Reason) ->
+    Vs = riarc:verdicts(S),
+    ?assertEqual(?SIZE, length(Vs)),
+    [?assertMatch(#{verdict := error, reason := Reason}, V) || V <- Vs],
+    Vs.
+
+await_down(Pids) ->
+    Refs = [monitor(process, P) || P <- Pids],
+    [receive {'DOWN', R, process, _, _} -> ok end || R <- Refs].
+
+session_killed(Config) ->
+    Node = ?config(node, Config),
+    {S, _Parts, Tracers} = attached_open(Config),
+    [{_, Remote, _, _}] = erpc:call(Node, supervisor, which_children, [riarc_session_sup]),
+    erpc:call(Node, erlang, exit, [Remote, kill]),
+    await_down([Remote | Tracers]),
+    _ = load(Node, 2, 5, double),
+    all_error(S, {session_down, killed}),
+    {ok, #{verdicts := Vs}} = riarc:stop(S),
+    ?assertEqual(1, riarc_result:status(#{verdicts => Vs})),
+    untraced(Node),
+    unloaded(Node).
+
+tracer_killed(Config) ->
+    Node = ?config(node, Config),
+    Sup = pool_sup(Node, ?config(pool, Config)),
+    [W | _] = workers(Node, Sup),
+    {S, _Parts, Tracers} = attached_open(Config),
+    [T] = [T || T <- Tracers, {ok, #{gamma := G}} <- [riarc_tracer:info(T, 5000)],
+                is_map_key(W, G)],
+    exit(T, kill),
+    await_down([T]),
+    _ = load(Node, 2, 5, double),
+    {ok, #{verdicts := Vs}} = riarc:stop(S),
+    %% The session reports the crashed tracer's partition as an error (not naming its
+    %% process: it had no verdict entry yet), the others as open.
+    ?assertMatch([#{verdict := error, reason := {tracer_crashed, killed}}],
+                 [V || V = #{verdict := error} <- Vs]),
+    ?assertEqual([none], lists:usort([V || #{verdict := V} <- Vs, V =/= error])),
+    ?assertEqual(?SIZE, length(Vs)),
+    untraced(Node),
+    unloaded(Node).
+
+node_stopped(Config) ->
+    Node = ?config(node, Config),
+    {S, _Parts, _Tracers} = attached_open(Config),
+    Ref = monitor(process, S),
+    riarc_remote:subscribe(S),
+    peer:stop(?config(peer, Config)),
+    receive {riarc_remote_down, S, nodedown} -> ok end,
+    all_error(S, nodedown),
+    {ok, #{verdicts := Vs}} = riarc:stop(S),
+    ?assertEqual(?SIZE, length(Vs)),
+    receive {'DOWN', Ref, process, S, normal} -> ok end,
+    ?assertEqual(pang, net_adm:ping(Node)).
+
+link_cut(Config) ->
+    Node = ?config(node, Config),
+    {S, _Parts, Tracers} = attached_open(Config),
+    [{_, Remote, _, _}] = erpc:call(Node, supervisor, which_children, [riarc_session_sup]),
+    riarc_remote:subscribe(S),
+    true = erlang:disconnect_node(Node),
+    receive {riarc_remote_down, S, nodedown} -> ok end,
+    all_error(S, nodedown),
+    {ok, _} = riarc:stop(S),
+    %% The remote session saw its owner's node go: it stopped, and its tracers untraced
+    %% what they traced.
+    true = net_kernel:connect_node(Node),
+    await_down([Remote | Tracers]),
+    untraced(Node).
