@@ -12,13 +12,14 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([callback_modules/1, task_identity/1, race_caught_shml/1, race_caught_erlang/1,
-         safe_all_accepted/1]).
+         race_caught_elixir_monitor/1, safe_all_accepted/1]).
 
 %% How many seeded runs each verdict test makes: the race must show in every one.
 -define(RUNS, 5).
 
 -spec all() -> [atom()].
-all() -> [callback_modules, task_identity, race_caught_shml, race_caught_erlang, safe_all_accepted].
+all() -> [callback_modules, task_identity, race_caught_shml, race_caught_erlang,
+          race_caught_elixir_monitor, safe_all_accepted].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].
@@ -37,8 +38,10 @@ init_per_suite(Config) ->
             Out = filename:join(proplists:get_value(priv_dir, Config), "bank_ebin"),
             ok = filelib:ensure_path(Out),
             Sources = filelib:wildcard(filename:join([root(), "examples", "elixir", "lib", "**", "*.ex"])),
-            ?assert(length(Sources) >= 4),
-            Cmd = lists:join(" ", [Elixirc, "-o", Out | Sources]) ++ " 2>&1; echo \"status=$?\"",
+            ?assert(length(Sources) >= 5),
+            %% riarc on elixirc's code path: Bank.Monitor declares @behaviour :riarc_monitor.
+            RiarcEbin = filename:dirname(code:which(riarc_monitor)),
+            Cmd = lists:join(" ", [Elixirc, "-pa", RiarcEbin, "-o", Out | Sources]) ++ " 2>&1; echo \"status=$?\"",
             Lines = string:split(string:trim(os:cmd(lists:flatten(Cmd))), "\n", all),
             ?assertEqual("status=0", lists:last(Lines), Lines),
             ElixirEbin = elixir_ebin(Elixirc),
@@ -169,6 +172,21 @@ told(Told) ->
        ({send, _, _, {_, {ok, B}}}) -> told(Told#{B => true});
        (_) -> told(Told)
     end.
+
+%% The property written in Elixir (examples/elixir/lib/bank/monitor.ex, a Spec module with
+%% the riarc_monitor callbacks): reject in every run, explained in its own words; on the
+%% safe account it never rejects (it never accepts either: none).
+race_caught_elixir_monitor(_Config) ->
+    [begin
+         {Clients, N} = sizes(Seed),
+         [Bank] = verdicts('Elixir.Bank.Monitor', Clients, N, racy, #{explain => 1000}),
+         ?assertMatch(#{verdict := reject}, Bank, {seed, Seed}),
+         explained(Bank, Seed),
+         #{explanation := #{monitor := #{words := Words}}} = Bank,
+         ?assertMatch({match, _}, re:run(Words, "was told to a second client"), {seed, Seed, Words}),
+         ?assertMatch([#{verdict := none}], verdicts('Elixir.Bank.Monitor', Clients, N, safe, #{}), {seed, Seed})
+     end || Seed <- seeds()],
+    ok.
 
 %% The safe account under the same burst: every monitored process is accepted (the
 %% account when it exits, having told no balance twice; each client when it exits
