@@ -10,6 +10,19 @@
 %%     for an anonymous fun, `loop' for `fun loop/0');</li>
 %% <li>gen_server, gen_statem and supervisor processes started through proc_lib:
 %%     `{CallbackModule, init, [InitArg]}', the call the behaviour makes into your code;</li>
+%% <li>Elixir processes: a GenServer, Supervisor or Agent is a gen_server above, so it is
+%%     `{CallbackModule, init, [InitArg]}' (`{'Elixir.Bank', init, [Arg]}' for
+%%     `GenServer.start_link(Bank, Arg)'); a DynamicSupervisor (and so a Task.Supervisor)
+%%     is `{CallbackModule, init, [InitArg]}' of the module given to
+%%     `DynamicSupervisor.start_link/3', as for an Erlang supervisor;</li>
+%% <li>an Elixir Task whose function its spawn carries (`Task.start/1,3',
+%%     `Task.start_link/1,3', `Task.Supervisor.start_child/2,4', a Task child of a
+%%     Supervisor): the function it runs, `{M, F, Args}' for `Task.start(M, F, Args)' and
+%%     `{Module, Name, []}' for a fun, as for spawn;</li>
+%% <li>an Elixir Task that is sent its function after it starts (`Task.async/1,3',
+%%     `Task.Supervisor.async/2,4', `Task.Supervisor.async_nolink/2,4' in Elixir 1.14):
+%%     `{'Elixir.Task', async, [Owner]}' with Owner the pid that asked for the Task;
+%%     Λ decides at the spawn, before the function is known;</li>
 %% <li>any other `proc_lib' start `proc_lib:spawn(M, F, Args)': `{M, F, Args}'.</li>
 %% </ul>
 %% The root of a run is asked with the MFA given to {@link riarc:run/3}.
@@ -26,6 +39,9 @@
 %%                            (_) -> undefined end).
 %% 3> riarc_lambda:lookup(L, {my_srv, init, [[]]}).
 %% {ok,#Fun<...>}
+%% 4> riarc_lambda:logical_mfa({proc_lib, init_p, [self(), [], 'Elixir.Task.Supervised',
+%%        noreply, [{node(), self(), self()}, [self()], {'Elixir.Bank', settle, [1, 2]}]]}).
+%% {'Elixir.Bank',settle,[1,2]}
 %% '''
 -module(riarc_lambda).
 
@@ -99,13 +115,38 @@ proc_lib_mfa(gen, init_it, [GenMod, _Starter, _Parent, Mod, Args, _Opts])
 proc_lib_mfa(gen, init_it, [GenMod, _Starter, _Parent, _Name, Mod, Args, _Opts])
   when is_atom(GenMod), is_atom(Mod) ->
     callback_mfa(GenMod, Mod, Args);
+proc_lib_mfa('Elixir.Task.Supervised', F, A) when is_atom(F), is_list(A) ->
+    task_mfa(F, A);
 proc_lib_mfa(M, F, A) when is_atom(M), is_atom(F), is_list(A) -> {M, F, A};
 proc_lib_mfa(_, _, _) -> undefined.
+
+%% Elixir's Task processes all start in 'Elixir.Task.Supervised'. Where the spawn carries
+%% the Task's function (its last argument, `{M, F, Args}' or `{erlang, apply, [Fun, Args]}':
+%% noreply/3 in Elixir 1.14, used by Task.start and Task.start_link), the Task is that
+%% function. Where it does not (reply/2 in 1.14: Task.async sends the function in a
+%% message once the Task runs), the spawn says only who asked for it: the Task's
+%% function is not known when Λ is asked, and cannot be, since Λ decides at the spawn.
+task_mfa(F, A) when A =/= [] ->
+    case lists:last(A) of
+        {erlang, apply, [Fun, Args]} when is_function(Fun), is_list(Args) -> fun_mfa(Fun, Args);
+        {M, Fn, Args} when is_atom(M), is_atom(Fn), is_list(Args) -> {M, Fn, Args};
+        _ -> task_async_mfa(F, A)
+    end;
+task_mfa(F, A) ->
+    task_async_mfa(F, A).
+
+task_async_mfa(reply, [{_Node, _NameOrPid, Owner} | _]) when is_pid(Owner) ->
+    {'Elixir.Task', async, [Owner]};
+task_async_mfa(F, A) -> {'Elixir.Task.Supervised', F, A}.
 
 %% A supervisor is a gen_server whose callback module is `supervisor' and whose argument
 %% carries the user's module: report the user's module, as the issue and proc_lib do.
 callback_mfa(gen_server, supervisor, {_SupName, Mod, Args}) -> {Mod, init, [Args]};
 callback_mfa(gen_server, supervisor_bridge, [Mod, Args | _]) -> {Mod, init, [Args]};
+%% Elixir's DynamicSupervisor (and Task.Supervisor, built on it) is a gen_server whose
+%% argument carries the user's module, as for supervisor.
+callback_mfa(gen_server, 'Elixir.DynamicSupervisor', {Mod, Args, _Name}) when is_atom(Mod) ->
+    {Mod, init, [Args]};
 callback_mfa(_GenMod, Mod, Args) -> {Mod, init, [Args]}.
 
 fun_mfa(Fun, Args) ->
