@@ -446,10 +446,19 @@ key(St = #{tracers := Ts}) ->
     erlang:md5(term_to_binary(St#{tracers := Ts1}, [deterministic])).
 
 strip(Core) ->
-    list_to_tuple([case is_map(X) andalso is_map_key(start_tracer, X) of
-                       true -> cfg;
-                       false -> X
-                   end || X <- tuple_to_list(Core)]).
+    setelement(cfg_pos(Core), Core, cfg).
+
+%% Where the core keeps its configuration (the map with start_tracer): found once per
+%% process, since the core is opaque.
+cfg_pos(Core) ->
+    case get({?MODULE, cfg_pos}) of
+        undefined ->
+            [Pos | _] = [I || {I, X} <- lists:zip(lists:seq(1, tuple_size(Core)), tuple_to_list(Core)),
+                              is_map(X), is_map_key(start_tracer, X)],
+            put({?MODULE, cfg_pos}, Pos),
+            Pos;
+        Pos -> Pos
+    end.
 
 transitions(St = #{procs := Ps, tracers := Ts, chans := Cs}, #{scripts := Scripts}) ->
     [{proc, S, A} || {S, {Pc, Mbox}} <- lists:sort(maps:to_list(Ps)),
@@ -592,10 +601,11 @@ reduce(Trs, St = #{tracers := Ts}, Env) ->
     Gamma = maps:from_list([{S, T} || {T, {run, Core}} <- maps:to_list(Ts),
                                       S <- riarc_tracer_core:gamma(Core)]),
     Ctx = ctx(St, Env, Gamma),
-    case [Tr || Tr = {proc, S, _} <- Trs, detachers(S, Ctx) =:= []] of
+    case [Tr || Tr = {proc, S, _} <- Trs, detachers(S, Ctx) =:= []]
+         ++ [Tr || Tr = {deliver, _, _, _} <- Trs, quiet(Tr, Ts)] of
         [Tr | _] ->
             %% A process whose route nobody can switch any more commutes with every
-            %% other actor.
+            %% other actor; so does a quiet delivery (see quiet/2).
             [Tr];
         [] ->
             Seeds = lists:usort([actor(Tr) || Tr <- Trs]),
@@ -610,6 +620,19 @@ reduce(Trs, St = #{tracers := Ts}, Env) ->
                           end, {length(Trs) + 1, Trs}, Seeds),
             Best
     end.
+
+%% A delivery is quiet when it only feeds the partition's monitor an event of a process
+%% the tracer traces itself.
+quiet({deliver, S, T, {trace, S, 'receive', _}}, Ts) ->
+    quiet_for(S, maps:get(T, Ts));
+quiet({deliver, S, T, {trace, S, send, _, _}}, Ts) ->
+    quiet_for(S, maps:get(T, Ts));
+quiet(_, _) -> false.
+
+quiet_for(S, {run, Core}) ->
+    riarc_tracer_core:mode(Core) =:= direct andalso
+        lists:member(S, riarc_tracer_core:gamma(Core)) andalso
+        not is_map_key(S, maps:get(pi, riarc_tracer_core:state_map(Core))).
 
 ctx(St = #{tracers := Ts, chans := Cs}, Env, Gamma) ->
     Live = [T || {T, V} <- maps:to_list(Ts), V =/= stopped],
