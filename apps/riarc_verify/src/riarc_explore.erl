@@ -117,7 +117,7 @@
 -module(riarc_explore).
 -behaviour(riarc_monitor).
 
--export([check/2, systems/1, run/2, sweep/1, main/1, pqr/0, format_error/1]).
+-export([check/2, systems/1, run/2, sweep/1, sweep/2, main/1, pqr/0, format_error/1]).
 %% The monitor of a partition in the model (riarc_monitor callback).
 -export([analyse/2]).
 -export_type([system/0, action/0, opts/0]).
@@ -236,53 +236,105 @@ main(Plan) ->
              end,
     halt(Status).
 
-%% @doc Checks the systems of Plan, printing one line per system (its tree as the parent
-%% of each non-root process, arrangements, states, terminal states, time) and a total;
-%% stops at the first failure, which it prints.
+%% @doc Checks the systems of Plan on every scheduler (see sweep/2).
 -spec sweep(plan()) -> ok | error.
 sweep(Plan) ->
+    sweep(Plan, erlang:system_info(schedulers_online)).
+
+%% @doc Checks the systems of Plan, Workers arrangements at a time (each one a depth-first
+%% search of its own, in a process of its own: they share nothing), printing one line per
+%% system (its tree as the parent of each non-root process, arrangements, states, terminal
+%% states, the time its searches took), one per size and a total; stops at the first
+%% failure, which it prints.
+-spec sweep(plan(), pos_integer()) -> ok | error.
+sweep(Plan, Workers) ->
     T0 = erlang:monotonic_time(millisecond),
-    Zero = #{systems => 0, arrangements => 0, states => 0, terminals => 0},
-    R = lists:foldl(
-          fun(_, {error, _} = E) -> E;
-             ({N, Kinds}, {ok, Acc}) ->
-                  Systems = [S || S = #{scripts := Sc} <- systems(N), map_size(Sc) =:= N],
-                  lists:foldl(fun(_, {error, _} = E) -> E;
-                                 (Sys, {ok, A}) -> sweep_one(Sys, Kinds, A)
-                              end, {ok, Acc}, Systems)
-          end, {ok, Zero}, Plan),
-    Ms = erlang:monotonic_time(millisecond) - T0,
+    Units = [{N, Sys, Arr} || {N, Kinds} <- Plan,
+                              Sys = #{scripts := Sc} <- systems(N), map_size(Sc) =:= N,
+                              Arr <- plan_arrangements(Kinds, Sys)],
+    Left = lists:foldl(fun({_, Sys, _}, M) -> maps:update_with(Sys, fun(K) -> K + 1 end, 1, M) end,
+                       #{}, Units),
+    R = pool(Units, Workers, #{}, Left, #{}, #{}),
+    Secs = (erlang:monotonic_time(millisecond) - T0) / 1000,
     case R of
-        {ok, #{systems := NS, arrangements := NA, states := St, terminals := Te}} ->
-            io:format("total: ~b systems, ~b arrangements, ~b states, ~b terminal, ~.1f s: ok~n",
-                      [NS, NA, St, Te, Ms / 1000]),
+        {ok, Sizes} ->
+            Total = lists:foldl(fun add_counts/2, zero(), maps:values(Sizes)),
+            [print_counts(io_lib:format("~b processes", [N]), C) || {N, C} <- lists:sort(maps:to_list(Sizes))],
+            print_counts("total", Total),
+            io:format("wall time ~.1f s on ~b workers: ok~n", [Secs, Workers]),
             ok;
         {error, E} ->
-            io:format("~s~nfailed after ~.1f s~n", [format_error(E), Ms / 1000]),
+            io:format("~s~nfailed after ~.1f s~n", [format_error(E), Secs]),
             error
     end.
 
-sweep_one(Sys = #{root := Root, scripts := Scripts}, Kinds, Acc) ->
-    T0 = erlang:monotonic_time(millisecond),
-    Arrs = case Kinds of
-               every -> arrangements(Sys);
-               _ -> lists:usort([named(K, Sys) || K <- Kinds])
-           end,
-    Parents = [P || {_, P} <- lists:sort([{C, P} || {P, Sc} <- maps:to_list(Scripts),
-                                                     {spawn, C} <- Sc])],
-    case check(Sys, #{monitored => Arrs}) of
-        {ok, #{states := St, terminals := Te, arrangements := NA}} ->
-            io:format("~b processes, parents ~w: ~b arrangements, ~b states, ~b terminal, ~b ms~n",
-                      [map_size(Scripts), Parents, NA, St, Te,
-                       erlang:monotonic_time(millisecond) - T0]),
-            #{systems := NS0, arrangements := NA0, states := St0, terminals := Te0} = Acc,
-            {ok, Acc#{systems := NS0 + 1, arrangements := NA0 + NA, states := St0 + St,
-                      terminals := Te0 + Te}};
-        {error, _} = E ->
-            io:format("~b processes, parents ~w (root ~w): FAILED~n",
-                      [map_size(Scripts), Parents, Root]),
-            E
+zero() -> #{systems => 0, arrangements => 0, states => 0, terminals => 0, ms => 0}.
+
+add_counts(A, B) -> maps:map(fun(K, V) -> V + maps:get(K, B) end, A).
+
+print_counts(What, #{systems := NS, arrangements := NA, states := St, terminals := Te, ms := Ms}) ->
+    io:format("~s: ~b systems, ~b arrangements, ~b states, ~b terminal, ~.1f s of search~n",
+              [What, NS, NA, St, Te, Ms / 1000]).
+
+%% The master of the sweep: at most Workers searches at a time. Running: monitor ref ->
+%% unit; Left: arrangements still to do per system; Done: counts per system so far;
+%% Sizes: counts per size of the systems finished.
+pool([], _Workers, Running, _Left, _Done, Sizes) when map_size(Running) =:= 0 ->
+    {ok, Sizes};
+pool([Unit | Units], Workers, Running, Left, Done, Sizes) when map_size(Running) < Workers ->
+    Master = self(),
+    {Pid, Ref} = spawn_monitor(fun() -> Master ! {self(), search(Unit)} end),
+    pool(Units, Workers, Running#{Ref => {Pid, Unit}}, Left, Done, Sizes);
+pool(Units, Workers, Running, Left, Done, Sizes) ->
+    receive
+        {'DOWN', Ref, process, Pid, Why} when is_map_key(Ref, Running) ->
+            {ok, Result} = case Why of
+                               normal -> receive {Pid, Res} -> {ok, Res} end;
+                               _ -> {ok, {error, {?MODULE, {crashed, Why}}}}
+                           end,
+            {Pid, Unit = {N, Sys, _}} = maps:get(Ref, Running),
+            Running1 = maps:remove(Ref, Running),
+            case Result of
+                {ok, C} ->
+                    D = add_counts(maps:get(Sys, Done, zero()), C),
+                    case maps:get(Sys, Left) of
+                        1 ->
+                            print_system(Sys, D),
+                            S = add_counts(maps:get(N, Sizes, zero()), D#{systems := 1}),
+                            pool(Units, Workers, Running1, maps:remove(Sys, Left),
+                                 maps:remove(Sys, Done), Sizes#{N => S});
+                        K ->
+                            pool(Units, Workers, Running1, Left#{Sys := K - 1}, Done#{Sys => D}, Sizes)
+                    end;
+                {error, _} = E ->
+                    print_failed(Unit),
+                    [begin demonitor(R, [flush]), exit(P, kill) end || {R, {P, _}} <- maps:to_list(Running1)],
+                    E
+            end
     end.
+
+search({_N, Sys, Arr}) ->
+    T0 = erlang:monotonic_time(millisecond),
+    case check_one(Sys, Arr, #{}) of
+        {ok, {St, Te}} ->
+            {ok, (zero())#{arrangements := 1, states := St, terminals := Te,
+                           ms := erlang:monotonic_time(millisecond) - T0}};
+        {error, _} = E -> E
+    end.
+
+print_system(Sys = #{scripts := Scripts}, #{arrangements := NA, states := St, terminals := Te, ms := Ms}) ->
+    io:format("~b processes, parents ~w: ~b arrangements, ~b states, ~b terminal, ~b ms~n",
+              [map_size(Scripts), parents(Sys), NA, St, Te, Ms]).
+
+print_failed({_N, Sys = #{root := Root, scripts := Scripts}, Arr}) ->
+    io:format("~b processes, parents ~w (root ~w), own monitors for ~w: FAILED~n",
+              [map_size(Scripts), parents(Sys), Root, Arr]).
+
+parents(#{scripts := Scripts}) ->
+    [P || {_, P} <- lists:sort([{C, P} || {P, Sc} <- maps:to_list(Scripts), {spawn, C} <- Sc])].
+
+plan_arrangements(every, Sys) -> arrangements(Sys);
+plan_arrangements(Kinds, Sys) -> lists:usort([named(K, Sys) || K <- Kinds]).
 
 named(none, _Sys) -> [];
 named(all, #{root := Root, scripts := Scripts}) -> lists:sort(maps:keys(Scripts)) -- [Root];
@@ -297,6 +349,8 @@ format_error({?MODULE, {violation, #{reason := Why, monitored := Mon, trace := T
       [io_lib:format("riarc_explore: ~0tp~n  with own monitors for ~0tp, after:~n",
                      [Why, Mon]),
        [io_lib:format("  ~0tp~n", [Step]) || Step <- Trace]]);
+format_error({?MODULE, {crashed, Why}}) ->
+    lists:flatten(io_lib:format("riarc_explore: a search crashed: ~0tp", [Why]));
 format_error({?MODULE, {state_limit, N}}) ->
     lists:flatten(io_lib:format("riarc_explore: more than ~b states", [N]));
 format_error(Other) ->
@@ -446,10 +500,19 @@ key(St = #{tracers := Ts}) ->
     erlang:md5(term_to_binary(St#{tracers := Ts1}, [deterministic])).
 
 strip(Core) ->
-    list_to_tuple([case is_map(X) andalso is_map_key(start_tracer, X) of
-                       true -> cfg;
-                       false -> X
-                   end || X <- tuple_to_list(Core)]).
+    setelement(cfg_pos(Core), Core, cfg).
+
+%% Where the core keeps its configuration (the map with start_tracer): found once per
+%% process, since the core is opaque.
+cfg_pos(Core) ->
+    case get({?MODULE, cfg_pos}) of
+        undefined ->
+            [Pos | _] = [I || {I, X} <- lists:zip(lists:seq(1, tuple_size(Core)), tuple_to_list(Core)),
+                              is_map(X), is_map_key(start_tracer, X)],
+            put({?MODULE, cfg_pos}, Pos),
+            Pos;
+        Pos -> Pos
+    end.
 
 transitions(St = #{procs := Ps, tracers := Ts, chans := Cs}, #{scripts := Scripts}) ->
     [{proc, S, A} || {S, {Pc, Mbox}} <- lists:sort(maps:to_list(Ps)),
@@ -592,10 +655,11 @@ reduce(Trs, St = #{tracers := Ts}, Env) ->
     Gamma = maps:from_list([{S, T} || {T, {run, Core}} <- maps:to_list(Ts),
                                       S <- riarc_tracer_core:gamma(Core)]),
     Ctx = ctx(St, Env, Gamma),
-    case [Tr || Tr = {proc, S, _} <- Trs, detachers(S, Ctx) =:= []] of
+    case [Tr || Tr = {proc, S, _} <- Trs, detachers(S, Ctx) =:= []]
+         ++ [Tr || Tr = {deliver, _, _, _} <- Trs, quiet(Tr, Ts)] of
         [Tr | _] ->
             %% A process whose route nobody can switch any more commutes with every
-            %% other actor.
+            %% other actor; so does a quiet delivery (see quiet/2).
             [Tr];
         [] ->
             Seeds = lists:usort([actor(Tr) || Tr <- Trs]),
@@ -610,6 +674,19 @@ reduce(Trs, St = #{tracers := Ts}, Env) ->
                           end, {length(Trs) + 1, Trs}, Seeds),
             Best
     end.
+
+%% A delivery is quiet when it only feeds the partition's monitor an event of a process
+%% the tracer traces itself.
+quiet({deliver, S, T, {trace, S, 'receive', _}}, Ts) ->
+    quiet_for(S, maps:get(T, Ts));
+quiet({deliver, S, T, {trace, S, send, _, _}}, Ts) ->
+    quiet_for(S, maps:get(T, Ts));
+quiet(_, _) -> false.
+
+quiet_for(S, {run, Core}) ->
+    riarc_tracer_core:mode(Core) =:= direct andalso
+        lists:member(S, riarc_tracer_core:gamma(Core)) andalso
+        not is_map_key(S, maps:get(pi, riarc_tracer_core:state_map(Core))).
 
 ctx(St = #{tracers := Ts, chans := Cs}, Env, Gamma) ->
     Live = [T || {T, V} <- maps:to_list(Ts), V =/= stopped],
