@@ -11,7 +11,7 @@
 %% <li>gen_server, gen_statem and supervisor processes started through proc_lib:
 %%     `{CallbackModule, init, [InitArg]}', the call the behaviour makes into your code;</li>
 %% <li>Elixir processes: a GenServer, Supervisor or Agent is a gen_server above, so it is
-%%     `{CallbackModule, init, [InitArg]}' (`{'Elixir.Bank', init, [Arg]}' for
+%%     `{CallbackModule, init, [InitArg]}' (``{'Elixir.Bank', init, [Arg]}'' for
 %%     `GenServer.start_link(Bank, Arg)'); a DynamicSupervisor (and so a Task.Supervisor)
 %%     is `{CallbackModule, init, [InitArg]}' of the module given to
 %%     `DynamicSupervisor.start_link/3', as for an Erlang supervisor;</li>
@@ -21,7 +21,7 @@
 %%     `{Module, Name, []}' for a fun, as for spawn;</li>
 %% <li>an Elixir Task that is sent its function after it starts (`Task.async/1,3',
 %%     `Task.Supervisor.async/2,4', `Task.Supervisor.async_nolink/2,4' in Elixir 1.14):
-%%     `{'Elixir.Task', async, [Owner]}' with Owner the pid that asked for the Task;
+%%     ``{'Elixir.Task', async, [Owner]}'' with Owner the pid that asked for the Task;
 %%     Λ decides at the spawn, before the function is known;</li>
 %% <li>any other `proc_lib' start `proc_lib:spawn(M, F, Args)': `{M, F, Args}'.</li>
 %% </ul>

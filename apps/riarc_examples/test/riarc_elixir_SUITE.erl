@@ -12,14 +12,14 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([callback_modules/1, task_identity/1, race_caught_shml/1, race_caught_erlang/1,
-         race_caught_elixir_monitor/1, safe_all_accepted/1]).
+         race_caught_elixir_monitor/1, safe_all_accepted/1, cli_run/1]).
 
 %% How many seeded runs each verdict test makes: the race must show in every one.
 -define(RUNS, 5).
 
 -spec all() -> [atom()].
 all() -> [callback_modules, task_identity, race_caught_shml, race_caught_erlang,
-          race_caught_elixir_monitor, safe_all_accepted].
+          race_caught_elixir_monitor, safe_all_accepted, cli_run].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].
@@ -48,8 +48,7 @@ init_per_suite(Config) ->
             true = code:add_patha(ElixirEbin),
             true = code:add_patha(Out),
             {module, 'Elixir.Bank.Demo'} = code:ensure_loaded('Elixir.Bank.Demo'),
-            {ok, Props} = riarc_shml:load_file(filename:join([root(), "examples", "elixir", "bank.prop"])),
-            [{bank_ebin, Out}, {elixir_ebin, ElixirEbin}, {props, Props} | Config]
+            [{bank_ebin, Out}, {elixir_ebin, ElixirEbin}, {props, compile_props(Out)} | Config]
     end.
 
 -spec end_per_suite(list()) -> ok.
@@ -57,6 +56,22 @@ end_per_suite(Config) ->
     _ = code:del_path(proplists:get_value(bank_ebin, Config)),
     _ = code:del_path(proplists:get_value(elixir_ebin, Config)),
     ok.
+
+%% The example's property compiled by the command line (`bin/riarc compile', an OS
+%% process: this app does not depend on the property language's) into Dir, and loaded.
+compile_props(Dir) ->
+    {Lines, Status} = cli("compile examples/elixir/bank.prop -o " ++ Dir, " 2>&1"),
+    ?assertEqual("status=0", Status, Lines),
+    Beam = filename:join(Dir, "riarc_props_bank.beam"),
+    {module, Mod} = code:load_abs(filename:rootname(Beam)),
+    Mod.
+
+%% bin/riarc with Args in the top directory: its output lines and "status=N"; Redirect
+%% says what becomes of its standard error (" 2>&1" to have it among the lines).
+cli(Args, Redirect) ->
+    Out = os:cmd("cd " ++ root() ++ " && bin/riarc " ++ Args ++ Redirect ++ "; echo \"status=$?\""),
+    Lines = string:split(string:trim(Out), "\n", all),
+    {lists:droplast(Lines), lists:last(Lines)}.
 
 %% Elixir's standard library next to its compiler (Debian: /usr/bin/elixirc links to
 %% /usr/lib/elixir/bin/elixirc, the library is /usr/lib/elixir/lib/elixir/ebin).
@@ -200,6 +215,25 @@ safe_all_accepted(Config) ->
          ?assertEqual([accept], lists:usort([V || #{verdict := V} <- Vs]), {seed, Seed, Vs})
      end || Seed <- seeds()],
     ok.
+
+%% The command of docs/elixir.md: the racy account's line says reject, followed by its
+%% explanation, status 1; the safe account's run is accepted throughout, status 0.
+cli_run(Config) ->
+    Ebin = proplists:get_value(bank_ebin, Config),
+    Lib = filename:dirname(filename:dirname(proplists:get_value(elixir_ebin, Config))),
+    Run = fun(Args) ->
+                  cli("run -pa " ++ Ebin ++ " --lib " ++ Lib ++ " -m Elixir.Bank.Demo -f main -a '"
+                      ++ Args ++ "' --props examples/elixir/bank.prop", " 2>/dev/null")
+          end,
+    {[Reject | Rest], Status} = Run("[4, 5]"),
+    ?assertEqual("status=1", Status, [Reject | Rest]),
+    ?assertMatch({match, _}, re:run(Reject, " Elixir.Bank:init/1 reject$"), Reject),
+    ?assertMatch(["    last events (=> decided):" | _], Rest),
+    ?assertEqual(4, length([L || L <- Rest, lists:suffix(" Elixir.Bank.Client:run/2 accept", L)])),
+    {Safe, SafeStatus} = Run("[4, 5, safe]"),
+    ?assertEqual("status=0", SafeStatus, Safe),
+    ?assertEqual(5, length([L || L <- Safe, lists:suffix(" accept", L)]), Safe),
+    ?assertEqual(5, length(Safe), Safe).
 
 seeds() ->
     Base = erlang:unique_integer([positive]),
