@@ -38,8 +38,8 @@
 
 -define(KEY, {?MODULE, state}).
 
-%% OTP 25's specs of erlang:trace_pattern/3 and erlang:trace_info/2 leave out 'receive'
-%% (see riarc_route): those calls go through apply/3.
+%% OTP 25's specs of erlang:trace_pattern/3 and erlang:trace_info/2 leave out send and
+%% 'receive' (see riarc_route): those calls go through apply/3.
 
 %% @doc Holds Patterns (a kind left out: every message) under Key for as long as Owner
 %% lives or until release/1; the VM's patterns become the union of every holder's.
@@ -120,6 +120,6 @@ union(Ps) ->
     end.
 
 install(#{send := S, 'receive' := R}) ->
-    _ = erlang:trace_pattern(send, S, []),
+    _ = apply(erlang, trace_pattern, [send, S, []]),
     _ = apply(erlang, trace_pattern, ['receive', R, []]),
     ok.

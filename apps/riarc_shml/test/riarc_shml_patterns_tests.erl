@@ -9,7 +9,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([main/2, server/0, worker/3]).
+-export([main/2, server/0, worker/3, waiting/1]).
 
 clause(Formula) ->
     {ok, [C]} = riarc_shml:parse_string("with m:f(L) monitor [_ <- _, m:f(_)] " ++ Formula ++ ".",
@@ -158,3 +158,29 @@ online() ->
     #{send := SendP, 'receive' := RecvP} = riarc_trace_pattern:installed(),
     ?assert(riarc_shml_patterns:keeps(SendP, [self(), hello])),
     ?assert(riarc_shml_patterns:keeps(RecvP, [node(), self(), hello])).
+
+%% Node-global patterns: a session that monitors with a fun (every message) while another
+%% filters still gets every event, as many as when it runs alone.
+concurrent_sessions_test_() ->
+    {timeout, 120, fun concurrent_sessions/0}.
+
+concurrent_sessions() ->
+    {ok, Mod} = riarc_shml:load_file("examples/props/no_error.prop"),
+    Every = fun(_) -> {ok, fun M(_) -> M end} end,
+    Alone = events_of(riarc:run({?MODULE, main, [5, {20, 0}]}, Every, #{})),
+    %% The filtering session's system waits for `go' until the other session is over.
+    {ok, A} = riarc:start({?MODULE, waiting, [self()]}, Mod, #{}),
+    Waiting = receive {waiting, P} -> P end,
+    ?assertMatch(#{send := false}, riarc_trace_pattern:installed()),
+    Together = events_of(riarc:run({?MODULE, main, [5, {20, 0}]}, Every, #{})),
+    Waiting ! go,
+    {ok, _} = riarc_session:finish(A, 60000),
+    ?assertEqual(Alone, Together).
+
+events_of({ok, #{events := N}}) -> N.
+
+%% @private A system that waits for `go'.
+-spec waiting(pid()) -> ok.
+waiting(Test) ->
+    Test ! {waiting, self()},
+    receive go -> ok end.
