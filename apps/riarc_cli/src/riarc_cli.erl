@@ -126,8 +126,7 @@ run_command() ->
                   metavar => "FUN", required => true, help => "its function"},
                 #{name => "--args", short => "-a", key => args, type => term_list,
                   metavar => "ARGS", default => [], help => "its arguments, an Erlang list such as '[8, 20]'"},
-                #{name => "--timeout", key => timeout, type => {int, 0}, metavar => "MS",
-                  default => 60000, help => "give up on the run after MS milliseconds"}]
+                riarc_cli_args:timeout_flag("run")]
           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()],
       one_of => [[monitors, props]]}.
 

@@ -27,14 +27,15 @@
 -module(riarc_cli_args).
 
 -export([parse/2, run/3, usage/1, usage_line/1, format_error/1, bad_input/2,
-         code_flags/0, strict_flag/0, add_code_paths/1, term_list/1]).
+         code_flags/0, strict_flag/0, timeout_flag/1, add_code_paths/1, term_list/1]).
 
 -export_type([command/0, flag/0, positional/0, type/0, opts/0, reason/0]).
 
--type type() :: string | atom | int | {int, integer()} | number | term_list
+-type type() :: string | atom | int | {int, integer()} | {int, integer(), integer()}
+              | number | term_list
               | {enum, [atom()]} | boolean
               | {check, fun((string()) -> {ok, term()} | {error, string()})}.
-%% `{int, Min}': a whole number >= Min. `{check, Fun}': the command converts the value
+%% `{int, Min}': a whole number >= Min; `{int, Min, Max}': and =< Max. `{check, Fun}': the command converts the value
 %% itself; Fun's error is one sentence naming what the flag takes.
 
 -type flag() :: #{name := string(),
@@ -200,6 +201,11 @@ value({int, Min}, V) ->
         {ok, N} when N >= Min -> {ok, N};
         _ -> error
     end;
+value({int, Min, Max}, V) ->
+    case value({int, Min}, V) of
+        {ok, N} when N =< Max -> {ok, N};
+        _ -> error
+    end;
 value(number, V) ->
     case value(int, V) of
         {ok, N} -> {ok, N};
@@ -276,6 +282,7 @@ format_error({unexpected, A}) -> fmt("unexpected argument ~ts", [A]).
 describe(int) -> "a whole number";
 describe({int, 0}) -> "a number >= 0";
 describe({int, Min}) -> fmt("a whole number >= ~b", [Min]);
+describe({int, Min, Max}) -> fmt("a whole number from ~b to ~b", [Min, Max]);
 describe(number) -> "a number";
 describe(term_list) -> "an Erlang list, such as '[1, foo]'";
 describe({enum, As}) -> fmt("one of ~ts", [lists:join(", ", [atom_to_list(A) || A <- As])]);
@@ -377,6 +384,14 @@ show(D) -> fmt("~tp", [D]).
 strict_flag() ->
     #{name => "--strict", key => strict, type => boolean, default => false,
       help => "exit with status 2 when a property clause or the Spec monitored no process"}.
+
+%% @doc The one `--timeout MS' of the commands that run or check a system: 60 s unless
+%% given (the API's own default is no timeout), at most what a receive can wait
+%% (2^32 - 1 ms, about 49 days).
+-spec timeout_flag(string()) -> flag().
+timeout_flag(What) ->
+    #{name => "--timeout", key => timeout, type => {int, 1, 16#ffffffff}, metavar => "MS",
+      default => 60000, help => "give up on the " ++ What ++ " after MS milliseconds"}.
 
 -spec code_flags() -> [flag()].
 code_flags() ->

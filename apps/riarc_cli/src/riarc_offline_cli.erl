@@ -34,8 +34,7 @@
 %% @doc The declarations of check, record and verify (riarc_cli_args parses them).
 -spec commands() -> [riarc_cli_args:command()].
 commands() ->
-    Timeout = #{name => "--timeout", key => timeout, type => {int, 0}, metavar => "MS",
-                default => 60000, help => "give up after MS milliseconds"},
+    Timeout = riarc_cli_args:timeout_flag("command"),
     [#{name => "check",
        summary => "check a recorded trace file",
        description => "Checks a recorded trace file (riarc's binary or text format, or a dbg "

@@ -66,8 +66,7 @@ commands() ->
                       "printing the verdicts as `riarc run' does (status 1 on a reject).\nA "
                       "replay that cannot follow its recording stops with one sentence "
                       "(status 1);\na corrupt or truncated file is bad input (status 2).",
-       flags => [#{name => "--timeout", key => timeout, type => {int, 1}, metavar => "MS",
-                   default => 60000, help => "give up on the replay after MS milliseconds"}]
+       flags => [riarc_cli_args:timeout_flag("replay")]
            ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags(),
        positionals => [#{key => file, metavar => "FILE", required => true,
                          help => "the recording"}]}].

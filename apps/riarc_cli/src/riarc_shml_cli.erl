@@ -4,7 +4,7 @@
 %% standard error with exit status 2; success exits 0.
 %% ```
 %% $ bin/riarc compile examples/props/pqr.prop -o /tmp
-%% /tmp/riarc_props_pqr.beam: module riarc_props_pqr, traces send, recv
+%% /tmp/riarc_props_pqr.beam: module riarc_props_pqr, traces recv, send
 %% $ bin/riarc compile bad.prop
 %% bad.prop:3:18: variable 'Y' is unbound
 %% $ echo $?
@@ -13,7 +13,7 @@
 %% From Erlang, run/1 does the same and returns the exit status instead of halting:
 %% ```
 %% 1> riarc_shml_cli:run(["examples/props/pqr.prop", "-o", "/tmp"]).
-%% /tmp/riarc_props_pqr.beam: module riarc_props_pqr, traces send, recv
+%% /tmp/riarc_props_pqr.beam: module riarc_props_pqr, traces recv, send
 %% 0
 %% '''
 -module(riarc_shml_cli).

@@ -11,10 +11,13 @@
 %% 1> {ok, Mod} = riarc_shml:load_file("examples/props/pqr.prop").
 %% {ok,riarc_props_pqr}
 %% 2> riarc:run({riarc_demo_pqr, p, []}, Mod, #{events => Mod:trace_flags()}).
-%% 3> riarc_shml:load_file("bad.prop").
-%% {error,{semantic,"bad.prop",{3,18},"variable 'Y' is unbound"}}
-%% 4> riarc_shml:format_error(element(2, v(3))).
-%% "bad.prop:3:18: variable 'Y' is unbound"
+%% 3> file:write_file("/tmp/bad.prop", "%% Y is never bound\nwith riarc_demo_pqr:p() monitor\n"
+%% ..                                    "  [P ? X when X > Y] ff.\n").
+%% ok
+%% 4> riarc_shml:load_file("/tmp/bad.prop").
+%% {error,{semantic,"/tmp/bad.prop",{3,19},"variable 'Y' is unbound"}}
+%% 5> riarc_shml:format_error(element(2, v(4))).
+%% "/tmp/bad.prop:3:19: variable 'Y' is unbound"
 %% '''
 -module(riarc_shml).
 
@@ -100,6 +103,9 @@ parse_file(File) ->
 
 %% @doc Compiles a property file and loads it in memory as module {@link module_name/1}.
 -spec load_file(file:filename()) -> {ok, module()} | {error, reason()}.
+load_file(File) when is_binary(File) ->
+    %% Elixir passes its strings as binaries.
+    load_file(unicode:characters_to_list(File));
 load_file(File) ->
     Mod = module_name(File),
     with_clauses(parse_file(File), fun(Clauses) -> load(Clauses, Mod, File) end).
@@ -119,6 +125,8 @@ compile_file(File, OutDir) ->
 %% property file is an error: the .beam would shadow it, or be shadowed by it.
 -spec compile_file(file:filename(), file:filename(), #{module => module()}) ->
     {ok, file:filename()} | {error, reason()}.
+compile_file(File, OutDir, Opts) when is_binary(File) ->
+    compile_file(unicode:characters_to_list(File), OutDir, Opts);
 compile_file(File, OutDir, Opts) ->
     Mod = maps:get(module, Opts, module_name(File)),
     Path = filename:join(OutDir, atom_to_list(Mod) ++ ".beam"),

@@ -15,7 +15,7 @@
 %% 4> {ok, M0} = t:spec({m, f, []}), M1 = M0({recv, a, x}), M1({send, a, b, y}).
 %% reject
 %% 5> t:trace_flags().
-%% [send,recv]
+%% [recv,send]
 %% '''
 -module(riarc_shml_compile).
 
