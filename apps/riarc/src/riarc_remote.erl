@@ -24,7 +24,9 @@
 %% session was killed), the view ends there: every partition with no verdict yet gets
 %% `error' with reason `nodedown' (or `{session_down, Reason}'), never a silent accept;
 %% verdicts reached before are kept. When the session ends, what riarc loaded onto Node
-%% is stopped, unloaded and purged, unless another session still runs there.
+%% is stopped, unloaded and purged, unless another session still runs there; if the
+%% proxy cannot do it (this VM ended at once, the link broke), a janitor riarc started on
+%% Node does it once the session there has ended.
 %%
 %% `subscribe/1' streams the view: the subscriber gets `{riarc_verdict, Proxy, Entry}'
 %% for each verdict as the proxy learns it, and `{riarc_remote_down, Proxy, Reason}' when
