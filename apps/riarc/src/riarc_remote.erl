@@ -31,12 +31,15 @@
 %% `subscribe/1' streams the view: the subscriber gets `{riarc_verdict, Proxy, Entry}'
 %% for each verdict as the proxy learns it, and `{riarc_remote_down, Proxy, Reason}' when
 %% the remote session ends on its own.
+%%
+%% In use: `{ok, S} = riarc:attach(my_server, my_spec, #{node => 'app@host'})', then
+%% `riarc:verdicts(S)' and `riarc:stop(S)' as for a local session (docs/production.md,
+%% "Another node"). What it loads there, and a failure's sentence:
 %% ```
-%% 1> {ok, S} = riarc:attach(my_server, my_spec, #{node => 'app@host'}).
-%% 2> riarc:verdicts(S).
-%% [#{pid => <12345.130.0>, mfa => {my_server,init,['$unknown']}, verdict => none, ...}]
-%% 3> riarc:stop(S).
-%% {ok, #{verdicts => [...], ...}}
+%% 1> lists:member(riarc_tracer, riarc_remote:node_modules(riarc_demo_monitors)).
+%% true
+%% 2> riarc_remote:format_error({nodedown, 'app@host'}).
+%% "cannot connect to node app@host (is it up, and is the cookie right?)"
 %% '''
 -module(riarc_remote).
 -behaviour(gen_server).
