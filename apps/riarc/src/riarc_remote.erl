@@ -24,17 +24,22 @@
 %% session was killed), the view ends there: every partition with no verdict yet gets
 %% `error' with reason `nodedown' (or `{session_down, Reason}'), never a silent accept;
 %% verdicts reached before are kept. When the session ends, what riarc loaded onto Node
-%% is stopped, unloaded and purged, unless another session still runs there.
+%% is stopped, unloaded and purged, unless another session still runs there; if the
+%% proxy cannot do it (this VM ended at once, the link broke), a janitor riarc started on
+%% Node does it once the session there has ended.
 %%
 %% `subscribe/1' streams the view: the subscriber gets `{riarc_verdict, Proxy, Entry}'
 %% for each verdict as the proxy learns it, and `{riarc_remote_down, Proxy, Reason}' when
 %% the remote session ends on its own.
+%%
+%% In use: `{ok, S} = riarc:attach(my_server, my_spec, #{node => 'app@host'})', then
+%% `riarc:verdicts(S)' and `riarc:stop(S)' as for a local session (docs/production.md,
+%% "Another node"). What it loads there, and a failure's sentence:
 %% ```
-%% 1> {ok, S} = riarc:attach(my_server, my_spec, #{node => 'app@host'}).
-%% 2> riarc:verdicts(S).
-%% [#{pid => <12345.130.0>, mfa => {my_server,init,['$unknown']}, verdict => none, ...}]
-%% 3> riarc:stop(S).
-%% {ok, #{verdicts => [...], ...}}
+%% 1> lists:member(riarc_tracer, riarc_remote:node_modules(riarc_demo_monitors)).
+%% true
+%% 2> riarc_remote:format_error({nodedown, 'app@host'}).
+%% "cannot connect to node app@host (is it up, and is the cookie right?)"
 %% '''
 -module(riarc_remote).
 -behaviour(gen_server).
@@ -44,6 +49,8 @@
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 %% A monitor, wrapping the Spec's monitors on the remote node.
 -export([analyse/2, explain/2]).
+%% Spawned on the remote node.
+-export([janitor/1]).
 -export_type([error_reason/0]).
 
 -type error_reason() :: not_distributed | {nodedown, node()} | {no_object_code, module()}
@@ -64,7 +71,8 @@
     order = [] :: [term()],                   % processes in the order their verdicts came
     parts = #{} :: #{term() => term()},       % process -> MFA, partitions started
     subscribers = [] :: [pid()],
-    result = undefined :: undefined | map()
+    result = undefined :: undefined | map(),
+    janitor :: pid() | undefined              % on the remote node, see janitor/1
 }).
 
 %%% API
@@ -148,7 +156,11 @@ start_remote(Owner, Node, Target, Spec, Opts) ->
         {ok, {ok, Remote}} ->
             _ = monitor(process, Remote),
             erlang:send_after(?POLL_MS, self(), poll),
-            {ok, #s{owner = Owner, node = Node, remote = Remote}};
+            J = case rpc(Node, ?MODULE, janitor, [self()]) of
+                    {ok, Pid} -> Pid;
+                    {error, _} -> undefined
+                end,
+            {ok, #s{owner = Owner, node = Node, remote = Remote, janitor = J}};
         {ok, {error, E}} -> cleanup(Node), {stop, {shutdown, E}};
         {error, Why} -> cleanup(Node), {stop, {shutdown, {?MODULE, {rpc, Node, Why}}}}
     end.
@@ -176,7 +188,7 @@ handle_call(stop, _From, S = #s{down = undefined, remote = R}) ->
                  learn(maps:get(verdicts, Result), S#s{result = Result})
          catch exit:Why -> went_down(Why, S)
          end,
-    _ = S1#s.down =:= nodedown orelse cleanup(S1#s.node),
+    _ = S1#s.down =:= nodedown orelse finish(S1),
     {stop, normal, {ok, result(S1)}, S1};
 handle_call(stop, _From, S) ->
     {stop, normal, {ok, result(S)}, S}.
@@ -195,14 +207,15 @@ handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner, down = undefin
     %% Nobody waits for this view: the remote session stops (it would, seeing its
     %% owner, this proxy, go; stopping it first lets riarc's code be unloaded now).
     _ = (catch riarc_session:stop(R)),
-    cleanup(S#s.node),
+    receive {'DOWN', _, process, R, _} -> ok after 5000 -> ok end,
+    finish(S),
     {stop, normal, S};
 handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
     {stop, normal, S};
 handle_info({'DOWN', _, process, R, Why}, S = #s{remote = R, down = undefined}) ->
     S1 = went_down(Why, S),
     _ = [Sub ! {riarc_remote_down, self(), S1#s.down} || Sub <- S1#s.subscribers],
-    _ = S1#s.down =:= nodedown orelse cleanup(S1#s.node),
+    _ = S1#s.down =:= nodedown orelse finish(S1),
     {noreply, S1};
 handle_info(_Other, S) ->
     {noreply, S}.
@@ -298,6 +311,38 @@ explain(E, {told, Mon}) ->
     maps:get(words, riarc_monitor:explain(Mon, E), "").
 
 %%% Code on the remote node
+
+%% The proxy removes what riarc loaded; its janitor on the node is told first that it
+%% need not, and gone before (it runs this module's code).
+finish(#s{node = Node, janitor = J}) ->
+    _ = is_pid(J) andalso begin
+                              Ref = monitor(process, J),
+                              J ! {riarc_remote_janitor, stop},
+                              receive {'DOWN', Ref, process, J, _} -> true
+                              after 5000 -> demonitor(Ref, [flush])
+                              end
+                          end,
+    cleanup(Node).
+
+%% @private Started on the remote node for a proxy: if the proxy goes without having
+%% cleaned up (the caller's VM ended at once, the link broke), the remote session ends
+%% (it monitors the proxy), and the janitor then removes what riarc loaded, as the proxy
+%% would have.
+-spec janitor(pid()) -> pid().
+janitor(Proxy) ->
+    spawn(fun() ->
+                  Ref = monitor(process, Proxy),
+                  receive
+                      {riarc_remote_janitor, stop} -> ok;
+                      {'DOWN', Ref, process, Proxy, _} -> sweep_up()
+                  end
+          end).
+
+sweep_up() ->
+    Sessions = try supervisor:which_children(riarc_session_sup) catch exit:_ -> [] end,
+    Refs = [monitor(process, P) || {_, P, _, _} <- Sessions, is_pid(P)],
+    _ = [receive {'DOWN', R, process, _, _} -> ok after 30000 -> ok end || R <- Refs],
+    cleanup(node()).
 
 %% riarc's modules and the Spec's, loaded where missing; the riarc application loaded
 %% and started. What was loaded is remembered on the node, for cleanup/1.

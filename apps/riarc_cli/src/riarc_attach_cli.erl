@@ -12,8 +12,8 @@
 %% '''
 %% Ctrl-C (SIGINT) cannot be caught by an Erlang VM started with `-noshell' (its break
 %% handler ends the VM): the remote session then sees this node go, stops tracing and
-%% leaves the node untraced, but riarc's modules stay loaded there. SIGTERM and SIGHUP
-%% detach cleanly.
+%% leaves the node untraced, and riarc's janitor there unloads its modules; only the
+%% summary is lost. SIGTERM and SIGHUP detach cleanly.
 %% ```
 %% 1> riarc_cli:run(["attach", "--name", "x", "--monitors", "riarc_demo_monitors"]).
 %% 2

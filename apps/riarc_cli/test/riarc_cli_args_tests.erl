@@ -77,7 +77,7 @@ usage_test() ->
 names() -> [N || #{name := N} <- riarc_cli:commands()].
 
 every_command_test() ->
-    ?assertEqual(["run", "demo", "check", "record", "verify", "replay", "compile", "bench",
+    ?assertEqual(["run", "demo", "check", "record", "verify", "attach", "replay", "compile", "bench",
                   "experiment", "study"], names()).
 
 %% Every command prints its usage for --help and -h, with status 0, and does nothing else

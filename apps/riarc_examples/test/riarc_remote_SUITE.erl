@@ -160,12 +160,17 @@ poolboy_bug_rejected(Config) ->
 new_processes_remote(Config) ->
     Node = ?config(node, Config),
     {ok, S} = riarc:attach(new_processes, worker_spec(), #{node => Node}),
+    [] = riarc_remote:subscribe(S),
     {ok, _} = erpc:call(Node, poolboy, start,
                         [[{name, {local, riarc_pool2}}, {worker_module, riarc_pool_worker},
                           {size, 2}, {max_overflow, 0}, {strategy, fifo}], []]),
     [?assertEqual(2 * I, poolboy:transaction({riarc_pool2, Node},
                                              fun(W) -> gen_server:call(W, {double, I}) end))
      || I <- lists:seq(1, 10)],
+    %% The verdicts as they are reached (a tracer that has not taken its worker over yet
+    %% when stop/1 comes would end it with no verdict: it drops what it held).
+    [receive {riarc_verdict, S, #{verdict := accept}} -> ok after 60000 -> error(no_verdict) end
+     || _ <- [1, 2]],
     {ok, R = #{verdicts := Vs}} = riarc:stop(S),
     ?assertEqual([], maps:get(violations, R)),
     ?assertEqual([accept, accept], [V || #{verdict := V} <- Vs]),
@@ -253,13 +258,18 @@ link_cut(Config) ->
     Node = ?config(node, Config),
     {S, _Parts, Tracers} = attached_open(Config),
     [{_, Remote, _, _}] = erpc:call(Node, supervisor, which_children, [riarc_session_sup]),
+    %% riarc's janitor on the peer: the one process waiting in riarc_remote's code.
+    [Janitor] = [P || P <- erpc:call(Node, erlang, processes, []),
+                      {current_function, {riarc_remote, _, _}} <-
+                          [erpc:call(Node, erlang, process_info, [P, current_function])]],
     riarc_remote:subscribe(S),
     true = erlang:disconnect_node(Node),
     receive {riarc_remote_down, S, nodedown} -> ok end,
     all_error(S, nodedown),
     {ok, _} = riarc:stop(S),
     %% The remote session saw its owner's node go: it stopped, and its tracers untraced
-    %% what they traced.
+    %% what they traced; the janitor then removed riarc's code.
     true = net_kernel:connect_node(Node),
-    await_down([Remote | Tracers]),
-    untraced(Node).
+    await_down([Remote, Janitor | Tracers]),
+    untraced(Node),
+    unloaded(Node).
