@@ -964,13 +964,11 @@ timer_send_after(T, Dest, Msg) ->
 
 %% @doc Woven `timer:cancel/1'.
 -spec timer_cancel(term()) -> {ok, cancel} | {error, term()}.
-timer_cancel({send_local, Ref}) when is_reference(Ref) ->
-    case get(?KEY) of
-        undefined -> timer:cancel({send_local, Ref});
-        _ -> _ = cancel_timer(Ref), {ok, cancel}
-    end;
 timer_cancel(TRef) ->
-    timer:cancel(TRef).
+    case {get(?KEY), TRef} of
+        {#rr{}, {send_local, Ref}} when is_reference(Ref) -> _ = cancel_timer(Ref), {ok, cancel};
+        _ -> timer:cancel(TRef)
+    end.
 
 %% The receiver, on the receiver side only (see above).
 timer_peer(Dest) ->
