@@ -953,7 +953,7 @@ cancel_timer(Ref, Opts) ->
                 false ->
                     Left = timer_value(fun() -> erlang:cancel_timer(Real) end, S),
                     %% Replay: cancel when the recording's cancel came in time.
-                    _ = S#rr.mode =:= replay andalso Left =/= false andalso erlang:cancel_timer(Real),
+                    _ = S#rr.mode =:= replay andalso Left =/= false andalso replay_cancel(Ref, Real),
                     _ = Left =/= false andalso ets:delete(S#rr.tab, {timer, Ref}),
                     case proplists:get_value(info, Opts, true) of
                         true -> Left;
@@ -1009,6 +1009,19 @@ timer_cancel(TRef) ->
     case {get(?KEY), TRef} of
         {#rr{}, {send_local, Ref}} when is_reference(Ref) -> _ = cancel_timer(Ref), {ok, cancel};
         _ -> timer:cancel(TRef)
+    end.
+
+%% Race: the recording's cancel came in time, this replay's timer has fired already. A
+%% wrapped timer message (receiver side) is never taken, since no recorded receive names
+%% it; a plain start_timer message (sender side, or a timer this process set on itself
+%% outside the receiver side's wrapping) would be taken by the next receive that takes
+%% plain messages, a message the recorded process never had: it is removed (its ref is
+%% unique, so nothing else matches). A plain send_after message cannot be told from other
+%% messages and stays (docs/replay.md).
+replay_cancel(Ref, Real) ->
+    case erlang:cancel_timer(Real) of
+        false when Real =:= Ref -> receive {timeout, Ref, _} -> true after 0 -> true end;
+        _ -> true
     end.
 
 %% The receiver, on the receiver side only (see above).
