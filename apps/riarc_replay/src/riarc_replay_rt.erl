@@ -27,7 +27,7 @@
          timestamp/0, now/0, uniform/0, uniform/1, unique_integer/0, unique_integer/1,
          make_ref/0, send_after/3, send_after/4, start_timer/3, start_timer/4,
          cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
-         timer_send_after/2, timer_send_after/3, timer_cancel/1, exit_signal/2]).
+         timer_send_after/2, timer_send_after/3, timer_cancel/1, exit_signal/2, mnesia/2]).
 %% Used by the run controller (riarc_replay) and as spawn entry points.
 -export([start_root/2, child/2, event_name/1, format_error/1, salvage/1]).
 -export_type([run/0, error_reason/0, event/0]).
@@ -39,6 +39,8 @@
 %% so that the per-message work updates a small term, not the whole record.
 -define(BUF, '$riarc_rr_buf').
 -define(PEER, '$riarc_rr_peer').
+%% Inside a mnesia transaction (which holds the run's mnesia turn).
+-define(TXN, '$riarc_rr_txn').
 -define(CHUNK, 256).
 -define(SEQ_BITS, 40).
 -define(MAX_IDX, (1 bsl 24 - 1)).
@@ -787,22 +789,61 @@ table(Tab, S = #rr{tabs = Tabs, tab = RunTab}) ->
             Ref
     end.
 
-ets_turn(Op, Args, Ref, #rr{mode = record}) ->
+ets_turn(Op, Args, Ref, S) ->
+    turn(ets, Op, Args, Ref, S).
+
+%% Step (003, lock replay): the operation holds the shared object's turn. Recording: the
+%% lock makes "do it, take the version" atomic and the version is written; replay: wait
+%% until the object is at the recorded version, do it, move the version on.
+turn(Mod, Op, Args, Ref, #rr{mode = record}) ->
     lock(Ref),
     try
-        apply(ets, Op, Args)
+        apply(Mod, Op, Args)
     after
         V = atomics:add_get(Ref, 2, 1) - 1,
         atomics:put(Ref, 1, 0),
         _ = record_event(?EV_ETS, V, get(?KEY))
     end;
-ets_turn(Op, Args, Ref, S = #rr{mode = replay}) ->
-    V = take(?EV_ETS, {ets, Op}, S),
+turn(Mod, Op, Args, Ref, S = #rr{mode = replay}) ->
+    V = take(?EV_ETS, {Mod, Op}, S),
     wait_turn(Ref, V, 0),
     try
-        apply(ets, Op, Args)
+        apply(Mod, Op, Args)
     after
         atomics:put(Ref, 2, V + 1)
+    end.
+
+%% @doc Woven `mnesia:transaction/1,2,3' and `mnesia:sync_transaction/1,2,3' (003's STM
+%% replay: the commit order): a transaction of a process of the run takes the turn of
+%% the run's mnesia, a lock and version shared by the run's processes like an ETS
+%% table's, for its whole length. Recording therefore runs the run's transactions one at
+%% a time (a legal execution: mnesia's transactions are serialisable; none restarts
+%% for a conflict with another of the run) and writes the turn (an `ETS' event); the
+%% replay runs them in the recorded order. A transaction inside a transaction is part
+%% of the outer one and takes no turn.
+-spec mnesia(transaction | sync_transaction, list()) -> term().
+mnesia(Op, Args) ->
+    case {get(?KEY), get(?TXN)} of
+        {S = #rr{}, undefined} ->
+            Ref = shared_ref(mnesia, S),
+            put(?TXN, true),
+            try turn(mnesia, Op, Args, Ref, get(?KEY))
+            after erase(?TXN)
+            end;
+        _ ->
+            apply(mnesia, Op, Args)
+    end.
+
+%% The lock and version of a shared object of the run, by name.
+shared_ref(Name, S = #rr{tabs = Tabs, tab = RunTab}) ->
+    case Tabs of
+        #{{shared, Name} := Ref} ->
+            Ref;
+        #{} ->
+            _ = ets:insert_new(RunTab, {{table, {shared, Name}}, atomics:new(2, [])}),
+            Ref = ets:lookup_element(RunTab, {table, {shared, Name}}, 2),
+            put(?KEY, S#rr{tabs = Tabs#{{shared, Name} => Ref}}),
+            Ref
     end.
 
 lock(Ref) ->
@@ -912,7 +953,7 @@ cancel_timer(Ref, Opts) ->
                 false ->
                     Left = timer_value(fun() -> erlang:cancel_timer(Real) end, S),
                     %% Replay: cancel when the recording's cancel came in time.
-                    _ = S#rr.mode =:= replay andalso Left =/= false andalso erlang:cancel_timer(Real),
+                    _ = S#rr.mode =:= replay andalso Left =/= false andalso replay_cancel(Ref, Real),
                     _ = Left =/= false andalso ets:delete(S#rr.tab, {timer, Ref}),
                     case proplists:get_value(info, Opts, true) of
                         true -> Left;
@@ -964,13 +1005,24 @@ timer_send_after(T, Dest, Msg) ->
 
 %% @doc Woven `timer:cancel/1'.
 -spec timer_cancel(term()) -> {ok, cancel} | {error, term()}.
-timer_cancel({send_local, Ref}) when is_reference(Ref) ->
-    case get(?KEY) of
-        undefined -> timer:cancel({send_local, Ref});
-        _ -> _ = cancel_timer(Ref), {ok, cancel}
-    end;
 timer_cancel(TRef) ->
-    timer:cancel(TRef).
+    case {get(?KEY), TRef} of
+        {#rr{}, {send_local, Ref}} when is_reference(Ref) -> _ = cancel_timer(Ref), {ok, cancel};
+        _ -> timer:cancel(TRef)
+    end.
+
+%% Race: the recording's cancel came in time, this replay's timer has fired already. A
+%% wrapped timer message (receiver side) is never taken, since no recorded receive names
+%% it; a plain start_timer message (sender side, or a timer this process set on itself
+%% outside the receiver side's wrapping) would be taken by the next receive that takes
+%% plain messages, a message the recorded process never had: it is removed (its ref is
+%% unique, so nothing else matches). A plain send_after message cannot be told from other
+%% messages and stays (docs/replay.md).
+replay_cancel(Ref, Real) ->
+    case erlang:cancel_timer(Real) of
+        false when Real =:= Ref -> receive {timeout, Ref, _} -> true after 0 -> true end;
+        _ -> true
+    end.
 
 %% The receiver, on the receiver side only (see above).
 timer_peer(Dest) ->

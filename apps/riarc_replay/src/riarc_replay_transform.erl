@@ -25,7 +25,9 @@
 %%     `read_timer/1,2', `timer:send_after/2,3', `timer:cancel/1': the runtime function of
 %%     the same name (`timer_send_after', `timer_cancel' for timer's);</li>
 %% <li>`exit/2' (local or `erlang:'): {@link riarc_replay_rt:exit_signal/2}, which writes
-%%     the pending events of the process it ends.</li>
+%%     the pending events of the process it ends;</li>
+%% <li>`mnesia:transaction/1,2,3', `sync_transaction/1,2,3':
+%%     {@link riarc_replay_rt:mnesia/2}, which takes the run's mnesia turn.</li>
 %% </ul>
 %% The woven module gets the attribute `-riarc_replay_woven(true)' and the option
 %% `nowarn_unused_vars' (the copies of the patterns inside the fun leave user variables
@@ -106,6 +108,7 @@ walk({call, L, {remote, _, {atom, _, Mod}, {atom, _, F}}, Args} = C, N0, Ctx) ->
         {rt, Name} -> {rt(L, Name, Args1), N1};
         {spawn, Kind} -> {spawn_call(L, Kind, Args1), N1};
         ets -> {rt(L, ets, [{atom, L, F}, list(Args1, L)]), N1};
+        mnesia -> {rt(L, mnesia, [{atom, L, F}, list(Args1, L)]), N1};
         keep -> walk_call(C, N0, Ctx)
     end;
 walk({call, L, {atom, _, F}, Args} = C, N0, Ctx = #{local := Local}) ->
@@ -160,6 +163,7 @@ remote(erlang, F, A) ->
     end;
 remote(timer, send_after, A) when A =:= 2; A =:= 3 -> {rt, timer_send_after};
 remote(timer, cancel, 1) -> {rt, timer_cancel};
+remote(mnesia, F, A) when F =:= transaction; F =:= sync_transaction, A >= 1, A =< 3 -> mnesia;
 remote(os, timestamp, 0) -> {rt, timestamp};
 remote(rand, uniform, A) when A =< 1 -> {rt, uniform};
 remote(ets, F, A) ->

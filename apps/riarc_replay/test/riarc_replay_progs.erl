@@ -10,7 +10,7 @@
 -compile({nowarn_deprecated_function, [{erlang, now, 0}]}).
 
 -export([race/2, sender/3, timeouts/1, ets_race/2, values/0, tree/1, variant/1,
-         selective/1, mixed/2, timers/1, timer_sender/2]).
+         selective/1, mixed/2, timers/1, timer_sender/2, mnesia_race/2, mnesia_worker/3]).
 
 %% @doc N senders send M messages each to this process, which returns the arrival order.
 -spec race(pos_integer(), pos_integer()) -> [{pos_integer(), pos_integer()}].
@@ -174,3 +174,29 @@ take() ->
 -spec timer_sender(pid(), pos_integer()) -> ok.
 timer_sender(To, N) ->
     lists:foreach(fun(J) -> spin(2000 + rand:uniform(20000)), To ! {msg, J} end, lists:seq(1, N)).
+
+%% @doc N processes each prepend their number to one mnesia record M times, one
+%% transaction each (the table riarc_rr_log, {riarc_rr_log, Key, Value}, must exist);
+%% returns the record's list: the commit order of the transactions.
+-spec mnesia_race(pos_integer(), pos_integer()) -> [pos_integer()].
+mnesia_race(N, M) ->
+    {atomic, ok} = mnesia:transaction(fun() -> mnesia:write({riarc_rr_log, log, []}) end),
+    Self = self(),
+    Pids = [spawn(?MODULE, mnesia_worker, [Self, I, M]) || I <- lists:seq(1, N)],
+    [receive {mnesia_done, P} -> ok end || P <- Pids],
+    {atomic, [{riarc_rr_log, log, L}]} = mnesia:transaction(fun() -> mnesia:read(riarc_rr_log, log) end),
+    L.
+
+%% @doc A worker of mnesia_race/2.
+-spec mnesia_worker(pid(), pos_integer(), pos_integer()) -> ok.
+mnesia_worker(Root, I, M) ->
+    lists:foreach(fun(_) ->
+                          spin(rand:uniform(20000)),
+                          {atomic, ok} = mnesia:transaction(
+                                           fun() ->
+                                                   [{_, log, L}] = mnesia:read(riarc_rr_log, log),
+                                                   mnesia:write({riarc_rr_log, log, [I | L]})
+                                           end)
+                  end, lists:seq(1, M)),
+    Root ! {mnesia_done, self()},
+    ok.

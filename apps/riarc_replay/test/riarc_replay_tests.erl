@@ -311,3 +311,30 @@ timers_plain_runs_differ_test_() ->
                           Runs = [?P:timers(30) || _ <- lists:seq(1, 10)],
                           ?assert(length(lists:usort(Runs)) > 1)
                   end}.
+
+%%% mnesia ---------------------------------------------------------------------------------
+
+%% Transactions of 4 processes on one record: the commit order differs between plain runs
+%% and is replayed, with each strategy. mnesia runs in this VM with a RAM schema for the
+%% test and is stopped after it.
+mnesia_test_() ->
+    {setup,
+     fun() ->
+             ok = mnesia:start(),
+             {atomic, ok} = mnesia:create_table(riarc_rr_log, [{attributes, [key, value]}]),
+             ok
+     end,
+     fun(_) -> stopped = mnesia:stop() end,
+     [{timeout, 120, fun mnesia_plain_runs_differ/0}]
+     ++ [{timeout, 120, {"mnesia, " ++ atom_to_list(St), fun() -> mnesia_race(St) end}} || St <- [receiver, sender]]}.
+
+mnesia_plain_runs_differ() ->
+    Runs = [?P:mnesia_race(4, 10) || _ <- lists:seq(1, 10)],
+    [?assertEqual(40, length(R)) || R <- Runs],
+    ?assert(length(lists:usort(Runs)) > 1).
+
+mnesia_race(Strategy) ->
+    {File, #{result := Rec}} = record({?P, mnesia_race, [4, 10]}, "mnesia_" ++ atom_to_list(Strategy),
+                                      #{strategy => Strategy}),
+    ?assertEqual(40, length(Rec)),
+    replays(File, Rec, 10, #{}).
