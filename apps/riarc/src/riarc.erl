@@ -56,8 +56,9 @@
 
 -export([run/3, start/3, attach/3, verdicts/1, stop/1, alive/1]).
 -export([format_error/1, format_verdict/1]).
-%% Shared with the other instrumentation modes (riarc_central, riarc_inline).
--export([validate/3]).
+%% Shared with the other instrumentation modes (riarc_central, riarc_inline) and with
+%% monitored replays (riarc_replay_monitor).
+-export([validate/3, spec_defaults/1]).
 %% riarc_remote's entry point on the remote node.
 -export([attach_for/4]).
 
@@ -280,9 +281,11 @@ validate({M, F, A}, Spec, Opts) when is_atom(M), is_atom(F), is_list(A), is_map(
 validate(MFA, _Spec, Opts) when is_map(Opts) -> {error, {?MODULE, {bad_mfa, MFA}}};
 validate(_MFA, _Spec, Opts) -> {error, {?MODULE, {bad_opts, Opts}}}.
 
-%% A Spec module that knows which message events its monitors can need (a compiled
-%% property file exports trace_flags/0 and trace_patterns/0) sets the defaults of
-%% `events' and `trace_patterns'.
+%% @doc The options a Spec module sets: one that knows which message events its monitors
+%% can need (a compiled property file exports trace_flags/0 and trace_patterns/0) sets
+%% the defaults of `events' and `trace_patterns'.
+-spec spec_defaults(riarc_lambda:spec()) -> #{events => [send | recv],
+                                             trace_patterns => riarc_trace_pattern:patterns()}.
 spec_defaults(Spec) when is_atom(Spec) ->
     _ = code:ensure_loaded(Spec),
     maps:from_list([{Opt, Spec:Fun()} || {Opt, Fun} <- [{events, trace_flags},
@@ -299,7 +302,8 @@ valid_opts(Opts) ->
     end.
 
 valid_opt(timeout, infinity) -> true;
-valid_opt(timeout, T) -> is_integer(T) andalso T >= 0;
+%% The longest a receive can wait: a larger timeout would crash the wait, not end it.
+valid_opt(timeout, T) -> is_integer(T) andalso T >= 0 andalso T =< 16#ffffffff;
 valid_opt(events, Es) -> is_list(Es) andalso lists:all(fun(E) -> E =:= send orelse E =:= recv end, Es);
 valid_opt(trace_patterns, P) -> riarc_trace_pattern:valid(P);
 valid_opt(invariants, B) -> is_boolean(B);

@@ -47,7 +47,7 @@
     {ok, term(), riarc:result()} | {error, term()}.
 run(MFA, Spec, Opts0) ->
     Ref = make_ref(),
-    Opts = maps:merge(spec_defaults(Spec), Opts0),
+    Opts = maps:merge(riarc:spec_defaults(Spec), Opts0),
     case riarc:run({?MODULE, root, [self(), Ref, MFA]}, spec(Spec), Opts) of
         {ok, R} ->
             receive
@@ -59,17 +59,6 @@ run(MFA, Spec, Opts0) ->
         {error, _} = E ->
             E
     end.
-
-%% A Spec module that says which message events its monitors need (a compiled property
-%% file) sets `events', as riarc:run/3 does for a Spec module given to it directly.
-spec_defaults(Spec) when is_atom(Spec) ->
-    _ = code:ensure_loaded(Spec),
-    case erlang:function_exported(Spec, trace_flags, 0) of
-        true -> #{events => Spec:trace_flags()};
-        false -> #{}
-    end;
-spec_defaults(_) ->
-    #{}.
 
 %% @private The monitored system's root: runs the controller and hands its value over.
 -spec root(pid(), reference(), {module(), atom(), list()}) -> ok.
