@@ -31,7 +31,7 @@
 %% <li>`explain' (default 8): a reject or error verdict carries an `explanation': the
 %%     partition's last this-many events, the deciding one, the monitor's state; 0 for
 %%     none;</li>
-%% <li>`limits' (default `#{max_queue => 1000000, max_tracers => a quarter of the
+%% <li>`limits' (default `#{max_queue => 1000000, max_tracers => an eighth of the
 %%     process limit, max_payload => 65536, policy => stop}'): a tracer's or a monitor's
 %%     mailbox (max_queue), live tracers (max_tracers); with policy `stop', at the first
 %%     limit reached riarc detaches from the whole system; the result's `overload' says

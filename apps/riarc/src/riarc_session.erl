@@ -364,15 +364,15 @@ terminate(_Reason, #s{analysers = As}) ->
 
 %%% Internals
 
-%% The limits in force: a tracer's mailbox length, and the number of live tracers (by
-%% default a quarter of the node's process limit, so that riarc can never take the
-%% processes the system needs: one tracer per monitored process would otherwise double
-%% the system's process count with no cap).
-%% Each monitored partition has a tracer and an analysis process: the default share of
-%% the process limit (a quarter for tracers) keeps riarc at half of it at most.
+%% The limits in force: a tracer's mailbox length (and a monitor's backlog), the number
+%% of live tracers, the payload size monitors get, the overload policy. Each monitored
+%% partition has a tracer and an analysis process: by default at most an eighth of the
+%% node's process limit in tracers, so that riarc never takes more than a quarter of
+%% it, never the processes the system needs (one tracer per monitored process would
+%% otherwise double the system's process count with no cap).
 limits(Opts) ->
     Default = #{max_queue => 1000000,
-                max_tracers => max(1, erlang:system_info(process_limit) div 4),
+                max_tracers => max(1, erlang:system_info(process_limit) div 8),
                 max_payload => 65536, policy => stop},
     maps:merge(Default, maps:get(limits, Opts, #{})).
 
