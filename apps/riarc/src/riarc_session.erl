@@ -85,7 +85,8 @@
 }).
 
 -type limits() :: #{max_queue := pos_integer(), max_tracers := pos_integer(),
-                    max_payload := pos_integer() | infinity, policy := stop | shed}.
+                    max_payload := pos_integer() | infinity,
+                    policy := stop | shed | backpressure, max_suspend := pos_integer()}.
 
 -ifdef(TEST).
 -export([token/1]).
@@ -184,6 +185,8 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
             explain => maps:get(explain, Opts, 8),
             max_queue => maps:get(max_queue, limits(Opts)),
             max_payload => maps:get(max_payload, limits(Opts)),
+            policy => maps:get(policy, limits(Opts)),
+            max_suspend => maps:get(max_suspend, limits(Opts)),
             monitor_budget => riarc_analyser:budget(Opts), token => Token},
     _ = monitor(process, Owner),
     S0 = #s{owner = Owner, opts = Opts, backend = Backend, limits = limits(Opts), token = Token,
@@ -373,7 +376,7 @@ terminate(_Reason, #s{analysers = As}) ->
 limits(Opts) ->
     Default = #{max_queue => 1000000,
                 max_tracers => max(1, erlang:system_info(process_limit) div 8),
-                max_payload => 65536, policy => stop},
+                max_payload => 65536, policy => stop, max_suspend => 1000},
     maps:merge(Default, maps:get(limits, Opts, #{})).
 
 %% Policy `shed': a partition whose monitor cannot keep up with its events (its analysis
@@ -382,7 +385,8 @@ limits(Opts) ->
 %% other partition go on. A tracer's own mailbox over the limit, or too many tracers, is
 %% routing that cannot keep up: nothing can be dropped from it without breaking other
 %% partitions' traces, so these fall back to policy stop.
-overload(What = {analysis, Tracer, Len, Max}, S = #s{limits = #{policy := shed}, overload = undefined}) ->
+overload(What = {analysis, Tracer, Len, Max}, S = #s{limits = #{policy := P}, overload = undefined})
+  when P =:= shed; P =:= backpressure ->
     case [An || {An, {T, _}} <- maps:to_list(S#s.analysers), T =:= Tracer] of
         [An | _] ->
             logger:warning("riarc: overload (~0tp): shedding the partition's events", [What]),
