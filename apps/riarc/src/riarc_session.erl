@@ -1,7 +1,9 @@
 %% @doc One monitored run: launches the system paused with its root tracer (Alg. 6 START),
-%% keeps the book of live tracers, collects verdicts, invariant violations and tracer
-%% statistics, and knows when the run is over: every tracer gone, which (since every
-%% system process is in some tracer's Γ until it exits) means every system process gone.
+%% keeps the book of live tracers and analysis processes, collects verdicts, invariant
+%% violations and tracer statistics, watches every monitor step's budget, applies the
+%% overload policy, and knows when the run is over: every tracer gone, which (since every
+%% system process is in some tracer's Γ until it exits) means every system process gone,
+%% and every analysis done. What riarc's own processes tell it carries its token.
 %%
 %% Users reach it through {@link riarc}; the session is the handle `riarc:start/3' returns.
 %% ```

@@ -1,7 +1,10 @@
 %% @doc The RIARC tracer process: a thin loop around the algorithm in
 %% {@link riarc_tracer_core}. It takes its mailbox in arrival order, hands each message
 %% to the core and carries out the effects the core asks for (sends, PREEMPT and CLEAR
-%% through the backend, starting tracers). Tracers are started by {@link riarc_session}
+%% through the backend, starting tracers, starting its partition's analysis process
+%% ({@link riarc_analyser}) and handing it the partition's events in batches, never
+%% waiting for it; the limits and overload policies it applies are in
+%% docs/production.md). Tracers are started by {@link riarc_session}
 %% (the root, Alg. 6 ROOT) and by each other (Alg. 4 TRACER), with proc_lib, so a crash
 %% is reported; each monitors its session and, if the session goes, stops tracing its
 %% processes and ends.
