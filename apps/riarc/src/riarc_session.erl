@@ -65,6 +65,8 @@
     cut = undefined :: undefined | term(),            % why riarc cut the run short
     %% Per ended tracer, how many events its partition had (for a shed partition's count).
     pevents = #{} :: #{pid() => non_neg_integer()},
+    %% Analysis processes that ended abnormally before their tracer announced them.
+    early = #{} :: #{pid() => term()},
     spawned = 0 :: non_neg_integer(),
     peak = 0 :: non_neg_integer(),
     verdicts = #{} :: #{pid() => map()},             % tracer -> verdict entry
@@ -260,19 +262,15 @@ handle_info(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= riarc_se
     end;
 handle_info({'DOWN', _, process, An, Reason}, S = #s{analysers = As}) when is_map_key(An, As) ->
     {Tracer, Clock} = maps:get(An, As),
-    S1 = case Reason of
-             normal -> S;
-             noproc -> S;
-             _ ->
-                 %% Killed by the VM over its heap budget, or failed in riarc's own
-                 %% code: the monitor is detached, its partition's verdict says why.
-                 Why = case Reason of
-                           killed -> {monitor_budget, #{heap_words => maps:get(heap_words, S#s.budget)}};
-                           _ -> {analysis_crashed, Reason}
-                       end,
-                 set_entry(Tracer, riarc_analyser:steps(Clock), {error, Why}, S)
-         end,
-    maybe_done(S1#s{analysers = maps:remove(An, As)});
+    maybe_done(analysis_ended(Tracer, Clock, Reason, S#s{analysers = maps:remove(An, As)}));
+handle_info({'EXIT', An, Reason}, S = #s{analysers = As}) when Reason =/= normal ->
+    %% Race: an analysis process linked to the session and ended (killed over its heap,
+    %% say) before its tracer's announcement came: a monitor set then only says noproc.
+    %% The link's exit says why; kept until the announcement.
+    case As of
+        #{An := {Tracer, Clock}} -> {noreply, analysis_ended(Tracer, Clock, Reason, S)};
+        #{} -> {noreply, S#s{early = (S#s.early)#{An => Reason}}}
+    end;
 handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
     %% Nobody waits for this run any more: stop tracing, leave the system alone.
     _ = [riarc_tracer:stop(Pid, S#s.token) || Pid <- maps:keys(S#s.tracers)],
@@ -314,6 +312,9 @@ trusted({riarc_tracer_up, Pid, Proc, MFA}, S) ->
     end;
 trusted({riarc_overload, _Tracer, What}, S) ->
     {noreply, overload(What, S)};
+trusted({riarc_analyser_up, Tracer, An, Clock}, S = #s{early = Early}) when is_map_key(An, Early) ->
+    {Reason, Early1} = maps:take(An, Early),
+    {noreply, analysis_ended(Tracer, Clock, Reason, S#s{early = Early1})};
 trusted({riarc_analyser_up, Tracer, An, Clock}, S = #s{analysers = As}) ->
     _ = monitor(process, An),
     S1 = S#s{analysers = As#{An => {Tracer, Clock}}},
@@ -445,6 +446,18 @@ check_budgets(S = #s{analysers = As, budget = Budget}) ->
                               kill_analysis(An, {error, {monitor_budget, What}}, Acc)
                       end
               end, S, As).
+
+%% An analysis process ended: normally (it gave its verdict), or killed by the VM over its
+%% heap budget (or from outside), or failed in riarc's own code: the monitor is
+%% detached, its partition's verdict (unless it has one) says why.
+analysis_ended(_Tracer, _Clock, Reason, S) when Reason =:= normal; Reason =:= noproc ->
+    S;
+analysis_ended(Tracer, Clock, Reason, S) ->
+    Why = case Reason of
+              killed -> {monitor_budget, #{heap_words => maps:get(heap_words, S#s.budget)}};
+              _ -> {analysis_crashed, Reason}
+          end,
+    set_entry(Tracer, riarc_analyser:steps(Clock), {error, Why}, S).
 
 %% Ends an analysis process; its partition's verdict, unless it has one, is Verdict.
 kill_analysis(An, Verdict, S = #s{analysers = As}) ->

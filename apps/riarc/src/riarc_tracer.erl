@@ -226,8 +226,11 @@ watch(St, L0 = #l{n = N, cfg = Cfg = #{max_queue := Max, session := Session}}) -
         {message_queue_len, Len} when Len > Max, L#l.suspended =:= [] ->
             case map_get(policy, Cfg) =:= backpressure andalso hold_back(St, L#l{n = N + 1}) of
                 L1 = #l{suspended = [_ | _]} -> L1;
+                %% Nothing alive of its own to hold back: what waits came from
+                %% processes that have ended (a short burst), or is routed from other
+                %% tracers. Let it drain, up to four times the limit.
+                L1 = #l{} when Len =< 4 * Max -> L1;
                 _ ->
-                    %% Nothing of its own to hold back: it routes for others.
                     Session ! {riarc_s, L#l.token,
                                {riarc_overload, self(), {mailbox, self(), Len, Max}}},
                     L#l{n = reported}
@@ -247,7 +250,10 @@ backlog(St, L = #l{an = An, clock = Clock, events = N, cfg = Cfg = #{max_queue :
         Behind when Behind > Max ->
             case map_get(policy, Cfg) =:= backpressure andalso hold_back(St, L) of
                 L1 = #l{suspended = [_ | _]} -> L1;
-                _ -> over(Behind, L)
+                %% Race: the partition's processes have all ended (a short burst):
+                %% the backlog cannot grow any more, the monitor catches up with it.
+                #l{} -> L;
+                false -> over(Behind, L)
             end;
         _ -> L
     end;
