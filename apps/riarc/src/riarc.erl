@@ -36,13 +36,15 @@
 %% <li>`explain' (default 8): a reject or error verdict carries an `explanation': the
 %%     partition's last this-many events, the deciding one, the monitor's state; 0 for
 %%     none;</li>
-%% <li>`limits' (default `#{max_queue => 1000000, max_tracers => a quarter of the
+%% <li>`limits' (default `#{max_queue => 1000000, max_tracers => an eighth of the
 %%     process limit, max_payload => 65536, policy => stop}'): a tracer's or a monitor's
 %%     mailbox (max_queue), live tracers (max_tracers); with policy `stop', at the first
 %%     limit reached riarc detaches from the whole system; the result's `overload' says
 %%     which, and partitions with no verdict yet get `inconclusive'; with policy `shed',
 %%     a monitor that cannot keep up has its partition's events dropped and the verdict
-%%     `inconclusive' with the counts (other limits stop as above); a message larger
+%%     `inconclusive' with the counts (other limits stop as above); with policy
+%%     `backpressure', that monitor's processes are suspended until it catches up, for
+%%     at most max_suspend ms (default 1000) at a time, then shed; a message larger
 %%     than max_payload bytes (external size, or `infinity') reaches monitors as
 %%     `{riarc_truncated, Size}' (docs/production.md);</li>
 %% <li>`monitor_budget' (default `#{time_ms => 1000, reductions => 100000000,
@@ -79,7 +81,8 @@
                   log => boolean(), perturb => undefined | pos_integer(),
                   backend => auto | route | evm, explain => non_neg_integer(),
                   limits => #{max_queue => pos_integer(), max_tracers => pos_integer(),
-                              max_payload => pos_integer() | infinity, policy => stop | shed},
+                              max_payload => pos_integer() | infinity,
+                              policy => stop | shed | backpressure, max_suspend => pos_integer()},
                   monitor_budget => #{time_ms => pos_integer(),
                                       reductions => pos_integer() | infinity,
                                       heap_words => pos_integer()},
@@ -311,9 +314,9 @@ valid_opt(log, B) -> is_boolean(B);
 valid_opt(backend, B) -> lists:member(B, [auto, route, evm]);
 valid_opt(explain, K) -> is_integer(K) andalso K >= 0;
 valid_opt(limits, L) when is_map(L) ->
-    lists:all(fun({policy, P}) -> P =:= stop orelse P =:= shed;
+    lists:all(fun({policy, P}) -> lists:member(P, [stop, shed, backpressure]);
                  ({max_payload, infinity}) -> true;
-                 ({K, V}) -> lists:member(K, [max_queue, max_tracers, max_payload])
+                 ({K, V}) -> lists:member(K, [max_queue, max_tracers, max_payload, max_suspend])
                                  andalso is_integer(V) andalso V > 0
               end, maps:to_list(L));
 valid_opt(monitor_budget, B) -> riarc_analyser:valid_budget(B);

@@ -1,7 +1,9 @@
 %% @doc One monitored run: launches the system paused with its root tracer (Alg. 6 START),
-%% keeps the book of live tracers, collects verdicts, invariant violations and tracer
-%% statistics, and knows when the run is over: every tracer gone, which (since every
-%% system process is in some tracer's Γ until it exits) means every system process gone.
+%% keeps the book of live tracers and analysis processes, collects verdicts, invariant
+%% violations and tracer statistics, watches every monitor step's budget, applies the
+%% overload policy, and knows when the run is over: every tracer gone, which (since every
+%% system process is in some tracer's Γ until it exits) means every system process gone,
+%% and every analysis done. What riarc's own processes tell it carries its token.
 %%
 %% Users reach it through {@link riarc}; the session is the handle `riarc:start/3' returns.
 %% ```
@@ -63,6 +65,8 @@
     cut = undefined :: undefined | term(),            % why riarc cut the run short
     %% Per ended tracer, how many events its partition had (for a shed partition's count).
     pevents = #{} :: #{pid() => non_neg_integer()},
+    %% Analysis processes that ended abnormally before their tracer announced them.
+    early = #{} :: #{pid() => term()},
     spawned = 0 :: non_neg_integer(),
     peak = 0 :: non_neg_integer(),
     verdicts = #{} :: #{pid() => map()},             % tracer -> verdict entry
@@ -85,7 +89,8 @@
 }).
 
 -type limits() :: #{max_queue := pos_integer(), max_tracers := pos_integer(),
-                    max_payload := pos_integer() | infinity, policy := stop | shed}.
+                    max_payload := pos_integer() | infinity,
+                    policy := stop | shed | backpressure, max_suspend := pos_integer()}.
 
 -ifdef(TEST).
 -export([token/1]).
@@ -184,6 +189,8 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
             explain => maps:get(explain, Opts, 8),
             max_queue => maps:get(max_queue, limits(Opts)),
             max_payload => maps:get(max_payload, limits(Opts)),
+            policy => maps:get(policy, limits(Opts)),
+            max_suspend => maps:get(max_suspend, limits(Opts)),
             monitor_budget => riarc_analyser:budget(Opts), token => Token},
     _ = monitor(process, Owner),
     S0 = #s{owner = Owner, opts = Opts, backend = Backend, limits = limits(Opts), token = Token,
@@ -255,19 +262,15 @@ handle_info(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= riarc_se
     end;
 handle_info({'DOWN', _, process, An, Reason}, S = #s{analysers = As}) when is_map_key(An, As) ->
     {Tracer, Clock} = maps:get(An, As),
-    S1 = case Reason of
-             normal -> S;
-             noproc -> S;
-             _ ->
-                 %% Killed by the VM over its heap budget, or failed in riarc's own
-                 %% code: the monitor is detached, its partition's verdict says why.
-                 Why = case Reason of
-                           killed -> {monitor_budget, #{heap_words => maps:get(heap_words, S#s.budget)}};
-                           _ -> {analysis_crashed, Reason}
-                       end,
-                 set_entry(Tracer, riarc_analyser:steps(Clock), {error, Why}, S)
-         end,
-    maybe_done(S1#s{analysers = maps:remove(An, As)});
+    maybe_done(analysis_ended(Tracer, Clock, Reason, S#s{analysers = maps:remove(An, As)}));
+handle_info({'EXIT', An, Reason}, S = #s{analysers = As}) when Reason =/= normal ->
+    %% Race: an analysis process linked to the session and ended (killed over its heap,
+    %% say) before its tracer's announcement came: a monitor set then only says noproc.
+    %% The link's exit says why; kept until the announcement.
+    case As of
+        #{An := {Tracer, Clock}} -> {noreply, analysis_ended(Tracer, Clock, Reason, S)};
+        #{} -> {noreply, S#s{early = (S#s.early)#{An => Reason}}}
+    end;
 handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
     %% Nobody waits for this run any more: stop tracing, leave the system alone.
     _ = [riarc_tracer:stop(Pid, S#s.token) || Pid <- maps:keys(S#s.tracers)],
@@ -309,6 +312,9 @@ trusted({riarc_tracer_up, Pid, Proc, MFA}, S) ->
     end;
 trusted({riarc_overload, _Tracer, What}, S) ->
     {noreply, overload(What, S)};
+trusted({riarc_analyser_up, Tracer, An, Clock}, S = #s{early = Early}) when is_map_key(An, Early) ->
+    {Reason, Early1} = maps:take(An, Early),
+    {noreply, analysis_ended(Tracer, Clock, Reason, S#s{early = Early1})};
 trusted({riarc_analyser_up, Tracer, An, Clock}, S = #s{analysers = As}) ->
     _ = monitor(process, An),
     S1 = S#s{analysers = As#{An => {Tracer, Clock}}},
@@ -364,16 +370,16 @@ terminate(_Reason, #s{analysers = As}) ->
 
 %%% Internals
 
-%% The limits in force: a tracer's mailbox length, and the number of live tracers (by
-%% default a quarter of the node's process limit, so that riarc can never take the
-%% processes the system needs: one tracer per monitored process would otherwise double
-%% the system's process count with no cap).
-%% Each monitored partition has a tracer and an analysis process: the default share of
-%% the process limit (a quarter for tracers) keeps riarc at half of it at most.
+%% The limits in force: a tracer's mailbox length (and a monitor's backlog), the number
+%% of live tracers, the payload size monitors get, the overload policy. Each monitored
+%% partition has a tracer and an analysis process: by default at most an eighth of the
+%% node's process limit in tracers, so that riarc never takes more than a quarter of
+%% it, never the processes the system needs (one tracer per monitored process would
+%% otherwise double the system's process count with no cap).
 limits(Opts) ->
     Default = #{max_queue => 1000000,
-                max_tracers => max(1, erlang:system_info(process_limit) div 4),
-                max_payload => 65536, policy => stop},
+                max_tracers => max(1, erlang:system_info(process_limit) div 8),
+                max_payload => 65536, policy => stop, max_suspend => 1000},
     maps:merge(Default, maps:get(limits, Opts, #{})).
 
 %% Policy `shed': a partition whose monitor cannot keep up with its events (its analysis
@@ -382,7 +388,8 @@ limits(Opts) ->
 %% other partition go on. A tracer's own mailbox over the limit, or too many tracers, is
 %% routing that cannot keep up: nothing can be dropped from it without breaking other
 %% partitions' traces, so these fall back to policy stop.
-overload(What = {analysis, Tracer, Len, Max}, S = #s{limits = #{policy := shed}, overload = undefined}) ->
+overload(What = {analysis, Tracer, Len, Max}, S = #s{limits = #{policy := P}, overload = undefined})
+  when P =:= shed; P =:= backpressure ->
     case [An || {An, {T, _}} <- maps:to_list(S#s.analysers), T =:= Tracer] of
         [An | _] ->
             logger:warning("riarc: overload (~0tp): shedding the partition's events", [What]),
@@ -439,6 +446,18 @@ check_budgets(S = #s{analysers = As, budget = Budget}) ->
                               kill_analysis(An, {error, {monitor_budget, What}}, Acc)
                       end
               end, S, As).
+
+%% An analysis process ended: normally (it gave its verdict), or killed by the VM over its
+%% heap budget (or from outside), or failed in riarc's own code: the monitor is
+%% detached, its partition's verdict (unless it has one) says why.
+analysis_ended(_Tracer, _Clock, Reason, S) when Reason =:= normal; Reason =:= noproc ->
+    S;
+analysis_ended(Tracer, Clock, Reason, S) ->
+    Why = case Reason of
+              killed -> {monitor_budget, #{heap_words => maps:get(heap_words, S#s.budget)}};
+              _ -> {analysis_crashed, Reason}
+          end,
+    set_entry(Tracer, riarc_analyser:steps(Clock), {error, Why}, S).
 
 %% Ends an analysis process; its partition's verdict, unless it has one, is Verdict.
 kill_analysis(An, Verdict, S = #s{analysers = As}) ->

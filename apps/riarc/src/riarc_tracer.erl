@@ -1,7 +1,10 @@
 %% @doc The RIARC tracer process: a thin loop around the algorithm in
 %% {@link riarc_tracer_core}. It takes its mailbox in arrival order, hands each message
 %% to the core and carries out the effects the core asks for (sends, PREEMPT and CLEAR
-%% through the backend, starting tracers). Tracers are started by {@link riarc_session}
+%% through the backend, starting tracers, starting its partition's analysis process
+%% ({@link riarc_analyser}) and handing it the partition's events in batches, never
+%% waiting for it; the limits and overload policies it applies are in
+%% docs/production.md). Tracers are started by {@link riarc_session}
 %% (the root, Alg. 6 ROOT) and by each other (Alg. 4 TRACER), with proc_lib, so a crash
 %% is reported; each monitors its session and, if the session goes, stops tracing its
 %% processes and ends.
@@ -26,6 +29,7 @@
 %% Measured on the load driver: see "What a tracer costs" in docs/core.md.
 -define(TRACER_OPTS, [{message_queue_data, off_heap}, {fullsweep_after, 0}]).
 -define(BATCH, 64).
+-define(POLL_MS, 10).
 
 %% What the session gives a tracer: the core's configuration less what each tracer
 %% fills in for itself (its own name, how to start others).
@@ -63,6 +67,10 @@
             %% behind sends its monitor fewer, larger messages).
             buf = [] :: [riarc_event:event()],
             nbuf = 0 :: non_neg_integer(),
+            %% Policy backpressure: the partition's processes this tracer suspended
+            %% while its monitor catches up, and since when (ms).
+            suspended = [] :: [pid()],
+            since = 0 :: integer(),
             max_payload = infinity :: pos_integer() | infinity}).
 
 %%% ---------------------------------------------------------------------------
@@ -131,7 +139,7 @@ ctl(#{}, Req) -> Req.
 
 core_cfg(Cfg0 = #{backend := Backend}) ->
     Base = maps:with([lambda, backend, session, checks, perturb, explain, max_queue,
-                      max_payload, monitor_budget, token], Cfg0),
+                      max_payload, monitor_budget, token, policy, max_suspend], Cfg0),
     %% Monitors run in their partitions' analysis processes (riarc_analyser).
     Base#{self => self(), analysis => async,
           init_from_spawn => riarc_backend:init_from_spawn(Backend),
@@ -168,9 +176,14 @@ stop(Tracer, Token) ->
 
 %% Alg. 1 LOOP∘ and Alg. 3 LOOP• alike take the mailbox in order: what priority mode must
 %% not handle yet, the core sets aside itself (Invariant I14).
-loop(St, L = #l{sref = SRef, aref = ARef, nbuf = NBuf}) ->
-    %% Events for the analysis wait only while there are messages to take.
-    Wait = case NBuf of 0 -> infinity; _ -> 0 end,
+loop(St, L = #l{sref = SRef, aref = ARef, nbuf = NBuf, suspended = Susp}) ->
+    %% Events for the analysis wait only while there are messages to take; while the
+    %% partition is held back, the monitor's progress is looked at every ?POLL_MS.
+    Wait = case {NBuf, Susp} of
+               {0, []} -> infinity;
+               {0, _} -> ?POLL_MS;
+               _ -> 0
+           end,
     receive
         {'DOWN', SRef, process, _, _} ->
             %% The session is gone: nobody wants these verdicts. Leave the system
@@ -190,9 +203,9 @@ loop(St, L = #l{sref = SRef, aref = ARef, nbuf = NBuf}) ->
             loop(St, L#l{an = undefined, aref = undefined});
         Msg ->
             {St1, Fx} = riarc_tracer_core:handle(Msg, St),
-            loop(St1, watch(effects(Fx, L)))
+            loop(St1, watch(St1, effects(Fx, L)))
     after Wait ->
-            loop(St, flush(L))
+            loop(St, release(flush(L)))
     end.
 
 flush(L = #l{nbuf = 0}) -> L;
@@ -204,31 +217,89 @@ flush(L) -> L#l{buf = [], nbuf = 0}.
 %% A tracer falling behind its processes would hold their events without bound: every
 %% 1024 messages it looks at its mailbox, and one longer than the limit is an overload,
 %% reported once (the count then stops); the session decides what to do (riarc_session,
-%% policy stop).
-watch(L = #l{n = reported}) -> L;
-watch(L = #l{n = N}) when (N + 1) band 1023 =/= 0 -> L#l{n = N + 1};
-watch(L = #l{n = N, cfg = #{max_queue := Max, session := Session}}) ->
+%% policy stop). Policy backpressure holds the tracer's processes back first.
+watch(_St, L = #l{n = reported}) -> L;
+watch(_St, L = #l{n = N}) when (N + 1) band 1023 =/= 0 -> L#l{n = N + 1};
+watch(St, L0 = #l{n = N, cfg = Cfg = #{max_queue := Max, session := Session}}) ->
+    L = release(L0),
     case process_info(self(), message_queue_len) of
-        {message_queue_len, Len} when Len > Max ->
-            Session ! {riarc_s, L#l.token, {riarc_overload, self(), {mailbox, self(), Len, Max}}},
-            L#l{n = reported};
-        _ -> backlog(traced(L#l{n = N + 1}))
+        {message_queue_len, Len} when Len > Max, L#l.suspended =:= [] ->
+            case map_get(policy, Cfg) =:= backpressure andalso hold_back(St, L#l{n = N + 1}) of
+                L1 = #l{suspended = [_ | _]} -> L1;
+                %% Nothing alive of its own to hold back: what waits came from
+                %% processes that have ended (a short burst), or is routed from other
+                %% tracers. Let it drain, up to four times the limit.
+                L1 = #l{} when Len =< 4 * Max -> L1;
+                _ ->
+                    Session ! {riarc_s, L#l.token,
+                               {riarc_overload, self(), {mailbox, self(), Len, Max}}},
+                    L#l{n = reported}
+            end;
+        _ -> backlog(St, traced(L#l{n = N + 1}))
     end;
-watch(L = #l{n = N}) -> L#l{n = N + 1}.
+watch(_St, L = #l{n = N}) -> L#l{n = N + 1}.
 
 %% A monitor slower than its partition's events: the events handed to it and not yet
 %% analysed wait in its mailbox; more than the limit is an overload the session deals
 %% with by its policy (stop: detach everything; shed: this partition alone).
-backlog(L = #l{clock = undefined}) -> L;
-backlog(L = #l{an = An, clock = Clock, events = N, cfg = #{max_queue := Max}}) when is_pid(An) ->
+backlog(_St, L = #l{clock = undefined}) -> L;
+backlog(_St, L = #l{suspended = [_ | _]}) -> L;
+backlog(St, L = #l{an = An, clock = Clock, events = N, cfg = Cfg = #{max_queue := Max}})
+  when is_pid(An) ->
     case N - riarc_analyser:steps(Clock) of
         Behind when Behind > Max ->
-            L#l.session ! {riarc_s, L#l.token,
-                           {riarc_overload, self(), {analysis, self(), Behind, Max}}},
-            L#l{clock = undefined};
+            case map_get(policy, Cfg) =:= backpressure andalso hold_back(St, L) of
+                L1 = #l{suspended = [_ | _]} -> L1;
+                %% Race: the partition's processes have all ended (a short burst):
+                %% the backlog cannot grow any more, the monitor catches up with it.
+                #l{} -> L;
+                false -> over(Behind, L)
+            end;
         _ -> L
     end;
-backlog(L) -> L.
+backlog(_St, L) -> L.
+
+over(Behind, L = #l{cfg = #{max_queue := Max}}) ->
+    L#l.session ! {riarc_s, L#l.token, {riarc_overload, self(), {analysis, self(), Behind, Max}}},
+    L#l{clock = undefined}.
+
+%% Policy backpressure: the processes this tracer traces directly are suspended until
+%% their monitor is back under half the limit, for at most `max_suspend' ms at a time;
+%% past that the partition is shed as under policy shed (its processes resumed first).
+%% Never an outage: the VM resumes whatever a process suspended when that process ends,
+%% so a tracer that dies or is killed leaves nothing suspended.
+hold_back(St, L) ->
+    Ps = [P || P <- riarc_tracer_core:gamma(St), is_pid(P), node(P) =:= node(),
+               try erlang:suspend_process(P) catch error:badarg -> false end],
+    case Ps of
+        [] -> L;
+        _ -> L#l{suspended = Ps, since = erlang:monotonic_time(millisecond)}
+    end.
+
+release(L = #l{suspended = []}) -> L;
+release(L = #l{suspended = Ps, since = Since, cfg = #{max_queue := Max} = Cfg}) ->
+    Behind = behind(L),
+    {message_queue_len, Len} = process_info(self(), message_queue_len),
+    Caught = Behind =< Max div 2 andalso Len =< Max div 2,
+    case Caught orelse erlang:monotonic_time(millisecond) - Since > maps:get(max_suspend, Cfg, 1000) of
+        false -> L;
+        true ->
+            _ = [catch erlang:resume_process(P) || P <- Ps],
+            %% Held back since: 0 again once caught up; a tracer still behind after
+            %% its time is an overload (monitor: shed; its own mailbox: stop).
+            L1 = L#l{suspended = [], since = 0},
+            if
+                Caught -> L1;
+                Behind > Max div 2, L1#l.clock =/= undefined -> over(Behind, L1);
+                true ->
+                    L1#l.session ! {riarc_s, L1#l.token,
+                                    {riarc_overload, self(), {mailbox, self(), Len, Max}}},
+                    L1#l{n = reported}
+            end
+    end.
+
+behind(#l{clock = undefined}) -> 0;
+behind(#l{clock = Clock, events = N}) -> N - riarc_analyser:steps(Clock).
 
 %% Trust boundary: a tracer that someone else traces (the system's own `dbg:p(all, ...)')
 %% would hand that tracer an event for every message it takes, events the system's

@@ -17,13 +17,14 @@
 -export([all/0, suite/0]).
 -export([loop_on_root_init/1, slow_monitor_timeout/1, forged_exit/1, forged_stop/1,
          traced_tracer/1, crashing_spec/1, timeout_keeps_verdicts/1, huge_message/1,
-         shed_slow_monitor/1, campaign/1]).
+         shed_slow_monitor/1, process_limit/1, campaign/1]).
 %% The system under test.
--export([root/3, worker/2, looper/1, service/0]).
+-export([root/3, worker/2, looper/1, service/0, crowd/2, crowd_run/1]).
 
 -spec all() -> [atom()].
 all() -> [loop_on_root_init, slow_monitor_timeout, forged_exit, forged_stop, traced_tracer,
-          crashing_spec, timeout_keeps_verdicts, huge_message, shed_slow_monitor, campaign].
+          crashing_spec, timeout_keeps_verdicts, huge_message, shed_slow_monitor, process_limit,
+          campaign].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 6}}].
@@ -78,6 +79,27 @@ service() ->
         {crash, Why} -> exit(Why);
         stop -> ok
     end.
+
+%% N processes alive at once, then told to end; reports to Col when all have.
+-spec crowd(non_neg_integer(), pid()) -> ok.
+crowd(N, Col) ->
+    Ws = [spawn(fun() -> receive stop -> ok end end) || _ <- lists:seq(1, N)],
+    Refs = [monitor(process, W) || W <- Ws],
+    _ = [W ! stop || W <- Ws],
+    _ = [receive {'DOWN', R, process, _, _} -> ok end || R <- Refs],
+    Col ! {crowd_done, N},
+    ok.
+
+%% In the peer: the crowd under riarc, every process monitored.
+-spec crowd_run(non_neg_integer()) -> term().
+crowd_run(N) ->
+    {ok, _} = application:ensure_all_started(riarc),
+    Spec = fun(_) -> {ok, fun M(_) -> M end} end,
+    Res = riarc:run({?MODULE, crowd, [N, self()]}, Spec, #{timeout => 60000}),
+    Done = receive {crowd_done, K} -> K after 60000 -> none end,
+    Traced = [P || P <- erlang:processes(), erlang:trace_info(P, flags) =/= {flags, []},
+                   erlang:trace_info(P, flags) =/= undefined],
+    {Res, Done, Traced, erlang:system_info(process_limit)}.
 
 %%% ---------------------------------------------------------------------------
 %%% Checks shared by every case
@@ -248,6 +270,24 @@ shed_slow_monitor(_Config) ->
     ?assertMatch(#{verdict := inconclusive, reason := {Why, _}} when Why =:= shed; Why =:= overload, V),
     ?assertEqual(1, riarc_result:status(R)),
     clean().
+
+%% "with +P 32768 and 25 k live processes, the root tracer dies with system_limit and the
+%% run hangs": in a node with a small process limit, a system that needs most of it runs
+%% to its end; riarc stops at its share (max_tracers, an eighth of the limit, two
+%% processes a partition) and says so.
+process_limit(_Config) ->
+    %% A peer over its standard input and output: the test node need not be distributed.
+    {ok, Peer, _} = peer:start_link(#{connection => standard_io,
+                                   args => ["+P", "4096" | lists:append([["-pa", D] || D <- code:get_path()])]}),
+    try
+        {Res, Done, Traced, Limit} = peer:call(Peer, ?MODULE, crowd_run, [2500], 120000),
+        ct:pal("process limit ~b: ~p", [Limit, maps:get(overload, element(2, Res))]),
+        ?assertEqual(2500, Done),
+        ?assertMatch({ok, #{overload := {tracers, _, Max}}} when Max =:= Limit div 8, Res),
+        ?assertEqual([], Traced)
+    after
+        peer:stop(Peer)
+    end.
 
 %%% ---------------------------------------------------------------------------
 %%% The campaign

@@ -1,4 +1,4 @@
-%% Monitor isolation (issue 16, deliver 3), the shed policy (deliver 2) and payload
+%% Monitor isolation (issue 16, deliver 3), the shed and backpressure policies (deliver 2) and payload
 %% truncation (deliver 1): a monitor that loops, is slow, eats reductions or heap gets
 %% `error' with reason `{monitor_budget, _}' for its own partition only, routing never
 %% waits for it, and stop/1 returns whatever monitors are doing.
@@ -152,6 +152,40 @@ shed() ->
     receive {system_done, _} -> ok end,
     ?assertMatch(#{verdict := accept}, verdict_of(child, Vs)).
 
+%% Policy backpressure: a monitor slower than its process holds the process back (it is
+%% suspended while the monitor catches up) instead of losing events: the verdict is the
+%% real one, on the whole trace. When the monitor cannot catch up within max_suspend,
+%% the partition is shed as under policy shed, and the process runs on.
+backpressure_test_() ->
+    {timeout, 120, fun backpressure/0}.
+
+backpressure() ->
+    %% About 0.1 ms an event: slower than the paced process makes them, while it runs.
+    Slowish = fun M({exit, _, normal}) -> accept;
+                 M({send, _, _, {n, I}}) when I rem 10 =:= 0 -> receive after 1 -> M end;
+                 M(_) -> M
+              end,
+    Spec = fun({?MODULE, paced, _}) -> {ok, Slowish} end,
+    {ok, R = #{verdicts := [V]}} =
+        riarc:run({?MODULE, paced, [200, 50]}, Spec,
+                  #{events => [send, recv],
+                    limits => #{max_queue => 2000, policy => backpressure, max_suspend => 60000}}),
+    %% Nothing dropped: the verdict is on the whole trace (under shed it would be
+    %% inconclusive, under stop an overload).
+    ?assertMatch(#{verdict := accept, events := 20202}, V),
+    ?assertEqual(undefined, maps:get(overload, R)),
+    ?assertEqual(0, riarc_result:status(R)),
+    %% Too slow to catch up in time: shed, inconclusive with its counts.
+    Slow = fun M(_) -> receive after 1 -> M end end,
+    {ok, R2 = #{verdicts := [V2]}} =
+        riarc:run({?MODULE, paced, [200, 50]}, fun(_) -> {ok, Slow} end,
+                  #{events => [send, recv],
+                    limits => #{max_queue => 2000, policy => backpressure, max_suspend => 50}}),
+    ?assertMatch(#{verdict := inconclusive, reason := {shed, #{dropped := _, analysed := _}}}, V2),
+    #{reason := {shed, #{dropped := D, analysed := A}}} = V2,
+    ?assertEqual(20202, D + A),
+    ?assertEqual(1, riarc_result:status(R2)).
+
 %% Limit max_payload: a message larger than it reaches the monitor as a marked term with
 %% its size; a smaller one as it is.
 truncation_test() ->
@@ -178,5 +212,5 @@ options_test() ->
     Spec = fun(_) -> undefined end,
     [?assertMatch({error, {riarc, {bad_option, K, _}}}, riarc:run({?MODULE, child, []}, Spec, #{K => V}))
      || {K, V} <- [{monitor_budget, #{time_ms => 0}}, {monitor_budget, #{foo => 1}},
-                   {monitor_budget, x}, {limits, #{policy => drop}},
+                   {monitor_budget, x}, {limits, #{policy => drop}}, {limits, #{max_suspend => 0}},
                    {limits, #{max_payload => -1}}]].
