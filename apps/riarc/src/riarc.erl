@@ -265,8 +265,10 @@ verdicts(Session) -> riarc_session:verdicts(Session).
 -spec stop(pid()) -> {ok, result()}.
 stop(Session) -> riarc_session:stop(Session).
 
-%% @doc The live tracers of a session and the processes they trace.
--spec alive(pid()) -> #{tracers := [pid()], processes := [term()]}.
+%% @doc The live tracers of a session and the processes they trace: all of them, and
+%% (`traced') tracer by tracer.
+-spec alive(pid()) -> #{tracers := [pid()], processes := [term()],
+                        traced := #{pid() => [term()]}}.
 alive(Session) -> riarc_session:alive(Session).
 
 %% @private Checks run/3's arguments and fills in the default options.

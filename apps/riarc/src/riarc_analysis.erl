@@ -9,8 +9,9 @@
 %% ```
 %% 1> A0 = riarc_analysis:new(t0, 8, {p, {m, f, []}}, fun M({exit, _, _}) -> accept; M(_) -> M end).
 %% 2> {next, A1, []} = riarc_analysis:step({recv, p, hi}, A0).
-%% 3> riarc_analysis:step({exit, p, normal}, A1).
-%% {done, _, [{riarc_verdict, t0, p, {m, f, []}, accept, undefined, 2}]}
+%% 3> {done, _, Verdicts} = riarc_analysis:step({exit, p, normal}, A1).
+%% 4> Verdicts.
+%% [{riarc_verdict, t0, p, {m, f, []}, accept, undefined, 2}]
 %% '''
 -module(riarc_analysis).
 

@@ -173,9 +173,9 @@ handle_call({subscribe, Pid}, _From, S) ->
     S1 = refresh(S),
     {reply, view(S1), S1#s{subscribers = [Pid | S1#s.subscribers]}};
 handle_call(alive, _From, S = #s{down = undefined, remote = R}) ->
-    {reply, try riarc_session:alive(R) catch exit:_ -> #{tracers => [], processes => []} end, S};
+    {reply, try riarc_session:alive(R) catch exit:_ -> #{tracers => [], processes => [], traced => #{}} end, S};
 handle_call(alive, _From, S) ->
-    {reply, #{tracers => [], processes => []}, S};
+    {reply, #{tracers => [], processes => [], traced => #{}}, S};
 handle_call(partitions, _From, S) ->
     {reply, lists:sort(maps:to_list(S#s.parts)), S};
 handle_call(launched, _From, S) ->

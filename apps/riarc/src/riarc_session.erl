@@ -7,10 +7,11 @@
 %%
 %% Users reach it through {@link riarc}; the session is the handle `riarc:start/3' returns.
 %% ```
-%% 1> {ok, S} = riarc:start({riarc_demo_pqr, p, []}, riarc_demo_pqr_monitors, #{}).
-%% 2> riarc:verdicts(S).
+%% 1> Spec = fun(_) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end} end.
+%% 2> {ok, S} = riarc:start({riarc_demo_pqr, p, []}, Spec, #{}).
+%% 3> riarc:verdicts(S).
 %% [#{pid => <0.90.0>, mfa => {riarc_demo_pqr,p,[]}, verdict => accept, events => 4}, ...]
-%% 3> riarc:stop(S).
+%% 4> riarc:stop(S).
 %% {ok, #{verdicts => [...], tracers => #{spawned => 3, peak => 2}, ...}}
 %% '''
 -module(riarc_session).
@@ -151,7 +152,8 @@ finish(Session, Timeout) ->
 verdicts(Session) -> gen_server:call(Session, verdicts).
 
 %% @doc The live tracers and the system processes they still trace.
--spec alive(pid()) -> #{tracers := [pid()], processes := [term()]}.
+-spec alive(pid()) -> #{tracers := [pid()], processes := [term()],
+                        traced := #{pid() => [term()]}}.
 alive(Session) -> gen_server:call(Session, alive, 10000).
 
 %% @doc Stops tracing (the system runs on untraced) and returns the result so far.
@@ -497,6 +499,10 @@ launch_result(T, Res, S = #s{launching = L, launch_error = E0}) ->
 
 tracer_up(Pid, S = #s{tracers = T, spawned = N}) ->
     _ = monitor(process, Pid),
+    %% Race: a tracer started by its parent tracer before that one took the stop of
+    %% stop/1 announces itself after it: it is stopped as the others were, or the session
+    %% would wait for it for ever.
+    _ = S#s.stopping andalso riarc_tracer:stop(Pid, S#s.token),
     T1 = T#{Pid => true},
     S#s{tracers = T1, spawned = N + 1, peak = max(S#s.peak, map_size(T1)),
         order = (S#s.order)#{Pid => N}}.
@@ -579,8 +585,9 @@ grace(S) ->
     S.
 
 alive_info(#s{tracers = T, token = Token}) ->
-    Procs = lists:append([procs_of(Pid, Token) || Pid <- maps:keys(T)]),
-    #{tracers => maps:keys(T), processes => lists:usort(Procs)}.
+    Traced = maps:from_list([{Pid, procs_of(Pid, Token)} || Pid <- maps:keys(T)]),
+    #{tracers => maps:keys(T), processes => lists:usort(lists:append(maps:values(Traced))),
+      traced => Traced}.
 
 procs_of(Tracer, Token) ->
     case riarc_tracer:info(Tracer, Token, 1000) of

@@ -5,8 +5,9 @@
 %% system untraced.
 %% ```
 %% 1> {ok, S} = riarc:start({riarc_demo_pqr, p, []}, fun(_) -> undefined end, #{}).
-%% 2> [S] =:= [P || {_, P, _, _} <- supervisor:which_children(riarc_session_sup)].
+%% 2> lists:member(S, [P || {_, P, _, _} <- supervisor:which_children(riarc_session_sup)]).
 %% true
+%% 3> {ok, _} = riarc:stop(S).
 %% '''
 -module(riarc_sup).
 -behaviour(supervisor).

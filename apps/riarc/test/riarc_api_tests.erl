@@ -30,6 +30,19 @@ start_verdicts_stop_test() ->
     ?assertEqual({tracer, []}, erlang:trace_info(Root, tracer)),
     Root ! stop.
 
+%% stop/1 at any point of a growing system: a tracer announced after the stop (started by
+%% a tracer that had not taken the stop yet) is stopped too, so stop/1 returns. Before
+%% that was handled, about one stop in a few hundred waited for ever (found by the doc
+%% tests of riarc_session); each stop here must return, whenever it lands.
+stop_while_growing_test_() ->
+    {timeout, 120, fun() ->
+        Spec = fun(_) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end} end,
+        [begin
+             {ok, S} = riarc:start({riarc_demo_pqr, p, []}, Spec, #{}),
+             ?assertMatch({ok, #{verdicts := _}}, riarc:stop(S))
+         end || _ <- lists:seq(1, 300)]
+    end}.
+
 %% A process some of whose events a tracer could not deliver (reported when that tracer
 %% ends) gets the verdict error, whatever its monitor said on the partial trace.
 incomplete_trace_test() ->

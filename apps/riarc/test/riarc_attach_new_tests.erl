@@ -106,7 +106,9 @@ killed_session_test() ->
     %% Each worker has a tracer of its own (its monitor saw its init) before the kill.
     [receive {event, s, {init, W, _, _}} -> ok end || W <- Ws],
     Tracers = maps:get(tracers, riarc:alive(S)),
-    ?assertEqual(length(Ws) + 1, length(Tracers)),
+    %% At least the root's and one per worker: new_processes watches every process, so
+    %% whatever else this VM spawned meanwhile (the test runner's own) has one too.
+    ?assert(length(Tracers) >= length(Ws) + 1),
     Refs = [monitor(process, T) || T <- Tracers],
     exit(S, kill),
     [receive {'DOWN', R, process, _, _} -> ok end || R <- Refs],

@@ -42,10 +42,18 @@ modules_found_test() ->
     ?assertEqual([], [filename:basename(F) || F <- Files, module_sessions(F) =:= [],
                                               not lists:member(filename:basename(F, ".erl"), Generated)]).
 
+%% Each module's session runs in a process of its own, as a fresh shell would: what an
+%% earlier session left in the mailbox or linked cannot change it.
 run_module_doc(File, Sessions) ->
-    _ = lists:foldl(fun({L, Text}, B) -> shell_bindings(File, L, prompts(string:split(Text, "\n", all)), B) end,
-                    erl_eval:new_bindings(), Sessions),
-    ok.
+    {Pid, Ref} = spawn_monitor(fun() ->
+        _ = lists:foldl(fun({L, Text}, B) -> shell_bindings(File, L, prompts(string:split(Text, "\n", all)), B) end,
+                        erl_eval:new_bindings(), Sessions),
+        exit(done)
+    end),
+    receive
+        {'DOWN', Ref, process, Pid, done} -> ok;
+        {'DOWN', Ref, process, Pid, Why} -> erlang:error(Why)
+    end.
 
 %% The {Line, Text} of each ``` ... ''' block with prompts in the comment before `-module'.
 module_sessions(File) ->
