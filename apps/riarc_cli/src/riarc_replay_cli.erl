@@ -13,7 +13,12 @@
 %% '''
 %% From Erlang, the functions return the exit status instead of halting:
 %% ```
-%% 1> riarc_replay_cli:run(["replay", "race.rr"]).
+%% 1> riarc_replay_cli:run(["record", "--replayable", "-m", "riarc_demo", "-f", "tickets",
+%% ..                         "-a", "[4, 5]", "-o", "/tmp/race.rr"]).
+%% recorded ... to /tmp/race.rr
+%% 0
+%% 2> riarc_replay_cli:run(["replay", "/tmp/race.rr"]).
+%% result: ...
 %% 0
 %% '''
 %% Every run of this module weaves OTP's behaviours (`otp => true' of riarc_replay), so

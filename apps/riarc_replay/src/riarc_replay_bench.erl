@@ -4,8 +4,12 @@
 %% overheads, events, bytes per event and the geometric means.
 %% ```
 %% $ erl -noshell -pa _build/default/lib/*/ebin -eval 'riarc_replay_bench:main(["bench-results/replay.md"]), halt().'
-%% 1> riarc_replay_bench:run("/tmp/replay.md", 3).
-%% ok
+%% 1> [Name || {Name, _, _} <- riarc_replay_bench:programs()].   % the Savina-style set
+%% ["ping-pong","counting","fork-join","thread ring","chameneos","big","bank","ETS dictionary"]
+%% '''
+%% A whole run of the set, five times each way, as `make bench-replay' does (minutes):
+%% ```erl
+%% riarc_replay_bench:run("bench-results/replay.md", 5).
 %% '''
 %% Times are the run's wall time from the root's spawn to the end of its last process,
 %% as the controller measures it (weaving and writing the file are not included); the
