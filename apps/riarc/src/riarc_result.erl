@@ -12,7 +12,14 @@
 -module(riarc_result).
 
 -export([make/1, entry/5, format_verdict/1, format_process/2, format_explanation/1, log_verdict/3, status/1]).
--export_type([t/0, verdict_entry/0, explanation/0]).
+-export([warnings/2, format_warning/1]).
+-export_type([t/0, verdict_entry/0, explanation/0, warning/0]).
+
+%% What may make a run's verdicts say less than the user meant, though nothing failed:
+%% no process was monitored at all; a Spec module's own warnings (a compiled property's,
+%% `FILE:LINE:COLUMN: warning: ...'); a clause of a Spec module that matched no process.
+-type warning() :: {no_process_monitored, module() | fun()} | {spec, string()}
+                 | {unmatched_clause, Place :: string(), Text :: string()}.
 
 -type verdict_entry() :: #{pid := riarc_event:sid(), mfa := riarc_event:mfa_args(),
                            verdict := riarc_monitor:verdict(), events := non_neg_integer(),
@@ -36,6 +43,7 @@
                %% Roots of the system that ended abnormally (crashed, failed to start).
                root_exits := [#{pid := riarc_event:sid(), mfa := riarc_event:mfa_args(),
                                 reason := term()}],
+               warnings := [warning()],
                atom() => term()}.
 
 %% @doc A result from what a monitoring mode knows; what it does not have is zero or empty.
@@ -43,7 +51,45 @@
 make(Fields) ->
     maps:merge(#{verdicts => [], tracers => #{spawned => 0, peak => 0}, events => 0,
                  analysed => 0, routed => 0, reordered => 0, violations => [], errors => [],
-                 duration_us => 0, overload => undefined, root_exits => []}, Fields).
+                 duration_us => 0, overload => undefined, root_exits => [], warnings => []},
+               Fields).
+
+%% @doc The warnings of a run monitored by Spec that gave these verdicts. A Spec module
+%% that exports `warnings/0' (its own, as strings), `clauses/0' ([{Index, Place, Text}])
+%% and `clauses/1' (the indices of the clauses an MFA matches), as a compiled property
+%% file does, is told which of its clauses matched no process.
+-spec warnings(riarc_lambda:spec(), [verdict_entry()]) -> [warning()].
+warnings(Spec, Verdicts) ->
+    Static = [{spec, W} || exports(Spec, warnings, 0), W <- Spec:warnings()],
+    Unmatched = case Verdicts =/= [] andalso exports(Spec, clauses, 0)
+                     andalso exports(Spec, clauses, 1) of
+                    true ->
+                        Matched = lists:usort(lists:append([Spec:clauses(MFA)
+                                                            || #{mfa := MFA} <- Verdicts])),
+                        [{unmatched_clause, Place, Text} || {I, Place, Text} <- Spec:clauses(),
+                                                            not lists:member(I, Matched)];
+                    false -> []
+                end,
+    Static ++ Unmatched ++ [{no_process_monitored, Spec} || Verdicts =:= []].
+
+exports(Spec, F, A) when is_atom(Spec) ->
+    _ = code:ensure_loaded(Spec),
+    erlang:function_exported(Spec, F, A);
+exports(_Spec, _F, _A) ->
+    false.
+
+%% @doc One sentence for a warning.
+-spec format_warning(warning()) -> string().
+format_warning({no_process_monitored, Spec}) ->
+    lists:flatten(io_lib:format("no process was monitored: ~ts gave none of the system's "
+                                "processes a monitor",
+                                [case is_atom(Spec) of true -> atom_to_list(Spec);
+                                                       false -> "the Spec" end]));
+format_warning({spec, W}) ->
+    W;
+format_warning({unmatched_clause, Place, Text}) ->
+    lists:flatten(io_lib:format("~ts: the clause `with ~ts' matched no process in this run",
+                                [Place, Text])).
 
 %% @doc The exit status a result gives: 0 only when every monitored partition was
 %% accepted or ended without a verdict and nothing went wrong (no error, no invariant

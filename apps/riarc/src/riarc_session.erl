@@ -41,6 +41,7 @@
 
 -record(s, {
     owner :: pid(),
+    spec :: riarc_lambda:spec(),                     % what the result's warnings are about
     opts :: opts(),
     backend :: riarc_backend:t(),
     orphans = 0 :: non_neg_integer(),                % events of processes nobody traced
@@ -195,7 +196,7 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
             max_suspend => maps:get(max_suspend, limits(Opts)),
             monitor_budget => riarc_analyser:budget(Opts), token => Token},
     _ = monitor(process, Owner),
-    S0 = #s{owner = Owner, opts = Opts, backend = Backend, limits = limits(Opts), token = Token,
+    S0 = #s{owner = Owner, spec = Spec, opts = Opts, backend = Backend, limits = limits(Opts), token = Token,
             budget = riarc_analyser:budget(Opts), started = erlang:monotonic_time(microsecond)},
     %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced is an
     %% error of start/4, at once.
@@ -546,7 +547,9 @@ maybe_done(S0 = #s{waiters = Ws, stopping = Stopping}) ->
 
 result(S = #s{stats = Stats}) ->
     End = case S#s.finished of undefined -> erlang:monotonic_time(microsecond); F -> F end,
-    riarc_result:make(#{verdicts => verdict_list(S),
+    Verdicts = verdict_list(S),
+    riarc_result:make(#{verdicts => Verdicts,
+                        warnings => riarc_result:warnings(S#s.spec, Verdicts),
                         tracers => #{spawned => S#s.spawned, peak => S#s.peak},
                         events => maps:get(collected, Stats),
                         analysed => maps:get(analysed, Stats),

@@ -30,6 +30,15 @@ start_verdicts_stop_test() ->
     ?assertEqual({tracer, []}, erlang:trace_info(Root, tracer)),
     Root ! stop.
 
+%% A Spec that monitors nothing is not a silent success: the result says so.
+nothing_monitored_test() ->
+    Spec = fun(_) -> undefined end,
+    {ok, R} = riarc:run({riarc_demo_pqr, p, []}, Spec, #{}),
+    ?assertEqual([], maps:get(verdicts, R)),
+    ?assertEqual([{no_process_monitored, Spec}], maps:get(warnings, R)),
+    ?assertEqual("no process was monitored: the Spec gave none of the system's processes a monitor",
+                 riarc_result:format_warning(hd(maps:get(warnings, R)))).
+
 %% stop/1 at any point of a growing system: a tracer announced after the stop (started by
 %% a tracer that had not taken the stop yet) is stopped too, so stop/1 returns. Before
 %% that was handled, about one stop in a few hundred waited for ever (found by the doc

@@ -26,38 +26,18 @@ result(R, Opts) ->
         _ -> Status
     end.
 
-%% Monitors that matched nothing, as lines for standard error: a compiled property
-%% module's warnings (a variable for a module name, `FILE:LINE:COLUMN: warning: ...') and
-%% its `with' clauses that matched no process of this run; any Spec that gave no process
-%% a monitor.
-spec_warnings(#{verdicts := Vs} = R, #{spec := Spec}) when is_atom(Spec) ->
-    %% A compiled property file's module: it exports these three (riarc_shml_compile).
-    Property = lists:all(fun({F, A}) -> erlang:function_exported(Spec, F, A) end,
-                         [{warnings, 0}, {clauses, 1}, {trace_patterns, 0}]),
-    Static = case Property of
-                 true -> Spec:warnings();
-                 false -> []
-             end,
-    Unmatched = case {Vs, Property} of
-                    {[_ | _], true} ->
-                        [lists:flatten(io_lib:format("riarc: warning: ~ts: the clause `with ~ts' "
-                                                     "matched no process in this run", [Place, Text]))
-                         || {Place, Text} <- riarc_shml:unmatched(Spec, R)];
-                    _ -> []
-                end,
-    Static ++ Unmatched ++ none_monitored(Vs, Spec);
+%% Monitors that matched nothing, as lines for standard error: the result's warnings
+%% (riarc_result:warnings/2), or, for a result made without them, those of the Spec the
+%% command was given.
+spec_warnings(#{warnings := [_ | _] = Ws}, _Opts) ->
+    [warning_line(W) || W <- Ws];
 spec_warnings(#{verdicts := Vs}, #{spec := Spec}) ->
-    none_monitored(Vs, Spec);
+    [warning_line(W) || W <- riarc_result:warnings(Spec, Vs)];
 spec_warnings(_, _) ->
     [].
 
-none_monitored([], Spec) ->
-    [lists:flatten(io_lib:format("riarc: warning: no process was monitored: ~ts gave none of "
-                                 "the system's processes a monitor", [spec_name(Spec)]))];
-none_monitored(_, _) -> [].
-
-spec_name(Spec) when is_atom(Spec) -> atom_to_list(Spec);
-spec_name(_) -> "the Spec".
+warning_line({spec, W}) -> W;
+warning_line(W) -> "riarc: warning: " ++ riarc_result:format_warning(W).
 
 result1(R = #{verdicts := Vs}, Opts) ->
     In = maps:get(indent, Opts, ""),

@@ -190,8 +190,7 @@ warnings(File) ->
 %% '''
 -spec unmatched(module(), #{verdicts := [map()], _ => _}) -> [{string(), string()}].
 unmatched(Mod, #{verdicts := Vs}) ->
-    Matched = lists:usort(lists:append([Mod:clauses(MFA) || #{mfa := MFA} <- Vs])),
-    [{Place, Text} || {I, Place, Text} <- Mod:clauses(), not lists:member(I, Matched)].
+    [{Place, Text} || {unmatched_clause, Place, Text} <- riarc_result:warnings(Mod, Vs)].
 
 %% @doc The module a property file compiles to: `riarc_props_' and the file's base name,
 %% with characters other than letters, digits and `_' replaced by `_'.

@@ -51,4 +51,6 @@ unmatched_test() ->
                   "with riarc_demo_pqr:p() monitor [P <- _, riarc_demo_pqr:p()] ff.\n"
                   "with riarc_demo_pqr:nosuch() monitor ff.", riarc_shml_warnings_run, "t.prop"),
     {ok, R} = riarc:run({riarc_demo_pqr, p, []}, Mod, #{}),
-    ?assertEqual([{"t.prop:2:1", "riarc_demo_pqr:nosuch()"}], riarc_shml:unmatched(Mod, R)).
+    ?assertEqual([{"t.prop:2:1", "riarc_demo_pqr:nosuch()"}], riarc_shml:unmatched(Mod, R)),
+    %% The API's result says it too.
+    ?assertEqual([{unmatched_clause, "t.prop:2:1", "riarc_demo_pqr:nosuch()"}], maps:get(warnings, R)).
