@@ -51,7 +51,7 @@ commands() ->
                    help => "every process spawned from now on"},
                  #{name => "--for", key => for, type => {int, 1}, metavar => "SECONDS",
                    help => "detach after SECONDS (default: at a signal, or when the node goes)"}]
-           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags(),
+           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ riarc_cli_limits:flags(),
        one_of => [[pid, name, app, sup, new], [monitors, props]]}].
 
 %% @doc Runs `attach ARGS...'; returns the exit status.
@@ -65,9 +65,10 @@ attach(Cmd, Opts = #{node := Node}) ->
         ok ->
             case {target(Node, Opts), spec(Opts)} of
                 {{error, Msg}, _} -> riarc_cli_args:bad_input(Cmd, Msg);
-                {_, {error, Msg}} -> riarc_cli_args:bad_input(Cmd, Msg);
+                {_, {error, Reason}} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason));
                 {{ok, Target}, {ok, Spec, RunOpts}} ->
-                    watch(Node, riarc:attach(Target, Spec, RunOpts#{node => Node, log => false}),
+                    Limits = riarc_cli_limits:opts(Opts),
+                    watch(Node, riarc:attach(Target, Spec, maps:merge(RunOpts, Limits#{node => Node, log => false})),
                           maps:get(for, Opts, infinity))
             end;
         {error, Msg} -> fail(Msg)

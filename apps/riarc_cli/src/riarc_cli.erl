@@ -127,7 +127,8 @@ run_command() ->
                 #{name => "--args", short => "-a", key => args, type => term_list,
                   metavar => "ARGS", default => [], help => "its arguments, an Erlang list such as '[8, 20]'"},
                 riarc_cli_args:timeout_flag("run")]
-          ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()],
+          ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()]
+          ++ riarc_cli_limits:flags(),
       one_of => [[monitors, props]]}.
 
 run_cmd(Args) ->
@@ -135,7 +136,8 @@ run_cmd(Args) ->
     riarc_cli_args:run(Cmd, Args, fun(O = #{module := M, function := F, args := A}) ->
         case riarc_cli_monitors:spec_of(O) of
             {ok, Spec, Opts} ->
-                report(riarc:run({M, F, A}, Spec, Opts#{timeout => maps:get(timeout, O), log => false}),
+                RunOpts = maps:merge(Opts, riarc_cli_limits:opts(O)),
+                report(riarc:run({M, F, A}, Spec, RunOpts#{timeout => maps:get(timeout, O), log => false}),
                        #{spec => Spec, strict => maps:get(strict, O)});
             {error, Reason} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason))
         end

@@ -7,10 +7,10 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0]).
--export([cli_run_accept/1, cli_run_reject/1, cli_bad_input/1, cli_unknown_command/1, cli_help/1, cli_bad_flags/1, cli_closed_stdout/1, cli_no_rebuild/1, cli_check_mfa/1]).
+-export([cli_run_accept/1, cli_run_reject/1, cli_bad_input/1, cli_unknown_command/1, cli_help/1, cli_bad_flags/1, cli_closed_stdout/1, cli_no_rebuild/1, cli_check_mfa/1, cli_limits/1]).
 
 -spec all() -> [atom()].
-all() -> [cli_run_accept, cli_run_reject, cli_bad_input, cli_unknown_command, cli_help, cli_bad_flags, cli_closed_stdout, cli_no_rebuild, cli_check_mfa].
+all() -> [cli_run_accept, cli_run_reject, cli_bad_input, cli_unknown_command, cli_help, cli_bad_flags, cli_closed_stdout, cli_no_rebuild, cli_check_mfa, cli_limits].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].
@@ -114,3 +114,15 @@ cli_check_mfa(_Config) ->
     ?assertEqual(["riarc_demo_pqr:p/0", "riarc_demo_pqr:q/0", "riarc_demo_pqr:r/0"],
                  lists:sort([lists:nth(2, string:lexemes(L, " ")) || L <- Lines])),
     [?assertMatch([_, _, "accept"], string:lexemes(L, " ")) || L <- Lines].
+
+%% The safety limits on the command line: given, they reach riarc (a run within them is
+%% as without them); a value riarc cannot take is bad input.
+cli_limits(_Config) ->
+    {Lines, Status} = cli("run -m riarc_demo -f main -a '[6, 20, safe]' --monitors riarc_demo_monitors "
+                          "--policy shed --max-queue 100000 --max-tracers 1000 --max-payload 65536 "
+                          "--monitor-budget 5000"),
+    ?assertEqual(7, length(Lines)),
+    ?assertEqual("status=0", Status),
+    {[Err | _], "status=2"} = cli("run -m riarc_demo -f main --monitors riarc_demo_monitors --policy never", " 2>&1"),
+    ?assertEqual("riarc run: --policy takes one of stop, shed, backpressure, not never", Err),
+    ?assertMatch({_, "status=2"}, cli("run -m riarc_demo -f main --monitors riarc_demo_monitors --max-queue 0")).

@@ -1,0 +1,41 @@
+%% @doc The command line's safety limits, for the commands that monitor a live system
+%% (`run', `attach'): the flags, and the riarc options they stand for (docs/production.md
+%% says what each limit and policy costs). A flag not given leaves riarc's default.
+%% ```
+%% 1> riarc_cli_limits:opts(#{max_queue => 5000, policy => shed, monitor_budget => 200}).
+%% #{limits => #{max_queue => 5000,policy => shed},monitor_budget => #{time_ms => 200}}
+%% 2> riarc_cli_limits:opts(#{}).
+%% #{}
+%% '''
+-module(riarc_cli_limits).
+
+-export([flags/0, opts/1]).
+
+%% @doc The flags, for a command's declaration.
+-spec flags() -> [riarc_cli_args:flag()].
+flags() ->
+    [#{name => "--max-queue", key => max_queue, type => {int, 1}, metavar => "N",
+       help => "at most N messages waiting in a tracer or a monitor (default 1000000)"},
+     #{name => "--max-tracers", key => max_tracers, type => {int, 1}, metavar => "N",
+       help => "at most N live tracers (default: an eighth of the process limit)"},
+     #{name => "--max-payload", key => max_payload, type => {int, 1}, metavar => "BYTES",
+       help => "messages larger than BYTES reach monitors as {riarc_truncated, Size} "
+               "(default 65536)"},
+     #{name => "--policy", key => policy, type => {enum, [stop, shed, backpressure]},
+       metavar => "POLICY",
+       help => "at a limit: stop (detach everything), shed (drop the overloaded partition, "
+               "inconclusive) or backpressure (suspend its processes a while, then shed); "
+               "default stop"},
+     #{name => "--monitor-budget", key => monitor_budget, type => {int, 1}, metavar => "MS",
+       help => "a monitor step longer than MS is an error verdict for its partition "
+               "(default 1000)"}].
+
+%% @doc The riarc options (`limits', `monitor_budget') of the flags given.
+-spec opts(riarc_cli_args:opts()) -> riarc:opts().
+opts(Flags) ->
+    Limits = maps:with([max_queue, max_tracers, max_payload, policy], Flags),
+    maps:merge(case map_size(Limits) of 0 -> #{}; _ -> #{limits => Limits} end,
+               case Flags of
+                   #{monitor_budget := Ms} -> #{monitor_budget => #{time_ms => Ms}};
+                   #{} -> #{}
+               end).
