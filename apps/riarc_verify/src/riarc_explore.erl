@@ -127,15 +127,21 @@
 -type system() :: #{root := sid(), scripts := #{sid() => [action()]}}.
 %% monitored: the arrangements to check (lists of non-root processes with a monitor of
 %% their own), all of them by default. bug: a deliberate fault, to test the checker.
+%% por: the partial-order reduction (on by default). failures: `first' stops at the
+%% first failure and returns it; `all' explores the whole graph, ending only the failing
+%% paths, and returns the kinds of failure it met (`failures' in the counts).
 -type opts() :: #{monitored => all | [[sid()]],
                   bug => none | ignore_cut,
+                  por => boolean(),
+                  failures => first | all,
                   max_states => pos_integer()}.
 %% A part of a sweep: every spawn tree of exactly N processes, under every arrangement
 %% (`every') or those named: `none' (only the root has a monitor), `all' (every process
-%% has one), `leaves' (the root and the leaves have one).
--type plan() :: [{pos_integer(), every | [none | all | leaves]}].
+%% has one), `leaves' (the root and the leaves have one), `last' (the root and the last
+%% process, in preorder a leaf, have one).
+-type plan() :: [{pos_integer(), every | [none | all | leaves | last]}].
 -type counts() :: #{states := non_neg_integer(), terminals := non_neg_integer(),
-                    arrangements := non_neg_integer()}.
+                    arrangements := non_neg_integer(), failures => [term()]}.
 
 %%% ---------------------------------------------------------------------------
 %%% Systems
@@ -201,6 +207,10 @@ check_arrs([Mon | Arrs], System, Opts, Acc = #{states := S, terminals := T, arra
         {ok, {S1, T1}} ->
             check_arrs(Arrs, System, Opts,
                        Acc#{states := S + S1, terminals := T + T1, arrangements := A + 1});
+        {ok, {S1, T1, Fs}} ->
+            check_arrs(Arrs, System, Opts,
+                       Acc#{states := S + S1, terminals := T + T1, arrangements := A + 1,
+                            failures => lists:umerge(maps:get(failures, Acc, []), Fs)});
         {error, _} = E -> E
     end.
 
@@ -338,6 +348,8 @@ plan_arrangements(Kinds, Sys) -> lists:usort([named(K, Sys) || K <- Kinds]).
 
 named(none, _Sys) -> [];
 named(all, #{root := Root, scripts := Scripts}) -> lists:sort(maps:keys(Scripts)) -- [Root];
+named(last, #{root := Root, scripts := Scripts}) ->
+    lists:nthtail(max(0, map_size(Scripts) - 2), lists:sort(maps:keys(Scripts)) -- [Root]);
 named(leaves, #{root := Root, scripts := Scripts}) ->
     lists:sort([S || {S, Sc} <- maps:to_list(Scripts), S =/= Root,
                      [C || {spawn, C} <- Sc] =:= []]).
@@ -366,7 +378,12 @@ check_one(System, Mon, Opts) ->
     Visited = ets:new(?MODULE, [set, private]),
     try
         St0 = initial(Env),
-        {ok, dfs(St0, [], Env, Visited, {0, 0})}
+        {N, Terms} = dfs(St0, [], Env, Visited, {0, 0}),
+        case Env of
+            #{failures := all} ->
+                {ok, {N, Terms, lists:sort(ets:select(Visited, [{{{failure, '$1'}}, [], ['$1']}]))}};
+            #{} -> {ok, {N, Terms}}
+        end
     catch
         throw:{?MODULE, limit} ->
             {error, {?MODULE, {state_limit, maps:get(max_states, Opts)}}};
@@ -422,7 +439,8 @@ env(#{root := Root, scripts := Scripts}, Monitored, Opts) ->
       expected => maps:map(fun(_, E) -> lists:sum([length(L) || L <- maps:values(E)]) end,
                            Expected),
       bug => maps:get(bug, Opts, none), max_states => maps:get(max_states, Opts, infinity),
-      por => maps:get(por, Opts, true), parent => Parent, senders => Senders,
+      por => maps:get(por, Opts, true), failures => maps:get(failures, Opts, first),
+      parent => Parent, senders => Senders,
       own => maps:from_list([{S, true} || S <- Own])}.
 
 partition(S, Own, Parent) ->
@@ -483,16 +501,36 @@ dfs(St, Trace, Env, Visited, {N, Terms}) ->
             end,
             case transitions(St, Env) of
                 [] ->
-                    terminal(St, Env, Trace),
+                    failing(fun() -> terminal(St, Env, Trace) end, Env, Visited),
                     {N + 1, Terms + 1};
                 Trs0 ->
                     Trs = reduce(Trs0, St, Env),
                     lists:foldl(fun(Tr, Acc) ->
                                         Trace1 = [Tr | Trace],
-                                        dfs(step(Tr, St, Env, Trace1), Trace1, Env, Visited, Acc)
+                                        case failing(fun() -> step(Tr, St, Env, Trace1) end,
+                                                     Env, Visited) of
+                                            failed -> Acc;
+                                            St1 -> dfs(St1, Trace1, Env, Visited, Acc)
+                                        end
                                 end, {N + 1, Terms}, Trs)
             end
     end.
+
+%% With `failures => all', a failure ends its path only: its kind is noted and the
+%% search goes on elsewhere.
+failing(F, #{failures := all}, Visited) ->
+    try F()
+    catch throw:{?MODULE, Why, _Trace} ->
+            ets:insert(Visited, {{failure, failure_kind(Why)}}),
+            failed
+    end;
+failing(F, #{}, _Visited) ->
+    F().
+
+%% What kind of failure: the invariant for a violation, else the reason's tag.
+failure_kind({riarc_violation, _T, Id, _Info, _State}) -> {riarc_violation, Id};
+failure_kind(Why) when is_tuple(Why) -> element(1, Why);
+failure_kind(Why) -> Why.
 
 %% The tracers' configurations are the same in every state: leave them out of the key.
 key(St = #{tracers := Ts}) ->
