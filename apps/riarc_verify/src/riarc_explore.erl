@@ -54,8 +54,9 @@
 %% needs its parent; a booting tracer needs the process it detaches; a running tracer
 %% needs whoever may still fill one of its empty channels (the processes that have it or
 %% may get it as owner, the tracers that route to it or will send it a detach request).
-%% Every seed is tried and the smallest set is taken; a process action with nobody left
-%% to switch its route is taken alone. Who may switch a route is read off the tracer
+%% Every seed is tried and the smallest set is taken. Two kinds of transition are taken
+%% alone, as a persistent set of one: a process action with nobody left to switch its
+%% route, and a quiet delivery (below). Who may switch a route is read off the tracer
 %% core's code (keep this in step with it):
 %% <ul>
 %% <li>only `init_tracer' (its own process) and INSTRUMENT in priority mode (the child of
@@ -69,14 +70,36 @@
 %% requester of a held route (short routes: any tracer, as far as this reduction knows),
 %% and to the session.</li>
 %% </ul>
-%% `#{por => false}' explores every interleaving; the tests check that both reach the
-%% same verdicts (and the same number of terminal states) on every system of up to 3
-%% processes, with the correct core and with `bug => ignore_cut'.
 %%
-%% The reduction is strongest when few processes have monitors: with only the root's
-%% tracer, a 6-process system takes 50 000 to 140 000 states; with a tracer per process,
-%% the tracers' channels still interleave freely (a 4-process chain takes over a million
-%% states). main/1 runs the sweep of `make verify' (docs/core.md).
+%% A quiet delivery: tracer T, in direct mode, takes the trace message of a send or a
+%% receive of a process S that is in its Γ and has no route in its Π. The core handles it
+%% by ANALYSEEVT alone (HANDLCOMM∘, case Π(S) = ⊥): it changes T's monitor and counters
+%% and has no effect but a failure. It is independent of every transition that can come
+%% before it: other actors do not touch T's state, and only S appends to the channel
+%% (S, T), whose head it takes; T's own other deliveries find T still in direct mode
+%% (it never leaves it) and S still in Γ without a route (S's exit, which removes it,
+%% is behind this message on the same channel; a route for S is made only when S's
+%% spawn event is handled, which was before S entered Γ, and happens once); they do not
+%% analyse events of S (S's trace messages reach T only on this channel, and a routed
+%% event of S finds no route here: an I19 violation whatever the order); and the
+%% model's monitors keep one expectation per process, so events of different processes
+%% analysed in either order give the same monitor. The one other reader of the count of
+%% analysed events is the `none' verdict at TRYGC, which needs S out of Γ.
+%%
+%% `#{por => false}' explores every interleaving; `#{failures => all}' goes on past each
+%% failure (ending only its path) and returns the kinds met. The tests
+%% (riarc_explore_SUITE) check that the reduced and the full search meet the same kinds
+%% of failure and the same terminal states on every system of up to 3 processes under
+%% every arrangement and on every system of 4 with the root's monitor alone or with the
+%% last process's too, with the correct core and with `bug => ignore_cut'.
+%%
+%% The reduction is strongest when few processes have monitors. With several tracers
+%% their channels still interleave nearly freely: a tracer's deliveries from different
+%% channels are dependent (the core's order of handling is the point of the algorithm),
+%% so a set with one of them needs everyone who may still fill another, and that chains
+%% every tracer in. Measured numbers are in docs/core.md. The arrangements of a sweep
+%% are independent searches: sweep/2 runs them on several workers. main/1 runs the sweep
+%% of `make verify'.
 %%
 %% Each system is checked under every arrangement of monitors: the root always has one,
 %% and every subset of the other processes has a monitor of its own (the rest are in the
