@@ -90,8 +90,9 @@
 %% failure (ending only its path) and returns the kinds met. The tests
 %% (riarc_explore_SUITE) check that the reduced and the full search meet the same kinds
 %% of failure and the same terminal states on every system of up to 3 processes under
-%% every arrangement and on every system of 4 with the root's monitor alone or with the
-%% last process's too, with the correct core and with `bug => ignore_cut'.
+%% every arrangement and on every system of 4 with the root's monitor alone (the star
+%% and the chain also with the last process's), with the correct core and with
+%% `bug => ignore_cut'.
 %%
 %% The reduction is strongest when few processes have monitors. With several tracers
 %% their channels still interleave nearly freely: a tracer's deliveries from different
