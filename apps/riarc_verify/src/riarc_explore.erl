@@ -525,7 +525,7 @@ dfs(St, Trace, Env, Visited, {N, Terms}) ->
             end,
             case transitions(St, Env) of
                 [] ->
-                    failing(fun() -> terminal(St, Env, Trace) end, Env, Visited),
+                    _ = failing(fun() -> terminal(St, Env, Trace) end, Env, Visited),
                     {N + 1, Terms + 1};
                 Trs0 ->
                     Trs = reduce(Trs0, St, Env),
