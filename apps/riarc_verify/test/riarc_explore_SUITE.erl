@@ -1,11 +1,11 @@
 % The partial-order reduction of riarc_explore changes no verdict: on every system of up
 % to 3 processes under every arrangement of monitors, and on every system of 4 processes
-% with the root's monitor alone (the star and the chain also with the root's and the
-% last process's), both with the
-% correct tracer core and with the injected bug (`ignore_cut'), the reduced and the full
-% search, each run to the end (`failures => all'), meet exactly the same kinds of failure
-% and the same number of terminal states. A Common Test suite: the full searches take
-% about 40 s on both cores (`make test' runs it after EUnit's unit tests).
+% with the root's monitor alone (the star and the chain also with the last process's),
+% both with the correct tracer core and with the injected bug (`ignore_cut'), the
+% reduced and the full search, each run to the end (`failures => all'), meet exactly the
+% same kinds of failure and the same number of terminal states. A Common Test suite: the
+% full searches take about 40 s on both cores (`make test' runs it after EUnit's unit
+% tests).
 -module(riarc_explore_SUITE).
 
 -include_lib("stdlib/include/assert.hrl").
