@@ -54,8 +54,9 @@
 %% needs its parent; a booting tracer needs the process it detaches; a running tracer
 %% needs whoever may still fill one of its empty channels (the processes that have it or
 %% may get it as owner, the tracers that route to it or will send it a detach request).
-%% Every seed is tried and the smallest set is taken; a process action with nobody left
-%% to switch its route is taken alone. Who may switch a route is read off the tracer
+%% Every seed is tried and the smallest set is taken. Two kinds of transition are taken
+%% alone, as a persistent set of one: a process action with nobody left to switch its
+%% route, and a quiet delivery (below). Who may switch a route is read off the tracer
 %% core's code (keep this in step with it):
 %% <ul>
 %% <li>only `init_tracer' (its own process) and INSTRUMENT in priority mode (the child of
@@ -69,14 +70,37 @@
 %% requester of a held route (short routes: any tracer, as far as this reduction knows),
 %% and to the session.</li>
 %% </ul>
-%% `#{por => false}' explores every interleaving; the tests check that both reach the
-%% same verdicts (and the same number of terminal states) on every system of up to 3
-%% processes, with the correct core and with `bug => ignore_cut'.
 %%
-%% The reduction is strongest when few processes have monitors: with only the root's
-%% tracer, a 6-process system takes 50 000 to 140 000 states; with a tracer per process,
-%% the tracers' channels still interleave freely (a 4-process chain takes over a million
-%% states). main/1 runs the sweep of `make verify' (docs/core.md).
+%% A quiet delivery: tracer T, in direct mode, takes the trace message of a send or a
+%% receive of a process S that is in its Γ and has no route in its Π. The core handles it
+%% by ANALYSEEVT alone (HANDLCOMM∘, case Π(S) = ⊥): it changes T's monitor and counters
+%% and has no effect but a failure. It is independent of every transition that can come
+%% before it: other actors do not touch T's state, and only S appends to the channel
+%% (S, T), whose head it takes; T's own other deliveries find T still in direct mode
+%% (it never leaves it) and S still in Γ without a route (S's exit, which removes it,
+%% is behind this message on the same channel; a route for S is made only when S's
+%% spawn event is handled, which was before S entered Γ, and happens once); they do not
+%% analyse events of S (S's trace messages reach T only on this channel, and a routed
+%% event of S finds no route here: an I19 violation whatever the order); and the
+%% model's monitors keep one expectation per process, so events of different processes
+%% analysed in either order give the same monitor. The one other reader of the count of
+%% analysed events is the `none' verdict at TRYGC, which needs S out of Γ.
+%%
+%% `#{por => false}' explores every interleaving; `#{failures => all}' goes on past each
+%% failure (ending only its path) and returns the kinds met. The tests
+%% (riarc_explore_SUITE) check that the reduced and the full search meet the same kinds
+%% of failure and the same terminal states on every system of up to 3 processes under
+%% every arrangement and on every system of 4 with the root's monitor alone (the star
+%% and the chain also with the last process's), with the correct core and with
+%% `bug => ignore_cut'.
+%%
+%% The reduction is strongest when few processes have monitors. With several tracers
+%% their channels still interleave nearly freely: a tracer's deliveries from different
+%% channels are dependent (the core's order of handling is the point of the algorithm),
+%% so a set with one of them needs everyone who may still fill another, and that chains
+%% every tracer in. Measured numbers are in docs/core.md. The arrangements of a sweep
+%% are independent searches: sweep/2 runs them on several workers. main/1 runs the sweep
+%% of `make verify'.
 %%
 %% Each system is checked under every arrangement of monitors: the root always has one,
 %% and every subset of the other processes has a monitor of its own (the rest are in the
@@ -127,15 +151,21 @@
 -type system() :: #{root := sid(), scripts := #{sid() => [action()]}}.
 %% monitored: the arrangements to check (lists of non-root processes with a monitor of
 %% their own), all of them by default. bug: a deliberate fault, to test the checker.
+%% por: the partial-order reduction (on by default). failures: `first' stops at the
+%% first failure and returns it; `all' explores the whole graph, ending only the failing
+%% paths, and returns the kinds of failure it met (`failures' in the counts).
 -type opts() :: #{monitored => all | [[sid()]],
                   bug => none | ignore_cut,
+                  por => boolean(),
+                  failures => first | all,
                   max_states => pos_integer()}.
 %% A part of a sweep: every spawn tree of exactly N processes, under every arrangement
 %% (`every') or those named: `none' (only the root has a monitor), `all' (every process
-%% has one), `leaves' (the root and the leaves have one).
--type plan() :: [{pos_integer(), every | [none | all | leaves]}].
+%% has one), `leaves' (the root and the leaves have one), `last' (the root and the last
+%% process, in preorder a leaf, have one).
+-type plan() :: [{pos_integer(), every | [none | all | leaves | last]}].
 -type counts() :: #{states := non_neg_integer(), terminals := non_neg_integer(),
-                    arrangements := non_neg_integer()}.
+                    arrangements := non_neg_integer(), failures => [term()]}.
 
 %%% ---------------------------------------------------------------------------
 %%% Systems
@@ -201,6 +231,10 @@ check_arrs([Mon | Arrs], System, Opts, Acc = #{states := S, terminals := T, arra
         {ok, {S1, T1}} ->
             check_arrs(Arrs, System, Opts,
                        Acc#{states := S + S1, terminals := T + T1, arrangements := A + 1});
+        {ok, {S1, T1, Fs}} ->
+            check_arrs(Arrs, System, Opts,
+                       Acc#{states := S + S1, terminals := T + T1, arrangements := A + 1,
+                            failures => lists:umerge(maps:get(failures, Acc, []), Fs)});
         {error, _} = E -> E
     end.
 
@@ -338,6 +372,8 @@ plan_arrangements(Kinds, Sys) -> lists:usort([named(K, Sys) || K <- Kinds]).
 
 named(none, _Sys) -> [];
 named(all, #{root := Root, scripts := Scripts}) -> lists:sort(maps:keys(Scripts)) -- [Root];
+named(last, #{root := Root, scripts := Scripts}) ->
+    lists:nthtail(max(0, map_size(Scripts) - 2), lists:sort(maps:keys(Scripts)) -- [Root]);
 named(leaves, #{root := Root, scripts := Scripts}) ->
     lists:sort([S || {S, Sc} <- maps:to_list(Scripts), S =/= Root,
                      [C || {spawn, C} <- Sc] =:= []]).
@@ -366,7 +402,12 @@ check_one(System, Mon, Opts) ->
     Visited = ets:new(?MODULE, [set, private]),
     try
         St0 = initial(Env),
-        {ok, dfs(St0, [], Env, Visited, {0, 0})}
+        {N, Terms} = dfs(St0, [], Env, Visited, {0, 0}),
+        case Env of
+            #{failures := all} ->
+                {ok, {N, Terms, lists:sort(ets:select(Visited, [{{{failure, '$1'}}, [], ['$1']}]))}};
+            #{} -> {ok, {N, Terms}}
+        end
     catch
         throw:{?MODULE, limit} ->
             {error, {?MODULE, {state_limit, maps:get(max_states, Opts)}}};
@@ -422,7 +463,8 @@ env(#{root := Root, scripts := Scripts}, Monitored, Opts) ->
       expected => maps:map(fun(_, E) -> lists:sum([length(L) || L <- maps:values(E)]) end,
                            Expected),
       bug => maps:get(bug, Opts, none), max_states => maps:get(max_states, Opts, infinity),
-      por => maps:get(por, Opts, true), parent => Parent, senders => Senders,
+      por => maps:get(por, Opts, true), failures => maps:get(failures, Opts, first),
+      parent => Parent, senders => Senders,
       own => maps:from_list([{S, true} || S <- Own])}.
 
 partition(S, Own, Parent) ->
@@ -483,16 +525,36 @@ dfs(St, Trace, Env, Visited, {N, Terms}) ->
             end,
             case transitions(St, Env) of
                 [] ->
-                    terminal(St, Env, Trace),
+                    _ = failing(fun() -> terminal(St, Env, Trace) end, Env, Visited),
                     {N + 1, Terms + 1};
                 Trs0 ->
                     Trs = reduce(Trs0, St, Env),
                     lists:foldl(fun(Tr, Acc) ->
                                         Trace1 = [Tr | Trace],
-                                        dfs(step(Tr, St, Env, Trace1), Trace1, Env, Visited, Acc)
+                                        case failing(fun() -> step(Tr, St, Env, Trace1) end,
+                                                     Env, Visited) of
+                                            failed -> Acc;
+                                            St1 -> dfs(St1, Trace1, Env, Visited, Acc)
+                                        end
                                 end, {N + 1, Terms}, Trs)
             end
     end.
+
+%% With `failures => all', a failure ends its path only: its kind is noted and the
+%% search goes on elsewhere.
+failing(F, #{failures := all}, Visited) ->
+    try F()
+    catch throw:{?MODULE, Why, _Trace} ->
+            ets:insert(Visited, {{failure, failure_kind(Why)}}),
+            failed
+    end;
+failing(F, #{}, _Visited) ->
+    F().
+
+%% What kind of failure: the invariant for a violation, else the reason's tag.
+failure_kind({riarc_violation, _T, Id, _Info, _State}) -> {riarc_violation, Id};
+failure_kind(Why) when is_tuple(Why) -> element(1, Why);
+failure_kind(Why) -> Why.
 
 %% The tracers' configurations are the same in every state: leave them out of the key.
 key(St = #{tracers := Ts}) ->
