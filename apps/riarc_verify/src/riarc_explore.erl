@@ -126,17 +126,16 @@
 %% A failure is reported with the sequence of transitions that led to it.
 %% ```
 %% 1> riarc_explore:check(riarc_explore:pqr(), #{monitored => [[], [r]]}).
-%% {ok,#{arrangements => 2,states => 327,terminals => 3}}
-%% 1> riarc_explore:check(riarc_explore:pqr(), #{monitored => [[], [r]], por => false}).
+%% {ok,#{arrangements => 2,states => 245,terminals => 3}}
+%% 2> riarc_explore:check(riarc_explore:pqr(), #{monitored => [[], [r]], por => false}).
 %% {ok,#{arrangements => 2,states => 1949,terminals => 3}}
-%% 2> {error, E} = riarc_explore:check(riarc_explore:pqr(), #{monitored => [[q]]}).
-%% 3> io:format("~s~n", [riarc_explore:format_error(E)]).
-%% riarc_explore: {riarc_violation,{t,p},'A4',...}
-%%   with own monitors for [q], after:
+%% 3> {error, E} = riarc_explore:check(riarc_explore:pqr(), #{monitored => [[r]], bug => ignore_cut}).
+%% {error,{riarc_explore,{violation,#{reason => {deadlock,live_tracers,[{t,r}]},...}}}}
+%% 4> io:format("~s~n", [riarc_explore:format_error(E)]).
+%% riarc_explore: {deadlock,live_tracers,[{t,r}]}
+%%   with own monitors for [r], after:
 %%   {proc,p,{spawn,q}}
 %%   ...
-%% 4> riarc_explore:check(riarc_explore:pqr(), #{monitored => [[r]], bug => ignore_cut}).
-%% {error,{riarc_explore,{violation,#{reason => {deadlock,live_tracers,[{t,r}]},...}}}}
 %% '''
 -module(riarc_explore).
 -behaviour(riarc_monitor).
