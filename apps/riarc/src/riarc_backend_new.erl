@@ -165,13 +165,25 @@ event(#{evm := Evm}, Msg) ->
 %% and nothing more is done; otherwise P was not, and C is announced then. The children
 %% announced are remembered in the adopter's process dictionary until their exit (or, for
 %% those a tracer took over, until a prune finds them dead).
-adopt(spawn, P, C, MFA0) ->
+adopt(Kind, A, B, MFA0) ->
+    {C, P} = case Kind of spawn -> {B, A}; spawned -> {A, B} end,
+    case is_own(riarc_lambda:logical_mfa(MFA0)) of
+        %% One of riarc's own processes (a tracer, an analysis process) is no part of the
+        %% system: untraced at once, never announced, so that what it spawns is not
+        %% either; its parent's spawn event is the parent's (ignored) event.
+        true ->
+            _ = (catch erlang:trace(C, false, [all])),
+            case Kind of spawn -> {ok, {ignored, P}}; spawned -> skip end;
+        false ->
+            adopt_system(Kind, A, B, MFA0)
+    end.
+
+adopt_system(spawn, P, C, MFA0) ->
     case announce(C, MFA0) of
         {ok, MFA} -> {ok, {spawn, P, C, MFA}};
         known -> {ok, {ignored, P}}
     end;
-adopt(spawned, C, P, MFA0) ->
-    own(C, riarc_lambda:logical_mfa(MFA0)),
+adopt_system(spawned, C, P, MFA0) ->
     case {known(C), known(P)} of
         {true, _} -> skip;
         {false, true} -> skip;
@@ -184,7 +196,7 @@ adopt(spawned, C, P, MFA0) ->
             end;
         {false, false} ->
             Ref = erlang:trace_delivered(P),
-            put({?ADOPTER_WAIT, Ref}, {C, MFA0}),
+            put({?ADOPTER_WAIT, Ref}, {C, P, MFA0}),
             skip
     end.
 
@@ -193,17 +205,24 @@ adopt(spawned, C, P, MFA0) ->
 delivered(Ref) ->
     case erase({?ADOPTER_WAIT, Ref}) of
         undefined -> no;
-        {C, MFA0} ->
-            case announce(C, MFA0) of
-                {ok, MFA} -> {ok, {spawn, new_processes, C, MFA}};
-                known -> skip
+        {C, P, MFA0} ->
+            %% Race: P announced meanwhile was traced when it spawned C, by the adopter
+            %% (whose spawn event then announced C) or by its own tracer after a takeover
+            %% (which took C over from P's spawn event, never seen here): either way C is
+            %% someone's already, and announcing it again would instrument it twice.
+            case known(P) of
+                true -> skip;
+                false ->
+                    case announce(C, MFA0) of
+                        {ok, MFA} -> {ok, {spawn, new_processes, C, MFA}};
+                        known -> skip
+                    end
             end
     end.
 
 known(P) -> get({?ADOPTER, P}) =:= true.
 
 announce(C, MFA0) ->
-    own(C, riarc_lambda:logical_mfa(MFA0)),
     case known(C) of
         true -> known;
         false ->
@@ -211,12 +230,6 @@ announce(C, MFA0) ->
             prune(),
             {ok, riarc_lambda:logical_mfa(MFA0)}
     end.
-
-%% One of riarc's own processes keeps only its spawn and exit events, from the first
-%% trace message that names it.
-own(C, MFA) ->
-    _ = is_own(MFA) andalso (catch erlang:trace(C, false, [send, 'receive'])),
-    ok.
 
 %% Bounded memory: every time the announced children double, the dead are forgotten.
 prune() ->
@@ -231,10 +244,10 @@ prune() ->
             put(?ADOPTER_LIMIT, 2 * max(1024, N - length(Dead)))
     end.
 
-%% @doc True for the logical initial call of one of riarc's own processes (a tracer, a
-%% session): never monitored, whatever the Spec says.
+%% @doc True for the logical initial call of one of riarc's own processes (a tracer, an
+%% analysis process, a session): never monitored, whatever the Spec says.
 -spec is_own(riarc_event:mfa_args()) -> boolean().
-is_own({M, _, _}) -> M =:= riarc_tracer orelse M =:= riarc_session;
+is_own({M, _, _}) -> lists:member(M, [riarc_tracer, riarc_session, riarc_analyser]);
 is_own(_) -> false.
 
 %% @doc A sentence for an error of this backend.
