@@ -5,6 +5,8 @@
 %% status 2, an unreachable node status 1.
 -module(riarc_attach_cli_SUITE).
 
+-import(riarc_test_cli, [root/0]).
+
 -include_lib("stdlib/include/assert.hrl").
 -include_lib("common_test/include/ct.hrl").
 
@@ -44,9 +46,6 @@ end_per_testcase(_Case, Config) ->
     catch peer:stop(?config(peer, Config)),
     ok.
 
-root() ->
-    Ebin = filename:dirname(code:which(riarc)),
-    filename:join(lists:sublist(filename:split(Ebin), length(filename:split(Ebin)) - 5)).
 
 %% bin/riarc as an OS process, its output (stderr too) line by line.
 start_cli(Args) ->

@@ -4,6 +4,8 @@
 % runs it after EUnit's unit tests).
 -module(riarc_cli_SUITE).
 
+-import(riarc_test_cli, [cli/1, cli/2, root/0]).
+
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0]).
@@ -15,19 +17,8 @@ all() -> [cli_run_accept, cli_run_reject, cli_bad_input, cli_unknown_command, cl
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].
 
-root() ->
-    %% _build/test/lib/riarc/ebin -> the project's top directory
-    Ebin = filename:dirname(code:which(riarc)),
-    filename:join(lists:sublist(filename:split(Ebin), length(filename:split(Ebin)) - 5)).
 
-cli(Args) ->
-    cli(Args, " 2>/dev/null").
 
-%% Redirect: what to do with stderr (" 2>&1" to see it among the lines).
-cli(Args, Redirect) ->
-    Out = os:cmd("cd " ++ root() ++ " && bin/riarc " ++ Args ++ Redirect ++ "; echo \"status=$?\""),
-    Lines = string:split(string:trim(Out), "\n", all),
-    {lists:droplast(Lines), lists:last(Lines)}.
 
 %% The safe dispenser: no verdict is reject or error, so the status is 0.
 cli_run_accept(_Config) ->

@@ -10,13 +10,12 @@
 %% not run.
 -module(riarc_doc_tests).
 
+-import(riarc_test_cli, [root/0]).
+
 -include_lib("eunit/include/eunit.hrl").
 %% For running one module's session by hand while writing it.
 -export([run_module_doc/2, module_sessions/1]).
 
-root() ->
-    Ebin = filename:dirname(code:which(riarc)),
-    filename:join(lists:sublist(filename:split(Ebin), length(filename:split(Ebin)) - 5)).
 
 docs_test_() ->
     Root = root(),

@@ -6,6 +6,8 @@
 % timeout and watchdog and the suite's timetrap.
 -module(riarc_replay_cli_SUITE).
 
+-import(riarc_test_cli, [cli/1, cli/2, root/0]).
+
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0]).
@@ -20,22 +22,11 @@ all() -> [hunt_reject_then_replay_props, replay_monitors_module, monitor_flags_b
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 8}}].
 
-root() ->
-    %% _build/test/lib/riarc/ebin -> the project's top directory
-    Ebin = filename:dirname(code:which(riarc)),
-    filename:join(lists:sublist(filename:split(Ebin), length(filename:split(Ebin)) - 5)).
 
 tmp(Name) ->
     filename:join(root(), "_build/test/riarc_replay_cli_SUITE_" ++ os:getpid() ++ "_" ++ Name).
 
-%% {Stdout lines, "status=N"}; standard error goes to Err when given.
-cli(Args) ->
-    cli(Args, " 2>/dev/null").
 
-cli(Args, Redirect) ->
-    Out = os:cmd("cd " ++ root() ++ " && bin/riarc " ++ Args ++ Redirect ++ "; echo \"status=$?\""),
-    Lines = string:split(string:trim(Out), "\n", all),
-    {lists:droplast(Lines), lists:last(Lines)}.
 
 %% The hunt keeps the first recording the property file rejects (status 1: a reject was
 %% printed, as `run' prints it); three replays under the same property file hand out the

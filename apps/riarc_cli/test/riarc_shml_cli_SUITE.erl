@@ -5,6 +5,8 @@
 % status 2, for `run' and `check'. A Common Test suite: it runs bin/riarc as an OS process.
 -module(riarc_shml_cli_SUITE).
 
+-import(riarc_test_cli, [root/0, sh/1]).
+
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0]).
@@ -16,15 +18,7 @@ all() -> [compile_when_built, matched_nothing].
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].
 
-root() ->
-    %% _build/test/lib/riarc/ebin -> the project's top directory
-    Ebin = filename:dirname(code:which(riarc)),
-    filename:join(lists:sublist(filename:split(Ebin), length(filename:split(Ebin)) - 5)).
 
-sh(Cmd) ->
-    Out = os:cmd(Cmd ++ "; echo \"status=$?\""),
-    Lines = string:split(string:trim(Out), "\n", all),
-    {lists:droplast(Lines), lists:last(Lines)}.
 
 compile_when_built(Config) ->
     Root = root(),

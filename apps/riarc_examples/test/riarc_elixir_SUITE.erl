@@ -8,6 +8,8 @@
 % takes seconds. Skipped, with the reason, only where `elixirc' is not installed.
 -module(riarc_elixir_SUITE).
 
+-import(riarc_test_cli, [root/0]).
+
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
@@ -24,10 +26,6 @@ all() -> [callback_modules, task_identity, race_caught_shml, race_caught_erlang,
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].
 
-root() ->
-    %% _build/test/lib/riarc_examples/ebin (where riarc_demo is) -> the top directory
-    Ebin = filename:dirname(code:which(riarc_demo)),
-    filename:join(lists:sublist(filename:split(Ebin), length(filename:split(Ebin)) - 5)).
 
 -spec init_per_suite(list()) -> list() | {skip, string()}.
 init_per_suite(Config) ->

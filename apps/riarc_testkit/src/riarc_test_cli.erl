@@ -1,0 +1,35 @@
+%% @doc Test support: the command line as a user runs it. The project's top directory (from
+%% where the tests' build put riarc), and `bin/riarc' or any shell command run there as an
+%% OS process, giving its standard output's lines and its exit status.
+%% ```
+%% 1> filelib:is_regular(filename:join(riarc_test_cli:root(), "bin/riarc")).
+%% true
+%% 2> riarc_test_cli:sh("echo hi; exit 3").
+%% {["hi"],"status=3"}
+%% '''
+-module(riarc_test_cli).
+
+-export([root/0, sh/1, cli/1, cli/2]).
+
+%% @doc The project's top directory: _build/PROFILE/lib/riarc/ebin, five levels up.
+-spec root() -> file:filename().
+root() ->
+    Ebin = filename:dirname(filename:absname(code:which(riarc))),
+    filename:join(lists:sublist(filename:split(Ebin), length(filename:split(Ebin)) - 5)).
+
+%% @doc A shell command's standard output, as lines, and `"status=N"'.
+-spec sh(string()) -> {[string()], string()}.
+sh(Cmd) ->
+    Out = os:cmd(Cmd ++ "; echo \"status=$?\""),
+    Lines = string:split(string:trim(Out), "\n", all),
+    {lists:droplast(Lines), lists:last(Lines)}.
+
+%% @doc `bin/riarc ARGS' in the top directory, its standard error dropped.
+-spec cli(string()) -> {[string()], string()}.
+cli(Args) ->
+    cli(Args, " 2>/dev/null").
+
+%% @doc The same; Redirect says what becomes of standard error (" 2>&1": among the lines).
+-spec cli(string(), string()) -> {[string()], string()}.
+cli(Args, Redirect) ->
+    sh("cd " ++ root() ++ " && bin/riarc " ++ Args ++ Redirect).
