@@ -4,8 +4,8 @@
 %% ```
 %% 1> filelib:is_regular(filename:join(riarc_test_cli:root(), "bin/riarc")).
 %% true
-%% 2> riarc_test_cli:sh("echo hi; exit 3").
-%% {["hi"],"status=3"}
+%% 2> riarc_test_cli:sh("echo hi; false").
+%% {["hi"],"status=1"}
 %% '''
 -module(riarc_test_cli).
 
