@@ -306,6 +306,12 @@ trusted({riarc_tracer_up, Pid, Proc, MFA}, S = #s{overload = Over}) when Over =/
     %% detach: it has nothing to take over any more, and is ended the same way.
     exit(Pid, kill),
     {noreply, tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}})};
+trusted({riarc_tracer_up, Pid, Proc, MFA}, S = #s{stopping = true}) ->
+    %% Race: a tracer started by its parent tracer before that one took the stop of
+    %% stop/1 announces itself after it: it is stopped as the others were, or the session
+    %% would wait for it for ever.
+    riarc_tracer:stop(Pid, S#s.token),
+    {noreply, tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}})};
 trusted({riarc_tracer_up, Pid, Proc, MFA}, S) ->
     S1 = tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}}),
     #{max_tracers := Max} = S1#s.limits,
@@ -500,10 +506,6 @@ launch_result(T, Res, S = #s{launching = L, launch_error = E0}) ->
 
 tracer_up(Pid, S = #s{tracers = T, spawned = N}) ->
     _ = monitor(process, Pid),
-    %% Race: a tracer started by its parent tracer before that one took the stop of
-    %% stop/1 announces itself after it: it is stopped as the others were, or the session
-    %% would wait for it for ever.
-    _ = S#s.stopping andalso riarc_tracer:stop(Pid, S#s.token),
     T1 = T#{Pid => true},
     S#s{tracers = T1, spawned = N + 1, peak = max(S#s.peak, map_size(T1)),
         order = (S#s.order)#{Pid => N}}.
