@@ -52,6 +52,7 @@
 %%     its partition the verdict `error', reason `{monitor_budget, What}', and detaches
 %%     that monitor alone (monitors run in their own processes: routing never waits for
 %%     them);</li>
+%% <li>`node' (default this node): run, start or attach on that node (riarc_remote);</li>
 %% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow.</li>
 %% </ul>
 -module(riarc).
@@ -61,8 +62,8 @@
 %% Shared with the other instrumentation modes (riarc_central, riarc_inline) and with
 %% monitored replays (riarc_replay_monitor).
 -export([validate/3, spec_defaults/1]).
-%% riarc_remote's entry point on the remote node.
--export([attach_for/4]).
+%% riarc_remote's entry points on the remote node.
+-export([start_for/4, attach_for/4]).
 
 -export_type([result/0, verdict_entry/0, opts/0, error_reason/0, target/0]).
 
@@ -98,7 +99,10 @@
                     log => false, perturb => undefined, backend => auto, explain => 8}).
 
 %% @doc Runs {M, F, Args} as the root of a system under instrumentation and returns once
-%% every system process has exited and every tracer is gone.
+%% every system process has exited and every tracer is gone. With `node => Node', the
+%% system and its tracers run on Node (M must be loadable there; riarc loads its own
+%% modules and the Spec's, see {@link riarc_remote}) and the result comes back here;
+%% `timeout' is counted here.
 -spec run({module(), atom(), list()}, riarc_lambda:spec(), opts()) ->
     {ok, result()} | {error, term()}.
 run(MFA, Spec, Opts) ->
@@ -108,16 +112,29 @@ run(MFA, Spec, Opts) ->
         Error -> Error
     end.
 
-%% @doc Starts monitoring a system and returns at once with the session's handle.
+%% @doc Starts monitoring a system and returns at once with the session's handle. With
+%% `node => Node', on Node as for run/3: the handle is riarc_remote's local proxy of the
+%% session there, and verdicts/1, alive/1 and stop/1 work on it as on a local one.
 -spec start({module(), atom(), list()}, riarc_lambda:spec(), opts()) ->
     {ok, pid()} | {error, term()}.
+start(MFA, Spec, Opts = #{node := Node}) when Node =/= node() ->
+    riarc_remote:start(Node, MFA, Spec, maps:remove(node, Opts));
+start(MFA, Spec, Opts) when is_map(Opts) ->
+    start_for(self(), MFA, Spec, maps:remove(node, Opts));
 start(MFA, Spec, Opts) ->
+    start_for(self(), MFA, Spec, Opts).
+
+%% @private start/3 on this node for Owner: the session ends when Owner does (Owner is
+%% riarc_remote's proxy when the caller is on another node).
+-spec start_for(pid(), {module(), atom(), list()}, riarc_lambda:spec(), opts()) ->
+    {ok, pid()} | {error, term()}.
+start_for(Owner, MFA, Spec, Opts) ->
     case validate(MFA, Spec, Opts) of
         {ok, Full = #{events := Events}} ->
             {Root, Backend} = backend(maps:get(backend, Full), MFA, {Events, maps:get(trace_patterns, Full)}),
             Roots = [{Root, MFA, {init, Root, self(), MFA}}],
             SOpts = maps:without([timeout, events, trace_patterns], Full#{backend => Backend}),
-            case session(riarc_session:start(self(), Roots, Spec, SOpts)) of
+            case session(riarc_session:start(Owner, Roots, Spec, SOpts)) of
                 {ok, Session} -> {ok, Session};
                 {error, Reason} ->
                     %% The root never ran (it was not traced): nothing of the system

@@ -1,6 +1,7 @@
 %% @doc Running a monitoring session on another node: `riarc:attach(Target, Spec,
-%% #{node => Node})'. Tracing is node-local, so the session and its tracers run on Node;
-%% this module is the caller's side of it.
+%% #{node => Node})', `riarc:start(MFA, Spec, #{node => Node})' and `riarc:run/3' with the
+%% same option. Tracing is node-local, so the session and its tracers (and, for start and
+%% run, the system) run on Node; this module is the caller's side of it.
 %%
 %% riarc connects to Node as an ordinary distributed-Erlang node (the cookie and node
 %% names the user configured; nothing listens but distribution), loads onto it whatever
@@ -13,7 +14,8 @@
 %%
 %% The handle returned is a local proxy of the remote session, a gen_server speaking the
 %% session's protocol: `riarc:verdicts/1', `riarc:alive/1' and `riarc:stop/1' work on it
-%% as on a local session. It keeps the caller's view of the run: the verdicts reached so
+%% as on a local session, and so does waiting for the end of a run (riarc:run/3 waits
+%% for its proxy as for a local session, the timeout counted on the caller's node). It keeps the caller's view of the run: the verdicts reached so
 %% far (fetched every 100 ms, and on every request), and the partitions that have started
 %% (each monitor the Spec gives is wrapped so that its partition's first event is
 %% reported here). It is the remote session's owner: if the caller or the proxy dies, or
@@ -45,7 +47,7 @@
 -behaviour(gen_server).
 -behaviour(riarc_monitor).
 
--export([attach/4, subscribe/1, partitions/1, node_modules/1, format_error/1]).
+-export([attach/4, start/4, subscribe/1, partitions/1, node_modules/1, format_error/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 %% A monitor, wrapping the Spec's monitors on the remote node.
 -export([analyse/2, explain/2]).
@@ -72,6 +74,8 @@
     parts = #{} :: #{term() => term()},       % process -> MFA, partitions started
     subscribers = [] :: [pid()],
     result = undefined :: undefined | map(),
+    await :: gen_server:request_id() | undefined, % the remote session's end, asked for
+    waiters = [] :: [gen_server:from()],      % callers of await
     janitor :: pid() | undefined              % on the remote node, see janitor/1
 }).
 
@@ -81,11 +85,21 @@
 -spec attach(node(), riarc:target(), riarc_lambda:spec(), riarc:opts()) ->
     {ok, pid()} | {error, term()}.
 attach(Node, Target, Spec, Opts) ->
+    proxy(Node, {attach_for, Target}, Spec, Opts).
+
+%% @doc Starts a system under monitoring on Node (see riarc:start/3) and returns the
+%% local proxy of the session.
+-spec start(node(), {module(), atom(), list()}, riarc_lambda:spec(), riarc:opts()) ->
+    {ok, pid()} | {error, term()}.
+start(Node, MFA, Spec, Opts) ->
+    proxy(Node, {start_for, MFA}, Spec, Opts).
+
+proxy(Node, How, Spec, Opts) ->
     case {node(), riarc_lambda:valid_spec(Spec)} of
         {nonode@nohost, _} -> {error, {?MODULE, not_distributed}};
         {_, false} -> {error, {riarc, {bad_spec, Spec}}};
         {_, true} ->
-            case gen_server:start(?MODULE, {self(), Node, Target, Spec, Opts}, []) of
+            case gen_server:start(?MODULE, {self(), Node, How, Spec, Opts}, []) of
                 {ok, Proxy} -> {ok, Proxy};
                 {error, {shutdown, Reason}} -> {error, Reason};
                 {error, Reason} -> {error, Reason}
@@ -134,25 +148,25 @@ format_error({rpc, Node, Why}) ->
 %%% The proxy
 
 %% @private
-init({Owner, Node, Target, Spec, Opts}) ->
+init({Owner, Node, How, Spec, Opts}) ->
     case net_kernel:connect_node(Node) of
         true ->
             _ = monitor(process, Owner),
             case prepare(Node, Spec) of
-                ok -> start_remote(Owner, Node, Target, Spec, Opts);
+                ok -> start_remote(Owner, Node, How, Spec, Opts);
                 {error, E} -> {stop, {shutdown, E}}
             end;
         _ -> {stop, {shutdown, {?MODULE, {nodedown, Node}}}}
     end.
 
-start_remote(Owner, Node, Target, Spec, Opts) ->
+start_remote(Owner, Node, {Entry, What}, Spec, Opts) ->
     %% The events a Spec module asks for are known here; the wrapped Spec is a fun.
     Events = case is_atom(Spec) andalso erlang:function_exported(Spec, trace_flags, 0) of
                  true -> #{events => Spec:trace_flags()};
                  false -> #{}
              end,
     Wrapped = wrap_spec(self(), Spec),
-    case rpc(Node, riarc, attach_for, [self(), Target, Wrapped, maps:merge(Events, Opts)]) of
+    case rpc(Node, riarc, Entry, [self(), What, Wrapped, maps:merge(Events, Opts)]) of
         {ok, {ok, Remote}} ->
             _ = monitor(process, Remote),
             erlang:send_after(?POLL_MS, self(), poll),
@@ -180,12 +194,26 @@ handle_call(partitions, _From, S) ->
     {reply, lists:sort(maps:to_list(S#s.parts)), S};
 handle_call(launched, _From, S) ->
     {reply, ok, S};
+handle_call(await, From, S = #s{down = undefined, await = undefined, remote = R}) ->
+    {noreply, S#s{await = gen_server:send_request(R, await), waiters = [From]}};
+handle_call(await, From, S = #s{down = undefined}) ->
+    {noreply, S#s{waiters = [From | S#s.waiters]}};
+handle_call(await, _From, S) ->
+    {reply, {ok, result(S)}, S};
+handle_call({stop, Why}, _From, S = #s{down = undefined, remote = R}) ->
+    %% A run cut short on the caller's side (run/3's timeout): the remote session says so
+    %% in its result, as a local one would.
+    S1 = try gen_server:call(R, {stop, Why}, 30000) of
+             {ok, Result} -> ended(Result, S)
+         catch exit:E -> went_down(E, S)
+         end,
+    _ = S1#s.down =:= nodedown orelse finish(S1),
+    {stop, normal, {ok, result(S1)}, S1#s{waiters = reply_all({ok, result(S1)}, S1)}};
+handle_call({stop, _Why}, From, S) ->
+    handle_call(stop, From, S);
 handle_call(stop, _From, S = #s{down = undefined, remote = R}) ->
     S1 = try riarc_session:stop(R) of
-             {ok, Result} ->
-                 %% The session replies, then ends: riarc's code goes once it is gone.
-                 receive {'DOWN', _, process, R, _} -> ok after 5000 -> ok end,
-                 learn(maps:get(verdicts, Result), S#s{result = Result})
+             {ok, Result} -> ended(Result, S)
          catch exit:Why -> went_down(Why, S)
          end,
     _ = S1#s.down =:= nodedown orelse finish(S1),
@@ -198,26 +226,41 @@ handle_cast(_Msg, S) ->
     {noreply, S}.
 
 %% @private
-handle_info(poll, S = #s{down = undefined}) ->
+handle_info(Msg, S = #s{await = Req}) when Req =/= undefined ->
+    case gen_server:check_response(Msg, Req) of
+        no_reply -> info(Msg, S);
+        {reply, {ok, Result}} ->
+            %% The run is over there: the session stays until the caller stops it (as a
+            %% local one does), so that the result is final.
+            S1 = learn(maps:get(verdicts, Result), S#s{result = Result, await = undefined}),
+            {noreply, S1#s{waiters = reply_all({ok, result(S1)}, S1)}};
+        {error, _} ->
+            %% The session is gone: its own 'DOWN' says how, and answers the waiters.
+            {noreply, S#s{await = undefined}}
+    end;
+handle_info(Msg, S) ->
+    info(Msg, S).
+
+info(poll, S = #s{down = undefined}) ->
     erlang:send_after(?POLL_MS, self(), poll),
     {noreply, refresh(S)};
-handle_info({riarc_remote_part, P, MFA}, S) ->
+info({riarc_remote_part, P, MFA}, S) ->
     {noreply, S#s{parts = (S#s.parts)#{P => MFA}}};
-handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner, down = undefined, remote = R}) ->
+info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner, down = undefined, remote = R}) ->
     %% Nobody waits for this view: the remote session stops (it would, seeing its
     %% owner, this proxy, go; stopping it first lets riarc's code be unloaded now).
     _ = (catch riarc_session:stop(R)),
     receive {'DOWN', _, process, R, _} -> ok after 5000 -> ok end,
     finish(S),
     {stop, normal, S};
-handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
+info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
     {stop, normal, S};
-handle_info({'DOWN', _, process, R, Why}, S = #s{remote = R, down = undefined}) ->
+info({'DOWN', _, process, R, Why}, S = #s{remote = R, down = undefined}) ->
     S1 = went_down(Why, S),
     _ = [Sub ! {riarc_remote_down, self(), S1#s.down} || Sub <- S1#s.subscribers],
     _ = S1#s.down =:= nodedown orelse finish(S1),
-    {noreply, S1};
-handle_info(_Other, S) ->
+    {noreply, S1#s{waiters = reply_all({ok, result(S1)}, S1)}};
+info(_Other, S) ->
     {noreply, S}.
 
 %% @private
@@ -232,6 +275,16 @@ refresh(S = #s{down = undefined, remote = R}) ->
     end;
 refresh(S) ->
     S.
+
+%% The result of a session that has ended there, kept; riarc's code on the node goes once
+%% the session is gone (it replies, then ends).
+ended(Result, S = #s{remote = R}) ->
+    receive {'DOWN', _, process, R, _} -> ok after 5000 -> ok end,
+    learn(maps:get(verdicts, Result), S#s{result = Result}).
+
+reply_all(Reply, #s{waiters = Ws}) ->
+    _ = [gen_server:reply(W, Reply) || W <- Ws],
+    [].
 
 %% New or changed verdict entries are kept and streamed.
 learn(Vs, S) ->

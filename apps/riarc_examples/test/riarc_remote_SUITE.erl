@@ -4,7 +4,8 @@
 %% with a property about the workers, detaches, and leaves the peer as it found it: no
 %% trace flag on any process, none of riarc's modules loaded, the process count back.
 %% A session killed, a tracer killed, the node stopped or the link cut mid-run gives
-%% error verdicts, never a silent accept.
+%% error verdicts, never a silent accept. riarc:run/3 and riarc:start/3 with `node =>
+%% Node' run a system there and bring its result back, with the same clean-up.
 -module(riarc_remote_SUITE).
 
 -include_lib("stdlib/include/assert.hrl").
@@ -13,14 +14,16 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
          init_per_testcase/2, end_per_testcase/2]).
 -export([poolboy_attach_detach/1, poolboy_bug_rejected/1, new_processes_remote/1,
-         session_killed/1, tracer_killed/1, node_stopped/1, link_cut/1]).
+         session_killed/1, tracer_killed/1, node_stopped/1, link_cut/1,
+         run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1]).
 
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
 
 -spec all() -> [atom()].
 all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, session_killed,
-          tracer_killed, node_stopped, link_cut].
+          tracer_killed, node_stopped, link_cut,
+          run_on_node, run_timeout_on_node, start_stop_on_node, run_undef_on_node].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -272,4 +275,70 @@ link_cut(Config) ->
     true = net_kernel:connect_node(Node),
     await_down([Remote, Janitor | Tracers]),
     untraced(Node),
+    unloaded(Node).
+
+%% A monitor per process of the demo system that accepts at its exit exactly when it saw
+%% the process's whole local trace, in order (riarc_demo_pqr:local_traces/1).
+pqr_spec() ->
+    fun({riarc_demo_pqr, Role, []}) -> {ok, kinds(Role, [])};
+       (_) -> undefined
+    end.
+kinds(Role, Seen) ->
+    fun(E) ->
+            case Seen ++ [element(1, E)] of
+                All when element(1, E) =:= exit ->
+                    case All =:= riarc_demo_pqr:local_traces(Role) of
+                        true -> accept;
+                        false -> reject
+                    end;
+                More -> kinds(Role, More)
+            end
+    end.
+
+sleeper_spec() ->
+    fun({timer, sleep, _}) -> {ok, fun M(_) -> M end};
+       (_) -> undefined
+    end.
+
+%% The system is spawned on the peer, its tracers run there, and the result comes back:
+%% every process of it accepted with its whole trace, riarc gone from the node after.
+run_on_node(Config) ->
+    Node = ?config(node, Config),
+    {ok, R} = riarc:run({riarc_demo_pqr, p, []}, pqr_spec(), #{node => Node}),
+    Vs = maps:get(verdicts, R),
+    ?assertEqual([{{riarc_demo_pqr, Role, []}, accept} || Role <- [p, q, r]],
+                 lists:sort([{MFA, V} || #{mfa := MFA, verdict := V} <- Vs])),
+    ?assertEqual([Node], lists:usort([node(P) || #{pid := P} <- Vs])),
+    ?assertEqual(0, riarc_result:status(R)),
+    untraced(Node),
+    unloaded(Node).
+
+%% run/3's timeout is counted here; the remote session is cut as a local one would be.
+run_timeout_on_node(Config) ->
+    Node = ?config(node, Config),
+    {ok, R} = riarc:run({timer, sleep, [infinity]}, sleeper_spec(), #{node => Node, timeout => 300}),
+    ?assertMatch([#{verdict := inconclusive}], maps:get(verdicts, R)),
+    ?assertMatch([{riarc_session, {timeout, 300, _}} | _], maps:get(errors, R)),
+    ?assertEqual(1, riarc_result:status(R)),
+    untraced(Node),
+    unloaded(Node).
+
+%% start/3 there, the verdicts while it runs, stop/1: the system runs on, untraced.
+start_stop_on_node(Config) ->
+    Node = ?config(node, Config),
+    {ok, S} = riarc:start({timer, sleep, [infinity]}, sleeper_spec(), #{node => Node}),
+    #{processes := [Root]} = riarc:alive(S),
+    ?assertEqual(Node, node(Root)),
+    ?assertEqual([], riarc:verdicts(S)),
+    {ok, R} = riarc:stop(S),
+    ?assertMatch([#{pid := Root, verdict := none}], maps:get(verdicts, R)),
+    ?assert(erpc:call(Node, erlang, is_process_alive, [Root])),
+    untraced(Node),
+    unloaded(Node).
+
+%% An entry point the node does not have is the caller's error, and nothing is left there.
+run_undef_on_node(Config) ->
+    Node = ?config(node, Config),
+    ?assertEqual({error, {riarc, {undef, {riarc_no_such_module, f, 0}}}},
+                 riarc:run({riarc_no_such_module, f, []}, pqr_spec(), #{node => Node})),
     unloaded(Node).

@@ -206,7 +206,13 @@ sink(N) -> receive {n, _} -> sink(N - 1) end.
 %%% ---------------------------------------------------------------------------
 
 %% Trace P/Q/R with OTP's own dbg into a file, then check that file.
-dbg_file_test() ->
+%% Generous timeouts: these load dbg, its port driver and the dbg reader for the first
+%% time, and under a full test run on a loaded machine first loads waited seconds for
+%% the disk (measured: 40-160x the idle time of the tests before, which load modules too).
+dbg_file_test_() ->
+    {timeout, 60, fun dbg_file/0}.
+
+dbg_file() ->
     File = tmp("pqr.dbg"),
     dbg_record({file, File}),
     {ok, Read, Info} = riarc_trace_file:read_all(File),
@@ -219,7 +225,10 @@ dbg_file_test() ->
     %% Spec is asked for the root with undefined.
     ?assertEqual([{undefined, 3}, {{?M, q, []}, 4}, {{?M, r, []}, 2}], Kinds).
 
-dbg_wrap_test() ->
+dbg_wrap_test_() ->
+    {timeout, 60, fun dbg_wrap/0}.
+
+dbg_wrap() ->
     Name = tmp("wrap_"),
     _ = [file:delete(F) || F <- filelib:wildcard(Name ++ "*.trc")],
     dbg_record({wrap, Name}),
