@@ -10,8 +10,7 @@
 -include_lib("stdlib/include/assert.hrl").
 -include_lib("common_test/include/ct.hrl").
 
--export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
-         init_per_testcase/2, end_per_testcase/2]).
+-export([all/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
 -export([attach_new_sigterm/1, attach_for_name/1, attach_errors/1]).
 
 -spec all() -> [atom()].
@@ -20,25 +19,9 @@ all() -> [attach_new_sigterm, attach_for_name, attach_errors].
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].
 
--spec init_per_suite(list()) -> list().
-init_per_suite(Config) ->
-    case node() of
-        nonode@nohost ->
-            _ = os:cmd("epmd -daemon"),
-            {ok, _} = net_kernel:start([list_to_atom("riarc_ct_cli_" ++ os:getpid()), shortnames]);
-        _ -> ok
-    end,
-    Config.
-
--spec end_per_suite(list()) -> ok.
-end_per_suite(_Config) -> ok.
-
 -spec init_per_testcase(atom(), list()) -> list().
 init_per_testcase(_Case, Config) ->
-    {ok, Peer, Node} = peer:start(#{name => peer:random_name(riarc_attach_cli),
-                                    connection => standard_io,
-                                    args => ["-setcookie", atom_to_list(erlang:get_cookie())]}),
-    true = net_kernel:connect_node(Node),
+    {Peer, Node} = riarc_test_peer:start(riarc_attach_cli, []),
     [{peer, Peer}, {node, Node} | Config].
 
 -spec end_per_testcase(atom(), list()) -> ok.

@@ -98,8 +98,4 @@ cli_bench_ok_test() ->
 
 %%% Experiments ----------------------------------------------------------------------------
 
-tmp_dir(Name) ->
-    Dir = filename:join([os:getenv("TMPDIR", "/tmp"), "riarc_bench_cli_tests",
-                         Name ++ "-" ++ os:getpid()]),
-    ok = filelib:ensure_path(Dir),
-    Dir.
+tmp_dir(Name) -> riarc_test_tmp:dir("riarc_bench_cli_tests/" ++ Name).

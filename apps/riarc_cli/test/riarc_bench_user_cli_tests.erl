@@ -123,8 +123,4 @@ index(X, L) -> index(X, L, 1).
 index(X, [X | _], I) -> I;
 index(X, [_ | T], I) -> index(X, T, I + 1).
 
-tmp_dir(Name) ->
-    Dir = filename:join([os:getenv("TMPDIR", "/tmp"), "riarc_bench_user_cli_tests",
-                         Name ++ "-" ++ os:getpid()]),
-    ok = filelib:ensure_path(Dir),
-    Dir.
+tmp_dir(Name) -> riarc_test_tmp:dir("riarc_bench_user_cli_tests/" ++ Name).

@@ -6,10 +6,7 @@
 
 with(Formula) -> "with m:f() monitor " ++ Formula ++ ".".
 
-tmp_dir() ->
-    Dir = filename:join(["/tmp", "riarc_shml_tests_" ++ os:getpid()]),
-    ok = filelib:ensure_dir(filename:join(Dir, "x")),
-    Dir.
+tmp_dir() -> riarc_test_tmp:dir("riarc_shml_cli_tests").
 
 files_test() ->
     Dir = tmp_dir(),

@@ -11,8 +11,7 @@
 -include_lib("stdlib/include/assert.hrl").
 -include_lib("common_test/include/ct.hrl").
 
--export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
-         init_per_testcase/2, end_per_testcase/2]).
+-export([all/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
 -export([poolboy_attach_detach/1, poolboy_bug_rejected/1, new_processes_remote/1,
          session_killed/1, tracer_killed/1, node_stopped/1, link_cut/1,
          run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1]).
@@ -28,29 +27,11 @@ all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, ses
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
 
--spec init_per_suite(list()) -> list().
-init_per_suite(Config) ->
-    %% This node must be distributed to reach the peer.
-    case node() of
-        nonode@nohost ->
-            _ = os:cmd("epmd -daemon"),
-            {ok, _} = net_kernel:start([list_to_atom("riarc_ct_" ++ os:getpid()), shortnames]);
-        _ -> ok
-    end,
-    Config.
-
--spec end_per_suite(list()) -> ok.
-end_per_suite(_Config) -> ok.
-
 %% A fresh peer per case, running a pool of ?SIZE workers.
 -spec init_per_testcase(atom(), list()) -> list().
 init_per_testcase(_Case, Config) ->
     [Poolboy] = filelib:wildcard(filename:join(code:lib_dir(), "poolboy-*/ebin")),
-    {ok, Peer, Node} = peer:start(#{name => peer:random_name(riarc_remote),
-                                    connection => standard_io,
-                                    args => ["-pa", Poolboy,
-                                             "-setcookie", atom_to_list(erlang:get_cookie())]}),
-    true = net_kernel:connect_node(Node),
+    {Peer, Node} = riarc_test_peer:start(riarc_remote, ["-pa", Poolboy]),
     %% The system under test's own code, on the peer.
     {M, Bin, File} = code:get_object_code(riarc_pool_worker),
     {module, M} = erpc:call(Node, code, load_binary, [M, File, Bin]),
