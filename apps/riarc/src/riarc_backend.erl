@@ -28,8 +28,9 @@
 %% <li>`B:close(C)' (optional): the session is over; release what the backend holds.</li>
 %% <li>`B:event(C, Msg)': decodes a message found in a tracer's mailbox: `{ok, Event}' for
 %%     a direct trace event (`{ok, {ignored, S}}' for one of S's that monitors do not
-%%     see but that counts towards a Cut), `skip' for a trace message riarc does not use, `no' for a
-%%     message that is not a trace message of this backend.</li>
+%%     see but that counts towards a Cut; `{ok, [Event, ...]}' for a message that stands
+%%     for several events, in order), `skip' for a trace message riarc does not use,
+%%     `no' for a message that is not a trace message of this backend.</li>
 %% </ul>
 %% ```
 %% 1> B = riarc_backend:new(riarc_backend_evm, riarc_backend_evm:config([send, recv])).
@@ -51,7 +52,7 @@
 -optional_callbacks([init_from_spawn/1, close/1]).
 -callback clear(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok.
 -callback event(Config :: term(), Msg :: term()) ->
-    {ok, riarc_event:event() | {ignored, riarc_event:sid()}} | skip | no.
+    {ok, riarc_event:event() | {ignored, riarc_event:sid()} | [riarc_event:event()]} | skip | no.
 
 -opaque t() :: {module(), term()}.
 
@@ -93,5 +94,6 @@ close({Mod, C}) ->
 clear({Mod, C}, S, T) -> Mod:clear(C, S, T).
 
 %% @doc Decodes a direct trace message.
--spec event(t(), term()) -> {ok, riarc_event:event() | {ignored, riarc_event:sid()}} | skip | no.
+-spec event(t(), term()) ->
+    {ok, riarc_event:event() | {ignored, riarc_event:sid()} | [riarc_event:event()]} | skip | no.
 event({Mod, C}, Msg) -> Mod:event(C, Msg).

@@ -26,6 +26,15 @@
 %% nothing (every tracer makes the child's init event from the parent's spawn event:
 %% init_from_spawn/1 is true).
 %%
+%% Children spawned from another node (spawn/4, erpc) are announced from their `spawned'
+%% event, which names the remote parent; no tracer of this node traces that parent, so
+%% no spawn event of it comes. Such a child starts in `erts_internal:dist_spawn_init/1'
+%% with only the arity of its call and receives its arguments as its first message
+%% ({@link riarc_lambda:remote_spawn/1}): when the session traces `receive' events, the
+%% announcement waits for that receive, so that Λ is asked with the real call (the
+%% receive itself is the VM's, not the program's: it is no event); otherwise, or if the
+%% child ends first, each argument is `'$unknown''.
+%%
 %% riarc's own processes. Tracers the session starts after the attach point are new
 %% processes too, traced by the adopter through the defaults. The adopter keeps them
 %% (Λ is never asked about them: riarc:attach/3 answers undefined for riarc's own initial
@@ -46,7 +55,7 @@
          is_own/1, format_error/1]).
 -export_type([config/0, error_reason/0]).
 
--opaque config() :: #{evm := riarc_backend_evm:config(), defaults := [atom()]}.
+-opaque config() :: #{evm := riarc_backend_evm:config(), defaults := [atom()], recv := boolean()}.
 -type error_reason() :: {already_traced, new_processes, term()}.
 
 %% The adopter marks itself in its process dictionary: event/2 decodes differently there.
@@ -54,6 +63,8 @@
 -define(ADOPTER_COUNT, '$riarc_adopter_count').
 -define(ADOPTER_LIMIT, '$riarc_adopter_limit').
 -define(ADOPTER_WAIT, '$riarc_adopter_wait').
+%% A child from another node whose arguments are still to come: {M, F, Arity}.
+-define(ADOPTER_ARGS, '$riarc_adopter_args').
 
 %% @doc A backend for a session whose root is the pseudo-process `new_processes', tracing
 %% spawn and exit always and the message events asked for. (The session is not needed:
@@ -62,7 +73,8 @@
 new(Events, _Session) ->
     Evm = riarc_backend_evm:config(Events),
     Defaults = riarc_backend_evm:flags(Evm) -- [set_on_spawn],
-    {ok, riarc_backend:new(?MODULE, #{evm => Evm, defaults => Defaults})}.
+    {ok, riarc_backend:new(?MODULE, #{evm => Evm, defaults => Defaults,
+                                      recv => lists:member(recv, Events)})}.
 
 %% @doc Never called: nothing is launched, the target is every process spawned from now on.
 -spec launch(config(), riarc_event:sid(), pid()) -> {error, {riarc_backend_new, term()}}.
@@ -137,10 +149,11 @@ sweep(Done) ->
 %% @doc Decodes a trace message. In the adopter every new process is announced exactly
 %% once (see the module's doc); elsewhere a `spawned' event is nothing (the child's init
 %% event comes from its parent's spawn event).
--spec event(config(), term()) -> {ok, riarc_event:event() | {ignored, riarc_event:sid()}} | skip | no.
-event(#{evm := Evm}, Msg = {trace, P, Tag, C, MFA}) when Tag =:= spawn; Tag =:= spawned ->
+-spec event(config(), term()) ->
+    {ok, riarc_event:event() | {ignored, riarc_event:sid()} | [riarc_event:event()]} | skip | no.
+event(Cfg = #{evm := Evm}, Msg = {trace, P, Tag, C, MFA}) when Tag =:= spawn; Tag =:= spawned ->
     case get(?ADOPTER) of
-        true -> adopt(Tag, P, C, MFA);
+        true -> adopt(Cfg, Tag, P, C, MFA);
         undefined when Tag =:= spawned -> skip;
         undefined -> riarc_backend_evm:event(Evm, Msg)
     end;
@@ -149,9 +162,23 @@ event(_Config, {trace_delivered, _P, Ref}) ->
         true -> delivered(Ref);
         undefined -> no
     end;
+event(#{evm := Evm}, Msg = {trace, C, 'receive', Args}) ->
+    case get({?ADOPTER_ARGS, C}) of
+        undefined -> riarc_backend_evm:event(Evm, Msg);
+        {M, F, Arity} when is_list(Args), length(Args) =:= Arity ->
+            erase({?ADOPTER_ARGS, C}),
+            announce_new(C, {M, F, Args});
+        _ ->
+            %% Not its arguments (a VM that passes them otherwise): announced as it is.
+            with_announcement(C, riarc_backend_evm:event(Evm, Msg))
+    end;
 event(#{evm := Evm}, Msg = {trace, P, exit, _}) ->
     _ = get(?ADOPTER) =:= true andalso erase({?ADOPTER, P}),
-    riarc_backend_evm:event(Evm, Msg);
+    case get({?ADOPTER_ARGS, P}) of
+        undefined -> riarc_backend_evm:event(Evm, Msg);
+        %% Ended before its arguments came (killed at once): announced without them.
+        _ -> with_announcement(P, riarc_backend_evm:event(Evm, Msg))
+    end;
 event(#{evm := Evm}, Msg) ->
     riarc_backend_evm:event(Evm, Msg).
 
@@ -165,7 +192,7 @@ event(#{evm := Evm}, Msg) ->
 %% and nothing more is done; otherwise P was not, and C is announced then. The children
 %% announced are remembered in the adopter's process dictionary until their exit (or, for
 %% those a tracer took over, until a prune finds them dead).
-adopt(Kind, A, B, MFA0) ->
+adopt(Cfg, Kind, A, B, MFA0) ->
     {C, P} = case Kind of spawn -> {B, A}; spawned -> {A, B} end,
     case is_own(riarc_lambda:logical_mfa(MFA0)) of
         %% One of riarc's own processes (a tracer, an analysis process) is no part of the
@@ -175,24 +202,24 @@ adopt(Kind, A, B, MFA0) ->
             _ = (catch erlang:trace(C, false, [all])),
             case Kind of spawn -> {ok, {ignored, P}}; spawned -> skip end;
         false ->
-            adopt_system(Kind, A, B, MFA0)
+            adopt_system(Cfg, Kind, A, B, MFA0)
     end.
 
-adopt_system(spawn, P, C, MFA0) ->
+adopt_system(_Cfg, spawn, P, C, MFA0) ->
     case announce(C, MFA0) of
         {ok, MFA} -> {ok, {spawn, P, C, MFA}};
         known -> {ok, {ignored, P}}
     end;
-adopt_system(spawned, C, P, MFA0) ->
+adopt_system(Cfg, spawned, C, P, MFA0) ->
     case {known(C), known(P)} of
         {true, _} -> skip;
         {false, true} -> skip;
         {false, false} when node(P) =/= node() ->
             %% Spawned from another node (spawn/4, erpc): that parent is traced by no
             %% tracer of this node, so no spawn event of it comes here.
-            case announce(C, MFA0) of
-                {ok, MFA} -> {ok, {spawn, new_processes, C, MFA}};
-                known -> skip
+            case {Cfg, riarc_lambda:remote_spawn(MFA0)} of
+                {#{recv := true}, {_, _, _} = Call} -> put({?ADOPTER_ARGS, C}, Call), skip;
+                _ -> announce_new(C, MFA0)
             end;
         {false, false} ->
             Ref = erlang:trace_delivered(P),
@@ -212,15 +239,27 @@ delivered(Ref) ->
             %% someone's already, and announcing it again would instrument it twice.
             case known(P) of
                 true -> skip;
-                false ->
-                    case announce(C, MFA0) of
-                        {ok, MFA} -> {ok, {spawn, new_processes, C, MFA}};
-                        known -> skip
-                    end
+                false -> announce_new(C, MFA0)
             end
     end.
 
 known(P) -> get({?ADOPTER, P}) =:= true.
+
+%% C announced as spawned by the pseudo-process `new_processes'.
+announce_new(C, MFA0) ->
+    case announce(C, MFA0) of
+        {ok, MFA} -> {ok, {spawn, new_processes, C, MFA}};
+        known -> skip
+    end.
+
+%% A child from another node announced without its arguments, then its event Decoded.
+with_announcement(C, Decoded) ->
+    {M, F, Arity} = erase({?ADOPTER_ARGS, C}),
+    case {announce_new(C, {erts_internal, dist_spawn_init, [{M, F, Arity}]}), Decoded} of
+        {{ok, Spawn}, {ok, E}} -> {ok, [Spawn, E]};
+        {{ok, Spawn}, _} -> {ok, Spawn};
+        {skip, _} -> Decoded
+    end.
 
 announce(C, MFA0) ->
     case known(C) of
@@ -245,9 +284,11 @@ prune() ->
     end.
 
 %% @doc True for the logical initial call of one of riarc's own processes (a tracer, an
-%% analysis process, a session): never monitored, whatever the Spec says.
+%% analysis process, a session, and on a node riarc attached to from elsewhere, its
+%% janitor and the erpc calls that start things there): never monitored, whatever the
+%% Spec says.
 -spec is_own(riarc_event:mfa_args()) -> boolean().
-is_own({M, _, _}) -> lists:member(M, [riarc_tracer, riarc_session, riarc_analyser]);
+is_own({M, _, _}) -> lists:member(M, [riarc_tracer, riarc_session, riarc_analyser, riarc_remote]);
 is_own(_) -> false.
 
 %% @doc A sentence for an error of this backend.

@@ -42,10 +42,12 @@
 %% 4> riarc_lambda:logical_mfa({proc_lib, init_p, [self(), [], 'Elixir.Task.Supervised',
 %%        noreply, [{node(), self(), self()}, [self()], {'Elixir.Bank', settle, [1, 2]}]]}).
 %% {'Elixir.Bank',settle,[1,2]}
+%% 5> riarc_lambda:logical_mfa({erts_internal, dist_spawn_init, [{bank, open, 2}]}).
+%% {bank,open,['$unknown','$unknown']}
 %% '''
 -module(riarc_lambda).
 
--export([new/1, lookup/2, logical_mfa/1, running_mfa/1, valid_spec/1]).
+-export([new/1, lookup/2, logical_mfa/1, running_mfa/1, remote_spawn/1, valid_spec/1]).
 -export_type([t/0, spec/0]).
 
 -type spec() :: fun((riarc_event:mfa_args()) -> {ok, riarc_monitor:monitor()} | undefined)
@@ -89,6 +91,16 @@ logical_mfa({proc_lib, init_p, [_Parent, _Ancestors, Fun]}) when is_function(Fun
     fun_mfa(Fun, []);
 logical_mfa({proc_lib, init_p, [_Parent, _Ancestors, M, F, A]}) ->
     proc_lib_mfa(M, F, A);
+%% erpc (and rpc, built on it) runs a call from another node in a process of its own: the
+%% process is the call it runs, as a Task is its function.
+logical_mfa({erpc, execute_call, [_Ref, M, F, A]}) when is_atom(M), is_atom(F), is_list(A) ->
+    {M, F, A};
+logical_mfa({erpc, execute_cast, [M, F, A]}) when is_atom(M), is_atom(F), is_list(A) ->
+    {M, F, A};
+%% Spawned from another node, before its arguments are known (remote_spawn/1): each is
+%% given as the atom `'$unknown'', as for a process riarc attaches to.
+logical_mfa({erts_internal, dist_spawn_init, [{M, F, Arity}]}) when is_integer(Arity) ->
+    {M, F, lists:duplicate(Arity, '$unknown')};
 logical_mfa({M, F, A}) when is_atom(M), is_atom(F), is_list(A) -> {M, F, A};
 logical_mfa(_) -> undefined.
 
@@ -107,6 +119,18 @@ running_mfa(Pid) ->
             {M, F, lists:duplicate(Arity, '$unknown')};
         undefined -> undefined
     end.
+
+%% @doc A process spawned from another node (spawn/4, spawn_link/4, erpc, rpc) starts in
+%% `erts_internal:dist_spawn_init/1' with only the arity of its call: the VM passes the
+%% arguments as the process's first message, which it receives at once (its first
+%% `receive' trace event is the argument list). `{M, F, Arity}' for such an initial call,
+%% `false' for any other; logical_mfa({M, F, Args}) is the call once Args are known.
+-spec remote_spawn(term()) -> {module(), atom(), arity()} | false.
+remote_spawn({erts_internal, dist_spawn_init, [{M, F, Arity}]})
+  when is_atom(M), is_atom(F), is_integer(Arity) ->
+    {M, F, Arity};
+remote_spawn(_) ->
+    false.
 
 %% gen:init_it/6 and /7 are how gen_server, gen_statem and supervisor processes start.
 proc_lib_mfa(gen, init_it, [GenMod, _Starter, _Parent, Mod, Args, _Opts])

@@ -166,17 +166,19 @@ start_remote(Owner, Node, {Entry, What}, Spec, Opts) ->
                  false -> #{}
              end,
     Wrapped = wrap_spec(self(), Spec),
+    %% The janitor first: started by an erpc call, whose process a new_processes session
+    %% started before it would see as a process of the system.
+    J = case rpc(Node, ?MODULE, janitor, [self()]) of
+            {ok, Pid} -> Pid;
+            {error, _} -> undefined
+        end,
     case rpc(Node, riarc, Entry, [self(), What, Wrapped, maps:merge(Events, Opts)]) of
         {ok, {ok, Remote}} ->
             _ = monitor(process, Remote),
             erlang:send_after(?POLL_MS, self(), poll),
-            J = case rpc(Node, ?MODULE, janitor, [self()]) of
-                    {ok, Pid} -> Pid;
-                    {error, _} -> undefined
-                end,
             {ok, #s{owner = Owner, node = Node, remote = Remote, janitor = J}};
-        {ok, {error, E}} -> cleanup(Node), {stop, {shutdown, E}};
-        {error, Why} -> cleanup(Node), {stop, {shutdown, {?MODULE, {rpc, Node, Why}}}}
+        {ok, {error, E}} -> finish(Node, J), {stop, {shutdown, E}};
+        {error, Why} -> finish(Node, J), {stop, {shutdown, {?MODULE, {rpc, Node, Why}}}}
     end.
 
 %% @private
@@ -368,6 +370,9 @@ explain(E, {told, Mon}) ->
 %% The proxy removes what riarc loaded; its janitor on the node is told first that it
 %% need not, and gone before (it runs this module's code).
 finish(#s{node = Node, janitor = J}) ->
+    finish(Node, J).
+
+finish(Node, J) ->
     _ = is_pid(J) andalso begin
                               Ref = monitor(process, J),
                               J ! {riarc_remote_janitor, stop},

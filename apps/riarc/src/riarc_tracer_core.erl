@@ -176,6 +176,10 @@ direct_in({riarc_dtc, T, S, Cut}, St) -> dispatch_dtc(T, S, Cut, St);
 direct_in({riarc_ctl, From, Ref, Req}, St) -> control(From, Ref, Req, St);
 direct_in(Msg, St = #st{cfg = #{backend := Backend}}) ->
     case riarc_backend:event(Backend, Msg) of
+        %% A child from another node announced together with its first event
+        %% (riarc_backend_new): announcement first.
+        {ok, [_ | _] = Events} ->
+            lists:foldl(fun direct/2, St#st{collected = St#st.collected + 1}, Events);
         {ok, Event} -> direct(Event, St#st{collected = St#st.collected + 1});
         skip -> St;
         no -> St

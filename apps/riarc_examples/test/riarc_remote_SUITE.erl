@@ -14,7 +14,8 @@
 -export([all/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
 -export([poolboy_attach_detach/1, poolboy_bug_rejected/1, new_processes_remote/1,
          session_killed/1, tracer_killed/1, node_stopped/1, link_cut/1,
-         run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1]).
+         run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1,
+         remote_spawns_named/1]).
 
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
@@ -22,7 +23,8 @@
 -spec all() -> [atom()].
 all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, session_killed,
           tracer_killed, node_stopped, link_cut,
-          run_on_node, run_timeout_on_node, start_stop_on_node, run_undef_on_node].
+          run_on_node, run_timeout_on_node, start_stop_on_node, run_undef_on_node,
+          remote_spawns_named].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -323,3 +325,36 @@ run_undef_on_node(Config) ->
     ?assertEqual({error, {riarc, {undef, {riarc_no_such_module, f, 0}}}},
                  riarc:run({riarc_no_such_module, f, []}, pqr_spec(), #{node => Node})),
     unloaded(Node).
+
+%% Processes this node starts on the peer (spawn/4, erpc) are asked of Λ as the call they
+%% run, with its arguments when receive events are traced (the VM passes them as the
+%% child's first message); otherwise each argument is '$unknown', and an erpc call is
+%% seen as erpc's own process. Never as the VM's erts_internal:dist_spawn_init/1. riarc's
+%% own processes there (its janitor) are none of them.
+remote_spawns_named(Config) ->
+    Node = ?config(node, Config),
+    Named = fun(Events) ->
+                    {ok, S} = riarc:attach(new_processes, sleep_spec(), #{node => Node, events => Events}),
+                    [] = riarc_remote:subscribe(S),
+                    {Pid, Ref} = spawn_monitor(Node, timer, sleep, [10]),
+                    receive {'DOWN', Ref, process, Pid, normal} -> ok end,
+                    ok = erpc:call(Node, timer, sleep, [5]),
+                    Vs = [receive {riarc_verdict, S, V} -> V after 60000 -> error(no_verdict) end
+                          || _ <- [1, 2]],
+                    {ok, #{verdicts := All}} = riarc:stop(S),
+                    ?assertEqual(2, length(All), All),
+                    lists:sort([{MFA, V} || #{mfa := MFA, verdict := V} <- Vs])
+            end,
+    ?assertEqual([{{timer, sleep, [5]}, accept}, {{timer, sleep, [10]}, accept}], Named([send, recv])),
+    ?assertEqual([{{erpc, execute_call, ['$unknown', '$unknown', '$unknown', '$unknown']}, accept},
+                  {{timer, sleep, ['$unknown']}, accept}],
+                 Named([send])),
+    untraced(Node),
+    unloaded(Node).
+
+sleep_spec() ->
+    %% An erpc process ends with its call's result as its exit reason.
+    fun({timer, sleep, [_]}) -> {ok, fun M({exit, _, _}) -> accept; M(_) -> M end};
+       ({erpc, execute_call, _}) -> {ok, fun M({exit, _, _}) -> accept; M(_) -> M end};
+       (_) -> undefined
+    end.
