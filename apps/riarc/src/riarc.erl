@@ -47,7 +47,7 @@
 %%     at most max_suspend ms (default 1000) at a time, then shed; a message larger
 %%     than max_payload bytes (external size, or `infinity') reaches monitors as
 %%     `{riarc_truncated, Size}' (docs/production.md);</li>
-%% <li>`monitor_budget' (default `#{time_ms => 1000, reductions => 100000000,
+%% <li>`monitor_budget' (default `#{time_ms => 10000, reductions => 100000000,
 %%     heap_words => 67108864}'): what one monitor step may take; a step over it gives
 %%     its partition the verdict `error', reason `{monitor_budget, What}', and detaches
 %%     that monitor alone (monitors run in their own processes: routing never waits for

@@ -8,7 +8,9 @@
 %%
 %% `start/1' is the master's whole life, so that a monitoring set-up can spawn it itself
 %% (e.g. `riarc:run({riarc_bench_master, start, [Cfg]}, Spec, Opts)'). The result arrives
-%% at the owner as `{riarc_bench_master, MasterPid, Result}'.
+%% at the owner as `{riarc_bench_master, MasterPid, Result}'. With `nodes => [Node, ...]'
+%% in the config, workers are spawned on those nodes by turns (the worker module must be
+%% loaded there): a system spread over several nodes.
 %%
 %% ```
 %% 1> {ok, P} = riarc_bench_model:new(#{shape => steady, workers => 20, requests => 10, period => 10}).
@@ -27,7 +29,7 @@
                     owner := pid(),
                     collector := pid() | undefined,
                     counters := counters:counters_ref() | undefined,
-                    keep_pids := boolean(), worker => module()}.
+                    keep_pids := boolean(), worker => module(), nodes => [node()]}.
 -type result() :: #{created := non_neg_integer(), ended := non_neg_integer(),
                     requests := non_neg_integer(), acks := non_neg_integer(),
                     ack_errors := non_neg_integer(), messages := non_neg_integer(),
@@ -60,6 +62,7 @@
             ack_errors = 0 :: non_neg_integer(),
             keep_pids :: boolean(), pids = [] :: [pid()],
             worker = riarc_bench_worker :: module(),
+            nodes :: tuple(),                   % where workers go, by turns
             started :: integer()}).
 
 %% The master's argument holds the parameters, not the model: the master rebuilds the
@@ -94,7 +97,8 @@ start(Cfg = #{params := P}) ->
            rand = riarc_bench_model:stream(P, master), owner = maps:get(owner, Cfg),
            collector = maps:get(collector, Cfg), counters = Counters,
            keep_pids = maps:get(keep_pids, Cfg, false), started = Now,
-           worker = maps:get(worker, Cfg, riarc_bench_worker)},
+           worker = maps:get(worker, Cfg, riarc_bench_worker),
+           nodes = list_to_tuple(maps:get(nodes, Cfg, [node()]))},
     finish(loop(S)).
 
 %% One round: schedule, create, send, receive; then either finish, or wait when nothing
@@ -148,7 +152,11 @@ spawn_worker(S = #s{batches = [Num | Batches], next_id = Id, await = Q, await_le
     %% A real spawn/3 of the worker module: monitoring specifications match on this MFA.
     %% The module is riarc_bench_worker unless a set-up brings its own with the same
     %% protocol (riarc_bench_mit's workers measure their idle time).
-    Pid = spawn(S#s.worker, init, [self(), Id, Num]),
+    %% With `nodes', worker Id goes to the (Id mod n)-th node: a system spread over nodes.
+    Pid = case element(1 + Id rem tuple_size(S#s.nodes), S#s.nodes) of
+              Here when Here =:= node() -> spawn(S#s.worker, init, [self(), Id, Num]);
+              There -> spawn(There, S#s.worker, init, [self(), Id, Num])
+          end,
     counters:add(C, ?C_CREATED, 1),
     S1 = S#s{batches = Batches, next_id = Id + 1,
              await = queue:in(#w{pid = Pid, id = Id, next = 1, num = Num}, Q),

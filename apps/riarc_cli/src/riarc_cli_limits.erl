@@ -28,7 +28,7 @@ flags() ->
                "default stop"},
      #{name => "--monitor-budget", key => monitor_budget, type => {int, 1}, metavar => "MS",
        help => "a monitor step longer than MS is an error verdict for its partition "
-               "(default 1000)"}].
+               "(default 10000)"}].
 
 %% @doc The riarc options (`limits', `monitor_budget') of the flags given.
 -spec opts(riarc_cli_args:opts()) -> riarc:opts().
