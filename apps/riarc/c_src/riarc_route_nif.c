@@ -211,6 +211,17 @@ static int get_table(ErlNifEnv *env, ERL_NIF_TERM term, table_t **t)
     return enif_get_resource(env, term, table_type, (void **)t);
 }
 
+/* The arguments (Table, Pid, Owner) of insert/3 and switch/3, and the stripe of Pid. */
+static int get_entry_args(ErlNifEnv *env, const ERL_NIF_TERM argv[], table_t **t,
+                          ErlNifPid *pid, ErlNifPid *owner, stripe_t **s)
+{
+    if (!get_table(env, argv[0], t) || !enif_get_local_pid(env, argv[1], pid)
+        || !enif_get_local_pid(env, argv[2], owner))
+        return 0;
+    *s = stripe_of(*t, pid->pid, NULL);
+    return 1;
+}
+
 /* ---- Erlang-called NIFs ----------------------------------------------------- */
 
 static ERL_NIF_TERM nif_loaded(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
@@ -261,10 +272,8 @@ static ERL_NIF_TERM insert(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     stripe_t *s;
     ERL_NIF_TERM res = am_ok;
     (void)argc;
-    if (!get_table(env, argv[0], &t) || !enif_get_local_pid(env, argv[1], &pid)
-        || !enif_get_local_pid(env, argv[2], &owner))
+    if (!get_entry_args(env, argv, &t, &pid, &owner, &s))
         return enif_make_badarg(env);
-    s = stripe_of(t, pid.pid, NULL);
     enif_mutex_lock(s->lock);
     if (find(s, pid.pid)) res = am_exists;
     else if (!put(s, pid.pid, owner)) res = enif_make_tuple2(env, am_error, am_nomem);
@@ -281,10 +290,8 @@ static ERL_NIF_TERM switch_owner(ErlNifEnv *env, int argc, const ERL_NIF_TERM ar
     entry_t *e;
     ERL_NIF_TERM res;
     (void)argc;
-    if (!get_table(env, argv[0], &t) || !enif_get_local_pid(env, argv[1], &pid)
-        || !enif_get_local_pid(env, argv[2], &owner))
+    if (!get_entry_args(env, argv, &t, &pid, &owner, &s))
         return enif_make_badarg(env);
-    s = stripe_of(t, pid.pid, NULL);
     enif_mutex_lock(s->lock);
     e = find(s, pid.pid);
     if (e) {
