@@ -57,7 +57,7 @@
 
 -type error_reason() :: not_distributed | {nodedown, node()} | {no_object_code, module()}
                       | {load_failed, node(), module(), term()} | {start_failed, node(), term()}
-                      | {rpc, node(), term()}.
+                      | {rpc, node(), term()} | {session_ended, nodedown | {session_down, term()}}.
 
 -define(POLL_MS, 100).
 %% What the remote node's riarc application environment says riarc loaded there.
@@ -143,7 +143,11 @@ format_error({load_failed, Node, M, Why}) ->
 format_error({start_failed, Node, Why}) ->
     flat("could not start the riarc application on ~s: ~0tp", [Node, Why]);
 format_error({rpc, Node, Why}) ->
-    flat("a call to ~s failed: ~0tp", [Node, Why]).
+    flat("a call to ~s failed: ~0tp", [Node, Why]);
+format_error({session_ended, nodedown}) ->
+    "the remote session's node went down or the link to it broke: its open partitions are errors";
+format_error({session_ended, {session_down, Why}}) ->
+    flat("the remote session ended (~0tp): its open partitions are errors", [Why]).
 
 %%% The proxy
 
@@ -321,7 +325,7 @@ view(#s{verdicts = Vs, order = Order}) ->
     [maps:get(P, Vs) || P <- Order].
 
 result(S = #s{result = undefined}) ->
-    riarc_result:make(#{verdicts => view(S), errors => [{remote_session, S#s.down}]});
+    riarc_result:make(#{verdicts => view(S), errors => [{?MODULE, {session_ended, S#s.down}}]});
 result(S = #s{result = R}) ->
     R#{verdicts => view(S)}.
 
