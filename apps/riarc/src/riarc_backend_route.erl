@@ -49,21 +49,21 @@ new(Events, DefaultOwner) ->
 new(Events, Patterns, DefaultOwner) ->
     %% Trust boundary: the session's secret, never given to the system.
     {Seal, _} = rand:uniform_s(1 bsl 56 - 1, rand:seed_s(exsss)),
-    case riarc_route:new(DefaultOwner, #{seal => Seal}) of
+    %% The session's message patterns, held for as long as the session (DefaultOwner)
+    %% lives or until close/1, before the table: the receive pattern the table needs
+    %% comes with them (riarc_trace_pattern), and the node's own is saved first.
+    Key = make_ref(),
+    ok = riarc_trace_pattern:hold(Key, DefaultOwner, Patterns),
+    case riarc_route:new(DefaultOwner, #{seal => Seal, receive_pattern => false}) of
         {ok, Table} ->
             Flags = [procs | [send || lists:member(send, Events)]
                      ++ ['receive' || lists:member(recv, Events)]],
             {ok, riarc_backend:new(?MODULE, #{table => Table, flags => Flags, seal => Seal,
-                                              patterns => hold_patterns(Patterns, DefaultOwner)})};
-        {error, Reason} -> {error, {riarc_route, Reason}}
+                                              patterns => Key})};
+        {error, Reason} ->
+            ok = riarc_trace_pattern:release(Key),
+            {error, {riarc_route, Reason}}
     end.
-
-%% The session's message patterns, held for as long as the session (DefaultOwner) lives
-%% or until close/1; after riarc_route:new/1, which sets the receive pattern of its own.
-hold_patterns(Patterns, Session) ->
-    Key = make_ref(),
-    ok = riarc_trace_pattern:hold(Key, Session, Patterns),
-    Key.
 
 %% @doc Alg. 6 START: spawns the system's root process, paused until its tracer launches it.
 -spec spawn_paused({module(), atom(), list()}) -> pid().

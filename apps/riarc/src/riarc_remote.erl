@@ -164,11 +164,9 @@ init({Owner, Node, How, Spec, Opts}) ->
     end.
 
 start_remote(Owner, Node, {Entry, What}, Spec, Opts) ->
-    %% The events a Spec module asks for are known here; the wrapped Spec is a fun.
-    Events = case is_atom(Spec) andalso erlang:function_exported(Spec, trace_flags, 0) of
-                 true -> #{events => Spec:trace_flags()};
-                 false -> #{}
-             end,
+    %% What a Spec module sets (the events and message patterns its monitors can need) is
+    %% known here, not from the wrapped Spec, a fun.
+    Defaults = riarc:spec_defaults(Spec),
     Wrapped = wrap_spec(self(), Spec),
     %% The janitor first: started by an erpc call, whose process a new_processes session
     %% started before it would see as a process of the system.
@@ -176,7 +174,7 @@ start_remote(Owner, Node, {Entry, What}, Spec, Opts) ->
             {ok, Pid} -> Pid;
             {error, _} -> undefined
         end,
-    case rpc(Node, riarc, Entry, [self(), What, Wrapped, maps:merge(Events, Opts)]) of
+    case rpc(Node, riarc, Entry, [self(), What, Wrapped, maps:merge(Defaults, Opts)]) of
         {ok, {ok, Remote}} ->
             _ = monitor(process, Remote),
             erlang:send_after(?POLL_MS, self(), poll),

@@ -104,14 +104,20 @@ new(DefaultOwner) ->
 %% Option `seal => Secret' (an integer, 1 to 2^56 - 1) wraps every event as
 %% `{riarc_sealed, Secret, Event}': a message the monitored system forges (`Owner !
 %% {trace, ...}') cannot carry a secret it never sees, so owners that accept only sealed
-%% events cannot be fooled by it.
--spec new(pid(), #{probe => boolean(), seal => pos_integer()}) ->
+%% events cannot be fooled by it. Option `receive_pattern => false': the caller sets the
+%% receive pattern itself (riarc_trace_pattern, which saves the node's pattern first and
+%% puts it back at the end; installing it here first would make riarc's pattern the one
+%% saved, left on the node after riarc is gone).
+-spec new(pid(), #{probe => boolean(), seal => pos_integer(), receive_pattern => boolean()}) ->
     {ok, table()} | {error, error_reason()}.
 new(DefaultOwner, Opts) when is_pid(DefaultOwner), is_map(Opts) ->
     case available() of
         false -> {error, nif_not_loaded};
         true ->
-            ok = install_receive_pattern(),
+            ok = case maps:get(receive_pattern, Opts, true) of
+                     true -> install_receive_pattern();
+                     false -> ok
+                 end,
             new_table(DefaultOwner, maps:get(probe, Opts, false), maps:get(seal, Opts, 0))
     end.
 

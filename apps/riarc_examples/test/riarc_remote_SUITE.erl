@@ -15,7 +15,7 @@
 -export([poolboy_attach_detach/1, poolboy_bug_rejected/1, new_processes_remote/1,
          session_killed/1, tracer_killed/1, node_stopped/1, link_cut/1,
          run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1,
-         remote_spawns_named/1]).
+         remote_spawns_named/1, remote_patterns/1]).
 
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
@@ -24,7 +24,7 @@
 all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, session_killed,
           tracer_killed, node_stopped, link_cut,
           run_on_node, run_timeout_on_node, start_stop_on_node, run_undef_on_node,
-          remote_spawns_named].
+          remote_spawns_named, remote_patterns].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -358,3 +358,18 @@ sleep_spec() ->
        ({erpc, execute_call, _}) -> {ok, fun M({exit, _, _}) -> accept; M(_) -> M end};
        (_) -> undefined
     end.
+
+%% A Spec module's trace flags and message patterns reach the node (riarc_remote wraps the
+%% Spec in a fun, so it reads them here): while attached the node traces only the
+%% receives they name; after, its patterns are what they were.
+remote_patterns(Config) ->
+    Node = ?config(node, Config),
+    Sup = pool_sup(Node, ?config(pool, Config)),
+    Before = erpc:call(Node, erlang, trace_info, ['receive', match_spec]),
+    {ok, S} = riarc:attach({supervisor, Sup}, riarc_remote_spec, #{node => Node}),
+    ?assertMatch({match_spec, [_ | _]}, erpc:call(Node, erlang, trace_info, ['receive', match_spec])),
+    {match_spec, Ms} = erpc:call(Node, erlang, trace_info, ['receive', match_spec]),
+    ?assert(lists:member({['_', '_', {'$gen_call', '_', {double, '_'}}], [], []}, Ms)),
+    {ok, _} = riarc:stop(S),
+    ?assertEqual(Before, erpc:call(Node, erlang, trace_info, ['receive', match_spec])),
+    untraced(Node).
