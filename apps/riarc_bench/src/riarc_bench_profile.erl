@@ -19,7 +19,13 @@
 %%    with its per-step budget accounting), against the analysis step alone
 %%    (riarc_analysis:step/2). The VM's own delivery of a trace event is part 1's floor
 %%    minus the baseline, per event.
-%% 3. `eprof/2': eprof over riarc's own processes (the session, every tracer, every
+%% 3. `load/2': the load driver's system, burst, instrumentation alone
+%%    (riarc_bench_alone), bare, under the floor, riarc and centralised monitoring: per
+%%    set-up the wall time, the VM's CPU time (statistics(runtime), every scheduler), its
+%%    context switches and the MRT, and per traced event the CPU time and the context
+%%    switches each set-up adds to the floor: the cost per event that a faster master
+%%    (a lower MRT) would need to be spared.
+%% 4. `eprof/2': eprof over riarc's own processes (the session, every tracer, every
 %%    analysis process) during one ping-pong run with the property's patterns, the
 %%    functions sorted by time: what a monitored process's tracer spends its time on.
 %%    The system waits for a `go' (gated/3) until eprof follows the session and the root
@@ -32,7 +38,7 @@
 %% '''
 -module(riarc_bench_profile).
 
--export([main/1, pingpong/3, parts/1, format/1, eprof/2]).
+-export([main/1, pingpong/3, parts/1, format/1, eprof/2, load/2, format_load/1]).
 %% The gated system of eprof/2.
 -export([gated/2]).
 
@@ -42,6 +48,9 @@
 
 %% @doc `erl -eval 'riarc_bench_profile:main(["50", "1000", "5"])'': prints the profile.
 -spec main([string()]) -> no_return().
+main(["load", N, Reps]) ->
+    io:put_chars(format_load(load(list_to_integer(N), list_to_integer(Reps)))),
+    halt(0);
 main(["eprof", P, R]) ->
     ok = eprof(list_to_integer(P), list_to_integer(R)),
     halt(0);
@@ -289,3 +298,43 @@ eprof(P, R) ->
 -spec gated(pos_integer(), pos_integer()) -> ok.
 gated(P, R) ->
     receive go -> riarc_bench_shapes:pingpong(P, R) end.
+
+%%% Part 3: the load driver's CPU and context switches per event ------------------------
+
+%% @doc load(burst, N) with instrumentation alone under each set-up, Reps interleaved
+%% runs in this VM after one warm-up each; medians per set-up.
+-spec load(pos_integer(), pos_integer()) -> map().
+load(N, Reps) ->
+    Sys = {riarc_bench_shapes, load, [burst, N]},
+    One = fun(S) ->
+                  {Cs0, _} = statistics(context_switches),
+                  {Cpu0, _} = statistics(runtime),
+                  {ok, R} = riarc_bench_user:run_one(S, Sys, {module, riarc_bench_alone}, []),
+                  {Cs1, _} = statistics(context_switches),
+                  {Cpu1, _} = statistics(runtime),
+                  R#{cs => Cs1 - Cs0, cpu_ms => Cpu1 - Cpu0}
+          end,
+    Setups = [baseline, tracing, riarc, centralised],
+    _ = [One(S) || S <- Setups],
+    Runs = [{S, One(S)} || _ <- lists:seq(1, Reps), S <- Setups],
+    Med = fun(S, K) -> riarc_bench_ci:median([maps:get(K, X, 0) || {S1, X} <- Runs, S1 =:= S]) end,
+    #{n => N, reps => Reps,
+      setups => [{S, maps:from_list([{K, Med(S, K)} || K <- [wall_ms, cpu_ms, cs, events, lat_mean_us]])}
+                 || S <- Setups]}.
+
+%% @doc load/2's result as text.
+-spec format_load(map()) -> iolist().
+format_load(#{n := N, reps := Reps, setups := Ss}) ->
+    F = fun(X) -> riarc_bench_ci:num(X) end,
+    #{cpu_ms := FloorCpu, cs := FloorCs} = proplists:get_value(tracing, Ss),
+    [io_lib:format("load driver, burst, n = ~b, instrumentation alone, median of ~b runs in one VM:~n"
+                   "  set-up        wall ms    CPU ms  ctx switches    events  MRT ms  "
+                   "CPU us/event above the floor  switches/event above the floor~n", [N, Reps]),
+     [io_lib:format("  ~-12s ~8s ~9s ~13s ~9s ~7s  ~28s  ~s~n",
+                    [S, F(W), F(Cpu), F(Cs), F(Ev), F(M / 1000),
+                     above(S, 1000 * (Cpu - FloorCpu), Ev), above(S, Cs - FloorCs, Ev)])
+      || {S, #{wall_ms := W, cpu_ms := Cpu, cs := Cs, events := Ev, lat_mean_us := M}} <- Ss]].
+
+above(S, _, _) when S =:= baseline; S =:= tracing -> "-";
+above(_, X, Ev) when Ev > 0 -> riarc_bench_ci:num(X / Ev);
+above(_, _, _) -> "-".
