@@ -41,7 +41,8 @@ summary_test() ->
     ?assertNotEqual(nomatch, string:find(Text, "MRT, riarc / centralised | <= 1.50 | 1.11")),
     ?assertNotEqual(nomatch, string:find(Text, "met (the whole interval)")),
     %% Shapes not given have no targets: no flat line.
-    ?assertEqual(nomatch, string:find(Text, "flat")).
+    ?assertEqual(nomatch, string:find(Text, "flat")),
+    ok = file:del_dir_r(Dir).
 
 missing_test() ->
     {error, {riarc_bench_shapes_report, R}} =
