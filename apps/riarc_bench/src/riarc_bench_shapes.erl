@@ -12,7 +12,9 @@
 %% <li>`wide(W, F)': W children of the root, F grandchildren each; each grandchild makes
 %%     one round trip to its parent;</li>
 %% <li>`pingpong(P, R)': P pingers, each with its own ponger, R round trips each;</li>
-%% <li>`load(Shape, N)': the load driver's master-worker system, N workers.</li>
+%% <li>`load(Shape, N)': the load driver's master-worker system, N workers; it returns
+%%     the response times the master sampled (`{latencies_us, L}', riarc_bench_user's
+%%     convention), so the benchmark reports the load driver's mean response time.</li>
 %% </ul>
 %% Every process has at most two arguments, so that examples/props/no_error.prop gives each
 %% its own monitor. `spec/1' and `trace_flags/0' are that property without its trace
@@ -116,17 +118,27 @@ ponger() ->
     end.
 
 %% @private The load driver's master-worker system (docs/bench.md) as a system of its own:
-%% N workers, 100 requests each, created in the given shape over 10 units of 100 ms.
--spec load(steady | burst, pos_integer()) -> ok.
+%% N workers, 100 requests each, created in the given shape over 10 units of 100 ms. This
+%% process is the master's collector too: the master samples about 10 % of the response
+%% times (from stamping a request to dequeuing its answer, 004 §3.3) and sends them in
+%% batches, the last one before its result; their mean is the load driver's MRT.
+-spec load(steady | burst, pos_integer()) -> {latencies_us, [non_neg_integer()]}.
 load(Shape, N) ->
     Given = case Shape of
                 burst -> #{shape => burst, time => 10};
                 steady -> #{shape => steady, rate => N / 10}
             end,
     {ok, P} = riarc_bench_model:new(Given#{workers => N, requests => 100, period => 100}),
-    Cfg = riarc_bench_master:config(P, self(), undefined, undefined),
+    Cfg = riarc_bench_master:config(P, self(), self(), undefined),
     Master = spawn(riarc_bench_master, start, [Cfg]),
-    receive {riarc_bench_master, Master, #{ack_errors := 0}} -> ok end.
+    {latencies_us, collect(Master, [])}.
+
+%% The batches come before the result: one sender, so in order.
+collect(Master, Acc) ->
+    receive
+        {rt, Rts} -> collect(Master, [Rts | Acc]);
+        {riarc_bench_master, Master, #{ack_errors := 0}} -> lists:append(Acc)
+    end.
 
 %%% The property without its trace patterns
 

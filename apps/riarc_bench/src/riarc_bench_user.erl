@@ -9,7 +9,13 @@
 %% self-contained `report.html' with riarc_bench_ci's medians, intervals and ratios.
 %%
 %% Latency convention: when `M:F(Args)' returns `{latencies_us, [Integer]}', those
-%% latencies (µs, measured by the user's own code) are summarised per run as p50/p90/p99.
+%% latencies (µs, measured by the user's own code) are summarised per run as their mean
+%% (the mean response time, MRT, when they are response times) and p50/p90/p99.
+%%
+%% The `tracing' set-up is the floor under riarc: the VM's tracing of the events riarc
+%% would ask for (the same trace flags, and the same `erlang:trace_pattern/3' match
+%% specifications when the monitors have trace patterns, installed the way riarc installs
+%% them) into a process that only counts them. What riarc costs above it is riarc's own.
 %%
 %% Wall time is from the start of the set-up until it is over: for the baseline until
 %% `M:F' returns, for a monitored set-up until `run/3' returns, i.e. the system has ended
@@ -58,7 +64,7 @@
 -define(MEM_POLL, 10).
 -define(COLUMNS, [setup, rep, status, wall_ms, mem_peak, rss_peak, events, analysed,
                   monitored, accepted, rejected, errors, inconclusive,
-                  lat_count, lat_p50_us, lat_p90_us, lat_p99_us]).
+                  lat_count, lat_mean_us, lat_p50_us, lat_p90_us, lat_p99_us]).
 
 %% @doc The set-ups a user's system can run under.
 %% ```
@@ -220,7 +226,7 @@ weave(_, _) -> [].
     {ok, map()} | {error, {?MODULE, error_reason()}}.
 run_one(Setup, {M, F, A}, Mons, Weave) ->
     case load_monitors(Mons) of
-        {ok, UserSpec, Events} ->
+        {ok, UserSpec, Events, Patterns} ->
             Tab = ets:new(?MODULE, [public, set]),
             %% The root runs through root/4 to catch M:F's return value; spec/3 makes the
             %% wrapper invisible to the user's monitors.
@@ -229,7 +235,7 @@ run_one(Setup, {M, F, A}, Mons, Weave) ->
             %% The wrapper Spec is a fun: a property module's trace patterns (riarc's default
             %% for a Spec module) are passed on explicitly.
             Opts = #{timeout => infinity, events => Events, log => false, invariants => false,
-                     trace_patterns => trace_patterns(UserSpec)},
+                     trace_patterns => Patterns},
             Sampler = start_sampler(),
             T0 = erlang:monotonic_time(microsecond),
             Result = run_setup(Setup, Root, Spec, Opts, Weave),
@@ -244,19 +250,19 @@ run_one(Setup, {M, F, A}, Mons, Weave) ->
         {error, Reason} -> {error, {?MODULE, Reason}}
     end.
 
-trace_patterns(Mod) ->
-    case erlang:function_exported(Mod, trace_patterns, 0) of
-        true -> Mod:trace_patterns();
-        false -> #{}
-    end.
-
-load_monitors({module, Mod}) -> {ok, Mod, [send, recv]};
+%% The trace flags and patterns riarc would take from the Spec module by default
+%% (riarc:spec_defaults/1): every message, unless the module says which it can need.
+load_monitors({module, Mod}) -> {ok, Mod, events(Mod), patterns(Mod)};
 load_monitors({props, File}) ->
     %% A property file compiles to a module in memory: it must be compiled in this VM.
     case riarc_shml:load_file(File) of
-        {ok, Mod} -> {ok, Mod, Mod:trace_flags()};
+        {ok, Mod} -> {ok, Mod, events(Mod), patterns(Mod)};
         {error, Reason} -> {error, {riarc_shml, Reason}}
     end.
+
+events(Mod) -> maps:get(events, riarc:spec_defaults(Mod), [send, recv]).
+
+patterns(Mod) -> maps:get(trace_patterns, riarc:spec_defaults(Mod), #{}).
 
 %% @doc The root process of every set-up: the user's entry point, its result kept in an
 %% ETS table (no message, so no event the user's monitors would see).
@@ -298,18 +304,30 @@ step(Mon, E) ->
 run_setup(baseline, {M, F, A}, _Spec, _Opts, _) ->
     {_Pid, Ref} = spawn_monitor(M, F, A),
     down(Ref);
-run_setup(tracing, {M, F, A}, _Spec, #{events := Events}, _) ->
-    %% The VM's tracing alone, into a process that drops every event.
-    Sink = spawn_opt(fun Drop() -> receive stop -> ok; _ -> Drop() end end,
-                     [{message_queue_data, off_heap}]),
+run_setup(tracing, {M, F, A}, _Spec, #{events := Events, trace_patterns := Patterns}, _) ->
+    %% The VM's tracing alone, into a process that counts and drops every event, with
+    %% riarc's trace flags and riarc's own installation of the patterns
+    %% (riarc_trace_pattern:hold/3, which also adds the receive clause that marks
+    %% timeouts), so that the VM builds exactly the trace messages riarc gets.
+    Sink = spawn_opt(fun() -> sink(0) end, [{message_queue_data, off_heap}]),
     Flags = [procs, set_on_spawn] ++ [send || lists:member(send, Events)]
         ++ ['receive' || lists:member(recv, Events)],
-    {Pid, Ref} = spawn_monitor(fun() -> receive go -> apply(M, F, A) end end),
-    1 = erlang:trace(Pid, true, [{tracer, Sink} | Flags]),
-    Pid ! go,
-    R = down(Ref),
-    Sink ! stop,
-    R;
+    Key = {?MODULE, make_ref()},
+    ok = riarc_trace_pattern:hold(Key, self(), Patterns),
+    try
+        {Pid, Ref} = spawn_monitor(fun() -> receive go -> apply(M, F, A) end end),
+        1 = erlang:trace(Pid, true, [{tracer, Sink} | Flags]),
+        Pid ! go,
+        R = down(Ref),
+        %% Race: the root's last trace messages may still be on their way to the sink;
+        %% the count is taken once every one of them is delivered.
+        Delivered = erlang:trace_delivered(Pid),
+        receive {trace_delivered, Pid, Delivered} -> ok end,
+        Sink ! {stop, self()},
+        receive {sink, Sink, N} -> with_events(R, N) end
+    after
+        riarc_trace_pattern:release(Key)
+    end;
 run_setup(riarc, Root, Spec, Opts, _) -> monitored(riarc, riarc:run(Root, Spec, Opts));
 run_setup(riarc_evm, Root, Spec, Opts, _) ->
     monitored(riarc_evm, riarc:run(Root, Spec, Opts#{backend => evm}));
@@ -325,6 +343,16 @@ run_setup(inline, Root, Spec, Opts, Weave) ->
 
 monitored(_Setup, {ok, _} = Ok) -> Ok;
 monitored(Setup, {error, Error}) -> {error, {monitoring, Setup, Error}}.
+
+%% The tracing floor's sink: counts its events and answers the count at the end.
+sink(N) ->
+    receive
+        {stop, From} -> From ! {sink, self(), N};
+        _ -> sink(N + 1)
+    end.
+
+with_events({ok, R}, N) -> {ok, R#{events => N}};
+with_events(Error, _) -> Error.
 
 down(Ref) ->
     receive
@@ -343,8 +371,8 @@ latencies([{result, {latencies_us, L = [_ | _]}}]) ->
     case lists:all(fun is_integer/1, L) of
         true ->
             Q = fun(P) -> riarc_bench_ci:quantile(L, P) end,
-            #{lat_count => length(L), lat_p50_us => Q(0.5), lat_p90_us => Q(0.9),
-              lat_p99_us => Q(0.99)};
+            #{lat_count => length(L), lat_mean_us => lists:sum(L) / length(L),
+              lat_p50_us => Q(0.5), lat_p90_us => Q(0.9), lat_p99_us => Q(0.99)};
         false -> #{}
     end;
 latencies(_) -> #{}.
@@ -379,7 +407,8 @@ summarise(Setups, Rows) ->
            rss => riarc_bench_ci:summary(Vals(S, rss_peak)),
            events => riarc_bench_ci:summary(Vals(S, events)),
            lat => [{P, riarc_bench_ci:summary(Vals(S, K))}
-                   || {P, K} <- [{"p50", lat_p50_us}, {"p90", lat_p90_us}, {"p99", lat_p99_us}],
+                   || {P, K} <- [{"mean", lat_mean_us}, {"p50", lat_p50_us},
+                                 {"p90", lat_p90_us}, {"p99", lat_p99_us}],
                       Vals(S, K) =/= []],
            verdicts => maps:from_list([{K, lists:sum(Vals(S, K))}
                                        || K <- [monitored, accepted, rejected, errors,
@@ -457,17 +486,18 @@ write_report(Out, #{mfa := {M, F, A}, monitors := Mons, runs := N}, Setups, Summ
             || {S, #{runs := Runs, failed_runs := Failed, wall := W, wall_vs := WV,
                      mem := Mem1, mem_vs := MV, rss := Rss, events := Ev, verdicts := V}}
                    <- Summary],
-    %% The latencies the user's own code measured ({latencies_us, L}): per run p50/p90/p99,
-    %% then per set-up the median of those over the runs.
-    LatRows = [[atom_to_list(S) | [lat_cell(P, L) || P <- ["p50", "p90", "p99"]]]
+    %% The latencies the user's own code measured ({latencies_us, L}): per run the mean
+    %% and p50/p90/p99, then per set-up the median of those over the runs.
+    LatRows = [[atom_to_list(S) | [lat_cell(P, L) || P <- ["mean", "p50", "p90", "p99"]]]
                || {S, #{lat := L}} <- Summary, L =/= []],
     Lat = case LatRows of
               [] -> [];
               _ -> ["<h2>Latencies your system measured</h2>\n<p>M:F returned "
-                    "<code>{latencies_us, L}</code>: the percentiles of each run's L, "
-                    "then their median over the runs [95 % CI], in µs.</p>\n",
-                    riarc_bench_html:table([{"set-up", text}, {"p50 µs", num}, {"p90 µs", num},
-                                            {"p99 µs", num}], LatRows)]
+                    "<code>{latencies_us, L}</code>: the mean (for response times, the "
+                    "MRT) and percentiles of each run's L, then their median over the runs "
+                    "[95 % CI], in µs.</p>\n",
+                    riarc_bench_html:table([{"set-up", text}, {"mean µs", num}, {"p50 µs", num},
+                                            {"p90 µs", num}, {"p99 µs", num}], LatRows)]
           end,
     Guide = ["Your system ", riarc_bench_html:esc(io_lib:format("~s:~s/~b", [M, F, length(A)])),
              " with the monitors ", riarc_bench_html:esc(mons_label(Mons)), ", ",

@@ -31,13 +31,32 @@ run_one_test_() ->
     [{atom_to_list(S),
       fun() ->
               {ok, R} = riarc_bench_user:run_one(S, {?SYS, main, [5]}, {module, ?SYS}, [?SYS]),
-              ?assertMatch(#{lat_count := 100, lat_p50_us := 50.5, wall_ms := _, mem_peak := _}, R),
+              ?assertMatch(#{lat_count := 100, lat_mean_us := 50.5, lat_p50_us := 50.5,
+                             wall_ms := _, mem_peak := _}, R),
               ?assert(maps:get(lat_p99_us, R) > maps:get(lat_p90_us, R)),
               case lists:member(S, [baseline, tracing]) of
                   true -> ?assertMatch(#{monitored := 0}, R);
                   false -> ?assertMatch(#{monitored := 6, accepted := 6, rejected := 0}, R)
               end
       end} || S <- riarc_bench_user:setups()].
+
+%% The tracing floor traces what riarc would: with a property's trace patterns (no_error:
+%% the receives of {error, _} only, no send) the VM builds no event for the flat system's
+%% messages; with the same monitors and no patterns it builds one per send and receive.
+%% Either way the VM's patterns are what they were before once the run is over.
+tracing_floor_patterns_test() ->
+    Before = riarc_trace_pattern:installed(),
+    Sys = {riarc_bench_shapes, flat, [5, 20]},
+    {ok, #{events := WithPatterns}} =
+        riarc_bench_user:run_one(tracing, Sys, {props, "examples/props/no_error.prop"}, []),
+    ?assertEqual(Before, riarc_trace_pattern:installed()),
+    {ok, #{events := Every}} = riarc_bench_user:run_one(tracing, Sys, {module, riarc_bench_shapes}, []),
+    ?assertEqual(Before, riarc_trace_pattern:installed()),
+    %% 5 workers x 20 round trips: 200 messages, each sent and received.
+    ?assert(Every >= 400),
+    %% Spawns and exits of the 7 processes, and no message.
+    ?assert(WithPatterns < 40),
+    ?assert(WithPatterns > 0).
 
 table_test() ->
     S = riarc_bench_ci:summary([1.0, 2.0, 3.0]),
