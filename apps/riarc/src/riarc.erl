@@ -59,9 +59,8 @@
 
 -export([run/3, start/3, attach/3, verdicts/1, stop/1, alive/1]).
 -export([format_error/1, format_verdict/1]).
-%% Shared with the other instrumentation modes (riarc_central, riarc_inline) and with
-%% monitored replays (riarc_replay_monitor).
--export([validate/3, spec_defaults/1]).
+%% Shared with the other instrumentation modes (riarc_central, riarc_inline).
+-export([validate/3]).
 %% riarc_remote's entry points on the remote node.
 -export([start_for/4, attach_for/4]).
 
@@ -178,7 +177,7 @@ attach_for(Owner, Target, Spec, Opts) ->
         {_, _, {error, _} = E} -> E;
         {true, ok, {ok, []}} -> {error, {?MODULE, {no_process, Target}}};
         {true, ok, {ok, new_processes}} ->
-            Full = #{events := Events} = maps:merge(maps:merge(?DEFAULTS, spec_defaults(Spec)), Opts),
+            Full = #{events := Events} = maps:merge(maps:merge(?DEFAULTS, riarc_lambda:spec_defaults(Spec)), Opts),
             Roots = [{new_processes, ?NEW_MFA, {attached, new_processes, ?NEW_MFA}}],
             Make = fun(Session) -> riarc_backend_new:new(Events, Session) end,
             %% Message patterns are not installed for it: the process tracers take every
@@ -186,7 +185,7 @@ attach_for(Owner, Target, Spec, Opts) ->
             SOpts = maps:without([timeout, events, trace_patterns], Full#{backend => Make}),
             session(riarc_session:start(Owner, Roots, not_own(Spec), SOpts));
         {true, ok, {ok, Pids}} ->
-            Full = #{events := Events} = maps:merge(maps:merge(?DEFAULTS, spec_defaults(Spec)), Opts),
+            Full = #{events := Events} = maps:merge(maps:merge(?DEFAULTS, riarc_lambda:spec_defaults(Spec)), Opts),
             Roots = [{P, MFA, {attached, P, MFA}} || P <- Pids,
                                                      MFA <- [riarc_lambda:running_mfa(P)],
                                                      MFA =/= undefined],
@@ -292,7 +291,7 @@ alive(Session) -> riarc_session:alive(Session).
 -spec validate(term(), term(), term()) -> {ok, map()} | {error, {riarc, error_reason()}}.
 validate({M, F, A}, Spec, Opts) when is_atom(M), is_atom(F), is_list(A), is_map(Opts) ->
     _ = code:ensure_loaded(M),
-    Full = maps:merge(maps:merge(?DEFAULTS, spec_defaults(Spec)), Opts),
+    Full = maps:merge(maps:merge(?DEFAULTS, riarc_lambda:spec_defaults(Spec)), Opts),
     case {erlang:function_exported(M, F, length(A)), riarc_lambda:valid_spec(Spec),
           valid_opts(Full)} of
         {false, _, _} -> {error, {?MODULE, {undef, {M, F, length(A)}}}};
@@ -302,19 +301,6 @@ validate({M, F, A}, Spec, Opts) when is_atom(M), is_atom(F), is_list(A), is_map(
     end;
 validate(MFA, _Spec, Opts) when is_map(Opts) -> {error, {?MODULE, {bad_mfa, MFA}}};
 validate(_MFA, _Spec, Opts) -> {error, {?MODULE, {bad_opts, Opts}}}.
-
-%% @doc The options a Spec module sets: one that knows which message events its monitors
-%% can need (a compiled property file exports trace_flags/0 and trace_patterns/0) sets
-%% the defaults of `events' and `trace_patterns'.
--spec spec_defaults(riarc_lambda:spec()) -> #{events => [send | recv],
-                                             trace_patterns => riarc_trace_pattern:patterns()}.
-spec_defaults(Spec) when is_atom(Spec) ->
-    _ = code:ensure_loaded(Spec),
-    maps:from_list([{Opt, Spec:Fun()} || {Opt, Fun} <- [{events, trace_flags},
-                                                          {trace_patterns, trace_patterns}],
-                                         erlang:function_exported(Spec, Fun, 0)]);
-spec_defaults(_) ->
-    #{}.
 
 valid_opts(Opts) ->
     Bad = [K || {K, V} <- maps:to_list(Opts), not valid_opt(K, V)],

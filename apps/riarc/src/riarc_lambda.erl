@@ -47,7 +47,8 @@
 %% '''
 -module(riarc_lambda).
 
--export([new/1, lookup/2, logical_mfa/1, running_mfa/1, remote_spawn/1, valid_spec/1]).
+-export([new/1, lookup/2, logical_mfa/1, running_mfa/1, remote_spawn/1, valid_spec/1,
+         spec_defaults/1]).
 -export_type([t/0, spec/0]).
 
 -type spec() :: fun((riarc_event:mfa_args()) -> {ok, riarc_monitor:monitor()} | undefined)
@@ -65,6 +66,19 @@ valid_spec(Spec) when is_atom(Spec) ->
     _ = code:ensure_loaded(Spec),
     erlang:function_exported(Spec, spec, 1);
 valid_spec(_) -> false.
+
+%% @doc The options a Spec module sets: one that knows which message events its monitors
+%% can need (a compiled property file exports trace_flags/0 and trace_patterns/0) sets
+%% the defaults of `events' and `trace_patterns'.
+-spec spec_defaults(riarc_lambda:spec()) -> #{events => [send | recv],
+                                             trace_patterns => riarc_trace_pattern:patterns()}.
+spec_defaults(Spec) when is_atom(Spec) ->
+    _ = code:ensure_loaded(Spec),
+    maps:from_list([{Opt, Spec:Fun()} || {Opt, Fun} <- [{events, trace_flags},
+                                                          {trace_patterns, trace_patterns}],
+                                         erlang:function_exported(Spec, Fun, 0)]);
+spec_defaults(_) ->
+    #{}.
 
 %% @doc Λ(ςS): the monitor for a process with this logical MFA, or undefined. A Spec that
 %% crashes or answers something else is treated as undefined and reported by the caller.

@@ -166,7 +166,7 @@ init({Owner, Node, How, Spec, Opts}) ->
 start_remote(Owner, Node, {Entry, What}, Spec, Opts) ->
     %% What a Spec module sets (the events and message patterns its monitors can need) is
     %% known here, not from the wrapped Spec, a fun.
-    Defaults = riarc:spec_defaults(Spec),
+    Defaults = riarc_lambda:spec_defaults(Spec),
     Wrapped = wrap_spec(self(), Spec),
     %% The janitor first: started by an erpc call, whose process a new_processes session
     %% started before it would see as a process of the system.

@@ -92,9 +92,7 @@ check_partition({_, MonQ, MonR}, Es = [{init, Root, _, {riarc_demo_pqr, Role, []
 
 %% Nothing on the node is traced any more, and new processes are not either.
 untraced() ->
-    ?assertEqual({flags, []}, erlang:trace_info(new_processes, flags)),
-    ?assertEqual([], [{P, F} || P <- erlang:processes(),
-                                {flags, F} <- [erlang:trace_info(P, flags)], F =/= []]).
+    ?assertEqual(#{processes => [], new_processes => []}, riarc_test_peer:traced(node())).
 
 %% A session killed while it watches: its tracers notice, turn the defaults off and
 %% untrace what they traced; a process spawned afterwards is not traced.

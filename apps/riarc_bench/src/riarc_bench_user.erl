@@ -251,7 +251,7 @@ run_one(Setup, {M, F, A}, Mons, Weave) ->
     end.
 
 %% The trace flags and patterns riarc would take from the Spec module by default
-%% (riarc:spec_defaults/1): every message, unless the module says which it can need.
+%% (riarc_lambda:spec_defaults/1): every message, unless the module says which it can need.
 load_monitors({module, Mod}) -> {ok, Mod, events(Mod), patterns(Mod)};
 load_monitors({props, File}) ->
     %% A property file compiles to a module in memory: it must be compiled in this VM.
@@ -260,9 +260,9 @@ load_monitors({props, File}) ->
         {error, Reason} -> {error, {riarc_shml, Reason}}
     end.
 
-events(Mod) -> maps:get(events, riarc:spec_defaults(Mod), [send, recv]).
+events(Mod) -> maps:get(events, riarc_lambda:spec_defaults(Mod), [send, recv]).
 
-patterns(Mod) -> maps:get(trace_patterns, riarc:spec_defaults(Mod), #{}).
+patterns(Mod) -> maps:get(trace_patterns, riarc_lambda:spec_defaults(Mod), #{}).
 
 %% @doc The root process of every set-up: the user's entry point, its result kept in an
 %% ETS table (no message, so no event the user's monitors would see).

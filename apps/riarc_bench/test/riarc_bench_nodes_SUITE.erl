@@ -78,8 +78,4 @@ three_nodes_sound(Config) ->
 
 %% No process of the node has a trace flag, and new processes get none.
 untraced(Node) ->
-    Flags = [{P, F} || P <- erpc:call(Node, erlang, processes, []),
-                       {flags, F} <- [erpc:call(Node, erlang, trace_info, [P, flags])],
-                       F =/= []],
-    ?assertEqual([], Flags),
-    ?assertEqual({flags, []}, erpc:call(Node, erlang, trace_info, [new_processes, flags])).
+    ?assertEqual(#{processes => [], new_processes => []}, riarc_test_peer:traced(Node)).

@@ -119,10 +119,6 @@ attach_errors(Config) ->
     ?assertMatch({status, 1}, lists:last(Out)).
 
 untraced_unloaded(Node) ->
-    Flags = [{P, F} || P <- erpc:call(Node, erlang, processes, []),
-                       {flags, F} <- [erpc:call(Node, erlang, trace_info, [P, flags])],
-                       F =/= []],
-    ?assertEqual([], Flags),
-    ?assertEqual({flags, []}, erpc:call(Node, erlang, trace_info, [new_processes, flags])),
+    ?assertEqual(#{processes => [], new_processes => []}, riarc_test_peer:traced(Node)),
     ?assertEqual(false, erpc:call(Node, code, is_loaded, [riarc])),
     ?assertEqual(false, erpc:call(Node, code, is_loaded, [riarc_tracer])).

@@ -47,7 +47,7 @@
     {ok, term(), riarc:result()} | {error, term()}.
 run(MFA, Spec, Opts0) ->
     Ref = make_ref(),
-    Opts = maps:merge(riarc:spec_defaults(Spec), Opts0),
+    Opts = maps:merge(riarc_lambda:spec_defaults(Spec), Opts0),
     case riarc:run({?MODULE, root, [self(), Ref, MFA]}, spec(Spec), Opts) of
         {ok, R} ->
             receive

@@ -6,12 +6,14 @@
 %% 1> {Peer, Node} = riarc_test_peer:start(riarc_doc, []).
 %% 2> erpc:call(Node, erlang, node, []) =:= Node.
 %% true
-%% 3> peer:stop(Peer).
+%% 3> riarc_test_peer:traced(Node).
+%% #{new_processes => [],processes => []}
+%% 4> peer:stop(Peer).
 %% ok
 %% '''
 -module(riarc_test_peer).
 
--export([start/2]).
+-export([start/2, traced/1]).
 
 %% @doc A new node named after Prefix with the extra command-line Args, connected.
 -spec start(atom(), [string()]) -> {pid(), node()}.
@@ -22,6 +24,16 @@ start(Prefix, Args) ->
                                     args => Args ++ ["-setcookie", atom_to_list(erlang:get_cookie())]}),
     true = net_kernel:connect_node(Node),
     {Peer, Node}.
+
+%% @doc What is traced on Node: every process with a trace flag, and its flags; the flags
+%% new processes get. Both empty on a node riarc has left as it found it.
+-spec traced(node()) -> #{processes := [{pid(), [atom()]}], new_processes := [atom()]}.
+traced(Node) ->
+    {flags, New} = erpc:call(Node, erlang, trace_info, [new_processes, flags]),
+    #{processes => [{P, F} || P <- erpc:call(Node, erlang, processes, []),
+                              {flags, F} <- [erpc:call(Node, erlang, trace_info, [P, flags])],
+                              F =/= []],
+      new_processes => New}.
 
 distributed() ->
     case node() of
