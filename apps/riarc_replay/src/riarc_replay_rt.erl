@@ -278,7 +278,23 @@ flush(S, Last) ->
             S1 = write_chunk(S, Buf),
             put(?BUF, <<>>),
             put(?KEY, S1),
+            _ = Last orelse queue_off_heap(),
             S1
+    end.
+
+%% A woven receive allocates (the recorded event, the receive's fun) where the plain one
+%% may allocate nothing, so a recorded process collects garbage more often, and each
+%% collection of a process whose mailbox is on its heap copies the whole mailbox: a
+%% counter with 10^5 messages queued spends most of its time there (riarc_replay_savina's
+%% counting: 4x its plain run time). So a recorded process whose mailbox is long when it
+%% writes a chunk keeps its mailbox off the heap from then on (message_queue_data: the
+%% same messages in the same order, only where they are stored).
+-define(LONG_QUEUE, 1000).
+
+queue_off_heap() ->
+    case erlang:process_info(self(), message_queue_len) of
+        {message_queue_len, L} when L > ?LONG_QUEUE -> process_flag(message_queue_data, off_heap);
+        _ -> on_heap
     end.
 
 %% The copy drops the spare room the appends left in the binary's buffer.
@@ -547,10 +563,7 @@ replay_recv(F, Timeout, S) ->
             end;
         {?EV_RECV_EXT, _} ->
             _ = skip(S),
-            put(?WAIT, receive_unwrapped_message),
-            {K, ext, V} = F(ext, none, infinity),
-            erase(?WAIT),
-            {K, V};
+            replay_plain(F);
         {?EV_TIMEOUT, _} when Timeout =/= infinity ->
             %% Recorded as timed out: no message was taken, whatever is in the mailbox.
             _ = skip(S),
@@ -560,6 +573,13 @@ replay_recv(F, Timeout, S) ->
         Other ->
             diverge(S, event_name(Other), {'receive', {'after', Timeout}})
     end.
+
+%% Replay of RECV_EXT: the first plain message the receive's clauses take.
+replay_plain(F) ->
+    put(?WAIT, receive_unwrapped_message),
+    {K, ext, V} = F(ext, none, infinity),
+    erase(?WAIT),
+    {K, V}.
 
 %% The recording ends in this receive: the recorded process was waiting here when the run
 %% ended (a process killed while it waits has written everything before). The replaying
@@ -590,10 +610,7 @@ versioned_recv(F, Timeout, S0 = #rr{mode = replay}) ->
         {?EV_RECV_EXT, N} ->
             put(?VER, {Next, 0}),
             _ = skip(S),
-            put(?WAIT, receive_unwrapped_message),
-            {K, ext, V} = F(ext, none, infinity),
-            erase(?WAIT),
-            {K, V};
+            replay_plain(F);
         {?EV_TIMEOUT, N} when Timeout =/= infinity ->
             put(?VER, {Next, 0}),
             _ = skip(S),
@@ -964,16 +981,7 @@ send_after(T, Dest, Msg) ->
 %% @doc Woven `erlang:send_after/4'.
 -spec send_after(integer(), pid() | atom(), term(), list()) -> reference().
 send_after(T, Dest, Msg, Opts) ->
-    case get(?KEY) of
-        undefined ->
-            erlang:send_after(T, Dest, Msg, Opts);
-        _ ->
-            D = delay(T, Opts),
-            case timer_peer(Dest) of
-                false -> erlang:send_after(D, Dest, Msg);
-                {Pid, Info, S} -> erlang:send_after(D, Pid, wrap(Info, Msg, S))
-            end
-    end.
+    timer(send_after, T, Dest, Msg, Opts).
 
 %% @doc Woven `erlang:start_timer/3'.
 -spec start_timer(non_neg_integer(), pid() | atom(), term()) -> reference().
@@ -983,21 +991,29 @@ start_timer(T, Dest, Msg) ->
 %% @doc Woven `erlang:start_timer/4'.
 -spec start_timer(integer(), pid() | atom(), term(), list()) -> reference().
 start_timer(T, Dest, Msg, Opts) ->
+    timer(start_timer, T, Dest, Msg, Opts).
+
+%% A woven send_after or start_timer: outside a run, or to a receiver that is not wrapped
+%% for (see timer_peer/1), the plain timer with the delay from now.
+timer(Kind, T, Dest, Msg, Opts) ->
     case get(?KEY) of
         undefined ->
-            erlang:start_timer(T, Dest, Msg, Opts);
+            erlang:Kind(T, Dest, Msg, Opts);
         _ ->
             D = delay(T, Opts),
             case timer_peer(Dest) of
-                false ->
-                    erlang:start_timer(D, Dest, Msg);
-                {Pid, Info, S = #rr{tab = Tab}} ->
-                    Ref = erlang:make_ref(),
-                    Real = erlang:send_after(D, Pid, wrap(Info, {timeout, Ref, Msg}, S)),
-                    true = ets:insert(Tab, {{timer, Ref}, Real}),
-                    Ref
+                false -> erlang:Kind(D, Dest, Msg, []);
+                {Pid, Info, S} -> wrapped_timer(Kind, D, Pid, Msg, Info, S)
             end
     end.
+
+wrapped_timer(send_after, D, Pid, Msg, Info, S) ->
+    erlang:send_after(D, Pid, wrap(Info, Msg, S));
+wrapped_timer(start_timer, D, Pid, Msg, Info, S = #rr{tab = Tab}) ->
+    Ref = erlang:make_ref(),
+    Real = erlang:send_after(D, Pid, wrap(Info, {timeout, Ref, Msg}, S)),
+    true = ets:insert(Tab, {{timer, Ref}, Real}),
+    Ref.
 
 %% @doc Woven `erlang:cancel_timer/1'.
 -spec cancel_timer(reference()) -> non_neg_integer() | false.
@@ -1008,25 +1024,7 @@ cancel_timer(Ref) ->
 %% message and nothing is recorded.
 -spec cancel_timer(reference(), list()) -> non_neg_integer() | false | ok.
 cancel_timer(Ref, Opts) ->
-    case get(?KEY) of
-        undefined ->
-            erlang:cancel_timer(Ref, Opts);
-        S ->
-            Real = real_timer(Ref, S),
-            case proplists:get_value(async, Opts, false) of
-                true ->
-                    erlang:cancel_timer(Real, Opts);
-                false ->
-                    Left = timer_value(fun() -> erlang:cancel_timer(Real) end, S),
-                    %% Replay: cancel when the recording's cancel came in time.
-                    _ = S#rr.mode =:= replay andalso Left =/= false andalso replay_cancel(Ref, Real),
-                    _ = Left =/= false andalso ets:delete(S#rr.tab, {timer, Ref}),
-                    case proplists:get_value(info, Opts, true) of
-                        true -> Left;
-                        false -> ok
-                    end
-            end
-    end.
+    timer_query(cancel_timer, Ref, Opts).
 
 %% @doc Woven `erlang:read_timer/1'.
 -spec read_timer(reference()) -> non_neg_integer() | false.
@@ -1036,15 +1034,32 @@ read_timer(Ref) ->
 %% @doc Woven `erlang:read_timer/2' (with `{async, true}': not recorded, as cancel_timer/2).
 -spec read_timer(reference(), list()) -> non_neg_integer() | false | ok.
 read_timer(Ref, Opts) ->
+    timer_query(read_timer, Ref, Opts).
+
+%% A woven cancel_timer or read_timer: of the real timer behind a woven start_timer's
+%% ref; recorded unless asynchronous.
+timer_query(Kind, Ref, Opts) ->
     case get(?KEY) of
         undefined ->
-            erlang:read_timer(Ref, Opts);
+            erlang:Kind(Ref, Opts);
         S ->
             Real = real_timer(Ref, S),
             case proplists:get_value(async, Opts, false) of
-                true -> erlang:read_timer(Real, Opts);
-                false -> timer_value(fun() -> erlang:read_timer(Real) end, S)
+                true -> erlang:Kind(Real, Opts);
+                false -> recorded_query(Kind, Ref, Real, Opts, S)
             end
+    end.
+
+recorded_query(read_timer, _Ref, Real, _Opts, S) ->
+    timer_value(fun() -> erlang:read_timer(Real) end, S);
+recorded_query(cancel_timer, Ref, Real, Opts, S) ->
+    Left = timer_value(fun() -> erlang:cancel_timer(Real) end, S),
+    %% Replay: cancel when the recording's cancel came in time.
+    _ = S#rr.mode =:= replay andalso Left =/= false andalso replay_cancel(Ref, Real),
+    _ = Left =/= false andalso ets:delete(S#rr.tab, {timer, Ref}),
+    case proplists:get_value(info, Opts, true) of
+        true -> Left;
+        false -> ok
     end.
 
 %% @doc Woven `timer:send_after/2'.
