@@ -42,7 +42,7 @@
 -define(TXN, '$riarc_rr_txn').
 %% Recording: the events not written yet, as the chunk's binary (9-byte records, oldest
 %% first) that each event appends to. Kept out of the #rr record, so that recording an
-%% event updates one small process-dictionary entry, not the 20-field record; appending
+%% event updates one small process-dictionary entry, not the 18-field record; appending
 %% to the binary reuses its buffer, and the chunk needs no conversion when it is written.
 -define(BUF, '$riarc_rr_buf').
 -define(CHUNK, 256).
@@ -307,8 +307,9 @@ write_chunk(S = #rr{tab = Tab, idx = Idx, chunk = C, side = Side}, Buf) ->
 %% cost a table write per receive), so whatever ends a waiting process writes for it
 %% first: the controller at the end of the run, a woven `exit/2' (exit_signal/2), a
 %% process of the run that ends abnormally for the processes its exit kills. If Pid runs
-%% on and writes that chunk itself, its write holds the same events and more and replaces this one. Race: a process killed while running loses the
-%% events since it was copied (see docs/replay.md).
+%% on and writes that chunk itself, its write holds the same events and more and
+%% replaces this one. Race: a process killed while running loses the events since it was
+%% copied (see docs/replay.md).
 -spec salvage(pid()) -> ok.
 salvage(Pid) ->
     case erlang:process_info(Pid, dictionary) of
