@@ -119,18 +119,28 @@ geo(L) -> math:exp(lists:sum([math:log(max(X, 1.0e-9)) || X <- L]) / length(L)).
 
 %% @doc One round of raw samples for comparing two builds side by side (docs/replay.md,
 %% "Before and after"): each program once unrecorded and once recorded with each
-%% strategy, N times, printed as `Program PlainUs ReceiverUs SenderUs' lines.
+%% strategy, N times, printed as `Program PlainUs ReceiverUs SenderUs PlainCpuMs
+%% ReceiverCpuMs SenderCpuMs' lines: the run's wall time, and the VM's CPU time
+%% (statistics(runtime)) around it, which other load on the machine disturbs less (for a
+%% recording it includes writing the file).
 -spec samples(pos_integer()) -> ok.
 samples(N) ->
     Opts = #{modules => [?PROGS], timeout => 300000},
+    File = "/tmp/riarc_replay_samples.rr",
     _ = [begin
-             P = plain({?PROGS, F, A}),
+             {P, Pc} = cpu(fun() -> plain({?PROGS, F, A}) end),
              ok = riarc_replay:instrument([?PROGS]),
-             {ok, #{wall_us := Rr}} = riarc_replay:record({?PROGS, F, A}, "/tmp/riarc_replay_samples.rr",
-                                                          Opts#{strategy => receiver}),
-             {ok, #{wall_us := Rs}} = riarc_replay:record({?PROGS, F, A}, "/tmp/riarc_replay_samples.rr",
-                                                          Opts#{strategy => sender}),
+             {{ok, #{wall_us := Rr}}, Rc} =
+                 cpu(fun() -> riarc_replay:record({?PROGS, F, A}, File, Opts#{strategy => receiver}) end),
+             {{ok, #{wall_us := Rs}}, Sc} =
+                 cpu(fun() -> riarc_replay:record({?PROGS, F, A}, File, Opts#{strategy => sender}) end),
              ok = riarc_replay:restore([?PROGS]),
-             io:format("~s ~b ~b ~b~n", [F, P, Rr, Rs])
+             io:format("~s ~b ~b ~b ~b ~b ~b~n", [F, P, Rr, Rs, Pc, Rc, Sc])
          end || {_Name, F, A} <- programs(), _ <- lists:seq(1, N)],
     ok.
+
+cpu(Fun) ->
+    {T0, _} = statistics(runtime),
+    V = Fun(),
+    {T1, _} = statistics(runtime),
+    {V, T1 - T0}.

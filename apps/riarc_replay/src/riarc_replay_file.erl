@@ -6,7 +6,8 @@
 %%
 %% Layout (big-endian):
 %% ```
-%% "RIARCRR" Version:8            magic and format version (1)
+%% "RIARCRR" Version:8            magic and format version (2: a RECV's seq counts its
+%%                                sender's wrapped sends; 1 counted them per receiver)
 %% HLen:32 Header:HLen            term_to_binary(#{mfa, modules, strategy})
 %% NStreams:32                    then, per process:
 %%   Idx:32 LLen:16 Lid:LLen      index, term_to_binary(logical id)
@@ -26,7 +27,7 @@
 -export_type([header/0, stream/0, error_reason/0]).
 
 -define(MAGIC, "RIARCRR").
--define(VERSION, 1).
+-define(VERSION, 2).
 -define(MAX_HEADER, (1 bsl 20)).
 -define(MAX_STREAMS, (1 bsl 24)).
 -define(MAX_SIDE, (1 bsl 26)).

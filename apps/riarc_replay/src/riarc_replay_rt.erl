@@ -34,14 +34,24 @@
 
 -define(KEY, '$riarc_rr').
 -define(WAIT, '$riarc_rr_wait').
-%% Recording: the events not written yet, {Count, [Event]} newest first. Kept out of the
-%% #rr record (and each receiver's sequence number or version counter under {?PEER, Pid})
-%% so that the per-message work updates a small term, not the whole record.
--define(BUF, '$riarc_rr_buf').
--define(PEER, '$riarc_rr_peer').
+%% What a sender knows of the processes it sends to: #{Pid => false | 0 | Version
+%% counter}, filled on first contact, so a send to a known peer reads it and changes
+%% nothing.
+-define(PEERS, '$riarc_rr_peers').
 %% Inside a mnesia transaction (which holds the run's mnesia turn).
 -define(TXN, '$riarc_rr_txn').
+%% Recording: the events not written yet, as the chunk's binary (9-byte records, oldest
+%% first) that each event appends to. Kept out of the #rr record, so that recording an
+%% event updates one small process-dictionary entry, not the 18-field record; appending
+%% to the binary reuses its buffer, and the chunk needs no conversion when it is written.
+-define(BUF, '$riarc_rr_buf').
 -define(CHUNK, 256).
+%% Sender side: {Vnext, Vcount}: the lowest version that has not arrived yet, and the
+%% versioned receives since the last plain or timed-out one (the version buffer itself,
+%% which changes only when messages arrive out of order, is #rr.vbuf).
+-define(VER, '$riarc_rr_ver').
+%% Receiver side: this process's wrapped sends so far (the next message's seq), slot 1 of
+%% #rr.seq, an atomics array of the process: one call, and nothing allocated, per send.
 -define(SEQ_BITS, 40).
 -define(MAX_IDX, (1 bsl 24 - 1)).
 
@@ -90,12 +100,10 @@
              pos = 0 :: non_neg_integer(),
              sides = {} :: tuple(),
              progress :: counters:counters_ref(),
+             seq :: atomics:atomics_ref(),
              %% Sender side: versioned messages taken out of the mailbox, not yet
-             %% received, and the lowest version that has not arrived yet.
+             %% received (the lowest version not arrived yet is under ?VER).
              vbuf = gb_trees:empty() :: gb_trees:tree(),
-             vnext = 1 :: pos_integer(),
-             %% Sender side: versioned receives since the last plain or timed-out one.
-             vcount = 0 :: non_neg_integer(),
              tabs = #{} :: #{term() => atomics:atomics_ref() | private}}).
 
 %% @doc Whether the calling process takes part in a run.
@@ -178,7 +186,7 @@ plain_spawn(Kind, M, F, A, _Opts) -> erlang:Kind(M, F, A).
             function() | {module(), atom(), list()} | {root, {module(), atom(), list()}}) -> term().
 child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, _Ver}, What) ->
     S0 = #rr{run = Run, mode = Mode, strategy = Strategy, tab = Tab, idx = Idx, lid = Lid,
-             progress = Progress},
+             progress = Progress, seq = atomics:new(1, [])},
     S = case Mode of
             record -> S0;
             replay ->
@@ -188,7 +196,9 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, _Ver}, What) ->
                 end
         end,
     put(?KEY, S),
-    put(?BUF, {0, []}),
+    put(?PEERS, #{}),
+    put(?BUF, <<>>),
+    put(?VER, {1, 0}),
     case What of
         {root, {M, F, A}} ->
             Result = try {ok, apply(M, F, A)}
@@ -248,11 +258,11 @@ finish() ->
 %% stored: a caller that keeps S as it was need not store it).
 record_event(T, D, S) ->
     case get(?BUF) of
-        {N, Buf} when N + 1 < ?CHUNK ->
-            put(?BUF, {N + 1, [<<T:8, D:64>> | Buf]}),
+        Buf when byte_size(Buf) < 9 * (?CHUNK - 1) ->
+            put(?BUF, <<Buf/binary, T:8, D:64>>),
             S;
-        {N, Buf} ->
-            put(?BUF, {N + 1, [<<T:8, D:64>> | Buf]}),
+        Buf ->
+            put(?BUF, <<Buf/binary, T:8, D:64>>),
             flush(S, false)
     end.
 
@@ -262,18 +272,34 @@ record_side(T, Value, S = #rr{side = Side, nside = NS}) ->
 %% Writes the pending events as the next chunk of the process's stream.
 flush(S, Last) ->
     case get(?BUF) of
-        {0, _} when not Last ->
+        <<>> when not Last ->
             S;
         Buf ->
             S1 = write_chunk(S, Buf),
-            put(?BUF, {0, []}),
+            put(?BUF, <<>>),
             put(?KEY, S1),
+            _ = Last orelse queue_off_heap(),
             S1
     end.
 
-write_chunk(S = #rr{tab = Tab, idx = Idx, chunk = C, side = Side}, {_, Buf}) ->
-    true = ets:insert(Tab, {{chunk, Idx, C}, iolist_to_binary(lists:reverse(Buf)),
-                            lists:reverse(Side)}),
+%% A woven receive allocates (the recorded event, the receive's fun) where the plain one
+%% may allocate nothing, so a recorded process collects garbage more often, and each
+%% collection of a process whose mailbox is on its heap copies the whole mailbox: a
+%% counter with 10^5 messages queued spends most of its time there (riarc_replay_savina's
+%% counting: 4x its plain run time). So a recorded process whose mailbox is long when it
+%% writes a chunk keeps its mailbox off the heap from then on (message_queue_data: the
+%% same messages in the same order, only where they are stored).
+-define(LONG_QUEUE, 1000).
+
+queue_off_heap() ->
+    case erlang:process_info(self(), message_queue_len) of
+        {message_queue_len, L} when L > ?LONG_QUEUE -> process_flag(message_queue_data, off_heap);
+        _ -> on_heap
+    end.
+
+%% The copy drops the spare room the appends left in the binary's buffer.
+write_chunk(S = #rr{tab = Tab, idx = Idx, chunk = C, side = Side}, Buf) ->
+    true = ets:insert(Tab, {{chunk, Idx, C}, binary:copy(Buf), lists:reverse(Side)}),
     S#rr{chunk = C + 1, side = []}.
 
 %% @doc Writes the pending events of Pid, a process of a recording run, as its next
@@ -289,7 +315,7 @@ salvage(Pid) ->
     case erlang:process_info(Pid, dictionary) of
         {dictionary, D} ->
             case {lists:keyfind(?KEY, 1, D), lists:keyfind(?BUF, 1, D)} of
-                {{_, S = #rr{mode = record}}, {_, Buf = {N, _}}} when N > 0 -> _ = write_chunk(S, Buf), ok;
+                {{_, S = #rr{mode = record}}, {_, Buf}} when byte_size(Buf) > 0 -> _ = write_chunk(S, Buf), ok;
                 _ -> ok
             end;
         undefined ->
@@ -389,6 +415,17 @@ value_name(?EV_DELAY) -> timer_delay.
 
 %% @doc Woven `To ! Msg'.
 -spec send(term(), term()) -> term().
+send(To, Msg) when is_pid(To) ->
+    %% The common case, without the {Pid, Info} of peer/2.
+    case get(?KEY) of
+        undefined ->
+            erlang:send(To, Msg);
+        S ->
+            case peer_info(To, S) of
+                false -> erlang:send(To, Msg);
+                Info -> _ = erlang:send(To, wrap(Info, Msg, S)), Msg
+            end
+    end;
 send(To, Msg) ->
     case get(?KEY) of
         undefined ->
@@ -396,7 +433,7 @@ send(To, Msg) ->
         S ->
             case peer(To, S) of
                 false -> erlang:send(To, Msg);
-                {Pid, Info, S1} -> erlang:send(Pid, wrap(Pid, Info, Msg, S1)), Msg
+                {Pid, Info} -> erlang:send(Pid, wrap(Info, Msg, S)), Msg
             end
     end.
 
@@ -409,51 +446,60 @@ send(To, Msg, Opts) ->
         S ->
             case peer(To, S) of
                 false -> erlang:send(To, Msg, Opts);
-                {Pid, Info, S1} -> erlang:send(Pid, wrap(Pid, Info, Msg, S1), Opts)
+                {Pid, Info} -> erlang:send(Pid, wrap(Info, Msg, S), Opts)
             end
     end.
 
-%% A receiver that takes part in the run: its pid and what the sender keeps for it (the
-%% next sequence number, or its version counter). Anything else (a name not registered,
-%% a port, an alias, a remote process, a process not spawned by woven code) gets the
-%% plain message.
+%% A receiver that takes part in the run: its pid and what the sender needs for it (0 on
+%% the receiver side, its version counter on the sender side). Anything else (a name not
+%% registered, a port, an alias, a remote process, a process not spawned by woven code)
+%% gets the plain message.
 peer(To, S) when is_atom(To) ->
     case whereis(To) of
         Pid when is_pid(Pid) -> peer(Pid, S);
         _ -> false
     end;
-peer(To, S = #rr{tab = Tab, strategy = Strategy}) when is_pid(To) ->
-    case get({?PEER, To}) of
-        undefined ->
-            Info = case ets:lookup(Tab, To) of
-                       [{_, _Idx, Ver}] when Strategy =:= sender -> Ver;
-                       [{_, _Idx, _}] -> 0;
-                       [] -> false
-                   end,
-            put({?PEER, To}, Info),
-            case Info of
-                false -> false;
-                _ -> {To, Info, S}
-            end;
-        false ->
-            false;
-        Info ->
-            {To, Info, S}
+peer(To, S) when is_pid(To) ->
+    case peer_info(To, S) of
+        false -> false;
+        Info -> {To, Info}
     end;
 peer(_To, _S) ->
     false.
 
-%% Receiver side: {'$riarc_rr', SenderIndex, Seq, Msg} with Seq per (sender, receiver).
-%% Sender side: {'$riarc_rv', Version, Msg}, the version taken from the receiver's
-%% counter (recording) or from this process's stream (replay).
-wrap(Pid, Seq, Msg, #rr{strategy = receiver, idx = Idx}) ->
-    put({?PEER, Pid}, Seq + 1),
-    {'$riarc_rr', Idx, Seq, Msg};
-wrap(_Pid, Ver, Msg, S = #rr{strategy = sender, mode = record}) ->
+%% At most this many peers are remembered: a process that talks to ever new processes
+%% (a server of short-lived clients) starts afresh then; the run's table has the answer.
+-define(MAX_PEERS, 4096).
+
+peer_info(Pid, #rr{tab = Tab, strategy = Strategy}) ->
+    case get(?PEERS) of
+        #{Pid := Info} ->
+            Info;
+        Peers ->
+            Info = case ets:lookup(Tab, Pid) of
+                       [{_, _Idx, Ver}] when Strategy =:= sender -> Ver;
+                       [{_, _Idx, _}] -> 0;
+                       [] -> false
+                   end,
+            put(?PEERS, case map_size(Peers) < ?MAX_PEERS of
+                            true -> Peers#{Pid => Info};
+                            false -> #{Pid => Info}
+                        end),
+            Info
+    end.
+
+%% Receiver side: {'$riarc_rr', SenderIndex, Seq, Msg}, Seq counting this process's
+%% wrapped messages (to any receiver: the pair (sender, seq) names one message in every
+%% run, since each sender's program order is replayed). Sender side: {'$riarc_rv',
+%% Version, Msg}, the version taken from the receiver's counter (recording) or from this
+%% process's stream (replay).
+wrap(_, Msg, #rr{strategy = receiver, idx = Idx, seq = Seq}) ->
+    {'$riarc_rr', Idx, atomics:add_get(Seq, 1, 1) - 1, Msg};
+wrap(Ver, Msg, S = #rr{strategy = sender, mode = record}) ->
     V = atomics:add_get(Ver, 1, 1),
     _ = record_event(?EV_SEND, V, S),
     {'$riarc_rv', V, Msg};
-wrap(_Pid, _Ver, Msg, S = #rr{strategy = sender, mode = replay}) ->
+wrap(_Ver, Msg, S = #rr{strategy = sender, mode = replay}) ->
     V = take(?EV_SEND, send, S),
     {'$riarc_rv', V, Msg}.
 
@@ -518,10 +564,7 @@ replay_recv(F, Timeout, S) ->
             end;
         {?EV_RECV_EXT, _} ->
             _ = skip(S),
-            put(?WAIT, receive_unwrapped_message),
-            {K, ext, V} = F(ext, none, infinity),
-            erase(?WAIT),
-            {K, V};
+            replay_plain(F);
         {?EV_TIMEOUT, _} when Timeout =/= infinity ->
             %% Recorded as timed out: no message was taken, whatever is in the mailbox.
             _ = skip(S),
@@ -531,6 +574,13 @@ replay_recv(F, Timeout, S) ->
         Other ->
             diverge(S, event_name(Other), {'receive', {'after', Timeout}})
     end.
+
+%% Replay of RECV_EXT: the first plain message the receive's clauses take.
+replay_plain(F) ->
+    put(?WAIT, receive_unwrapped_message),
+    {K, ext, V} = F(ext, none, infinity),
+    erase(?WAIT),
+    {K, V}.
 
 %% The recording ends in this receive: the recorded process was waiting here when the run
 %% ended (a process killed while it waits has written everything before). The replaying
@@ -551,47 +601,58 @@ sender_lid(Idx, #rr{tab = Tab}) ->
 %% message of version v is a candidate only once every version below v has arrived; the
 %% receive takes the first candidate its clauses match. What this process records itself
 %% is whether the receive took a plain message instead, or timed out.
-versioned_recv(F, Timeout, S0 = #rr{mode = Mode}) ->
+versioned_recv(F, Timeout, S0 = #rr{mode = replay}) ->
     S = drain(S0),
-    case Mode of
-        replay ->
-            %% A versioned receive writes no event, so a plain or timed-out receive's
-            %% event says how many versioned receives came before it (since the last such
-            %% event): it is this receive's only if the count is the one we are at.
-            N = S#rr.vcount,
-            case next_event(S) of
-                {?EV_RECV_EXT, N} ->
-                    _ = skip(S#rr{vcount = 0}),
-                    put(?WAIT, receive_unwrapped_message),
-                    {K, ext, V} = F(ext, none, infinity),
-                    erase(?WAIT),
-                    {K, V};
-                {?EV_TIMEOUT, N} when Timeout =/= infinity ->
-                    _ = skip(S#rr{vcount = 0}),
-                    '$riarc_rr_timeout';
-                _ ->
-                    versioned_wait(F, S)
-            end;
-        record ->
-            Deadline = case Timeout of
-                           infinity -> infinity;
-                           _ -> erlang:monotonic_time(millisecond) + Timeout
-                       end,
-            versioned_record(F, Deadline, S)
+    %% A versioned receive writes no event, so a plain or timed-out receive's event says
+    %% how many versioned receives came before it (since the last such event): it is
+    %% this receive's only if the count is the one we are at.
+    {Next, N} = get(?VER),
+    case next_event(S) of
+        {?EV_RECV_EXT, N} ->
+            put(?VER, {Next, 0}),
+            _ = skip(S),
+            replay_plain(F);
+        {?EV_TIMEOUT, N} when Timeout =/= infinity ->
+            put(?VER, {Next, 0}),
+            _ = skip(S),
+            '$riarc_rr_timeout';
+        _ ->
+            versioned_wait(F, S)
+    end;
+versioned_recv(F, Timeout, S = #rr{mode = record}) ->
+    Deadline = case Timeout of
+                   infinity -> infinity;
+                   _ -> erlang:monotonic_time(millisecond) + Timeout
+               end,
+    versioned_record(F, Deadline, S).
+
+%% Replay: moves every versioned message in the mailbox to the version buffer.
+drain(S = #rr{vbuf = Buf}) ->
+    case drain_buf(Buf) of
+        Buf ->
+            S;
+        Buf1 ->
+            S1 = S#rr{vbuf = Buf1},
+            put(?KEY, S1),
+            S1
     end.
 
-%% Moves every versioned message in the mailbox to the version buffer.
-drain(S = #rr{vbuf = Buf, vnext = Next}) ->
+drain_buf(Buf) ->
     receive
-        {'$riarc_rv', V, M} -> drain(S#rr{vbuf = gb_trees:insert(V, M, Buf), vnext = advance(Next, V, Buf)})
+        {'$riarc_rv', V, M} -> drain_buf(insert_versioned(V, M, Buf))
     after 0 ->
-        put(?KEY, S),
-        S
+        Buf
     end.
 
-%% The lowest version not arrived yet, after V arrived.
-advance(Next, V, Buf) when V =:= Next -> advance_from(Next + 1, Buf);
-advance(Next, _V, _Buf) -> Next.
+%% Buffers version V; when it is the lowest that had not arrived, the lowest is now the
+%% first version after V not buffered.
+insert_versioned(V, M, Buf) ->
+    Buf1 = gb_trees:insert(V, M, Buf),
+    _ = case get(?VER) of
+            {V, N} -> put(?VER, {advance_from(V + 1, Buf1), N});
+            _ -> ok
+        end,
+    Buf1.
 
 advance_from(N, Buf) ->
     case gb_trees:is_defined(N, Buf) of
@@ -599,9 +660,17 @@ advance_from(N, Buf) ->
         false -> N
     end.
 
-%% The first candidate (version below vnext) the clauses take, if any.
-candidate(F, #rr{vbuf = Buf, vnext = Next}) ->
-    candidate(F, gb_trees:next(gb_trees:iterator(Buf)), Next).
+add_versioned(V, M, S = #rr{vbuf = Buf}) ->
+    S1 = S#rr{vbuf = insert_versioned(V, M, Buf)},
+    put(?KEY, S1),
+    S1.
+
+%% The first candidate (version below Vnext) the clauses take, if any.
+candidate(F, #rr{vbuf = Buf}) ->
+    case gb_trees:is_empty(Buf) of
+        true -> none;
+        false -> candidate(F, gb_trees:next(gb_trees:iterator(Buf)), element(1, get(?VER)))
+    end.
 
 candidate(_F, none, _Next) -> none;
 candidate(_F, {V, _M, _It}, Next) when V >= Next -> none;
@@ -611,8 +680,10 @@ candidate(F, {V, M, It}, Next) ->
         K -> {K, V, M}
     end.
 
-take_candidate(V, S = #rr{vbuf = Buf, vcount = N}) ->
-    put(?KEY, S#rr{vbuf = gb_trees:delete(V, Buf), vcount = N + 1}).
+take_candidate(V, S = #rr{vbuf = Buf}) ->
+    {Next, N} = get(?VER),
+    put(?VER, {Next, N + 1}),
+    put(?KEY, S#rr{vbuf = gb_trees:delete(V, Buf)}).
 
 versioned_wait(F, S) ->
     case candidate(F, S) of
@@ -622,19 +693,20 @@ versioned_wait(F, S) ->
         none ->
             put(?WAIT, case next_event(S) of
                            eos -> {end_of_recording, {'receive', versioned}};
-                           _ -> {receive_versioned_message, S#rr.vnext}
+                           _ -> {receive_versioned_message, element(1, get(?VER))}
                        end),
             {ver, V, M} = receive {'$riarc_rv', V0, M0} -> {ver, V0, M0} end,
             erase(?WAIT),
             versioned_wait(F, add_versioned(V, M, S))
     end.
 
-add_versioned(V, M, S = #rr{vbuf = Buf, vnext = Next}) ->
-    S1 = S#rr{vbuf = gb_trees:insert(V, M, Buf), vnext = advance(Next, V, Buf)},
-    put(?KEY, S1),
-    S1.
-
-versioned_record(F, Deadline, S) ->
+%% Recording: the receive looks at the mailbox in its own order (the versioned messages
+%% and the plain ones its clauses take) and buffers versioned messages only while one
+%% is not a candidate yet, or not one the clauses take. Step (003, sender side): the
+%% version that arrives when nothing is buffered and every lower version has been
+%% received is the first candidate in version order, so it is taken at once, as the
+%% replay (which buffers everything there is) takes it too.
+versioned_record(F, Deadline, S = #rr{vbuf = Buf}) ->
     case candidate(F, S) of
         {K, V, M} ->
             take_candidate(V, S),
@@ -644,17 +716,29 @@ versioned_record(F, Deadline, S) ->
                        infinity -> infinity;
                        _ -> max(0, Deadline - erlang:monotonic_time(millisecond))
                    end,
-            S1 = S,
             case F(ver, none, Left) of
                 {ver, V, M} ->
-                    versioned_record(F, Deadline, add_versioned(V, M, S1));
+                    case gb_trees:is_empty(Buf) andalso get(?VER) of
+                        {V, N} ->
+                            case F(match, M, 0) of
+                                0 ->
+                                    versioned_record(F, Deadline, add_versioned(V, M, S));
+                                K ->
+                                    put(?VER, {V + 1, N + 1}),
+                                    {K, M}
+                            end;
+                        _ ->
+                            versioned_record(F, Deadline, add_versioned(V, M, S))
+                    end;
                 {K, ext, M} ->
-                    S2 = get(?KEY),
-                    put(?KEY, record_event(?EV_RECV_EXT, S2#rr.vcount, S2#rr{vcount = 0})),
+                    {Next, N} = get(?VER),
+                    put(?VER, {Next, 0}),
+                    _ = record_event(?EV_RECV_EXT, N, S),
                     {K, M};
                 '$riarc_rr_timeout' ->
-                    S2 = get(?KEY),
-                    put(?KEY, record_event(?EV_TIMEOUT, S2#rr.vcount, S2#rr{vcount = 0})),
+                    {Next, N} = get(?VER),
+                    put(?VER, {Next, 0}),
+                    _ = record_event(?EV_TIMEOUT, N, S),
                     '$riarc_rr_timeout'
             end
     end.
@@ -898,16 +982,7 @@ send_after(T, Dest, Msg) ->
 %% @doc Woven `erlang:send_after/4'.
 -spec send_after(integer(), pid() | atom(), term(), list()) -> reference().
 send_after(T, Dest, Msg, Opts) ->
-    case get(?KEY) of
-        undefined ->
-            erlang:send_after(T, Dest, Msg, Opts);
-        _ ->
-            D = delay(T, Opts),
-            case timer_peer(Dest) of
-                false -> erlang:send_after(D, Dest, Msg);
-                {Pid, Info, S} -> erlang:send_after(D, Pid, wrap(Pid, Info, Msg, S))
-            end
-    end.
+    timer(send_after, T, Dest, Msg, Opts).
 
 %% @doc Woven `erlang:start_timer/3'.
 -spec start_timer(non_neg_integer(), pid() | atom(), term()) -> reference().
@@ -917,21 +992,29 @@ start_timer(T, Dest, Msg) ->
 %% @doc Woven `erlang:start_timer/4'.
 -spec start_timer(integer(), pid() | atom(), term(), list()) -> reference().
 start_timer(T, Dest, Msg, Opts) ->
+    timer(start_timer, T, Dest, Msg, Opts).
+
+%% A woven send_after or start_timer: outside a run, or to a receiver that is not wrapped
+%% for (see timer_peer/1), the plain timer with the delay from now.
+timer(Kind, T, Dest, Msg, Opts) ->
     case get(?KEY) of
         undefined ->
-            erlang:start_timer(T, Dest, Msg, Opts);
+            erlang:Kind(T, Dest, Msg, Opts);
         _ ->
             D = delay(T, Opts),
             case timer_peer(Dest) of
-                false ->
-                    erlang:start_timer(D, Dest, Msg);
-                {Pid, Info, S = #rr{tab = Tab}} ->
-                    Ref = erlang:make_ref(),
-                    Real = erlang:send_after(D, Pid, wrap(Pid, Info, {timeout, Ref, Msg}, S)),
-                    true = ets:insert(Tab, {{timer, Ref}, Real}),
-                    Ref
+                false -> erlang:Kind(D, Dest, Msg, []);
+                {Pid, Info, S} -> wrapped_timer(Kind, D, Pid, Msg, Info, S)
             end
     end.
+
+wrapped_timer(send_after, D, Pid, Msg, Info, S) ->
+    erlang:send_after(D, Pid, wrap(Info, Msg, S));
+wrapped_timer(start_timer, D, Pid, Msg, Info, S = #rr{tab = Tab}) ->
+    Ref = erlang:make_ref(),
+    Real = erlang:send_after(D, Pid, wrap(Info, {timeout, Ref, Msg}, S)),
+    true = ets:insert(Tab, {{timer, Ref}, Real}),
+    Ref.
 
 %% @doc Woven `erlang:cancel_timer/1'.
 -spec cancel_timer(reference()) -> non_neg_integer() | false.
@@ -942,25 +1025,7 @@ cancel_timer(Ref) ->
 %% message and nothing is recorded.
 -spec cancel_timer(reference(), list()) -> non_neg_integer() | false | ok.
 cancel_timer(Ref, Opts) ->
-    case get(?KEY) of
-        undefined ->
-            erlang:cancel_timer(Ref, Opts);
-        S ->
-            Real = real_timer(Ref, S),
-            case proplists:get_value(async, Opts, false) of
-                true ->
-                    erlang:cancel_timer(Real, Opts);
-                false ->
-                    Left = timer_value(fun() -> erlang:cancel_timer(Real) end, S),
-                    %% Replay: cancel when the recording's cancel came in time.
-                    _ = S#rr.mode =:= replay andalso Left =/= false andalso replay_cancel(Ref, Real),
-                    _ = Left =/= false andalso ets:delete(S#rr.tab, {timer, Ref}),
-                    case proplists:get_value(info, Opts, true) of
-                        true -> Left;
-                        false -> ok
-                    end
-            end
-    end.
+    timer_query(cancel_timer, Ref, Opts).
 
 %% @doc Woven `erlang:read_timer/1'.
 -spec read_timer(reference()) -> non_neg_integer() | false.
@@ -970,15 +1035,32 @@ read_timer(Ref) ->
 %% @doc Woven `erlang:read_timer/2' (with `{async, true}': not recorded, as cancel_timer/2).
 -spec read_timer(reference(), list()) -> non_neg_integer() | false | ok.
 read_timer(Ref, Opts) ->
+    timer_query(read_timer, Ref, Opts).
+
+%% A woven cancel_timer or read_timer: of the real timer behind a woven start_timer's
+%% ref; recorded unless asynchronous.
+timer_query(Kind, Ref, Opts) ->
     case get(?KEY) of
         undefined ->
-            erlang:read_timer(Ref, Opts);
+            erlang:Kind(Ref, Opts);
         S ->
             Real = real_timer(Ref, S),
             case proplists:get_value(async, Opts, false) of
-                true -> erlang:read_timer(Real, Opts);
-                false -> timer_value(fun() -> erlang:read_timer(Real) end, S)
+                true -> erlang:Kind(Real, Opts);
+                false -> recorded_query(Kind, Ref, Real, Opts, S)
             end
+    end.
+
+recorded_query(read_timer, _Ref, Real, _Opts, S) ->
+    timer_value(fun() -> erlang:read_timer(Real) end, S);
+recorded_query(cancel_timer, Ref, Real, Opts, S) ->
+    Left = timer_value(fun() -> erlang:cancel_timer(Real) end, S),
+    %% Replay: cancel when the recording's cancel came in time.
+    _ = S#rr.mode =:= replay andalso Left =/= false andalso replay_cancel(Ref, Real),
+    _ = Left =/= false andalso ets:delete(S#rr.tab, {timer, Ref}),
+    case proplists:get_value(info, Opts, true) of
+        true -> Left;
+        false -> ok
     end.
 
 %% @doc Woven `timer:send_after/2'.
@@ -1027,7 +1109,11 @@ replay_cancel(Ref, Real) ->
 %% The receiver, on the receiver side only (see above).
 timer_peer(Dest) ->
     case get(?KEY) of
-        S = #rr{strategy = receiver} -> peer(Dest, S);
+        S = #rr{strategy = receiver} ->
+            case peer(Dest, S) of
+                {Pid, Info} -> {Pid, Info, S};
+                false -> false
+            end;
         _ -> false
     end.
 

@@ -10,7 +10,8 @@
 -compile({nowarn_deprecated_function, [{erlang, now, 0}]}).
 
 -export([race/2, sender/3, timeouts/1, ets_race/2, values/0, tree/1, variant/1,
-         selective/1, mixed/2, timers/1, timer_sender/2, mnesia_race/2, mnesia_worker/3]).
+         selective/1, mixed/2, timers/1, timer_sender/2, mnesia_race/2, mnesia_worker/3,
+         fanout/2, fan_sender/3, fan_collector/3, flood/1]).
 
 %% @doc N senders send M messages each to this process, which returns the arrival order.
 -spec race(pos_integer(), pos_integer()) -> [{pos_integer(), pos_integer()}].
@@ -200,3 +201,43 @@ mnesia_worker(Root, I, M) ->
                   end, lists:seq(1, M)),
     Root ! {mnesia_done, self()},
     ok.
+
+%% @doc N senders each send M messages, every one of them to two collectors in turn, so
+%% that each sender's messages to one receiver are not consecutive among its sends;
+%% returns each collector's arrival order.
+-spec fanout(pos_integer(), pos_integer()) -> [{1 | 2, [{pos_integer(), pos_integer()}]}].
+fanout(N, M) ->
+    Self = self(),
+    Cs = [spawn(?MODULE, fan_collector, [Self, C, N * M]) || C <- [1, 2]],
+    _ = [spawn(?MODULE, fan_sender, [Cs, I, M]) || I <- lists:seq(1, N)],
+    [receive {fan_done, C, Order} -> {C, Order} end || C <- [1, 2]].
+
+%% @doc A sender of fanout/2.
+-spec fan_sender([pid()], pos_integer(), pos_integer()) -> ok.
+fan_sender(Cs, I, M) ->
+    lists:foreach(fun(J) -> spin(50 + rand:uniform(200)), [C ! {msg, I, J} || C <- Cs] end,
+                  lists:seq(1, M)).
+
+%% @doc A collector of fanout/2.
+-spec fan_collector(pid(), 1 | 2, non_neg_integer()) -> {fan_done, 1 | 2, list()}.
+fan_collector(Root, C, K) ->
+    Root ! {fan_done, C, collect(K, [])}.
+
+%% @doc A process finds N messages in its mailbox when it starts receiving them; returns
+%% a checksum of the order it took them in and where its mailbox was kept at the end
+%% (a recording moves a long mailbox off the heap, see riarc_replay_rt).
+-spec flood(pos_integer()) -> {non_neg_integer(), on_heap | off_heap}.
+flood(N) ->
+    Self = self(),
+    C = spawn(fun() ->
+                      receive go -> ok end,
+                      Sum = flood_sum(N, 0),
+                      {message_queue_data, Where} = process_info(self(), message_queue_data),
+                      Self ! {flood, Sum, Where}
+              end),
+    _ = [C ! {n, K} || K <- lists:seq(1, N)],
+    C ! go,
+    receive {flood, Sum, Where} -> {Sum, Where} end.
+
+flood_sum(0, Acc) -> Acc;
+flood_sum(K, Acc) -> receive {n, X} -> flood_sum(K - 1, (Acc * 31 + X) rem 1000000007) end.

@@ -71,6 +71,26 @@ mixed_test_() ->
                            replays(File, Rec, 5, #{})
                    end} || St <- [receiver, sender]].
 
+%% A sender's sequence number counts its wrapped sends to every receiver: messages to
+%% two receivers interleaved still name one message each.
+fanout_test_() ->
+    [{timeout, 120, fun() ->
+                            {File, #{result := Rec}} = record({?P, fanout, [3, 30]}, "fan", #{strategy => St}),
+                            ?assertMatch([{1, L1}, {2, L2}] when length(L1) =:= 90 andalso length(L2) =:= 90, Rec),
+                            replays(File, Rec, 5, #{})
+                    end} || St <- [receiver, sender]].
+
+%% A recorded process with a long mailbox moves it off the heap when it writes a chunk
+%% (the plain run keeps it on the heap); the replay takes the same messages.
+flood_test_() ->
+    [{timeout, 60, fun() ->
+                           {Sum, on_heap} = ?P:flood(5000),
+                           {File, #{result := {Sum, Rec}}} = record({?P, flood, [5000]}, "flood", #{strategy => St}),
+                           %% Sender side: a versioned receive writes no event, so no chunk.
+                           _ = St =:= receiver andalso ?assertEqual(off_heap, Rec),
+                           {ok, #{result := {Sum, _}}} = riarc_replay:replay(File, ?OPTS)
+                   end} || St <- [receiver, sender]].
+
 %%% Timeouts, ETS, values, spawn trees ----------------------------------------------------
 
 timeouts_test_() ->
