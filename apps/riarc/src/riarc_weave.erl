@@ -11,11 +11,24 @@
 %% '''
 -module(riarc_weave).
 
--export([compile/2, load/3, restore/1, format_error/1]).
+-export([compile/2, load/3, restore/1, descend/3, format_error/1]).
 -export_type([error_reason/0]).
 
 -type error_reason() :: {not_loaded, module()} | {no_abstract_code, module(), term()}
                       | {weave_failed, module(), term()} | {load_failed, module(), term()}.
+
+%% @doc The generic step of a transform's walk over abstract code: each part of Node (a
+%% tuple's elements, a list's members) walked with Walk, a counter (for fresh variable
+%% names) threaded through in order; a leaf is left as it is. A transform's walk handles
+%% the shapes it rewrites and gives everything else to this.
+-spec descend(fun((term(), N) -> {term(), N}), term(), N) -> {term(), N}.
+descend(Walk, Node, N0) when is_tuple(Node) ->
+    {Elems, N1} = lists:mapfoldl(Walk, N0, tuple_to_list(Node)),
+    {list_to_tuple(Elems), N1};
+descend(Walk, Node, N0) when is_list(Node) ->
+    lists:mapfoldl(Walk, N0, Node);
+descend(_Walk, Leaf, N) ->
+    {Leaf, N}.
 
 %% @doc Module M's abstract code, transformed by Transform:parse_transform/2 and compiled
 %% (with debug_info, so that it can be woven again): the binary to load, and the file

@@ -91,17 +91,17 @@ walk({call, L, {remote, _, {atom, _, erlang}, {atom, _, send}}, [To, Msg]}, N0, 
 walk({call, L, {atom, _, F}, Args}, N0, Ctx = #{local := Local}) ->
     case lists:member(F, ?SPAWNS) andalso not lists:member({F, length(Args)}, Local) of
         true -> spawn_call(L, erlang, F, Args, N0, Ctx);
-        false -> walk_call({call, L, {atom, L, F}, Args}, N0, Ctx)
+        false -> walk_parts({call, L, {atom, L, F}, Args}, N0, Ctx)
     end;
 walk({call, L, {remote, _, {atom, _, erlang}, {atom, _, F}}, Args} = C, N0, Ctx) ->
     case lists:member(F, ?SPAWNS) of
         true -> spawn_call(L, erlang, F, Args, N0, Ctx);
-        false -> walk_call(C, N0, Ctx)
+        false -> walk_parts(C, N0, Ctx)
     end;
 walk({call, L, {remote, _, {atom, _, proc_lib}, {atom, _, F}}, Args} = C, N0, Ctx) ->
     case lists:member(F, ?PROC_LIB_SPAWNS) of
         true -> spawn_call(L, proc_lib, F, Args, N0, Ctx);
-        false -> walk_call(C, N0, Ctx)
+        false -> walk_parts(C, N0, Ctx)
     end;
 walk({call, L, {remote, _, {atom, _, gen_server}, {atom, _, F}}, Args} = C, N0, Ctx) ->
     {Args1, N1} = walk(Args, N0, Ctx),
@@ -109,7 +109,7 @@ walk({call, L, {remote, _, {atom, _, gen_server}, {atom, _, F}}, Args} = C, N0, 
         {call, A} when A =:= 2; A =:= 3 -> {rt(L, gen_call, [{atom, L, call}, list(Args1, L)]), N1};
         {cast, 2} -> {rt(L, gen_cast, Args1), N1};
         {reply, 2} -> {rt(L, gen_reply, Args1), N1};
-        _ -> walk_call(C, N0, Ctx)
+        _ -> walk_parts(C, N0, Ctx)
     end;
 walk({'receive', L, Clauses}, N0, Ctx) ->
     {Clauses1, N1} = recv_clauses(Clauses, N0, Ctx),
@@ -118,17 +118,12 @@ walk({'receive', L, Clauses, Timeout, After}, N0, Ctx) ->
     {Clauses1, N1} = recv_clauses(Clauses, N0, Ctx),
     {[Timeout1 | After1], N2} = walk([Timeout | After], N1, Ctx),
     {{'receive', L, Clauses1, Timeout1, After1}, N2};
-walk(T, N0, Ctx) when is_tuple(T) ->
-    {Elems, N1} = walk(tuple_to_list(T), N0, Ctx),
-    {list_to_tuple(Elems), N1};
-walk(L, N0, Ctx) when is_list(L) ->
-    lists:mapfoldl(fun(E, N) -> walk(E, N, Ctx) end, N0, L);
-walk(Leaf, N, _Ctx) ->
-    {Leaf, N}.
+walk(Node, N0, Ctx) ->
+    walk_parts(Node, N0, Ctx).
 
-walk_call({call, L, F, Args}, N0, Ctx) ->
-    {[F1 | Args1], N1} = walk([F | Args], N0, Ctx),
-    {{call, L, F1, Args1}, N1}.
+%% Anything else (a call left as it is among them): its parts are walked.
+walk_parts(Node, N0, Ctx) ->
+    riarc_weave:descend(fun(E, N) -> walk(E, N, Ctx) end, Node, N0).
 
 spawn_call(L, Mod, F, Args, N0, Ctx) ->
     {Args1, N1} = walk(Args, N0, Ctx),

@@ -109,20 +109,20 @@ walk({call, L, {remote, _, {atom, _, Mod}, {atom, _, F}}, Args} = C, N0, Ctx) ->
         {spawn, Kind} -> {spawn_call(L, Kind, Args1), N1};
         ets -> {rt(L, ets, [{atom, L, F}, list(Args1, L)]), N1};
         mnesia -> {rt(L, mnesia, [{atom, L, F}, list(Args1, L)]), N1};
-        keep -> walk_call(C, N0, Ctx)
+        keep -> walk_parts(C, N0, Ctx)
     end;
 walk({call, L, {atom, _, F}, Args} = C, N0, Ctx = #{local := Local}) ->
     Arity = length(Args),
     case lists:member({F, Arity}, Local) of
         true ->
-            walk_call(C, N0, Ctx);
+            walk_parts(C, N0, Ctx);
         false ->
             {Args1, N1} = walk(Args, N0, Ctx),
             case {lists:member({F, Arity}, ?SPAWNS), lists:member({F, Arity}, ?AUTO_VALUES)} of
                 _ when F =:= exit, Arity =:= 2 -> {rt(L, exit_signal, Args1), N1};
                 {true, _} -> {spawn_call(L, F, Args1), N1};
                 {_, true} -> {rt(L, F, Args1), N1};
-                _ -> walk_call(C, N0, Ctx)
+                _ -> walk_parts(C, N0, Ctx)
             end
     end;
 walk({'receive', _L, []} = R, N0, _Ctx) ->
@@ -135,17 +135,12 @@ walk({'receive', L, [], Timeout, After}, N0, Ctx) ->
     {{'receive', L, [], Timeout1, After1}, N1};
 walk({'receive', L, Clauses, Timeout, After}, N0, Ctx) ->
     receive_expr(L, Clauses, {Timeout, After}, N0, Ctx);
-walk(T, N0, Ctx) when is_tuple(T) ->
-    {Elems, N1} = walk(tuple_to_list(T), N0, Ctx),
-    {list_to_tuple(Elems), N1};
-walk(L, N0, Ctx) when is_list(L) ->
-    lists:mapfoldl(fun(E, N) -> walk(E, N, Ctx) end, N0, L);
-walk(Leaf, N, _Ctx) ->
-    {Leaf, N}.
+walk(Node, N0, Ctx) ->
+    walk_parts(Node, N0, Ctx).
 
-walk_call({call, L, F, Args}, N0, Ctx) ->
-    {[F1 | Args1], N1} = walk([F | Args], N0, Ctx),
-    {{call, L, F1, Args1}, N1}.
+%% Anything else (a call left as it is among them): its parts are walked.
+walk_parts(Node, N0, Ctx) ->
+    riarc_weave:descend(fun(E, N) -> walk(E, N, Ctx) end, Node, N0).
 
 remote(erlang, send, 2) -> {rt, send};
 remote(erlang, send, 3) -> {rt, send};
