@@ -5,11 +5,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
-tmp_dir(Name) ->
-    Dir = filename:join([os:getenv("TMPDIR", "/tmp"), "riarc_bench_tests",
-                         Name ++ "-" ++ os:getpid()]),
-    ok = filelib:ensure_path(Dir),
-    Dir.
+tmp_dir(Name) -> riarc_test_tmp:dir("riarc_bench_run_tests/" ++ Name).
 
 %% n = 2000: every request is acknowledged exactly once and every worker terminates.
 %% Termination is observed with monitors (a dead worker answers `noproc'), never by sleeping.

@@ -4,11 +4,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
-tmp_dir(Name) ->
-    Dir = filename:join([os:getenv("TMPDIR", "/tmp"), "riarc_bench_tests",
-                         Name ++ "-" ++ os:getpid()]),
-    ok = filelib:ensure_path(Dir),
-    Dir.
+tmp_dir(Name) -> riarc_test_tmp:dir("riarc_bench_study_tests/" ++ Name).
 
 -define(COLS, "benchmark,shape,workers,instrumentation,monitors,cost_us,crashed,monitored,"
               "wrong_verdicts,mrt_mean_ms_mean,mrt_mean_ms_sd,mem_mean_mean,mem_mean_sd,"

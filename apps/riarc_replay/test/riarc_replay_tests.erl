@@ -1,5 +1,5 @@
 %% @doc EUnit tests of record &amp; replay: racy programs (riarc_replay_progs,
-%% riarc_replay_tickets) are recorded once and replayed many times, with each strategy;
+%% riarc_demo:tickets/2) are recorded once and replayed many times, with each strategy;
 %% changed programs diverge; damaged recordings are errors. Every test is bounded by an
 %% EUnit timeout; random choices use a seed that failures print.
 %% ```
@@ -144,10 +144,11 @@ parse_transform_test_() ->
 
 gen_server_test_() ->
     {timeout, 120, fun() ->
-                           Opts = #{modules => [riarc_replay_tickets], otp => true, stall => 500},
+                           Opts = #{modules => [riarc_demo, riarc_demo_tickets, riarc_demo_tickets_sup],
+                                    otp => true, stall => 500},
                            File = file("tickets"),
-                           {ok, #{result := Rec}} = riarc_replay:record({riarc_replay_tickets, main, [4, 5]}, File, Opts),
-                           ?assertEqual(20, length(Rec)),
+                           {ok, #{result := Rec}} = riarc_replay:record({riarc_demo, tickets, [4, 5]}, File, Opts),
+                           ?assertEqual(20, length(lists:append(Rec))),
                            [?assertMatch({ok, #{result := Rec}}, riarc_replay:replay(File, Opts)) || _ <- [1, 2, 3]],
                            %% This VM's gen_server is untouched.
                            ?assertNot(lists:keymember(riarc_replay_woven, 1, gen_server:module_info(attributes)))
