@@ -759,6 +759,7 @@ ctx(St = #{tracers := Ts, chans := Cs}, Env, Gamma) ->
     %% Tracers that a routed spawn event in flight may make someone send a dtc to.
     Disps = lists:usort([D || Ms <- maps:values(Cs),
                               {riarc_rtd, D, {evt, {spawn, _, _, _}}} <- Ms]),
+    erase({?MODULE, held}),
     #{st => St, env => Env, gamma => Gamma, live => Live, pi => Pi, disps => Disps}.
 
 %% The actors whose future transitions a persistent set must take in with Seed's.
@@ -785,7 +786,8 @@ deps({p, S}, Ctx = #{st := #{procs := Ps}, env := #{scripts := Scripts, parent :
             %% Not spawned yet: its parent must act first.
             [{p, maps:get(S, Parent)}]
     end;
-deps({t, T}, Ctx = #{st := #{tracers := Ts}, live := Live, pi := Pi, disps := Disps}) ->
+deps({t, T}, Ctx = #{st := #{tracers := Ts, chans := Cs}, live := Live, pi := Pi,
+                     disps := Disps}) ->
     case Ts of
         #{T := {boot, {_Mon, S, _MFA, _Disp}}} -> [{p, S}];
         #{T := {run, _}} ->
@@ -803,7 +805,13 @@ deps({t, T}, Ctx = #{st := #{tracers := Ts}, live := Live, pi := Pi, disps := Di
                                              #{} -> false
                                          end]
                       end,
-            [{p, X} || X <- may_own(T, Ctx)] ++ [{t, X} || X <- Senders, X =/= T];
+            %% What a sender appends behind the head of a channel of T's that is not
+            %% empty commutes with T taking that head: only the senders that may fill
+            %% an empty channel can enable a delivery of T's ahead of the enabled ones.
+            %% A process T may detach is needed whatever its channel holds.
+            Empty = fun(X) -> not is_map_key({X, T}, Cs) end,
+            [{p, X} || X <- may_own(T, Ctx), Empty(X) orelse lists:member(T, detachers(X, Ctx))]
+                ++ [{t, X} || X <- Senders, X =/= T, Empty(X)];
         #{} -> []
     end.
 
@@ -842,10 +850,7 @@ holders(C, P, Mon, #{st := #{chans := Cs, tracers := Ts}, live := Live, gamma :=
             end;
         [{To, _} | _] -> [To];
         [] ->
-            Ev = {spawn, P, C, mfa(C)},
-            Pats = [strip_version(term_to_binary(X)) || X <- [Ev, {trace, P, spawn, C, mfa(C)}]],
-            case [T || {T, {run, Core}} <- maps:to_list(Ts),
-                       binary:match(term_to_binary(strip(Core)), Pats) =/= nomatch] of
+            case [T || {T, Spawns} <- held(Ts), is_map_key({P, C}, Spawns)] of
                 [] -> Live;
                 Hs -> Hs
             end
@@ -855,7 +860,34 @@ carries_spawn({trace, P, spawn, C, _}, P, C) -> true;
 carries_spawn({riarc_rtd, _, {evt, {spawn, P, C, _}}}, P, C) -> true;
 carries_spawn(_, _, _) -> false.
 
-strip_version(<<131, B/binary>>) -> B.
+%% Per running tracer, the spawn events (P, C) its state holds anywhere: found once per
+%% state, when first asked for (ctx/3 forgets the last state's).
+held(Ts) ->
+    case get({?MODULE, held}) of
+        undefined ->
+            Held = [{T, spawns_in(strip(Core), #{})} || {T, {run, Core}} <- maps:to_list(Ts)],
+            put({?MODULE, held}, Held),
+            Held;
+        Held -> Held
+    end.
+
+%% The spawn events anywhere in a term, as an event or as its trace message: {P, C} keys.
+spawns_in({spawn, P, C, MFA}, Acc) when MFA =:= {?MODULE, process, [C]} ->
+    Acc#{{P, C} => true};
+spawns_in({trace, P, spawn, C, MFA}, Acc) when MFA =:= {?MODULE, process, [C]} ->
+    Acc#{{P, C} => true};
+spawns_in(T, Acc) when is_tuple(T) ->
+    spawns_in(tuple_to_list(T), Acc);
+spawns_in([H | T], Acc) ->
+    spawns_in(T, spawns_in(H, Acc));
+spawns_in(M, Acc) when is_map(M) ->
+    spawns_in(maps:to_list(M), Acc);
+spawns_in(F, Acc) when is_function(F) ->
+    %% What a closure captured is in the state too.
+    {env, Env} = erlang:fun_info(F, env),
+    spawns_in(Env, Acc);
+spawns_in(_, Acc) ->
+    Acc.
 
 senders(S, M, #{st := #{procs := Ps}, env := #{senders := Senders}}) ->
     [{p, X} || {X, I} <- maps:get({S, M}, Senders, []),
