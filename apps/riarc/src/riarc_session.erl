@@ -463,12 +463,14 @@ overload(What = {analysis, Tracer, Len, Max}, S = #s{limits = #{policy := P}, ov
 %% trace riarc itself cut short.
 overload(_What, S = #s{overload = Already}) when Already =/= undefined -> S;
 overload(What, S = #s{backend = Backend}) ->
-    logger:warning("riarc: overload (~0tp): detaching from the system", [What]),
     %% The tracers are behind (that is the overload): a stop request would wait behind
     %% their whole mailbox. The backend detaches the system at once instead, and the
     %% tracers are ended; what they had not decided is inconclusive.
     ok = riarc_backend:close(Backend),
     _ = [exit(Pid, kill) || Pid <- maps:keys(S#s.tracers)],
+    %% Said after the detach: a first log message may load modules (the code server is
+    %% slow on a loaded node: 150 ms seen), and tracers go on taking events meanwhile.
+    logger:warning("riarc: overload (~0tp): detaching from the system", [What]),
     S1 = S#s{overload = What},
     maps:fold(fun(An, _, Acc) -> kill_analysis(An, {inconclusive, {overload, What}}, Acc) end,
               S1, S1#s.analysers).
@@ -601,7 +603,9 @@ result(S = #s{stats = Stats}) ->
                         warnings => riarc_result:warnings(S#s.spec, Verdicts)
                                     ++ [{unsealed, evm} || S#s.unsealed],
                         tracers => #{spawned => S#s.spawned, peak => S#s.peak},
-                        events => maps:get(collected, Stats),
+                        %% A tracer ended by the overload policy gives no statistics:
+                        %% its events are known from its counts (limit max_events).
+                        events => max(maps:get(collected, Stats), S#s.seen),
                         analysed => maps:get(analysed, Stats),
                         routed => maps:get(routed, Stats),
                         reordered => maps:get(reordered, Stats),
