@@ -413,8 +413,8 @@ limits(Opts) ->
     maps:merge(Default, maps:get(limits, Opts, #{})).
 
 %% A tracer's counts (running totals): the session's own are the sums. Limit
-%% max_events: once the tracers have reported that many events in all, the run is over
-%% its budget. Every policy stops then: the count is the whole session's, no partition
+%% max_events: once the tracers have reported more events than that in all, the run is
+%% over its budget. Every policy stops then: the count is the whole session's, no partition
 %% is to blame for it, so there is no partition to shed or to hold back. The tracers
 %% report every 1024 messages and as they end, so a session sees at most about 1024
 %% events per live tracer more than the limit before it acts (and what its tracers take
@@ -423,7 +423,7 @@ counted(Tracer, Events, Forged, S = #s{counted = C, limits = #{max_events := Max
     {E0, F0} = maps:get(Tracer, C, {0, 0}),
     Seen = S#s.seen + Events - E0,
     S1 = S#s{seen = Seen, forged = S#s.forged + Forged - F0, counted = C#{Tracer => {Events, Forged}}},
-    case Max =/= infinity andalso Seen >= Max of
+    case Max =/= infinity andalso Seen > Max of
         true -> overload({max_events, Seen, Max}, S1);
         false -> S1
     end.
