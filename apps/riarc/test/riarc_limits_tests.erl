@@ -33,13 +33,10 @@ spec() ->
                                           M(_) -> M end}
     end.
 
+%% The processes with a trace flag left (the same check as riarc_fault_SUITE's).
 traced() ->
     [P || P <- erlang:processes(), P =/= self(),
-          case erlang:trace_info(P, flags) of
-              {flags, []} -> false;
-              undefined -> false;
-              _ -> true
-          end].
+          not lists:member(erlang:trace_info(P, flags), [{flags, []}, undefined])].
 
 %%% max_events
 
