@@ -233,7 +233,8 @@ watch(St, L0 = #l{n = N, cfg = Cfg = #{max_queue := _}}) ->
     L1 = counts(St, L0#l{n = N + 1}),
     {Len, Bytes, L2} = mailbox(L1, L1#l.suspended =/= []),
     L = release(L2, Len, Bytes),
-    case L#l.suspended =:= [] andalso over_limit(Len, Bytes, 1, Cfg) of
+    %% (Released just now and reported still behind: said once.)
+    case L#l.suspended =:= [] andalso L#l.n =/= reported andalso over_limit(Len, Bytes, 1, Cfg) of
         What = {_, _, _, _} ->
             case map_get(policy, Cfg) =:= backpressure andalso hold_back(St, L) of
                 L3 = #l{suspended = [_ | _]} -> L3;

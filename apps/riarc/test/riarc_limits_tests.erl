@@ -16,12 +16,18 @@ looper(N) ->
     [receive {n, I} -> ok end || I <- lists:seq(1, N)],
     ok.
 
-%% Waits for orders: `crash' ends it abnormally, `{chat, N, From}' sends itself N messages.
+%% Waits for orders: `crash' ends it abnormally, `{chat, N, From}' sends itself N messages
+%% (`{chat, N, Payload, From}': each carrying Payload).
 -spec victim() -> ok.
 victim() ->
     receive
         crash -> exit(boom);
-        {chat, N, From} -> _ = looper(N), From ! chatted, victim()
+        {chat, N, From} -> _ = looper(N), From ! chatted, victim();
+        {chat, N, Payload, From} ->
+            [self() ! {n, I, Payload} || I <- lists:seq(1, N)],
+            [receive {n, I, _} -> ok end || I <- lists:seq(1, N)],
+            From ! chatted,
+            victim()
     end.
 
 quiet() -> fun M(_) -> M end.
@@ -94,6 +100,30 @@ max_queue_bytes() ->
     ?assertEqual([], traced()),
     {ok, R2} = riarc:run({?MODULE, looper, [5000]}, spec(), #{}),
     ?assertEqual(undefined, maps:get(overload, R2)).
+
+%% What the limit is for: a mailbox short in messages and large in bytes. The tracer is
+%% held (suspended by the test) while its process sends itself 2000 messages of 4 kB
+%% each: 4000 trace messages, 16 MB, waiting. Resumed, its first check finds them over
+%% a 4 MiB limit though the mailbox is far under max_queue (a million); with the default
+%% limit the same backlog is taken.
+max_queue_bytes_backlog_test_() ->
+    {timeout, 60, fun() ->
+        {mailbox_bytes, T, Bytes, 4194304} = backlog(#{max_queue_bytes => 4194304}),
+        ?assert(is_pid(T) andalso Bytes > 4194304),
+        undefined = backlog(#{})
+    end}.
+
+backlog(Limits) ->
+    {ok, S} = riarc:start({?MODULE, victim, []}, spec(), #{limits => Limits}),
+    #{tracers := [T], processes := [Victim]} = riarc:alive(S),
+    true = erlang:suspend_process(T),
+    Victim ! {chat, 2000, lists:seq(1, 250), self()},
+    receive chatted -> ok end,
+    true = erlang:resume_process(T),
+    Victim ! crash,
+    {ok, R} = riarc_session:finish(S, 30000),
+    ?assertEqual([], traced()),
+    maps:get(overload, R).
 
 %% Bad values are bad input.
 options_test() ->
