@@ -201,6 +201,7 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
             explain => maps:get(explain, Opts, 8),
             max_queue => maps:get(max_queue, limits(Opts)),
             max_queue_bytes => maps:get(max_queue_bytes, limits(Opts)),
+            max_events => maps:get(max_events, limits(Opts)),
             max_payload => maps:get(max_payload, limits(Opts)),
             policy => maps:get(policy, limits(Opts)),
             max_suspend => maps:get(max_suspend, limits(Opts)),

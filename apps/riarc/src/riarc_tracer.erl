@@ -41,6 +41,7 @@
                  explain => non_neg_integer(),
                  max_queue => pos_integer(),
                  max_queue_bytes => pos_integer() | infinity,
+                 max_events => pos_integer() | infinity,
                  max_payload => pos_integer() | infinity,
                  monitor_budget => map(),
                  atom() => term()}.
@@ -146,7 +147,7 @@ ctl(#{}, Req) -> Req.
 
 core_cfg(Cfg0 = #{backend := Backend}) ->
     Base = maps:with([lambda, backend, session, checks, perturb, explain, max_queue,
-                      max_queue_bytes, max_payload, monitor_budget, token, policy, max_suspend], Cfg0),
+                      max_queue_bytes, max_events, max_payload, monitor_budget, token, policy, max_suspend], Cfg0),
     %% Monitors run in their partitions' analysis processes (riarc_analyser).
     Base#{self => self(), analysis => async,
           init_from_spawn => riarc_backend:init_from_spawn(Backend),
@@ -230,7 +231,7 @@ flush(L) -> L#l{buf = [], nbuf = 0}.
 watch(_St, L = #l{n = reported}) -> L;
 watch(_St, L = #l{n = N}) when (N + 1) band 1023 =/= 0 -> L#l{n = N + 1};
 watch(St, L0 = #l{n = N, cfg = Cfg = #{max_queue := _}}) ->
-    L1 = counts(St, L0#l{n = N + 1}),
+    L1 = counts(St, maps:get(max_events, Cfg, infinity) =/= infinity, L0#l{n = N + 1}),
     {Len, Bytes, L2} = mailbox(L1, L1#l.suspended =/= []),
     L = release(L2, Len, Bytes),
     %% (Released just now and reported still behind: said once.)
@@ -283,12 +284,15 @@ mailbox(L = #l{mem_in = In}, _Now) ->
 
 %% The session's limit max_events and its count of forged messages: the tracer's counts,
 %% when they have changed since its last report. One message every 1024 the tracer
-%% handles at most, and one as it ends.
-counts(St, L = #l{counted = Old}) ->
+%% handles at most, and one as it ends. With no event budget (the default), a change of
+%% the event count alone is told only as the tracer ends: the session is not woken every
+%% 1024 events for a count nothing checks.
+counts(St, Events, L = #l{counted = Old = {_, OldForged}}) ->
     case riarc_tracer_core:counts(St) of
         Old -> L;
-        New = {Events, Forged} ->
-            L#l.session ! {riarc_s, L#l.token, {riarc_counts, self(), Events, Forged}},
+        {_, OldForged} when not Events -> L;
+        New = {Taken, Forged} ->
+            L#l.session ! {riarc_s, L#l.token, {riarc_counts, self(), Taken, Forged}},
             L#l{counted = New}
     end.
 
@@ -412,7 +416,7 @@ effects([stop | _], L, St) ->
     #l{events = N, session = Session, token = Token} = flush(L),
     _ = N > 0 andalso (Session ! {riarc_s, Token, {riarc_partition_events, self(), N}}),
     %% The counts since the last report: the session has them before this tracer's end.
-    _ = counts(St, L),
+    _ = counts(St, true, L),
     exit(normal).
 
 %% Limit `max_payload': a message larger than the limit (its external size) reaches the
