@@ -73,13 +73,17 @@
             %% while its monitor catches up, and since when (ms).
             suspended = [] :: [pid()],
             since = 0 :: integer(),
-            max_payload = infinity :: pos_integer() | infinity,
-            %% The counts last reported to the session: direct events taken, forged trace
-            %% messages refused (riarc_tracer_core:counts/1).
-            counted = {0, 0} :: {non_neg_integer(), non_neg_integer()},
-            %% Messages to handle before the mailbox's memory is read again (limit
-            %% max_queue_bytes): reading it walks the whole mailbox.
-            mem_in = 0 :: integer()}).
+            max_payload = infinity :: pos_integer() | infinity}).
+
+%% What the loop looks at every 1024 messages only is kept in the process dictionary,
+%% not in #l{}: the loop's record is copied on every message, so each field it carries
+%% is garbage on every message (and the tracer collects with full sweeps).
+%% The counts last reported to the session ({direct events, forged trace messages}).
+-define(COUNTED, '$riarc_counted').
+%% Forged trace messages refused so far (the core's effect `refused').
+-define(FORGED, '$riarc_forged').
+%% Messages to handle before the memory is read again (limit max_queue_bytes).
+-define(MEM_IN, '$riarc_mem_in').
 
 %%% ---------------------------------------------------------------------------
 %%% Starting tracers
@@ -232,8 +236,8 @@ watch(_St, L = #l{n = reported}) -> L;
 watch(_St, L = #l{n = N}) when (N + 1) band 1023 =/= 0 -> L#l{n = N + 1};
 watch(St, L0 = #l{n = N, cfg = Cfg = #{max_queue := _}}) ->
     L1 = counts(St, maps:get(max_events, Cfg, infinity) =/= infinity, L0#l{n = N + 1}),
-    {Len, Bytes, L2} = mailbox(L1, L1#l.suspended =/= []),
-    L = release(L2, Len, Bytes),
+    {Len, Bytes} = mailbox(L1, L1#l.suspended =/= []),
+    L = release(L1, Len, Bytes),
     %% (Released just now and reported still behind: said once.)
     case L#l.suspended =:= [] andalso L#l.n =/= reported andalso over_limit(Len, Bytes, 1, Cfg) of
         What = {_, _, _, _} ->
@@ -274,26 +278,40 @@ overloaded(What, L) ->
 %% messages as the mailbox held, so that its cost stays a few ns a message however long
 %% the mailbox is (a length check every 1024 messages, a memory read every
 %% max(1024, length) messages).
-mailbox(L = #l{cfg = #{max_queue_bytes := MaxBytes}, mem_in = In}, Now)
-  when is_integer(MaxBytes), Now orelse In =< 1024 ->
-    [{message_queue_len, Len}, {memory, Bytes}] = process_info(self(), [message_queue_len, memory]),
-    {Len, Bytes, L#l{mem_in = Len}};
-mailbox(L = #l{mem_in = In}, _Now) ->
-    {message_queue_len, Len} = process_info(self(), message_queue_len),
-    {Len, unknown, L#l{mem_in = In - 1024}}.
+mailbox(#l{cfg = Cfg}, Now) ->
+    In = get_int(?MEM_IN),
+    case maps:get(max_queue_bytes, Cfg, infinity) of
+        MaxBytes when is_integer(MaxBytes), Now orelse In =< 1024 ->
+            [{message_queue_len, Len}, {memory, Bytes}] =
+                process_info(self(), [message_queue_len, memory]),
+            put(?MEM_IN, Len),
+            {Len, Bytes};
+        _ ->
+            {message_queue_len, Len} = process_info(self(), message_queue_len),
+            put(?MEM_IN, In - 1024),
+            {Len, unknown}
+    end.
+
+get_int(Key) ->
+    case get(Key) of
+        undefined -> 0;
+        N -> N
+    end.
 
 %% The session's limit max_events and its count of forged messages: the tracer's counts,
 %% when they have changed since its last report. One message every 1024 the tracer
 %% handles at most, and one as it ends. With no event budget (the default), a change of
 %% the event count alone is told only as the tracer ends: the session is not woken every
 %% 1024 events for a count nothing checks.
-counts(St, Events, L = #l{counted = Old = {_, OldForged}}) ->
-    case riarc_tracer_core:counts(St) of
+counts(St, Events, L) ->
+    Old = {_, OldForged} = case get(?COUNTED) of undefined -> {0, 0}; C -> C end,
+    case {riarc_tracer_core:collected(St), get_int(?FORGED)} of
         Old -> L;
         {_, OldForged} when not Events -> L;
         New = {Taken, Forged} ->
             L#l.session ! {riarc_s, L#l.token, {riarc_counts, self(), Taken, Forged}},
-            L#l{counted = New}
+            put(?COUNTED, New),
+            L
     end.
 
 %% A monitor slower than its partition's events: the events handed to it and not yet
@@ -335,8 +353,8 @@ hold_back(St, L) ->
 
 release(L = #l{suspended = []}) -> L;
 release(L) ->
-    {Len, Bytes, L1} = mailbox(L, true),
-    release(L1, Len, Bytes).
+    {Len, Bytes} = mailbox(L, true),
+    release(L, Len, Bytes).
 
 release(L = #l{suspended = []}, _Len, _Bytes) -> L;
 release(L = #l{suspended = Ps, since = Since, cfg = #{max_queue := Max} = Cfg}, Len, Bytes) ->
@@ -407,6 +425,9 @@ effects([analysis_end | Fx], L, St) ->
     L1 = #l{an = An} = flush(L),
     _ = is_pid(An) andalso (An ! riarc_end),
     effects(Fx, L1, St);
+effects([refused | Fx], L, St) ->
+    put(?FORGED, get_int(?FORGED) + 1),
+    effects(Fx, L, St);
 effects([{started, _T, _S} | Fx], L, St) ->
     effects(Fx, L, St);
 effects([perturb | Fx], L = #l{cfg = Cfg}, St) ->
