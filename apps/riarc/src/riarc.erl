@@ -38,7 +38,9 @@
 %%     none;</li>
 %% <li>`limits' (default `#{max_queue => 1000000, max_tracers => an eighth of the
 %%     process limit, max_payload => 65536, policy => stop}'): a tracer's or a monitor's
-%%     mailbox (max_queue), live tracers (max_tracers); with policy `stop', at the first
+%%     mailbox (max_queue), a tracer's memory (max_queue_bytes, default 1 GiB), live
+%%     tracers (max_tracers), the session's events in all (max_events, default
+%%     infinity; every policy stops at it); with policy `stop', at the first
 %%     limit reached riarc detaches from the whole system; the result's `overload' says
 %%     which, and partitions with no verdict yet get `inconclusive'; with policy `shed',
 %%     a monitor that cannot keep up has its partition's events dropped and the verdict
@@ -81,6 +83,8 @@
                   log => boolean(), perturb => undefined | pos_integer(),
                   backend => auto | route | evm, explain => non_neg_integer(),
                   limits => #{max_queue => pos_integer(), max_tracers => pos_integer(),
+                              max_queue_bytes => pos_integer() | infinity,
+                              max_events => pos_integer() | infinity,
                               max_payload => pos_integer() | infinity,
                               policy => stop | shed | backpressure, max_suspend => pos_integer()},
                   monitor_budget => #{time_ms => pos_integer(),
@@ -320,8 +324,9 @@ valid_opt(backend, B) -> lists:member(B, [auto, route, evm]);
 valid_opt(explain, K) -> is_integer(K) andalso K >= 0;
 valid_opt(limits, L) when is_map(L) ->
     lists:all(fun({policy, P}) -> lists:member(P, [stop, shed, backpressure]);
-                 ({max_payload, infinity}) -> true;
-                 ({K, V}) -> lists:member(K, [max_queue, max_tracers, max_payload, max_suspend])
+                 ({K, infinity}) -> lists:member(K, [max_payload, max_queue_bytes, max_events]);
+                 ({K, V}) -> lists:member(K, [max_queue, max_tracers, max_payload, max_suspend,
+                                              max_queue_bytes, max_events])
                                  andalso is_integer(V) andalso V > 0
               end, maps:to_list(L));
 valid_opt(monitor_budget, B) -> riarc_analyser:valid_budget(B);

@@ -17,9 +17,12 @@
 
 %% What may make a run's verdicts say less than the user meant, though nothing failed:
 %% no process was monitored at all; a Spec module's own warnings (a compiled property's,
-%% `FILE:LINE:COLUMN: warning: ...'); a clause of a Spec module that matched no process.
+%% `FILE:LINE:COLUMN: warning: ...'); a clause of a Spec module that matched no process; a
+%% backend whose trace messages carry no seal (the process tracers' fallback), so that
+%% riarc could not refuse trace events the monitored system forged.
 -type warning() :: {no_process_monitored, module() | fun()} | {spec, string()}
-                 | {unmatched_clause, Place :: string(), Text :: string()}.
+                 | {unmatched_clause, Place :: string(), Text :: string()}
+                 | {unsealed, evm}.
 
 -type verdict_entry() :: #{pid := riarc_event:sid(), mfa := riarc_event:mfa_args(),
                            verdict := riarc_monitor:verdict(), events := non_neg_integer(),
@@ -89,7 +92,11 @@ format_warning({spec, W}) ->
     W;
 format_warning({unmatched_clause, Place, Text}) ->
     lists:flatten(io_lib:format("~ts: the clause `with ~ts' matched no process in this run",
-                                [Place, Text])).
+                                [Place, Text]));
+format_warning({unsealed, evm}) ->
+    "the process tracers' backend (evm: the routing table's NIF did not load, or was not "
+    "asked for) cannot tell the VM's trace messages from ones the monitored system forges: "
+    "a forged trace event would have been believed".
 
 %% @doc The exit status a result gives: 0 only when every monitored partition was
 %% accepted or ended without a verdict and nothing went wrong (no error, no invariant

@@ -64,6 +64,14 @@
     %% the tracers carry it; messages in riarc's shape without it are forged.
     token = make_ref() :: reference(),
     forged = 0 :: non_neg_integer(),
+    %% Limit max_events: the direct events the tracers have reported taking (in batches,
+    %% riarc_tracer:counts/2), and per live tracer its counts so far (events, forged
+    %% trace messages), of which its reports are running totals.
+    seen = 0 :: non_neg_integer(),
+    counted = #{} :: #{pid() => {non_neg_integer(), non_neg_integer()}},
+    %% The backend takes a trace message anyone could have sent (no seal: the process
+    %% tracers' fallback): the result says so.
+    unsealed = false :: boolean(),
     cut = undefined :: undefined | term(),            % why riarc cut the run short
     %% Per ended tracer, how many events its partition had (for a shed partition's count).
     pevents = #{} :: #{pid() => non_neg_integer()},
@@ -90,7 +98,8 @@
     limits :: limits()
 }).
 
--type limits() :: #{max_queue := pos_integer(), max_tracers := pos_integer(),
+-type limits() :: #{max_queue := pos_integer(), max_queue_bytes := pos_integer() | infinity,
+                    max_tracers := pos_integer(), max_events := pos_integer() | infinity,
                     max_payload := pos_integer() | infinity,
                     policy := stop | shed | backpressure, max_suspend := pos_integer()}.
 
@@ -191,13 +200,16 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
             checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts),
             explain => maps:get(explain, Opts, 8),
             max_queue => maps:get(max_queue, limits(Opts)),
+            max_queue_bytes => maps:get(max_queue_bytes, limits(Opts)),
+            max_events => maps:get(max_events, limits(Opts)),
             max_payload => maps:get(max_payload, limits(Opts)),
             policy => maps:get(policy, limits(Opts)),
             max_suspend => maps:get(max_suspend, limits(Opts)),
             monitor_budget => riarc_analyser:budget(Opts), token => Token},
     _ = monitor(process, Owner),
     S0 = #s{owner = Owner, spec = Spec, opts = Opts, backend = Backend, limits = limits(Opts), token = Token,
-            budget = riarc_analyser:budget(Opts), started = erlang:monotonic_time(microsecond)},
+            budget = riarc_analyser:budget(Opts), started = erlang:monotonic_time(microsecond),
+            unsealed = unsealed(Backend)},
     %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced is an
     %% error of start/4, at once.
     S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
@@ -258,10 +270,12 @@ handle_info({riarc_grace, Ref}, S = #s{grace = Ref}) ->
 handle_info(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= riarc_sealed ->
     %% The routing table's default owner: an event of a process no tracer owned. Its
     %% process's trace is incomplete; the run's result says how many such events came.
-    %% Trust boundary: only the table's own (sealed) events count, not forged ones.
+    %% Trust boundary: only the table's own (sealed) events count; forged ones are
+    %% counted as forged.
     case riarc_backend:event(S#s.backend, Msg) of
         {ok, _} -> {noreply, S#s{orphans = S#s.orphans + 1}};
-        _ -> {noreply, S}
+        skip -> {noreply, S};
+        no -> {noreply, S#s{forged = S#s.forged + 1}}
     end;
 handle_info({'DOWN', _, process, An, Reason}, S = #s{analysers = As}) when is_map_key(An, As) ->
     {Tracer, Clock} = maps:get(An, As),
@@ -284,7 +298,7 @@ handle_info({'DOWN', _, process, Pid, Reason}, S0 = #s{tracers = T}) when is_map
             false -> S0
         end,
     S1 = tracer_crash(Pid, Reason, S),
-    maybe_done(S1#s{tracers = maps:remove(Pid, T)});
+    maybe_done(S1#s{tracers = maps:remove(Pid, T), counted = maps:remove(Pid, S1#s.counted)});
 handle_info({'EXIT', _, _}, S) ->
     {noreply, S};
 handle_info(Msg, S) when is_tuple(Msg), tuple_size(Msg) > 1, is_atom(element(1, Msg)) ->
@@ -321,6 +335,8 @@ trusted({riarc_tracer_up, Pid, Proc, MFA}, S) ->
     end;
 trusted({riarc_overload, _Tracer, What}, S) ->
     {noreply, overload(What, S)};
+trusted({riarc_counts, Tracer, Events, Forged}, S) ->
+    {noreply, counted(Tracer, Events, Forged, S)};
 trusted({riarc_analyser_up, Tracer, An, Clock}, S = #s{early = Early}) when is_map_key(An, Early) ->
     {Reason, Early1} = maps:take(An, Early),
     {noreply, analysis_ended(Tracer, Clock, Reason, S#s{early = Early1})};
@@ -385,11 +401,43 @@ terminate(_Reason, #s{analysers = As}) ->
 %% node's process limit in tracers, so that riarc never takes more than a quarter of
 %% it, never the processes the system needs (one tracer per monitored process would
 %% otherwise double the system's process count with no cap).
+%% A tracer's memory (its mailbox, off its heap, and its state) is bounded too: 1 GiB,
+%% five times what a million small trace messages take (about 200 bytes each, measured),
+%% so that max_queue comes first for ordinary messages and this one for large ones.
+%% The events of a whole session are not bounded by default (max_events): how many a
+%% session sees is how long it runs, not how much of the node it holds (docs/production.md).
 limits(Opts) ->
-    Default = #{max_queue => 1000000,
+    Default = #{max_queue => 1000000, max_queue_bytes => 1 bsl 30,
                 max_tracers => max(1, erlang:system_info(process_limit) div 8),
+                max_events => infinity,
                 max_payload => 65536, policy => stop, max_suspend => 1000},
     maps:merge(Default, maps:get(limits, Opts, #{})).
+
+%% A tracer's counts (running totals): the session's own are the sums. Limit
+%% max_events: once the tracers have reported more events than that in all, the run is
+%% over its budget. Every policy stops then: the count is the whole session's, no partition
+%% is to blame for it, so there is no partition to shed or to hold back. The tracers
+%% report every 1024 messages and as they end, so a session sees at most about 1024
+%% events per live tracer more than the limit before it acts (and what its tracers take
+%% while the report waits in its mailbox).
+counted(Tracer, Events, Forged, S = #s{counted = C, limits = #{max_events := Max}}) ->
+    {E0, F0} = maps:get(Tracer, C, {0, 0}),
+    Seen = S#s.seen + Events - E0,
+    S1 = S#s{seen = Seen, forged = S#s.forged + Forged - F0, counted = C#{Tracer => {Events, Forged}}},
+    case Max =/= infinity andalso Seen > Max of
+        true -> overload({max_events, Seen, Max}, S1);
+        false -> S1
+    end.
+
+%% Trust boundary: a backend that takes as an event a trace message the session made up
+%% would take one the monitored system made up too (the process tracers' backend: the
+%% VM's trace messages carry no seal, and an Erlang process cannot tell who sent a
+%% message). Asked once, with a message of the session's own.
+unsealed(Backend) ->
+    case riarc_backend:event(Backend, {trace, self(), exit, normal}) of
+        {ok, _} -> true;
+        _ -> false
+    end.
 
 %% Policy `shed': a partition whose monitor cannot keep up with its events (its analysis
 %% process's mailbox over the limit) is detached alone: its queued events are dropped,
@@ -416,12 +464,14 @@ overload(What = {analysis, Tracer, Len, Max}, S = #s{limits = #{policy := P}, ov
 %% trace riarc itself cut short.
 overload(_What, S = #s{overload = Already}) when Already =/= undefined -> S;
 overload(What, S = #s{backend = Backend}) ->
-    logger:warning("riarc: overload (~0tp): detaching from the system", [What]),
     %% The tracers are behind (that is the overload): a stop request would wait behind
     %% their whole mailbox. The backend detaches the system at once instead, and the
     %% tracers are ended; what they had not decided is inconclusive.
     ok = riarc_backend:close(Backend),
     _ = [exit(Pid, kill) || Pid <- maps:keys(S#s.tracers)],
+    %% Said after the detach: a first log message may load modules (the code server is
+    %% slow on a loaded node: 150 ms seen), and tracers go on taking events meanwhile.
+    logger:warning("riarc: overload (~0tp): detaching from the system", [What]),
     S1 = S#s{overload = What},
     maps:fold(fun(An, _, Acc) -> kill_analysis(An, {inconclusive, {overload, What}}, Acc) end,
               S1, S1#s.analysers).
@@ -551,9 +601,12 @@ result(S = #s{stats = Stats}) ->
     End = case S#s.finished of undefined -> erlang:monotonic_time(microsecond); F -> F end,
     Verdicts = verdict_list(S),
     riarc_result:make(#{verdicts => Verdicts,
-                        warnings => riarc_result:warnings(S#s.spec, Verdicts),
+                        warnings => riarc_result:warnings(S#s.spec, Verdicts)
+                                    ++ [{unsealed, evm} || S#s.unsealed],
                         tracers => #{spawned => S#s.spawned, peak => S#s.peak},
-                        events => maps:get(collected, Stats),
+                        %% A tracer ended by the overload policy gives no statistics:
+                        %% its events are known from its counts (limit max_events).
+                        events => max(maps:get(collected, Stats), S#s.seen),
                         analysed => maps:get(analysed, Stats),
                         routed => maps:get(routed, Stats),
                         reordered => maps:get(reordered, Stats),

@@ -43,7 +43,7 @@
 %% '''
 -module(riarc_tracer_core).
 
--export([init_root/4, init_tracer/5, handle/2, mode/1, gamma/1, state_map/1]).
+-export([init_root/4, init_tracer/5, handle/2, mode/1, gamma/1, state_map/1, collected/1]).
 -export_type([cfg/0, state/0, effect/0, cut/0]).
 
 -type sid() :: riarc_event:sid().
@@ -80,7 +80,7 @@
 -type effect() :: {send, tracer(), term()} | {detach, sid(), tracer()} | {clear, sid()}
                 | {started, tracer(), sid()} | perturb | stop
                 | {analysis, {sid(), riarc_event:mfa_args()}, riarc_monitor:monitor()}
-                | {analyse, riarc_event:event()} | analysis_end.
+                | {analyse, riarc_event:event()} | analysis_end | refused.
 
 -record(st, {
     mode = direct :: mode(),
@@ -157,6 +157,11 @@ mode(#st{mode = M}) -> M.
 -spec gamma(state()) -> [sid()].
 gamma(#st{gamma = G}) -> maps:keys(G).
 
+%% @doc How many direct events the tracer has taken: its process reports them to the
+%% session in batches (riarc_tracer).
+-spec collected(state()) -> non_neg_integer().
+collected(#st{collected = C}) -> C.
+
 %% @doc The tracer's state for diagnostics and invariant reports.
 -spec state_map(state()) -> map().
 state_map(#st{mode = M, pi = Pi, gamma = G, part = Part, pending = P, parked = Pk}) ->
@@ -182,6 +187,10 @@ direct_in(Msg, St = #st{cfg = #{backend := Backend}}) ->
             lists:foldl(fun direct/2, St#st{collected = St#st.collected + 1}, Events);
         {ok, Event} -> direct(Event, St#st{collected = St#st.collected + 1});
         skip -> St;
+        %% Trust boundary: a message in a trace message's shape that the backend refuses
+        %% (no seal) was forged by the monitored system: not believed; the tracer's
+        %% process counts it (effect `refused').
+        no when element(1, Msg) =:= trace; element(1, Msg) =:= riarc_sealed -> fx(refused, St);
         no -> St
     end.
 

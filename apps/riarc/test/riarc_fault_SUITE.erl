@@ -17,14 +17,15 @@
 -export([all/0, suite/0]).
 -export([loop_on_root_init/1, slow_monitor_timeout/1, forged_exit/1, forged_stop/1,
          traced_tracer/1, crashing_spec/1, timeout_keeps_verdicts/1, huge_message/1,
-         shed_slow_monitor/1, process_limit/1, campaign/1]).
-%% The system under test.
--export([root/3, worker/2, looper/1, service/0, crowd/2, crowd_run/1]).
+         shed_slow_monitor/1, process_limit/1, max_events/1, max_events_cli/1,
+         forged_counted/1, unsealed_evm/1, campaign/1]).
+%% The system under test, and its monitors for the command line.
+-export([root/3, worker/2, looper/1, service/0, crowd/2, crowd_run/1, spec/1]).
 
 -spec all() -> [atom()].
 all() -> [loop_on_root_init, slow_monitor_timeout, forged_exit, forged_stop, traced_tracer,
           crashing_spec, timeout_keeps_verdicts, huge_message, shed_slow_monitor, process_limit,
-          campaign].
+          max_events, max_events_cli, forged_counted, unsealed_evm, campaign].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 6}}].
@@ -288,6 +289,66 @@ process_limit(_Config) ->
     after
         peer:stop(Peer)
     end.
+
+%% "no limit on a session's events": 200 000 events with max_events 10 000 end with
+%% overload, the partition inconclusive, exit status 1, no trace flag left; the session
+%% acted within a batch (1024 messages) of its one tracer past the limit.
+max_events(_Config) ->
+    {ok, R = #{verdicts := [V]}} =
+        riarc:run({?MODULE, looper, [100000]}, fun spec/1, #{limits => #{max_events => 10000}}),
+    ct:pal("~p", [maps:with([overload, events], R)]),
+    ?assertMatch({max_events, Seen, 10000} when Seen > 10000, maps:get(overload, R)),
+    {max_events, Seen, _} = maps:get(overload, R),
+    ?assert(Seen =< 10000 + 1024),
+    ?assertMatch(#{verdict := inconclusive, reason := {overload, {max_events, _, 10000}}}, V),
+    ?assertEqual(1, riarc_result:status(R)),
+    clean().
+
+%% The same from the command line (bin/riarc, a VM of its own): exit status 1, the
+%% partition's line says inconclusive.
+max_events_cli(_Config) ->
+    Dir = filename:dirname(code:which(?MODULE)),
+    {Lines, Status} = riarc_test_cli:cli("run -pa " ++ Dir ++ " -m " ++ atom_to_list(?MODULE)
+                                         ++ " -f looper -a '[100000]' --monitors " ++ atom_to_list(?MODULE)
+                                         ++ " --max-events 10000"),
+    ct:pal("~p ~s", [Lines, Status]),
+    ?assertEqual("status=1", Status),
+    ?assertMatch([_], [L || L <- Lines, lists:suffix(" inconclusive", L)]),
+    %% Without the limit the same run is accepted: the limit made the difference.
+    {_, "status=0"} = riarc_test_cli:cli("run -pa " ++ Dir ++ " -m " ++ atom_to_list(?MODULE)
+                                         ++ " -f looper -a '[100000]' --monitors " ++ atom_to_list(?MODULE)).
+
+%% "forged trace events are refused but not counted": each is counted, among the errors.
+forged_counted(_Config) ->
+    {ok, S} = riarc:start({?MODULE, service, []}, fun(_) -> {ok, accept_at_normal_exit()} end,
+                          #{backend => route}),
+    #{tracers := Ts, processes := [P]} = riarc:alive(S),
+    _ = [T ! {trace, P, exit, normal} || T <- Ts, _ <- lists:seq(1, 4)],
+    P ! {crash, boom},
+    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 10000),
+    ?assertMatch(#{verdict := reject}, V),
+    ?assertEqual([{riarc_session, {forged_messages, 4 * length(Ts)}}], maps:get(errors, R)),
+    clean().
+
+%% "the fallback backend has no seal, silently": a forged exit is believed there (the
+%% VM's trace messages cannot be told from it without the NIF), and the result says the
+%% run was unsealed.
+unsealed_evm(_Config) ->
+    {ok, S} = riarc:start({?MODULE, service, []}, fun(_) -> {ok, accept_at_normal_exit()} end,
+                          #{backend => evm}),
+    #{tracers := Ts, processes := [P]} = riarc:alive(S),
+    _ = [T ! {trace, P, exit, normal} || T <- Ts],
+    P ! {crash, boom},
+    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 10000),
+    %% Believed: the weakness the warning is about (the routing table rejects, above).
+    ?assertMatch(#{verdict := accept}, V),
+    ?assertEqual([{unsealed, evm}], maps:get(warnings, R)),
+    clean().
+
+%% The looper's monitor, for the command line: accepts at a normal exit.
+-spec spec(term()) -> {ok, riarc_monitor:monitor()} | undefined.
+spec({?MODULE, looper, _}) -> {ok, accept_at_normal_exit()};
+spec(_) -> undefined.
 
 %%% ---------------------------------------------------------------------------
 %%% The campaign

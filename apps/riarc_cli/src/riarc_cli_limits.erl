@@ -16,6 +16,11 @@
 flags() ->
     [#{name => "--max-queue", key => max_queue, type => {int, 1}, metavar => "N",
        help => "at most N messages waiting in a tracer or a monitor (default 1000000)"},
+     #{name => "--max-queue-bytes", key => max_queue_bytes, type => {int, 1}, metavar => "BYTES",
+       help => "at most BYTES of memory in a tracer, its mailbox with it (default 1073741824)"},
+     #{name => "--max-events", key => max_events, type => {int, 1}, metavar => "N",
+       help => "stop (under every policy) once the tracers have taken N events in all "
+               "(default: no limit)"},
      #{name => "--max-tracers", key => max_tracers, type => {int, 1}, metavar => "N",
        help => "at most N live tracers (default: an eighth of the process limit)"},
      #{name => "--max-payload", key => max_payload, type => {int, 1}, metavar => "BYTES",
@@ -33,7 +38,8 @@ flags() ->
 %% @doc The riarc options (`limits', `monitor_budget') of the flags given.
 -spec opts(riarc_cli_args:opts()) -> riarc:opts().
 opts(Flags) ->
-    Limits = maps:with([max_queue, max_tracers, max_payload, policy], Flags),
+    Limits = maps:with([max_queue, max_queue_bytes, max_tracers, max_events, max_payload, policy],
+                       Flags),
     maps:merge(case map_size(Limits) of 0 -> #{}; _ -> #{limits => Limits} end,
                case Flags of
                    #{monitor_budget := Ms} -> #{monitor_budget => #{time_ms => Ms}};

@@ -20,19 +20,21 @@
 result(R, Opts) ->
     Status = result1(R, Opts),
     Ws = spec_warnings(R, Opts),
-    _ = [io:format(standard_error, "~ts~n", [W]) || W <- Ws],
-    case {Ws, Opts} of
+    _ = [io:format(standard_error, "~ts~n", [warning_line(W)]) || W <- Ws],
+    %% --strict is about monitors that matched nothing; an unsealed backend is said, not
+    %% a reason to refuse the run.
+    case {[W || W <- Ws, W =/= {unsealed, evm}], Opts} of
         {[_ | _], #{strict := true}} -> 2;
         _ -> Status
     end.
 
-%% Monitors that matched nothing, as lines for standard error: the result's warnings
-%% (riarc_result:warnings/2), or, for a result made without them, those of the Spec the
-%% command was given.
+%% What standard error warns of (monitors that matched nothing, an unsealed backend): the
+%% result's warnings (riarc_result:warnings/2), or, for a result made without them, those
+%% of the Spec the command was given.
 spec_warnings(#{warnings := [_ | _] = Ws}, _Opts) ->
-    [warning_line(W) || W <- Ws];
+    Ws;
 spec_warnings(#{verdicts := Vs}, #{spec := Spec}) ->
-    [warning_line(W) || W <- riarc_result:warnings(Spec, Vs)];
+    riarc_result:warnings(Spec, Vs);
 spec_warnings(_, _) ->
     [].
 

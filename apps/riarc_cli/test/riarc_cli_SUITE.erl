@@ -116,4 +116,14 @@ cli_limits(_Config) ->
     ?assertEqual("status=0", Status),
     {[Err | _], "status=2"} = cli("run -m riarc_demo -f main --monitors riarc_demo_monitors --policy never", " 2>&1"),
     ?assertEqual("riarc run: --policy takes one of stop, shed, backpressure, not never", Err),
-    ?assertMatch({_, "status=2"}, cli("run -m riarc_demo -f main --monitors riarc_demo_monitors --max-queue 0")).
+    ?assertMatch({_, "status=2"}, cli("run -m riarc_demo -f main --monitors riarc_demo_monitors --max-queue 0")),
+    %% The session's event budget and a tracer's memory: within them, as without; a run
+    %% over the budget stops and says so, status 1.
+    {Lines2, "status=0"} = cli("run -m riarc_demo -f main -a '[6, 20, safe]' --monitors riarc_demo_monitors "
+                               "--max-events 1000000 --max-queue-bytes 1073741824"),
+    ?assertEqual(7, length(Lines2)),
+    {Cut, "status=1"} = cli("run -m riarc_demo -f main -a '[6, 20, safe]' --monitors riarc_demo_monitors "
+                            "--max-events 10", " 2>&1"),
+    ?assert(lists:any(fun(L) -> lists:prefix("riarc: warning: overload ({max_events,", L) end, Cut)),
+    ?assertMatch({_, "status=2"}, cli("run -m riarc_demo -f main --monitors riarc_demo_monitors --max-events 0")),
+    ?assertMatch({_, "status=2"}, cli("run -m riarc_demo -f main --monitors riarc_demo_monitors --max-queue-bytes x")).
