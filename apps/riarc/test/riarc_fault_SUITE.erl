@@ -107,12 +107,7 @@ crowd_run(N) ->
 %%% ---------------------------------------------------------------------------
 
 traced_processes() ->
-    [P || P <- erlang:processes(), P =/= self(),
-          case erlang:trace_info(P, flags) of
-              {flags, []} -> false;
-              undefined -> false;
-              _ -> true
-          end].
+    [P || {P, _} <- maps:get(processes, riarc_test_peer:traced(node()))].
 
 %% riarc's own processes still alive: tracers and analysis processes.
 riarc_processes() ->

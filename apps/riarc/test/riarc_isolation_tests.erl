@@ -53,8 +53,7 @@ verdict_of(Name, Vs) ->
     V.
 
 no_trace_flags() ->
-    [P || P <- erlang:processes(), erlang:trace_info(P, flags) =/= {flags, []},
-          erlang:trace_info(P, flags) =/= undefined].
+    [P || {P, _} <- maps:get(processes, riarc_test_peer:traced(node()))].
 
 %% A monitor that loops for ever on the root's very first event (its init): the system
 %% starts and runs all the same, the child's partition is accepted, the root's gets

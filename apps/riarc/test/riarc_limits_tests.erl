@@ -39,10 +39,9 @@ spec() ->
                                           M(_) -> M end}
     end.
 
-%% The processes with a trace flag left (the same check as riarc_fault_SUITE's).
+%% The processes with a trace flag left.
 traced() ->
-    [P || P <- erlang:processes(), P =/= self(),
-          not lists:member(erlang:trace_info(P, flags), [{flags, []}, undefined])].
+    [P || {P, _} <- maps:get(processes, riarc_test_peer:traced(node()))].
 
 %%% max_events
 

@@ -25,14 +25,17 @@ start(Prefix, Args) ->
     true = net_kernel:connect_node(Node),
     {Peer, Node}.
 
-%% @doc What is traced on Node: every process with a trace flag, and its flags; the flags
-%% new processes get. Both empty on a node riarc has left as it found it.
+%% @doc What is traced on Node (this node too): every process with a trace flag, and its
+%% flags, the caller left out; the flags new processes get. Both empty on a node riarc
+%% has left as it found it.
 -spec traced(node()) -> #{processes := [{pid(), [atom()]}], new_processes := [atom()]}.
 traced(Node) ->
-    {flags, New} = erpc:call(Node, erlang, trace_info, [new_processes, flags]),
-    #{processes => [{P, F} || P <- erpc:call(Node, erlang, processes, []),
-                              {flags, F} <- [erpc:call(Node, erlang, trace_info, [P, flags])],
-                              F =/= []],
+    Call = fun(F, A) when Node =:= node() -> apply(erlang, F, A);
+              (F, A) -> erpc:call(Node, erlang, F, A)
+           end,
+    {flags, New} = Call(trace_info, [new_processes, flags]),
+    #{processes => [{P, F} || P <- Call(processes, []), P =/= self(),
+                              {flags, F} <- [Call(trace_info, [P, flags])], F =/= []],
       new_processes => New}.
 
 distributed() ->
