@@ -93,6 +93,9 @@ read(File, MaxBytes) ->
 
 %% @doc A sentence for each error_reason().
 -spec format_error(error_reason()) -> string().
+format_error({corrupt, File, _Offset, {unknown_version, V}}) ->
+    lists:flatten(io_lib:format("~ts is a recording of format version ~b, and this riarc reads "
+                                "version ~b only: record the run again", [File, V, ?VERSION]));
 format_error({corrupt, File, Offset, Why}) ->
     lists:flatten(io_lib:format("~ts is not a readable recording: at byte ~b, ~0tp", [File, Offset, Why]));
 format_error({file, File, Why}) ->

@@ -225,7 +225,12 @@ corrupt() ->
     [Check(crypto_free_bytes(rand:uniform(200)), garbage) || _ <- lists:seq(1, 50)],
     Check(<<Good/binary, 0>>, appended),
     ?assertMatch({error, {riarc_replay, {file, _, enoent}}}, riarc_replay:replay(file("none"), #{})),
-    ?assert(is_list(riarc_replay:format_error({corrupt, "f", 3, truncated}))).
+    ?assert(is_list(riarc_replay:format_error({corrupt, "f", 3, truncated}))),
+    %% A recording of another format version says so, not "corrupt".
+    <<"RIARCRR", _:8, Rest/binary>> = Good,
+    ok = file:write_file(Bad, <<"RIARCRR", 1:8, Rest/binary>>),
+    {error, {riarc_replay, {corrupt, Bad, 7, {unknown_version, 1}}} = E} = riarc_replay:replay(Bad, ?OPTS),
+    ?assertMatch({match, _}, re:run(riarc_replay:format_error(element(2, E)), "format version 1.*record the run again")).
 
 crypto_free_bytes(N) ->
     << <<(rand:uniform(256) - 1):8>> || _ <- lists:seq(1, N) >>.
