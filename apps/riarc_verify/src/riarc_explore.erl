@@ -133,7 +133,7 @@
 %% {ok,#{arrangements => 2,states => 245,terminals => 3}}
 %% 2> riarc_explore:check(riarc_explore:pqr(), #{monitored => [[], [r]], por => false}).
 %% {ok,#{arrangements => 2,states => 1949,terminals => 3}}
-%% 3> {error, E} = riarc_explore:check(riarc_explore:pqr(), #{monitored => [[r]], bug => ignore_cut}).
+%% 3> {error, {riarc_explore, E}} = riarc_explore:check(riarc_explore:pqr(), #{monitored => [[r]], bug => ignore_cut}).
 %% {error,{riarc_explore,{violation,#{reason => {deadlock,live_tracers,[{t,r}]},...}}}}
 %% 4> io:format("~s~n", [riarc_explore:format_error(E)]).
 %% riarc_explore: {deadlock,live_tracers,[{t,r}]}
@@ -147,7 +147,13 @@
 -export([check/2, systems/1, run/2, sweep/1, sweep/2, main/1, pqr/0, format_error/1]).
 %% The monitor of a partition in the model (riarc_monitor callback).
 -export([analyse/2]).
--export_type([system/0, action/0, opts/0]).
+-export_type([system/0, action/0, opts/0, error_reason/0]).
+
+%% A search's failure: an invariant or soundness violation with the transitions that led
+%% to it, a search process that crashed, or a search larger than `max_states'.
+-type error_reason() :: {violation, #{reason := term(), monitored := [atom()], trace := [term()],
+                                      atom() => term()}}
+                      | {crashed, term()} | {state_limit, pos_integer()}.
 
 -type sid() :: term().
 -type action() :: {spawn, sid()} | {send, sid(), term()} | {recv, term()} | exit.
@@ -219,7 +225,7 @@ number(Subtrees, Id, Parent) ->
 
 %% @doc Explores every reachable state of the system under every arrangement of monitors
 %% (or those of `monitored').
--spec check(system(), opts()) -> {ok, counts()} | {error, {?MODULE, term()}}.
+-spec check(system(), opts()) -> {ok, counts()} | {error, {?MODULE, error_reason()}}.
 check(System, Opts) ->
     Arrs = case maps:get(monitored, Opts, all) of
                all -> arrangements(System);
@@ -245,7 +251,7 @@ check_arrs([Mon | Arrs], System, Opts, Acc = #{states := S, terminals := T, arra
 -spec run(pos_integer(), opts()) ->
     {ok, #{systems := non_neg_integer(), states := non_neg_integer(),
            terminals := non_neg_integer(), arrangements := non_neg_integer(),
-           duration_ms := non_neg_integer()}} | {error, {?MODULE, term()}}.
+           duration_ms := non_neg_integer()}} | {error, {?MODULE, error_reason()}}.
 run(MaxProcs, Opts) ->
     T0 = erlang:monotonic_time(millisecond),
     Zero = #{systems => 0, states => 0, terminals => 0, arrangements => 0},
@@ -300,7 +306,7 @@ sweep(Plan, Workers) ->
             print_counts("total", Total),
             io:format("wall time ~.1f s on ~b workers: ok~n", [Secs, Workers]),
             ok;
-        {error, E} ->
+        {error, {?MODULE, E}} ->
             io:format("~s~nfailed after ~.1f s~n", [format_error(E), Secs]),
             error
     end.
@@ -382,18 +388,16 @@ named(leaves, #{root := Root, scripts := Scripts}) ->
                      [C || {spawn, C} <- Sc] =:= []]).
 
 %% @doc A sentence for an error of check/2 or run/2.
--spec format_error({?MODULE, term()} | term()) -> string().
-format_error({?MODULE, {violation, #{reason := Why, monitored := Mon, trace := Trace}}}) ->
+-spec format_error(error_reason()) -> string().
+format_error({violation, #{reason := Why, monitored := Mon, trace := Trace}}) ->
     lists:flatten(
       [io_lib:format("riarc_explore: ~0tp~n  with own monitors for ~0tp, after:~n",
                      [Why, Mon]),
        [io_lib:format("  ~0tp~n", [Step]) || Step <- Trace]]);
-format_error({?MODULE, {crashed, Why}}) ->
+format_error({crashed, Why}) ->
     lists:flatten(io_lib:format("riarc_explore: a search crashed: ~0tp", [Why]));
-format_error({?MODULE, {state_limit, N}}) ->
-    lists:flatten(io_lib:format("riarc_explore: more than ~b states", [N]));
-format_error(Other) ->
-    lists:flatten(io_lib:format("~0tp", [Other])).
+format_error({state_limit, N}) ->
+    lists:flatten(io_lib:format("riarc_explore: more than ~b states", [N])).
 
 %% Every subset of the non-root processes, as sorted lists.
 arrangements(#{root := Root, scripts := Scripts}) ->
