@@ -96,10 +96,6 @@
 %% spawned after the attach point, is called as Λ would see it.
 -define(NEW_MFA, {riarc, new_processes, []}).
 
-%% The API's defaults: a run lasts as long as the system does (the command line sets its
-%% own timeout), and verdicts are returned rather than logged unless asked for.
--define(DEFAULTS, #{timeout => infinity, events => [send, recv], trace_patterns => #{}, invariants => true,
-                    log => false, perturb => undefined, backend => auto, explain => 8}).
 
 %% @doc Runs {M, F, Args} as the root of a system under instrumentation and returns once
 %% every system process has exited and every tracer is gone. With `node => Node', the
@@ -111,7 +107,7 @@
 run(MFA, Spec, Opts) ->
     case start(MFA, Spec, Opts) of
         {ok, Session} ->
-            riarc_session:finish(Session, maps:get(timeout, Opts, maps:get(timeout, ?DEFAULTS)));
+            riarc_session:finish(Session, maps:get(timeout, Opts, maps:get(timeout, riarc_opts:defaults())));
         Error -> Error
     end.
 
@@ -175,13 +171,13 @@ attach(_Target, _Spec, Opts) ->
 %% riarc_remote's proxy when the caller is on another node).
 -spec attach_for(pid(), target(), riarc_lambda:spec(), opts()) -> {ok, pid()} | {error, term()}.
 attach_for(Owner, Target, Spec, Opts) ->
-    case {riarc_lambda:valid_spec(Spec), valid_opts(maps:merge(?DEFAULTS, Opts)), targets(Target)} of
+    case {riarc_lambda:valid_spec(Spec), valid_opts(maps:merge(riarc_opts:defaults(), Opts)), targets(Target)} of
         {false, _, _} -> {error, {?MODULE, {bad_spec, Spec}}};
         {_, {error, _} = E, _} -> E;
         {_, _, {error, _} = E} -> E;
         {true, ok, {ok, []}} -> {error, {?MODULE, {no_process, Target}}};
         {true, ok, {ok, new_processes}} ->
-            Full = #{events := Events} = maps:merge(maps:merge(?DEFAULTS, riarc_lambda:spec_defaults(Spec)), Opts),
+            Full = #{events := Events} = maps:merge(maps:merge(riarc_opts:defaults(), riarc_lambda:spec_defaults(Spec)), Opts),
             Roots = [{new_processes, ?NEW_MFA, {attached, new_processes, ?NEW_MFA}}],
             Make = fun(Session) -> riarc_backend_new:new(Events, Session) end,
             %% Message patterns are not installed for it: the process tracers take every
@@ -189,7 +185,7 @@ attach_for(Owner, Target, Spec, Opts) ->
             SOpts = maps:without([timeout, events, trace_patterns], Full#{backend => Make}),
             session(riarc_session:start(Owner, Roots, not_own(Spec), SOpts));
         {true, ok, {ok, Pids}} ->
-            Full = #{events := Events} = maps:merge(maps:merge(?DEFAULTS, riarc_lambda:spec_defaults(Spec)), Opts),
+            Full = #{events := Events} = maps:merge(maps:merge(riarc_opts:defaults(), riarc_lambda:spec_defaults(Spec)), Opts),
             Roots = [{P, MFA, {attached, P, MFA}} || P <- Pids,
                                                      MFA <- [riarc_lambda:running_mfa(P)],
                                                      MFA =/= undefined],
@@ -295,7 +291,7 @@ alive(Session) -> riarc_session:alive(Session).
 -spec validate(term(), term(), term()) -> {ok, map()} | {error, {riarc, error_reason()}}.
 validate({M, F, A}, Spec, Opts) when is_atom(M), is_atom(F), is_list(A), is_map(Opts) ->
     _ = code:ensure_loaded(M),
-    Full = maps:merge(maps:merge(?DEFAULTS, riarc_lambda:spec_defaults(Spec)), Opts),
+    Full = maps:merge(maps:merge(riarc_opts:defaults(), riarc_lambda:spec_defaults(Spec)), Opts),
     case {erlang:function_exported(M, F, length(A)), riarc_lambda:valid_spec(Spec),
           valid_opts(Full)} of
         {false, _, _} -> {error, {?MODULE, {undef, {M, F, length(A)}}}};
@@ -307,32 +303,10 @@ validate(MFA, _Spec, Opts) when is_map(Opts) -> {error, {?MODULE, {bad_mfa, MFA}
 validate(_MFA, _Spec, Opts) -> {error, {?MODULE, {bad_opts, Opts}}}.
 
 valid_opts(Opts) ->
-    Bad = [K || {K, V} <- maps:to_list(Opts), not valid_opt(K, V)],
-    case Bad of
-        [] -> ok;
-        [K | _] -> {error, {?MODULE, {bad_option, K, maps:get(K, Opts)}}}
+    case riarc_opts:check(Opts) of
+        ok -> ok;
+        Bad -> {error, {?MODULE, Bad}}
     end.
-
-valid_opt(timeout, infinity) -> true;
-%% The longest a receive can wait: a larger timeout would crash the wait, not end it.
-valid_opt(timeout, T) -> is_integer(T) andalso T >= 0 andalso T =< 16#ffffffff;
-valid_opt(events, Es) -> is_list(Es) andalso lists:all(fun(E) -> E =:= send orelse E =:= recv end, Es);
-valid_opt(trace_patterns, P) -> riarc_trace_pattern:valid(P);
-valid_opt(invariants, B) -> is_boolean(B);
-valid_opt(log, B) -> is_boolean(B);
-valid_opt(backend, B) -> lists:member(B, [auto, route, evm]);
-valid_opt(explain, K) -> is_integer(K) andalso K >= 0;
-valid_opt(limits, L) when is_map(L) ->
-    lists:all(fun({policy, P}) -> lists:member(P, [stop, shed, backpressure]);
-                 ({K, infinity}) -> lists:member(K, [max_payload, max_queue_bytes, max_events]);
-                 ({K, V}) -> lists:member(K, [max_queue, max_tracers, max_payload, max_suspend,
-                                              max_queue_bytes, max_events])
-                                 andalso is_integer(V) andalso V > 0
-              end, maps:to_list(L));
-valid_opt(monitor_budget, B) -> riarc_analyser:valid_budget(B);
-valid_opt(perturb, undefined) -> true;
-valid_opt(perturb, N) -> is_integer(N) andalso N > 0;
-valid_opt(_, _) -> false.
 
 %% @doc A sentence for an error riarc returned: `{error, {Module, Reason}}' from any of
 %% riarc's modules (the module that returned it formats it), or a reason of riarc's own.

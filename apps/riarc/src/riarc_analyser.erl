@@ -16,20 +16,16 @@
 %% 2> {A, Clock} = riarc_analyser:start(#{session => self(), explain => 8}, self(), {p, {m, f, []}}, Mon).
 %% 3> A ! {riarc_evts, [{exit, p, normal}]}, flush().
 %% Shell got {riarc_s,undefined,{riarc_verdict,<0.85.0>,p,{m,f,[]},accept,undefined,1}}
-%% 4> riarc_analyser:overdue(Clock, A, riarc_analyser:budget(#{})).
+%% 4> riarc_analyser:overdue(Clock, A, riarc_opts:budget(#{})).
 %% ok
 %% '''
 -module(riarc_analyser).
 
--export([start/4, budget/1, overdue/3, steps/1, valid_budget/1]).
+-export([start/4, overdue/3, steps/1]).
 %% Spawned entry point.
 -export([init/4]).
--export_type([budget/0, clock/0, cfg/0]).
+-export_type([clock/0, cfg/0]).
 
-%% What one step of a monitor may take: wall time, reductions (`infinity': no limit) and
-%% heap (words, the analysis process's max_heap_size).
--type budget() :: #{time_ms := pos_integer(), reductions := pos_integer() | infinity,
-                    heap_words := pos_integer()}.
 %% The step clock: [steps begun, in a step (1) or not (0), the step's start (ms), the
 %% process's reductions at its start].
 -opaque clock() :: atomics:atomics_ref().
@@ -52,29 +48,8 @@
             tracer :: pid(),
             tref :: reference(),
             clock :: clock(),
-            budget :: budget()}).
+            budget :: riarc_opts:budget()}).
 
-%% @doc The budget in force: the defaults (10 s, 100 million reductions, 64 Mwords of heap
-%% a step) with what the options `monitor_budget' say. Reductions bound a step's work;
-%% wall time bounds a step that waits (a monitor blocked in a call). Wall time also
-%% counts the time a runnable step waits for a scheduler or for the code server: on a
-%% loaded node the first step of a monitor, which loads its code, took over 1 s
-%% (riarc_bench_nodes_SUITE), so the default leaves room for that.
--spec budget(map()) -> budget().
-budget(Opts) ->
-    maps:merge(#{time_ms => 10000, reductions => 100000000, heap_words => 64 * 1024 * 1024},
-               maps:get(monitor_budget, Opts, #{})).
-
-%% @doc True when the term is a valid `monitor_budget' option.
--spec valid_budget(term()) -> boolean().
-valid_budget(B) when is_map(B) ->
-    lists:all(fun({time_ms, V}) -> is_integer(V) andalso V > 0;
-                 ({reductions, infinity}) -> true;
-                 ({reductions, V}) -> is_integer(V) andalso V > 0;
-                 ({heap_words, V}) -> is_integer(V) andalso V > 0;
-                 (_) -> false
-              end, maps:to_list(B));
-valid_budget(_) -> false.
 
 %% @doc Starts the analysis of Tracer's partition Part by monitor Mon; returns its pid and
 %% the step clock the session watches it by.
@@ -82,7 +57,7 @@ valid_budget(_) -> false.
     {pid(), clock()}.
 start(Cfg, Tracer, Part, Mon) ->
     Clock = atomics:new(4, [{signed, true}]),
-    #{heap_words := Heap} = budget(Cfg),
+    #{heap_words := Heap} = riarc_opts:budget(Cfg),
     Pid = proc_lib:spawn_opt(?MODULE, init, [Cfg, Tracer, Part, {Mon, Clock}], ?OPTS(Heap)),
     {Pid, Clock}.
 
@@ -92,7 +67,7 @@ steps(Clock) -> atomics:get(Clock, ?STEPS).
 
 %% @doc The watchdog's look at an analysis process: `{over, What}' when the step it is in
 %% has run past its budget (it is to be killed; What says by how much), else ok.
--spec overdue(clock(), pid(), budget()) -> ok | {over, map()}.
+-spec overdue(clock(), pid(), riarc_opts:budget()) -> ok | {over, map()}.
 overdue(Clock, Pid, #{time_ms := MaxT, reductions := MaxR}) ->
     case atomics:get(Clock, ?BUSY) of
         0 -> ok;
@@ -129,7 +104,7 @@ init(Cfg = #{session := Session}, Tracer, Part, {Mon, Clock}) ->
     An = riarc_analysis:new(Tracer, maps:get(explain, Cfg, 0), Part, Mon),
     loop(#l{an = An, session = Session, token = maps:get(token, Cfg, undefined),
             tracer = Tracer, tref = TRef, clock = Clock,
-            budget = budget(Cfg)}).
+            budget = riarc_opts:budget(Cfg)}).
 
 loop(L = #l{tref = TRef}) ->
     receive

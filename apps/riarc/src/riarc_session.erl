@@ -54,7 +54,7 @@
     %% The live analysis processes (riarc_analyser), each with its partition's tracer and
     %% its step clock; the watchdog's timer runs while there are any.
     analysers = #{} :: #{pid() => {pid(), riarc_analyser:clock()}},
-    budget :: riarc_analyser:budget(),
+    budget :: riarc_opts:budget(),
     watchdog = false :: boolean(),
     %% After stop/1 the analyses still running get this long to finish.
     grace = undefined :: undefined | reference() | expired,
@@ -95,13 +95,9 @@
     stopping = false :: boolean(),
     %% Why riarc stopped the run itself (an overload limit), once it has.
     overload = undefined :: undefined | term(),
-    limits :: limits()
+    limits :: riarc_opts:limits()
 }).
 
--type limits() :: #{max_queue := pos_integer(), max_queue_bytes := pos_integer() | infinity,
-                    max_tracers := pos_integer(), max_events := pos_integer() | infinity,
-                    max_payload := pos_integer() | infinity,
-                    policy := stop | shed | backpressure, max_suspend := pos_integer()}.
 
 -ifdef(TEST).
 -export([token/1]).
@@ -199,16 +195,16 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     Cfg = #{lambda => riarc_lambda:new(Spec), backend => Backend, session => self(),
             checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts),
             explain => maps:get(explain, Opts, 8),
-            max_queue => maps:get(max_queue, limits(Opts)),
-            max_queue_bytes => maps:get(max_queue_bytes, limits(Opts)),
-            max_events => maps:get(max_events, limits(Opts)),
-            max_payload => maps:get(max_payload, limits(Opts)),
-            policy => maps:get(policy, limits(Opts)),
-            max_suspend => maps:get(max_suspend, limits(Opts)),
-            monitor_budget => riarc_analyser:budget(Opts), token => Token},
+            max_queue => maps:get(max_queue, riarc_opts:limits(Opts)),
+            max_queue_bytes => maps:get(max_queue_bytes, riarc_opts:limits(Opts)),
+            max_events => maps:get(max_events, riarc_opts:limits(Opts)),
+            max_payload => maps:get(max_payload, riarc_opts:limits(Opts)),
+            policy => maps:get(policy, riarc_opts:limits(Opts)),
+            max_suspend => maps:get(max_suspend, riarc_opts:limits(Opts)),
+            monitor_budget => riarc_opts:budget(Opts), token => Token},
     _ = monitor(process, Owner),
-    S0 = #s{owner = Owner, spec = Spec, opts = Opts, backend = Backend, limits = limits(Opts), token = Token,
-            budget = riarc_analyser:budget(Opts), started = erlang:monotonic_time(microsecond),
+    S0 = #s{owner = Owner, spec = Spec, opts = Opts, backend = Backend, limits = riarc_opts:limits(Opts), token = Token,
+            budget = riarc_opts:budget(Opts), started = erlang:monotonic_time(microsecond),
             unsealed = unsealed(Backend)},
     %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced is an
     %% error of start/4, at once.
@@ -395,23 +391,6 @@ terminate(_Reason, #s{analysers = As}) ->
 
 %%% Internals
 
-%% The limits in force: a tracer's mailbox length (and a monitor's backlog), the number
-%% of live tracers, the payload size monitors get, the overload policy. Each monitored
-%% partition has a tracer and an analysis process: by default at most an eighth of the
-%% node's process limit in tracers, so that riarc never takes more than a quarter of
-%% it, never the processes the system needs (one tracer per monitored process would
-%% otherwise double the system's process count with no cap).
-%% A tracer's memory (its mailbox, off its heap, and its state) is bounded too: 1 GiB,
-%% five times what a million small trace messages take (about 200 bytes each, measured),
-%% so that max_queue comes first for ordinary messages and this one for large ones.
-%% The events of a whole session are not bounded by default (max_events): how many a
-%% session sees is how long it runs, not how much of the node it holds (docs/production.md).
-limits(Opts) ->
-    Default = #{max_queue => 1000000, max_queue_bytes => 1 bsl 30,
-                max_tracers => max(1, erlang:system_info(process_limit) div 8),
-                max_events => infinity,
-                max_payload => 65536, policy => stop, max_suspend => 1000},
-    maps:merge(Default, maps:get(limits, Opts, #{})).
 
 %% A tracer's counts (running totals): the session's own are the sums. Limit
 %% max_events: once the tracers have reported more events than that in all, the run is

@@ -62,9 +62,10 @@
 %% spawn event has not been read yet). 1 000 000 events is far more than any real
 %% recording holds at once (the VM's reordering is over a few messages), and bounds
 %% the buffer to a few hundred megabytes of small events.
--define(CHECK_DEFAULTS, #{timeout => 60000, invariants => true, log => false,
-                          perturb => undefined, yield => true,
-                          max_held_events => 1000000}).
+%% What a check shares with a run (invariants, log, perturb) defaults as riarc_opts says;
+%% a check and a recording keep a timeout of their own, as the command line does.
+-define(CHECK_DEFAULTS, (maps:with([invariants, log, perturb], riarc_opts:defaults()))#{
+                          timeout => 60000, yield => true, max_held_events => 1000000}).
 -define(RECORD_DEFAULTS, #{payloads => true, format => binary, events => [send, recv],
                            timeout => 60000, max_queue => 10000}).
 

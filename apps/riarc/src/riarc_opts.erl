@@ -1,0 +1,101 @@
+%% @doc riarc's options, in one place: what each defaults to and which values are valid.
+%% The API (riarc:run/3, start/3, attach/3) fills in defaults/0; the session reads the
+%% safety limits through limits/1 and every analysis process its step budget through
+%% budget/1, so that a default is written once. What each option means is in riarc's
+%% module documentation and docs/production.md.
+%% ```
+%% 1> maps:get(timeout, riarc_opts:defaults()).
+%% infinity
+%% 2> maps:get(policy, riarc_opts:limits(#{limits => #{max_queue => 10}})).
+%% stop
+%% 3> riarc_opts:check(#{timeout => -1}).
+%% {bad_option,timeout,-1}
+%% '''
+-module(riarc_opts).
+
+-export([defaults/0, limits/1, budget/1, check/1]).
+-export_type([limits/0, budget/0]).
+
+-type limits() :: #{max_queue := pos_integer(), max_queue_bytes := pos_integer() | infinity,
+                    max_tracers := pos_integer(), max_events := pos_integer() | infinity,
+                    max_payload := pos_integer() | infinity,
+                    policy := stop | shed | backpressure, max_suspend := pos_integer()}.
+%% What one step of a monitor may take: wall time, reductions (`infinity': no limit) and
+%% heap (words, the analysis process's max_heap_size).
+-type budget() :: #{time_ms := pos_integer(), reductions := pos_integer() | infinity,
+                    heap_words := pos_integer()}.
+
+%% @doc The API's defaults: a run lasts as long as the system does (the command line sets
+%% its own timeout), and verdicts are returned rather than logged unless asked for.
+-spec defaults() -> #{timeout := infinity, events := [send | recv], trace_patterns := map(),
+                      invariants := boolean(), log := boolean(), perturb := undefined,
+                      backend := auto, explain := non_neg_integer()}.
+defaults() ->
+    #{timeout => infinity, events => [send, recv], trace_patterns => #{}, invariants => true,
+      log => false, perturb => undefined, backend => auto, explain => 8}.
+
+%% @doc The safety limits in force: the defaults with what the option `limits' says: a
+%% tracer's mailbox length (and a monitor's backlog), the number of live tracers, the
+%% payload size monitors get, the overload policy. Each monitored partition has a tracer
+%% and an analysis process: by default at most an eighth of the node's process limit in
+%% tracers, so that riarc never takes more than a quarter of it, never the processes the
+%% system needs (one tracer per monitored process would otherwise double the system's
+%% process count with no cap). A tracer's memory (its mailbox, off its heap, and its
+%% state) is bounded too: 1 GiB, five times what a million small trace messages take
+%% (about 200 bytes each, measured), so that max_queue comes first for ordinary messages
+%% and this one for large ones. The events of a whole session are not bounded by default
+%% (max_events): how many a session sees is how long it runs, not how much of the node
+%% it holds (docs/production.md).
+-spec limits(map()) -> limits().
+limits(Opts) ->
+    maps:merge(#{max_queue => 1000000, max_queue_bytes => 1 bsl 30,
+                 max_tracers => max(1, erlang:system_info(process_limit) div 8),
+                 max_events => infinity, max_payload => 65536, policy => stop,
+                 max_suspend => 1000},
+               maps:get(limits, Opts, #{})).
+
+%% @doc The step budget in force: the defaults (10 s, 100 million reductions, 64 Mwords of
+%% heap a step) with what the option `monitor_budget' says. Reductions bound a step's
+%% work; wall time bounds a step that waits (a monitor blocked in a call). Wall time also
+%% counts the time a runnable step waits for a scheduler or for the code server: on a
+%% loaded node the first step of a monitor, which loads its code, took over 1 s
+%% (riarc_bench_nodes_SUITE), so the default leaves room for that.
+-spec budget(map()) -> budget().
+budget(Opts) ->
+    maps:merge(#{time_ms => 10000, reductions => 100000000, heap_words => 64 * 1024 * 1024},
+               maps:get(monitor_budget, Opts, #{})).
+
+%% @doc `ok' when every option is known and its value valid, else the first that is not.
+-spec check(map()) -> ok | {bad_option, atom(), term()}.
+check(Opts) ->
+    case [K || {K, V} <- maps:to_list(Opts), not valid(K, V)] of
+        [] -> ok;
+        [K | _] -> {bad_option, K, maps:get(K, Opts)}
+    end.
+
+valid(timeout, infinity) -> true;
+%% The longest a receive can wait: a larger timeout would crash the wait, not end it.
+valid(timeout, T) -> is_integer(T) andalso T >= 0 andalso T =< 16#ffffffff;
+valid(events, Es) -> is_list(Es) andalso lists:all(fun(E) -> E =:= send orelse E =:= recv end, Es);
+valid(trace_patterns, P) -> riarc_trace_pattern:valid(P);
+valid(invariants, B) -> is_boolean(B);
+valid(log, B) -> is_boolean(B);
+valid(backend, B) -> lists:member(B, [auto, route, evm]);
+valid(explain, K) -> is_integer(K) andalso K >= 0;
+valid(limits, L) when is_map(L) ->
+    lists:all(fun({policy, P}) -> lists:member(P, [stop, shed, backpressure]);
+                 ({K, infinity}) -> lists:member(K, [max_payload, max_queue_bytes, max_events]);
+                 ({K, V}) -> lists:member(K, [max_queue, max_tracers, max_payload, max_suspend,
+                                              max_queue_bytes, max_events])
+                                 andalso is_integer(V) andalso V > 0
+              end, maps:to_list(L));
+valid(monitor_budget, B) when is_map(B) ->
+    lists:all(fun({time_ms, V}) -> is_integer(V) andalso V > 0;
+                 ({reductions, infinity}) -> true;
+                 ({reductions, V}) -> is_integer(V) andalso V > 0;
+                 ({heap_words, V}) -> is_integer(V) andalso V > 0;
+                 (_) -> false
+              end, maps:to_list(B));
+valid(perturb, undefined) -> true;
+valid(perturb, N) -> is_integer(N) andalso N > 0;
+valid(_, _) -> false.
