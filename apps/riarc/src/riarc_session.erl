@@ -192,19 +192,17 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     %% The analysis processes link to the session (so that none outlives it); their
     %% ends are handled through monitors.
     process_flag(trap_exit, true),
-    Cfg = #{lambda => riarc_lambda:new(Spec), backend => Backend, session => self(),
+    Limits = riarc_opts:limits(Opts),
+    Budget = riarc_opts:budget(Opts),
+    %% Every limit but max_tracers (the session's own) is the tracers' to apply.
+    Cfg = (maps:without([max_tracers], Limits))#{
+            lambda => riarc_lambda:new(Spec), backend => Backend, session => self(),
             checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts),
             explain => maps:get(explain, Opts, 8),
-            max_queue => maps:get(max_queue, riarc_opts:limits(Opts)),
-            max_queue_bytes => maps:get(max_queue_bytes, riarc_opts:limits(Opts)),
-            max_events => maps:get(max_events, riarc_opts:limits(Opts)),
-            max_payload => maps:get(max_payload, riarc_opts:limits(Opts)),
-            policy => maps:get(policy, riarc_opts:limits(Opts)),
-            max_suspend => maps:get(max_suspend, riarc_opts:limits(Opts)),
-            monitor_budget => riarc_opts:budget(Opts), token => Token},
+            monitor_budget => Budget, token => Token},
     _ = monitor(process, Owner),
-    S0 = #s{owner = Owner, spec = Spec, opts = Opts, backend = Backend, limits = riarc_opts:limits(Opts), token = Token,
-            budget = riarc_opts:budget(Opts), started = erlang:monotonic_time(microsecond),
+    S0 = #s{owner = Owner, spec = Spec, opts = Opts, backend = Backend, limits = Limits, token = Token,
+            budget = Budget, started = erlang:monotonic_time(microsecond),
             unsealed = unsealed(Backend)},
     %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced is an
     %% error of start/4, at once.
