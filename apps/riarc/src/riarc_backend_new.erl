@@ -63,7 +63,7 @@
 -define(ADOPTER_COUNT, '$riarc_adopter_count').
 -define(ADOPTER_LIMIT, '$riarc_adopter_limit').
 -define(ADOPTER_WAIT, '$riarc_adopter_wait').
-%% A child from another node whose arguments are still to come: {M, F, Arity}.
+%% A child from another node whose arguments are still to come: its spawned event's MFA.
 -define(ADOPTER_ARGS, '$riarc_adopter_args').
 
 %% @doc A backend for a session whose root is the pseudo-process `new_processes', tracing
@@ -165,12 +165,16 @@ event(_Config, {trace_delivered, _P, Ref}) ->
 event(#{evm := Evm}, Msg = {trace, C, 'receive', Args}) ->
     case get({?ADOPTER_ARGS, C}) of
         undefined -> riarc_backend_evm:event(Evm, Msg);
-        {M, F, Arity} when is_list(Args), length(Args) =:= Arity ->
-            erase({?ADOPTER_ARGS, C}),
-            announce_new(C, {M, F, Args});
-        _ ->
-            %% Not its arguments (a VM that passes them otherwise): announced as it is.
-            with_announcement(C, riarc_backend_evm:event(Evm, Msg))
+        MFA0 ->
+            case riarc_lambda:remote_spawn(MFA0) of
+                {M, F, Arity} when is_list(Args), length(Args) =:= Arity ->
+                    erase({?ADOPTER_ARGS, C}),
+                    announce_new(C, {M, F, Args});
+                _ ->
+                    %% Not its arguments (a VM that passes them otherwise): announced
+                    %% as it is.
+                    with_announcement(C, riarc_backend_evm:event(Evm, Msg))
+            end
     end;
 event(#{evm := Evm}, Msg = {trace, P, exit, _}) ->
     _ = get(?ADOPTER) =:= true andalso erase({?ADOPTER, P}),
@@ -218,7 +222,7 @@ adopt_system(Cfg, spawned, C, P, MFA0) ->
             %% Spawned from another node (spawn/4, erpc): that parent is traced by no
             %% tracer of this node, so no spawn event of it comes here.
             case {Cfg, riarc_lambda:remote_spawn(MFA0)} of
-                {#{recv := true}, {_, _, _} = Call} -> put({?ADOPTER_ARGS, C}, Call), skip;
+                {#{recv := true}, {_, _, _}} -> put({?ADOPTER_ARGS, C}, MFA0), skip;
                 _ -> announce_new(C, MFA0)
             end;
         {false, false} ->
@@ -254,8 +258,7 @@ announce_new(C, MFA0) ->
 
 %% A child from another node announced without its arguments, then its event Decoded.
 with_announcement(C, Decoded) ->
-    {M, F, Arity} = erase({?ADOPTER_ARGS, C}),
-    case {announce_new(C, {erts_internal, dist_spawn_init, [{M, F, Arity}]}), Decoded} of
+    case {announce_new(C, erase({?ADOPTER_ARGS, C})), Decoded} of
         {{ok, Spawn}, {ok, E}} -> {ok, [Spawn, E]};
         {{ok, Spawn}, _} -> {ok, Spawn};
         {skip, _} -> Decoded
