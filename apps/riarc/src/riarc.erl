@@ -177,7 +177,7 @@ attach_for(Owner, Target, Spec, Opts) ->
         {_, _, {error, _} = E} -> E;
         {true, ok, {ok, []}} -> {error, {?MODULE, {no_process, Target}}};
         {true, ok, {ok, new_processes}} ->
-            Full = #{events := Events} = maps:merge(maps:merge(riarc_opts:defaults(), riarc_lambda:spec_defaults(Spec)), Opts),
+            Full = #{events := Events} = full_opts(Spec, Opts),
             Roots = [{new_processes, ?NEW_MFA, {attached, new_processes, ?NEW_MFA}}],
             Make = fun(Session) -> riarc_backend_new:new(Events, Session) end,
             %% Message patterns are not installed for it: the process tracers take every
@@ -185,7 +185,7 @@ attach_for(Owner, Target, Spec, Opts) ->
             SOpts = maps:without([timeout, events, trace_patterns], Full#{backend => Make}),
             session(riarc_session:start(Owner, Roots, not_own(Spec), SOpts));
         {true, ok, {ok, Pids}} ->
-            Full = #{events := Events} = maps:merge(maps:merge(riarc_opts:defaults(), riarc_lambda:spec_defaults(Spec)), Opts),
+            Full = #{events := Events} = full_opts(Spec, Opts),
             Roots = [{P, MFA, {attached, P, MFA}} || P <- Pids,
                                                      MFA <- [riarc_lambda:running_mfa(P)],
                                                      MFA =/= undefined],
@@ -291,7 +291,7 @@ alive(Session) -> riarc_session:alive(Session).
 -spec validate(term(), term(), term()) -> {ok, map()} | {error, {riarc, error_reason()}}.
 validate({M, F, A}, Spec, Opts) when is_atom(M), is_atom(F), is_list(A), is_map(Opts) ->
     _ = code:ensure_loaded(M),
-    Full = maps:merge(maps:merge(riarc_opts:defaults(), riarc_lambda:spec_defaults(Spec)), Opts),
+    Full = full_opts(Spec, Opts),
     case {erlang:function_exported(M, F, length(A)), riarc_lambda:valid_spec(Spec),
           valid_opts(Full)} of
         {false, _, _} -> {error, {?MODULE, {undef, {M, F, length(A)}}}};
@@ -301,6 +301,10 @@ validate({M, F, A}, Spec, Opts) when is_atom(M), is_atom(F), is_list(A), is_map(
     end;
 validate(MFA, _Spec, Opts) when is_map(Opts) -> {error, {?MODULE, {bad_mfa, MFA}}};
 validate(_MFA, _Spec, Opts) -> {error, {?MODULE, {bad_opts, Opts}}}.
+
+%% The options in force: the API's defaults, what a Spec module sets, what the caller says.
+full_opts(Spec, Opts) ->
+    maps:merge(maps:merge(riarc_opts:defaults(), riarc_lambda:spec_defaults(Spec)), Opts).
 
 valid_opts(Opts) ->
     case riarc_opts:check(Opts) of
