@@ -15,8 +15,10 @@
 %% The handle returned is a local proxy of the remote session, a gen_server speaking the
 %% session's protocol: `riarc:verdicts/1', `riarc:alive/1' and `riarc:stop/1' work on it
 %% as on a local session, and so does waiting for the end of a run (riarc:run/3 waits
-%% for its proxy as for a local session, the timeout counted on the caller's node). It keeps the caller's view of the run: the verdicts reached so
-%% far (fetched every 100 ms, and on every request), and the partitions that have started
+%% for its proxy as for a local session, the timeout counted on the caller's node). It
+%% keeps the caller's view of the run: the verdicts reached so far (the remote session
+%% streams each as it learns it, riarc_session:subscribe/3; a request for the verdicts
+%% also asks the session), and the partitions that have started
 %% (each monitor the Spec gives is wrapped so that its partition's first event is
 %% reported here). It is the remote session's owner: if the caller or the proxy dies, or
 %% the link to Node breaks, the remote session stops tracing and leaves the node
@@ -59,7 +61,6 @@
                       | {load_failed, node(), module(), term()} | {start_failed, node(), term()}
                       | {rpc, node(), term()} | {session_ended, nodedown | {session_down, term()}}.
 
--define(POLL_MS, 100).
 %% What the remote node's riarc application environment says riarc loaded there.
 -define(LOADED_KEY, riarc_remote_loaded).
 -define(STARTED_KEY, riarc_remote_started).
@@ -68,6 +69,7 @@
     owner :: pid(),
     node :: node(),
     remote :: pid() | undefined,
+    tag :: reference() | undefined,          % the remote session's verdict stream's
     down = undefined :: undefined | term(),
     verdicts = #{} :: #{term() => map()},     % process -> verdict entry, as last seen
     order = [] :: [term()],                   % processes in the order their verdicts came
@@ -177,8 +179,12 @@ start_remote(Owner, Node, {Entry, What}, Spec, Opts) ->
     case rpc(Node, riarc, Entry, [self(), What, Wrapped, maps:merge(Defaults, Opts)]) of
         {ok, {ok, Remote}} ->
             _ = monitor(process, Remote),
-            erlang:send_after(?POLL_MS, self(), poll),
-            {ok, #s{owner = Owner, node = Node, remote = Remote, janitor = J}};
+            Tag = make_ref(),
+            S = #s{owner = Owner, node = Node, remote = Remote, tag = Tag, janitor = J},
+            Vs = try riarc_session:subscribe(Remote, self(), Tag)
+                 catch exit:_ -> []  % Race: the session just ended; its DOWN says how.
+                 end,
+            {ok, learn(Vs, S)};
         {ok, {error, E}} -> finish(Node, J), {stop, {shutdown, E}};
         {error, Why} -> finish(Node, J), {stop, {shutdown, {?MODULE, {rpc, Node, Why}}}}
     end.
@@ -245,9 +251,8 @@ handle_info(Msg, S = #s{await = Req}) when Req =/= undefined ->
 handle_info(Msg, S) ->
     info(Msg, S).
 
-info(poll, S = #s{down = undefined}) ->
-    erlang:send_after(?POLL_MS, self(), poll),
-    {noreply, refresh(S)};
+info({riarc_session_verdict, Tag, E}, S = #s{tag = Tag}) ->
+    {noreply, learn([E], S)};
 info({riarc_remote_part, P, MFA}, S) ->
     {noreply, S#s{parts = (S#s.parts)#{P => MFA}}};
 info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner, down = undefined, remote = R}) ->

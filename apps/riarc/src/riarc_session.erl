@@ -17,7 +17,8 @@
 -module(riarc_session).
 -behaviour(gen_server).
 
--export([start/4, start_link/1, launched/1, await/2, finish/2, verdicts/1, alive/1, stop/1, format_error/1]).
+-export([start/4, start_link/1, launched/1, await/2, finish/2, verdicts/1, subscribe/3, alive/1, stop/1,
+         format_error/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 -export_type([root/0, opts/0, error_reason/0]).
 
@@ -95,6 +96,9 @@
     stopping = false :: boolean(),
     %% Why riarc stopped the run itself (an overload limit), once it has.
     overload = undefined :: undefined | term(),
+    %% Who is told of each verdict as the session learns it (subscribe/3), with the tag
+    %% each chose.
+    subscribers = #{} :: #{pid() => reference()},
     limits :: riarc_opts:limits()
 }).
 
@@ -156,6 +160,16 @@ finish(Session, Timeout) ->
 %% @doc The verdicts reached so far.
 -spec verdicts(pid()) -> [map()].
 verdicts(Session) -> gen_server:call(Session, verdicts).
+
+%% @doc Streams the verdicts to Pid: returns those reached so far; from then on Pid gets
+%% `{riarc_session_verdict, Tag, Entry}' for every verdict the session learns and every
+%% change to one (an entry later found to rest on an incomplete trace, a partition cut
+%% short by an overload), in the order the session learns them. The last entry Pid got
+%% for a process is the one the session's result lists. Tag is the caller's (a reference
+%% the monitored system never sees, so that it cannot pass for the session). The stream
+%% ends when Pid or the session does.
+-spec subscribe(pid(), pid(), reference()) -> [map()].
+subscribe(Session, Pid, Tag) -> gen_server:call(Session, {subscribe, Pid, Tag}, 30000).
 
 %% @doc The live tracers and the system processes they still trace.
 -spec alive(pid()) -> #{tracers := [pid()], processes := [term()],
@@ -222,6 +236,9 @@ handle_call(await, _From, S) ->
     {reply, {ok, result(S)}, S};
 handle_call(verdicts, _From, S) ->
     {reply, verdict_list(S), S};
+handle_call({subscribe, Pid, Tag}, _From, S = #s{subscribers = Subs}) ->
+    _ = is_map_key(Pid, Subs) orelse monitor(process, Pid),
+    {reply, verdict_list(S), S#s{subscribers = Subs#{Pid => Tag}}};
 handle_call(alive, _From, S) ->
     {reply, alive_info(S), S};
 handle_call({stop, Why}, From, S) ->
@@ -286,6 +303,8 @@ handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
     %% Nobody waits for this run any more: stop tracing, leave the system alone.
     _ = [riarc_tracer:stop(Pid, S#s.token) || Pid <- maps:keys(S#s.tracers)],
     {stop, normal, S};
+handle_info({'DOWN', _, process, Pid, _}, S = #s{subscribers = Subs}) when is_map_key(Pid, Subs) ->
+    {noreply, S#s{subscribers = maps:remove(Pid, Subs)}};
 handle_info({'DOWN', _, process, Pid, Reason}, S0 = #s{tracers = T}) when is_map_key(Pid, T) ->
     S = case lists:member(Pid, S0#s.launching) of
             true -> launch_result(Pid, {error, {?MODULE, {root_tracer_down, Reason}}}, S0);
@@ -367,8 +386,8 @@ trusted({riarc_verdict, Tracer, Proc, MFA, V0, Why0, N}, S = #s{stats = Stats}) 
             end,
     riarc_result:log_verdict(maps:get(log, S#s.opts), "", Entry),
     %% The analysis process's count of the events its monitor took.
-    {noreply, S#s{verdicts = (S#s.verdicts)#{Tracer => Entry},
-                  stats = maps:update_with(analysed, fun(A) -> A + N end, N, Stats)}};
+    {noreply, put_verdict(Tracer, Entry,
+                          S#s{stats = maps:update_with(analysed, fun(A) -> A + N end, N, Stats)})};
 trusted({riarc_violation, Tracer, Id, Info, State}, S) ->
     logger:error("riarc: invariant ~p violated in tracer ~p: ~0tp~n  tracer state: ~0tp",
                  [Id, Tracer, Info, State]),
@@ -376,7 +395,8 @@ trusted({riarc_violation, Tracer, Id, Info, State}, S) ->
     {noreply, S#s{violations = [V | S#s.violations]}};
 trusted({riarc_incomplete, _Tracer, Pending}, S = #s{incomplete = Inc}) ->
     Lost = maps:map(fun(_, Events) -> length(Events) end, Pending),
-    {noreply, S#s{incomplete = maps:merge(Inc, Lost)}};
+    S1 = S#s{incomplete = maps:merge(Inc, Lost)},
+    {noreply, publish([T || {T, #{pid := P}} <- maps:to_list(S1#s.verdicts), is_map_key(P, Lost)], S1)};
 trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->
     logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
     {noreply, S#s{errors = [{spec, MFA, Reason} | S#s.errors]}}.
@@ -449,7 +469,8 @@ overload(What, S = #s{backend = Backend}) ->
     %% Said after the detach: a first log message may load modules (the code server is
     %% slow on a loaded node: 150 ms seen), and tracers go on taking events meanwhile.
     logger:warning("riarc: overload (~0tp): detaching from the system", [What]),
-    S1 = S#s{overload = What},
+    %% The partitions with no verdict yet now read inconclusive (cut_short/2).
+    S1 = publish([T || {T, #{verdict := none}} <- maps:to_list(S#s.verdicts)], S#s{overload = What}),
     maps:fold(fun(An, _, Acc) -> kill_analysis(An, {inconclusive, {overload, What}}, Acc) end,
               S1, S1#s.analysers).
 
@@ -459,7 +480,7 @@ overload(What, S = #s{backend = Backend}) ->
 shed_count(Tracer, S = #s{verdicts = Vs, pevents = PE}) ->
     case {Vs, PE} of
         {#{Tracer := E = #{reason := {shed, Info = #{analysed := A}}}}, #{Tracer := N}} ->
-            S#s{verdicts = Vs#{Tracer := E#{reason := {shed, Info#{dropped := N - A}}}}};
+            put_verdict(Tracer, E#{reason := {shed, Info#{dropped := N - A}}}, S);
         _ -> S
     end.
 
@@ -513,7 +534,7 @@ set_entry(Tracer, Steps, {V, Why}, S = #s{verdicts = Vs, parts = Parts}) ->
         {#{}, #{Tracer := {Proc, MFA}}} ->
             Entry = riarc_result:entry(Proc, MFA, V, max(0, Steps - 1), Why),
             riarc_result:log_verdict(maps:get(log, S#s.opts), "", Entry),
-            S#s{verdicts = Vs#{Tracer => Entry}};
+            put_verdict(Tracer, Entry, S);
         {#{}, #{}} -> S
     end.
 
@@ -549,14 +570,14 @@ tracer_crash(Pid, killed, S = #s{overload = Over, verdicts = Vs, parts = Parts})
     case {Vs, Parts} of
         {#{Pid := _}, _} -> S;
         {#{}, #{Pid := {Proc, MFA}}} ->
-            S#s{verdicts = Vs#{Pid => riarc_result:entry(Proc, MFA, inconclusive, 0, {overload, Over})}};
+            put_verdict(Pid, riarc_result:entry(Proc, MFA, inconclusive, 0, {overload, Over}), S);
         {#{}, #{}} -> S
     end;
 tracer_crash(Pid, Reason, S = #s{verdicts = Vs}) ->
     logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
     Entry = maps:get(Pid, Vs, #{pid => undefined, mfa => undefined, events => 0}),
-    S#s{verdicts = Vs#{Pid => Entry#{verdict => error, reason => {tracer_crashed, Reason}}},
-        violations = [#{tracer => Pid, invariant => crash, info => Reason} | S#s.violations]}.
+    put_verdict(Pid, Entry#{verdict => error, reason => {tracer_crashed, Reason}},
+                S#s{violations = [#{tracer => Pid, invariant => crash, info => Reason} | S#s.violations]}).
 
 maybe_done(S = #s{tracers = T}) when map_size(T) > 0 ->
     {noreply, S};
@@ -598,6 +619,19 @@ result(S = #s{stats = Stats}) ->
 verdict_list(#s{verdicts = Vs, order = Order, incomplete = Inc, overload = Over}) ->
     Sorted = lists:sort([{maps:get(T, Order, 0), E} || {T, E} <- maps:to_list(Vs)]),
     [cut_short(untrusted(E, Inc), Over) || {_, E} <- Sorted].
+
+%% The one way a partition's verdict entry is set: its subscribers hear of it.
+put_verdict(Tracer, Entry, S = #s{verdicts = Vs}) ->
+    publish([Tracer], S#s{verdicts = Vs#{Tracer => Entry}}).
+
+%% The entries of these tracers' partitions, as the result will list them, to every
+%% subscriber.
+publish(_Tracers, S = #s{subscribers = Subs}) when map_size(Subs) =:= 0 ->
+    S;
+publish(Tracers, S = #s{verdicts = Vs, incomplete = Inc, overload = Over, subscribers = Subs}) ->
+    Entries = [cut_short(untrusted(maps:get(T, Vs), Inc), Over) || T <- Tracers],
+    _ = [Pid ! {riarc_session_verdict, Tag, E} || {Pid, Tag} <- maps:to_list(Subs), E <- Entries],
+    S.
 
 cut_short(E = #{verdict := none}, Over) when Over =/= undefined ->
     E#{verdict => inconclusive, reason => {overload, Over}};

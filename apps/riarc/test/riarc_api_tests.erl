@@ -3,7 +3,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([service/0, family/1, member/0, analyse/2, explain/2, flood/1, family_exit/1]).
+-export([service/0, family/1, member/0, analyse/2, explain/2, flood/1, family_exit/1, gated/0, kid/1]).
 
 %% A service that runs until told to stop, answering pings.
 service() ->
@@ -218,3 +218,68 @@ root_crash_test() ->
                  maps:get(root_exits, R)),
     {ok, R2} = riarc:run({riarc_demo_pqr, p, []}, fun(_) -> undefined end, #{}),
     ?assertEqual([], maps:get(root_exits, R2)).
+
+%% The session's verdict stream (riarc_session:subscribe/3, what a remote session's proxy
+%% hears): every verdict as it is reached, every later change to one, and the last entry
+%% streamed for a process is the one the result lists.
+subscribe_test_() ->
+    {timeout, 60, fun subscribe/0}.
+
+subscribe() ->
+    Spec = fun({?MODULE, kid, [exit]}) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end};
+              ({?MODULE, kid, [wait]}) -> {ok, fun M(_) -> M end};
+              (_) -> undefined
+           end,
+    {ok, S} = riarc:start({?MODULE, gated, []}, Spec, #{log => false, limits => #{max_tracers => 10}}),
+    #{processes := [Root]} = riarc:alive(S),
+    Tag = make_ref(),
+    ?assertEqual([], riarc_session:subscribe(S, self(), Tag)),
+    %% Six verdicts, each streamed as it is reached: nothing else asks for them.
+    _ = kids(Root, 6, exit),
+    Accepted = [receive {riarc_session_verdict, Tag, E = #{verdict := accept}} -> E end
+                || _ <- lists:seq(1, 6)],
+    %% Three partitions whose monitors decide nothing: their entries say none once their
+    %% processes have exited, and are streamed so.
+    Waiting = lists:sort(kids(Root, 3, wait)),
+    _ = [K ! stop || K <- Waiting],
+    None = [receive {riarc_session_verdict, Tag, E = #{verdict := none}} -> E end
+            || _ <- Waiting],
+    ?assertEqual(Waiting, lists:sort([P || #{pid := P} <- None])),
+    %% Past max_tracers, the overload policy cuts the run short: the three entries that
+    %% said none now say inconclusive, and the stream says so.
+    _ = kids(Root, 12, wait),
+    Cut = [receive {riarc_session_verdict, Tag, E = #{pid := P, verdict := inconclusive}} -> E end
+           || P <- Waiting],
+    {ok, R} = riarc:stop(S),
+    Root ! stop,
+    Streamed = drain(Tag, maps:from_list([{P, E} || E = #{pid := P} <- Accepted ++ None ++ Cut])),
+    ?assertMatch({tracers, _, 10}, maps:get(overload, R)),
+    ?assertEqual(maps:from_list([{P, E} || E = #{pid := P} <- maps:get(verdicts, R)]), Streamed).
+
+%% The gated root starts N kids; their pids.
+kids(Root, N, Life) ->
+    Root ! {spawn, N, Life, self()},
+    receive {kids, Root, Kids} -> Kids end.
+
+%% What the stream has said since, the last entry per process.
+drain(Tag, Acc) ->
+    receive {riarc_session_verdict, Tag, E = #{pid := P}} -> drain(Tag, Acc#{P => E})
+    after 0 -> Acc
+    end.
+
+%% A root that starts kids when told (to exit at once, or to wait for stop).
+-spec gated() -> ok.
+gated() -> gated([]).
+
+gated(Kids) ->
+    receive
+        {spawn, N, Life, From} ->
+            New = [spawn(?MODULE, kid, [Life]) || _ <- lists:seq(1, N)],
+            From ! {kids, self(), New},
+            gated(New ++ Kids);
+        stop -> _ = [K ! stop || K <- Kids], ok
+    end.
+
+-spec kid(exit | wait) -> ok.
+kid(exit) -> ok;
+kid(wait) -> receive stop -> ok end.
