@@ -54,6 +54,15 @@
 %%     its partition the verdict `error', reason `{monitor_budget, What}', and detaches
 %%     that monitor alone (monitors run in their own processes: routing never waits for
 %%     them);</li>
+%% <li>`analysis' (`isolated' or `inline'; default: what a Spec module's `analysis/0'
+%%     says, `inline' for a compiled property file's, else `isolated'; `isolated' when
+%%     `monitor_budget' is given): where each partition's monitor runs. `isolated': in an
+%%     analysis process of its own, under its step budget, so that a slow or looping
+%%     monitor stalls nobody's routing. `inline': in its partition's tracer, at each
+%%     event: no process per partition and about 1 µs less per event, but no step
+%%     budget, and a slow step holds up the events that tracer routes; for monitors
+%%     whose steps are bounded and cheap, as a compiled property's are (guard tests and
+%%     pattern matches). A monitor that crashes is an `error' either way;</li>
 %% <li>`node' (default this node): run, start or attach on that node (riarc_remote);</li>
 %% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow.</li>
 %% </ul>
@@ -73,7 +82,8 @@
 -type error_reason() :: {undef, {module(), atom(), arity()}} | {bad_spec, term()}
                       | {bad_mfa, term()} | {bad_opts, term()} | {bad_option, atom(), term()}
                       | {bad_target, term()} | {noproc, term()} | {not_registered, atom()}
-                      | {not_a_supervisor, term()} | {not_running, atom()} | {no_process, term()}.
+                      | {not_a_supervisor, term()} | {not_running, atom()} | {no_process, term()}
+                      | {inline_budget, map()}.
 %% What attach/3 watches: a process, a registered name, a supervision tree (as it is and as
 %% it grows), or every process of a running application.
 -type target() :: pid() | atom() | {supervisor, pid() | atom()} | {application, atom()}
@@ -304,7 +314,7 @@ validate(_MFA, _Spec, Opts) -> {error, {?MODULE, {bad_opts, Opts}}}.
 
 %% The options in force: the API's defaults, what a Spec module sets, what the caller says.
 full_opts(Spec, Opts) ->
-    maps:merge(maps:merge(riarc_opts:defaults(), riarc_lambda:spec_defaults(Spec)), Opts).
+    maps:merge(riarc_opts:defaults(), riarc_opts:with_spec(riarc_lambda:spec_defaults(Spec), Opts)).
 
 valid_opts(Opts) ->
     case riarc_opts:check(Opts) of
@@ -326,6 +336,9 @@ format_error({bad_opts, Opts}) ->
     flat("options must be a map, not ~0tp", [Opts]);
 format_error({bad_option, K, V}) ->
     flat("option ~0tp has the invalid value ~0tp", [K, V]);
+format_error({inline_budget, B}) ->
+    flat("monitor_budget ~0tp cannot be kept with analysis => inline: a step budget is kept "
+         "only for a monitor in a process of its own (analysis => isolated)", [B]);
 format_error({bad_target, T}) ->
     flat("~0tp is not something to attach to: give a pid, a registered name, "
          "{supervisor, Ref}, {application, App} or new_processes", [T]);

@@ -23,7 +23,7 @@
 %% '''
 -module(riarc_event).
 
--export([origin/1, kind/1, is_event/1, format/1]).
+-export([origin/1, kind/1, is_event/1, format/1, truncate/2]).
 -export_type([event/0, sid/0, mfa_args/0, kind/0]).
 
 -type sid() :: term().
@@ -61,6 +61,28 @@ is_event({recv, _, _}) -> true;
 is_event({timeout, _}) -> true;
 is_event({attached, _, _}) -> true;
 is_event(_) -> false.
+
+%% @doc Limit `max_payload': a send or receive event whose message is larger than Max
+%% bytes (its external size) as a monitor gets it, with `{riarc_truncated, Size}' in
+%% place of the message, so that one huge message is neither copied to a monitor nor kept
+%% in its explanation window; any other event as it is.
+%% ```
+%% 1> riarc_event:truncate({recv, p, lists:seq(1, 100)}, 64).
+%% {recv,p,{riarc_truncated,206}}
+%% '''
+-spec truncate(event(), pos_integer() | infinity) -> event().
+truncate(E = {send, From, To, Msg}, Max) when Max =/= infinity ->
+    case erlang:external_size(Msg) of
+        Size when Size > Max -> {send, From, To, {riarc_truncated, Size}};
+        _ -> E
+    end;
+truncate(E = {recv, P, Msg}, Max) when Max =/= infinity ->
+    case erlang:external_size(Msg) of
+        Size when Size > Max -> {recv, P, {riarc_truncated, Size}};
+        _ -> E
+    end;
+truncate(E, _Max) ->
+    E.
 
 %% @doc A one-line rendering, for logs and the command line.
 -spec format(event()) -> iolist().

@@ -69,13 +69,17 @@ valid_spec(_) -> false.
 
 %% @doc The options a Spec module sets: one that knows which message events its monitors
 %% can need (a compiled property file exports trace_flags/0 and trace_patterns/0) sets
-%% the defaults of `events' and `trace_patterns'.
+%% the defaults of `events' and `trace_patterns'; one whose monitors' steps are bounded
+%% (a compiled property's: guard tests and pattern matches) may say where they run,
+%% `analysis/0'.
 -spec spec_defaults(riarc_lambda:spec()) -> #{events => [send | recv],
-                                             trace_patterns => riarc_trace_pattern:patterns()}.
+                                             trace_patterns => riarc_trace_pattern:patterns(),
+                                             analysis => isolated | inline}.
 spec_defaults(Spec) when is_atom(Spec) ->
     _ = code:ensure_loaded(Spec),
     maps:from_list([{Opt, Spec:Fun()} || {Opt, Fun} <- [{events, trace_flags},
-                                                          {trace_patterns, trace_patterns}],
+                                                          {trace_patterns, trace_patterns},
+                                                          {analysis, analysis}],
                                          erlang:function_exported(Spec, Fun, 0)]);
 spec_defaults(_) ->
     #{}.

@@ -13,7 +13,7 @@
 %% '''
 -module(riarc_opts).
 
--export([defaults/0, limits/1, budget/1, check/1]).
+-export([defaults/0, with_spec/2, limits/1, budget/1, check/1]).
 -export_type([limits/0, budget/0]).
 
 -type limits() :: #{max_queue := pos_integer(), max_queue_bytes := pos_integer() | infinity,
@@ -29,10 +29,22 @@
 %% its own timeout), and verdicts are returned rather than logged unless asked for.
 -spec defaults() -> #{timeout := infinity, events := [send | recv], trace_patterns := map(),
                       invariants := boolean(), log := boolean(), perturb := undefined,
-                      backend := auto, explain := non_neg_integer()}.
+                      backend := auto, explain := non_neg_integer(), analysis := isolated}.
 defaults() ->
     #{timeout => infinity, events => [send, recv], trace_patterns => #{}, invariants => true,
-      log => false, perturb => undefined, backend => auto, explain => 8}.
+      log => false, perturb => undefined, backend => auto, explain => 8, analysis => isolated}.
+
+%% @doc What a Spec module sets (riarc_lambda:spec_defaults/1) under what the caller
+%% says. A caller who gives a step budget and does not say where monitors run gets them
+%% in processes of their own, the only place a budget is kept, whatever the Spec
+%% module's default.
+-spec with_spec(map(), map()) -> map().
+with_spec(SpecDefaults, Opts) ->
+    Given = maps:merge(SpecDefaults, Opts),
+    case is_map_key(monitor_budget, Opts) andalso not is_map_key(analysis, Opts) of
+        true -> Given#{analysis => isolated};
+        false -> Given
+    end.
 
 %% @doc The safety limits in force: the defaults with what the option `limits' says: a
 %% tracer's mailbox length (and a monitor's backlog), the number of live tracers, the
@@ -66,9 +78,13 @@ budget(Opts) ->
                maps:get(monitor_budget, Opts, #{})).
 
 %% @doc `ok' when every option is known and its value valid, else the first that is not.
--spec check(map()) -> ok | {bad_option, atom(), term()}.
+%% A step budget is kept only by a monitor's own process: `monitor_budget' with
+%% `analysis => inline' asks for what cannot be given.
+-spec check(map()) -> ok | {bad_option, atom(), term()} | {inline_budget, map()}.
 check(Opts) ->
     case [K || {K, V} <- maps:to_list(Opts), not valid(K, V)] of
+        [] when map_get(analysis, Opts) =:= inline, is_map_key(monitor_budget, Opts) ->
+            {inline_budget, maps:get(monitor_budget, Opts)};
         [] -> ok;
         [K | _] -> {bad_option, K, maps:get(K, Opts)}
     end.
@@ -82,6 +98,7 @@ valid(invariants, B) -> is_boolean(B);
 valid(log, B) -> is_boolean(B);
 valid(backend, B) -> lists:member(B, [auto, route, evm]);
 valid(explain, K) -> is_integer(K) andalso K >= 0;
+valid(analysis, A) -> A =:= isolated orelse A =:= inline;
 valid(limits, L) when is_map(L) ->
     lists:all(fun({policy, P}) -> lists:member(P, [stop, shed, backpressure]);
                  ({K, infinity}) -> lists:member(K, [max_payload, max_queue_bytes, max_events]);

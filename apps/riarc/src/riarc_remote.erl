@@ -176,7 +176,7 @@ start_remote(Owner, Node, {Entry, What}, Spec, Opts) ->
             {ok, Pid} -> Pid;
             {error, _} -> undefined
         end,
-    case rpc(Node, riarc, Entry, [self(), What, Wrapped, maps:merge(Defaults, Opts)]) of
+    case rpc(Node, riarc, Entry, [self(), What, Wrapped, riarc_opts:with_spec(Defaults, Opts)]) of
         {ok, {ok, Remote}} ->
             _ = monitor(process, Remote),
             Tag = make_ref(),

@@ -212,7 +212,7 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     Cfg = (maps:without([max_tracers], Limits))#{
             lambda => riarc_lambda:new(Spec), backend => Backend, session => self(),
             checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts),
-            explain => maps:get(explain, Opts, 8),
+            explain => maps:get(explain, Opts, 8), analysis => maps:get(analysis, Opts, isolated),
             monitor_budget => Budget, token => Token},
     _ = monitor(process, Owner),
     S0 = #s{owner = Owner, spec = Spec, opts = Opts, backend = Backend, limits = Limits, token = Token,

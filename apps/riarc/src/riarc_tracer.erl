@@ -151,9 +151,15 @@ ctl(#{}, Req) -> Req.
 
 core_cfg(Cfg0 = #{backend := Backend}) ->
     Base = maps:with([lambda, backend, session, checks, perturb, explain, max_queue,
-                      max_queue_bytes, max_events, max_payload, monitor_budget, token, policy, max_suspend], Cfg0),
-    %% Monitors run in their partitions' analysis processes (riarc_analyser).
-    Base#{self => self(), analysis => async,
+                      max_queue_bytes, max_events, max_payload, monitor_budget, token, policy,
+                      max_suspend, analysis], Cfg0),
+    %% Monitors run in their partitions' analysis processes (riarc_analyser), or, with
+    %% `analysis => inline', in the tracer's core.
+    Base#{self => self(),
+          analysis => case maps:get(analysis, Cfg0, isolated) of
+                          inline -> inline;
+                          isolated -> async
+                      end,
           init_from_spawn => riarc_backend:init_from_spawn(Backend),
           start_tracer => fun(Mon, C, MFA, Disp) ->
                                   proc_lib:spawn_opt(?MODULE, tracer_init,
@@ -396,7 +402,7 @@ effects([], L, _St) ->
 %% The hot path: an event of the partition goes to its analysis, not waited for.
 effects([{analyse, E} | Fx], L = #l{an = An, max_payload = Max, events = N, nbuf = B}, St)
   when is_pid(An) ->
-    L1 = L#l{events = N + 1, buf = [truncate(E, Max) | L#l.buf], nbuf = B + 1},
+    L1 = L#l{events = N + 1, buf = [riarc_event:truncate(E, Max) | L#l.buf], nbuf = B + 1},
     effects(Fx, case B + 1 >= ?BATCH of true -> flush(L1); false -> L1 end, St);
 effects([{analyse, _} | Fx], L = #l{events = N}, St) ->
     effects(Fx, L#l{events = N + 1}, St);
@@ -439,22 +445,6 @@ effects([stop | _], L, St) ->
     %% The counts since the last report: the session has them before this tracer's end.
     _ = counts(St, true, L),
     exit(normal).
-
-%% Limit `max_payload': a message larger than the limit (its external size) reaches the
-%% monitor as `{riarc_truncated, Size}', so that one huge message is not copied into
-%% the analysis process (nor kept in its explanation window).
-truncate(E = {send, From, To, Msg}, Max) when Max =/= infinity ->
-    case erlang:external_size(Msg) of
-        Size when Size > Max -> {send, From, To, {riarc_truncated, Size}};
-        _ -> E
-    end;
-truncate(E = {recv, P, Msg}, Max) when Max =/= infinity ->
-    case erlang:external_size(Msg) of
-        Size when Size > Max -> {recv, P, {riarc_truncated, Size}};
-        _ -> E
-    end;
-truncate(E, _Max) ->
-    E.
 
 %% Test hook: a tracer slow to act on a spawn or to take its process over widens the
 %% races of figs. 5 and 6 (events reaching the parent's tracer; direct events arriving

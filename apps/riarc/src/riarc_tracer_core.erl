@@ -556,8 +556,9 @@ analyse(_E, St = #st{mon = undefined}) ->
     St;
 analyse(E, St = #st{mon = async}) ->
     fx({analyse, E}, St);
-analyse(E, St = #st{mon = A, analysed = N}) ->
-    case riarc_analysis:step(E, A) of
+analyse(E, St = #st{mon = A, analysed = N, cfg = Cfg}) ->
+    %% Limit max_payload, as for a monitor in its own process.
+    case riarc_analysis:step(riarc_event:truncate(E, maps:get(max_payload, Cfg, infinity)), A) of
         {next, A1, Reports} -> reports(Reports, St#st{mon = A1, analysed = N + 1});
         {done, _, Reports} -> reports(Reports, St#st{mon = undefined, analysed = N + 1})
     end.

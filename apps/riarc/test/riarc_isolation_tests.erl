@@ -6,7 +6,9 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([parent/1, child/0, big/1, flood/1, paced/2]).
+-export([parent/1, child/0, big/1, flood/1, paced/2, waiter/0]).
+%% This module is also a Spec module whose monitors run inline by default.
+-export([spec/1, analysis/0]).
 
 %% The root spawns a child and waits for its exit, then ends; the child sends its parent
 %% a message and ends.
@@ -57,7 +59,11 @@ no_trace_flags() ->
 
 %% A monitor that loops for ever on the root's very first event (its init): the system
 %% starts and runs all the same, the child's partition is accepted, the root's gets
-%% error/monitor_budget, and the run ends in about the budget.
+%% error/monitor_budget, and the run ends soon after the loop reaches its budget. The
+%% budget is in reductions, the loop's own work: a wall-time budget short enough for a
+%% quick test would also be passed by the child's monitor, waiting for a scheduler that
+%% the loop and the machine's other work hold (255 ms for its first step was seen at
+%% a budget of 200 ms).
 loop_on_init_test_() ->
     {timeout, 60, fun loop_on_init/0}.
 
@@ -68,11 +74,11 @@ loop_on_init() ->
            end,
     T0 = erlang:monotonic_time(millisecond),
     {ok, R = #{verdicts := Vs}} =
-        riarc:run({?MODULE, parent, [Col]}, Spec, #{monitor_budget => #{time_ms => 200}}),
+        riarc:run({?MODULE, parent, [Col]}, Spec,
+                  #{monitor_budget => #{time_ms => 60000, reductions => 20000000}}),
     Took = erlang:monotonic_time(millisecond) - T0,
     receive {system_done, _} -> ok end,
-    %% Over its time or its reductions, whichever the loop reaches first.
-    ?assertMatch(#{verdict := error, reason := {monitor_budget, #{step := 1}}},
+    ?assertMatch(#{verdict := error, reason := {monitor_budget, #{reductions := _, step := 1}}},
                  verdict_of(parent, Vs)),
     ?assertMatch(#{verdict := accept}, verdict_of(child, Vs)),
     ?assert(Took < 20000),
@@ -186,20 +192,60 @@ backpressure() ->
     ?assertEqual(1, riarc_result:status(R2)).
 
 %% Limit max_payload: a message larger than it reaches the monitor as a marked term with
-%% its size; a smaller one as it is.
-truncation_test() ->
+%% its size; a smaller one as it is; wherever the monitor runs.
+truncation_test_() ->
+    [{atom_to_list(W), fun() -> truncation(W) end} || W <- [isolated, inline]].
+
+truncation(Where) ->
     Col = self(),
     Rec = fun M(E) -> Col ! {seen, E}, M end,
     Spec = fun({?MODULE, big, _}) -> {ok, Rec} end,
     {ok, _} = riarc:run({?MODULE, big, [100000]}, Spec,
-                        #{events => [recv], limits => #{max_payload => 1000}}),
+                        #{events => [recv], limits => #{max_payload => 1000}, analysis => Where}),
     Seen = collect_seen(),
     ?assertMatch([{init, _, _, _}, {recv, _, {riarc_truncated, Size}}, {recv, _, small},
                   {exit, _, normal}] when Size > 100000, Seen),
     %% infinity: whole.
     {ok, _} = riarc:run({?MODULE, big, [100000]}, Spec,
-                        #{events => [recv], limits => #{max_payload => infinity}}),
+                        #{events => [recv], limits => #{max_payload => infinity}, analysis => Where}),
     ?assertMatch([_, {recv, _, {big, <<0, _/binary>>}}, _, _], collect_seen()).
+
+%% Where monitors run: `isolated', an analysis process for the partition; `inline', none
+%% (the tracer steps the monitor); a Spec module's analysis/0 sets the default, and a
+%% step budget given without saying where puts them in processes of their own.
+where_monitors_run_test_() ->
+    Fun = fun(MFA) -> spec(MFA) end,
+    [{Name, fun() -> ?assertEqual(N, analysers(Spec, Opts)) end}
+     || {Name, Spec, Opts, N} <- [{"a fun, default", Fun, #{}, 1},
+                                  {"a fun, inline", Fun, #{analysis => inline}, 0},
+                                  {"a Spec module saying inline", ?MODULE, #{}, 0},
+                                  {"the module, isolated", ?MODULE, #{analysis => isolated}, 1},
+                                  {"the module with a budget", ?MODULE, #{monitor_budget => #{time_ms => 5000}}, 1}]].
+
+%% The analysis processes of a session monitoring the waiter: the session monitors each
+%% as it is announced, and every announcement of the root's reaches it before the root's
+%% launch, which riarc:start/3 waits for.
+analysers(Spec, Opts) ->
+    {ok, S} = riarc:start({?MODULE, waiter, []}, Spec, Opts#{log => false}),
+    {monitors, Ms} = erlang:process_info(S, monitors),
+    As = [P || {process, P} <- Ms, is_pid(P),
+               proc_lib:translate_initial_call(P) =:= {riarc_analyser, init, 4}],
+    #{processes := [Root]} = riarc:alive(S),
+    Root ! stop,
+    {ok, _} = riarc:stop(S),
+    length(As).
+
+%% @private Spec module: the waiter accepts at its exit.
+-spec spec(term()) -> {ok, riarc_monitor:monitor()} | undefined.
+spec({?MODULE, waiter, []}) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end};
+spec(_) -> undefined.
+
+%% @private
+-spec analysis() -> inline.
+analysis() -> inline.
+
+-spec waiter() -> ok.
+waiter() -> receive stop -> ok end.
 
 collect_seen() ->
     receive {seen, E} -> [E | collect_seen()]
@@ -212,4 +258,8 @@ options_test() ->
     [?assertMatch({error, {riarc, {bad_option, K, _}}}, riarc:run({?MODULE, child, []}, Spec, #{K => V}))
      || {K, V} <- [{monitor_budget, #{time_ms => 0}}, {monitor_budget, #{foo => 1}},
                    {monitor_budget, x}, {limits, #{policy => drop}}, {limits, #{max_suspend => 0}},
-                   {limits, #{max_payload => -1}}]].
+                   {limits, #{max_payload => -1}}, {analysis, elsewhere}]],
+    %% A budget cannot be kept for a monitor in its tracer: asking for both is an error.
+    {error, {riarc, E = {inline_budget, #{time_ms := 10}}}} =
+        riarc:run({?MODULE, child, []}, Spec, #{analysis => inline, monitor_budget => #{time_ms => 10}}),
+    ?assertMatch("monitor_budget " ++ _, riarc:format_error(E)).

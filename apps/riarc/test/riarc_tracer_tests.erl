@@ -16,25 +16,28 @@
 arrangements() ->
     [{P, Q, R} || P <- [true, false], Q <- [true, false], R <- [true, false]].
 
+%% Each with the monitors in analysis processes of their own and in their tracers
+%% (`analysis => inline'): where a monitor runs must not change what it sees.
 pqr_arrangements_test_() ->
-    [{lists:flatten(io_lib:format("P/Q/R own=~p, ~b runs", [A, ?RUNS_PER_ARRANGEMENT])),
-      {timeout, 300, fun() -> pqr_runs(A, ?RUNS_PER_ARRANGEMENT) end}} || A <- arrangements()].
+    [{lists:flatten(io_lib:format("P/Q/R own=~p, analysis ~s, ~b runs", [A, W, ?RUNS_PER_ARRANGEMENT])),
+      {timeout, 300, fun() -> pqr_runs(A, W, ?RUNS_PER_ARRANGEMENT) end}}
+     || A <- arrangements(), W <- [isolated, inline]].
 
 %% Runs alternate between slow tracers (a tracer slow to act on a spawn: Q's events all
 %% reach P's tracer and are routed, fig. 5), a slow Q (Q's tracer takes it over early, so
 %% direct events of Q arrive while the routed ones are still coming, fig. 6), and neither.
-pqr_runs({P, Q, R}, N) ->
-    Routed = [pqr_once({P, Q, R}, I) || I <- lists:seq(1, N)],
+pqr_runs({P, Q, R}, Where, N) ->
+    Routed = [pqr_once({P, Q, R}, Where, I) || I <- lists:seq(1, N)],
     %% The perturbations must make the runs differ, or they force no race at all.
     case {P, Q, R} of
         {true, true, true} -> ?assert(lists:max(Routed) > lists:min(Routed));
         _ -> ok
     end.
 
-pqr_once({P, Q, R}, I) ->
+pqr_once({P, Q, R}, Where, I) ->
     {Perturb, SlowQ} = case I rem 3 of 0 -> {300, 0}; 1 -> {undefined, 2000}; 2 -> {undefined, 0} end,
     Script = riarc_test_sys:pqr(P, Q, R, SlowQ),
-    {ok, Result, Logs, Seen} = riarc_test_sys:run(Script, self(), #{perturb => Perturb}),
+    {ok, Result, Logs, Seen} = riarc_test_sys:run(Script, self(), #{perturb => Perturb, analysis => Where}),
     ?assertEqual(ok, riarc_test_sys:check(Result, Logs, Seen)),
     Own = length([x || #{own := true} <- scripts(Script)]),
     ?assertMatch(#{tracers := #{spawned := _}}, Result),
@@ -51,11 +54,14 @@ own_root(_) -> 0.
 %% Random systems: random spawn trees and message exchanges; every process's trace is
 %% complete and consistent for its monitor, and nothing is left alive.
 prop_random_systems() ->
-    ?FORALL({Script, Perturb}, {riarc_test_sys:prop_script(), oneof([undefined, 200])},
+    ?FORALL({Script, Perturb, Where}, {riarc_test_sys:prop_script(), oneof([undefined, 200]),
+                                       oneof([isolated, inline])},
             begin
-                {ok, Result, Logs, Seen} = riarc_test_sys:run(Script, self(), #{perturb => Perturb}),
+                {ok, Result, Logs, Seen} = riarc_test_sys:run(Script, self(), #{perturb => Perturb,
+                                                                                analysis => Where}),
                 Check = riarc_test_sys:check(Result, Logs, Seen),
-                ?WHENFAIL(io:format("script ~p~nproblems ~p~n", [Script, Check]), Check =:= ok)
+                ?WHENFAIL(io:format("script ~p~nanalysis ~s~nproblems ~p~n", [Script, Where, Check]),
+                          Check =:= ok)
             end).
 
 random_systems_test_() ->
@@ -100,15 +106,19 @@ core_reorders_test() ->
                          {send, c, p, hi}, {exit, c, normal}, {recv, p, hi}, {exit, p, normal}]},
                  receive {seen, _} = X -> X end).
 
-%% A monitor that crashes gets the verdict error for its own processes only.
-crashing_monitor_test() ->
+%% A monitor that crashes gets the verdict error for its own processes only, wherever it
+%% runs.
+crashing_monitor_test_() ->
+    [{atom_to_list(W), fun() -> crashing_monitor(W) end} || W <- [isolated, inline]].
+
+crashing_monitor(Where) ->
     Col = self(),
     Spec = fun({riarc_test_sys, proc, [#{id := q}, _, _]}) -> {ok, fun(_) -> error(boom) end};
               ({riarc_test_sys, proc, [#{id := Id}, _, _]}) -> {ok, riarc_test_sys:recorder(Col, Id)}
            end,
     Script = riarc_test_sys:pqr(true, true, true),
     {ok, #{verdicts := Vs, violations := []}} =
-        riarc:run({riarc_test_sys, proc, [Script, self(), Col]}, Spec, #{log => false}),
+        riarc:run({riarc_test_sys, proc, [Script, self(), Col]}, Spec, #{log => false, analysis => Where}),
     Logs = maps:from_list([receive {log, P, L} -> {P, L} end || _ <- [p, q, r]]),
     Verdicts = maps:from_list([{Id, V} || #{mfa := {_, _, [#{id := Id} | _]}, verdict := V} <- Vs]),
     ?assertEqual(#{p => none, q => error, r => none}, Verdicts),
@@ -121,11 +131,14 @@ crashing_monitor_test() ->
 flush() -> receive M -> [M | flush()] after 0 -> [] end.
 
 %% A monitor's verdict stops its analysis; the verdict and event count are reported.
-verdict_stops_analysis_test() ->
+verdict_stops_analysis_test_() ->
+    [{atom_to_list(W), fun() -> verdict_stops_analysis(W) end} || W <- [isolated, inline]].
+
+verdict_stops_analysis(Where) ->
     Spec = fun(_) -> {ok, fun M({send, _, _, _}) -> reject; M(_) -> M end} end,
     Script = riarc_test_sys:pqr(true, true, true),
     {ok, #{verdicts := Vs}} = riarc:run({riarc_test_sys, proc, [Script, self(), self()]}, Spec,
-                                        #{log => false}),
+                                        #{log => false, analysis => Where}),
     _ = flush(),
     ByRole = maps:from_list([{Id, {V, N}} || #{mfa := {_, _, [#{id := Id} | _]}, verdict := V,
                                               events := N} <- Vs]),

@@ -11,11 +11,18 @@
 %% '''
 -module(riarc_bench_alone).
 
--export([spec/1, trace_flags/0]).
+-export([spec/1, trace_flags/0, analysis/0]).
 
 %% @doc A monitor that does nothing for the master and each worker, none for the rest.
 -spec spec(riarc_event:mfa_args()) -> {ok, riarc_bench_monitor:monitor()} | undefined.
 spec(MFA) -> (riarc_bench_monitor:spec(#{monitors => none}))(MFA).
+
+%% @doc The monitors run in their tracers (riarc's `analysis => inline'): a monitor that
+%% does nothing needs no process of its own, and the set-up's cost is then that of
+%% collecting and routing alone, as centralised monitoring's is (its one tracer steps
+%% the monitors itself). The set-up `riarc_isolated' gives each its process all the same.
+-spec analysis() -> inline.
+analysis() -> inline.
 
 %% @doc Receive events only (and spawn and exit, which every set-up traces).
 -spec trace_flags() -> [recv].

@@ -58,7 +58,9 @@
 
 -define(DEFAULTS, #{setups => [baseline, riarc], runs => 5, pa => [], timeout => 300,
                     memory_limit => 8192}).
--define(SETUPS, [baseline, tracing, riarc, riarc_evm, centralised, inline]).
+%% riarc_isolated: riarc with every monitor in an analysis process of its own, whatever
+%% the Spec module says (riarc's option `analysis').
+-define(SETUPS, [baseline, tracing, riarc, riarc_isolated, riarc_evm, centralised, inline]).
 %% How often the run's VM has erlang:memory(total) read (in the VM) and its RSS read
 %% (from /proc, by the driver), in ms: often enough for runs of a fraction of a second.
 -define(MEM_POLL, 10).
@@ -69,7 +71,7 @@
 %% @doc The set-ups a user's system can run under.
 %% ```
 %% 1> riarc_bench_user:setups().
-%% [baseline,tracing,riarc,riarc_evm,centralised,inline]
+%% [baseline,tracing,riarc,riarc_isolated,riarc_evm,centralised,inline]
 %% '''
 -spec setups() -> [atom()].
 setups() -> ?SETUPS.
@@ -79,7 +81,7 @@ setups() -> ?SETUPS.
 %% 1> riarc_bench_user:parse_setups("riarc,centralised").
 %% {ok,[riarc,centralised]}
 %% 2> riarc_bench_user:parse_setups("riarc,psychic").
-%% {error,"a comma-separated list of baseline, tracing, riarc, riarc_evm, centralised, inline"}
+%% {error,"a comma-separated list of baseline, tracing, riarc, riarc_isolated, riarc_evm, centralised, inline"}
 %% '''
 -spec parse_setups(string()) -> {ok, [atom()]} | {error, string()}.
 parse_setups(Text) ->
@@ -329,6 +331,8 @@ run_setup(tracing, {M, F, A}, _Spec, #{events := Events, trace_patterns := Patte
         riarc_trace_pattern:release(Key)
     end;
 run_setup(riarc, Root, Spec, Opts, _) -> monitored(riarc, riarc:run(Root, Spec, Opts));
+run_setup(riarc_isolated, Root, Spec, Opts, _) ->
+    monitored(riarc_isolated, riarc:run(Root, Spec, Opts#{analysis => isolated}));
 run_setup(riarc_evm, Root, Spec, Opts, _) ->
     monitored(riarc_evm, riarc:run(Root, Spec, Opts#{backend => evm}));
 run_setup(centralised, Root, Spec, Opts, _) -> monitored(centralised, riarc_central:run(Root, Spec, Opts));

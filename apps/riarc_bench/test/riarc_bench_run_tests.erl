@@ -141,6 +141,13 @@ write_config(Name, Text) ->
     ok = file:write_file(Path, Text),
     Path.
 
+%% Runs the experiment configured by Text, its output in a directory of its own, Name;
+%% that directory and the report.
+experiment(Name, Text) ->
+    Out = tmp_dir(Name),
+    {ok, Report} = riarc_bench_experiment:run(write_config(Name ++ ".config", Text), #{out => Out}),
+    {Out, Report}.
+
 config_errors_test_() ->
     Bad = [{"n below 1", "{shapes, [steady]}. {workers, [0]}. {params, #{requests => 5}}."},
            {"bad probability", "{shapes, [steady]}. {workers, [10]}. {params, #{requests => 5, psend => 2}}."},
@@ -182,11 +189,9 @@ run_metrics(V) -> maps:from_list([{K, V} || K <- riarc_bench_experiment:cv_metri
 tiny_experiment_test_() ->
     {timeout, 120,
      fun() ->
-             Cfg = write_config("tiny.config",
-                                "{name, \"tiny\"}. {shapes, [steady, pulse]}. {workers, [100, 200]}. "
-                                "{repetitions, 2}. {params, #{requests => 5, time => 2, period => 5, interval => 20}}."),
-             Out = tmp_dir("experiment"),
-             {ok, Report} = riarc_bench_experiment:run(Cfg, #{out => Out}),
+             {Out, Report} =
+                 experiment("tiny", "{name, \"tiny\"}. {shapes, [steady, pulse]}. {workers, [100, 200]}. "
+                                    "{repetitions, 2}. {params, #{requests => 5, time => 2, period => 5, interval => 20}}."),
              ?assert(filelib:is_regular(Report)),
              {ok, Agg} = file:read_file(filename:join(Out, "aggregate.csv")),
              ?assertEqual(1 + 4, length(binary:split(Agg, <<"\n">>, [global, trim_all]))),
@@ -221,12 +226,10 @@ tiny_experiment_test_() ->
 single_n_experiment_test_() ->
     {timeout, 120,
      fun() ->
-             Cfg = write_config("single.config",
-                                "{name, \"single\"}. {shapes, [steady]}. {workers, [100]}. "
-                                "{instrumentation, [baseline, tracing]}. {repetitions, 3}. "
-                                "{params, #{requests => 5, time => 2, period => 5, interval => 20}}."),
-             Out = tmp_dir("single"),
-             {ok, Report} = riarc_bench_experiment:run(Cfg, #{out => Out}),
+             {Out, Report} =
+                 experiment("single", "{name, \"single\"}. {shapes, [steady]}. {workers, [100]}. "
+                                      "{instrumentation, [baseline, tracing]}. {repetitions, 3}. "
+                                      "{params, #{requests => 5, time => 2, period => 5, interval => 20}}."),
              Html = riarc_bench_report_check:tables(riarc_bench_report_check:html(Report)),
              ?assertEqual([], filelib:wildcard(filename:join([Out, "plots", "n-*.svg"]))),
              ?assertEqual(nomatch, binary:match(Html, <<"plots/n-">>)),
@@ -241,12 +244,10 @@ single_n_experiment_test_() ->
 memory_ceiling_test_() ->
     {timeout, 120,
      fun() ->
-             Cfg = write_config("ceiling.config",
-                                "{name, \"ceiling\"}. {shapes, [burst]}. {workers, [20000, 50]}. "
-                                "{repetitions, 2}. {memory_limit, 64}. "
-                                "{params, #{requests => 100, time => 2, period => 50, interval => 20}}."),
-             Out = tmp_dir("ceiling"),
-             {ok, _Report} = riarc_bench_experiment:run(Cfg, #{out => Out}),
+             {Out, _Report} =
+                 experiment("ceiling", "{name, \"ceiling\"}. {shapes, [burst]}. {workers, [20000, 50]}. "
+                                       "{repetitions, 2}. {memory_limit, 64}. "
+                                       "{params, #{requests => 100, time => 2, period => 50, interval => 20}}."),
              {ok, [Big, Small]} = riarc_bench_study:read_aggregate(filename:join(Out, "aggregate.csv")),
              ?assertEqual({20000, "memory_limit", 0}, {maps:get(workers, Big), maps:get(crashed, Big),
                                                        maps:get(reps, Big)}),

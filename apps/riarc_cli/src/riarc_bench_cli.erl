@@ -290,7 +290,7 @@ user_command() ->
                   help => "counted runs per set-up (after one warm-up)"},
                 #{name => "--instrumentation", key => setups, metavar => "SETUPS",
                   type => {check, fun riarc_bench_user:parse_setups/1}, default => [baseline, riarc],
-                  help => "comma-separated: baseline,tracing,riarc,riarc_evm,centralised,inline"},
+                  help => "comma-separated: baseline,tracing,riarc,riarc_isolated,riarc_evm,centralised,inline"},
                 #{name => "--timeout", key => timeout, type => {int, 1}, metavar => "S",
                   default => 300, help => "seconds per run before its VM is killed"},
                 #{name => "--memory-limit", key => memory_limit, type => {int, 64}, metavar => "MB",

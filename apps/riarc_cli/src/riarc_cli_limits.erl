@@ -33,14 +33,20 @@ flags() ->
                "default stop"},
      #{name => "--monitor-budget", key => monitor_budget, type => {int, 1}, metavar => "MS",
        help => "a monitor step longer than MS is an error verdict for its partition "
-               "(default 10000)"}].
+               "(default 10000; monitors run isolated)"},
+     #{name => "--analysis", key => analysis, type => {enum, [isolated, inline]},
+       metavar => "WHERE",
+       help => "where monitors run: isolated (a process each, under the step budget) or "
+               "inline (in their tracers: cheaper, no budget); default inline for --props, "
+               "isolated for --monitors"}].
 
-%% @doc The riarc options (`limits', `monitor_budget') of the flags given.
+%% @doc The riarc options (`limits', `monitor_budget', `analysis') of the flags given.
 -spec opts(riarc_cli_args:opts()) -> riarc:opts().
 opts(Flags) ->
     Limits = maps:with([max_queue, max_queue_bytes, max_tracers, max_events, max_payload, policy],
                        Flags),
-    maps:merge(case map_size(Limits) of 0 -> #{}; _ -> #{limits => Limits} end,
+    maps:merge(maps:merge(case map_size(Limits) of 0 -> #{}; _ -> #{limits => Limits} end,
+                          maps:with([analysis], Flags)),
                case Flags of
                    #{monitor_budget := Ms} -> #{monitor_budget => #{time_ms => Ms}};
                    #{} -> #{}

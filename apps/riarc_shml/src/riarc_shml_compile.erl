@@ -220,8 +220,8 @@ forms(Clauses, Mod, File) ->
         ++ [{clause, A, [Any, Any], [], [{atom, A, true}]}],
     [{attribute, A, file, {File, 1}},
      {attribute, A, module, Mod},
-     {attribute, A, export, [{spec, 1}, {trace_flags, 0}, {trace_patterns, 0}, {clauses, 0},
-                             {clauses, 1}, {warnings, 0}]},
+     {attribute, A, export, [{spec, 1}, {trace_flags, 0}, {trace_patterns, 0}, {analysis, 0},
+                             {clauses, 0}, {clauses, 1}, {warnings, 0}]},
      {function, A, clauses, 0, [{clause, A, [], [], [erl_parse:abstract(clause_list(Indexed, File))]}]},
      {function, A, clauses, 1, [{clause, A, [{var, A, 'MFA'}], [], [matching(Indexed)]}]},
      {function, A, warnings, 0,
@@ -231,6 +231,9 @@ forms(Clauses, Mod, File) ->
      {function, A, trace_flags, 0, [{clause, A, [], [], [erl_parse:abstract(Flags)]}]},
      {function, A, trace_patterns, 0,
       [{clause, A, [], [], [erl_parse:abstract(riarc_shml_patterns:module(Clauses))]}]},
+     %% A step is pattern matches and guard tests over the event and the pending
+     %% obligations: bounded, so the monitors run in their tracers (riarc's `analysis').
+     {function, A, analysis, 0, [{clause, A, [], [], [{atom, A, inline}]}]},
      {function, A, '$visible', 2, Visible},
      {function, A, '$nec', 3,
       lists:reverse(Necs) ++ [{clause, A, [Any, Any, Any], [], [{nil, A}]}]}]
