@@ -59,8 +59,9 @@
 %%     `monitor_budget' is given): where each partition's monitor runs. `isolated': in an
 %%     analysis process of its own, under its step budget, so that a slow or looping
 %%     monitor stalls nobody's routing. `inline': in its partition's tracer, at each
-%%     event: no process per partition and about 1 µs less per event, but no step
-%%     budget, and a slow step holds up the events that tracer routes; for monitors
+%%     event: no process per partition, no copy of each event (4 to 6 % less wall
+%%     time where events dominate, docs/evaluation.md), but no step budget, and a
+%%     slow step holds up the events that tracer routes; for monitors
 %%     whose steps are bounded and cheap, as a compiled property's are (guard tests and
 %%     pattern matches). A monitor that crashes is an `error' either way;</li>
 %% <li>`node' (default this node): run, start or attach on that node (riarc_remote);</li>
