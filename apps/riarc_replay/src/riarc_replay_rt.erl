@@ -38,7 +38,8 @@
 %% counter}, filled on first contact, so a send to a known peer reads it and changes
 %% nothing.
 -define(PEERS, '$riarc_rr_peers').
-%% Inside a mnesia transaction (which holds the run's mnesia turn).
+%% Inside a mnesia transaction, activity or dirty operation (which holds the run's
+%% mnesia turn).
 -define(TXN, '$riarc_rr_txn').
 %% Recording: the events not written yet, as the chunk's binary (9-byte records, oldest
 %% first) that each event appends to. Kept out of the #rr record, so that recording an
@@ -881,12 +882,16 @@ ets_turn(Op, Args, Ref, S) ->
 %% until the object is at the recorded version, do it, move the version on.
 turn(Mod, Op, Args, Ref, #rr{mode = record}) ->
     lock(Ref),
+    %% The turn is written before the operation runs, where the replay takes it: a
+    %% transaction's or an activity's fun records events of its own (a receive, a random
+    %% number), and those come after the turn in both.
+    V = atomics:get(Ref, 2),
+    _ = record_event(?EV_ETS, V, get(?KEY)),
     try
         apply(Mod, Op, Args)
     after
-        V = atomics:add_get(Ref, 2, 1) - 1,
-        atomics:put(Ref, 1, 0),
-        _ = record_event(?EV_ETS, V, get(?KEY))
+        atomics:put(Ref, 2, V + 1),
+        atomics:put(Ref, 1, 0)
     end;
 turn(Mod, Op, Args, Ref, S = #rr{mode = replay}) ->
     V = take(?EV_ETS, {Mod, Op}, S),
@@ -903,9 +908,14 @@ turn(Mod, Op, Args, Ref, S = #rr{mode = replay}) ->
 %% table's, for its whole length. Recording therefore runs the run's transactions one at
 %% a time (a legal execution: mnesia's transactions are serialisable; none restarts
 %% for a conflict with another of the run) and writes the turn (an `ETS' event); the
-%% replay runs them in the recorded order. A transaction inside a transaction is part
-%% of the outer one and takes no turn.
--spec mnesia(transaction | sync_transaction, list()) -> term().
+%% replay runs them in the recorded order. An activity (`activity/2,4', `async_dirty',
+%% `sync_dirty', `ets') takes the turn for its whole fun as a transaction does; a dirty
+%% operation outside them takes it for itself, so that dirty operations, which race
+%% like unrecorded ETS operations, are ordered among themselves and with the
+%% transactions as in the recording (a dirty read and write of one record by two
+%% processes loses the same update in the replay). Anything inside a transaction or an
+%% activity is part of it and takes no turn.
+-spec mnesia(atom(), list()) -> term().
 mnesia(Op, Args) ->
     case {get(?KEY), get(?TXN)} of
         {S = #rr{}, undefined} ->

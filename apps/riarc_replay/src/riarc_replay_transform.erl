@@ -26,7 +26,9 @@
 %%     the same name (`timer_send_after', `timer_cancel' for timer's);</li>
 %% <li>`exit/2' (local or `erlang:'): {@link riarc_replay_rt:exit_signal/2}, which writes
 %%     the pending events of the process it ends;</li>
-%% <li>`mnesia:transaction/1,2,3', `sync_transaction/1,2,3':
+%% <li>`mnesia:transaction/1,2,3', `sync_transaction/1,2,3', the activities
+%%     (`activity/2,4', `async_dirty/1,2', `sync_dirty/1,2', `ets/1,2') and the dirty
+%%     operations (`dirty_read/1,2', `dirty_write/1,2', `dirty_update_counter/2,3', ...):
 %%     {@link riarc_replay_rt:mnesia/2}, which takes the run's mnesia turn.</li>
 %% </ul>
 %% The woven module gets the attribute `-riarc_replay_woven(true)' and the option
@@ -54,6 +56,21 @@
                         {unique_integer, 1}, {make_ref, 0}]).
 %% Local calls that are auto-imported BIFs (unless the module defines them).
 -define(AUTO_VALUES, [{now, 0}, {make_ref, 0}]).
+%% mnesia: what takes the run's mnesia turn (riarc_replay_rt:mnesia/2), for a whole
+%% transaction or activity, or for one dirty operation.
+-define(MNESIA_OPS, [{transaction, 1}, {transaction, 2}, {transaction, 3},
+                     {sync_transaction, 1}, {sync_transaction, 2}, {sync_transaction, 3},
+                     {activity, 2}, {activity, 4}, {async_dirty, 1}, {async_dirty, 2},
+                     {sync_dirty, 1}, {sync_dirty, 2}, {ets, 1}, {ets, 2},
+                     {dirty_read, 1}, {dirty_read, 2}, {dirty_write, 1}, {dirty_write, 2},
+                     {dirty_delete, 1}, {dirty_delete, 2}, {dirty_delete_object, 1},
+                     {dirty_delete_object, 2}, {dirty_update_counter, 2},
+                     {dirty_update_counter, 3}, {dirty_match_object, 1},
+                     {dirty_match_object, 2}, {dirty_select, 2}, {dirty_index_read, 3},
+                     {dirty_index_match_object, 2}, {dirty_index_match_object, 3},
+                     {dirty_all_keys, 1}, {dirty_first, 1}, {dirty_next, 2},
+                     {dirty_last, 1}, {dirty_prev, 2}, {dirty_slot, 2}]).
+
 -define(ETS_OPS, [{insert, 2}, {insert_new, 2}, {delete, 2}, {delete_object, 2},
                   {delete_all_objects, 1}, {update_counter, 3}, {update_counter, 4},
                   {update_element, 3}, {take, 2}, {select_delete, 2},
@@ -158,7 +175,11 @@ remote(erlang, F, A) ->
     end;
 remote(timer, send_after, A) when A =:= 2; A =:= 3 -> {rt, timer_send_after};
 remote(timer, cancel, 1) -> {rt, timer_cancel};
-remote(mnesia, F, A) when F =:= transaction; F =:= sync_transaction, A >= 1, A =< 3 -> mnesia;
+remote(mnesia, F, A) ->
+    case lists:member({F, A}, ?MNESIA_OPS) of
+        true -> mnesia;
+        false -> keep
+    end;
 remote(os, timestamp, 0) -> {rt, timestamp};
 remote(rand, uniform, A) when A =< 1 -> {rt, uniform};
 remote(ets, F, A) ->

@@ -10,7 +10,7 @@
 -compile({nowarn_deprecated_function, [{erlang, now, 0}]}).
 
 -export([race/2, sender/3, timeouts/1, ets_race/2, values/0, tree/1, variant/1,
-         selective/1, mixed/2, timers/1, timer_sender/2, mnesia_race/2, mnesia_worker/3,
+         selective/1, mixed/2, timers/1, timer_sender/2, mnesia_race/2, mnesia_worker/3, mnesia_dirty_race/2, mnesia_dirty_worker/3,
          fanout/2, fan_sender/3, fan_collector/3, flood/1]).
 
 %% @doc N senders send M messages each to this process, which returns the arrival order.
@@ -198,6 +198,41 @@ mnesia_worker(Root, I, M) ->
                                                    [{_, log, L}] = mnesia:read(riarc_rr_log, log),
                                                    mnesia:write({riarc_rr_log, log, [I | L]})
                                            end)
+                  end, lists:seq(1, M)),
+    Root ! {mnesia_done, self()},
+    ok.
+
+%% @doc N processes each add `{I, C}' to one mnesia record M times with dirty operations:
+%% C from a dirty counter, then a dirty read of the record and, a moment later, a dirty
+%% write of it (every other time both inside an async_dirty activity), so that the
+%% processes lose each other's updates (the table riarc_rr_log must exist); returns the
+%% record's list: which updates survived, in which order.
+-spec mnesia_dirty_race(pos_integer(), pos_integer()) -> [{pos_integer(), integer()}].
+mnesia_dirty_race(N, M) ->
+    ok = mnesia:dirty_write({riarc_rr_log, log, []}),
+    ok = mnesia:dirty_write({riarc_rr_log, ctr, 0}),
+    Self = self(),
+    Pids = [spawn(?MODULE, mnesia_dirty_worker, [Self, I, M]) || I <- lists:seq(1, N)],
+    [receive {mnesia_done, P} -> ok end || P <- Pids],
+    [{riarc_rr_log, log, L}] = mnesia:dirty_read(riarc_rr_log, log),
+    L.
+
+%% @doc A worker of mnesia_dirty_race/2.
+-spec mnesia_dirty_worker(pid(), pos_integer(), pos_integer()) -> ok.
+mnesia_dirty_worker(Root, I, M) ->
+    lists:foreach(fun(J) when J rem 2 =:= 0 ->
+                          C = mnesia:dirty_update_counter(riarc_rr_log, ctr, 1),
+                          [{_, log, L}] = mnesia:dirty_read(riarc_rr_log, log),
+                          spin(rand:uniform(5000)),
+                          ok = mnesia:dirty_write({riarc_rr_log, log, [{I, C} | L]});
+                     (_) ->
+                          C = mnesia:dirty_update_counter(riarc_rr_log, ctr, 1),
+                          ok = mnesia:activity(async_dirty,
+                                               fun() ->
+                                                       [{_, log, L}] = mnesia:read(riarc_rr_log, log),
+                                                       spin(rand:uniform(5000)),
+                                                       mnesia:write({riarc_rr_log, log, [{I, C} | L]})
+                                               end)
                   end, lists:seq(1, M)),
     Root ! {mnesia_done, self()},
     ok.
