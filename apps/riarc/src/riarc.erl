@@ -101,7 +101,7 @@
                   monitor_budget => #{time_ms => pos_integer(),
                                       reductions => pos_integer() | infinity,
                                       heap_words => pos_integer()},
-                  node => node()}.
+                  analysis => isolated | inline, node => node()}.
 
 %% What a new_processes session's root, the pseudo-process standing for every process
 %% spawned after the attach point, is called as Λ would see it.
