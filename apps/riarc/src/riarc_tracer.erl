@@ -154,12 +154,8 @@ core_cfg(Cfg0 = #{backend := Backend}) ->
                       max_queue_bytes, max_events, max_payload, monitor_budget, token, policy,
                       max_suspend, analysis], Cfg0),
     %% Monitors run in their partitions' analysis processes (riarc_analyser), or, with
-    %% `analysis => inline', in the tracer's core.
-    Base#{self => self(),
-          analysis => case maps:get(analysis, Cfg0, isolated) of
-                          inline -> inline;
-                          isolated -> async
-                      end,
+    %% `analysis => inline', in the tracer's core (whose own default is inline).
+    Base#{self => self(), analysis => maps:get(analysis, Base, isolated),
           init_from_spawn => riarc_backend:init_from_spawn(Backend),
           start_tracer => fun(Mon, C, MFA, Disp) ->
                                   proc_lib:spawn_opt(?MODULE, tracer_init,

@@ -26,11 +26,11 @@
 %%                        %  Disp {riarc_dtc, self(), S, Cut} with the Cut PREEMPT returned
 %% {clear, S}             % CLEAR S through the backend
 %% {started, T, S}        % a tracer T was started for S (cfg's start_tracer made it)
-%% {analysis, Part, Mon}  % with `analysis => async': start the partition's analysis
+%% {analysis, Part, Mon}  % with `analysis => isolated': start the partition's analysis
 %%                        %  (Part = {S, MFA}) by monitor Mon, off the routing path
-%% {analyse, E}           % with `analysis => async': hand event E to that analysis,
+%% {analyse, E}           % with `analysis => isolated': hand event E to that analysis,
 %%                        %  without waiting for it
-%% analysis_end           % with `analysis => async': the partition has ended; its
+%% analysis_end           % with `analysis => isolated': the partition has ended; its
 %%                        %  analysis gives the verdict none unless it has one
 %% perturb                % test hook: be slow here (cfg's perturb)
 %% stop                   % TRYGC succeeded: the tracer ends
@@ -73,8 +73,8 @@
                  %% Where the monitor runs: in this core, at each event (`inline', the
                  %% default: the model checker's tracers), or in an analysis process of the
                  %% partition's own that the caller starts and feeds from the effects
-                 %% (`async': a slow or looping monitor never stalls routing).
-                 analysis => inline | async,
+                 %% (`isolated': a slow or looping monitor never stalls routing).
+                 analysis => inline | isolated,
                  %% What the process loop around the core keeps in it for itself.
                  atom() => term()}.
 -type effect() :: {send, tracer(), term()} | {detach, sid(), tracer()} | {clear, sid()}
@@ -89,9 +89,9 @@
     cfg :: cfg(),                                  % Λ and the tracer's surroundings
     part :: undefined | {sid(), riarc_event:mfa_args()}, % whose partition this is
     root :: undefined | {sid(), riarc_event:mfa_args()}, % a root tracer's root
-    %% ςM, run here (inline), or in the partition's analysis process (async);
+    %% ςM, run here (inline), or in the partition's analysis process (isolated);
     %% undefined once it has a verdict, or when the partition has no monitor.
-    mon :: undefined | async | riarc_analysis:t(),
+    mon :: undefined | isolated | riarc_analysis:t(),
     analysed = 0 :: non_neg_integer(),
     %% App. B: direct events of a process not known yet wait for its spawn event.
     pending = riarc_reorder:new() :: riarc_reorder:t(),
@@ -542,8 +542,8 @@ set_monitor(Root, MFA, St = #st{cfg = #{lambda := Lambda}}) ->
 
 start_analysis(Part, Mon, St = #st{cfg = Cfg}) ->
     case Cfg of
-        #{analysis := async} ->
-            fx({analysis, Part, Mon}, St#st{part = Part, mon = async});
+        #{analysis := isolated} ->
+            fx({analysis, Part, Mon}, St#st{part = Part, mon = isolated});
         #{} ->
             A = riarc_analysis:new(self_of(St), maps:get(explain, Cfg, 0), Part, Mon),
             St#st{part = Part, mon = A}
@@ -554,7 +554,7 @@ start_analysis(Part, Mon, St = #st{cfg = Cfg}) ->
 %% handed to it, and is not waited for.
 analyse(_E, St = #st{mon = undefined}) ->
     St;
-analyse(E, St = #st{mon = async}) ->
+analyse(E, St = #st{mon = isolated}) ->
     fx({analyse, E}, St);
 analyse(E, St = #st{mon = A, analysed = N, cfg = Cfg}) ->
     %% Limit max_payload, as for a monitor in its own process.
@@ -569,7 +569,7 @@ reports(Reports, St) ->
 %% The partition has ended without a verdict: none.
 end_partition(St = #st{mon = undefined}) ->
     St;
-end_partition(St = #st{mon = async}) ->
+end_partition(St = #st{mon = isolated}) ->
     fx(analysis_end, St#st{mon = undefined});
 end_partition(St = #st{mon = A}) ->
     reports(riarc_analysis:finish(A), St#st{mon = undefined}).

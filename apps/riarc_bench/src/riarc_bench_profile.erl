@@ -154,7 +154,7 @@ core(Backend, Pinger, MFA, Mod, Msgs) ->
             session => self(), checks => false, perturb => undefined,
             %% The replayed events hold no spawn: no tracer is ever started.
             start_tracer => fun(_, _, _, _) -> no_tracer end,
-            init_from_spawn => true, self => self(), analysis => async},
+            init_from_spawn => true, self => self(), analysis => isolated},
     {St0, _} = riarc_tracer_core:init_root(Cfg, Pinger, MFA, {init, Pinger, self(), MFA}),
     lists:foldl(fun(M, St) -> {St1, [{analyse, _}]} = riarc_tracer_core:handle(M, St), St1 end,
                 St0, Msgs).
