@@ -396,7 +396,7 @@ trusted({riarc_violation, Tracer, Id, Info, State}, S) ->
 trusted({riarc_incomplete, _Tracer, Pending}, S = #s{incomplete = Inc}) ->
     Lost = maps:map(fun(_, Events) -> length(Events) end, Pending),
     S1 = S#s{incomplete = maps:merge(Inc, Lost)},
-    {noreply, publish([T || {T, #{pid := P}} <- maps:to_list(S1#s.verdicts), is_map_key(P, Lost)], S1)};
+    {noreply, republish(fun(#{pid := P}) -> is_map_key(P, Lost) end, S1)};
 trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->
     logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
     {noreply, S#s{errors = [{spec, MFA, Reason} | S#s.errors]}}.
@@ -470,7 +470,7 @@ overload(What, S = #s{backend = Backend}) ->
     %% slow on a loaded node: 150 ms seen), and tracers go on taking events meanwhile.
     logger:warning("riarc: overload (~0tp): detaching from the system", [What]),
     %% The partitions with no verdict yet now read inconclusive (cut_short/2).
-    S1 = publish([T || {T, #{verdict := none}} <- maps:to_list(S#s.verdicts)], S#s{overload = What}),
+    S1 = republish(fun(#{verdict := V}) -> V =:= none end, S#s{overload = What}),
     maps:fold(fun(An, _, Acc) -> kill_analysis(An, {inconclusive, {overload, What}}, Acc) end,
               S1, S1#s.analysers).
 
@@ -623,6 +623,15 @@ verdict_list(#s{verdicts = Vs, order = Order, incomplete = Inc, overload = Over}
 %% The one way a partition's verdict entry is set: its subscribers hear of it.
 put_verdict(Tracer, Entry, S = #s{verdicts = Vs}) ->
     publish([Tracer], S#s{verdicts = Vs#{Tracer => Entry}}).
+
+%% The entries that read otherwise now the session knows more (an incomplete trace, an
+%% overload), though none was set (put_verdict/3 alone sets them): those Changed holds
+%% of, to every subscriber. Nobody subscribed (the usual case): that is checked first, so
+%% no walk of every partition's entry is made for nobody.
+republish(_Changed, S = #s{subscribers = Subs}) when map_size(Subs) =:= 0 ->
+    S;
+republish(Changed, S = #s{verdicts = Vs}) ->
+    publish([T || {T, E} <- maps:to_list(Vs), Changed(E)], S).
 
 %% The entries of these tracers' partitions, as the result will list them, to every
 %% subscriber.

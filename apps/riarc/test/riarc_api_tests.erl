@@ -236,19 +236,25 @@ subscribe() ->
     ?assertEqual([], riarc_session:subscribe(S, self(), Tag)),
     %% Six verdicts, each streamed as it is reached: nothing else asks for them.
     _ = kids(Root, 6, exit),
-    Accepted = [receive {riarc_session_verdict, Tag, E = #{verdict := accept}} -> E end
-                || _ <- lists:seq(1, 6)],
+    Accepted = [receive {riarc_session_verdict, Tag, E = #{verdict := accept}} -> E
+                after 10000 -> error({no_verdict_streamed, #{expected => accept, nth => I, out_of => 6}})
+                end
+                || I <- lists:seq(1, 6)],
     %% Three partitions whose monitors decide nothing: their entries say none once their
     %% processes have exited, and are streamed so.
     Waiting = lists:sort(kids(Root, 3, wait)),
     _ = [K ! stop || K <- Waiting],
-    None = [receive {riarc_session_verdict, Tag, E = #{verdict := none}} -> E end
-            || _ <- Waiting],
+    None = [receive {riarc_session_verdict, Tag, E = #{verdict := none}} -> E
+            after 10000 -> error({no_verdict_streamed, #{expected => none, nth => I, among => Waiting}})
+            end
+            || I <- lists:seq(1, length(Waiting))],
     ?assertEqual(Waiting, lists:sort([P || #{pid := P} <- None])),
     %% Past max_tracers, the overload policy cuts the run short: the three entries that
     %% said none now say inconclusive, and the stream says so.
     _ = kids(Root, 12, wait),
-    Cut = [receive {riarc_session_verdict, Tag, E = #{pid := P, verdict := inconclusive}} -> E end
+    Cut = [receive {riarc_session_verdict, Tag, E = #{pid := P, verdict := inconclusive}} -> E
+           after 10000 -> error({no_verdict_streamed, #{expected => inconclusive, pid => P}})
+           end
            || P <- Waiting],
     {ok, R} = riarc:stop(S),
     Root ! stop,
@@ -259,7 +265,9 @@ subscribe() ->
 %% The gated root starts N kids; their pids.
 kids(Root, N, Life) ->
     Root ! {spawn, N, Life, self()},
-    receive {kids, Root, Kids} -> Kids end.
+    receive {kids, Root, Kids} -> Kids
+    after 10000 -> error({no_kids_started, #{root => Root, expected => N, life => Life}})
+    end.
 
 %% What the stream has said since, the last entry per process.
 drain(Tag, Acc) ->
