@@ -6,8 +6,9 @@
 %%
 %% Layout (big-endian):
 %% ```
-%% "RIARCRR" Version:8            magic and format version (2: a RECV's seq counts its
-%%                                sender's wrapped sends; 1 counted them per receiver)
+%% "RIARCRR" Version:8            magic and format version (3: FROM names the source of
+%%                                a plain 'EXIT' or 'DOWN', and the sender side wraps
+%%                                timers; 2 had neither; 1 counted a RECV's seq per receiver)
 %% HLen:32 Header:HLen            term_to_binary(#{mfa, modules, strategy})
 %% NStreams:32                    then, per process:
 %%   Idx:32 LLen:16 Lid:LLen      index, term_to_binary(logical id)
@@ -27,13 +28,13 @@
 -export_type([header/0, stream/0, error_reason/0]).
 
 -define(MAGIC, "RIARCRR").
--define(VERSION, 2).
+-define(VERSION, 3).
 -define(MAX_HEADER, (1 bsl 20)).
 -define(MAX_STREAMS, (1 bsl 24)).
 -define(MAX_SIDE, (1 bsl 26)).
 -define(MAX_FILE, (1 bsl 30)).
 %% Event types a recording may hold (see riarc_replay_rt), with or without the side bit.
--define(TYPES, [1, 2, 3, 4, 5, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25]).
+-define(TYPES, [1, 2, 3, 4, 5, 6, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25]).
 
 -type header() :: #{mfa := {module(), atom(), list()}, modules := [module()],
                     strategy := receiver | sender}.

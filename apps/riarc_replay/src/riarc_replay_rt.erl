@@ -51,6 +51,9 @@
 %% versioned receives since the last plain or timed-out one (the version buffer itself,
 %% which changes only when messages arrive out of order, is #rr.vbuf).
 -define(VER, '$riarc_rr_ver').
+%% Replay: plain messages an unkeyed receive took out of the mailbox that a keyed one
+%% (RECV_EXT + FROM) is to take, oldest first (see replay_plain/2).
+-define(HELD, '$riarc_rr_held').
 %% Receiver side: this process's wrapped sends so far (the next message's seq), slot 1 of
 %% #rr.seq, an atomics array of the process: one call, and nothing allocated, per send.
 -define(SEQ_BITS, 40).
@@ -63,6 +66,7 @@
 -define(EV_TIMEOUT, 3).     % the receive's `after' fired
 -define(EV_SEND, 4).        % sender side: the receiver's version this message got
 -define(EV_ETS, 5).         % the table's turn (version) of this ETS operation
+-define(EV_FROM, 6).        % the plain message the RECV_EXT before took: kind:32, index:32
 -define(EV_MONO, 16).
 -define(EV_SYSTIME, 17).
 -define(EV_TIMESTAMP, 18).  % {Mega, Sec, Micro} packed as 20+20+24 bits
@@ -185,12 +189,18 @@ plain_spawn(Kind, M, F, A, _Opts) -> erlang:Kind(M, F, A).
 %% @doc The entry point of every process of a run.
 -spec child({run(), non_neg_integer(), [pos_integer()], atomics:atomics_ref() | undefined},
             function() | {module(), atom(), list()} | {root, {module(), atom(), list()}}) -> term().
-child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, _Ver}, What) ->
+child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
     S0 = #rr{run = Run, mode = Mode, strategy = Strategy, tab = Tab, idx = Idx, lid = Lid,
              progress = Progress, seq = atomics:new(1, [])},
+    %% Race: the parent registers this process once spawn has returned, and this process
+    %% may have linked, exited or been monitored by then; registered here first, every
+    %% 'EXIT' or 'DOWN' it causes names a process of the run (plain_source/2), in the
+    %% recording and in the replay, which also finds its pid by index (keyed_pid/2).
+    true = ets:insert(Tab, {self(), Idx, Ver}),
     S = case Mode of
             record -> S0;
             replay ->
+                true = ets:insert(Tab, {{pid, Idx}, self()}),
                 case ets:lookup(Tab, {stream, Idx}) of
                     [{_, Stream, Sides}] -> S0#rr{stream = Stream, sides = Sides};
                     [] -> S0
@@ -396,6 +406,7 @@ event_name({?EV_RECV_EXT, _}) -> receive_unwrapped_message;
 event_name({?EV_TIMEOUT, _}) -> receive_timeout;
 event_name({?EV_SEND, V}) -> {send, {version, V}};
 event_name({?EV_ETS, V}) -> {ets, {turn, V}};
+event_name({?EV_FROM, D}) -> {from, D bsr 32, {index, D band 16#ffffffff}};
 event_name({T, _}) when T >= ?EV_MONO, T =< ?EV_DELAY -> {value, value_name(T)};
 event_name({T, _}) when T > ?SIDE, T band 16#7f >= ?EV_MONO, T band 16#7f =< ?EV_DELAY ->
     {value, value_name(T band 16#7f)};
@@ -494,8 +505,8 @@ peer_info(Pid, #rr{tab = Tab, strategy = Strategy}) ->
 %% run, since each sender's program order is replayed). Sender side: {'$riarc_rv',
 %% Version, Msg}, the version taken from the receiver's counter (recording) or from this
 %% process's stream (replay).
-wrap(_, Msg, #rr{strategy = receiver, idx = Idx, seq = Seq}) ->
-    {'$riarc_rr', Idx, atomics:add_get(Seq, 1, 1) - 1, Msg};
+wrap(_, Msg, S = #rr{strategy = receiver}) ->
+    wrap_seq(Msg, S);
 wrap(Ver, Msg, S = #rr{strategy = sender, mode = record}) ->
     V = atomics:add_get(Ver, 1, 1),
     _ = record_event(?EV_SEND, V, S),
@@ -540,7 +551,7 @@ record_recv(F, Timeout, S) ->
             _ = record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
             {K, V};
         {K, ext, V} ->
-            _ = record_event(?EV_RECV_EXT, 0, S1),
+            _ = record_plain(V, 0, S1),
             {K, V};
         '$riarc_rr_timeout' ->
             _ = record_event(?EV_TIMEOUT, 0, S1),
@@ -550,22 +561,9 @@ record_recv(F, Timeout, S) ->
 replay_recv(F, Timeout, S) ->
     case next_event(S) of
         {?EV_RECV, D} ->
-            Sender = D bsr ?SEQ_BITS,
-            Seq = D band (1 bsl ?SEQ_BITS - 1),
-            S1 = skip(S),
-            put(?WAIT, {receive_message, sender_lid(Sender, S1), Seq}),
-            %% The recorded message, by its sender and sequence number; the receive's
-            %% own clauses must still take it.
-            V = receive {'$riarc_rr', Sender, Seq, Msg} -> Msg end,
-            erase(?WAIT),
-            fired(V, S1),
-            case F(match, V, 0) of
-                0 -> diverge(S1, {receive_message, sender_lid(Sender, S1), Seq}, {no_clause_matches, V});
-                K -> {K, V}
-            end;
+            take_wrapped(D, F, skip(S));
         {?EV_RECV_EXT, _} ->
-            _ = skip(S),
-            replay_plain(F);
+            replay_plain(F, skip(S));
         {?EV_TIMEOUT, _} when Timeout =/= infinity ->
             %% Recorded as timed out: no message was taken, whatever is in the mailbox.
             _ = skip(S),
@@ -576,12 +574,119 @@ replay_recv(F, Timeout, S) ->
             diverge(S, event_name(Other), {'receive', {'after', Timeout}})
     end.
 
-%% Replay of RECV_EXT: the first plain message the receive's clauses take.
-replay_plain(F) ->
-    put(?WAIT, receive_unwrapped_message),
-    {K, ext, V} = F(ext, none, infinity),
+%% Replay of RECV: exactly the recorded message, by its sender and sequence number; the
+%% receive's own clauses must still take it.
+take_wrapped(D, F, S) ->
+    Sender = D bsr ?SEQ_BITS,
+    Seq = D band (1 bsl ?SEQ_BITS - 1),
+    put(?WAIT, {receive_message, sender_lid(Sender, S), Seq}),
+    V = receive {'$riarc_rr', Sender, Seq, Msg} -> Msg end,
     erase(?WAIT),
-    {K, V}.
+    fired(V, S),
+    case F(match, V, 0) of
+        0 -> diverge(S, {receive_message, sender_lid(Sender, S), Seq}, {no_clause_matches, V});
+        K -> {K, V}
+    end.
+
+%% Recording of a receive that took a plain message: RECV_EXT (data N: see
+%% versioned_recv/3), and FROM when the message is an 'EXIT' or 'DOWN' of a process of
+%% the run. Plain messages from different processes race (two children's exits at a
+%% supervisor, the 'DOWN's of a pool's workers); naming the source makes the replay
+%% take the same one, while one source's signals keep their order in every run.
+record_plain(V, N, S = #rr{tab = Tab}) ->
+    S1 = record_event(?EV_RECV_EXT, N, S),
+    case plain_source(V, Tab) of
+        none -> S1;
+        {Kind, Idx} -> record_event(?EV_FROM, (Kind bsl 32) bor Idx, S1)
+    end.
+
+plain_source({'EXIT', P, _}, Tab) when is_pid(P) -> source_index(1, P, Tab);
+plain_source({'DOWN', _, process, P, _}, Tab) when is_pid(P) -> source_index(2, P, Tab);
+plain_source(_, _) -> none.
+
+source_index(Kind, P, Tab) ->
+    case ets:lookup(Tab, P) of
+        [{_, Idx, _}] -> {Kind, Idx};
+        [] -> none
+    end.
+
+%% Replay of RECV_EXT, S past it. With FROM: the first plain message of that kind from
+%% that process (held, or in the mailbox), which the clauses must take. On the sender
+%% side, RECV after it: the wrapped timer message it names. Otherwise: the first plain
+%% message the receive's clauses take that is not the 'EXIT' or 'DOWN' of a process of
+%% the run, since the recording would have named such a message; one taken on the way is
+%% held for the keyed receive that will name it (it is not a message any unkeyed receive
+%% took in the recording).
+replay_plain(F, S = #rr{strategy = Strategy, tab = Tab}) ->
+    case next_event(S) of
+        {?EV_FROM, D} ->
+            keyed_take(D bsr 32, D band 16#ffffffff, F, skip(S));
+        {?EV_RECV, D} when Strategy =:= sender ->
+            take_wrapped(D, F, skip(S));
+        _ ->
+            put(?WAIT, receive_unwrapped_message),
+            R = unkeyed_take(F, Tab),
+            erase(?WAIT),
+            R
+    end.
+
+unkeyed_take(F, Tab) ->
+    {K, ext, V} = F(ext, none, infinity),
+    case plain_source(V, Tab) of
+        none ->
+            {K, V};
+        _ ->
+            put(?HELD, held() ++ [V]),
+            unkeyed_take(F, Tab)
+    end.
+
+held() ->
+    case get(?HELD) of
+        undefined -> [];
+        Held -> Held
+    end.
+
+keyed_take(Kind, Idx, F, S) ->
+    Pid = keyed_pid(Idx, S),
+    Want = {from, Kind, sender_lid(Idx, S)},
+    V = case take_held(Kind, Pid, held(), []) of
+            {ok, M} ->
+                M;
+            none ->
+                put(?WAIT, Want),
+                M = case Kind of
+                        1 -> receive {'EXIT', Pid, _} = M1 -> M1 end;
+                        _ -> receive {'DOWN', _, process, Pid, _} = M2 -> M2 end
+                    end,
+                erase(?WAIT),
+                M
+        end,
+    case F(match, V, 0) of
+        0 -> diverge(S, Want, {no_clause_matches, V});
+        K -> {K, V}
+    end.
+
+take_held(_Kind, _Pid, [], _Before) ->
+    none;
+take_held(Kind, Pid, [M | Ms], Before) ->
+    case {Kind, M} of
+        {1, {'EXIT', Pid, _}} -> put(?HELD, lists:reverse(Before, Ms)), {ok, M};
+        {2, {'DOWN', _, process, Pid, _}} -> put(?HELD, lists:reverse(Before, Ms)), {ok, M};
+        _ -> take_held(Kind, Pid, Ms, [M | Before])
+    end.
+
+%% The replay's pid of the process with index Idx. A message from it can only be here
+%% once it has started, and it registers itself as it starts (child/2); until then the
+%% receive waits for it to start, bounded by the watchdog.
+keyed_pid(Idx, S = #rr{tab = Tab}) ->
+    case ets:lookup(Tab, {pid, Idx}) of
+        [{_, Pid}] ->
+            Pid;
+        [] ->
+            put(?WAIT, {process_started, sender_lid(Idx, S)}),
+            receive after 1 -> ok end,
+            keyed_pid(Idx, S)
+    end.
 
 %% The recording ends in this receive: the recorded process was waiting here when the run
 %% ended (a process killed while it waits has written everything before). The replaying
@@ -611,8 +716,7 @@ versioned_recv(F, Timeout, S0 = #rr{mode = replay}) ->
     case next_event(S) of
         {?EV_RECV_EXT, N} ->
             put(?VER, {Next, 0}),
-            _ = skip(S),
-            replay_plain(F);
+            replay_plain(F, skip(S));
         {?EV_TIMEOUT, N} when Timeout =/= infinity ->
             put(?VER, {Next, 0}),
             _ = skip(S),
@@ -734,7 +838,15 @@ versioned_record(F, Deadline, S = #rr{vbuf = Buf}) ->
                 {K, ext, M} ->
                     {Next, N} = get(?VER),
                     put(?VER, {Next, 0}),
-                    _ = record_event(?EV_RECV_EXT, N, S),
+                    _ = record_plain(M, N, S),
+                    {K, M};
+                {K, Sender, Seq, M} ->
+                    %% A timer's message, wrapped as on the receiver side (see Timers).
+                    {Next, N} = get(?VER),
+                    put(?VER, {Next, 0}),
+                    S1 = record_event(?EV_RECV_EXT, N, S),
+                    _ = record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
+                    fired(M, S1),
                     {K, M};
                 '$riarc_rr_timeout' ->
                     {Next, N} = get(?VER),
@@ -970,9 +1082,8 @@ wait_turn(Ref, V, Spins) ->
 
 %%% Timers -------------------------------------------------------------------------------
 
-%% A timer's message is a message from the process that started the timer: on the
-%% receiver side it is wrapped when the timer starts, with the starter's next sequence
-%% number for the receiver, so the receive that takes it records RECV(starter, seq) and
+%% A timer's message is a message from the process that started the timer: it is
+%% wrapped when the timer starts, with the starter's next sequence number, so the receive that takes it records RECV(starter, seq) and
 %% the replay takes exactly that message, whether the timer fires before or after the
 %% messages it raced with. start_timer's message {timeout, TRef, Msg} holds its ref: the
 %% woven start_timer makes the ref itself, sends the wrapped message with send_after and
@@ -981,8 +1092,9 @@ wait_turn(Ref, V, Spins) ->
 %% recorded (TIMER); a replay cancels only when the recording did (had the timer fired in
 %% the recording, its message is one a recorded receive may take). An absolute timer's
 %% delay is recorded (DELAY): the program's time values are the recording's, not this
-%% VM's. Sender side: timer messages are plain (RECV_EXT), as are timers to names and
-%% to processes outside the run.
+%% VM's. The wrapping is the same with either strategy; on the sender side the receive
+%% that takes a timer's message records RECV_EXT and then RECV(starter, seq). Timers to
+%% names not registered and to processes outside the run send plain messages.
 
 %% @doc Woven `erlang:send_after/3'.
 -spec send_after(non_neg_integer(), pid() | atom(), term()) -> reference().
@@ -1014,15 +1126,15 @@ timer(Kind, T, Dest, Msg, Opts) ->
             D = delay(T, Opts),
             case timer_peer(Dest) of
                 false -> erlang:Kind(D, Dest, Msg, []);
-                {Pid, Info, S} -> wrapped_timer(Kind, D, Pid, Msg, Info, S)
+                {Pid, S} -> wrapped_timer(Kind, D, Pid, Msg, S)
             end
     end.
 
-wrapped_timer(send_after, D, Pid, Msg, Info, S) ->
-    erlang:send_after(D, Pid, wrap(Info, Msg, S));
-wrapped_timer(start_timer, D, Pid, Msg, Info, S = #rr{tab = Tab}) ->
+wrapped_timer(send_after, D, Pid, Msg, S) ->
+    erlang:send_after(D, Pid, wrap_seq(Msg, S));
+wrapped_timer(start_timer, D, Pid, Msg, S = #rr{tab = Tab}) ->
     Ref = erlang:make_ref(),
-    Real = erlang:send_after(D, Pid, wrap(Info, {timeout, Ref, Msg}, S)),
+    Real = erlang:send_after(D, Pid, wrap_seq({timeout, Ref, Msg}, S)),
     true = ets:insert(Tab, {{timer, Ref}, Real}),
     Ref.
 
@@ -1104,28 +1216,35 @@ timer_cancel(TRef) ->
     end.
 
 %% Race: the recording's cancel came in time, this replay's timer has fired already. A
-%% wrapped timer message (receiver side) is never taken, since no recorded receive names
-%% it; a plain start_timer message (sender side, or a timer this process set on itself
-%% outside the receiver side's wrapping) would be taken by the next receive that takes
-%% plain messages, a message the recorded process never had: it is removed (its ref is
-%% unique, so nothing else matches). A plain send_after message cannot be told from other
-%% messages and stays (docs/replay.md).
+%% wrapped timer message is never taken, since no recorded receive names it; a plain
+%% start_timer message (a timer to a process outside the run's wrapping) would be taken
+%% by the next receive that takes plain messages, a message the recorded process never
+%% had: it is removed (its ref is unique, so nothing else matches). A plain send_after
+%% message cannot be told from other messages and stays (docs/replay.md).
 replay_cancel(Ref, Real) ->
     case erlang:cancel_timer(Real) of
         false when Real =:= Ref -> receive {timeout, Ref, _} -> true after 0 -> true end;
         _ -> true
     end.
 
-%% The receiver, on the receiver side only (see above).
+%% The receiver, when it takes part in the run (see above).
 timer_peer(Dest) ->
     case get(?KEY) of
-        S = #rr{strategy = receiver} ->
+        S = #rr{} ->
             case peer(Dest, S) of
-                {Pid, Info} -> {Pid, Info, S};
+                {Pid, _Info} -> {Pid, S};
                 false -> false
             end;
         _ -> false
     end.
+
+%% {'$riarc_rr', Index, Seq, Msg}: the receiver side's wrapping of every message, and
+%% of a timer's message with either strategy (with its starter's next sequence number):
+%% on the sender side a version taken when the timer starts would hold back every later
+%% version until it fires, and for good if it is cancelled.
+-compile({inline, [wrap_seq/2]}).
+wrap_seq(Msg, #rr{idx = Idx, seq = Seq}) ->
+    {'$riarc_rr', Idx, atomics:add_get(Seq, 1, 1) - 1, Msg}.
 
 %% The timer's delay from now: relative as given; absolute (`{abs, true}') recorded,
 %% since the program's time values in a replay are the recording's.

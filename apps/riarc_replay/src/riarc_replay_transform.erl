@@ -213,7 +213,8 @@ spawn_call(L, Kind, Args) ->
 %%                  P1 = V when G1, not wrapped(V) -> {1, ext, V}; ...
 %%          after Tmo -> '$riarc_rr_timeout' end
 %%   ext:   the plain clauses only;
-%%   ver:   the plain clauses, and {'$riarc_rv', N, X} -> {ver, N, X};
+%%   ver:   the wrapped and plain clauses (sender side: timer messages are wrapped as
+%%          the receiver side's), and {'$riarc_rv', N, X} -> {ver, N, X};
 %%   match: case M of P1 when G1 -> 1; ...; _ -> 0 end.
 receive_expr(L, Clauses, TimeoutAfter, N0, Ctx) ->
     {Clauses1, N1} = walk(Clauses, N0, Ctx),
@@ -249,7 +250,7 @@ receive_expr(L, Clauses, TimeoutAfter, N0, Ctx) ->
                         [{'case', L, Op,
                           [{clause, L, [{atom, L, rec}], [], [Recv(Wrapped ++ Plain)]},
                            {clause, L, [{atom, L, ext}], [], [Recv(Plain)]},
-                           {clause, L, [{atom, L, ver}], [], [Recv(Plain ++ [Versioned])]},
+                           {clause, L, [{atom, L, ver}], [], [Recv(Wrapped ++ Plain ++ [Versioned])]},
                            {clause, L, [{atom, L, match}], [], [{'case', L, M, Match}]}]}]}]}},
     Timeout = case TimeoutAfter1 of
                   none -> {atom, L, infinity};

@@ -11,7 +11,7 @@
 
 -export([race/2, sender/3, timeouts/1, ets_race/2, values/0, tree/1, variant/1,
          selective/1, mixed/2, timers/1, timer_sender/2, mnesia_race/2, mnesia_worker/3, mnesia_dirty_race/2, mnesia_dirty_worker/3,
-         fanout/2, fan_sender/3, fan_collector/3, flood/1]).
+         fanout/2, fan_sender/3, fan_collector/3, flood/1, exits/1, held/0, timer_race/1]).
 
 %% @doc N senders send M messages each to this process, which returns the arrival order.
 -spec race(pos_integer(), pos_integer()) -> [{pos_integer(), pos_integer()}].
@@ -138,6 +138,64 @@ mixed(N, Work) ->
          {res, I} -> {res, I};
          {'DOWN', _, process, _, normal} -> down
      end || _ <- lists:seq(1, 2 * N)].
+
+%% @doc N workers linked to this process (which traps exits) and N it monitors, each
+%% ending with its own reason after an amount of work that differs from run to run and is
+%% not recorded (it comes from os:perf_counter/0, which is not woven): the order the
+%% 'EXIT' and 'DOWN' messages are taken in is the race, and only naming their sources in
+%% the recording makes a replay take them in the same order.
+-spec exits(pos_integer()) -> [{exit | down, pos_integer()}].
+exits(N) ->
+    process_flag(trap_exit, true),
+    _ = [spawn_link(fun() -> spin(os:perf_counter() rem 40000), exit({done, I}) end)
+         || I <- lists:seq(1, N)],
+    _ = [spawn_monitor(fun() -> spin(os:perf_counter() rem 40000), exit({gone, I}) end)
+         || I <- lists:seq(1, N)],
+    [receive
+         {'EXIT', _, {done, I}} -> {exit, I};
+         {'DOWN', _, process, _, {gone, I}} -> {down, I}
+     end || _ <- lists:seq(1, 2 * N)].
+
+%% @doc N send_after and N start_timer timers of this process to itself, each of 0 to 2
+%% ms taken from os:perf_counter/0 (not woven: a replay's timers fire in another order);
+%% returns the order their messages were taken in.
+-spec timer_race(pos_integer()) -> [{tick | timer, pos_integer()}].
+timer_race(N) ->
+    Self = self(),
+    _ = [begin
+             _ = erlang:send_after(os:perf_counter() rem 3, Self, {tick, K}),
+             erlang:start_timer(os:perf_counter() rem 3, Self, K)
+         end || K <- lists:seq(1, N)],
+    [take() || _ <- lists:seq(1, 2 * N)].
+
+%% @doc A plain message from a process outside the run and the 'EXIT' of a worker of the
+%% run, both taken by catch-all receives. Which comes first is set from outside the
+%% recording (persistent_term {riarc_replay_progs, outside_first}, default true): the
+%% outside process sends `outside' and only then lets the worker end, or lets it end,
+%% waits for it, and only then sends `outside'. A test records one order and replays
+%% under the other.
+-spec held() -> [outside | worker_exit].
+held() ->
+    process_flag(trap_exit, true),
+    Self = self(),
+    W = spawn_link(fun() -> receive go -> ok end end),
+    OutsideFirst = persistent_term:get({?MODULE, outside_first}, true),
+    _ = proc_lib:spawn(fun() ->
+                               case OutsideFirst of
+                                   true ->
+                                       Self ! outside,
+                                       W ! go;
+                                   false ->
+                                       Ref = erlang:monitor(process, W),
+                                       W ! go,
+                                       receive {'DOWN', Ref, process, W, _} -> ok end,
+                                       Self ! outside
+                               end
+                       end),
+    [case receive M -> M end of
+         outside -> outside;
+         {'EXIT', W, normal} -> worker_exit
+     end || _ <- [1, 2]].
 
 %% @doc Timer messages racing with a sender's messages: N timers of 1..3 ms
 %% (erlang:send_after, erlang:start_timer, timer:send_after and an absolute start_timer

@@ -319,11 +319,9 @@ sender(I) ->
 
 %% Timer messages (send_after, start_timer, timer:send_after, an absolute start_timer)
 %% race with a sender's messages and with each other, and cancels come in time or not:
-%% plain runs differ, replays reproduce the recording. Receiver side only: on the sender
-%% side timer messages are plain, and several timers of one process racing with each
-%% other are not reproduced (docs/replay.md, Timers).
+%% plain runs differ, replays reproduce the recording, with each strategy.
 timers_test_() ->
-    {timeout, 120, fun() -> timers(receiver) end}.
+    [{timeout, 120, {"timers, " ++ atom_to_list(St), fun() -> timers(St) end}} || St <- [receiver, sender]].
 
 timers(Strategy) ->
     {File, #{result := Rec}} = record({?P, timers, [30]}, "timers_" ++ atom_to_list(Strategy),
@@ -332,11 +330,76 @@ timers(Strategy) ->
     ?assertEqual(60 - length([K || {K, true} <- element(2, Rec)]), length(Order)),
     replays(File, Rec, 10, #{}).
 
+%% Timers of one process to itself whose delays a replay does not reproduce: their
+%% messages are still taken in the recorded order, with each strategy.
+timer_race_test_() ->
+    [{timeout, 120, {"timer race, " ++ atom_to_list(St),
+                     fun() ->
+                             {File, #{result := Rec}} = record({?P, timer_race, [20]}, "timer_race",
+                                                               #{strategy => St}),
+                             ?assertEqual(40, length(Rec)),
+                             replays(File, Rec, 10, #{})
+                     end}} || St <- [receiver, sender]].
+
+timer_race_plain_runs_differ_test_() ->
+    {timeout, 60, fun() ->
+                          Runs = [?P:timer_race(20) || _ <- lists:seq(1, 10)],
+                          ?assert(length(lists:usort(Runs)) > 1)
+                  end}.
+
 timers_plain_runs_differ_test_() ->
     {timeout, 60, fun() ->
                           Runs = [?P:timers(30) || _ <- lists:seq(1, 10)],
                           ?assert(length(lists:usort(Runs)) > 1)
                   end}.
+
+%%% Plain messages of processes of the run -----------------------------------------------
+
+%% 'EXIT' and 'DOWN' messages of racing processes are taken in the recorded order (their
+%% sources are named in the recording), with each strategy; plain runs differ.
+exits_test_() ->
+    [{timeout, 120, {"exits, " ++ atom_to_list(St), fun() -> exits(St) end}} || St <- [receiver, sender]].
+
+exits(Strategy) ->
+    {File, #{result := Rec}} = record({?P, exits, [6]}, "exits_" ++ atom_to_list(Strategy),
+                                      #{strategy => Strategy}),
+    ?assertEqual(lists:sort([{T, I} || T <- [exit, down], I <- lists:seq(1, 6)]), lists:sort(Rec)),
+    replays(File, Rec, 20, #{}).
+
+exits_plain_runs_differ_test_() ->
+    {timeout, 60, fun() ->
+                          Runs = [in_process(fun() -> ?P:exits(6) end) || _ <- lists:seq(1, 20)],
+                          ?assert(length(lists:usort(Runs)) > 1)
+                  end}.
+
+%% The recording takes a plain message from outside the run before a worker's 'EXIT';
+%% the replay's timing is set to deliver them the other way round (a plain run with it
+%% shows that order): the first receive must not take the 'EXIT', which the recording
+%% names for the second one, so it holds it until then.
+held_test_() ->
+    [{timeout, 60, {"held, " ++ atom_to_list(St), fun() -> held(St) end}} || St <- [receiver, sender]].
+
+held(Strategy) ->
+    Key = {?P, outside_first},
+    try
+        persistent_term:put(Key, true),
+        {File, #{result := Rec}} = record({?P, held, []}, "held_" ++ atom_to_list(Strategy),
+                                          #{strategy => Strategy}),
+        ?assertEqual([outside, worker_exit], Rec),
+        persistent_term:put(Key, false),
+        ?assertEqual([worker_exit, outside], in_process(fun ?P:held/0)),
+        replays(File, Rec, 5, #{})
+    after
+        persistent_term:erase(Key)
+    end.
+
+%% Runs F in a process of its own (the programs trap exits) and returns its result.
+in_process(F) ->
+    {Pid, Ref} = spawn_monitor(fun() -> exit({result, F()}) end),
+    receive
+        {'DOWN', Ref, process, Pid, {result, R}} -> R;
+        {'DOWN', Ref, process, Pid, Other} -> error({program_failed, Other})
+    end.
 
 %%% mnesia ---------------------------------------------------------------------------------
 
