@@ -21,13 +21,17 @@
 -module(riarc_replay_rt).
 %% now/0 is woven because programs still call it; the runtime calls it for them.
 -compile({nowarn_deprecated_function, [{erlang, now, 0}]}).
+%% spawn/3 here is the woven spawn (a ticker spawns as woven code does).
+-compile({no_auto_import, [spawn/3]}).
 
 -export([active/0, send/2, send/3, recv/2, spawn/3, ets/2,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1,
          timestamp/0, now/0, uniform/0, uniform/1, unique_integer/0, unique_integer/1,
          make_ref/0, send_after/3, send_after/4, start_timer/3, start_timer/4,
          cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
-         timer_send_after/2, timer_send_after/3, timer_cancel/1, exit_signal/2, mnesia/2]).
+         timer_send_after/2, timer_send_after/3, timer_cancel/1, timer_send_interval/2,
+         timer_send_interval/3, timer_apply_after/4, timer_apply_interval/4,
+         exit_signal/2, mnesia/2]).
 %% Used by the run controller (riarc_replay) and as spawn entry points.
 -export([start_root/2, child/2, event_name/1, format_error/1, salvage/1]).
 -export_type([run/0, error_reason/0, event/0]).
@@ -1268,12 +1272,133 @@ timer_send_after(0, Dest, Msg) when is_pid(Dest); is_atom(Dest) ->
 timer_send_after(T, Dest, Msg) ->
     timer:send_after(T, Dest, Msg).
 
-%% @doc Woven `timer:cancel/1'.
+%% @doc Woven `timer:cancel/1'. A ticker's (see timer_send_interval/3) is cancelled by a
+%% message, sent as woven code sends it, so that where its cancel falls among its ticks
+%% is recorded by the ticker's receive.
 -spec timer_cancel(term()) -> {ok, cancel} | {error, term()}.
+timer_cancel({riarc_ticker, Pid}) when is_pid(Pid) ->
+    _ = send(Pid, '$riarc_rr_cancel'),
+    {ok, cancel};
 timer_cancel(TRef) ->
     case {get(?KEY), TRef} of
         {#rr{}, {send_local, Ref}} when is_reference(Ref) -> _ = cancel_timer(Ref), {ok, cancel};
         _ -> timer:cancel(TRef)
+    end.
+
+%% Interval timers and timed applies. OTP's timer server sends or applies them from its
+%% own processes, which are not part of the run, so their messages would be plain and
+%% race with each other unrecorded. In a run, a ticker does it instead: a process of the
+%% run (spawned as woven code spawns, a child of the caller), whose wait between ticks
+%% is a receive with a timeout, recorded like any (TIMEOUT per tick, RECV for a cancel or
+%% the end of the process it is tied to), and whose sends and spawns are woven. A replay
+%% ticks as the recording did without waiting (a recorded TIMEOUT is not waited for), and
+%% the receivers take the ticks where the recording has them. Ticks come every Time ms
+%% after the previous one, not on a fixed schedule as OTP's do (a recording is not
+%% timing-exact anyway).
+
+%% @doc Woven `timer:send_interval/2'.
+-spec timer_send_interval(non_neg_integer(), term()) -> {ok, term()} | {error, term()}.
+timer_send_interval(T, Msg) ->
+    timer_send_interval(T, self(), Msg).
+
+%% @doc Woven `timer:send_interval/3': to a process of the run, a ticker tied to it, as
+%% OTP ties the interval to a destination pid; to a name, a ticker tied to the caller
+%% that sends to the name each time; anything else, the timer server.
+-spec timer_send_interval(non_neg_integer(), pid() | atom() | {atom(), node()}, term()) ->
+    {ok, term()} | {error, term()}.
+timer_send_interval(T, Dest, Msg) when is_integer(T), T >= 0 ->
+    case {get(?KEY), Dest} of
+        {S = #rr{}, _} when is_pid(Dest) ->
+            case peer_info(Dest, S) of
+                false -> timer:send_interval(T, Dest, Msg);
+                _ -> ticker(T, {send, Dest, Msg}, interval, Dest)
+            end;
+        {#rr{}, _} when is_atom(Dest) ->
+            ticker(T, {send, Dest, Msg}, interval, self());
+        _ ->
+            timer:send_interval(T, Dest, Msg)
+    end;
+timer_send_interval(T, Dest, Msg) ->
+    timer:send_interval(T, Dest, Msg).
+
+%% @doc Woven `timer:apply_after/4': in a run, a ticker that spawns M:F(A) once.
+-spec timer_apply_after(non_neg_integer(), module(), atom(), [term()]) -> {ok, term()} | {error, term()}.
+timer_apply_after(T, M, F, A) when is_integer(T), T >= 0, is_atom(M), is_atom(F), is_list(A) ->
+    case get(?KEY) of
+        #rr{} -> ticker(T, {apply, M, F, A}, once, none);
+        undefined -> timer:apply_after(T, M, F, A)
+    end;
+timer_apply_after(T, M, F, A) ->
+    timer:apply_after(T, M, F, A).
+
+%% @doc Woven `timer:apply_interval/4': in a run, a ticker tied to the caller that spawns
+%% M:F(A) each time.
+-spec timer_apply_interval(non_neg_integer(), module(), atom(), [term()]) -> {ok, term()} | {error, term()}.
+timer_apply_interval(T, M, F, A) when is_integer(T), T >= 0, is_atom(M), is_atom(F), is_list(A) ->
+    case get(?KEY) of
+        #rr{} -> ticker(T, {apply, M, F, A}, interval, self());
+        undefined -> timer:apply_interval(T, M, F, A)
+    end;
+timer_apply_interval(T, M, F, A) ->
+    timer:apply_interval(T, M, F, A).
+
+ticker(T, Action, Repeat, Tied) ->
+    Pid = spawn(spawn, fun() -> ticker_init(T, Action, Repeat, Tied) end, []),
+    {ok, {riarc_ticker, Pid}}.
+
+ticker_init(T, Action, Repeat, Tied) ->
+    MRef = case Tied of
+               none -> none;
+               _ -> erlang:monitor(process, Tied)
+           end,
+    ticker_loop(T, Action, Repeat, ticker_receive(MRef)).
+
+ticker_loop(T, Action, Repeat, F) ->
+    case recv(F, T) of
+        '$riarc_rr_timeout' ->
+            _ = case Action of
+                    {send, Dest, Msg} -> catch send(Dest, Msg);
+                    {apply, M, Fn, A} -> spawn(spawn, {M, Fn, A}, [])
+                end,
+            case Repeat of
+                once -> ok;
+                interval -> ticker_loop(T, Action, Repeat, F)
+            end;
+        {_, _Cancelled} ->
+            ok
+    end.
+
+%% The ticker's receive, as the weaver makes one (riarc_replay_transform) of
+%%   receive '$riarc_rr_cancel' -> cancel; {'DOWN', MRef, process, _, _} -> tied_ended
+%%   after T -> tick end
+ticker_receive(MRef) ->
+    fun(rec, _, Tmo) ->
+            receive
+                {'$riarc_rr', S, Q, '$riarc_rr_cancel' = V} -> {1, S, Q, V};
+                '$riarc_rr_cancel' = V -> {1, ext, V};
+                {'DOWN', MRef, process, _, _} = V -> {2, ext, V}
+            after Tmo -> '$riarc_rr_timeout'
+            end;
+       (ext, _, Tmo) ->
+            receive
+                '$riarc_rr_cancel' = V -> {1, ext, V};
+                {'DOWN', MRef, process, _, _} = V -> {2, ext, V}
+            after Tmo -> '$riarc_rr_timeout'
+            end;
+       (ver, _, Tmo) ->
+            receive
+                {'$riarc_rr', S, Q, '$riarc_rr_cancel' = V} -> {1, S, Q, V};
+                '$riarc_rr_cancel' = V -> {1, ext, V};
+                {'DOWN', MRef, process, _, _} = V -> {2, ext, V};
+                {'$riarc_rv', N, X} -> {ver, N, X}
+            after Tmo -> '$riarc_rr_timeout'
+            end;
+       (match, M, _) ->
+            case M of
+                '$riarc_rr_cancel' -> 1;
+                {'DOWN', MRef, process, _, _} -> 2;
+                _ -> 0
+            end
     end.
 
 %% Race: the recording's cancel came in time, this replay's timer has fired already. A

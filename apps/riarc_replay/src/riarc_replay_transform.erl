@@ -22,8 +22,9 @@
 %% <li>ETS operations on a table (reads and writes, see {@link riarc_replay_rt:ets/2}):
 %%     {@link riarc_replay_rt:ets/2}, which takes the table's turn;</li>
 %% <li>timers: `erlang:send_after/3,4', `start_timer/3,4', `cancel_timer/1,2',
-%%     `read_timer/1,2', `timer:send_after/2,3', `timer:cancel/1': the runtime function of
-%%     the same name (`timer_send_after', `timer_cancel' for timer's);</li>
+%%     `read_timer/1,2', `timer:send_after/2,3', `send_interval/2,3', `apply_after/4',
+%%     `apply_interval/4', `cancel/1': the runtime function of the same name (with
+%%     `timer_' before it for timer's);</li>
 %% <li>`exit/2' (local or `erlang:'): {@link riarc_replay_rt:exit_signal/2}, which writes
 %%     the pending events of the process it ends;</li>
 %% <li>`mnesia:transaction/1,2,3', `sync_transaction/1,2,3', the activities
@@ -175,6 +176,9 @@ remote(erlang, F, A) ->
     end;
 remote(timer, send_after, A) when A =:= 2; A =:= 3 -> {rt, timer_send_after};
 remote(timer, cancel, 1) -> {rt, timer_cancel};
+remote(timer, send_interval, A) when A =:= 2; A =:= 3 -> {rt, timer_send_interval};
+remote(timer, apply_after, 4) -> {rt, timer_apply_after};
+remote(timer, apply_interval, 4) -> {rt, timer_apply_interval};
 remote(mnesia, F, A) ->
     case lists:member({F, A}, ?MNESIA_OPS) of
         true -> mnesia;

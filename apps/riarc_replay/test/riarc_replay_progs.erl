@@ -11,7 +11,7 @@
 
 -export([race/2, sender/3, timeouts/1, ets_race/2, values/0, tree/1, variant/1,
          selective/1, mixed/2, timers/1, timer_sender/2, mnesia_race/2, mnesia_worker/3, mnesia_dirty_race/2, mnesia_dirty_worker/3,
-         fanout/2, fan_sender/3, fan_collector/3, flood/1, exits/1, held/0, timer_race/1]).
+         fanout/2, fan_sender/3, fan_collector/3, flood/1, exits/1, held/0, timer_race/1, ticks/1, applied/2, tick_sender/2]).
 
 %% @doc N senders send M messages each to this process, which returns the arrival order.
 -spec race(pos_integer(), pos_integer()) -> [{pos_integer(), pos_integer()}].
@@ -167,6 +167,37 @@ timer_race(N) ->
              erlang:start_timer(os:perf_counter() rem 3, Self, K)
          end || K <- lists:seq(1, N)],
     [take() || _ <- lists:seq(1, 2 * N)].
+
+%% @doc An interval timer's ticks (timer:send_interval/2), a timed apply and an interval
+%% apply (timer:apply_after/4, apply_interval/4, each spawning applied/2) race with a
+%% sender's N messages, sent after work that differs from run to run and is not
+%% recorded; returns the order of the first 2N messages taken. Both intervals are
+%% cancelled at the end.
+-spec ticks(pos_integer()) -> [term()].
+ticks(N) ->
+    Self = self(),
+    {ok, TRef} = timer:send_interval(1, tick),
+    {ok, _} = timer:apply_after(2, ?MODULE, applied, [Self, once]),
+    {ok, ARef} = timer:apply_interval(3, ?MODULE, applied, [Self, interval]),
+    _ = spawn(?MODULE, tick_sender, [Self, N]),
+    Taken = [receive
+                 tick -> tick;
+                 {applied, K} -> {applied, K};
+                 {msg, J} -> {msg, J}
+             end || _ <- lists:seq(1, 2 * N)],
+    {ok, cancel} = timer:cancel(TRef),
+    {ok, cancel} = timer:cancel(ARef),
+    Taken.
+
+%% @doc What ticks/1's timed applies run.
+-spec applied(pid(), once | interval) -> {applied, once | interval}.
+applied(To, K) ->
+    To ! {applied, K}.
+
+%% @doc The sender of ticks/1: N messages, up to about a millisecond of work before each.
+-spec tick_sender(pid(), pos_integer()) -> ok.
+tick_sender(To, N) ->
+    lists:foreach(fun(J) -> spin(os:perf_counter() rem 300000), To ! {msg, J} end, lists:seq(1, N)).
 
 %% @doc A plain message from a process outside the run and the 'EXIT' of a worker of the
 %% run, both taken by catch-all receives. Which comes first is set from outside the

@@ -347,6 +347,23 @@ timer_race_plain_runs_differ_test_() ->
                           ?assert(length(lists:usort(Runs)) > 1)
                   end}.
 
+%% Interval timers and timed applies (timer:send_interval, apply_after, apply_interval)
+%% race with a sender: plain runs differ, replays reproduce the recording, each strategy.
+ticks_test_() ->
+    [{timeout, 120, {"ticks, " ++ atom_to_list(St),
+                     fun() ->
+                             {File, #{result := Rec}} = record({?P, ticks, [20]}, "ticks", #{strategy => St}),
+                             ?assertEqual(40, length(Rec)),
+                             ?assert(lists:member(tick, Rec)),
+                             replays(File, Rec, 10, #{})
+                     end}} || St <- [receiver, sender]].
+
+ticks_plain_runs_differ_test_() ->
+    {timeout, 60, fun() ->
+                          Runs = [?P:ticks(20) || _ <- lists:seq(1, 10)],
+                          ?assert(length(lists:usort(Runs)) > 1)
+                  end}.
+
 timers_plain_runs_differ_test_() ->
     {timeout, 60, fun() ->
                           Runs = [?P:timers(30) || _ <- lists:seq(1, 10)],
