@@ -1274,10 +1274,20 @@ timer_send_after(T, Dest, Msg) ->
 
 %% @doc Woven `timer:cancel/1'. A ticker's (see timer_send_interval/3) is cancelled by a
 %% message, sent as woven code sends it, so that where its cancel falls among its ticks
-%% is recorded by the ticker's receive.
+%% is recorded by the ticker's receive; the caller waits for the ticker to end (its
+%% 'DOWN', a recorded receive), so that, as with OTP's timer server, every tick it sent
+%% is in its receiver's mailbox when the cancel returns and none follows.
 -spec timer_cancel(term()) -> {ok, cancel} | {error, term()}.
 timer_cancel({riarc_ticker, Pid}) when is_pid(Pid) ->
+    MRef = erlang:monitor(process, Pid),
     _ = send(Pid, '$riarc_rr_cancel'),
+    {1, _} = recv(fun(match, {'DOWN', R, process, _, _}, _) when R =:= MRef -> 1;
+                     (match, _, _) -> 0;
+                     (_Op, _, Tmo) ->
+                          receive {'DOWN', MRef, process, _, _} = V -> {1, ext, V}
+                          after Tmo -> '$riarc_rr_timeout'
+                          end
+                  end, infinity),
     {ok, cancel};
 timer_cancel(TRef) ->
     case {get(?KEY), TRef} of
@@ -1371,33 +1381,22 @@ ticker_loop(T, Action, Repeat, F) ->
 %% The ticker's receive, as the weaver makes one (riarc_replay_transform) of
 %%   receive '$riarc_rr_cancel' -> cancel; {'DOWN', MRef, process, _, _} -> tied_ended
 %%   after T -> tick end
+%% in one receive whose guards on Op keep each mode's clauses: rec the wrapped and plain
+%% ones, ext the plain ones, ver these and the versioned messages.
 ticker_receive(MRef) ->
-    fun(rec, _, Tmo) ->
-            receive
-                {'$riarc_rr', S, Q, '$riarc_rr_cancel' = V} -> {1, S, Q, V};
-                '$riarc_rr_cancel' = V -> {1, ext, V};
-                {'DOWN', MRef, process, _, _} = V -> {2, ext, V}
-            after Tmo -> '$riarc_rr_timeout'
-            end;
-       (ext, _, Tmo) ->
-            receive
-                '$riarc_rr_cancel' = V -> {1, ext, V};
-                {'DOWN', MRef, process, _, _} = V -> {2, ext, V}
-            after Tmo -> '$riarc_rr_timeout'
-            end;
-       (ver, _, Tmo) ->
-            receive
-                {'$riarc_rr', S, Q, '$riarc_rr_cancel' = V} -> {1, S, Q, V};
-                '$riarc_rr_cancel' = V -> {1, ext, V};
-                {'DOWN', MRef, process, _, _} = V -> {2, ext, V};
-                {'$riarc_rv', N, X} -> {ver, N, X}
-            after Tmo -> '$riarc_rr_timeout'
-            end;
-       (match, M, _) ->
+    fun(match, M, _) ->
             case M of
                 '$riarc_rr_cancel' -> 1;
                 {'DOWN', MRef, process, _, _} -> 2;
                 _ -> 0
+            end;
+       (Op, _, Tmo) ->
+            receive
+                {'$riarc_rr', S, Q, '$riarc_rr_cancel' = V} when Op =/= ext -> {1, S, Q, V};
+                {'$riarc_rv', N, X} when Op =:= ver -> {ver, N, X};
+                '$riarc_rr_cancel' = V -> {1, ext, V};
+                {'DOWN', MRef, process, _, _} = V -> {2, ext, V}
+            after Tmo -> '$riarc_rr_timeout'
             end
     end.
 

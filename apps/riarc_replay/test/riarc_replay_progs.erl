@@ -172,7 +172,8 @@ timer_race(N) ->
 %% apply (timer:apply_after/4, apply_interval/4, each spawning applied/2) race with a
 %% sender's N messages, sent after work that differs from run to run and is not
 %% recorded; returns the order of the first 2N messages taken. Both intervals are
-%% cancelled at the end.
+%% cancelled at the end; in a run, the result ends with whether each ticker
+%% (riarc_replay_rt:timer_send_interval/3) had ended when its cancel returned.
 -spec ticks(pos_integer()) -> [term()].
 ticks(N) ->
     Self = self(),
@@ -187,7 +188,7 @@ ticks(N) ->
              end || _ <- lists:seq(1, 2 * N)],
     {ok, cancel} = timer:cancel(TRef),
     {ok, cancel} = timer:cancel(ARef),
-    Taken.
+    Taken ++ [{ended, not is_process_alive(P)} || {riarc_ticker, P} <- [TRef, ARef]].
 
 %% @doc What ticks/1's timed applies run.
 -spec applied(pid(), once | interval) -> {applied, once | interval}.

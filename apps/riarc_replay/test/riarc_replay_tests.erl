@@ -321,7 +321,7 @@ sender(I) ->
 %% race with a sender's messages and with each other, and cancels come in time or not:
 %% plain runs differ, replays reproduce the recording, with each strategy.
 timers_test_() ->
-    [{timeout, 120, {"timers, " ++ atom_to_list(St), fun() -> timers(St) end}} || St <- [receiver, sender]].
+    each_strategy("timers", fun timers/1).
 
 timers(Strategy) ->
     {File, #{result := Rec}} = record({?P, timers, [30]}, "timers_" ++ atom_to_list(Strategy),
@@ -333,49 +333,53 @@ timers(Strategy) ->
 %% Timers of one process to itself whose delays a replay does not reproduce: their
 %% messages are still taken in the recorded order, with each strategy.
 timer_race_test_() ->
-    [{timeout, 120, {"timer race, " ++ atom_to_list(St),
-                     fun() ->
-                             {File, #{result := Rec}} = record({?P, timer_race, [20]}, "timer_race",
-                                                               #{strategy => St}),
-                             ?assertEqual(40, length(Rec)),
-                             replays(File, Rec, 10, #{})
-                     end}} || St <- [receiver, sender]].
+    each_strategy("timer race", fun(St) -> replayed(timer_race, [20], 40, St) end).
 
 timer_race_plain_runs_differ_test_() ->
-    {timeout, 60, fun() ->
-                          Runs = [?P:timer_race(20) || _ <- lists:seq(1, 10)],
-                          ?assert(length(lists:usort(Runs)) > 1)
-                  end}.
+    plain_runs_differ(timer_race, [20]).
 
 %% Interval timers and timed applies (timer:send_interval, apply_after, apply_interval)
 %% race with a sender: plain runs differ, replays reproduce the recording, each strategy.
 ticks_test_() ->
-    [{timeout, 120, {"ticks, " ++ atom_to_list(St),
-                     fun() ->
-                             {File, #{result := Rec}} = record({?P, ticks, [20]}, "ticks", #{strategy => St}),
-                             ?assertEqual(40, length(Rec)),
-                             ?assert(lists:member(tick, Rec)),
-                             replays(File, Rec, 10, #{})
-                     end}} || St <- [receiver, sender]].
+    each_strategy("ticks", fun(St) ->
+                                   Rec = replayed(ticks, [20], 42, St),
+                                   ?assert(lists:member(tick, Rec)),
+                                   ?assertEqual([{ended, true}, {ended, true}], lists:nthtail(40, Rec))
+                           end).
 
 ticks_plain_runs_differ_test_() ->
+    plain_runs_differ(ticks, [20]).
+
+%% A test of F(Strategy) for each strategy.
+each_strategy(Name, F) ->
+    [{timeout, 120, {Name ++ ", " ++ atom_to_list(St), fun() -> F(St) end}} || St <- [receiver, sender]].
+
+%% Records ?P:Fun(Args) with strategy St, checks the length of its result, and replays
+%% it 10 times; returns the recorded result.
+replayed(Fun, Args, Len, St) ->
+    {File, #{result := Rec}} = record({?P, Fun, Args}, atom_to_list(Fun) ++ "_" ++ atom_to_list(St),
+                                      #{strategy => St}),
+    ?assertEqual(Len, length(Rec)),
+    replays(File, Rec, 10, #{}),
+    Rec.
+
+%% Ten plain runs of ?P:Fun(Args), each in a process of its own, do not all give the
+%% same result.
+plain_runs_differ(Fun, Args) ->
     {timeout, 60, fun() ->
-                          Runs = [?P:ticks(20) || _ <- lists:seq(1, 10)],
+                          Runs = [in_process(fun() -> apply(?P, Fun, Args) end) || _ <- lists:seq(1, 10)],
                           ?assert(length(lists:usort(Runs)) > 1)
                   end}.
 
 timers_plain_runs_differ_test_() ->
-    {timeout, 60, fun() ->
-                          Runs = [?P:timers(30) || _ <- lists:seq(1, 10)],
-                          ?assert(length(lists:usort(Runs)) > 1)
-                  end}.
+    plain_runs_differ(timers, [30]).
 
 %%% Plain messages of processes of the run -----------------------------------------------
 
 %% 'EXIT' and 'DOWN' messages of racing processes are taken in the recorded order (their
 %% sources are named in the recording), with each strategy; plain runs differ.
 exits_test_() ->
-    [{timeout, 120, {"exits, " ++ atom_to_list(St), fun() -> exits(St) end}} || St <- [receiver, sender]].
+    each_strategy("exits", fun exits/1).
 
 exits(Strategy) ->
     {File, #{result := Rec}} = record({?P, exits, [6]}, "exits_" ++ atom_to_list(Strategy),
@@ -384,17 +388,14 @@ exits(Strategy) ->
     replays(File, Rec, 20, #{}).
 
 exits_plain_runs_differ_test_() ->
-    {timeout, 60, fun() ->
-                          Runs = [in_process(fun() -> ?P:exits(6) end) || _ <- lists:seq(1, 20)],
-                          ?assert(length(lists:usort(Runs)) > 1)
-                  end}.
+    plain_runs_differ(exits, [6]).
 
 %% The recording takes a plain message from outside the run before a worker's 'EXIT';
 %% the replay's timing is set to deliver them the other way round (a plain run with it
 %% shows that order): the first receive must not take the 'EXIT', which the recording
 %% names for the second one, so it holds it until then.
 held_test_() ->
-    [{timeout, 60, {"held, " ++ atom_to_list(St), fun() -> held(St) end}} || St <- [receiver, sender]].
+    each_strategy("held", fun held/1).
 
 held(Strategy) ->
     Key = {?P, outside_first},
