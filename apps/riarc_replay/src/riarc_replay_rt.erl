@@ -1148,9 +1148,9 @@ wait_turn(Ref, V, Spins) ->
 %%% Timers -------------------------------------------------------------------------------
 
 %% A timer's message is a message from the process that started the timer: it is
-%% wrapped when the timer starts, with the starter's next sequence number, so the receive that takes it records RECV(starter, seq) and
-%% the replay takes exactly that message, whether the timer fires before or after the
-%% messages it raced with. start_timer's message {timeout, TRef, Msg} holds its ref: the
+%% wrapped when the timer starts, with the starter's next sequence number, so the
+%% receive that takes it records RECV(starter, seq) and the replay takes exactly that
+%% message, whether the timer fires before or after the messages it raced with. start_timer's message {timeout, TRef, Msg} holds its ref: the
 %% woven start_timer makes the ref itself, sends the wrapped message with send_after and
 %% keeps ref -> real timer in the run's table (until the message is received), so that
 %% cancel_timer and read_timer reach the real timer. Whether a cancel came in time is
@@ -1299,8 +1299,9 @@ timer_cancel(TRef) ->
 %% own processes, which are not part of the run, so their messages would be plain and
 %% race with each other unrecorded. In a run, a ticker does it instead: a process of the
 %% run (spawned as woven code spawns, a child of the caller), whose wait between ticks
-%% is a receive with a timeout, recorded like any (TIMEOUT per tick, RECV for a cancel or
-%% the end of the process it is tied to), and whose sends and spawns are woven. A replay
+%% is a receive with a timeout, recorded like any (TIMEOUT per tick, RECV for a cancel,
+%% RECV_EXT and FROM for the end of the process it is tied to), and whose sends and
+%% spawns are woven. A replay
 %% ticks as the recording did without waiting (a recorded TIMEOUT is not waited for), and
 %% the receivers take the ticks where the recording has them. Ticks come every Time ms
 %% after the previous one, not on a fixed schedule as OTP's do (a recording is not
@@ -1374,7 +1375,7 @@ ticker_loop(T, Action, Repeat, F) ->
                 once -> ok;
                 interval -> ticker_loop(T, Action, Repeat, F)
             end;
-        {_, _Cancelled} ->
+        {_K, _CancelOrTiedEnded} ->
             ok
     end.
 
