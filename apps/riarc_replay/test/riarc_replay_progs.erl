@@ -141,15 +141,15 @@ mixed(N, Work) ->
 
 %% @doc N workers linked to this process (which traps exits) and N it monitors, each
 %% ending with its own reason after an amount of work that differs from run to run and is
-%% not recorded (it comes from os:perf_counter/0, which is not woven): the order the
+%% not recorded (unrecorded/1): the order the
 %% 'EXIT' and 'DOWN' messages are taken in is the race, and only naming their sources in
 %% the recording makes a replay take them in the same order.
 -spec exits(pos_integer()) -> [{exit | down, pos_integer()}].
 exits(N) ->
     process_flag(trap_exit, true),
-    _ = [spawn_link(fun() -> spin(os:perf_counter() rem 40000), exit({done, I}) end)
+    _ = [spawn_link(fun() -> spin(unrecorded(40000)), exit({done, I}) end)
          || I <- lists:seq(1, N)],
-    _ = [spawn_monitor(fun() -> spin(os:perf_counter() rem 40000), exit({gone, I}) end)
+    _ = [spawn_monitor(fun() -> spin(unrecorded(40000)), exit({gone, I}) end)
          || I <- lists:seq(1, N)],
     [receive
          {'EXIT', _, {done, I}} -> {exit, I};
@@ -157,14 +157,14 @@ exits(N) ->
      end || _ <- lists:seq(1, 2 * N)].
 
 %% @doc N send_after and N start_timer timers of this process to itself, each of 0 to 2
-%% ms taken from os:perf_counter/0 (not woven: a replay's timers fire in another order);
+%% ms from unrecorded/1 (a replay's timers fire in another order);
 %% returns the order their messages were taken in.
 -spec timer_race(pos_integer()) -> [{tick | timer, pos_integer()}].
 timer_race(N) ->
     Self = self(),
     _ = [begin
-             _ = erlang:send_after(os:perf_counter() rem 3, Self, {tick, K}),
-             erlang:start_timer(os:perf_counter() rem 3, Self, K)
+             _ = erlang:send_after(unrecorded(3), Self, {tick, K}),
+             erlang:start_timer(unrecorded(3), Self, K)
          end || K <- lists:seq(1, N)],
     [take() || _ <- lists:seq(1, 2 * N)].
 
@@ -198,7 +198,13 @@ applied(To, K) ->
 %% @doc The sender of ticks/1: N messages, up to about a millisecond of work before each.
 -spec tick_sender(pid(), pos_integer()) -> ok.
 tick_sender(To, N) ->
-    lists:foreach(fun(J) -> spin(os:perf_counter() rem 300000), To ! {msg, J} end, lists:seq(1, N)).
+    lists:foreach(fun(J) -> spin(unrecorded(300000)), To ! {msg, J} end, lists:seq(1, N)).
+
+%% A number in 0..N-1 that differs from run to run and is not recorded (os:perf_counter/0
+%% is not woven), hashed: successive readings of the counter are close, and their
+%% remainders would grow with the order of the calls.
+unrecorded(N) ->
+    erlang:phash2(os:perf_counter(), N).
 
 %% @doc A plain message from a process outside the run and the 'EXIT' of a worker of the
 %% run, both taken by catch-all receives. Which comes first is set from outside the
