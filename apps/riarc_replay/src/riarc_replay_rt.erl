@@ -59,7 +59,7 @@
 %% (RECV_EXT + FROM) is to take, oldest first (see replay_plain/2).
 -define(HELD, '$riarc_rr_held').
 %% Replay: wrapped messages taken out of the mailbox before the one a RECV named, by
-%% their RECV data (sender:24, seq:40), until a RECV names them (see wait_wrapped/1).
+%% their RECV data (sender:24, seq:40), until a RECV names them (see wait_wrapped/2).
 -define(RBUF, '$riarc_rr_rbuf').
 %% Receiver side: this process's wrapped sends so far (the next message's seq), slot 1 of
 %% #rr.seq, an atomics array of the process: one call, and nothing allocated, per send.
@@ -592,10 +592,7 @@ take_wrapped(D, F, S) ->
                 put(?RBUF, maps:remove(D, Buf)),
                 Msg;
             _ ->
-                put(?WAIT, {receive_message, sender_lid(Sender, S), Seq}),
-                Msg = wait_wrapped(D),
-                erase(?WAIT),
-                Msg
+                wait_wrapped(D, S)
         end,
     fired(V, S),
     case F(match, V, 0) of
@@ -608,16 +605,24 @@ take_wrapped(D, F, S) ->
 %% scan them again at every receive: where the replay's timing queues many messages
 %% ahead of the recorded one (a bank teller's replies from 50 accounts), that is
 %% quadratic in the mailbox's length.
-wait_wrapped(D) ->
+%% The watchdog's reason is set only for a wait that blocks.
+wait_wrapped(D, S) ->
     receive
-        {'$riarc_rr', Sender, Seq, Msg} ->
-            case (Sender bsl ?SEQ_BITS) bor Seq of
-                D ->
-                    Msg;
-                Other ->
-                    put(?RBUF, maps:put(Other, Msg, rbuf())),
-                    wait_wrapped(D)
-            end
+        {'$riarc_rr', Sender, Seq, Msg} -> wrapped(Sender, Seq, Msg, D, S)
+    after 0 ->
+        put(?WAIT, {receive_message, sender_lid(D bsr ?SEQ_BITS, S), D band (1 bsl ?SEQ_BITS - 1)}),
+        receive
+            {'$riarc_rr', Sender, Seq, Msg} -> erase(?WAIT), wrapped(Sender, Seq, Msg, D, S)
+        end
+    end.
+
+wrapped(Sender, Seq, Msg, D, S) ->
+    case (Sender bsl ?SEQ_BITS) bor Seq of
+        D ->
+            Msg;
+        Other ->
+            put(?RBUF, maps:put(Other, Msg, rbuf())),
+            wait_wrapped(D, S)
     end.
 
 rbuf() ->
@@ -777,18 +782,21 @@ versioned_recv(F, Timeout, S = #rr{mode = record}) ->
 %% receiver whose versions arrive in order (a counter's 500 000 increments) never fills
 %% the buffer. Otherwise it is buffered with everything else there is.
 versioned_first(F, S) ->
-    put(?WAIT, versioned_wait_reason(S)),
-    receive
-        {'$riarc_rv', V, M} ->
-            erase(?WAIT),
-            {Next, N} = get(?VER),
-            case V =:= Next andalso F(match, M, 0) of
-                K when is_integer(K), K > 0 ->
-                    put(?VER, {V + 1, N + 1}),
-                    {K, M};
-                _ ->
-                    versioned_wait(F, drain(add_versioned(V, M, S)))
-            end
+    {V, M} = receive
+                 {'$riarc_rv', V0, M0} -> {V0, M0}
+             after 0 ->
+                 %% The watchdog's reason is set only for a wait that blocks: it costs a
+                 %% look at the stream and two process-dictionary writes.
+                 put(?WAIT, versioned_wait_reason(S)),
+                 receive {'$riarc_rv', V1, M1} -> erase(?WAIT), {V1, M1} end
+             end,
+    {Next, N} = get(?VER),
+    case V =:= Next andalso F(match, M, 0) of
+        K when is_integer(K), K > 0 ->
+            put(?VER, {V + 1, N + 1}),
+            {K, M};
+        _ ->
+            versioned_wait(F, drain(add_versioned(V, M, S)))
     end.
 
 %% What a replaying process waiting for a versioned message waits for, for the watchdog:
