@@ -13,7 +13,8 @@
 %% '''
 %% Times are the run's wall time from the root's spawn to the end of its last process,
 %% as the controller measures it (weaving and writing the file are not included); the
-%% unrecorded run is timed the same way around a plain spawn.
+%% unrecorded run is timed the same way around a plain spawn. Set-ups are interleaved
+%% round by round (run/2).
 -module(riarc_replay_bench).
 
 -export([main/1, run/2, programs/0, samples/1]).
@@ -37,35 +38,48 @@ programs() ->
      {"bank", bank, [50, 50000]},
      {"ETS dictionary", ets_dict, [8, 25000]}].
 
-%% @doc Runs every program and writes the table to Out.
+%% @doc Runs every program and writes the table to Out. Set-ups are interleaved: each
+%% of the Reps rounds of a program runs it unrecorded, then recorded and replayed with
+%% each strategy (the replay of that round's recording), so that load that comes and
+%% goes on the machine falls on every column alike.
 -spec run(file:filename_all(), pos_integer()) -> ok.
 run(Out, Reps) ->
-    Plain = [{Name, median([plain({?PROGS, F, A}) || _ <- lists:seq(1, Reps)])} || {Name, F, A} <- programs()],
-    ok = riarc_replay:instrument([?PROGS]),
     Dir = filename:join(filename:dirname(Out), "replay-bench-files"),
     ok = filelib:ensure_dir(filename:join(Dir, "x")),
-    Rows = try
-               [row(Name, F, A, proplists:get_value(Name, Plain), Reps, Dir) || {Name, F, A} <- programs()]
-           after
-               ok = riarc_replay:restore([?PROGS])
-           end,
+    Rows = [row(Name, F, A, Reps, Dir) || {Name, F, A} <- programs()],
     ok = filelib:ensure_dir(Out),
     ok = file:write_file(Out, table(Rows, Reps)),
     io:format("~ts", [table(Rows, Reps)]).
 
-row(Name, F, A, Plain, Reps, Dir) ->
-    Opts = #{modules => [?PROGS], timeout => 300000},
+row(Name, F, A, Reps, Dir) ->
+    Rounds = [round(F, A, Dir) || _ <- lists:seq(1, Reps)],
     Per = [begin
-               File = filename:join(Dir, atom_to_list(F) ++ "_" ++ atom_to_list(St) ++ ".rr"),
-               Recs = [riarc_replay:record({?PROGS, F, A}, File, Opts#{strategy => St}) || _ <- lists:seq(1, Reps)],
-               %% The last recording is the one replayed.
-               {ok, #{events := Ev, bytes := Bytes}} = lists:last(Recs),
-               Reps1 = [riarc_replay:replay(File, Opts) || _ <- lists:seq(1, Reps)],
-               {St, median([W || {ok, #{wall_us := W}} <- Recs]),
-                median([W || {ok, #{wall_us := W}} <- Reps1]), Ev, Bytes,
-                length([ok || {ok, _} <- Reps1]) =:= Reps}
+               Mine = [R || {_, Rs} <- Rounds, R = {St1, _, _, _, _} <- Rs, St1 =:= St],
+               %% Events and bytes of the last round's recording.
+               {_, _, _, Ev, Bytes} = lists:last(Mine),
+               Replays = [Rp || {_, _, Rp, _, _} <- Mine],
+               {St, median([Rc || {_, Rc, _, _, _} <- Mine]),
+                median([W || {ok, #{wall_us := W}} <- Replays]), Ev, Bytes,
+                length([ok || {ok, _} <- Replays]) =:= Reps}
            end || St <- [receiver, sender]],
-    {Name, Plain, Per}.
+    {Name, median([P || {P, _} <- Rounds]), Per}.
+
+%% One round: unrecorded (the module as compiled), then woven, recorded and replayed
+%% with each strategy.
+round(F, A, Dir) ->
+    P = plain({?PROGS, F, A}),
+    Opts = #{modules => [?PROGS], timeout => 300000},
+    ok = riarc_replay:instrument([?PROGS]),
+    try
+        {P, [begin
+                 File = filename:join(Dir, atom_to_list(F) ++ "_" ++ atom_to_list(St) ++ ".rr"),
+                 {ok, #{wall_us := Rc, events := Ev, bytes := Bytes}} =
+                     riarc_replay:record({?PROGS, F, A}, File, Opts#{strategy => St}),
+                 {St, Rc, riarc_replay:replay(File, Opts), Ev, Bytes}
+             end || St <- [receiver, sender]]}
+    after
+        ok = riarc_replay:restore([?PROGS])
+    end.
 
 plain({M, F, A}) ->
     Self = self(),
