@@ -621,14 +621,15 @@ wrapped(Sender, Seq, Msg, D, S) ->
         D ->
             Msg;
         Other ->
-            put(?RBUF, maps:put(Other, Msg, rbuf())),
+            put(?RBUF, maps:put(Other, Msg, dict_get(?RBUF, #{}))),
             wait_wrapped(D, S)
     end.
 
-rbuf() ->
-    case get(?RBUF) of
-        undefined -> #{};
-        Buf -> Buf
+%% A process-dictionary entry of the replay's, or Default before it is first written.
+dict_get(Key, Default) ->
+    case get(Key) of
+        undefined -> Default;
+        Value -> Value
     end.
 
 %% Recording of a receive that took a plain message: RECV_EXT (data N: see
@@ -643,15 +644,21 @@ record_plain(V, N, S = #rr{tab = Tab}) ->
         {Kind, Idx} -> record_event(?EV_FROM, (Kind bsl 32) bor Idx, S1)
     end.
 
-plain_source({'EXIT', P, _}, Tab) when is_pid(P) -> source_index(1, P, Tab);
-plain_source({'DOWN', _, process, P, _}, Tab) when is_pid(P) -> source_index(2, P, Tab);
-plain_source(_, _) -> none.
-
-source_index(Kind, P, Tab) ->
-    case ets:lookup(Tab, P) of
-        [{_, Idx, _}] -> {Kind, Idx};
-        [] -> none
+plain_source(V, Tab) ->
+    case plain_from(V) of
+        {Kind, P} ->
+            case ets:lookup(Tab, P) of
+                [{_, Idx, _}] -> {Kind, Idx};
+                [] -> none
+            end;
+        none ->
+            none
     end.
+
+%% The kind (1 'EXIT', 2 'DOWN') and the process of an exit signal's message.
+plain_from({'EXIT', P, _}) when is_pid(P) -> {1, P};
+plain_from({'DOWN', _, process, P, _}) when is_pid(P) -> {2, P};
+plain_from(_) -> none.
 
 %% Replay of RECV_EXT, S past it. With FROM: the first plain message of that kind from
 %% that process (held, or in the mailbox), which the clauses must take. On the sender
@@ -679,20 +686,14 @@ unkeyed_take(F, Tab) ->
         none ->
             {K, V};
         _ ->
-            put(?HELD, held() ++ [V]),
+            put(?HELD, dict_get(?HELD, []) ++ [V]),
             unkeyed_take(F, Tab)
-    end.
-
-held() ->
-    case get(?HELD) of
-        undefined -> [];
-        Held -> Held
     end.
 
 keyed_take(Kind, Idx, F, S) ->
     Pid = keyed_pid(Idx, S),
     Want = {from, Kind, sender_lid(Idx, S)},
-    V = case take_held(Kind, Pid, held(), []) of
+    V = case take_held({Kind, Pid}, dict_get(?HELD, []), []) of
             {ok, M} ->
                 M;
             none ->
@@ -709,13 +710,12 @@ keyed_take(Kind, Idx, F, S) ->
         K -> {K, V}
     end.
 
-take_held(_Kind, _Pid, [], _Before) ->
+take_held(_From, [], _Before) ->
     none;
-take_held(Kind, Pid, [M | Ms], Before) ->
-    case {Kind, M} of
-        {1, {'EXIT', Pid, _}} -> put(?HELD, lists:reverse(Before, Ms)), {ok, M};
-        {2, {'DOWN', _, process, Pid, _}} -> put(?HELD, lists:reverse(Before, Ms)), {ok, M};
-        _ -> take_held(Kind, Pid, Ms, [M | Before])
+take_held(From, [M | Ms], Before) ->
+    case plain_from(M) of
+        From -> put(?HELD, lists:reverse(Before, Ms)), {ok, M};
+        _ -> take_held(From, Ms, [M | Before])
     end.
 
 %% The replay's pid of the process with index Idx. A message from it can only be here
@@ -754,13 +754,13 @@ versioned_recv(F, Timeout, S = #rr{mode = replay}) ->
     %% A versioned receive writes no event, so a plain or timed-out receive's event says
     %% how many versioned receives came before it (since the last such event): it is
     %% this receive's only if the count is the one we are at.
-    {Next, N} = get(?VER),
+    {_, N} = get(?VER),
     case next_event(S) of
         {?EV_RECV_EXT, N} ->
-            put(?VER, {Next, 0}),
+            _ = reset_count(),
             replay_plain(F, skip(S));
         {?EV_TIMEOUT, N} when Timeout =/= infinity ->
-            put(?VER, {Next, 0}),
+            _ = reset_count(),
             _ = skip(S),
             '$riarc_rr_timeout';
         _ ->
@@ -782,29 +782,46 @@ versioned_recv(F, Timeout, S = #rr{mode = record}) ->
 %% receiver whose versions arrive in order (a counter's 500 000 increments) never fills
 %% the buffer. Otherwise it is buffered with everything else there is.
 versioned_first(F, S) ->
-    {V, M} = receive
-                 {'$riarc_rv', V0, M0} -> {V0, M0}
-             after 0 ->
-                 %% The watchdog's reason is set only for a wait that blocks: it costs a
-                 %% look at the stream and two process-dictionary writes.
-                 put(?WAIT, versioned_wait_reason(S)),
-                 receive {'$riarc_rv', V1, M1} -> erase(?WAIT), {V1, M1} end
-             end,
-    {Next, N} = get(?VER),
-    case V =:= Next andalso F(match, M, 0) of
-        K when is_integer(K), K > 0 ->
-            put(?VER, {V + 1, N + 1}),
-            {K, M};
-        _ ->
-            versioned_wait(F, drain(add_versioned(V, M, S)))
+    {V, M} = next_versioned(S),
+    case take_in_order(V, M, F, S) of
+        no -> versioned_wait(F, drain(add_versioned(V, M, S)));
+        Taken -> Taken
     end.
 
-%% What a replaying process waiting for a versioned message waits for, for the watchdog:
-%% at the end of its recording, where the recorded process was when the run ended.
-versioned_wait_reason(S) ->
-    case next_event(S) of
-        eos -> {end_of_recording, {'receive', versioned}};
-        _ -> {receive_versioned_message, element(1, get(?VER))}
+%% Step (003, sender side): the version that arrives when nothing is buffered and every
+%% lower version has been received is the first candidate in version order; taken at
+%% once when the receive's clauses take it, in the recording and in the replay alike.
+take_in_order(V, M, F, #rr{vbuf = Buf}) ->
+    case gb_trees:is_empty(Buf) andalso get(?VER) of
+        {V, N} ->
+            case F(match, M, 0) of
+                0 -> no;
+                K -> put(?VER, {V + 1, N + 1}), {K, M}
+            end;
+        _ ->
+            no
+    end.
+
+%% The count of versioned receives since the last plain or timed-out one, which this
+%% receive's event holds; the count starts again.
+reset_count() ->
+    {Next, N} = get(?VER),
+    put(?VER, {Next, 0}),
+    N.
+
+%% Replay: the next versioned message from the mailbox. The watchdog's reason is set
+%% only for a wait that blocks: it costs a look at the stream and two
+%% process-dictionary writes; at the end of the recording, the wait is where the
+%% recorded process was when the run ended.
+next_versioned(S) ->
+    receive
+        {'$riarc_rv', V, M} -> {V, M}
+    after 0 ->
+        put(?WAIT, case next_event(S) of
+                       eos -> {end_of_recording, {'receive', versioned}};
+                       _ -> {receive_versioned_message, element(1, get(?VER))}
+                   end),
+        receive {'$riarc_rv', V, M} -> erase(?WAIT), {V, M} end
     end.
 
 %% Replay: moves every versioned message in the mailbox to the version buffer.
@@ -872,19 +889,14 @@ versioned_wait(F, S) ->
             take_candidate(V, S),
             {K, M};
         none ->
-            put(?WAIT, versioned_wait_reason(S)),
-            {ver, V, M} = receive {'$riarc_rv', V0, M0} -> {ver, V0, M0} end,
-            erase(?WAIT),
+            {V, M} = next_versioned(S),
             versioned_wait(F, add_versioned(V, M, S))
     end.
 
 %% Recording: the receive looks at the mailbox in its own order (the versioned messages
 %% and the plain ones its clauses take) and buffers versioned messages only while one
-%% is not a candidate yet, or not one the clauses take. Step (003, sender side): the
-%% version that arrives when nothing is buffered and every lower version has been
-%% received is the first candidate in version order, so it is taken at once, as the
-%% replay (which buffers everything there is) takes it too.
-versioned_record(F, Deadline, S = #rr{vbuf = Buf}) ->
+%% is not a candidate yet, or not one the clauses take (take_in_order/4).
+versioned_record(F, Deadline, S) ->
     case candidate(F, S) of
         {K, V, M} ->
             take_candidate(V, S),
@@ -896,35 +908,21 @@ versioned_record(F, Deadline, S = #rr{vbuf = Buf}) ->
                    end,
             case F(ver, none, Left) of
                 {ver, V, M} ->
-                    case gb_trees:is_empty(Buf) andalso get(?VER) of
-                        {V, N} ->
-                            case F(match, M, 0) of
-                                0 ->
-                                    versioned_record(F, Deadline, add_versioned(V, M, S));
-                                K ->
-                                    put(?VER, {V + 1, N + 1}),
-                                    {K, M}
-                            end;
-                        _ ->
-                            versioned_record(F, Deadline, add_versioned(V, M, S))
+                    case take_in_order(V, M, F, S) of
+                        no -> versioned_record(F, Deadline, add_versioned(V, M, S));
+                        Taken -> Taken
                     end;
                 {K, ext, M} ->
-                    {Next, N} = get(?VER),
-                    put(?VER, {Next, 0}),
-                    _ = record_plain(M, N, S),
+                    _ = record_plain(M, reset_count(), S),
                     {K, M};
                 {K, Sender, Seq, M} ->
                     %% A timer's message, wrapped as on the receiver side (see Timers).
-                    {Next, N} = get(?VER),
-                    put(?VER, {Next, 0}),
-                    S1 = record_event(?EV_RECV_EXT, N, S),
+                    S1 = record_event(?EV_RECV_EXT, reset_count(), S),
                     _ = record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
                     fired(M, S1),
                     {K, M};
                 '$riarc_rr_timeout' ->
-                    {Next, N} = get(?VER),
-                    put(?VER, {Next, 0}),
-                    _ = record_event(?EV_TIMEOUT, N, S),
+                    _ = record_event(?EV_TIMEOUT, reset_count(), S),
                     '$riarc_rr_timeout'
             end
     end.

@@ -355,12 +355,15 @@ each_strategy(Name, F) ->
     [{timeout, 120, {Name ++ ", " ++ atom_to_list(St), fun() -> F(St) end}} || St <- [receiver, sender]].
 
 %% Records ?P:Fun(Args) with strategy St, checks the length of its result, and replays
-%% it 10 times; returns the recorded result.
+%% it N times (10 unless given); returns the recorded result.
 replayed(Fun, Args, Len, St) ->
+    replayed(Fun, Args, Len, St, 10).
+
+replayed(Fun, Args, Len, St, N) ->
     {File, #{result := Rec}} = record({?P, Fun, Args}, atom_to_list(Fun) ++ "_" ++ atom_to_list(St),
                                       #{strategy => St}),
     ?assertEqual(Len, length(Rec)),
-    replays(File, Rec, 10, #{}),
+    replays(File, Rec, N, #{}),
     Rec.
 
 %% Ten plain runs of ?P:Fun(Args), each in a process of its own, do not all give the
@@ -382,10 +385,8 @@ exits_test_() ->
     each_strategy("exits", fun exits/1).
 
 exits(Strategy) ->
-    {File, #{result := Rec}} = record({?P, exits, [6]}, "exits_" ++ atom_to_list(Strategy),
-                                      #{strategy => Strategy}),
-    ?assertEqual(lists:sort([{T, I} || T <- [exit, down], I <- lists:seq(1, 6)]), lists:sort(Rec)),
-    replays(File, Rec, 20, #{}).
+    Rec = replayed(exits, [6], 12, Strategy, 20),
+    ?assertEqual(lists:sort([{T, I} || T <- [exit, down], I <- lists:seq(1, 6)]), lists:sort(Rec)).
 
 exits_plain_runs_differ_test_() ->
     plain_runs_differ(exits, [6]).
