@@ -27,7 +27,15 @@
 %% messages. Kept on the heap, every garbage collection of the tracer would copy that
 %% whole mailbox again; off the heap, a collection touches only the tracer's own state.
 %% Measured on the load driver: see "What a tracer costs" in docs/core.md.
+%% A tracer's live data is small and its garbage short-lived, so every collection sweeps
+%% fully (docs/core.md, "What a tracer costs").
 -define(TRACER_OPTS, [{message_queue_data, off_heap}, {fullsweep_after, 0}]).
+%% Except the root tracer's: with short routes, the events of every process whose tracer
+%% is not in place yet wait where they were collected, and in a system that spawns faster
+%% than takeovers complete (chains) that is the root tracer, holding thousands of events.
+%% Sweeping fully would copy all of them at every collection; a generational heap copies
+%% them once or twice. Measured on 100 chains of depth 100: docs/evaluation.md.
+-define(ROOT_OPTS, [{message_queue_data, off_heap}, {fullsweep_after, 10}]).
 -define(BATCH, 64).
 -define(POLL_MS, 10).
 
@@ -96,7 +104,7 @@
 -spec start_root(cfg(), riarc_event:sid(), riarc_event:mfa_args(),
                  riarc_event:event() | none) -> pid().
 start_root(Cfg, Root, MFA, Init) ->
-    proc_lib:spawn_opt(?MODULE, root_init, [Cfg, Root, MFA, Init], ?TRACER_OPTS).
+    proc_lib:spawn_opt(?MODULE, root_init, [Cfg, Root, MFA, Init], ?ROOT_OPTS).
 
 %% @private
 -spec root_init(cfg(), riarc_event:sid(), riarc_event:mfa_args(),

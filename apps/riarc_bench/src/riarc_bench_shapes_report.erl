@@ -37,6 +37,8 @@
            bound => none, what => "flat: the floor with the same patterns / unmonitored"},
          #{shape => "flat", metric => wall_ms, setup => "riarc", versus => "tracing",
            bound => none, what => "flat: riarc / the floor with the same patterns (riarc's own cost)"},
+         #{shape => "chains", metric => wall_ms, setup => "riarc", versus => "baseline",
+           bound => 20.0, what => "chains, 100 of depth 100: riarc / unmonitored"},
          #{shape => "pingpong", metric => wall_ms, setup => "riarc", versus => "tracing",
            bound => 1.05, what => "ping-pong: riarc / the floor"}]).
 

@@ -40,6 +40,15 @@ run_one_test_() ->
               end
       end} || S <- riarc_bench_user:setups()].
 
+%% A Spec module's defaults reach riarc through the benchmark's wrapper: its monitors run
+%% where the module says (in their tracers), unless the set-up says otherwise
+%% (riarc_isolated: each in a process of its own).
+spec_defaults_test_() ->
+    Run = fun(S) -> riarc_bench_user:run_one(S, {?SYS, main, [5]}, {module, riarc_bench_user_where}, []) end,
+    [{"riarc", fun() -> ?assertMatch({ok, #{monitored := 6, accepted := 6}}, Run(riarc)) end},
+     {"riarc_isolated",
+      fun() -> ?assertMatch({ok, #{monitored := 6, rejected := 6}}, Run(riarc_isolated)) end}].
+
 %% The tracing floor traces what riarc would: with a property's trace patterns (no_error:
 %% the receives of {error, _} only, no send) the VM builds no event for the flat system's
 %% messages; with the same monitors and no patterns it builds one per send and receive.
