@@ -15,7 +15,7 @@
 -export([poolboy_attach_detach/1, poolboy_bug_rejected/1, new_processes_remote/1,
          session_killed/1, tracer_killed/1, node_stopped/1, link_cut/1,
          run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1,
-         remote_spawns_named/1, remote_patterns/1]).
+         remote_spawns_named/1, remote_spawns_are_calls/1, remote_patterns/1]).
 
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
@@ -24,7 +24,7 @@
 all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, session_killed,
           tracer_killed, node_stopped, link_cut,
           run_on_node, run_timeout_on_node, start_stop_on_node, run_undef_on_node,
-          remote_spawns_named, remote_patterns].
+          remote_spawns_named, remote_spawns_are_calls, remote_patterns].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -347,6 +347,49 @@ remote_spawns_named(Config) ->
                  Named([send])),
     untraced(Node),
     unloaded(Node).
+
+%% The VM fact docs/production.md ("Systems spread over nodes") builds on: every way of
+%% starting a process on another node shows in the parent's own trace, in its order, as a
+%% call of erts_internal:dist_spawn_request/4 naming the node and the call the child will
+%% run, when the parent is traced with `call' and that function has a local pattern.
+remote_spawns_are_calls(Config) ->
+    Node = ?config(node, Config),
+    Fun = {erts_internal, dist_spawn_request, 4},
+    1 = erlang:trace_pattern(Fun, true, [local]),
+    try
+        Self = self(),
+        P = spawn(fun() ->
+                          receive go -> ok end,
+                          _ = spawn(Node, erlang, node, []),
+                          _ = spawn_link(Node, erlang, node, []),
+                          Node = erpc:call(Node, erlang, node, []),
+                          Node = rpc:call(Node, erlang, node, []),
+                          ok = erpc:cast(Node, erlang, node, []),
+                          Self ! {done, self()}
+                  end),
+        1 = erlang:trace(P, true, [call, procs, {tracer, Self}]),
+        P ! go,
+        receive {done, P} -> ok after 60000 -> error(not_done) end,
+        Ref = erlang:trace_delivered(P),
+        receive {trace_delivered, P, Ref} -> ok after 60000 -> error(not_delivered) end,
+        Calls = collect_calls(P, []),
+        ?assertMatch([{Node, {erlang, node, []}},
+                      {Node, {erlang, node, []}},
+                      {Node, {erpc, execute_call, [_, erlang, node, [] | _]}},
+                      {Node, {erpc, execute_call, [_, erlang, node, [] | _]}},
+                      {Node, {erpc, execute_cast, [erlang, node, []]}}], Calls)
+    after
+        erlang:trace_pattern(Fun, false, [local])
+    end.
+
+collect_calls(P, Acc) ->
+    receive
+        {trace, P, call, {erts_internal, dist_spawn_request, [N, MFA, _Opts, _Kind]}} ->
+            collect_calls(P, [{N, MFA} | Acc]);
+        {trace, P, _, _} -> collect_calls(P, Acc);
+        {trace, P, _, _, _} -> collect_calls(P, Acc)
+    after 0 -> lists:reverse(Acc)
+    end.
 
 sleep_spec() ->
     %% An erpc process ends with its call's result as its exit reason.
