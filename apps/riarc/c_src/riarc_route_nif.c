@@ -78,7 +78,7 @@ static ERL_NIF_TERM am_ok, am_error, am_true, am_false, am_gone, am_trace,
     am_receive, am_receive_timeout, am_timeout, am_extra, am_match_spec_result,
     am_entries, am_events, am_orphans, am_exists, am_not_found, am_riarc_probe,
     am_nomem, am_clock_service, am_undefined, am_send, am_send_to_non_existing_process,
-    am_riarc_sealed;
+    am_riarc_sealed, am_call;
 
 /* ---- hashing and the per-stripe open-addressing table ----------------------- */
 
@@ -372,7 +372,11 @@ static ERL_NIF_TERM stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
  * event: 'spawned' is produced in the parent's context and so is not ordered with the
  * child's own events), nor the other events of the procs flag (link, unlink,
  * register, unregister, ...): a registered process's 'unregister' comes after its
- * 'exit', when its entry is gone, and would be an orphan. Ports are not routed. */
+ * 'exit', when its entry is gone, and would be an orphan. Ports are not routed.
+ * Calls are routed: the one function riarc gives a call pattern starts processes on
+ * other nodes (riarc_trace_pattern), and such a start shows nowhere else in the
+ * parent's trace; a call of a function another tool patterned is routed too, counted
+ * like every event, and dropped by the tracer that decodes it. */
 static ERL_NIF_TERM enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     table_t *t;
@@ -382,7 +386,8 @@ static ERL_NIF_TERM enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     if (t->probe) return am_trace;
     if (!enif_is_pid(env, argv[2])) return am_discard;
     if (argv[0] == am_spawn || argv[0] == am_exit || argv[0] == am_send ||
-        argv[0] == am_receive || argv[0] == am_send_to_non_existing_process)
+        argv[0] == am_receive || argv[0] == am_send_to_non_existing_process ||
+        argv[0] == am_call)
         return am_trace;
     return am_discard;
 }
@@ -494,7 +499,7 @@ static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
     ATOM(am_clock_service, "clock_service"); ATOM(am_undefined, "undefined");
     ATOM(am_send, "send");
     ATOM(am_send_to_non_existing_process, "send_to_non_existing_process");
-    ATOM(am_riarc_sealed, "riarc_sealed");
+    ATOM(am_riarc_sealed, "riarc_sealed"); ATOM(am_call, "call");
 #undef ATOM
     return 0;
 }

@@ -28,7 +28,9 @@
 %% <li>`B:close(C)' (optional): the session is over; release what the backend holds.</li>
 %% <li>`B:event(C, Msg)': decodes a message found in a tracer's mailbox: `{ok, Event}' for
 %%     a direct trace event (`{ok, {ignored, S}}' for one of S's that monitors do not
-%%     see but that counts towards a Cut; `{ok, [Event, ...]}' for a message that stands
+%%     see but that counts towards a Cut; `{ok, {remote_spawn, S, Node, MFA}}' for S's
+%%     start of a process on another node, which no monitor sees either (see
+%%     riarc_trace_pattern:spawn_call/2); `{ok, [Event, ...]}' for a message that stands
 %%     for several events, in order), `skip' for a trace message riarc does not use,
 %%     `no' for a message that is not a trace message of this backend.</li>
 %% </ul>
@@ -40,9 +42,13 @@
 -module(riarc_backend).
 
 -export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1, close/1]).
--export_type([t/0, cut/0]).
+-export_type([t/0, cut/0, decoded/0]).
 
 -type cut() :: {count, non_neg_integer()} | exited | none.
+%% What a tracer gets from a trace message.
+-type decoded() :: riarc_event:event() | {ignored, riarc_event:sid()}
+                 | {remote_spawn, riarc_event:sid(), node(), riarc_event:mfa_args()}
+                 | [riarc_event:event()].
 
 -callback launch(Config :: term(), Root :: riarc_event:sid(), T :: pid()) -> ok | {error, term()}.
 -callback trace(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok | {error, term()}.
@@ -51,8 +57,7 @@
 -callback close(Config :: term()) -> ok.
 -optional_callbacks([init_from_spawn/1, close/1]).
 -callback clear(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok.
--callback event(Config :: term(), Msg :: term()) ->
-    {ok, riarc_event:event() | {ignored, riarc_event:sid()} | [riarc_event:event()]} | skip | no.
+-callback event(Config :: term(), Msg :: term()) -> {ok, decoded()} | skip | no.
 
 -opaque t() :: {module(), term()}.
 
@@ -94,6 +99,5 @@ close({Mod, C}) ->
 clear({Mod, C}, S, T) -> Mod:clear(C, S, T).
 
 %% @doc Decodes a direct trace message.
--spec event(t(), term()) ->
-    {ok, riarc_event:event() | {ignored, riarc_event:sid()} | [riarc_event:event()]} | skip | no.
+-spec event(t(), term()) -> {ok, decoded()} | skip | no.
 event({Mod, C}, Msg) -> Mod:event(C, Msg).

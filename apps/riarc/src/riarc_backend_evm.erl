@@ -39,7 +39,10 @@ config(Events) ->
 new(Events, Patterns, Session) ->
     Key = make_ref(),
     ok = riarc_trace_pattern:hold(Key, Session, Patterns),
-    {ok, riarc_backend:new(?MODULE, (config(Events))#{patterns => Key})}.
+    %% A session's processes also show their starts of processes on other nodes
+    %% (remote_spawn, see riarc_backend_route:new/3).
+    #{flags := Flags} = Config = config(Events),
+    {ok, riarc_backend:new(?MODULE, Config#{flags => Flags ++ [call], patterns => Key})}.
 
 %% @doc The session is over: its message patterns are let go.
 -spec close(config()) -> ok.
@@ -168,7 +171,7 @@ await_delivered(S) ->
     receive {trace_delivered, S, Ref} -> ok end.
 
 %% @doc Decodes the VM's trace messages into riarc events.
--spec event(config(), term()) -> {ok, riarc_event:event()} | skip | no.
+-spec event(config(), term()) -> {ok, riarc_backend:decoded()} | skip | no.
 event(_, {trace, P, send, Msg, To}) -> {ok, {send, P, To, Msg}};
 event(_, {trace, P, 'receive', Msg}) -> {ok, {recv, P, Msg}};
 %% A receive timeout, marked by riarc's receive pattern (riarc_route:receive_pattern/1,
@@ -177,6 +180,7 @@ event(_, {trace, P, 'receive', timeout, clock_service}) -> {ok, {timeout, P}};
 event(_, {trace, P, spawn, C, MFA}) -> {ok, {spawn, P, C, riarc_lambda:logical_mfa(MFA)}};
 event(_, {trace, C, spawned, P, MFA}) -> {ok, {init, C, P, riarc_lambda:logical_mfa(MFA)}};
 event(_, {trace, P, exit, Reason}) -> {ok, {exit, P, Reason}};
+event(_, {trace, P, call, Call}) -> {ok, riarc_trace_pattern:spawn_call(P, Call)};
 event(_, {trace, P, send_to_non_existing_process, Msg, To}) -> {ok, {send, P, To, Msg}};
 event(_, Msg) when element(1, Msg) =:= trace; element(1, Msg) =:= trace_ts -> skip;
 event(_, _) -> no.

@@ -149,8 +149,7 @@ sweep(Done) ->
 %% @doc Decodes a trace message. In the adopter every new process is announced exactly
 %% once (see the module's doc); elsewhere a `spawned' event is nothing (the child's init
 %% event comes from its parent's spawn event).
--spec event(config(), term()) ->
-    {ok, riarc_event:event() | {ignored, riarc_event:sid()} | [riarc_event:event()]} | skip | no.
+-spec event(config(), term()) -> {ok, riarc_backend:decoded()} | skip | no.
 event(Cfg = #{evm := Evm}, Msg = {trace, P, Tag, C, MFA}) when Tag =:= spawn; Tag =:= spawned ->
     case get(?ADOPTER) of
         true -> adopt(Cfg, Tag, P, C, MFA);

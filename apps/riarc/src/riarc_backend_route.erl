@@ -56,7 +56,10 @@ new(Events, Patterns, DefaultOwner) ->
     ok = riarc_trace_pattern:hold(Key, DefaultOwner, Patterns),
     case riarc_route:new(DefaultOwner, #{seal => Seal, receive_pattern => false}) of
         {ok, Table} ->
-            Flags = [procs | [send || lists:member(send, Events)]
+            %% `call': with riarc_trace_pattern's pattern on the function the starts of
+            %% processes on other nodes go through, such a start is an event of its
+            %% parent's (remote_spawn), in the parent's order.
+            Flags = [procs, call | [send || lists:member(send, Events)]
                      ++ ['receive' || lists:member(recv, Events)]],
             {ok, riarc_backend:new(?MODULE, #{table => Table, flags => Flags, seal => Seal,
                                               patterns => Key})};
@@ -135,7 +138,7 @@ traced_by(P, Table) ->
 %% of the process's events for the count a Cut is made of: `{ignored, P}'. A trace
 %% message without the table's seal did not come from the table (the system forged it):
 %% `no', it is not an event.
--spec event(config(), term()) -> {ok, riarc_event:event() | {ignored, pid()}} | no.
+-spec event(config(), term()) -> {ok, riarc_backend:decoded()} | no.
 event(#{seal := Seal}, {riarc_sealed, Seal, Msg}) -> decode(Msg);
 event(#{seal := _}, _) -> no;
 event(_, Msg) -> decode(Msg).
@@ -146,6 +149,7 @@ decode({trace, P, 'receive', Msg}) -> {ok, {recv, P, Msg}};
 decode({trace, P, receive_timeout}) -> {ok, {timeout, P}};
 decode({trace, P, spawn, C, MFA}) -> {ok, {spawn, P, C, riarc_lambda:logical_mfa(MFA)}};
 decode({trace, P, exit, Reason}) -> {ok, {exit, P, Reason}};
+decode({trace, P, call, Call}) -> {ok, riarc_trace_pattern:spawn_call(P, Call)};
 decode({trace, P, send_to_non_existing_process, Msg, To}) -> {ok, {send, P, To, Msg}};
 decode(Msg) when element(1, Msg) =:= trace, is_pid(element(2, Msg)) -> {ok, {ignored, element(2, Msg)}};
 decode(_) -> no.

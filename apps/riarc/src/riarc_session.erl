@@ -24,6 +24,8 @@
 
 -type error_reason() :: {timeout, timeout(), #{tracers := [pid()], processes := [term()]}}
                       | {forged_messages, pos_integer()}
+                      | {remote_child, #{parent := pid(), node := node(),
+                                         mfa := riarc_event:mfa_args()}}
                       | {root_tracer_down, term()}.
 
 %% A root of the system: its name, logical MFA, and the init event its monitor opens
@@ -89,6 +91,9 @@
     violations = [] :: [map()],
     %% Processes some of whose events reached a tracer that could not deliver them.
     incomplete = #{} :: #{riarc_event:sid() => non_neg_integer()},
+    %% Partitions (by tracer) a process of which started one on another node that Λ puts
+    %% in the same partition, before their monitors reached a verdict.
+    remote = #{} :: #{pid() => map()},
     errors = [] :: [term()],
     started :: integer(),
     finished :: undefined | integer(),
@@ -190,6 +195,11 @@ format_error({forged_messages, N}) ->
     lists:flatten(io_lib:format("~b message(s) in riarc's shape reached its session or tracers "
                                 "without the session's token (forged by the monitored system?) "
                                 "and were refused", [N]));
+format_error({remote_child, #{parent := P, node := Node, mfa := MFA}}) ->
+    lists:flatten(io_lib:format("~p started ~0tp on node ~p, where this session cannot follow "
+                                "it: the Spec gives it a monitor, which never ran (monitor it "
+                                "with a session on that node, riarc:attach(new_processes, ...))",
+                                [P, MFA, Node]));
 format_error({root_tracer_down, Why}) ->
     lists:flatten(io_lib:format("the root tracer ended before it launched the system: ~0tp", [Why])).
 
@@ -397,6 +407,21 @@ trusted({riarc_incomplete, _Tracer, Pending}, S = #s{incomplete = Inc}) ->
     Lost = maps:map(fun(_, Events) -> length(Events) end, Pending),
     S1 = S#s{incomplete = maps:merge(Inc, Lost)},
     {noreply, republish(fun(#{pid := P}) -> is_map_key(P, Lost) end, S1)};
+%% A process started one on another node (riarc_tracer_core's remote_child/2). In its own
+%% partition: that partition's trace lacks the child's events from then on, so its verdict
+%% is not to be trusted, unless its monitor had reached one before (here already, when
+%% the monitor runs in the tracer; one still on its way from an analysis process is
+%% distrusted too: a false error, never a false accept). With a monitor of its own: a
+%% monitor that never ran, an error of the run.
+trusted({riarc_remote_child, Tracer, Info = #{monitor := partition}}, S = #s{remote = Rem}) ->
+    case S#s.verdicts of
+        #{Tracer := #{verdict := V}} when V =:= accept; V =:= reject -> {noreply, S};
+        #{} ->
+            S1 = S#s{remote = Rem#{Tracer => maps:remove(monitor, Info)}},
+            {noreply, publish([T || T <- [Tracer], is_map_key(T, S1#s.verdicts)], S1)}
+    end;
+trusted({riarc_remote_child, _Tracer, Info = #{monitor := own}}, S) ->
+    {noreply, S#s{errors = [{?MODULE, {remote_child, maps:remove(monitor, Info)}} | S#s.errors]}};
 trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->
     logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
     {noreply, S#s{errors = [{spec, MFA, Reason} | S#s.errors]}}.
@@ -616,9 +641,9 @@ result(S = #s{stats = Stats}) ->
                         root_exits => lists:reverse(S#s.root_exits),
                         duration_us => End - S#s.started}).
 
-verdict_list(#s{verdicts = Vs, order = Order, incomplete = Inc, overload = Over}) ->
-    Sorted = lists:sort([{maps:get(T, Order, 0), E} || {T, E} <- maps:to_list(Vs)]),
-    [cut_short(untrusted(E, Inc), Over) || {_, E} <- Sorted].
+verdict_list(S = #s{verdicts = Vs, order = Order}) ->
+    Sorted = lists:sort([{maps:get(T, Order, 0), T} || T <- maps:keys(Vs)]),
+    [as_known(T, S) || {_, T} <- Sorted].
 
 %% The one way a partition's verdict entry is set: its subscribers hear of it.
 put_verdict(Tracer, Entry, S = #s{verdicts = Vs}) ->
@@ -637,10 +662,26 @@ republish(Changed, S = #s{verdicts = Vs}) ->
 %% subscriber.
 publish(_Tracers, S = #s{subscribers = Subs}) when map_size(Subs) =:= 0 ->
     S;
-publish(Tracers, S = #s{verdicts = Vs, incomplete = Inc, overload = Over, subscribers = Subs}) ->
-    Entries = [cut_short(untrusted(maps:get(T, Vs), Inc), Over) || T <- Tracers],
+publish(Tracers, S = #s{subscribers = Subs}) ->
+    Entries = [as_known(T, S) || T <- Tracers],
     _ = [Pid ! {riarc_session_verdict, Tag, E} || {Pid, Tag} <- maps:to_list(Subs), E <- Entries],
     S.
+
+%% A partition's entry as the session reads it now: its verdict, unless what the session
+%% learnt since (an incomplete trace, a child on another node, an overload) says
+%% otherwise.
+as_known(Tracer, #s{verdicts = Vs, incomplete = Inc, remote = Rem, overload = Over}) ->
+    cut_short(untrusted(unfollowed(maps:get(Tracer, Vs), maps:get(Tracer, Rem, none)), Inc), Over).
+
+%% A monitor whose partition grew a child on another node before it reached a verdict
+%% gave its verdict (or none) on a trace without that child's events: error, saying so
+%% (an error of its own keeps its own reason).
+unfollowed(E, none) ->
+    E;
+unfollowed(E = #{verdict := error}, _Info) ->
+    E;
+unfollowed(E = #{verdict := V}, Info) ->
+    E#{verdict => error, reason => {remote_child, Info#{verdict_on_partial_trace => V}}}.
 
 cut_short(E = #{verdict := none}, Over) when Over =/= undefined ->
     E#{verdict => inconclusive, reason => {overload, Over}};

@@ -15,6 +15,13 @@
 %%
 %% Receive timeouts are always traced: the receive pattern is
 %% `riarc_route:receive_pattern/1' of the union, which marks them for the routing table.
+%%
+%% While anything is held, one call pattern is held too: a local pattern on
+%% `erts_internal:dist_spawn_request/4', through which every start of a process on
+%% another node goes (spawn/4, spawn_link/4, erpc, rpc). A process riarc traces with the
+%% `call' flag then shows such a start as a call event, in its own order (spawn_call/2
+%% decodes it); no other process is affected (the flag is per process), and the pattern
+%% of before is put back with the others.
 %% ```
 %% 1> K = make_ref().
 %% 2> riarc_trace_pattern:hold(K, self(), #{send => false, 'receive' => [{['_', '_', {error, '_'}], [], []}]}).
@@ -22,21 +29,30 @@
 %% 3> riarc_trace_pattern:installed().
 %% #{'receive' => [{['$1','_','_'],[{'=:=','$1',clock_service}],[{message,clock_service}]},
 %%                 {['_','_',{error,'_'}],[],[]}],
-%%   send => false}
+%%   send => false,spawn_call => {local,[]}}
 %% 4> riarc_trace_pattern:release(K).
 %% ok
+%% 5> riarc_trace_pattern:spawn_call(list_to_pid("<0.1.0>"), {erts_internal, dist_spawn_request, [n@h, {erpc, execute_call, [make_ref(), m, f, [1]]}, [], spawn_request]}).
+%% {remote_spawn,<0.1.0>,n@h,{m,f,[1]}}
 %% '''
 -module(riarc_trace_pattern).
 
--export([hold/3, release/1, installed/0, valid/1, union/1]).
--export_type([pattern/0, patterns/0]).
+-export([hold/3, release/1, installed/0, valid/1, union/1, spawn_call/2]).
+-export_type([pattern/0, patterns/0, call_pattern/0]).
 
 %% Every message of the kind (`true'), none (`false'), or those a match specification
 %% matches (`[Receiver, Msg]' for send, `[Node, Sender, Msg]' for 'receive').
 -type pattern() :: true | false | [{list() | '_', list(), list()}].
 -type patterns() :: #{send => pattern(), 'receive' => pattern()}.
 
+%% A function's call pattern, as erlang:trace_info/2 shows it: how it is traced (not,
+%% locally or globally) and with which match specification.
+-type call_pattern() :: {false | local | global, false | list()}.
+
 -define(KEY, {?MODULE, state}).
+%% The function every start of a process on another node goes through (OTP 25; checked
+%% by riarc_remote_SUITE's remote_spawns_are_calls).
+-define(SPAWN_CALL, {erts_internal, dist_spawn_request, 4}).
 
 %% OTP 25's specs of erlang:trace_pattern/3 and erlang:trace_info/2 leave out send and
 %% 'receive' (see riarc_route): those calls go through apply/3.
@@ -52,12 +68,28 @@ hold(Key, Owner, Patterns) when is_map(Patterns) ->
 release(Key) ->
     change(fun(Hs) -> maps:remove(Key, Hs) end).
 
-%% @doc The send and receive patterns the VM has now.
--spec installed() -> #{send := pattern(), 'receive' := pattern()}.
+%% @doc The send and receive patterns the VM has now, and the call pattern of the
+%% function remote starts go through.
+-spec installed() -> #{send := pattern(), 'receive' := pattern(), spawn_call := call_pattern()}.
 installed() ->
     {match_spec, S} = erlang:trace_info(send, match_spec),
     {match_spec, R} = apply(erlang, trace_info, ['receive', match_spec]),
-    #{send => S, 'receive' => R}.
+    {traced, How} = erlang:trace_info(?SPAWN_CALL, traced),
+    {match_spec, MS} = erlang:trace_info(?SPAWN_CALL, match_spec),
+    #{send => S, 'receive' => R, spawn_call => {How, MS}}.
+
+%% @doc A call event of a traced process P (the `call' flag): the start of a process on
+%% another node, `{remote_spawn, P, Node, MFA}' with MFA as Λ is asked for such a child
+%% (riarc_lambda:logical_mfa/1: an erpc or rpc process as the call it runs); the call of a
+%% function another tool gave a pattern, `{ignored, P}': one of P's events that no
+%% monitor sees.
+-spec spawn_call(pid(), term()) -> {remote_spawn, pid(), node(), riarc_event:mfa_args()}
+                                       | {ignored, pid()}.
+spawn_call(P, {erts_internal, dist_spawn_request, [Node, {M, F, A}, _Opts, _Kind]})
+  when is_atom(Node), is_atom(M), is_atom(F), is_list(A) ->
+    {remote_spawn, P, Node, riarc_lambda:logical_mfa({M, F, A})};
+spawn_call(P, _) ->
+    {ignored, P}.
 
 %% @doc Whether a term is a patterns() map the VM accepts.
 -spec valid(term()) -> boolean().
@@ -101,11 +133,12 @@ change_locked(Fun) ->
 alive(undefined) -> true;
 alive(Pid) when is_pid(Pid) -> is_process_alive(Pid).
 
-%% What the VM gets: the union of every holder's patterns.
+%% What the VM gets: the union of every holder's patterns, and the call pattern.
 held(Hs) ->
     Held = [P || {_, P} <- maps:values(Hs)],
     #{send => union([maps:get(send, P, true) || P <- Held]),
-      'receive' => riarc_route:receive_pattern(union([maps:get('receive', P, true) || P <- Held]))}.
+      'receive' => riarc_route:receive_pattern(union([maps:get('receive', P, true) || P <- Held])),
+      spawn_call => {local, []}}.
 
 %% @doc The pattern that keeps what any of Ps keeps.
 -spec union([pattern()]) -> pattern().
@@ -119,7 +152,14 @@ union(Ps) ->
             end
     end.
 
-install(#{send := S, 'receive' := R}) ->
+install(#{send := S, 'receive' := R, spawn_call := C}) ->
     _ = apply(erlang, trace_pattern, [send, S, []]),
     _ = apply(erlang, trace_pattern, ['receive', R, []]),
+    _ = case C of
+            {false, _} ->
+                _ = erlang:trace_pattern(?SPAWN_CALL, false, [local]),
+                erlang:trace_pattern(?SPAWN_CALL, false, [global]);
+            {How, MS} ->
+                erlang:trace_pattern(?SPAWN_CALL, MS, [How])
+        end,
     ok.

@@ -240,6 +240,14 @@ handle_direct(E = {exit, S, Reason}, St) ->
         undefined -> try_gc(del_gamma(S, 'I5', analyse(E, root_exit(S, Reason, St))));
         _ -> dispatched_exit(S, dispatch({evt, E}, S, St))
     end;
+%% A start of a process on another node (the backends' `remote_spawn'): one of S's
+%% events for a Cut, judged by S's own partition's tracer (remote_child/2), never seen by
+%% a monitor.
+handle_direct(E = {remote_spawn, S, _, _}, St) ->
+    case route(S, St) of
+        undefined -> remote_child(E, St);
+        _ -> dispatched(S, dispatch({evt, E}, S, St))
+    end;
 %% Alg. 1 HANDLCOMM∘ (send, receive, timeout and init events)
 handle_direct(E, St) ->
     S = riarc_event:origin(E),
@@ -335,7 +343,7 @@ forwd_rtd(R = {riarc_rtd, _, {dtc, T, S}}, St) ->
     end;
 forwd_rtd(R = {riarc_rtd, _, {evt, E}}, St) ->
     %% FORWDEVT
-    S = riarc_event:origin(E),
+    S = origin(E),
     case route(S, St) of
         undefined -> violation('I19', {routed_event_without_route, E}, St);
         Next ->
@@ -356,10 +364,12 @@ priority_rtd(R = {riarc_rtd, _, {dtc, T, S}}, St) ->
     handle_dtc(R, T, S, St).
 
 origin({ignored, S}) -> S;
+origin({remote_spawn, S, _, _}) -> S;
 origin(E) -> riarc_event:origin(E).
 
 kind({spawn, _, _, _}) -> spawn;
 kind({exit, _, _}) -> exit;
+kind({remote_spawn, _, _, _}) -> remote_spawn;
 kind(_) -> comm.
 
 %% Alg. 3 HANDLSPWN•
@@ -375,6 +385,13 @@ handle_routed(spawn, E = {spawn, P, C, _}, R, Disp, St) ->
 handle_routed(exit, E = {exit, S, _}, R, _Disp, St) ->
     case route(S, St) of
         undefined -> try_gc(del_gamma(S, 'I5', analyse(E, St)));
+        _ -> forwd(R, S, St)
+    end;
+handle_routed(remote_spawn, E = {remote_spawn, S, _, _}, R, _Disp, St) ->
+    case route(S, St) of
+        undefined ->
+            St1 = check(is_map_key(S, St#st.gamma), 'I21', {routed_event_not_traced, E}, St),
+            remote_child(E, St1);
         _ -> forwd(R, S, St)
     end;
 %% Alg. 3 HANDLCOMM•
@@ -470,6 +487,24 @@ lookup(Lambda, MFA, St) ->
             %% left in its parent's partition and the failure is reported.
             {undefined, report({riarc_spec_error, self_of(St), MFA, Reason}, St)};
         Answer -> {Answer, St}
+    end.
+
+%% A process P of this partition started a process on another node, where this node's
+%% tracing cannot follow it (docs/production.md, "Systems spread over nodes"): nothing in
+%% Alg. 1 to 3 covers it. What is lost depends on Λ. ⊥: the child belongs to P's
+%% partition, whose trace from here on lacks the child's events, so a verdict its
+%% monitor has not reached yet cannot be trusted (once reached, a verdict rests on a
+%% complete prefix, and a partition with no monitor has nothing to lose). A monitor: the
+%% child's own partition is never monitored. Either way the session is told: an error,
+%% never a silent accept.
+remote_child({remote_spawn, P, Node, MFA}, St = #st{cfg = #{lambda := Lambda}}) ->
+    Info = #{parent => P, node => Node, mfa => MFA},
+    case lookup(Lambda, MFA, St) of
+        {undefined, St1 = #st{mon = undefined}} -> St1;
+        {undefined, St1} ->
+            report({riarc_remote_child, self_of(St1), Info#{monitor => partition}}, St1);
+        {{ok, _}, St1} ->
+            report({riarc_remote_child, self_of(St1), Info#{monitor => own}}, St1)
     end.
 
 %% Alg. 4 DETACH(ȷS, ıT): preempt S, then ask the dispatch tracer for S's routed events

@@ -1,4 +1,4 @@
-%% @doc Tests of the node-global send and receive trace patterns held by sessions
+%% @doc Tests of the node-global send, receive and call trace patterns held by sessions
 %% (riarc_trace_pattern): the union of the holders, the patterns of before put back when
 %% the last one lets go, dead holders dropped, and what the VM then traces.
 %% ```
@@ -10,19 +10,24 @@
 
 -define(ERRORS, [{['_', '_', {error, '_'}], [], []}]).
 -define(STOPS, [{['_', '_', stop], [], []}]).
+%% The call pattern held with any patterns: every start of a process on another node.
+-define(SPAWN_CALL, {local, []}).
 
 union_and_restore_test() ->
     Before = riarc_trace_pattern:installed(),
     A = make_ref(), B = make_ref(),
     ok = riarc_trace_pattern:hold(A, self(), #{send => false, 'receive' => ?ERRORS}),
-    ?assertEqual(#{send => false, 'receive' => riarc_route:receive_pattern(?ERRORS)},
+    ?assertEqual(#{send => false, 'receive' => riarc_route:receive_pattern(?ERRORS),
+                   spawn_call => ?SPAWN_CALL},
                  riarc_trace_pattern:installed()),
     ok = riarc_trace_pattern:hold(B, self(), #{send => [{['_', '_'], [], []}], 'receive' => ?STOPS}),
     ?assertEqual(#{send => [{['_', '_'], [], []}],
-                   'receive' => riarc_route:receive_pattern(lists:usort(?ERRORS ++ ?STOPS))},
+                   'receive' => riarc_route:receive_pattern(lists:usort(?ERRORS ++ ?STOPS)),
+                   spawn_call => ?SPAWN_CALL},
                  riarc_trace_pattern:installed()),
     ok = riarc_trace_pattern:release(A),
-    ?assertEqual(#{send => [{['_', '_'], [], []}], 'receive' => riarc_route:receive_pattern(?STOPS)},
+    ?assertEqual(#{send => [{['_', '_'], [], []}], 'receive' => riarc_route:receive_pattern(?STOPS),
+                   spawn_call => ?SPAWN_CALL},
                  riarc_trace_pattern:installed()),
     ok = riarc_trace_pattern:release(B),
     ?assertEqual(Before, riarc_trace_pattern:installed()).
@@ -33,7 +38,8 @@ all_wins_test() ->
     A = make_ref(), B = make_ref(),
     ok = riarc_trace_pattern:hold(A, self(), #{send => false, 'receive' => ?ERRORS}),
     ok = riarc_trace_pattern:hold(B, self(), #{}),
-    ?assertEqual(#{send => true, 'receive' => riarc_route:receive_pattern(true)},
+    ?assertEqual(#{send => true, 'receive' => riarc_route:receive_pattern(true),
+                   spawn_call => ?SPAWN_CALL},
                  riarc_trace_pattern:installed()),
     ok = riarc_trace_pattern:release(A),
     ok = riarc_trace_pattern:release(B).
@@ -87,3 +93,30 @@ valid_test() ->
     ?assertNot(riarc_trace_pattern:valid(#{send => [{['_', '_'], [{no_such_bif, '$1'}], []}]})),
     ?assertNot(riarc_trace_pattern:valid(#{recv => true})),
     ?assertNot(riarc_trace_pattern:valid(true)).
+
+%% A call pattern another tool had on the function remote starts go through is put back
+%% as it was when the last holder lets go.
+spawn_call_restored_test() ->
+    Fun = {erts_internal, dist_spawn_request, 4},
+    MS = [{'_', [], [{return_trace}]}],
+    1 = erlang:trace_pattern(Fun, MS, [local]),
+    try
+        K = make_ref(),
+        ok = riarc_trace_pattern:hold(K, self(), #{}),
+        ?assertMatch(#{spawn_call := ?SPAWN_CALL}, riarc_trace_pattern:installed()),
+        ok = riarc_trace_pattern:release(K),
+        ?assertMatch(#{spawn_call := {local, MS}}, riarc_trace_pattern:installed())
+    after
+        erlang:trace_pattern(Fun, false, [local])
+    end.
+
+%% A call event decoded: a start on another node names the node and the call the child
+%% runs (an erpc process as its call); any other call is one of P's ignored events.
+spawn_call_test() ->
+    P = self(),
+    Start = fun(MFA) -> {erts_internal, dist_spawn_request, [n@h, MFA, [], spawn_request]} end,
+    ?assertEqual({remote_spawn, P, n@h, {m, f, [1]}},
+                 riarc_trace_pattern:spawn_call(P, Start({m, f, [1]}))),
+    ?assertEqual({remote_spawn, P, n@h, {m, f, [1]}},
+                 riarc_trace_pattern:spawn_call(P, Start({erpc, execute_call, [make_ref(), m, f, [1]]}))),
+    ?assertEqual({ignored, P}, riarc_trace_pattern:spawn_call(P, {lists, reverse, [[]]})).

@@ -15,7 +15,8 @@
 -export([poolboy_attach_detach/1, poolboy_bug_rejected/1, new_processes_remote/1,
          session_killed/1, tracer_killed/1, node_stopped/1, link_cut/1,
          run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1,
-         remote_spawns_named/1, remote_spawns_are_calls/1, remote_patterns/1]).
+         remote_spawns_named/1, remote_spawns_are_calls/1, remote_child_in_partition/1,
+         remote_child_unmonitored/1, remote_patterns/1]).
 
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
@@ -24,7 +25,8 @@
 all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, session_killed,
           tracer_killed, node_stopped, link_cut,
           run_on_node, run_timeout_on_node, start_stop_on_node, run_undef_on_node,
-          remote_spawns_named, remote_spawns_are_calls, remote_patterns].
+          remote_spawns_named, remote_spawns_are_calls, remote_child_in_partition,
+          remote_child_unmonitored, remote_patterns].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -381,6 +383,48 @@ remote_spawns_are_calls(Config) ->
     after
         erlang:trace_pattern(Fun, false, [local])
     end.
+
+%% A system run here whose root starts a process on the peer, which Λ puts in the root's
+%% partition (undefined for it): the root's monitor would accept at its exit, but its
+%% partition's trace lacks the child's events, so the verdict is error, saying why, and
+%% the run's status is 1. A root that starts its child here only is accepted. With either
+%% backend (the routing table, and the process tracers it falls back to).
+remote_child_in_partition(Config) ->
+    Node = ?config(node, Config),
+    Before = riarc_trace_pattern:installed(),
+    Spec = fun({riarc_remote_sys, _, _}) -> {ok, fun M({exit, _, _}) -> accept; M(_) -> M end};
+              (_) -> undefined
+           end,
+    [begin
+         {ok, R} = riarc:run({riarc_remote_sys, F, [Node]}, Spec, #{backend => B}),
+         ?assertMatch([#{verdict := error,
+                         reason := {remote_child, #{node := Node, mfa := MFA,
+                                                    verdict_on_partial_trace := accept}}}],
+                      maps:get(verdicts, R), {B, F}),
+         ?assertEqual(1, riarc_result:status(R))
+     end || B <- [route, evm],
+            {F, MFA} <- [{spawn_there, {timer, sleep, [1]}}, {erpc_call, {erlang, node, []}}]],
+    {ok, Local} = riarc:run({riarc_remote_sys, local_only, []}, Spec, #{}),
+    ?assertMatch([#{verdict := accept}], maps:get(verdicts, Local)),
+    ?assertEqual(0, riarc_result:status(Local)),
+    ?assertEqual(Before, riarc_trace_pattern:installed()).
+
+%% The same, with a monitor of its own for the child: the root is accepted (its partition
+%% lost nothing), and the run says that the child's monitor never ran.
+remote_child_unmonitored(Config) ->
+    Node = ?config(node, Config),
+    Accept = fun M({exit, _, _}) -> accept; M(_) -> M end,
+    Spec = fun({riarc_remote_sys, _, _}) -> {ok, Accept};
+              ({erlang, node, []}) -> {ok, Accept};
+              (_) -> undefined
+           end,
+    {ok, R} = riarc:run({riarc_remote_sys, erpc_call, [Node]}, Spec, #{}),
+    ?assertMatch([#{verdict := accept}], maps:get(verdicts, R)),
+    ?assertMatch([{riarc_session, {remote_child, #{node := Node, mfa := {erlang, node, []}}}}],
+                 maps:get(errors, R)),
+    [{riarc_session, Why}] = maps:get(errors, R),
+    ?assert(io_lib:char_list(riarc_session:format_error(Why))),
+    ?assertEqual(1, riarc_result:status(R)).
 
 collect_calls(P, Acc) ->
     receive
