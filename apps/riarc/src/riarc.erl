@@ -59,12 +59,20 @@
 %%     `monitor_budget' is given): where each partition's monitor runs. `isolated': in an
 %%     analysis process of its own, under its step budget, so that a slow or looping
 %%     monitor stalls nobody's routing. `inline': in its partition's tracer, at each
-%%     event: no process per partition, no copy of each event (4 to 6 % less wall
-%%     time where events dominate, docs/evaluation.md), but no step budget, and a
+%%     event: no process per partition, no copy of each event (a quarter off the load
+%%     driver's response time, two fifths and more where processes dominate,
+%%     docs/evaluation.md), but no step budget, and a
 %%     slow step holds up the events that tracer routes; for monitors
 %%     whose steps are bounded and cheap, as a compiled property's are (guard tests and
 %%     pattern matches). A monitor that crashes is an `error' either way;</li>
 %% <li>`node' (default this node): run, start or attach on that node (riarc_remote);</li>
+%% <li>`monitored_elsewhere' (default `[]'): nodes where a session of their own monitors
+%%     the processes started there (`attach(new_processes, Spec, #{node => N})'). A
+%%     monitored process's start of a process on another node is always reported (this
+%%     node's tracing cannot follow it, docs/production.md): the run's error
+%%     `{riarc_session, {remote_child, ...}}' when Λ gives the child a monitor of its
+%%     own, unless the child's node is in this list; an `error' verdict for the
+%%     parent's partition when Λ puts the child in it, whatever this list says;</li>
 %% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow.</li>
 %% </ul>
 -module(riarc).
@@ -101,7 +109,8 @@
                   monitor_budget => #{time_ms => pos_integer(),
                                       reductions => pos_integer() | infinity,
                                       heap_words => pos_integer()},
-                  analysis => isolated | inline, node => node()}.
+                  analysis => isolated | inline, node => node(),
+                  monitored_elsewhere => [node()]}.
 
 %% What a new_processes session's root, the pseudo-process standing for every process
 %% spawned after the attach point, is called as Λ would see it.

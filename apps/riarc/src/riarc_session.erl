@@ -420,8 +420,14 @@ trusted({riarc_remote_child, Tracer, Info = #{monitor := partition}}, S = #s{rem
             S1 = S#s{remote = Rem#{Tracer => maps:remove(monitor, Info)}},
             {noreply, publish([T || T <- [Tracer], is_map_key(T, S1#s.verdicts)], S1)}
     end;
-trusted({riarc_remote_child, _Tracer, Info = #{monitor := own}}, S) ->
-    {noreply, S#s{errors = [{?MODULE, {remote_child, maps:remove(monitor, Info)}} | S#s.errors]}};
+trusted({riarc_remote_child, _Tracer, Info = #{monitor := own, node := Node}}, S) ->
+    case lists:member(Node, maps:get(monitored_elsewhere, S#s.opts, [])) of
+        %% The user's word: a session there monitors what starts there.
+        true -> {noreply, S};
+        false ->
+            Error = {?MODULE, {remote_child, maps:remove(monitor, Info)}},
+            {noreply, S#s{errors = [Error | S#s.errors]}}
+    end;
 trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->
     logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
     {noreply, S#s{errors = [{spec, MFA, Reason} | S#s.errors]}}.

@@ -410,7 +410,8 @@ remote_child_in_partition(Config) ->
     ?assertEqual(Before, riarc_trace_pattern:installed()).
 
 %% The same, with a monitor of its own for the child: the root is accepted (its partition
-%% lost nothing), and the run says that the child's monitor never ran.
+%% lost nothing), and the run says that the child's monitor never ran; unless the user
+%% says a session on that node monitors it (monitored_elsewhere).
 remote_child_unmonitored(Config) ->
     Node = ?config(node, Config),
     Accept = fun M({exit, _, _}) -> accept; M(_) -> M end,
@@ -424,7 +425,11 @@ remote_child_unmonitored(Config) ->
                  maps:get(errors, R)),
     [{riarc_session, Why}] = maps:get(errors, R),
     ?assert(io_lib:char_list(riarc_session:format_error(Why))),
-    ?assertEqual(1, riarc_result:status(R)).
+    ?assertEqual(1, riarc_result:status(R)),
+    {ok, There} = riarc:run({riarc_remote_sys, erpc_call, [Node]}, Spec,
+                            #{monitored_elsewhere => [Node]}),
+    ?assertMatch(#{verdicts := [#{verdict := accept}], errors := []}, There),
+    ?assertEqual(0, riarc_result:status(There)).
 
 collect_calls(P, Acc) ->
     receive

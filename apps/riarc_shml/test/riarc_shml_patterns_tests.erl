@@ -138,12 +138,13 @@ online_test_() ->
 online() ->
     {ok, Mod} = riarc_shml:load_file("examples/props/no_error.prop"),
     %% While a session filters, the VM's patterns are the property's (with riarc's clause
-    %% for receive timeouts).
+    %% for receive timeouts), and the call pattern every session holds.
     {ok, S} = riarc:start({?MODULE, main, [2, {1, 0}]}, Mod, #{}),
     During = riarc_trace_pattern:installed(),
     {ok, _} = riarc_session:finish(S, 60000),
     ?assertEqual(#{send => false,
-                   'receive' => riarc_route:receive_pattern([{['_', '_', {error, '_'}], [], []}])},
+                   'receive' => riarc_route:receive_pattern([{['_', '_', {error, '_'}], [], []}]),
+                   spawn_call => {local, []}},
                  During),
     [begin
          {Filtered, NF} = verdicts(Mod, Bad, #{}),
