@@ -414,11 +414,11 @@ trusted({riarc_incomplete, _Tracer, Pending}, S = #s{incomplete = Inc}) ->
 %% distrusted too: a false error, never a false accept). With a monitor of its own: a
 %% monitor that never ran, an error of the run.
 trusted({riarc_remote_child, Tracer, Info = #{monitor := partition}}, S = #s{remote = Rem}) ->
+    S1 = S#s{remote = Rem#{Tracer => maps:remove(monitor, Info)}},
     case S#s.verdicts of
         #{Tracer := #{verdict := V}} when V =:= accept; V =:= reject -> {noreply, S};
-        #{} ->
-            S1 = S#s{remote = Rem#{Tracer => maps:remove(monitor, Info)}},
-            {noreply, publish([T || T <- [Tracer], is_map_key(T, S1#s.verdicts)], S1)}
+        #{Tracer := _} -> {noreply, publish([Tracer], S1)};
+        #{} -> {noreply, S1}
     end;
 trusted({riarc_remote_child, _Tracer, Info = #{monitor := own, node := Node}}, S) ->
     case lists:member(Node, maps:get(monitored_elsewhere, S#s.opts, [])) of

@@ -388,7 +388,8 @@ remote_spawns_are_calls(Config) ->
 %% partition (undefined for it): the root's monitor would accept at its exit, but its
 %% partition's trace lacks the child's events, so the verdict is error, saying why, and
 %% the run's status is 1. A root that starts its child here only is accepted. With either
-%% backend (the routing table, and the process tracers it falls back to).
+%% backend (the routing table, and the process tracers it falls back to), and with the
+%% monitor in an analysis process or in its tracer.
 remote_child_in_partition(Config) ->
     Node = ?config(node, Config),
     Before = riarc_trace_pattern:installed(),
@@ -396,13 +397,13 @@ remote_child_in_partition(Config) ->
               (_) -> undefined
            end,
     [begin
-         {ok, R} = riarc:run({riarc_remote_sys, F, [Node]}, Spec, #{backend => B}),
+         {ok, R} = riarc:run({riarc_remote_sys, F, [Node]}, Spec, #{backend => B, analysis => A}),
          ?assertMatch([#{verdict := error,
                          reason := {remote_child, #{node := Node, mfa := MFA,
                                                     verdict_on_partial_trace := accept}}}],
-                      maps:get(verdicts, R), {B, F}),
+                      maps:get(verdicts, R), {B, A, F}),
          ?assertEqual(1, riarc_result:status(R))
-     end || B <- [route, evm],
+     end || {B, A} <- [{route, isolated}, {evm, isolated}, {route, inline}],
             {F, MFA} <- [{spawn_there, {timer, sleep, [1]}}, {erpc_call, {erlang, node, []}}]],
     {ok, Local} = riarc:run({riarc_remote_sys, local_only, []}, Spec, #{}),
     ?assertMatch([#{verdict := accept}], maps:get(verdicts, Local)),
