@@ -413,19 +413,19 @@ trusted({riarc_incomplete, _Tracer, Pending}, S = #s{incomplete = Inc}) ->
 %% the monitor runs in the tracer; one still on its way from an analysis process is
 %% distrusted too: a false error, never a false accept). With a monitor of its own: a
 %% monitor that never ran, an error of the run.
-trusted({riarc_remote_child, Tracer, Info = #{monitor := partition}}, S = #s{remote = Rem}) ->
-    S1 = S#s{remote = Rem#{Tracer => maps:remove(monitor, Info)}},
+trusted({riarc_remote_child, Tracer, partition, Info}, S = #s{remote = Rem}) ->
+    S1 = S#s{remote = Rem#{Tracer => Info}},
     case S#s.verdicts of
         #{Tracer := #{verdict := V}} when V =:= accept; V =:= reject -> {noreply, S};
         #{Tracer := _} -> {noreply, publish([Tracer], S1)};
         #{} -> {noreply, S1}
     end;
-trusted({riarc_remote_child, _Tracer, Info = #{monitor := own, node := Node}}, S) ->
+trusted({riarc_remote_child, _Tracer, own, Info = #{node := Node}}, S) ->
     case lists:member(Node, maps:get(monitored_elsewhere, S#s.opts, [])) of
         %% The user's word: a session there monitors what starts there.
         true -> {noreply, S};
         false ->
-            Error = {?MODULE, {remote_child, maps:remove(monitor, Info)}},
+            Error = {?MODULE, {remote_child, Info}},
             {noreply, S#s{errors = [Error | S#s.errors]}}
     end;
 trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->

@@ -240,17 +240,11 @@ handle_direct(E = {exit, S, Reason}, St) ->
         undefined -> try_gc(del_gamma(S, 'I5', analyse(E, root_exit(S, Reason, St))));
         _ -> dispatched_exit(S, dispatch({evt, E}, S, St))
     end;
-%% A start of a process on another node (the backends' `remote_spawn'): one of S's
-%% events for a Cut, judged by S's own partition's tracer (remote_child/2), never seen by
-%% a monitor.
-handle_direct(E = {remote_spawn, S, _, _}, St) ->
-    case route(S, St) of
-        undefined -> remote_child(E, St);
-        _ -> dispatched(S, dispatch({evt, E}, S, St))
-    end;
-%% Alg. 1 HANDLCOMM∘ (send, receive, timeout and init events)
+%% Alg. 1 HANDLCOMM∘ (send, receive, timeout and init events, and a start of a process on
+%% another node: the backends' `remote_spawn', routed as S's other events and judged,
+%% not stepped, by S's partition's tracer: analyse/2)
 handle_direct(E, St) ->
-    S = riarc_event:origin(E),
+    S = origin(E),
     case route(S, St) of
         undefined -> analyse(E, St);
         _ -> dispatched(S, dispatch({evt, E}, S, St))
@@ -369,7 +363,6 @@ origin(E) -> riarc_event:origin(E).
 
 kind({spawn, _, _, _}) -> spawn;
 kind({exit, _, _}) -> exit;
-kind({remote_spawn, _, _, _}) -> remote_spawn;
 kind(_) -> comm.
 
 %% Alg. 3 HANDLSPWN•
@@ -387,16 +380,9 @@ handle_routed(exit, E = {exit, S, _}, R, _Disp, St) ->
         undefined -> try_gc(del_gamma(S, 'I5', analyse(E, St)));
         _ -> forwd(R, S, St)
     end;
-handle_routed(remote_spawn, E = {remote_spawn, S, _, _}, R, _Disp, St) ->
-    case route(S, St) of
-        undefined ->
-            St1 = check(is_map_key(S, St#st.gamma), 'I21', {routed_event_not_traced, E}, St),
-            remote_child(E, St1);
-        _ -> forwd(R, S, St)
-    end;
 %% Alg. 3 HANDLCOMM•
 handle_routed(comm, E, R, _Disp, St) ->
-    S = riarc_event:origin(E),
+    S = origin(E),
     case route(S, St) of
         undefined ->
             St1 = check(is_map_key(S, St#st.gamma), 'I21', {routed_event_not_traced, E}, St),
@@ -501,10 +487,8 @@ remote_child({remote_spawn, P, Node, MFA}, St = #st{cfg = #{lambda := Lambda}}) 
     Info = #{parent => P, node => Node, mfa => MFA},
     case lookup(Lambda, MFA, St) of
         {undefined, St1 = #st{mon = undefined}} -> St1;
-        {undefined, St1} ->
-            report({riarc_remote_child, self_of(St1), Info#{monitor => partition}}, St1);
-        {{ok, _}, St1} ->
-            report({riarc_remote_child, self_of(St1), Info#{monitor => own}}, St1)
+        {undefined, St1} -> report({riarc_remote_child, self_of(St1), partition, Info}, St1);
+        {{ok, _}, St1} -> report({riarc_remote_child, self_of(St1), own, Info}, St1)
     end.
 
 %% Alg. 4 DETACH(ȷS, ıT): preempt S, then ask the dispatch tracer for S's routed events
@@ -587,6 +571,10 @@ start_analysis(Part, Mon, St = #st{cfg = Cfg}) ->
 %% ANALYSEEVT. Analysis stops at the first verdict: later events of the partition are
 %% not analysed. Async: the partition's analysis process does the same with the events
 %% handed to it, and is not waited for.
+%% An event of this partition's: a start of a process on another node is judged
+%% (remote_child/2, whether or not the monitor still runs), every other one stepped.
+analyse(E = {remote_spawn, _, _, _}, St) ->
+    remote_child(E, St);
 analyse(_E, St = #st{mon = undefined}) ->
     St;
 analyse(E, St = #st{mon = isolated}) ->

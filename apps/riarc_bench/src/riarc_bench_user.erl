@@ -267,9 +267,9 @@ load_code() ->
     _ = code:ensure_modules_loaded(Mods),
     ok.
 
-%% The options riarc would take from the Spec module by default
-%% (riarc_lambda:spec_defaults/1): every message traced, unless the module says which it
-%% can need; its monitors where the module says they run.
+%% The options riarc would run the Spec module with: riarc's defaults under what the
+%% module sets (riarc_lambda:spec_defaults/1: the messages its monitors can need, where
+%% they run).
 load_monitors({module, Mod}) -> {ok, Mod, defaults(Mod)};
 load_monitors({props, File}) ->
     %% A property file compiles to a module in memory: it must be compiled in this VM.
@@ -279,8 +279,7 @@ load_monitors({props, File}) ->
     end.
 
 defaults(Mod) ->
-    maps:merge(#{events => [send, recv], trace_patterns => #{}},
-               riarc_lambda:spec_defaults(Mod)).
+    maps:merge(riarc_opts:defaults(), riarc_lambda:spec_defaults(Mod)).
 
 %% @doc The root process of every set-up: the user's entry point, its result kept in an
 %% ETS table (no message, so no event the user's monitors would see).
