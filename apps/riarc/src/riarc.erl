@@ -71,8 +71,18 @@
 %%     monitored process's start of a process on another node is always reported (this
 %%     node's tracing cannot follow it, docs/production.md): the run's error
 %%     `{riarc_session, {remote_child, ...}}' when Λ gives the child a monitor of its
-%%     own, unless the child's node is in this list; an `error' verdict for the
-%%     parent's partition when Λ puts the child in it, whatever this list says;</li>
+%%     own, unless the child's node is in this list or followed (`follow'); an
+%%     `error' verdict for the parent's partition when Λ puts the child in it, whatever
+%%     this list says;</li>
+%% <li>`follow' (default `[]'): nodes the system starts processes on, where riarc follows
+%%     it: before the system starts, a session on each (`attach(new_processes, ...)'
+%%     there, riarc_remote) monitors every process started there from elsewhere, and this
+%%     session keeps the book of which of them the system started (riarc_follow). The
+%%     result lists their partitions (and those they started there) with `node' beside
+%%     the others; a run ends once each such child is accounted for; a child its node's
+%%     session never saw, or whose node went down, is an `error'. A child Λ puts in its
+%%     parent's partition is not followed (an `error' for that partition, as without
+%%     this option): one partition spanning nodes is not built (docs/production.md);</li>
 %% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow.</li>
 %% </ul>
 -module(riarc).
@@ -110,7 +120,7 @@
                                       reductions => pos_integer() | infinity,
                                       heap_words => pos_integer()},
                   analysis => isolated | inline, node => node(),
-                  monitored_elsewhere => [node()]}.
+                  monitored_elsewhere => [node()], follow => [node()]}.
 
 %% What a new_processes session's root, the pseudo-process standing for every process
 %% spawned after the attach point, is called as Λ would see it.
@@ -152,7 +162,7 @@ start_for(Owner, MFA, Spec, Opts) ->
         {ok, Full = #{events := Events}} ->
             {Root, Backend} = backend(maps:get(backend, Full), MFA, {Events, maps:get(trace_patterns, Full)}),
             Roots = [{Root, MFA, {init, Root, self(), MFA}}],
-            SOpts = maps:without([timeout, events, trace_patterns], Full#{backend => Backend}),
+            SOpts = session_opts(Full#{backend => Backend}, Spec),
             case session(riarc_session:start(Owner, Roots, Spec, SOpts)) of
                 {ok, Session} -> {ok, Session};
                 {error, Reason} ->
@@ -202,16 +212,38 @@ attach_for(Owner, Target, Spec, Opts) ->
             Make = fun(Session) -> riarc_backend_new:new(Events, Session) end,
             %% Message patterns are not installed for it: the process tracers take every
             %% event of the kinds asked for.
-            SOpts = maps:without([timeout, events, trace_patterns], Full#{backend => Make}),
+            SOpts = session_opts(Full#{backend => Make}, Spec),
             session(riarc_session:start(Owner, Roots, not_own(Spec), SOpts));
         {true, ok, {ok, Pids}} ->
             Full = #{events := Events} = full_opts(Spec, Opts),
             Roots = [{P, MFA, {attached, P, MFA}} || P <- Pids,
                                                      MFA <- [riarc_lambda:running_mfa(P)],
                                                      MFA =/= undefined],
-            SOpts = maps:without([timeout, events, trace_patterns],
-                                 Full#{backend => attach_backend(Full, {Events, maps:get(trace_patterns, Full)})}),
+            SOpts = session_opts(Full#{backend => attach_backend(Full, {Events, maps:get(trace_patterns, Full)})},
+                                 Spec),
             session(riarc_session:start(Owner, Roots, Spec, SOpts))
+    end.
+
+%% What the session takes of the options: option `follow' becomes the start of the
+%% sessions that follow the system onto those nodes, which the session makes before the
+%% system starts and owns (riarc_remote:follower/4).
+session_opts(Full, Spec) ->
+    SOpts = maps:without([timeout, events, trace_patterns, follow], Full),
+    case maps:get(follow, Full, []) of
+        [] -> SOpts;
+        Nodes ->
+            FOpts = maps:with([events, invariants, log, explain, analysis, limits, monitor_budget], Full),
+            SOpts#{followers => fun(Owner) -> followers(Nodes, Spec, FOpts, Owner, []) end}
+    end.
+
+%% One follower per node; the first that cannot start is the error (those started are
+%% the session's, and end with it).
+followers([], _Spec, _FOpts, _Owner, Acc) ->
+    {ok, lists:reverse(Acc)};
+followers([Node | Nodes], Spec, FOpts, Owner, Acc) ->
+    case riarc_remote:follower(Node, Spec, FOpts, Owner) of
+        {ok, F} -> followers(Nodes, Spec, FOpts, Owner, [F | Acc]);
+        {error, _} = E -> E
     end.
 
 %% The Spec of a new_processes session: the pseudo-process that stands for "every process

@@ -25,6 +25,10 @@
 %% <li>`B:init_from_spawn(C)' (optional, default false): true when the backend gives no
 %%     init events of its own, so that the tracer handling a spawn event makes the
 %%     child's.</li>
+%% <li>`B:init_parent(C, Child, Parent)' (optional, default Parent): the parent the
+%%     child's init event names, when the spawn event's is a stand-in (riarc_backend_new
+%%     announces a child from another node as spawned by `new_processes'; its init
+%%     event names its real parent there). Called once per spawn event.</li>
 %% <li>`B:close(C)' (optional): the session is over; release what the backend holds.</li>
 %% <li>`B:event(C, Msg)': decodes a message found in a tracer's mailbox: `{ok, Event}' for
 %%     a direct trace event (`{ok, {ignored, S}}' for one of S's that monitors do not
@@ -41,7 +45,8 @@
 %% '''
 -module(riarc_backend).
 
--export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1, close/1]).
+-export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1, init_parent/3,
+         close/1]).
 -export_type([t/0, cut/0, decoded/0]).
 
 -type cut() :: {count, non_neg_integer()} | exited | none.
@@ -54,8 +59,10 @@
 -callback trace(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok | {error, term()}.
 -callback preempt(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok | {ok, cut()}.
 -callback init_from_spawn(Config :: term()) -> boolean().
+-callback init_parent(Config :: term(), Child :: riarc_event:sid(), Parent :: riarc_event:sid()) ->
+    riarc_event:sid().
 -callback close(Config :: term()) -> ok.
--optional_callbacks([init_from_spawn/1, close/1]).
+-optional_callbacks([init_from_spawn/1, init_parent/3, close/1]).
 -callback clear(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok.
 -callback event(Config :: term(), Msg :: term()) -> {ok, decoded()} | skip | no.
 
@@ -85,6 +92,14 @@ preempt({Mod, C}, S, T) ->
 -spec init_from_spawn(t()) -> boolean().
 init_from_spawn({Mod, C}) ->
     erlang:function_exported(Mod, init_from_spawn, 1) andalso Mod:init_from_spawn(C).
+
+%% @doc The parent Child's init event names, its spawn event saying Parent.
+-spec init_parent(t(), riarc_event:sid(), riarc_event:sid()) -> riarc_event:sid().
+init_parent({Mod, C}, Child, Parent) ->
+    case erlang:function_exported(Mod, init_parent, 3) of
+        true -> Mod:init_parent(C, Child, Parent);
+        false -> Parent
+    end.
 
 %% @doc Releases what the backend holds, once the session is over.
 -spec close(t()) -> ok.

@@ -28,7 +28,9 @@
 %%
 %% Children spawned from another node (spawn/4, erpc) are announced from their `spawned'
 %% event, which names the remote parent; no tracer of this node traces that parent, so
-%% no spawn event of it comes. Such a child starts in `erts_internal:dist_spawn_init/1'
+%% no spawn event of it comes. The announcement is a spawn event of `new_processes', but
+%% the child's init event names its remote parent (init_parent/3): its monitor, and a
+%% session following its system here (riarc_follow), know whose child it is. Such a child starts in `erts_internal:dist_spawn_init/1'
 %% with only the arity of its call and receives its arguments as its first message
 %% ({@link riarc_lambda:remote_spawn/1}): when the session traces `receive' events, the
 %% announcement waits for that receive, so that Λ is asked with the real call (the
@@ -51,8 +53,8 @@
 -module(riarc_backend_new).
 -behaviour(riarc_backend).
 
--export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1, close/1,
-         is_own/1, format_error/1]).
+-export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1,
+         init_parent/3, close/1, is_own/1, format_error/1]).
 -export_type([config/0, error_reason/0]).
 
 -opaque config() :: #{evm := riarc_backend_evm:config(), defaults := [atom()], recv := boolean()}.
@@ -65,6 +67,8 @@
 -define(ADOPTER_WAIT, '$riarc_adopter_wait').
 %% A child from another node whose arguments are still to come: its spawned event's MFA.
 -define(ADOPTER_ARGS, '$riarc_adopter_args').
+%% A child from another node announced, not yet handled by the tracer core: its parent.
+-define(ADOPTER_FROM, '$riarc_adopter_from').
 
 %% @doc A backend for a session whose root is the pseudo-process `new_processes', tracing
 %% spawn and exit always and the message events asked for. (The session is not needed:
@@ -116,6 +120,20 @@ clear(#{evm := Evm}, S, T) ->
 %% @doc Every tracer makes a child's init event from its parent's spawn event.
 -spec init_from_spawn(config()) -> true.
 init_from_spawn(_) -> true.
+
+%% @doc The parent a child's init event names: for a child from another node, announced
+%% as spawned by the pseudo-process `new_processes', its real parent there (the
+%% `spawned' event's), so that its monitor, and the session, know whose child it is
+%% (a session following its system onto this node matches it with the parent's start,
+%% riarc_session's `follow'); any other child's parent as its spawn event says.
+-spec init_parent(config(), riarc_event:sid(), riarc_event:sid()) -> riarc_event:sid().
+init_parent(_Config, C, new_processes) ->
+    case erase({?ADOPTER_FROM, C}) of
+        undefined -> new_processes;
+        P -> P
+    end;
+init_parent(_Config, _C, P) ->
+    P.
 
 %% @doc The session is over: the defaults are off if a tracer of riarc's set them and is
 %% gone, and no process is left with a dead tracer (a tracer killed on overload or crashed
@@ -220,6 +238,7 @@ adopt_system(Cfg, spawned, C, P, MFA0) ->
         {false, false} when node(P) =/= node() ->
             %% Spawned from another node (spawn/4, erpc): that parent is traced by no
             %% tracer of this node, so no spawn event of it comes here.
+            put({?ADOPTER_FROM, C}, P),
             case {Cfg, riarc_lambda:remote_spawn(MFA0)} of
                 {#{recv := true}, {_, _, _}} -> put({?ADOPTER_ARGS, C}, MFA0), skip;
                 _ -> announce_new(C, MFA0)

@@ -100,6 +100,9 @@ valid(backend, B) -> lists:member(B, [auto, route, evm]);
 valid(explain, K) -> is_integer(K) andalso K >= 0;
 valid(analysis, A) -> A =:= isolated orelse A =:= inline;
 valid(monitored_elsewhere, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, Ns);
+valid(follow, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, Ns) andalso not lists:member(node(), Ns);
+%% Set by a session that follows its system onto this node (riarc_remote:follower/4).
+valid(lineage, B) -> is_boolean(B);
 valid(limits, L) when is_map(L) ->
     lists:all(fun({policy, P}) -> lists:member(P, [stop, shed, backpressure]);
                  ({K, infinity}) -> lists:member(K, [max_payload, max_queue_bytes, max_events]);

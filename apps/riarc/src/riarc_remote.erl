@@ -49,7 +49,7 @@
 -behaviour(gen_server).
 -behaviour(riarc_monitor).
 
--export([attach/4, start/4, subscribe/1, partitions/1, node_modules/1, format_error/1]).
+-export([attach/4, start/4, follower/4, subscribe/1, partitions/1, node_modules/1, format_error/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 %% A monitor, wrapping the Spec's monitors on the remote node.
 -export([analyse/2, explain/2]).
@@ -74,7 +74,7 @@
     verdicts = #{} :: #{term() => map()},     % process -> verdict entry, as last seen
     order = [] :: [term()],                   % processes in the order their verdicts came
     parts = #{} :: #{term() => term()},       % process -> MFA, partitions started
-    subscribers = [] :: [pid()],
+    subscribers = [] :: [{pid(), term()}],   % and the tag each one's messages carry
     result = undefined :: undefined | map(),
     await :: gen_server:request_id() | undefined, % the remote session's end, asked for
     waiters = [] :: [gen_server:from()],      % callers of await
@@ -96,12 +96,28 @@ attach(Node, Target, Spec, Opts) ->
 start(Node, MFA, Spec, Opts) ->
     proxy(Node, {start_for, MFA}, Spec, Opts).
 
+%% @doc The session on Node that follows a system of Owner's there (riarc's option
+%% `follow'): `attach(new_processes, ...)' on Node, its entries carrying their lineage
+%% (riarc_follow), owned and streamed to Owner from the start: Owner gets
+%% `{riarc_verdict, Tag, Entry}' and `{riarc_remote_down, Tag, Reason}'.
+-spec follower(node(), riarc_lambda:spec(), riarc:opts(), pid()) ->
+    {ok, {node(), pid(), reference()}} | {error, term()}.
+follower(Node, Spec, Opts, Owner) ->
+    Tag = make_ref(),
+    case proxy(Owner, Node, {attach_for, new_processes}, Spec, Opts#{lineage => true}, [{Owner, Tag}]) of
+        {ok, Proxy} -> {ok, {Node, Proxy, Tag}};
+        {error, _} = E -> E
+    end.
+
 proxy(Node, How, Spec, Opts) ->
+    proxy(self(), Node, How, Spec, Opts, []).
+
+proxy(Owner, Node, How, Spec, Opts, Subscribers) ->
     case {node(), riarc_lambda:valid_spec(Spec)} of
         {nonode@nohost, _} -> {error, {?MODULE, not_distributed}};
         {_, false} -> {error, {riarc, {bad_spec, Spec}}};
         {_, true} ->
-            case gen_server:start(?MODULE, {self(), Node, How, Spec, Opts}, []) of
+            case gen_server:start(?MODULE, {Owner, Node, How, Spec, Opts, Subscribers}, []) of
                 {ok, Proxy} -> {ok, Proxy};
                 {error, {shutdown, Reason}} -> {error, Reason};
                 {error, Reason} -> {error, Reason}
@@ -154,18 +170,18 @@ format_error({session_ended, {session_down, Why}}) ->
 %%% The proxy
 
 %% @private
-init({Owner, Node, How, Spec, Opts}) ->
+init({Owner, Node, How, Spec, Opts, Subscribers}) ->
     case net_kernel:connect_node(Node) of
         true ->
             _ = monitor(process, Owner),
             case prepare(Node, Spec) of
-                ok -> start_remote(Owner, Node, How, Spec, Opts);
+                ok -> start_remote(Owner, Node, How, Spec, Opts, Subscribers);
                 {error, E} -> {stop, {shutdown, E}}
             end;
         _ -> {stop, {shutdown, {?MODULE, {nodedown, Node}}}}
     end.
 
-start_remote(Owner, Node, {Entry, What}, Spec, Opts) ->
+start_remote(Owner, Node, {Entry, What}, Spec, Opts, Subscribers) ->
     %% What a Spec module sets (the events and message patterns its monitors can need) is
     %% known here, not from the wrapped Spec, a fun.
     Defaults = riarc_lambda:spec_defaults(Spec),
@@ -180,7 +196,8 @@ start_remote(Owner, Node, {Entry, What}, Spec, Opts) ->
         {ok, {ok, Remote}} ->
             _ = monitor(process, Remote),
             Tag = make_ref(),
-            S = #s{owner = Owner, node = Node, remote = Remote, tag = Tag, janitor = J},
+            S = #s{owner = Owner, node = Node, remote = Remote, tag = Tag, janitor = J,
+                   subscribers = Subscribers},
             Vs = try riarc_session:subscribe(Remote, self(), Tag)
                  catch exit:_ -> []  % Race: the session just ended; its DOWN says how.
                  end,
@@ -195,7 +212,7 @@ handle_call(verdicts, _From, S) ->
     {reply, view(S1), S1};
 handle_call({subscribe, Pid}, _From, S) ->
     S1 = refresh(S),
-    {reply, view(S1), S1#s{subscribers = [Pid | S1#s.subscribers]}};
+    {reply, view(S1), S1#s{subscribers = [{Pid, self()} | S1#s.subscribers]}};
 handle_call(alive, _From, S = #s{down = undefined, remote = R}) ->
     {reply, try riarc_session:alive(R) catch exit:_ -> #{tracers => [], processes => [], traced => #{}} end, S};
 handle_call(alive, _From, S) ->
@@ -266,7 +283,7 @@ info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
     {stop, normal, S};
 info({'DOWN', _, process, R, Why}, S = #s{remote = R, down = undefined}) ->
     S1 = went_down(Why, S),
-    _ = [Sub ! {riarc_remote_down, self(), S1#s.down} || Sub <- S1#s.subscribers],
+    _ = [Sub ! {riarc_remote_down, Tag, S1#s.down} || {Sub, Tag} <- S1#s.subscribers],
     _ = S1#s.down =:= nodedown orelse finish(S1),
     {noreply, S1#s{waiters = reply_all({ok, result(S1)}, S1)}};
 info(_Other, S) ->
@@ -307,7 +324,7 @@ learn(Vs, S) ->
                 end, S, Vs).
 
 notify(E, S) ->
-    _ = [Sub ! {riarc_verdict, self(), E} || Sub <- S#s.subscribers],
+    _ = [Sub ! {riarc_verdict, Tag, E} || {Sub, Tag} <- S#s.subscribers],
     S.
 
 %% The remote session ended on its own: every partition without a verdict gets error.

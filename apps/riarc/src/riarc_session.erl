@@ -41,6 +41,9 @@
 
 %% How long stop/1 lets monitors finish the events they have (at most one step budget).
 -define(GRACE_MS, 1000).
+%% How long the sessions following the system on other nodes get to stop and answer
+%% with their results (riarc_remote's proxies), under stop/1's own bound.
+-define(FOLLOWER_STOP_MS, 20000).
 
 -record(s, {
     owner :: pid(),
@@ -104,7 +107,18 @@
     %% Who is told of each verdict as the session learns it (subscribe/3), with the tag
     %% each chose.
     subscribers = #{} :: #{pid() => reference()},
-    limits :: riarc_opts:limits()
+    limits :: riarc_opts:limits(),
+    %% Option lineage: each partition's entry says whose child its root is (`parent')
+    %% and from which partition it was started (`within'), for the session on another
+    %% node that follows its system here (riarc_follow).
+    lineage = false :: boolean(),
+    lineages = #{} :: #{pid() => map()},
+    %% Option follow: the book of the system's children on followed nodes, the proxies
+    %% of the sessions following it there (by the tag of their stream: node and proxy),
+    %% and what subscribers were told of them.
+    follow = undefined :: undefined | riarc_follow:t(),
+    followers = #{} :: #{reference() => {node(), pid()}},
+    fpublished = #{} :: #{{node(), term()} => map()}
 }).
 
 
@@ -227,13 +241,35 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     _ = monitor(process, Owner),
     S0 = #s{owner = Owner, spec = Spec, opts = Opts, backend = Backend, limits = Limits, token = Token,
             budget = Budget, started = erlang:monotonic_time(microsecond),
-            unsealed = unsealed(Backend)},
-    %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced is an
-    %% error of start/4, at once.
-    S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
-                             tracer_up(riarc_tracer:start_root(Cfg, Root, MFA, Init), S)
-                     end, S0, Roots),
-    {ok, S1#s{launching = maps:keys(S1#s.tracers)}}.
+            unsealed = unsealed(Backend), lineage = maps:get(lineage, Opts, false)},
+    %% The sessions following the system onto other nodes run before it starts, so that
+    %% no child it starts there is missed.
+    case start_followers(maps:get(followers, Opts, undefined), S0) of
+        {ok, S0F} ->
+            %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced
+            %% is an error of start/4, at once.
+            S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
+                                     tracer_up(riarc_tracer:start_root(Cfg, Root, MFA, Init), S)
+                             end, S0F, Roots),
+            {ok, S1#s{launching = maps:keys(S1#s.tracers)}};
+        {error, Reason} ->
+            {stop, Reason}
+    end.
+
+%% Option follow (riarc:run/3, start/3, attach/3): Start, run here, starts a session on
+%% each followed node (riarc_remote, owned by this session, streaming its entries with a
+%% tag of its own) and returns them.
+start_followers(undefined, S) ->
+    {ok, S};
+start_followers(Start, S) ->
+    case Start(self()) of
+        {ok, Followers} ->
+            _ = [monitor(process, Proxy) || {_Node, Proxy, _Tag} <- Followers],
+            {ok, S#s{follow = riarc_follow:new([N || {N, _, _} <- Followers]),
+                     followers = maps:from_list([{Tag, {N, Proxy}} || {N, Proxy, Tag} <- Followers])}};
+        {error, _} = E ->
+            E
+    end.
 
 %% @private
 handle_call(launched, From, S = #s{launching = [_ | _]}) ->
@@ -245,10 +281,10 @@ handle_call(await, From, S = #s{finished = undefined}) ->
 handle_call(await, _From, S) ->
     {reply, {ok, result(S)}, S};
 handle_call(verdicts, _From, S) ->
-    {reply, verdict_list(S), S};
+    {reply, verdict_list(S) ++ followed_entries(S), S};
 handle_call({subscribe, Pid, Tag}, _From, S = #s{subscribers = Subs}) ->
     _ = is_map_key(Pid, Subs) orelse monitor(process, Pid),
-    {reply, verdict_list(S), S#s{subscribers = Subs#{Pid => Tag}}};
+    {reply, verdict_list(S) ++ followed_entries(S), S#s{subscribers = Subs#{Pid => Tag}}};
 handle_call(alive, _From, S) ->
     {reply, alive_info(S), S};
 handle_call({stop, Why}, From, S) ->
@@ -257,9 +293,13 @@ handle_call({stop, Why}, From, S) ->
     handle_call(stop, From, S#s{cut = Why, errors = S#s.errors ++ [{?MODULE, Why}]});
 handle_call(stop, From, S = #s{tracers = T, analysers = A}) when map_size(T) =:= 0,
                                                                   map_size(A) =:= 0 ->
-    S1 = close(S),
-    gen_server:reply(From, {ok, result(S1)}),
-    {stop, normal, S1};
+    S1 = stop_followers(close(S)),
+    S2 = case S1#s.finished of
+             undefined -> S1#s{finished = erlang:monotonic_time(microsecond)};
+             _ -> S1
+         end,
+    gen_server:reply(From, {ok, result(S2)}),
+    {stop, normal, S2};
 handle_call(stop, From, S) ->
     _ = [riarc_tracer:stop(Pid, S#s.token) || Pid <- maps:keys(S#s.tracers)],
     maybe_done(S#s{stopping = true, waiters = [From | S#s.waiters]}).
@@ -269,6 +309,13 @@ handle_cast(_Msg, S) ->
     {noreply, S}.
 
 %% @private
+%% A session following the system on another node: an entry, or its end.
+handle_info({riarc_verdict, Tag, E}, S = #s{followers = Fs, follow = F}) when is_map_key(Tag, Fs) ->
+    {Node, _} = maps:get(Tag, Fs),
+    follow_changed(followed(riarc_follow:learn(Node, E, F), S));
+handle_info({riarc_remote_down, Tag, Why}, S = #s{followers = Fs, follow = F}) when is_map_key(Tag, Fs) ->
+    {Node, _} = maps:get(Tag, Fs),
+    follow_changed(followed(riarc_follow:down(Node, Why, F), S));
 handle_info({riarc_s, Token, Msg}, S = #s{token = Token}) ->
     trusted(Msg, S);
 handle_info({riarc_s, _, _}, S) ->
@@ -320,7 +367,7 @@ handle_info({'DOWN', _, process, Pid, Reason}, S0 = #s{tracers = T}) when is_map
             true -> launch_result(Pid, {error, {?MODULE, {root_tracer_down, Reason}}}, S0);
             false -> S0
         end,
-    S1 = tracer_crash(Pid, Reason, S),
+    S1 = closed(Pid, tracer_crash(Pid, Reason, S)),
     maybe_done(S1#s{tracers = maps:remove(Pid, T), counted = maps:remove(Pid, S1#s.counted)});
 handle_info({'EXIT', _, _}, S) ->
     {noreply, S};
@@ -338,19 +385,19 @@ trusted({riarc_forged, _Tracer, _What}, S) ->
     {noreply, S#s{forged = S#s.forged + 1}};
 trusted({riarc_launched, T, Res}, S) ->
     {noreply, launch_result(T, Res, S)};
-trusted({riarc_tracer_up, Pid, Proc, MFA}, S = #s{overload = Over}) when Over =/= undefined ->
+trusted({riarc_tracer_up, Pid, Proc, MFA, Lineage}, S = #s{overload = Over}) when Over =/= undefined ->
     %% Race: a tracer started by one the overload policy ended, announced after the
     %% detach: it has nothing to take over any more, and is ended the same way.
     exit(Pid, kill),
-    {noreply, tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}})};
-trusted({riarc_tracer_up, Pid, Proc, MFA}, S = #s{stopping = true}) ->
+    {noreply, tracer_up(Pid, part(Pid, Proc, MFA, Lineage, S))};
+trusted({riarc_tracer_up, Pid, Proc, MFA, Lineage}, S = #s{stopping = true}) ->
     %% Race: a tracer started by its parent tracer before that one took the stop of
     %% stop/1 announces itself after it: it is stopped as the others were, or the session
     %% would wait for it for ever.
     riarc_tracer:stop(Pid, S#s.token),
-    {noreply, tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}})};
-trusted({riarc_tracer_up, Pid, Proc, MFA}, S) ->
-    S1 = tracer_up(Pid, S#s{parts = (S#s.parts)#{Pid => {Proc, MFA}}}),
+    {noreply, tracer_up(Pid, part(Pid, Proc, MFA, Lineage, S))};
+trusted({riarc_tracer_up, Pid, Proc, MFA, Lineage}, S) ->
+    S1 = tracer_up(Pid, part(Pid, Proc, MFA, Lineage, S)),
     #{max_tracers := Max} = S1#s.limits,
     case map_size(S1#s.tracers) > Max of
         true -> {noreply, overload({tracers, map_size(S1#s.tracers), Max}, S1)};
@@ -420,11 +467,14 @@ trusted({riarc_remote_child, Tracer, partition, Info}, S = #s{remote = Rem}) ->
         #{Tracer := _} -> {noreply, publish([Tracer], S1)};
         #{} -> {noreply, S1}
     end;
-trusted({riarc_remote_child, _Tracer, own, Info = #{node := Node}}, S) ->
-    case lists:member(Node, maps:get(monitored_elsewhere, S#s.opts, [])) of
+trusted({riarc_remote_child, _Tracer, own, Info = #{node := Node}}, S = #s{follow = F}) ->
+    case {lists:member(Node, maps:get(monitored_elsewhere, S#s.opts, [])),
+          F =/= undefined andalso riarc_follow:follows(Node, F)} of
         %% The user's word: a session there monitors what starts there.
-        true -> {noreply, S};
-        false ->
+        {true, _} -> {noreply, S};
+        %% Followed: this session's own session there monitors it (riarc_follow).
+        {_, true} -> {noreply, followed(riarc_follow:expect(Info, F), S)};
+        {false, false} ->
             Error = {?MODULE, {remote_child, Info}},
             {noreply, S#s{errors = [Error | S#s.errors]}}
     end;
@@ -616,8 +666,17 @@ maybe_done(S = #s{analysers = As}) when map_size(As) > 0 ->
     %% Every process is untraced; the monitors are still at their partitions' events
     %% (each step within its budget). After stop/1, they get a grace period.
     {noreply, grace(close(S))};
-maybe_done(S0 = #s{waiters = Ws, stopping = Stopping}) ->
-    S = close(S0),
+maybe_done(S0 = #s{follow = F, stopping = false}) when F =/= undefined ->
+    %% Every tracer here has ended, so every child the system started on a followed node
+    %% is expected: the run ends once each is matched there, or its node is gone.
+    case riarc_follow:settled(F) of
+        true -> done(stop_followers(close(S0)));
+        false -> {noreply, close(S0)}
+    end;
+maybe_done(S) ->
+    done(stop_followers(close(S))).
+
+done(S = #s{waiters = Ws, stopping = Stopping}) ->
     S1 = S#s{finished = erlang:monotonic_time(microsecond), waiters = []},
     Result = {ok, result(S1)},
     _ = [gen_server:reply(W, Result) || W <- Ws],
@@ -626,9 +685,71 @@ maybe_done(S0 = #s{waiters = Ws, stopping = Stopping}) ->
         false -> {noreply, S1}
     end.
 
+%% The followers' sessions end with the run: what each learnt last is read from its
+%% result (an entry its stream had not brought yet).
+stop_followers(S = #s{followers = Fs}) when map_size(Fs) =:= 0 ->
+    S;
+stop_followers(S0 = #s{followers = Fs}) ->
+    S = S0#s{followers = #{}},
+    %% All asked at once, each answer awaited within the same bound (under stop/1's).
+    Asked = [{Node, gen_server:send_request(Proxy, stop)} || {Node, Proxy} <- maps:values(Fs)],
+    Deadline = erlang:monotonic_time(millisecond) + ?FOLLOWER_STOP_MS,
+    lists:foldl(fun({Node, Req}, A = #s{follow = F}) ->
+                        Left = max(0, Deadline - erlang:monotonic_time(millisecond)),
+                        case gen_server:wait_response(Req, Left) of
+                            {reply, {ok, #{verdicts := Vs}}} ->
+                                A#s{follow = lists:foldl(fun(E, F1) -> riarc_follow:learn(Node, E, F1) end,
+                                                         F, Vs)};
+                            %% Gone on its own (its down message said how), or too slow:
+                            %% its children not matched yet are errors.
+                            _ -> A#s{follow = riarc_follow:down(Node, follower_lost, F)}
+                        end
+                end, S, Asked).
+
+%% The book of followed children changed: subscribers hear of entries matched since.
+followed(F, S = #s{subscribers = Subs}) when map_size(Subs) =:= 0 ->
+    S#s{follow = F};
+followed(F, S = #s{subscribers = Subs, fpublished = Pub}) ->
+    New = [E || E = #{node := N, pid := P} <- riarc_follow:entries(F), reached(E),
+                maps:get({N, P}, Pub, none) =/= E],
+    _ = [Pid ! {riarc_session_verdict, Tag, E} || {Pid, Tag} <- maps:to_list(Subs), E <- New],
+    S#s{follow = F, fpublished = maps:merge(Pub, maps:from_list([{{N, P}, E} || E = #{node := N, pid := P} <- New]))}.
+
+%% The run may be over now: every tracer here had ended, and the last followed child is
+%% accounted for.
+follow_changed(S = #s{finished = undefined}) ->
+    maybe_done(S);
+follow_changed(S) ->
+    {noreply, S}.
+
+%% The partition a tracer started for. When entries carry their lineage, the partition
+%% has one from its start, `open' while its tracer lives (verdict none until it has
+%% one): a session following its system here learns of each partition before the one it
+%% was started from ends (the tracer that starts a tracer tells the session before it
+%% can end), so it knows what it still waits for (riarc_follow:settled/1).
+part(Pid, Proc, MFA, {Parent, Within}, S = #s{parts = Parts, lineage = L}) ->
+    S1 = S#s{parts = Parts#{Pid => {Proc, MFA}}},
+    case L of
+        true ->
+            Lineage = #{parent => Parent, within => Within, open => true},
+            put_verdict(Pid, riarc_result:entry(Proc, MFA, none, 0, undefined),
+                        S1#s{lineages = (S1#s.lineages)#{Pid => Lineage}});
+        false -> S1
+    end.
+
+%% A partition's tracer has ended: its entry is no longer open.
+closed(Pid, S = #s{lineages = Ls, verdicts = Vs}) when is_map_key(Pid, Ls) ->
+    S1 = S#s{lineages = Ls#{Pid => maps:remove(open, maps:get(Pid, Ls))}},
+    case Vs of
+        #{Pid := E} -> put_verdict(Pid, maps:remove(open, E), S1);
+        #{} -> S1
+    end;
+closed(_Pid, S) ->
+    S.
+
 result(S = #s{stats = Stats}) ->
     End = case S#s.finished of undefined -> erlang:monotonic_time(microsecond); F -> F end,
-    Verdicts = verdict_list(S),
+    Verdicts = verdict_list(S) ++ followed_entries(S),
     riarc_result:make(#{verdicts => Verdicts,
                         warnings => riarc_result:warnings(S#s.spec, Verdicts)
                                     ++ [{unsealed, evm} || S#s.unsealed],
@@ -647,13 +768,28 @@ result(S = #s{stats = Stats}) ->
                         root_exits => lists:reverse(S#s.root_exits),
                         duration_us => End - S#s.started}).
 
+%% The system's entries on followed nodes: once the run is over, with an error for each
+%% child nothing there matched; before, those matched so far.
+followed_entries(#s{follow = undefined}) ->
+    [];
+followed_entries(#s{follow = F, finished = undefined}) ->
+    [E || E <- riarc_follow:entries(F), reached(E)];
+followed_entries(#s{follow = F}) ->
+    riarc_follow:final(F).
+
+%% A followed entry worth telling before the run is over: a partition's, not one still
+%% running without a verdict.
+reached(#{pid := undefined}) -> false;
+reached(#{open := true, verdict := none}) -> false;
+reached(#{}) -> true.
+
 verdict_list(S = #s{verdicts = Vs, order = Order}) ->
     Sorted = lists:sort([{maps:get(T, Order, 0), T} || T <- maps:keys(Vs)]),
     [as_known(T, S) || {_, T} <- Sorted].
 
 %% The one way a partition's verdict entry is set: its subscribers hear of it.
-put_verdict(Tracer, Entry, S = #s{verdicts = Vs}) ->
-    publish([Tracer], S#s{verdicts = Vs#{Tracer => Entry}}).
+put_verdict(Tracer, Entry, S = #s{verdicts = Vs, lineages = Ls}) ->
+    publish([Tracer], S#s{verdicts = Vs#{Tracer => maps:merge(Entry, maps:get(Tracer, Ls, #{}))}}).
 
 %% The entries that read otherwise now the session knows more (an incomplete trace, an
 %% overload), though none was set (put_verdict/3 alone sets them): those Changed holds

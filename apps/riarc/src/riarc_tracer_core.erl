@@ -214,10 +214,12 @@ flush_pending(S, St = #st{pending = Pending}) ->
 
 %% Alg. 1 HANDLSPWN∘
 handle_direct(E = {spawn, P, C, MFA}, St) ->
+    Parent = init_parent(C, P, St),
     case route(P, St) of
         undefined ->
             %% case Π(e.ıS) = ⊥: this tracer handles e, then instruments the child.
-            child(C, P, MFA, instrument(direct, E, self_of(St), analyse(E, perturb(St))));
+            child(C, Parent, MFA, instrument(direct, {spawn, Parent, C, MFA}, self_of(St),
+                                             analyse(E, perturb(St))));
         _ ->
             %% case Π(e.ıS) = ȷT: dispatch; the child is routed too (I9), to the tracer
             %% that will ask for it: until then its events are held here (short routes).
@@ -225,7 +227,7 @@ handle_direct(E = {spawn, P, C, MFA}, St) ->
             %% request for P waits for; that request is handled only once C has its
             %% route and C's held events are on their way (found by riarc_explore: the
             %% tracer otherwise ended with C's events still held).
-            St1 = child(C, P, MFA, add_route(C, {held, []}, 'I9', dispatch({evt, E}, P, St))),
+            St1 = child(C, Parent, MFA, add_route(C, {held, []}, 'I9', dispatch({evt, E}, P, St))),
             dispatched(P, St1)
     end;
 %% An event of S's that no monitor sees, but one of those a Cut counts.
@@ -249,6 +251,12 @@ handle_direct(E, St) ->
         undefined -> analyse(E, St);
         _ -> dispatched(S, dispatch({evt, E}, S, St))
     end.
+
+%% The parent the child's init event names (riarc_backend:init_parent/3).
+init_parent(C, P, #st{cfg = #{init_from_spawn := true, backend := Backend}}) ->
+    riarc_backend:init_parent(Backend, C, P);
+init_parent(_C, P, _St) ->
+    P.
 
 %% After its spawn event: the child's trace opens with its init event, then what it did
 %% before its spawn event reached us (App. B).
@@ -440,8 +448,9 @@ drain_held(St = #st{held = Held}) ->
 %%% ---------------------------------------------------------------------------
 
 %% Alg. 2 INSTRUMENT∘ / INSTRUMENT•. Disp is the dispatch tracer: this tracer in direct
-%% mode, the tracer that dispatched the spawn event in priority mode.
-instrument(Mode, {spawn, _P, C, MFA}, Disp, St = #st{cfg = Cfg = #{lambda := Lambda}}) ->
+%% mode, the tracer that dispatched the spawn event in priority mode. The spawn event
+%% names the parent the child's init event names (init_parent/3).
+instrument(Mode, {spawn, P, C, MFA}, Disp, St = #st{cfg = Cfg = #{lambda := Lambda}}) ->
     case lookup(Lambda, MFA, St) of
         {{ok, Mon}, St1} ->
             %% Λ(e.ςS) ≠ ⊥: a new tracer for C, reached through a next-hop (I8).
@@ -449,7 +458,12 @@ instrument(Mode, {spawn, _P, C, MFA}, Disp, St = #st{cfg = Cfg = #{lambda := Lam
             T = Start(Mon, C, MFA, Disp),
             %% Registered by its spawner, before the spawner can end, so that the session
             %% never sees the set of live tracers empty while this one is starting.
-            St2 = fx({started, T, C}, fx({send, Session, {riarc_tracer_up, T, C, MFA}}, St1)),
+            %% With the child's lineage: its parent, and the root of the partition it
+            %% was started from (this tracer's), for a session that follows its system
+            %% onto other nodes (riarc_follow).
+            Within = case St1#st.part of {Root, _} -> Root; undefined -> none end,
+            Up = {riarc_tracer_up, T, C, MFA, {P, Within}},
+            St2 = fx({started, T, C}, fx({send, Session, Up}, St1)),
             case Mode of
                 direct -> add_route(C, T, 'I8', St2);
                 %% Short routes: C's events are with Disp, which sends them to T in one

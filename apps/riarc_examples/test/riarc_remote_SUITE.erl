@@ -16,7 +16,7 @@
          session_killed/1, tracer_killed/1, node_stopped/1, link_cut/1,
          run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1,
          remote_spawns_named/1, remote_spawns_are_calls/1, remote_child_in_partition/1,
-         remote_child_unmonitored/1, remote_patterns/1]).
+         remote_child_unmonitored/1, remote_patterns/1, follow_children/1, follow_node_down/1]).
 
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
@@ -26,7 +26,7 @@ all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, ses
           tracer_killed, node_stopped, link_cut,
           run_on_node, run_timeout_on_node, start_stop_on_node, run_undef_on_node,
           remote_spawns_named, remote_spawns_are_calls, remote_child_in_partition,
-          remote_child_unmonitored, remote_patterns].
+          remote_child_unmonitored, remote_patterns, follow_children, follow_node_down].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -462,3 +462,84 @@ remote_patterns(Config) ->
     {ok, _} = riarc:stop(S),
     ?assertEqual(Before, erpc:call(Node, erlang, trace_info, ['receive', match_spec])),
     untraced(Node).
+
+%% The spread system's property: the root ends normally; each worker answers 2I; each
+%% helper and the erpc job end.
+spread_spec() ->
+    Ends = fun M({exit, _, _}) -> accept; M(_) -> M end,
+    fun({riarc_remote_sys, spread, _}) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end};
+       ({riarc_remote_sys, worker, [_, I, _]}) ->
+            {ok, fun M({send, _, _, {done, _, X}}) when X =:= 2 * I -> accept;
+                     M({send, _, _, {done, _, _}}) -> reject;
+                     M(_) -> M
+                 end};
+       ({riarc_remote_sys, helper, _}) -> {ok, Ends};
+       ({riarc_remote_sys, job, _}) -> {ok, Ends};
+       ({timer, sleep, [infinity]}) -> {ok, Ends};
+       ({riarc_remote_sys, stuck, _}) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end};
+       (_) -> undefined
+    end.
+
+load_sys(Node) ->
+    {M, Bin, File} = code:get_object_code(riarc_remote_sys),
+    {module, M} = erpc:call(Node, code, load_binary, [M, File, Bin]).
+
+%% Option follow: the system starts three workers on the peer (spawn/4) and an erpc call
+%% there; each worker starts a helper there. Followed, each is monitored there and listed
+%% with its node: 3 workers, 3 helpers, the job; worker Bad answers wrongly and is
+%% rejected (exit status 1), none wrong gives 0. A worker the test process (no process
+%% of the system) starts there meanwhile answers wrongly too, and is not the system's:
+%% it and its helper are left out. Each backend, monitors in their tracers and not;
+%% afterwards nothing on the peer is traced.
+follow_children(Config) ->
+    Node = ?config(node, Config),
+    load_sys(Node),
+    [begin
+         {ok, S} = riarc:start({riarc_remote_sys, spread, [Node, 3, Bad, self()]}, spread_spec(),
+                               #{follow => [Node], backend => B, analysis => A}),
+         Root = receive {ready, R} -> R end,
+         Out = spawn(Node, riarc_remote_sys, worker, [self(), 7, true]),
+         receive {done, Out, wrong} -> ok end,
+         Root ! go,
+         {ok, Res} = riarc_session:finish(S, 60000),
+         Vs = maps:get(verdicts, Res),
+         There = [E || E = #{node := N} <- Vs, N =:= Node],
+         Kinds = lists:sort([F || #{mfa := {riarc_remote_sys, F, _}} <- There]),
+         ?assertEqual([helper, helper, helper, job, worker, worker, worker], Kinds, {B, A, Vs}),
+         ?assertEqual([], [E || E = #{pid := P} <- There, P =:= Out orelse P =:= undefined]),
+         ?assertEqual([I || I <- [Bad], Bad > 0],
+                      [I || #{mfa := {riarc_remote_sys, worker, [_, I, _]}, verdict := reject} <- There]),
+         ?assertEqual([], [E || E = #{verdict := V} <- Vs, V =/= accept, V =/= reject]),
+         ?assertMatch([#{verdict := accept}], [E || E = #{mfa := {riarc_remote_sys, spread, _}} <- Vs]),
+         ?assertEqual(case Bad of 0 -> 0; _ -> 1 end, riarc_result:status(Res), {B, A, Res}),
+         untraced(Node)
+     end || {Bad, B, A} <- [{2, route, inline}, {0, route, isolated}, {0, evm, inline}]].
+
+%% A followed node that goes down mid-run: the children the system started there are
+%% `error', reason nodedown; the rest of the run (its root, here) goes on and is judged.
+follow_node_down(Config) ->
+    Node = ?config(node, Config),
+    {ok, S} = riarc:start({riarc_remote_sys, stuck, [Node, 3]}, spread_spec(), #{follow => [Node]}),
+    %% The three sleepers have begun there, monitored by the session following the
+    %% system (riarc_remote's proxy, the only process there in riarc_remote's code...):
+    %% waited for through the peer's own session.
+    [Remote] = [P || {_, P, _, _} <- erpc:call(Node, supervisor, which_children, [riarc_session_sup])],
+    wait_sleepers(Remote, 3),
+    peer:stop(?config(peer, Config)),
+    {ok, Res} = riarc_session:finish(S, 60000),
+    Vs = maps:get(verdicts, Res),
+    ?assertMatch([#{verdict := error, reason := nodedown, node := Node},
+                  #{verdict := error, reason := nodedown, node := Node},
+                  #{verdict := error, reason := nodedown, node := Node}],
+                 [E || E = #{node := _} <- Vs], Vs),
+    ?assertMatch([#{verdict := accept}], [E || E = #{mfa := {riarc_remote_sys, stuck, _}} <- Vs]),
+    ?assertEqual(1, riarc_result:status(Res)).
+
+%% The peer's session has started N partitions (riarc's alive/1 there: its tracers, the
+%% adopter and one per sleeper).
+wait_sleepers(Remote, N) ->
+    #{tracers := Ts} = erpc:call(node(Remote), riarc, alive, [Remote]),
+    case length(Ts) > N of
+        true -> ok;
+        false -> wait_sleepers(Remote, N)
+    end.

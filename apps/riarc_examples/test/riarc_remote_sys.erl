@@ -3,6 +3,8 @@
 -module(riarc_remote_sys).
 
 -export([erpc_call/1, spawn_there/1, local_only/0]).
+%% A system spread over two nodes, followed there (riarc's option `follow').
+-export([spread/4, worker/3, helper/1, job/1, stuck/2]).
 
 %% An erpc call: its process there runs erlang:node/0.
 erpc_call(Node) ->
@@ -18,3 +20,29 @@ spawn_there(Node) ->
 local_only() ->
     {Pid, Ref} = spawn_monitor(timer, sleep, [1]),
     receive {'DOWN', Ref, process, Pid, normal} -> ok end.
+
+%% Tells Test it is ready, waits for go, then starts N workers on Node (spawn/4), worker
+%% Bad answering wrongly, and waits for their answers; then one erpc call there.
+spread(Node, N, Bad, Test) ->
+    Test ! {ready, self()},
+    receive go -> ok end,
+    Ws = [spawn(Node, ?MODULE, worker, [self(), I, I =:= Bad]) || I <- lists:seq(1, N)],
+    [receive {done, W, _} -> ok end || W <- Ws],
+    ok = erpc:call(Node, ?MODULE, job, [3]),
+    ok.
+
+%% A worker: starts a helper on its own node, waits for it, then answers 2I (or not).
+worker(Parent, I, Bad) ->
+    {H, Ref} = spawn_monitor(?MODULE, helper, [I]),
+    receive {'DOWN', Ref, process, H, normal} -> ok end,
+    Parent ! {done, self(), case Bad of true -> wrong; false -> 2 * I end}.
+
+helper(I) -> I.
+
+job(_K) -> ok.
+
+%% N workers on Node that wait for ever; ends when they are gone (their node down).
+stuck(Node, N) ->
+    Ws = [spawn_monitor(Node, timer, sleep, [infinity]) || _ <- lists:seq(1, N)],
+    [receive {'DOWN', Ref, process, W, _} -> ok end || {W, Ref} <- Ws],
+    ok.

@@ -681,7 +681,7 @@ effects(T, [stop | Fx], St, Env, Trace) ->
 
 %% What the session is told. Only `none' verdicts are kept (for the terminal check);
 %% anything that is itself a failure ends the exploration at once.
-session({riarc_tracer_up, _, _, _}, St, _Trace) -> St;
+session({riarc_tracer_up, _, _, _, _}, St, _Trace) -> St;
 session({riarc_tracer_down, _, _}, St, _Trace) -> St;
 session({riarc_explanation, _, _}, St, _Trace) -> St;
 session({riarc_partition, _, _, _}, St, _Trace) -> St;

@@ -1,0 +1,176 @@
+%% @doc The book a session keeps of its system's processes on other nodes (the option
+%% `follow => [Node]'): which starts of a process on a followed node the system made, and
+%% which of the partitions the session following it there (a `new_processes' session on
+%% that node, riarc_remote) monitors are those children and what they started.
+%%
+%% Why a book and not a question. The node where a child runs cannot tell, when the child
+%% appears, whether its parent is a process of the monitored system (nothing in its
+%% `spawned' event says so, and the parent may have ended by then): every child started
+%% there from elsewhere is monitored there, and the session decides which of them are its
+%% system's by what its own tracers saw. Each monitored process's start of a process on
+%% another node reaches its partition's tracer in the process's order, before the request
+%% leaves (riarc_trace_pattern), and is expected here (`expect/2', the parent, the node
+%% and the call); each partition monitored on a followed node comes with its lineage: the
+%% remote parent of a partition started from elsewhere (`parent'), the root of the
+%% partition it was started from on that node otherwise (`within'). An expected child is
+%% matched with an unmatched partition of its node with the same parent and the same
+%% function and arity (the arguments can be unknown there, riarc_backend_new); what that
+%% partition started on its node is the system's too. Partitions that match nothing
+%% (children of processes this session does not monitor) are not the system's: they are
+%% left out. An expected child nothing matches is the system's, unmonitored: an `error'
+%% entry, never a silent accept.
+%%
+%% Once every tracer of the session has ended, every start the system made has been
+%% expected (a tracer reports it before it ends), so the answer is final then; before, a
+%% partition not matched yet may still be.
+%% ```
+%% 1> F0 = riarc_follow:new(['b@h']).
+%% 2> P = list_to_pid("<0.80.0>"), C = c:pid(0, 200, 0).
+%% 3> F1 = riarc_follow:expect(#{parent => P, node => 'b@h', mfa => {w, go, [1]}}, F0).
+%% 4> riarc_follow:settled(F1).
+%% false
+%% 5> F2 = riarc_follow:learn('b@h', #{pid => C, mfa => {w, go, [1]}, verdict => accept, events => 2, parent => P}, F1).
+%% 6> riarc_follow:settled(F2).
+%% true
+%% 7> [maps:get(node, E) || E <- riarc_follow:entries(F2)].
+%% ['b@h']
+%% '''
+-module(riarc_follow).
+
+-export([new/1, nodes/1, follows/2, expect/2, learn/3, down/3, settled/1, entries/1,
+         final/1, format_error/1]).
+-export_type([t/0, error_reason/0]).
+
+-type error_reason() :: {not_followed, #{parent := pid(), node := node(),
+                                         mfa := riarc_event:mfa_args()}}
+                      | open.
+
+-record(f, {
+    nodes :: [node()],
+    %% The starts the system made on followed nodes, in the order they were reported.
+    expected = [] :: [map()],
+    %% Per followed node, the partitions its session monitors: root process -> entry.
+    seen = #{} :: #{node() => #{term() => map()}},
+    %% Followed nodes whose session has ended on its own, and why.
+    down = #{} :: #{node() => term()}
+}).
+-opaque t() :: #f{}.
+
+%% @doc A book for these followed nodes.
+-spec new([node()]) -> t().
+new(Nodes) -> #f{nodes = Nodes}.
+
+%% @doc The followed nodes.
+-spec nodes(t()) -> [node()].
+nodes(#f{nodes = Ns}) -> Ns.
+
+%% @doc True when Node is followed.
+-spec follows(node(), t()) -> boolean().
+follows(Node, #f{nodes = Ns}) -> lists:member(Node, Ns).
+
+%% @doc A start of a process on a followed node made by a monitored process: `parent',
+%% `node', `mfa' (as Λ is asked about it).
+-spec expect(map(), t()) -> t().
+expect(Info = #{parent := _, node := _, mfa := _}, F = #f{expected = X}) ->
+    F#f{expected = X ++ [Info]}.
+
+%% @doc A partition's entry from Node's session (new, or read again).
+-spec learn(node(), map(), t()) -> t().
+learn(Node, E = #{pid := P}, F = #f{seen = Seen}) ->
+    F#f{seen = Seen#{Node => (maps:get(Node, Seen, #{}))#{P => E}}}.
+
+%% @doc Node's session ended on its own (the node went down, the link broke) or did not
+%% answer the session's stop: Reason (the first one given).
+-spec down(node(), term(), t()) -> t().
+down(Node, Reason, F = #f{down = D}) ->
+    %% The first word stands: a session that went down and then failed to answer a stop
+    %% went down.
+    F#f{down = maps:merge(#{Node => Reason}, D)}.
+
+%% @doc True when every expected child is matched with a partition, and that partition
+%% and every one started from it there have ended (no entry `open'), or their node's
+%% session has.
+-spec settled(t()) -> boolean().
+settled(F = #f{down = D}) ->
+    {Matched, Unmatched} = resolve(F),
+    lists:all(fun(#{node := N}) -> is_map_key(N, D) end, Unmatched) andalso
+        lists:all(fun(#{node := N} = E) -> not is_map_key(open, E) orelse is_map_key(N, D) end, Matched).
+
+%% @doc The system's entries on followed nodes, each with its `node': the matched
+%% partitions and those started from them (one still running without a verdict when its
+%% node's session ended: `error', the end its reason), then an `error' entry for each expected child
+%% matched by none, its reason the node's end (`nodedown', ...) or `{riarc_follow,
+%% {not_followed, Info}}' when its node's session saw no such child.
+-spec entries(t()) -> [map()].
+entries(F = #f{down = D}) ->
+    {Matched, Unmatched} = resolve(F),
+    [gone(E, D) || E <- Matched] ++
+        [#{pid => undefined, mfa => MFA, verdict => error, events => 0, node => N, parent => P,
+           reason => case D of
+                         #{N := Why} -> Why;
+                         #{} -> {?MODULE, {not_followed, Info}}
+                     end}
+         || Info = #{parent := P, node := N, mfa := MFA} <- Unmatched].
+
+%% A partition still running when its node's session ended without a verdict: error, the
+%% node's end its reason.
+gone(E = #{open := true, verdict := none, node := N}, D) when is_map_key(N, D) ->
+    (maps:remove(open, E))#{verdict => error, reason => maps:get(N, D)};
+gone(E, _D) ->
+    E.
+
+%% @doc entries/1 once the run is over: a partition still running on its node then (the
+%% run was stopped, or timed out) keeps the verdict it reached, or is `inconclusive',
+%% reason `{riarc_follow, open}'.
+-spec final(t()) -> [map()].
+final(F) ->
+    [case E of
+         #{open := true, verdict := none} ->
+             (maps:remove(open, E))#{verdict => inconclusive, reason => {?MODULE, open}};
+         #{} -> maps:remove(open, E)
+     end || E <- entries(F)].
+
+%% @doc A sentence for a reason of this module.
+-spec format_error(error_reason()) -> string().
+format_error({not_followed, #{parent := P, node := Node, mfa := MFA}}) ->
+    lists:flatten(io_lib:format("~p started ~0tp on node ~p, and the session following the "
+                                "system there saw no such child (it ended before the child's "
+                                "partition began?)", [P, MFA, Node]));
+format_error(open) ->
+    "the partition was still running on its node when the run ended".
+
+%% Every expected child matched, in order, with an unmatched partition of its node with
+%% the same parent and the same function and arity; then what the matched started there,
+%% transitively (a partition's `within' is the partition it was started from).
+resolve(#f{expected = X, seen = Seen}) ->
+    {Roots, Unmatched} =
+        lists:foldl(fun(Info = #{node := N}, {Taken, Un}) ->
+                            case match(Info, maps:get(N, Seen, #{}), Taken) of
+                                {ok, Key} -> {Taken#{Key => true}, Un};
+                                none -> {Taken, [Info | Un]}
+                            end
+                    end, {#{}, []}, X),
+    Matched = within(maps:keys(Roots), Seen, Roots),
+    Entries = [(maps:get(P, maps:get(N, Seen)))#{node => N} || {N, P} <- lists:sort(maps:keys(Matched))],
+    {Entries, lists:reverse(Unmatched)}.
+
+match(#{parent := Parent, node := N, mfa := MFA}, Parts, Taken) ->
+    Keys = lists:sort([{N, P} || {P, #{parent := Par, mfa := M}} <- maps:to_list(Parts),
+                                 Par =:= Parent, same_call(M, MFA),
+                                 not is_map_key({N, P}, Taken)]),
+    case Keys of
+        [Key | _] -> {ok, Key};
+        [] -> none
+    end.
+
+%% The same function and arity: the arguments may be unknown on the child's node.
+same_call({M, F, A1}, {M, F, A2}) when is_list(A1), is_list(A2) -> length(A1) =:= length(A2);
+same_call(_, _) -> false.
+
+within([], _Seen, Acc) ->
+    Acc;
+within(New, Seen, Acc) ->
+    Next = [{N, P} || {N, Root} <- New,
+                      {P, #{within := W}} <- maps:to_list(maps:get(N, Seen, #{})),
+                      W =:= Root, not is_map_key({N, P}, Acc)],
+    within(Next, Seen, maps:merge(Acc, maps:from_list([{K, true} || K <- Next]))).
