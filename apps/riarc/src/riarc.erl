@@ -82,7 +82,8 @@
 %%     the others; a run ends once each such child is accounted for; a child its node's
 %%     session never saw, or whose node went down, is an `error'. A child Λ puts in its
 %%     parent's partition is not followed (an `error' for that partition, as without
-%%     this option): one partition spanning nodes is not built (docs/production.md);</li>
+%%     this option): one partition spanning nodes is not built (docs/production.md).
+%%     Not with `node' (`{riarc, {follow_on_node, Node}}');</li>
 %% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow.</li>
 %% </ul>
 -module(riarc).
@@ -102,7 +103,7 @@
                       | {bad_mfa, term()} | {bad_opts, term()} | {bad_option, atom(), term()}
                       | {bad_target, term()} | {noproc, term()} | {not_registered, atom()}
                       | {not_a_supervisor, term()} | {not_running, atom()} | {no_process, term()}
-                      | {inline_budget, map()}.
+                      | {inline_budget, map()} | {follow_on_node, node()}.
 %% What attach/3 watches: a process, a registered name, a supervision tree (as it is and as
 %% it grows), or every process of a running application.
 -type target() :: pid() | atom() | {supervisor, pid() | atom()} | {application, atom()}
@@ -146,6 +147,8 @@ run(MFA, Spec, Opts) ->
 %% session there, and verdicts/1, alive/1 and stop/1 work on it as on a local one.
 -spec start({module(), atom(), list()}, riarc_lambda:spec(), opts()) ->
     {ok, pid()} | {error, term()}.
+start(_MFA, _Spec, #{node := Node, follow := [_ | _]}) when Node =/= node() ->
+    {error, {?MODULE, {follow_on_node, Node}}};
 start(MFA, Spec, Opts = #{node := Node}) when Node =/= node() ->
     riarc_remote:start(Node, MFA, Spec, maps:remove(node, Opts));
 start(MFA, Spec, Opts) when is_map(Opts) ->
@@ -190,6 +193,8 @@ start_for(Owner, MFA, Spec, Opts) ->
 %% attach point are not watched. Traced with process tracers ({@link riarc_backend_new}),
 %% whatever `backend' says.
 -spec attach(target(), riarc_lambda:spec(), opts()) -> {ok, pid()} | {error, term()}.
+attach(_Target, _Spec, #{node := Node, follow := [_ | _]}) when Node =/= node() ->
+    {error, {?MODULE, {follow_on_node, Node}}};
 attach(Target, Spec, Opts = #{node := Node}) when Node =/= node() ->
     riarc_remote:attach(Node, Target, Spec, maps:remove(node, Opts));
 attach(Target, Spec, Opts) when is_map(Opts) ->
@@ -381,6 +386,9 @@ format_error({bad_option, K, V}) ->
 format_error({inline_budget, B}) ->
     flat("monitor_budget ~0tp cannot be kept with analysis => inline: a step budget is kept "
          "only for a monitor in a process of its own (analysis => isolated)", [B]);
+format_error({follow_on_node, Node}) ->
+    flat("option follow is taken by a session on the caller's node only, not with node => ~p: "
+         "the followers' code is loaded from the node that starts them", [Node]);
 format_error({bad_target, T}) ->
     flat("~0tp is not something to attach to: give a pid, a registered name, "
          "{supervisor, Ref}, {application, App} or new_processes", [T]);

@@ -37,7 +37,7 @@
 %% '''
 -module(riarc_follow).
 
--export([new/1, nodes/1, follows/2, expect/2, learn/3, down/3, settled/1, entries/1,
+-export([new/1, nodes/1, follows/2, expect/2, learn/3, known/3, down/3, settled/1, entries/1,
          final/1, format_error/1]).
 -export_type([t/0, error_reason/0]).
 
@@ -78,6 +78,14 @@ expect(Info = #{parent := _, node := _, mfa := _}, F = #f{expected = X}) ->
 -spec learn(node(), map(), t()) -> t().
 learn(Node, E = #{pid := P}, F = #f{seen = Seen}) ->
     F#f{seen = Seen#{Node => (maps:get(Node, Seen, #{}))#{P => E}}}.
+
+%% @doc The entry last learnt for process P's partition on Node, if any.
+-spec known(node(), term(), t()) -> map() | undefined.
+known(Node, P, #f{seen = Seen}) ->
+    case Seen of
+        #{Node := #{P := E}} -> E;
+        #{} -> undefined
+    end.
 
 %% @doc Node's session ended on its own (the node went down, the link broke) or did not
 %% answer the session's stop: Reason (the first one given).
@@ -141,36 +149,44 @@ format_error(open) ->
 
 %% Every expected child matched, in order, with an unmatched partition of its node with
 %% the same parent and the same function and arity; then what the matched started there,
-%% transitively (a partition's `within' is the partition it was started from).
+%% transitively (a partition's `within' is the partition it was started from). Indexed by
+%% parent and by `within' first: linear in the partitions, up to the sort.
 resolve(#f{expected = X, seen = Seen}) ->
-    {Roots, Unmatched} =
-        lists:foldl(fun(Info = #{node := N}, {Taken, Un}) ->
-                            case match(Info, maps:get(N, Seen, #{}), Taken) of
-                                {ok, Key} -> {Taken#{Key => true}, Un};
-                                none -> {Taken, [Info | Un]}
+    ByParent = index(parent, Seen),
+    {Roots, Unmatched, _} =
+        lists:foldl(fun(Info = #{node := N, parent := Parent}, {Taken, Un, Left}) ->
+                            Candidates = maps:get({N, Parent}, Left, []),
+                            case take(Info, Candidates, []) of
+                                {ok, P, Rest} -> {[{N, P} | Taken], Un, Left#{{N, Parent} => Rest}};
+                                none -> {Taken, [Info | Un], Left}
                             end
-                    end, {#{}, []}, X),
-    Matched = within(maps:keys(Roots), Seen, Roots),
+                    end, {[], [], ByParent}, X),
+    Matched = within(Roots, index(within, Seen), maps:from_list([{K, true} || K <- Roots])),
     Entries = [(maps:get(P, maps:get(N, Seen)))#{node => N} || {N, P} <- lists:sort(maps:keys(Matched))],
     {Entries, lists:reverse(Unmatched)}.
 
-match(#{parent := Parent, node := N, mfa := MFA}, Parts, Taken) ->
-    Keys = lists:sort([{N, P} || {P, #{parent := Par, mfa := M}} <- maps:to_list(Parts),
-                                 Par =:= Parent, same_call(M, MFA),
-                                 not is_map_key({N, P}, Taken)]),
-    case Keys of
-        [Key | _] -> {ok, Key};
-        [] -> none
+%% Node and lineage key -> the partitions (process and call) that have it, in pid order.
+index(Key, Seen) ->
+    Pairs = lists:sort([{{N, K}, {P, MFA}} || {N, Parts} <- maps:to_list(Seen),
+                                             {P, E = #{mfa := MFA}} <- maps:to_list(Parts),
+                                             {ok, K} <- [maps:find(Key, E)]]),
+    lists:foldr(fun({K, V}, Acc) -> Acc#{K => [V | maps:get(K, Acc, [])]} end, #{}, Pairs).
+
+take(_Info, [], _Skipped) ->
+    none;
+take(Info = #{mfa := MFA}, [{P, M} | Rest], Skipped) ->
+    case same_call(M, MFA) of
+        true -> {ok, P, lists:reverse(Skipped, Rest)};
+        false -> take(Info, Rest, [{P, M} | Skipped])
     end.
 
 %% The same function and arity: the arguments may be unknown on the child's node.
 same_call({M, F, A1}, {M, F, A2}) when is_list(A1), is_list(A2) -> length(A1) =:= length(A2);
 same_call(_, _) -> false.
 
-within([], _Seen, Acc) ->
+within([], _ByWithin, Acc) ->
     Acc;
-within(New, Seen, Acc) ->
-    Next = [{N, P} || {N, Root} <- New,
-                      {P, #{within := W}} <- maps:to_list(maps:get(N, Seen, #{})),
-                      W =:= Root, not is_map_key({N, P}, Acc)],
-    within(Next, Seen, maps:merge(Acc, maps:from_list([{K, true} || K <- Next]))).
+within(New, ByWithin, Acc) ->
+    Next = [{N, P} || {N, Root} <- New, {P, _} <- maps:get({N, Root}, ByWithin, []),
+                      not is_map_key({N, P}, Acc)],
+    within(Next, ByWithin, maps:merge(Acc, maps:from_list([{K, true} || K <- Next]))).

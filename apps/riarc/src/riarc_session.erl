@@ -698,13 +698,26 @@ stop_followers(S0 = #s{followers = Fs}) ->
                         Left = max(0, Deadline - erlang:monotonic_time(millisecond)),
                         case gen_server:wait_response(Req, Left) of
                             {reply, {ok, #{verdicts := Vs}}} ->
-                                A#s{follow = lists:foldl(fun(E, F1) -> riarc_follow:learn(Node, E, F1) end,
-                                                         F, Vs)};
+                                A#s{follow = lists:foldl(fun(E, F1) ->
+                                                                 riarc_follow:learn(Node, cut_short_there(Node, E, F1, A#s.cut), F1)
+                                                         end, F, Vs)};
                             %% Gone on its own (its down message said how), or too slow:
                             %% its children not matched yet are errors.
                             _ -> A#s{follow = riarc_follow:down(Node, follower_lost, F)}
                         end
                 end, S, Asked).
+
+%% A run riarc cut short (its timeout): a partition there that was still open when its
+%% session was stopped ends without a verdict only because of the cut, as one here would
+%% (the verdict handler above).
+cut_short_there(Node, E = #{pid := P, verdict := none}, F, {timeout, T, _}) ->
+    case riarc_follow:known(Node, P, F) of
+        #{open := true} -> E#{verdict => inconclusive, reason => {timeout, T}};
+        undefined -> E#{verdict => inconclusive, reason => {timeout, T}};
+        #{} -> E
+    end;
+cut_short_there(_Node, E, _F, _Cut) ->
+    E.
 
 %% The book of followed children changed: subscribers hear of entries matched since.
 followed(F, S = #s{subscribers = Subs}) when map_size(Subs) =:= 0 ->

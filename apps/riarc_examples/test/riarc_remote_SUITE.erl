@@ -16,7 +16,8 @@
          session_killed/1, tracer_killed/1, node_stopped/1, link_cut/1,
          run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1,
          remote_spawns_named/1, remote_spawns_are_calls/1, remote_child_in_partition/1,
-         remote_child_unmonitored/1, remote_patterns/1, follow_children/1, follow_node_down/1]).
+         remote_child_unmonitored/1, remote_patterns/1, follow_children/1, follow_node_down/1,
+         follow_timeout/1, follow_errors/1]).
 
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
@@ -26,7 +27,8 @@ all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, ses
           tracer_killed, node_stopped, link_cut,
           run_on_node, run_timeout_on_node, start_stop_on_node, run_undef_on_node,
           remote_spawns_named, remote_spawns_are_calls, remote_child_in_partition,
-          remote_child_unmonitored, remote_patterns, follow_children, follow_node_down].
+          remote_child_unmonitored, remote_patterns, follow_children, follow_node_down,
+          follow_timeout, follow_errors].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -543,3 +545,35 @@ wait_sleepers(Remote, N) ->
         true -> ok;
         false -> wait_sleepers(Remote, N)
     end.
+
+%% A run riarc cuts short (its timeout) while followed children still run there: each is
+%% inconclusive, reason the timeout, as one here would be; nothing stays traced there.
+follow_timeout(Config) ->
+    Node = ?config(node, Config),
+    {ok, S} = riarc:start({riarc_remote_sys, stuck, [Node, 2]}, spread_spec(), #{follow => [Node]}),
+    [Remote] = [P || {_, P, _, _} <- erpc:call(Node, supervisor, which_children, [riarc_session_sup])],
+    wait_sleepers(Remote, 2),
+    {ok, Res} = riarc_session:finish(S, 1),
+    Vs = maps:get(verdicts, Res),
+    ?assertMatch([#{verdict := inconclusive, reason := {timeout, 1}, mfa := {timer, sleep, _}},
+                  #{verdict := inconclusive, reason := {timeout, 1}, mfa := {timer, sleep, _}}],
+                 [E || E = #{node := _} <- Vs], Vs),
+    ?assertEqual(1, riarc_result:status(Res)),
+    untraced(Node).
+
+%% What follow refuses, with a sentence each: this node, a node that is not up, a session
+%% on another node.
+follow_errors(Config) ->
+    Node = ?config(node, Config),
+    MFA = {riarc_remote_sys, local_only, []},
+    [_, Host] = string:split(atom_to_list(node()), "@"),
+    Nowhere = list_to_atom("riarc_nosuch@" ++ Host),
+    Errors = [riarc:run(MFA, spread_spec(), #{follow => [node()]}),
+              riarc:run(MFA, spread_spec(), #{follow => [Nowhere]}),
+              riarc:start(MFA, spread_spec(), #{node => Node, follow => [Nowhere]})],
+    ?assertMatch([{error, {riarc, {bad_option, follow, _}}},
+                  {error, {riarc_remote, {nodedown, Nowhere}}},
+                  {error, {riarc, {follow_on_node, Node}}}], Errors),
+    [?assert(io_lib:char_list(riarc:format_error(Why))) || {error, Why} <- Errors],
+    %% Nothing was started: no session here.
+    ?assertEqual([], supervisor:which_children(riarc_session_sup)).
