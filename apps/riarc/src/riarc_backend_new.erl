@@ -30,8 +30,9 @@
 %% event, which names the remote parent; no tracer of this node traces that parent, so
 %% no spawn event of it comes. The announcement is a spawn event of `new_processes', but
 %% the child's init event names its remote parent (init_parent/3): its monitor, and a
-%% session following its system here (riarc_follow), know whose child it is. Such a child starts in `erts_internal:dist_spawn_init/1'
-%% with only the arity of its call and receives its arguments as its first message
+%% session following its system here (riarc_follow), know whose child it is. Such a
+%% child starts in `erts_internal:dist_spawn_init/1' with only the arity of its call and
+%% receives its arguments as its first message
 %% ({@link riarc_lambda:remote_spawn/1}): when the session traces `receive' events, the
 %% announcement waits for that receive, so that Λ is asked with the real call (the
 %% receive itself is the VM's, not the program's: it is no event); otherwise, or if the

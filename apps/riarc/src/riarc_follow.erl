@@ -37,7 +37,7 @@
 %% '''
 -module(riarc_follow).
 
--export([new/1, nodes/1, follows/2, expect/2, learn/3, known/3, down/3, settled/1, entries/1,
+-export([new/1, follows/2, expect/2, learn/3, known/3, down/3, settled/1, entries/1,
          final/1, format_error/1]).
 -export_type([t/0, error_reason/0]).
 
@@ -47,7 +47,7 @@
 
 -record(f, {
     nodes :: [node()],
-    %% The starts the system made on followed nodes, in the order they were reported.
+    %% The starts the system made on followed nodes, the last reported first.
     expected = [] :: [map()],
     %% Per followed node, the partitions its session monitors: root process -> entry.
     seen = #{} :: #{node() => #{term() => map()}},
@@ -60,10 +60,6 @@
 -spec new([node()]) -> t().
 new(Nodes) -> #f{nodes = Nodes}.
 
-%% @doc The followed nodes.
--spec nodes(t()) -> [node()].
-nodes(#f{nodes = Ns}) -> Ns.
-
 %% @doc True when Node is followed.
 -spec follows(node(), t()) -> boolean().
 follows(Node, #f{nodes = Ns}) -> lists:member(Node, Ns).
@@ -72,7 +68,7 @@ follows(Node, #f{nodes = Ns}) -> lists:member(Node, Ns).
 %% `node', `mfa' (as Λ is asked about it).
 -spec expect(map(), t()) -> t().
 expect(Info = #{parent := _, node := _, mfa := _}, F = #f{expected = X}) ->
-    F#f{expected = X ++ [Info]}.
+    F#f{expected = [Info | X]}.
 
 %% @doc A partition's entry from Node's session (new, or read again).
 -spec learn(node(), map(), t()) -> t().
@@ -106,9 +102,9 @@ settled(F = #f{down = D}) ->
 
 %% @doc The system's entries on followed nodes, each with its `node': the matched
 %% partitions and those started from them (one still running without a verdict when its
-%% node's session ended: `error', the end its reason), then an `error' entry for each expected child
-%% matched by none, its reason the node's end (`nodedown', ...) or `{riarc_follow,
-%% {not_followed, Info}}' when its node's session saw no such child.
+%% node's session ended: `error', the end its reason), then an `error' entry for each
+%% expected child matched by none, its reason the node's end (`nodedown', ...) or
+%% `{riarc_follow, {not_followed, Info}}' when its node's session saw no such child.
 -spec entries(t()) -> [map()].
 entries(F = #f{down = D}) ->
     {Matched, Unmatched} = resolve(F),
@@ -160,7 +156,7 @@ resolve(#f{expected = X, seen = Seen}) ->
                                 {ok, P, Rest} -> {[{N, P} | Taken], Un, Left#{{N, Parent} => Rest}};
                                 none -> {Taken, [Info | Un], Left}
                             end
-                    end, {[], [], ByParent}, X),
+                    end, {[], [], ByParent}, lists:reverse(X)),
     Matched = within(Roots, index(within, Seen), maps:from_list([{K, true} || K <- Roots])),
     Entries = [(maps:get(P, maps:get(N, Seen)))#{node => N} || {N, P} <- lists:sort(maps:keys(Matched))],
     {Entries, lists:reverse(Unmatched)}.

@@ -118,6 +118,7 @@
     %% and what subscribers were told of them.
     follow = undefined :: undefined | riarc_follow:t(),
     followers = #{} :: #{reference() => {node(), pid()}},
+    fstopped = false :: boolean(),                   % the followers asked to stop
     fpublished = #{} :: #{{node(), term()} => map()}
 }).
 
@@ -310,6 +311,11 @@ handle_cast(_Msg, S) ->
 
 %% @private
 %% A session following the system on another node: an entry, or its end.
+%% Once they were asked to stop, what they streamed before their answer is in that answer.
+handle_info({riarc_verdict, Tag, _E}, S = #s{followers = Fs, fstopped = true}) when is_map_key(Tag, Fs) ->
+    {noreply, S};
+handle_info({riarc_remote_down, Tag, _Why}, S = #s{followers = Fs, fstopped = true}) when is_map_key(Tag, Fs) ->
+    {noreply, S};
 handle_info({riarc_verdict, Tag, E}, S = #s{followers = Fs, follow = F}) when is_map_key(Tag, Fs) ->
     {Node, _} = maps:get(Tag, Fs),
     follow_changed(followed(riarc_follow:learn(Node, E, F), S));
@@ -369,6 +375,14 @@ handle_info({'DOWN', _, process, Pid, Reason}, S0 = #s{tracers = T}) when is_map
         end,
     S1 = closed(Pid, tracer_crash(Pid, Reason, S)),
     maybe_done(S1#s{tracers = maps:remove(Pid, T), counted = maps:remove(Pid, S1#s.counted)});
+handle_info({'DOWN', _, process, Pid, Why}, S = #s{followers = Fs, fstopped = false, follow = F})
+  when map_size(Fs) > 0 ->
+    case [N || {N, Proxy} <- maps:values(Fs), Proxy =:= Pid] of
+        %% A follower's proxy gone without a word (it says nodedown when its node goes,
+        %% first): its node's open partitions and unmatched children are errors.
+        [Node] -> follow_changed(followed(riarc_follow:down(Node, {follower_down, Why}, F), S));
+        [] -> {noreply, S}
+    end;
 handle_info({'EXIT', _, _}, S) ->
     {noreply, S};
 handle_info(Msg, S) when is_tuple(Msg), tuple_size(Msg) > 1, is_atom(element(1, Msg)) ->
@@ -687,10 +701,10 @@ done(S = #s{waiters = Ws, stopping = Stopping}) ->
 
 %% The followers' sessions end with the run: what each learnt last is read from its
 %% result (an entry its stream had not brought yet).
-stop_followers(S = #s{followers = Fs}) when map_size(Fs) =:= 0 ->
+stop_followers(S = #s{followers = Fs, fstopped = Stopped}) when map_size(Fs) =:= 0; Stopped ->
     S;
 stop_followers(S0 = #s{followers = Fs}) ->
-    S = S0#s{followers = #{}},
+    S = S0#s{fstopped = true},
     %% All asked at once, each answer awaited within the same bound (under stop/1's).
     Asked = [{Node, gen_server:send_request(Proxy, stop)} || {Node, Proxy} <- maps:values(Fs)],
     Deadline = erlang:monotonic_time(millisecond) + ?FOLLOWER_STOP_MS,

@@ -17,7 +17,7 @@
          run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1,
          remote_spawns_named/1, remote_spawns_are_calls/1, remote_child_in_partition/1,
          remote_child_unmonitored/1, remote_patterns/1, follow_children/1, follow_node_down/1,
-         follow_timeout/1, follow_errors/1]).
+         follow_timeout/1, follow_errors/1, follow_proxy_killed/1]).
 
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
@@ -28,7 +28,7 @@ all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, ses
           run_on_node, run_timeout_on_node, start_stop_on_node, run_undef_on_node,
           remote_spawns_named, remote_spawns_are_calls, remote_child_in_partition,
           remote_child_unmonitored, remote_patterns, follow_children, follow_node_down,
-          follow_timeout, follow_errors].
+          follow_timeout, follow_errors, follow_proxy_killed].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -577,3 +577,23 @@ follow_errors(Config) ->
     [?assert(io_lib:char_list(riarc:format_error(Why))) || {error, Why} <- Errors],
     %% Nothing was started: no session here.
     ?assertEqual([], supervisor:which_children(riarc_session_sup)).
+
+%% The local end of a followed node's session killed mid-run: the session there sees its
+%% owner go, stops and leaves the node untraced; here, the children there are errors,
+%% never a silent accept.
+follow_proxy_killed(Config) ->
+    Node = ?config(node, Config),
+    {ok, S} = riarc:start({riarc_remote_sys, stuck, [Node, 2]}, spread_spec(), #{follow => [Node]}),
+    [Remote] = [P || {_, P, _, _} <- erpc:call(Node, supervisor, which_children, [riarc_session_sup])],
+    wait_sleepers(Remote, 2),
+    Ref = monitor(process, Remote),
+    [Proxy] = [P || P <- processes(), {dictionary, D} <- [process_info(P, dictionary)],
+                    lists:member({'$initial_call', {riarc_remote, init, 1}}, D)],
+    exit(Proxy, kill),
+    receive {'DOWN', Ref, process, Remote, _} -> ok end,
+    {ok, Res} = riarc:stop(S),
+    ?assertMatch([#{verdict := error, reason := {follower_down, killed}},
+                  #{verdict := error, reason := {follower_down, killed}}],
+                 [E || E = #{node := _} <- maps:get(verdicts, Res)], Res),
+    ?assertEqual(1, riarc_result:status(Res)),
+    untraced(Node).
