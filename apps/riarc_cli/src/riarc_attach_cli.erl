@@ -21,7 +21,7 @@
 -module(riarc_attach_cli).
 -behaviour(gen_event).
 
--export([commands/0, run/1]).
+-export([commands/0, run/1, distributed/2]).
 %% A handler of the VM's signal events (erl_signal_server): the signals riarc detaches on.
 -export([init/1, handle_event/2, handle_call/2, handle_info/2, terminate/2]).
 
@@ -74,7 +74,10 @@ attach(Cmd, Opts = #{node := Node}) ->
         {error, Msg} -> fail(Msg)
     end.
 
-%% This VM as a node: a name of its own, long or short as the target's.
+%% @doc This VM as a distributed node, to reach Node: a name of its own (riarc_attach_
+%% and its OS pid), long or short as Node's, with Cookie for Node when given; `ok' when
+%% it is one already.
+-spec distributed(node(), atom() | undefined) -> ok | {error, string()}.
 distributed(Node, Cookie) ->
     Long = case string:split(atom_to_list(Node), "@") of
                [_, Host] -> lists:member($., Host);

@@ -126,6 +126,14 @@ run_command() ->
                   metavar => "FUN", required => true, help => "its function"},
                 #{name => "--args", short => "-a", key => args, type => term_list,
                   metavar => "ARGS", default => [], help => "its arguments, an Erlang list such as '[8, 20]'"},
+                #{name => "--follow", key => follow, type => atom, metavar => "NODE", repeat => true,
+                  help => "follow the system onto NODE (name@host): what it starts there is "
+                          "monitored there and listed here (this VM becomes a node)"},
+                #{name => "--monitored-elsewhere", key => monitored_elsewhere, type => atom,
+                  metavar => "NODE", repeat => true,
+                  help => "a session of its own monitors what the system starts on NODE"},
+                #{name => "--cookie", key => cookie, type => atom, metavar => "C",
+                  help => "the cookie of the nodes followed (default: ~/.erlang.cookie)"},
                 riarc_cli_args:timeout_flag("run")]
           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()]
           ++ riarc_cli_limits:flags(),
@@ -134,14 +142,32 @@ run_command() ->
 run_cmd(Args) ->
     Cmd = run_command(),
     riarc_cli_args:run(Cmd, Args, fun(O = #{module := M, function := F, args := A}) ->
-        case riarc_cli_monitors:spec_of(O) of
-            {ok, Spec, Opts} ->
-                RunOpts = maps:merge(Opts, riarc_cli_limits:opts(O)),
+        case {riarc_cli_monitors:spec_of(O), node_opts(O)} of
+            {{ok, Spec, Opts}, {ok, NodeOpts}} ->
+                RunOpts = maps:merge(maps:merge(Opts, riarc_cli_limits:opts(O)), NodeOpts),
                 report(riarc:run({M, F, A}, Spec, RunOpts#{timeout => maps:get(timeout, O), log => false}),
                        #{spec => Spec, strict => maps:get(strict, O)});
-            {error, Reason} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason))
+            {{error, Reason}, _} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason));
+            {_, {error, Msg}} -> fail(Msg)
         end
     end).
+
+%% `--follow' and `--monitored-elsewhere': riarc's options of the same names; with any
+%% node named, this VM becomes a distributed node first (riarc_attach_cli's way).
+node_opts(O) ->
+    Opts = maps:with([follow, monitored_elsewhere], O),
+    case lists:append(maps:values(Opts)) of
+        [] -> {ok, Opts};
+        [Node | _] ->
+            case riarc_attach_cli:distributed(Node, maps:get(cookie, O, undefined)) of
+                ok ->
+                    Cookie = maps:get(cookie, O, undefined),
+                    _ = [erlang:set_cookie(N, Cookie) || Cookie =/= undefined,
+                                                          N <- lists:append(maps:values(Opts))],
+                    {ok, Opts};
+                {error, _} = E -> E
+            end
+    end.
 
 report({ok, R}, ReportOpts) ->
     riarc_cli_report:result(R, ReportOpts);

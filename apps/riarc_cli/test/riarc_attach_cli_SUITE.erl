@@ -11,10 +11,10 @@
 -include_lib("common_test/include/ct.hrl").
 
 -export([all/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
--export([attach_new_sigterm/1, attach_for_name/1, attach_errors/1]).
+-export([run_follow/1, attach_new_sigterm/1, attach_for_name/1, attach_errors/1]).
 
 -spec all() -> [atom()].
-all() -> [attach_new_sigterm, attach_for_name, attach_errors].
+all() -> [attach_new_sigterm, attach_for_name, attach_errors, run_follow].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].
@@ -122,3 +122,25 @@ untraced_unloaded(Node) ->
     ?assertEqual(#{processes => [], new_processes => []}, riarc_test_peer:traced(Node)),
     ?assertEqual(false, erpc:call(Node, code, is_loaded, [riarc])),
     ?assertEqual(false, erpc:call(Node, code, is_loaded, [riarc_tracer])).
+
+%% `run --follow NODE': the system's server here, its three clients started on the peer;
+%% all four verdict lines printed, the clients' pids the peer's, status 0; afterwards
+%% nothing on the peer is traced or loaded by riarc.
+run_follow(Config) ->
+    Node = ?config(node, Config),
+    {M, Bin, File} = code:get_object_code(riarc_user_sys),
+    {module, M} = erpc:call(Node, code, load_binary, [M, File, Bin]),
+    Port = start_cli(["run", "--follow", atom_to_list(Node), "--cookie", cookie(),
+                      "-pa", filename:dirname(code:which(riarc_user_sys)),
+                      "-m", "riarc_user_sys", "-f", "spread",
+                      "-a", "['" ++ atom_to_list(Node) ++ "', 3, 4]", "--monitors", "riarc_user_sys"]),
+    Out = read_until(Port, fun(_) -> false end),
+    ?assertEqual({status, 0}, lists:last(Out), Out),
+    %% (A build's output may come first, and end without a newline.)
+    Verdicts = [string:find(L, "<") || L <- Out, is_list(L), string:find(L, " riarc_user_sys:") =/= nomatch],
+    ?assertMatch(["<0." ++ _], [L || L <- Verdicts, lists:suffix("riarc_user_sys:server/0 accept", L)], Out),
+    Clients = [L || L <- Verdicts, lists:suffix("riarc_user_sys:client/3 accept", L)],
+    ?assertEqual(3, length(Clients), Out),
+    ?assertEqual([], [L || L = "<0." ++ _ <- Clients]),
+    ?assertEqual(4, length(Verdicts), Out),
+    untraced_unloaded(Node).

@@ -8,7 +8,7 @@
 %% '''
 -module(riarc_user_sys).
 
--export([main/2, server/0, client/3, spec/1]).
+-export([main/2, spread/3, server/0, client/3, spec/1]).
 
 -spec main(pos_integer(), pos_integer()) -> {latencies_us, [integer()]}.
 main(N, K) ->
@@ -21,6 +21,18 @@ main(N, K) ->
     Server ! stop,
     receive {'DOWN', Ref, process, _, _} -> ok end,
     {latencies_us, Ls}.
+
+%% The same with the N clients on another node (spawn/4; this module loaded there), for
+%% `run --follow'; returns ok.
+-spec spread(node(), pos_integer(), pos_integer()) -> ok.
+spread(Node, N, K) ->
+    Server = spawn(?MODULE, server, []),
+    Self = self(),
+    Clients = [spawn(Node, ?MODULE, client, [Server, Self, K]) || _ <- lists:seq(1, N)],
+    _ = [receive {done, C, _} -> ok end || C <- Clients],
+    Ref = monitor(process, Server),
+    Server ! stop,
+    receive {'DOWN', Ref, process, _, _} -> ok end.
 
 -spec server() -> ok.
 server() ->
