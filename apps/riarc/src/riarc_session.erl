@@ -318,7 +318,7 @@ handle_info({riarc_remote_down, Tag, _Why}, S = #s{followers = Fs, fstopped = tr
     {noreply, S};
 handle_info({riarc_verdict, Tag, E}, S = #s{followers = Fs, follow = F}) when is_map_key(Tag, Fs) ->
     {Node, _} = maps:get(Tag, Fs),
-    follow_changed(followed(riarc_follow:learn(Node, E, F), S));
+    follow_changed(followed(more_followed(riarc_follow:learn(Node, E, F), Fs), S));
 handle_info({riarc_remote_down, Tag, Why}, S = #s{followers = Fs, follow = F}) when is_map_key(Tag, Fs) ->
     {Node, _} = maps:get(Tag, Fs),
     follow_changed(followed(riarc_follow:down(Node, Why, F), S));
@@ -741,6 +741,18 @@ followed(F, S = #s{subscribers = Subs, fpublished = Pub}) ->
                 maps:get({N, P}, Pub, none) =/= E],
     _ = [Pid ! {riarc_session_verdict, Tag, E} || {Pid, Tag} <- maps:to_list(Subs), E <- New],
     S#s{follow = F, fpublished = maps:merge(Pub, maps:from_list([{{N, P}, E} || E = #{node := N, pid := P} <- New]))}.
+
+%% Every entry the followers have streamed meanwhile, learnt before the book is read again:
+%% reading it is linear in the partitions there (riarc_follow), so the entries that
+%% arrive while it is read are taken in one batch, not one read each.
+more_followed(F, Fs) ->
+    receive
+        {riarc_verdict, Tag, E} when is_map_key(Tag, Fs) ->
+            {Node, _} = maps:get(Tag, Fs),
+            more_followed(riarc_follow:learn(Node, E, F), Fs)
+    after 0 ->
+        F
+    end.
 
 %% The run may be over now: every tracer here had ended, and the last followed child is
 %% accounted for.

@@ -8,7 +8,14 @@ with(Formula) -> "with m:f() monitor " ++ Formula ++ ".".
 
 tmp_dir() -> riarc_test_tmp:dir("riarc_shml_cli_tests").
 
-files_test() ->
+%% Each compile looks the module's name up on the whole code path (code:which/1, through
+%% the one erl_prim_loader): about ten walks of some 150 directories here, 0.07 s on an
+%% idle machine and over eunit's default 5 s once with both cores taken by other work.
+%% So these tests say how long they may take.
+files_test_() ->
+    {timeout, 120, fun files/0}.
+
+files() ->
     Dir = tmp_dir(),
     File = filename:join(Dir, "my-props.prop"),
     ok = file:write_file(File, with("[_ <- _, _:_()] [_ ? x] ff")),
@@ -28,7 +35,10 @@ files_test() ->
 
 %% --module names the compiled module; a name of another module on the code path, or
 %% one that is no module name, is refused (status 2).
-module_option_test() ->
+module_option_test_() ->
+    {timeout, 120, fun module_option/0}.
+
+module_option() ->
     Dir = tmp_dir(),
     File = filename:join(Dir, "named.prop"),
     ok = file:write_file(File, with("[_ <- _, _:_()] [_ ? x] ff")),
