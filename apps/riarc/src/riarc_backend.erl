@@ -46,7 +46,7 @@
 -module(riarc_backend).
 
 -export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1, init_parent/3,
-         close/1]).
+         names_parents/1, close/1]).
 -export_type([t/0, cut/0, decoded/0]).
 
 -type cut() :: {count, non_neg_integer()} | exited | none.
@@ -93,10 +93,16 @@ preempt({Mod, C}, S, T) ->
 init_from_spawn({Mod, C}) ->
     erlang:function_exported(Mod, init_from_spawn, 1) andalso Mod:init_from_spawn(C).
 
+%% @doc True when the backend's children's init events may name another parent than
+%% their spawn events (it exports init_parent/3); a tracer reads it once.
+-spec names_parents(t()) -> boolean().
+names_parents({Mod, _C}) ->
+    erlang:function_exported(Mod, init_parent, 3).
+
 %% @doc The parent Child's init event names, its spawn event saying Parent.
 -spec init_parent(t(), riarc_event:sid(), riarc_event:sid()) -> riarc_event:sid().
-init_parent({Mod, C}, Child, Parent) ->
-    case erlang:function_exported(Mod, init_parent, 3) of
+init_parent(B = {Mod, C}, Child, Parent) ->
+    case names_parents(B) of
         true -> Mod:init_parent(C, Child, Parent);
         false -> Parent
     end.

@@ -24,7 +24,7 @@
 %% expected (a tracer reports it before it ends), so the answer is final then; before, a
 %% partition not matched yet may still be.
 %% ```
-%% 1> F0 = riarc_follow:new(['b@h']).
+%% 1> F0 = riarc_follow:new().
 %% 2> P = list_to_pid("<0.80.0>"), C = c:pid(0, 200, 0).
 %% 3> F1 = riarc_follow:expect(#{parent => P, node => 'b@h', mfa => {w, go, [1]}}, F0).
 %% 4> riarc_follow:settled(F1).
@@ -37,7 +37,7 @@
 %% '''
 -module(riarc_follow).
 
--export([new/1, follows/2, expect/2, learn/3, known/3, down/3, settled/1, entries/1,
+-export([new/0, expect/2, learn/3, known/3, down/3, settled/1, entries/1,
          final/1, format_error/1]).
 -export_type([t/0, error_reason/0]).
 
@@ -46,7 +46,6 @@
                       | open.
 
 -record(f, {
-    nodes :: [node()],
     %% The starts the system made on followed nodes, the last reported first.
     expected = [] :: [map()],
     %% Per followed node, the partitions its session monitors: root process -> entry.
@@ -56,13 +55,9 @@
 }).
 -opaque t() :: #f{}.
 
-%% @doc A book for these followed nodes.
--spec new([node()]) -> t().
-new(Nodes) -> #f{nodes = Nodes}.
-
-%% @doc True when Node is followed.
--spec follows(node(), t()) -> boolean().
-follows(Node, #f{nodes = Ns}) -> lists:member(Node, Ns).
+%% @doc An empty book (which nodes are followed is the session's to know).
+-spec new() -> t().
+new() -> #f{}.
 
 %% @doc A start of a process on a followed node made by a monitored process: `parent',
 %% `node', `mfa' (as Λ is asked about it).

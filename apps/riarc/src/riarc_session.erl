@@ -266,7 +266,7 @@ start_followers(Start, S) ->
     case Start(self()) of
         {ok, Followers} ->
             _ = [monitor(process, Proxy) || {_Node, Proxy, _Tag} <- Followers],
-            {ok, S#s{follow = riarc_follow:new([N || {N, _, _} <- Followers]),
+            {ok, S#s{follow = riarc_follow:new(),
                      followers = maps:from_list([{Tag, {N, Proxy}} || {N, Proxy, Tag} <- Followers])}};
         {error, _} = E ->
             E
@@ -483,7 +483,7 @@ trusted({riarc_remote_child, Tracer, partition, Info}, S = #s{remote = Rem}) ->
     end;
 trusted({riarc_remote_child, _Tracer, own, Info = #{node := Node}}, S = #s{follow = F}) ->
     case {lists:member(Node, maps:get(monitored_elsewhere, S#s.opts, [])),
-          F =/= undefined andalso riarc_follow:follows(Node, F)} of
+          lists:keymember(Node, 1, maps:values(S#s.followers))} of
         %% The user's word: a session there monitors what starts there.
         {true, _} -> {noreply, S};
         %% Followed: this session's own session there monitors it (riarc_follow).

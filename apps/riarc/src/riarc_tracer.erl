@@ -165,6 +165,7 @@ core_cfg(Cfg0 = #{backend := Backend}) ->
     %% `analysis => inline', in the tracer's core (whose own default is inline).
     Base#{self => self(), analysis => maps:get(analysis, Base, isolated),
           init_from_spawn => riarc_backend:init_from_spawn(Backend),
+          init_parent => riarc_backend:names_parents(Backend),
           start_tracer => fun(Mon, C, MFA, Disp) ->
                                   proc_lib:spawn_opt(?MODULE, tracer_init,
                                                      [Base, Mon, C, MFA, Disp], ?TRACER_OPTS)

@@ -64,6 +64,9 @@
                  %% The backend gives no init event of its own: the tracer that handles a
                  %% spawn event makes the child's, right behind it in the child's trace.
                  init_from_spawn := boolean(),
+                 %% The backend may name another parent in a child's init event than its
+                 %% spawn event does (riarc_backend:init_parent/3).
+                 init_parent => boolean(),
                  self := tracer(),
                  %% How many of its last events a reject or error is reported with.
                  explain => non_neg_integer(),
@@ -252,8 +255,10 @@ handle_direct(E, St) ->
         _ -> dispatched(S, dispatch({evt, E}, S, St))
     end.
 
-%% The parent the child's init event names (riarc_backend:init_parent/3).
-init_parent(C, P, #st{cfg = #{init_from_spawn := true, backend := Backend}}) ->
+%% The parent the child's init event names (riarc_backend:init_parent/3), asked only of
+%% a backend that may name another than the spawn event's (`init_parent' in the cfg, read
+%% once when the tracer starts): a spawn event costs no backend call otherwise.
+init_parent(C, P, #st{cfg = #{init_parent := true, backend := Backend}}) ->
     riarc_backend:init_parent(Backend, C, P);
 init_parent(_C, P, _St) ->
     P.

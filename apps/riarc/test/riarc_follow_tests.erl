@@ -17,7 +17,7 @@ match_test() ->
     Parent = p(10), Outsider = p(11),
     W1 = p(20), W2 = p(21), W3 = p(22), H1 = p(30), H3 = p(31),
     Call = {w, go, [1]},
-    F0 = riarc_follow:new([?N]),
+    F0 = riarc_follow:new(),
     F1 = riarc_follow:expect(#{parent => Parent, node => ?N, mfa => Call},
                              riarc_follow:expect(#{parent => Parent, node => ?N, mfa => {w, go, [2]}}, F0)),
     F2 = lists:foldl(fun(E, F) -> riarc_follow:learn(?N, E, F) end, F1,
@@ -36,7 +36,7 @@ no_match_test() ->
     Parent = p(10),
     F = riarc_follow:learn(?N, entry(p(20), {w, go, [1, 2]}, accept, #{parent => Parent, within => none}),
                            riarc_follow:expect(#{parent => Parent, node => ?N, mfa => {w, go, [1]}},
-                                               riarc_follow:new([?N]))),
+                                               riarc_follow:new())),
     ?assertNot(riarc_follow:settled(F)),
     ?assertMatch([#{pid := undefined, verdict := error, node := ?N,
                     reason := {riarc_follow, {not_followed, #{parent := Parent}}}}],
@@ -48,7 +48,7 @@ no_match_test() ->
 %% down it is an error with the node's reason; a run over before it ended is inconclusive.
 open_test() ->
     Parent = p(10), W = p(20), H = p(30),
-    F0 = riarc_follow:expect(#{parent => Parent, node => ?N, mfa => {w, go, []}}, riarc_follow:new([?N])),
+    F0 = riarc_follow:expect(#{parent => Parent, node => ?N, mfa => {w, go, []}}, riarc_follow:new()),
     F1 = riarc_follow:learn(?N, entry(W, {w, go, []}, accept, #{parent => Parent, within => none}), F0),
     F2 = riarc_follow:learn(?N, entry(H, {h, run, []}, none, #{parent => W, within => W, open => true}), F1),
     ?assertNot(riarc_follow:settled(F2)),

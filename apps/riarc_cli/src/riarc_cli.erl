@@ -156,14 +156,13 @@ run_cmd(Args) ->
 %% node named, this VM becomes a distributed node first (riarc_attach_cli's way).
 node_opts(O) ->
     Opts = maps:with([follow, monitored_elsewhere], O),
+    Cookie = maps:get(cookie, O, undefined),
     case lists:append(maps:values(Opts)) of
         [] -> {ok, Opts};
-        [Node | _] ->
-            case riarc_attach_cli:distributed(Node, maps:get(cookie, O, undefined)) of
+        [Node | Others] ->
+            case riarc_attach_cli:distributed(Node, Cookie) of
                 ok ->
-                    Cookie = maps:get(cookie, O, undefined),
-                    _ = [erlang:set_cookie(N, Cookie) || Cookie =/= undefined,
-                                                          N <- lists:append(maps:values(Opts))],
+                    _ = [erlang:set_cookie(N, Cookie) || Cookie =/= undefined, N <- Others],
                     {ok, Opts};
                 {error, _} = E -> E
             end
