@@ -537,14 +537,21 @@ follow_node_down(Config) ->
     ?assertMatch([#{verdict := accept}], [E || E = #{mfa := {riarc_remote_sys, stuck, _}} <- Vs]),
     ?assertEqual(1, riarc_result:status(Res)).
 
-%% The peer's session has started N partitions (riarc's alive/1 there: its tracers, the
-%% adopter and one per sleeper).
+%% The peer's session has started a partition for each of the N sleepers: its entries,
+%% each from its tracer's start (the session there keeps lineage), streamed to this
+%% process by subscribing to it.
 wait_sleepers(Remote, N) ->
-    #{tracers := Ts} = erpc:call(node(Remote), riarc, alive, [Remote]),
-    case length(Ts) > N of
-        true -> ok;
-        false -> wait_sleepers(Remote, N)
-    end.
+    Tag = make_ref(),
+    Known = erpc:call(node(Remote), riarc_session, subscribe, [Remote, self(), Tag]),
+    wait_sleepers(Tag, N, sleepers(Known, #{})).
+
+wait_sleepers(_Tag, N, Seen) when map_size(Seen) >= N ->
+    ok;
+wait_sleepers(Tag, N, Seen) ->
+    receive {riarc_session_verdict, Tag, E} -> wait_sleepers(Tag, N, sleepers([E], Seen)) end.
+
+sleepers(Es, Seen) ->
+    maps:merge(Seen, maps:from_list([{P, E} || E = #{pid := P, mfa := {timer, sleep, _}} <- Es])).
 
 %% A run riarc cuts short (its timeout) while followed children still run there: each is
 %% inconclusive, reason the timeout, as one here would be; nothing stays traced there.
