@@ -83,7 +83,8 @@
 %%     session never saw, or whose node went down, is an `error'. A child Λ puts in its
 %%     parent's partition is not followed (an `error' for that partition, as without
 %%     this option): one partition spanning nodes is not built (docs/production.md).
-%%     Not with `node' (`{riarc, {follow_on_node, Node}}');</li>
+%%     With `node', the followers are started from the caller's node, which must reach
+%%     the followed nodes, and this node cannot be followed;</li>
 %% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow.</li>
 %% </ul>
 -module(riarc).
@@ -94,6 +95,8 @@
 -export([validate/3]).
 %% riarc_remote's entry points on the remote node.
 -export([start_for/4, attach_for/4]).
+%% Called from a session on another node that follows its system (option follow).
+-export([followers/4]).
 
 -export_type([result/0, verdict_entry/0, opts/0, error_reason/0, target/0]).
 
@@ -103,7 +106,7 @@
                       | {bad_mfa, term()} | {bad_opts, term()} | {bad_option, atom(), term()}
                       | {bad_target, term()} | {noproc, term()} | {not_registered, atom()}
                       | {not_a_supervisor, term()} | {not_running, atom()} | {no_process, term()}
-                      | {inline_budget, map()} | {follow_on_node, node()}.
+                      | {inline_budget, map()}.
 %% What attach/3 watches: a process, a registered name, a supervision tree (as it is and as
 %% it grows), or every process of a running application.
 -type target() :: pid() | atom() | {supervisor, pid() | atom()} | {application, atom()}
@@ -126,6 +129,9 @@
 %% What a new_processes session's root, the pseudo-process standing for every process
 %% spawned after the attach point, is called as Λ would see it.
 -define(NEW_MFA, {riarc, new_processes, []}).
+%% How long a session on another node waits for this node to start its followers: each
+%% loads riarc onto its node (riarc_remote's own bounds apply within).
+-define(FOLLOWERS_MS, 120000).
 
 
 %% @doc Runs {M, F, Args} as the root of a system under instrumentation and returns once
@@ -147,10 +153,11 @@ run(MFA, Spec, Opts) ->
 %% session there, and verdicts/1, alive/1 and stop/1 work on it as on a local one.
 -spec start({module(), atom(), list()}, riarc_lambda:spec(), opts()) ->
     {ok, pid()} | {error, term()}.
-start(_MFA, _Spec, #{node := Node, follow := [_ | _]}) when Node =/= node() ->
-    {error, {?MODULE, {follow_on_node, Node}}};
 start(MFA, Spec, Opts = #{node := Node}) when Node =/= node() ->
-    riarc_remote:start(Node, MFA, Spec, maps:remove(node, Opts));
+    case follow_from_here(Spec, Opts) of
+        {ok, ROpts} -> riarc_remote:start(Node, MFA, Spec, ROpts);
+        Error -> Error
+    end;
 start(MFA, Spec, Opts) when is_map(Opts) ->
     start_for(self(), MFA, Spec, maps:remove(node, Opts));
 start(MFA, Spec, Opts) ->
@@ -193,10 +200,11 @@ start_for(Owner, MFA, Spec, Opts) ->
 %% attach point are not watched. Traced with process tracers ({@link riarc_backend_new}),
 %% whatever `backend' says.
 -spec attach(target(), riarc_lambda:spec(), opts()) -> {ok, pid()} | {error, term()}.
-attach(_Target, _Spec, #{node := Node, follow := [_ | _]}) when Node =/= node() ->
-    {error, {?MODULE, {follow_on_node, Node}}};
 attach(Target, Spec, Opts = #{node := Node}) when Node =/= node() ->
-    riarc_remote:attach(Node, Target, Spec, maps:remove(node, Opts));
+    case follow_from_here(Spec, Opts) of
+        {ok, ROpts} -> riarc_remote:attach(Node, Target, Spec, ROpts);
+        Error -> Error
+    end;
 attach(Target, Spec, Opts) when is_map(Opts) ->
     attach_for(self(), Target, Spec, maps:remove(node, Opts));
 attach(_Target, _Spec, Opts) ->
@@ -229,20 +237,49 @@ attach_for(Owner, Target, Spec, Opts) ->
             session(riarc_session:start(Owner, Roots, Spec, SOpts))
     end.
 
+%% A session on another node (`node') that follows its system (`follow'): its followers
+%% are started from this node, whose code riarc_remote loads onto the followed nodes (on
+%% that node, riarc's modules are binaries riarc_remote loaded, with no object code to
+%% pass on), with the caller's Spec (the session there has riarc_remote's wrapping of
+%% it, which reports to this node's proxy of that session). Following this node itself
+%% is not taken: its session would run where the caller does, not where the system is.
+follow_from_here(Spec, Opts = #{follow := Nodes}) when Nodes =/= [] ->
+    case riarc_opts:check(maps:with([follow], Opts)) of
+        ok -> {ok, (maps:remove(node, Opts))#{follow_from => {node(), Spec}}};
+        Bad -> {error, {?MODULE, Bad}}
+    end;
+follow_from_here(_Spec, Opts) ->
+    {ok, maps:remove(node, Opts)}.
+
 %% What the session takes of the options: option `follow' becomes the start of the
 %% sessions that follow the system onto those nodes, which the session makes before the
-%% system starts and owns (riarc_remote:follower/4).
+%% system starts and owns (riarc_remote:follower/4), from the caller's node
+%% (follow_from_here/1).
 session_opts(Full, Spec) ->
-    SOpts = maps:without([timeout, events, trace_patterns, follow], Full),
+    SOpts = maps:without([timeout, events, trace_patterns, follow, follow_from], Full),
     case maps:get(follow, Full, []) of
         [] -> SOpts;
         Nodes ->
             FOpts = maps:with([events, invariants, log, explain, analysis, limits, monitor_budget], Full),
-            SOpts#{followers => fun(Owner) -> followers(Nodes, Spec, FOpts, Owner, []) end}
+            From = maps:get(follow_from, Full, here),
+            SOpts#{followers => fun(Owner) -> followers_from(From, Nodes, Spec, FOpts, Owner) end}
     end.
 
-%% One follower per node; the first that cannot start is the error (those started are
-%% the session's, and end with it).
+followers_from(here, Nodes, Spec, FOpts, Owner) ->
+    followers(Nodes, Spec, FOpts, Owner);
+followers_from({From, CallerSpec}, Nodes, _Spec, FOpts, Owner) ->
+    try erpc:call(From, ?MODULE, followers, [Nodes, CallerSpec, FOpts, Owner], ?FOLLOWERS_MS)
+    catch error:{erpc, Why} -> {error, {riarc_remote, {rpc, From, Why}}}
+    end.
+
+%% @private The sessions following Owner's system onto Nodes, started here: one per
+%% node; the first that cannot start is the error (those started are Owner's, and end
+%% with it).
+-spec followers([node()], riarc_lambda:spec(), opts(), pid()) ->
+    {ok, [{node(), pid(), reference()}]} | {error, term()}.
+followers(Nodes, Spec, FOpts, Owner) ->
+    followers(Nodes, Spec, FOpts, Owner, []).
+
 followers([], _Spec, _FOpts, _Owner, Acc) ->
     {ok, lists:reverse(Acc)};
 followers([Node | Nodes], Spec, FOpts, Owner, Acc) ->
@@ -386,9 +423,6 @@ format_error({bad_option, K, V}) ->
 format_error({inline_budget, B}) ->
     flat("monitor_budget ~0tp cannot be kept with analysis => inline: a step budget is kept "
          "only for a monitor in a process of its own (analysis => isolated)", [B]);
-format_error({follow_on_node, Node}) ->
-    flat("option follow is taken by a session on the caller's node only, not with node => ~p: "
-         "the followers' code is loaded from the node that starts them", [Node]);
 format_error({bad_target, T}) ->
     flat("~0tp is not something to attach to: give a pid, a registered name, "
          "{supervisor, Ref}, {application, App} or new_processes", [T]);

@@ -103,6 +103,9 @@ valid(monitored_elsewhere, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, N
 valid(follow, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, Ns) andalso not lists:member(node(), Ns);
 %% Set by a session that follows its system onto this node (riarc_remote:follower/4).
 valid(lineage, B) -> is_boolean(B);
+%% Set by a caller on another node, which starts the followers (riarc:start/3 and
+%% attach/3 with node and follow).
+valid(follow_from, {N, Spec}) -> is_atom(N) andalso riarc_lambda:valid_spec(Spec);
 valid(limits, L) when is_map(L) ->
     lists:all(fun({policy, P}) -> lists:member(P, [stop, shed, backpressure]);
                  ({K, infinity}) -> lists:member(K, [max_payload, max_queue_bytes, max_events]);

@@ -353,7 +353,11 @@ handle_info(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= riarc_se
     end;
 handle_info({'DOWN', _, process, An, Reason}, S = #s{analysers = As}) when is_map_key(An, As) ->
     {Tracer, Clock} = maps:get(An, As),
-    maybe_done(analysis_ended(Tracer, Clock, Reason, S#s{analysers = maps:remove(An, As)}));
+    S1 = analysis_ended(Tracer, Clock, Reason, S#s{analysers = maps:remove(An, As)}),
+    maybe_done(case S1#s.verdicts of
+                   #{Tracer := _} -> S1;
+                   #{} -> closed_told(Tracer, S1)
+               end);
 handle_info({'EXIT', An, Reason}, S = #s{analysers = As}) when Reason =/= normal ->
     %% Race: an analysis process linked to the session and ended (killed over its heap,
     %% say) before its tracer's announcement came: a monitor set then only says noproc.
@@ -762,29 +766,37 @@ follow_changed(S) ->
     {noreply, S}.
 
 %% The partition a tracer started for. When entries carry their lineage, the partition
-%% has one from its start, `open' while its tracer lives (verdict none until it has
-%% one): a session following its system here learns of each partition before the one it
-%% was started from ends (the tracer that starts a tracer tells the session before it
-%% can end), so it knows what it still waits for (riarc_follow:settled/1).
+%% is listed from its start, `open' while its tracer lives, with verdict none until its
+%% monitor gives one (a provisional entry, read from its lineage: never one of the
+%% verdicts, which only a monitor or the session's own judgement set): a session
+%% following its system here learns of each partition before the one it was started from
+%% ends (the tracer that starts a tracer tells the session before it can end), so it
+%% knows what it still waits for (riarc_follow:settled/1).
 part(Pid, Proc, MFA, {Parent, Within}, S = #s{parts = Parts, lineage = L}) ->
     S1 = S#s{parts = Parts#{Pid => {Proc, MFA}}},
     case L of
         true ->
             Lineage = #{parent => Parent, within => Within, open => true},
-            put_verdict(Pid, riarc_result:entry(Proc, MFA, none, 0, undefined),
-                        S1#s{lineages = (S1#s.lineages)#{Pid => Lineage}});
+            publish([Pid], S1#s{lineages = (S1#s.lineages)#{Pid => Lineage}});
         false -> S1
     end.
 
-%% A partition's tracer has ended: its entry is no longer open.
-closed(Pid, S = #s{lineages = Ls, verdicts = Vs}) when is_map_key(Pid, Ls) ->
-    S1 = S#s{lineages = Ls#{Pid => maps:remove(open, maps:get(Pid, Ls))}},
-    case Vs of
-        #{Pid := E} -> put_verdict(Pid, maps:remove(open, E), S1);
-        #{} -> S1
-    end;
+%% A partition's tracer has ended: its entry is no longer open. Told at once when its
+%% verdict is known; with none yet, when its monitor's own process (which goes on with
+%% the events it holds) ends (closed_told/2): told before, `none' would read as the
+%% partition's last word.
+closed(Pid, S = #s{lineages = Ls}) when is_map_key(Pid, Ls) ->
+    closed_told(Pid, S#s{lineages = Ls#{Pid => maps:remove(open, maps:get(Pid, Ls))}});
 closed(_Pid, S) ->
     S.
+
+closed_told(Pid, S = #s{verdicts = Vs, lineages = Ls, analysers = As}) ->
+    Analysing = lists:any(fun({T, _}) -> T =:= Pid end, maps:values(As)),
+    case Ls of
+        #{Pid := #{open := true}} -> S;
+        #{Pid := _} when is_map_key(Pid, Vs); not Analysing -> publish([Pid], S);
+        #{} -> S
+    end.
 
 result(S = #s{stats = Stats}) ->
     End = case S#s.finished of undefined -> erlang:monotonic_time(microsecond); F -> F end,
@@ -822,13 +834,14 @@ reached(#{pid := undefined}) -> false;
 reached(#{open := true, verdict := none}) -> false;
 reached(#{}) -> true.
 
-verdict_list(S = #s{verdicts = Vs, order = Order}) ->
-    Sorted = lists:sort([{maps:get(T, Order, 0), T} || T <- maps:keys(Vs)]),
+verdict_list(S = #s{verdicts = Vs, order = Order, lineages = Ls}) ->
+    Tracers = maps:keys(maps:merge(Ls, Vs)),
+    Sorted = lists:sort([{maps:get(T, Order, 0), T} || T <- Tracers]),
     [as_known(T, S) || {_, T} <- Sorted].
 
 %% The one way a partition's verdict entry is set: its subscribers hear of it.
-put_verdict(Tracer, Entry, S = #s{verdicts = Vs, lineages = Ls}) ->
-    publish([Tracer], S#s{verdicts = Vs#{Tracer => maps:merge(Entry, maps:get(Tracer, Ls, #{}))}}).
+put_verdict(Tracer, Entry, S = #s{verdicts = Vs}) ->
+    publish([Tracer], S#s{verdicts = Vs#{Tracer => Entry}}).
 
 %% The entries that read otherwise now the session knows more (an incomplete trace, an
 %% overload), though none was set (put_verdict/3 alone sets them): those Changed holds
@@ -851,8 +864,19 @@ publish(Tracers, S = #s{subscribers = Subs}) ->
 %% A partition's entry as the session reads it now: its verdict, unless what the session
 %% learnt since (an incomplete trace, a child on another node, an overload) says
 %% otherwise.
-as_known(Tracer, #s{verdicts = Vs, incomplete = Inc, remote = Rem, overload = Over}) ->
-    cut_short(untrusted(unfollowed(maps:get(Tracer, Vs), maps:get(Tracer, Rem, none)), Inc), Over).
+as_known(Tracer, S = #s{incomplete = Inc, remote = Rem, overload = Over}) ->
+    cut_short(untrusted(unfollowed(entry(Tracer, S), maps:get(Tracer, Rem, none)), Inc), Over).
+
+%% A partition's entry: its verdict's, or (lineage kept, no verdict yet) the provisional
+%% one, verdict none; with its lineage.
+entry(Tracer, #s{verdicts = Vs, lineages = Ls, parts = Parts}) ->
+    E = case Vs of
+            #{Tracer := E0} -> E0;
+            #{} ->
+                {Proc, MFA} = maps:get(Tracer, Parts),
+                riarc_result:entry(Proc, MFA, none, 0, undefined)
+        end,
+    maps:merge(E, maps:get(Tracer, Ls, #{})).
 
 %% A monitor whose partition grew a child on another node before it reached a verdict
 %% gave its verdict (or none) on a trace without that child's events: error, saying so

@@ -128,6 +128,24 @@ heap_budget_test() ->
         riarc:run({?MODULE, flood, [3]}, Spec, #{monitor_budget => #{heap_words => 100000}}),
     ?assertMatch(#{verdict := error, reason := {monitor_budget, #{heap_words := 100000}}}, V).
 
+%% The same for a child's partition in a session that lists each partition from its
+%% start (option lineage, as on a followed node): the entry it lists meanwhile (verdict
+%% none) does not stand in for the verdict the session gives when the VM ends the
+%% analysis.
+heap_budget_lineage_test() ->
+    Col = self(),
+    Hog = fun M({init, _, _, _}) -> M(lists:seq(1, 1000000)); M(L) when is_list(L) -> M; M(_) -> M end,
+    Spec = fun({?MODULE, parent, _}) -> {ok, accept_at_exit()};
+              ({?MODULE, child, _}) -> {ok, Hog}
+           end,
+    {ok, #{verdicts := Vs}} =
+        riarc:run({?MODULE, parent, [Col]}, Spec, #{monitor_budget => #{heap_words => 100000},
+                                                      lineage => true}),
+    receive {system_done, _} -> ok end,
+    ?assertMatch(#{verdict := error, reason := {monitor_budget, #{heap_words := 100000}},
+                   parent := P, within := P} when is_pid(P), verdict_of(child, Vs)),
+    ?assertEqual(false, maps:is_key(open, verdict_of(child, Vs))).
+
 %% Policy shed: the slow monitor's partition loses its events, counted, and is
 %% inconclusive; riarc does not detach the rest (no overload in the result), and the
 %% fast partition next to it is accepted.

@@ -3,7 +3,8 @@
 %% names when the target's host has a dot), attaches there ({@link riarc_remote}), prints
 %% one verdict line as each verdict is reached (the format of `run'), and detaches at
 %% `--for' SECONDS, on SIGTERM or SIGHUP, or when the node goes; then the summary on
-%% standard error.
+%% standard error. `--follow NODE' follows the system onto NODE as `run --follow' does
+%% (riarc's option follow with node: the followers are started from this VM).
 %% ```
 %% $ bin/riarc attach --node app@myhost --name my_server --monitors my_spec --for 60
 %% riarc attach: attached to app@myhost
@@ -21,7 +22,7 @@
 -module(riarc_attach_cli).
 -behaviour(gen_event).
 
--export([commands/0, run/1, distributed/2]).
+-export([commands/0, run/1, distributed/2, follow_flag/0]).
 %% A handler of the VM's signal events (erl_signal_server): the signals riarc detaches on.
 -export([init/1, handle_event/2, handle_call/2, handle_info/2, terminate/2]).
 
@@ -50,7 +51,8 @@ commands() ->
                  #{name => "--new", key => new, type => boolean,
                    help => "every process spawned from now on"},
                  #{name => "--for", key => for, type => {int, 1}, metavar => "SECONDS",
-                   help => "detach after SECONDS (default: at a signal, or when the node goes)"}]
+                   help => "detach after SECONDS (default: at a signal, or when the node goes)"},
+                 follow_flag()]
            ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ riarc_cli_limits:flags(),
        one_of => [[pid, name, app, sup, new], [monitors, props]]}].
 
@@ -61,18 +63,32 @@ run(["attach" | Args]) ->
     riarc_cli_args:run(Cmd, Args, fun(Opts) -> attach(Cmd, Opts) end).
 
 attach(Cmd, Opts = #{node := Node}) ->
-    case distributed(Node, maps:get(cookie, Opts, undefined)) of
+    Cookie = maps:get(cookie, Opts, undefined),
+    case distributed(Node, Cookie) of
         ok ->
+            Follow = maps:get(follow, Opts, []),
+            _ = [erlang:set_cookie(N, Cookie) || Cookie =/= undefined, N <- Follow],
             case {target(Node, Opts), spec(Opts)} of
                 {{error, Msg}, _} -> riarc_cli_args:bad_input(Cmd, Msg);
                 {_, {error, Reason}} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason));
                 {{ok, Target}, {ok, Spec, RunOpts}} ->
                     Limits = riarc_cli_limits:opts(Opts),
-                    watch(Node, riarc:attach(Target, Spec, maps:merge(RunOpts, Limits#{node => Node, log => false})),
-                          maps:get(for, Opts, infinity))
+                    AOpts = maps:merge(RunOpts, Limits#{node => Node, log => false}),
+                    watch(Node, riarc:attach(Target, Spec, follow(Follow, AOpts)), maps:get(for, Opts, infinity))
             end;
         {error, Msg} -> fail(Msg)
     end.
+
+follow([], Opts) -> Opts;
+follow(Nodes, Opts) -> Opts#{follow => Nodes}.
+
+%% @doc The flag `--follow NODE' (repeatable) of `attach' and `run': riarc's option
+%% follow, the system followed onto NODE.
+-spec follow_flag() -> riarc_cli_args:flag().
+follow_flag() ->
+    #{name => "--follow", key => follow, type => atom, metavar => "NODE", repeat => true,
+      help => "follow the system onto NODE (name@host): what it starts there is monitored "
+              "there and listed here"}.
 
 %% @doc This VM as a distributed node, to reach Node: a name of its own (riarc_attach_
 %% and its OS pid), long or short as Node's, with Cookie for Node when given; `ok' when

@@ -126,9 +126,7 @@ run_command() ->
                   metavar => "FUN", required => true, help => "its function"},
                 #{name => "--args", short => "-a", key => args, type => term_list,
                   metavar => "ARGS", default => [], help => "its arguments, an Erlang list such as '[8, 20]'"},
-                #{name => "--follow", key => follow, type => atom, metavar => "NODE", repeat => true,
-                  help => "follow the system onto NODE (name@host): what it starts there is "
-                          "monitored there and listed here (this VM becomes a node)"},
+                riarc_attach_cli:follow_flag(),
                 #{name => "--monitored-elsewhere", key => monitored_elsewhere, type => atom,
                   metavar => "NODE", repeat => true,
                   help => "a session of its own monitors what the system starts on NODE"},

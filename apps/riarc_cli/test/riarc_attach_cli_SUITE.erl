@@ -11,10 +11,11 @@
 -include_lib("common_test/include/ct.hrl").
 
 -export([all/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
--export([run_follow/1, attach_new_sigterm/1, attach_for_name/1, attach_errors/1]).
+-export([run_follow/1, attach_new_sigterm/1, attach_for_name/1, attach_errors/1,
+         attach_follow/1]).
 
 -spec all() -> [atom()].
-all() -> [attach_new_sigterm, attach_for_name, attach_errors, run_follow].
+all() -> [attach_new_sigterm, attach_for_name, attach_errors, run_follow, attach_follow].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].
@@ -117,6 +118,44 @@ attach_errors(Config) ->
     Out = read_until(start_cli(["attach", "--node", "riarc_no_such_node@nohost", "--name", "x",
                                 "--monitors", "riarc_demo_monitors"]), fun(_) -> false end),
     ?assertMatch({status, 1}, lists:last(Out)).
+
+%% `attach --follow': a live process on the peer, attached to by name, starts a server
+%% there and three clients on a second peer, followed there: a verdict line for the
+%% server and one for each client (pids of the second peer), printed as they are
+%% reached; SIGTERM detaches with status 0, and neither peer keeps a trace flag or
+%% riarc's modules.
+attach_follow(Config) ->
+    Node = ?config(node, Config),
+    {Peer2, Node2} = riarc_test_peer:start(riarc_attach_cli_b, []),
+    try
+        {M, Bin, File} = code:get_object_code(riarc_user_sys),
+        [{module, M} = erpc:call(N, code, load_binary, [M, File, Bin]) || N <- [Node, Node2]],
+        Spreader = erpc:call(Node, erlang, spawn, [riarc_user_sys, spreader, []]),
+        true = erpc:call(Node, erlang, register, [riarc_spreader, Spreader]),
+        Port = start_cli(["attach", "--node", atom_to_list(Node), "--cookie", cookie(),
+                          "--name", "riarc_spreader", "--follow", atom_to_list(Node2),
+                          "-pa", filename:dirname(code:which(riarc_user_sys)),
+                          "--monitors", "riarc_user_sys", "--for", "600"]),
+        {os_pid, OsPid} = erlang:port_info(Port, os_pid),
+        _ = read_until(Port, fun(L) -> string:find(L, "riarc attach: attached") =/= nomatch end),
+        Spreader ! {go, Node2, 3, 4, self()},
+        receive spread_done -> ok end,
+        Lines = read_n_verdicts(Port, 4, []),
+        [Server] = [L || L <- Lines, lists:suffix("riarc_user_sys:server/0 accept", L)],
+        Clients = [L || L <- Lines, lists:suffix("riarc_user_sys:client/3 accept", L)],
+        ?assertEqual(3, length(Clients), Lines),
+        %% The clients' pids name one node, not the server's (`<N.' is a node of the CLI's).
+        NodeOf = fun(L) -> hd(string:split(L, ".")) end,
+        ?assertMatch([_], lists:usort([NodeOf(C) || C <- Clients]), Lines),
+        ?assertNotEqual(NodeOf(Server), NodeOf(hd(Clients)), Lines),
+        _ = os:cmd("kill -TERM " ++ integer_to_list(OsPid)),
+        Rest = read_until(Port, fun(_) -> false end),
+        ?assertEqual({status, 0}, lists:last(Rest), Rest),
+        untraced_unloaded(Node),
+        untraced_unloaded(Node2)
+    after
+        peer:stop(Peer2)
+    end.
 
 untraced_unloaded(Node) ->
     ?assertEqual(#{processes => [], new_processes => []}, riarc_test_peer:traced(Node)),

@@ -8,7 +8,7 @@
 %% '''
 -module(riarc_user_sys).
 
--export([main/2, spread/3, server/0, client/3, spec/1]).
+-export([main/2, spread/3, spreader/0, server/0, client/3, spec/1]).
 
 -spec main(pos_integer(), pos_integer()) -> {latencies_us, [integer()]}.
 main(N, K) ->
@@ -33,6 +33,17 @@ spread(Node, N, K) ->
     Ref = monitor(process, Server),
     Server ! stop,
     receive {'DOWN', Ref, process, _, _} -> ok end.
+
+%% A live process that runs spread/3 when told (`{go, Node, N, K, From}', answered
+%% `spread_done'), for `attach --follow'.
+-spec spreader() -> no_return().
+spreader() ->
+    receive
+        {go, Node, N, K, From} ->
+            ok = spread(Node, N, K),
+            From ! spread_done,
+            spreader()
+    end.
 
 -spec server() -> ok.
 server() ->

@@ -17,7 +17,7 @@
          run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1,
          remote_spawns_named/1, remote_spawns_are_calls/1, remote_child_in_partition/1,
          remote_child_unmonitored/1, remote_patterns/1, follow_children/1, follow_node_down/1,
-         follow_timeout/1, follow_errors/1, follow_proxy_killed/1]).
+         follow_timeout/1, follow_errors/1, follow_proxy_killed/1, follow_from_node/1]).
 
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
@@ -28,7 +28,7 @@ all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, ses
           run_on_node, run_timeout_on_node, start_stop_on_node, run_undef_on_node,
           remote_spawns_named, remote_spawns_are_calls, remote_child_in_partition,
           remote_child_unmonitored, remote_patterns, follow_children, follow_node_down,
-          follow_timeout, follow_errors, follow_proxy_killed].
+          follow_timeout, follow_errors, follow_proxy_killed, follow_from_node].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -537,6 +537,41 @@ follow_node_down(Config) ->
     ?assertMatch([#{verdict := accept}], [E || E = #{mfa := {riarc_remote_sys, stuck, _}} <- Vs]),
     ?assertEqual(1, riarc_result:status(Res)).
 
+%% Option follow with node: the system and its session run on the peer, the session
+%% following it onto a second peer, where the system starts its workers; the followers
+%% are started from here (the peer has riarc only as binaries this node loaded). The
+%% result, brought back here, lists the second peer's seven partitions with its name,
+%% worker 2 rejected; neither peer is left traced. This node cannot be followed from a
+%% session elsewhere.
+follow_from_node(Config) ->
+    Node = ?config(node, Config),
+    {Peer2, Node2} = riarc_test_peer:start(riarc_remote_b, []),
+    try
+        load_sys(Node),
+        load_sys(Node2),
+        {ok, S} = riarc:start({riarc_remote_sys, spread, [Node2, 3, 2, self()]}, spread_spec(),
+                              #{node => Node, follow => [Node2]}),
+        Root = receive {ready, R} -> R end,
+        ?assertEqual(Node, node(Root)),
+        Root ! go,
+        {ok, Res} = riarc_session:finish(S, 60000),
+        Vs = maps:get(verdicts, Res),
+        There = [E || E = #{node := N} <- Vs, N =:= Node2],
+        ?assertEqual([helper, helper, helper, job, worker, worker, worker],
+                     lists:sort([F || #{mfa := {riarc_remote_sys, F, _}} <- There]), Vs),
+        ?assertEqual([2], [I || #{mfa := {riarc_remote_sys, worker, [_, I, _]}, verdict := reject} <- There]),
+        ?assertEqual([], [E || E = #{verdict := V} <- Vs, V =/= accept, V =/= reject]),
+        ?assertMatch([#{verdict := accept}], [E || E = #{mfa := {riarc_remote_sys, spread, _}} <- Vs]),
+        ?assertEqual(1, riarc_result:status(Res)),
+        untraced(Node),
+        untraced(Node2),
+        ?assertMatch({error, {riarc, {bad_option, follow, _}}},
+                     riarc:start({riarc_remote_sys, local_only, []}, spread_spec(),
+                                 #{node => Node, follow => [node()]}))
+    after
+        peer:stop(Peer2)
+    end.
+
 %% The peer's session has started a partition for each of the N sleepers: its entries,
 %% each from its tracer's start (the session there keeps lineage), streamed to this
 %% process by subscribing to it.
@@ -568,19 +603,20 @@ follow_timeout(Config) ->
     ?assertEqual(1, riarc_result:status(Res)),
     untraced(Node).
 
-%% What follow refuses, with a sentence each: this node, a node that is not up, a session
-%% on another node.
+%% What follow refuses, with a sentence each: this node, a node that is not up (from a
+%% session here, and from one on the peer, whose followers this node starts).
 follow_errors(Config) ->
     Node = ?config(node, Config),
     MFA = {riarc_remote_sys, local_only, []},
     [_, Host] = string:split(atom_to_list(node()), "@"),
     Nowhere = list_to_atom("riarc_nosuch@" ++ Host),
+    load_sys(Node),
     Errors = [riarc:run(MFA, spread_spec(), #{follow => [node()]}),
               riarc:run(MFA, spread_spec(), #{follow => [Nowhere]}),
               riarc:start(MFA, spread_spec(), #{node => Node, follow => [Nowhere]})],
     ?assertMatch([{error, {riarc, {bad_option, follow, _}}},
                   {error, {riarc_remote, {nodedown, Nowhere}}},
-                  {error, {riarc, {follow_on_node, Node}}}], Errors),
+                  {error, {riarc_remote, {nodedown, Nowhere}}}], Errors),
     [?assert(io_lib:char_list(riarc:format_error(Why))) || {error, Why} <- Errors],
     %% Nothing was started: no session here.
     ?assertEqual([], supervisor:which_children(riarc_session_sup)).
