@@ -672,9 +672,15 @@ tracer_crash(Pid, killed, S = #s{overload = Over, verdicts = Vs, parts = Parts})
             put_verdict(Pid, riarc_result:entry(Proc, MFA, inconclusive, 0, {overload, Over}), S);
         {#{}, #{}} -> S
     end;
-tracer_crash(Pid, Reason, S = #s{verdicts = Vs}) ->
+tracer_crash(Pid, Reason, S = #s{verdicts = Vs, parts = Parts}) ->
     logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
-    Entry = maps:get(Pid, Vs, #{pid => undefined, mfa => undefined, events => 0}),
+    %% The partition's process and MFA when it was announced (a session following its
+    %% system here matches the entry by its process).
+    Entry = case {Vs, Parts} of
+                {#{Pid := E}, _} -> E;
+                {#{}, #{Pid := {Proc, MFA}}} -> riarc_result:entry(Proc, MFA, none, 0, undefined);
+                {#{}, #{}} -> #{pid => undefined, mfa => undefined, events => 0}
+            end,
     put_verdict(Pid, Entry#{verdict => error, reason => {tracer_crashed, Reason}},
                 S#s{violations = [#{tracer => Pid, invariant => crash, info => Reason} | S#s.violations]}).
 

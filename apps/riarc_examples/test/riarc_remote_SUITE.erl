@@ -17,7 +17,8 @@
          run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1,
          remote_spawns_named/1, remote_spawns_are_calls/1, remote_child_in_partition/1,
          remote_child_unmonitored/1, remote_patterns/1, follow_children/1, follow_node_down/1,
-         follow_timeout/1, follow_errors/1, follow_proxy_killed/1, follow_from_node/1]).
+         follow_timeout/1, follow_errors/1, follow_proxy_killed/1, follow_from_node/1,
+         follow_tracer_killed/1]).
 
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
@@ -28,7 +29,8 @@ all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, ses
           run_on_node, run_timeout_on_node, start_stop_on_node, run_undef_on_node,
           remote_spawns_named, remote_spawns_are_calls, remote_child_in_partition,
           remote_child_unmonitored, remote_patterns, follow_children, follow_node_down,
-          follow_timeout, follow_errors, follow_proxy_killed, follow_from_node].
+          follow_timeout, follow_errors, follow_proxy_killed, follow_from_node,
+          follow_tracer_killed].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -581,7 +583,7 @@ wait_sleepers(Remote, N) ->
     wait_sleepers(Tag, N, sleepers(Known, #{})).
 
 wait_sleepers(_Tag, N, Seen) when map_size(Seen) >= N ->
-    ok;
+    maps:keys(Seen);
 wait_sleepers(Tag, N, Seen) ->
     receive {riarc_session_verdict, Tag, E} -> wait_sleepers(Tag, N, sleepers([E], Seen)) end.
 
@@ -600,6 +602,29 @@ follow_timeout(Config) ->
     ?assertMatch([#{verdict := inconclusive, reason := {timeout, 1}, mfa := {timer, sleep, _}},
                   #{verdict := inconclusive, reason := {timeout, 1}, mfa := {timer, sleep, _}}],
                  [E || E = #{node := _} <- Vs], Vs),
+    ?assertEqual(1, riarc_result:status(Res)),
+    untraced(Node).
+
+%% A tracer of the followed node's session killed mid-run: its partition there is an
+%% error saying so, listed with its process and node (the entry the following session
+%% matches), never left open or accepted; the other sleeper's partition is cut short by
+%% the stop; nothing stays traced there.
+follow_tracer_killed(Config) ->
+    Node = ?config(node, Config),
+    {ok, S} = riarc:start({riarc_remote_sys, stuck, [Node, 2]}, spread_spec(), #{follow => [Node]}),
+    [Remote] = [P || {_, P, _, _} <- erpc:call(Node, supervisor, which_children, [riarc_session_sup])],
+    [Victim, Other] = wait_sleepers(Remote, 2),
+    #{traced := Traced} = erpc:call(Node, riarc, alive, [Remote]),
+    [T] = [T || {T, Ps} <- maps:to_list(Traced), lists:member(Victim, Ps)],
+    Ref = monitor(process, T),
+    exit(T, kill),
+    receive {'DOWN', Ref, process, T, _} -> ok end,
+    {ok, Res} = riarc:stop(S),
+    Vs = maps:get(verdicts, Res),
+    ?assertMatch([#{verdict := error, reason := {tracer_crashed, killed}, node := Node,
+                    mfa := {timer, sleep, _}}],
+                 [E || E = #{pid := P} <- Vs, P =:= Victim], Vs),
+    ?assertMatch([#{verdict := V}] when V =/= accept, [E || E = #{pid := P} <- Vs, P =:= Other], Vs),
     ?assertEqual(1, riarc_result:status(Res)),
     untraced(Node).
 
