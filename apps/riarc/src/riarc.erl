@@ -254,7 +254,7 @@ follow_from_here(_Spec, Opts) ->
 %% What the session takes of the options: option `follow' becomes the start of the
 %% sessions that follow the system onto those nodes, which the session makes before the
 %% system starts and owns (riarc_remote:follower/4), from the caller's node
-%% (follow_from_here/1).
+%% (follow_from_here/2).
 session_opts(Full, Spec) ->
     SOpts = maps:without([timeout, events, trace_patterns, follow, follow_from], Full),
     case maps:get(follow, Full, []) of
