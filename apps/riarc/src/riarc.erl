@@ -85,6 +85,11 @@
 %%     this option): one partition spanning nodes is not built (docs/production.md).
 %%     With `node', the followers are started from the caller's node, which must reach
 %%     the followed nodes, and this node cannot be followed;</li>
+%% <li>`follow_grace' (ms or infinity, default 30000): with `follow', how long the run
+%%     waits, once everything else is over, for an expected child to show on its node:
+%%     one that does not (its start failed there, after the call this node traced, or its
+%%     node's session is that far behind) is then an `error',
+%%     `{riarc_follow, {not_followed, ...}}';</li>
 %% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow.</li>
 %% </ul>
 -module(riarc).
@@ -124,7 +129,8 @@
                                       reductions => pos_integer() | infinity,
                                       heap_words => pos_integer()},
                   analysis => isolated | inline, node => node(),
-                  monitored_elsewhere => [node()], follow => [node()]}.
+                  monitored_elsewhere => [node()], follow => [node()],
+                  follow_grace => timeout()}.
 
 %% What a new_processes session's root, the pseudo-process standing for every process
 %% spawned after the attach point, is called as Λ would see it.

@@ -37,7 +37,7 @@
 %% '''
 -module(riarc_follow).
 
--export([new/0, expect/2, learn/3, known/3, down/3, settled/1, entries/1,
+-export([new/0, expect/2, learn/3, known/3, down/3, settled/1, waits_for/1, entries/1,
          final/1, format_error/1]).
 -export_type([t/0, error_reason/0]).
 
@@ -90,10 +90,22 @@ down(Node, Reason, F = #f{down = D}) ->
 %% and every one started from it there have ended (no entry `open'), or their node's
 %% session has.
 -spec settled(t()) -> boolean().
-settled(F = #f{down = D}) ->
+settled(F) ->
+    waits_for(F) =:= nothing.
+
+%% @doc What the book still waits for, on nodes whose session is up: `partitions' when a
+%% matched partition (or one started from it) is open; else `starts' when an expected
+%% child is matched by no partition yet (its partition not seen yet, or its start failed
+%% there: the book cannot tell which); else `nothing' (settled/1).
+-spec waits_for(t()) -> nothing | partitions | starts.
+waits_for(F = #f{down = D}) ->
     {Matched, Unmatched} = resolve(F),
-    lists:all(fun(#{node := N}) -> is_map_key(N, D) end, Unmatched) andalso
-        lists:all(fun(#{node := N} = E) -> not is_map_key(open, E) orelse is_map_key(N, D) end, Matched).
+    Up = fun(#{node := N}) -> not is_map_key(N, D) end,
+    case {[E || E <- Matched, is_map_key(open, E), Up(E)], lists:filter(Up, Unmatched)} of
+        {[_ | _], _} -> partitions;
+        {[], [_ | _]} -> starts;
+        {[], []} -> nothing
+    end.
 
 %% @doc The system's entries on followed nodes, each with its `node': the matched
 %% partitions and those started from them (one still running without a verdict when its
@@ -133,8 +145,9 @@ final(F) ->
 -spec format_error(error_reason()) -> string().
 format_error({not_followed, #{parent := P, node := Node, mfa := MFA}}) ->
     lists:flatten(io_lib:format("~p started ~0tp on node ~p, and the session following the "
-                                "system there saw no such child (it ended before the child's "
-                                "partition began?)", [P, MFA, Node]));
+                                "system there saw no such child (the start failed there, or "
+                                "the child's partition began only after the run had waited "
+                                "for it: option follow_grace)", [P, MFA, Node]));
 format_error(open) ->
     "the partition was still running on its node when the run ended".
 

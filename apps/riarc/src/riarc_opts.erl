@@ -26,13 +26,18 @@
                     heap_words := pos_integer()}.
 
 %% @doc The API's defaults: a run lasts as long as the system does (the command line sets
-%% its own timeout), and verdicts are returned rather than logged unless asked for.
+%% its own timeout), and verdicts are returned rather than logged unless asked for. A run
+%% that follows its system onto other nodes waits 30 s at most, once everything else is
+%% over, for a child started there to show (follow_grace): a start that failed there
+%% shows nowhere, and the run would otherwise wait for ever.
 -spec defaults() -> #{timeout := infinity, events := [send | recv], trace_patterns := map(),
                       invariants := boolean(), log := boolean(), perturb := undefined,
-                      backend := auto, explain := non_neg_integer(), analysis := isolated}.
+                      backend := auto, explain := non_neg_integer(), analysis := isolated,
+                      follow_grace := non_neg_integer()}.
 defaults() ->
     #{timeout => infinity, events => [send, recv], trace_patterns => #{}, invariants => true,
-      log => false, perturb => undefined, backend => auto, explain => 8, analysis => isolated}.
+      log => false, perturb => undefined, backend => auto, explain => 8, analysis => isolated,
+      follow_grace => 30000}.
 
 %% @doc What a Spec module sets (riarc_lambda:spec_defaults/1) under what the caller
 %% says. A caller who gives a step budget and does not say where monitors run gets them
@@ -103,6 +108,8 @@ valid(monitored_elsewhere, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, N
 valid(follow, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, Ns) andalso not lists:member(node(), Ns);
 %% Set by a session that follows its system onto this node (riarc_remote:follower/4).
 valid(lineage, B) -> is_boolean(B);
+valid(follow_grace, infinity) -> true;
+valid(follow_grace, T) -> is_integer(T) andalso T >= 0 andalso T =< 16#ffffffff;
 %% Set by a caller on another node, which starts the followers (riarc:start/3 and
 %% attach/3 with node and follow).
 valid(follow_from, {N, Spec}) -> is_atom(N) andalso riarc_lambda:valid_spec(Spec);

@@ -119,6 +119,9 @@
     follow = undefined :: undefined | riarc_follow:t(),
     followers = #{} :: #{reference() => {node(), pid()}},
     fstopped = false :: boolean(),                   % the followers asked to stop
+    %% The wait (option follow_grace) for expected children not seen on their node yet,
+    %% once they alone are left.
+    fgrace = undefined :: undefined | reference(),
     fpublished = #{} :: #{{node(), term()} => map()}
 }).
 
@@ -328,6 +331,14 @@ handle_info({riarc_s, _, _}, S) ->
     %% Trust boundary: a message in riarc's shape without the session's token was forged
     %% (by the monitored system): counted, not believed.
     {noreply, S#s{forged = S#s.forged + 1}};
+handle_info({riarc_follow_grace, Ref}, S = #s{fgrace = Ref, finished = undefined, follow = F}) ->
+    %% follow_grace is over: the children still not seen on their nodes are errors.
+    case riarc_follow:waits_for(F) of
+        starts -> done(stop_followers(close(S)));
+        _ -> {noreply, S#s{fgrace = undefined}}
+    end;
+handle_info({riarc_follow_grace, _}, S) ->
+    {noreply, S};
 handle_info(riarc_watchdog, S) ->
     {noreply, watchdog(check_budgets(S#s{watchdog = false}))};
 handle_info({riarc_grace, Ref}, S = #s{grace = Ref}) ->
@@ -692,10 +703,14 @@ maybe_done(S = #s{analysers = As}) when map_size(As) > 0 ->
     {noreply, grace(close(S))};
 maybe_done(S0 = #s{follow = F, stopping = false}) when F =/= undefined ->
     %% Every tracer here has ended, so every child the system started on a followed node
-    %% is expected: the run ends once each is matched there, or its node is gone.
-    case riarc_follow:settled(F) of
-        true -> done(stop_followers(close(S0)));
-        false -> {noreply, close(S0)}
+    %% is expected: the run ends once each is matched there and has ended, or its node is
+    %% gone. A child not seen there may still come (its node's session is behind) or never
+    %% will (its start failed there, after the call this node traced): that is waited for
+    %% within follow_grace, then it is an error entry (riarc_follow:final/1).
+    case riarc_follow:waits_for(F) of
+        nothing -> done(stop_followers(close(S0)));
+        partitions -> {noreply, close(S0#s{fgrace = undefined})};
+        starts -> {noreply, follow_grace(close(S0))}
     end;
 maybe_done(S) ->
     done(stop_followers(close(S))).
@@ -708,6 +723,17 @@ done(S = #s{waiters = Ws, stopping = Stopping}) ->
         true -> {stop, normal, S1};
         false -> {noreply, S1}
     end.
+
+follow_grace(S = #s{fgrace = undefined, opts = Opts}) ->
+    case maps:get(follow_grace, Opts, maps:get(follow_grace, riarc_opts:defaults())) of
+        infinity -> S;
+        T ->
+            Ref = make_ref(),
+            _ = erlang:send_after(T, self(), {riarc_follow_grace, Ref}),
+            S#s{fgrace = Ref}
+    end;
+follow_grace(S) ->
+    S.
 
 %% The followers' sessions end with the run: what each learnt last is read from its
 %% result (an entry its stream had not brought yet).

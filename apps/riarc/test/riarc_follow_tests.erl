@@ -38,6 +38,7 @@ no_match_test() ->
                            riarc_follow:expect(#{parent => Parent, node => ?N, mfa => {w, go, [1]}},
                                                riarc_follow:new())),
     ?assertNot(riarc_follow:settled(F)),
+    ?assertEqual(starts, riarc_follow:waits_for(F)),
     ?assertMatch([#{pid := undefined, verdict := error, node := ?N,
                     reason := {riarc_follow, {not_followed, #{parent := Parent}}}}],
                  riarc_follow:final(F)),
@@ -52,6 +53,12 @@ open_test() ->
     F1 = riarc_follow:learn(?N, entry(W, {w, go, []}, accept, #{parent => Parent, within => none}), F0),
     F2 = riarc_follow:learn(?N, entry(H, {h, run, []}, none, #{parent => W, within => W, open => true}), F1),
     ?assertNot(riarc_follow:settled(F2)),
+    %% An open partition comes first: a child not seen yet is waited for only once none
+    %% is open.
+    F3 = riarc_follow:expect(#{parent => Parent, node => ?N, mfa => {x, go, []}}, F2),
+    ?assertEqual(partitions, riarc_follow:waits_for(F3)),
+    ?assertEqual(starts, riarc_follow:waits_for(riarc_follow:learn(?N, maps:remove(open, entry(H, {h, run, []}, accept, #{parent => W, within => W})), F3))),
+    ?assertEqual(nothing, riarc_follow:waits_for(riarc_follow:down(?N, nodedown, F3))),
     ?assertMatch([#{pid := W, verdict := accept},
                   #{pid := H, verdict := inconclusive, reason := {riarc_follow, open}}],
                  lists:sort(riarc_follow:final(F2))),

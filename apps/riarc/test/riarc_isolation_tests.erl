@@ -183,9 +183,12 @@ backpressure_test_() ->
     {timeout, 120, fun backpressure/0}.
 
 backpressure() ->
-    %% About 0.1 ms an event: slower than the paced process makes them, while it runs.
+    %% About 0.1 ms of work an event: slower than the paced process makes them, while it
+    %% runs. Work, not sleep: a sleeping monitor waits for a timer and then for a
+    %% scheduler at every one of its thousands of wake-ups, which on a loaded machine
+    %% took the run from 2.5 s to over two minutes; work slows down with the system.
     Slowish = fun M({exit, _, normal}) -> accept;
-                 M({send, _, _, {n, I}}) when I rem 10 =:= 0 -> receive after 1 -> M end;
+                 M({send, _, _, {n, _}}) -> _ = erlang:phash2(lists:seq(1, 400)), M;
                  M(_) -> M
               end,
     Spec = fun({?MODULE, paced, _}) -> {ok, Slowish} end,

@@ -18,7 +18,7 @@
          remote_spawns_named/1, remote_spawns_are_calls/1, remote_child_in_partition/1,
          remote_child_unmonitored/1, remote_patterns/1, follow_children/1, follow_node_down/1,
          follow_timeout/1, follow_errors/1, follow_proxy_killed/1, follow_from_node/1,
-         follow_tracer_killed/1]).
+         follow_tracer_killed/1, follow_failed_start/1]).
 
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
@@ -30,7 +30,7 @@ all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, ses
           remote_spawns_named, remote_spawns_are_calls, remote_child_in_partition,
           remote_child_unmonitored, remote_patterns, follow_children, follow_node_down,
           follow_timeout, follow_errors, follow_proxy_killed, follow_from_node,
-          follow_tracer_killed].
+          follow_tracer_killed, follow_failed_start].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -626,6 +626,27 @@ follow_tracer_killed(Config) ->
                  [E || E = #{pid := P} <- Vs, P =:= Victim], Vs),
     ?assertMatch([#{verdict := V}] when V =/= accept, [E || E = #{pid := P} <- Vs, P =:= Other], Vs),
     ?assertEqual(1, riarc_result:status(Res)),
+    untraced(Node).
+
+%% A start the followed node refuses after the call was traced here (a bad spawn option:
+%% the parent gets an error reply, no child exists): the run does not wait for ever for
+%% the child; after follow_grace it ends, the child an error saying it was never seen,
+%% the exit status 1. A child that does start within the same run is matched as usual.
+follow_failed_start(Config) ->
+    Node = ?config(node, Config),
+    load_sys(Node),
+    {ok, Res} = riarc:run({riarc_remote_sys, bad_start, [Node]}, spread_spec(),
+                          #{follow => [Node], follow_grace => 500, timeout => 60000}),
+    Vs = maps:get(verdicts, Res),
+    %% Ended by the grace, not cut by the timeout.
+    ?assertEqual([], [E || E = {riarc_session, {timeout, _, _}} <- maps:get(errors, Res)], Res),
+    ?assertMatch([#{verdict := error, pid := undefined, mfa := {riarc_remote_sys, helper, [1]},
+                    reason := {riarc_follow, {not_followed, _}}}],
+                 [E || E = #{node := _, pid := undefined} <- Vs], Vs),
+    ?assertMatch([#{verdict := accept}], [E || E = #{mfa := {riarc_remote_sys, job, _}, node := _} <- Vs], Vs),
+    ?assertEqual(1, riarc_result:status(Res)),
+    [#{reason := {riarc_follow, Why}}] = [E || E = #{pid := undefined} <- Vs],
+    ?assertNotEqual(nomatch, string:find(riarc_follow:format_error(Why), "follow_grace")),
     untraced(Node).
 
 %% What follow refuses, with a sentence each: this node, a node that is not up (from a

@@ -4,7 +4,7 @@
 
 -export([erpc_call/1, spawn_there/1, local_only/0]).
 %% A system spread over two nodes, followed there (riarc's option `follow').
--export([spread/4, worker/3, helper/1, job/1, stuck/2]).
+-export([spread/4, worker/3, helper/1, job/1, stuck/2, bad_start/1]).
 
 %% An erpc call: its process there runs erlang:node/0.
 erpc_call(Node) ->
@@ -46,3 +46,9 @@ stuck(Node, N) ->
     Ws = [spawn_monitor(Node, timer, sleep, [infinity]) || _ <- lists:seq(1, N)],
     [receive {'DOWN', Ref, process, W, _} -> ok end || {W, Ref} <- Ws],
     ok.
+
+%% A start on Node that Node refuses (a bad spawn option), then one it takes (an erpc
+%% call): the first child never exists.
+bad_start(Node) ->
+    {'EXIT', {badarg, _}} = (catch spawn_opt(Node, ?MODULE, helper, [1], [{riarc_no_such_option, 1}])),
+    ok = erpc:call(Node, ?MODULE, job, [1]).
