@@ -183,33 +183,41 @@ backpressure_test_() ->
     {timeout, 120, fun backpressure/0}.
 
 backpressure() ->
-    %% About 0.1 ms of work an event: slower than the paced process makes them, while it
-    %% runs. Work, not sleep: a sleeping monitor waits for a timer and then for a
-    %% scheduler at every one of its thousands of wake-ups, which on a loaded machine
-    %% took the run from 2.5 s to over two minutes; work slows down with the system.
+    %% About 0.1 ms an event (a 1 ms sleep every 50th send): slower than the paced process
+    %% makes them, while it runs. Five of its sleeps to each of the process's: a loaded
+    %% machine stretches every sleep alike (at load average 10, a 1 ms sleep took some
+    %% 100 ms), so the monitor stays the slower, and the run stays within its bound
+    %% (a monitor sleeping at every tenth send of paced(200, 50), 1000 sleeps, took it past
+    %% two minutes). It tells the test when it finds the process held back (suspended).
+    Col = self(),
     Slowish = fun M({exit, _, normal}) -> accept;
-                 M({send, _, _, {n, _}}) -> _ = erlang:phash2(lists:seq(1, 400)), M;
+                 M({send, P, _, {n, I}}) when I rem 50 =:= 0 ->
+                     _ = erlang:process_info(P, status) =:= {status, suspended} andalso (Col ! held),
+                     receive after 1 -> M end;
                  M(_) -> M
               end,
     Spec = fun({?MODULE, paced, _}) -> {ok, Slowish} end,
     {ok, R = #{verdicts := [V]}} =
-        riarc:run({?MODULE, paced, [200, 50]}, Spec,
+        riarc:run({?MODULE, paced, [40, 250]}, Spec,
                   #{events => [send, recv],
                     limits => #{max_queue => 2000, policy => backpressure, max_suspend => 60000}}),
     %% Nothing dropped: the verdict is on the whole trace (under shed it would be
-    %% inconclusive, under stop an overload).
-    ?assertMatch(#{verdict := accept, events := 20202}, V),
+    %% inconclusive, under stop an overload): init, 20 000 message events, 40 timeouts,
+    %% exit.
+    ?assertMatch(#{verdict := accept, events := 20042}, V),
+    %% The process was held back (the monitor said so before its verdict).
+    ?assertEqual(held, receive held -> held after 0 -> never_held end),
     ?assertEqual(undefined, maps:get(overload, R)),
     ?assertEqual(0, riarc_result:status(R)),
     %% Too slow to catch up in time: shed, inconclusive with its counts.
     Slow = fun M(_) -> receive after 1 -> M end end,
     {ok, R2 = #{verdicts := [V2]}} =
-        riarc:run({?MODULE, paced, [200, 50]}, fun(_) -> {ok, Slow} end,
+        riarc:run({?MODULE, paced, [40, 250]}, fun(_) -> {ok, Slow} end,
                   #{events => [send, recv],
                     limits => #{max_queue => 2000, policy => backpressure, max_suspend => 50}}),
     ?assertMatch(#{verdict := inconclusive, reason := {shed, #{dropped := _, analysed := _}}}, V2),
     #{reason := {shed, #{dropped := D, analysed := A}}} = V2,
-    ?assertEqual(20202, D + A),
+    ?assertEqual(20042, D + A),
     ?assertEqual(1, riarc_result:status(R2)).
 
 %% Limit max_payload: a message larger than it reaches the monitor as a marked term with
