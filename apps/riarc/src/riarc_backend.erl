@@ -99,13 +99,11 @@ init_from_spawn({Mod, C}) ->
 names_parents({Mod, _C}) ->
     erlang:function_exported(Mod, init_parent, 3).
 
-%% @doc The parent Child's init event names, its spawn event saying Parent.
+%% @doc The parent Child's init event names, its spawn event saying Parent; asked only of
+%% a backend that names_parents/1 says may name another (the tracer checks that once).
 -spec init_parent(t(), riarc_event:sid(), riarc_event:sid()) -> riarc_event:sid().
-init_parent(B = {Mod, C}, Child, Parent) ->
-    case names_parents(B) of
-        true -> Mod:init_parent(C, Child, Parent);
-        false -> Parent
-    end.
+init_parent({Mod, C}, Child, Parent) ->
+    Mod:init_parent(C, Child, Parent).
 
 %% @doc Releases what the backend holds, once the session is over.
 -spec close(t()) -> ok.

@@ -554,7 +554,7 @@ unsealed(Backend) ->
 %% partitions' traces, so these fall back to policy stop.
 overload(What = {analysis, Tracer, Len, Max}, S = #s{limits = #{policy := P}, overload = undefined})
   when P =:= shed; P =:= backpressure ->
-    case [An || {An, {T, _}} <- maps:to_list(S#s.analysers), T =:= Tracer] of
+    case analysers_of(Tracer, S) of
         [An | _] ->
             logger:warning("riarc: overload (~0tp): shedding the partition's events", [What]),
             {_, Clock} = maps:get(An, S#s.analysers),
@@ -687,10 +687,9 @@ tracer_crash(Pid, Reason, S = #s{verdicts = Vs, parts = Parts}) ->
     logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
     %% The partition's process and MFA when it was announced (a session following its
     %% system here matches the entry by its process).
-    Entry = case {Vs, Parts} of
-                {#{Pid := E}, _} -> E;
-                {#{}, #{Pid := {Proc, MFA}}} -> riarc_result:entry(Proc, MFA, none, 0, undefined);
-                {#{}, #{}} -> #{pid => undefined, mfa => undefined, events => 0}
+    Entry = case is_map_key(Pid, Vs) orelse is_map_key(Pid, Parts) of
+                true -> bare_entry(Pid, S);
+                false -> #{pid => undefined, mfa => undefined, events => 0}
             end,
     put_verdict(Pid, Entry#{verdict => error, reason => {tracer_crashed, Reason}},
                 S#s{violations = [#{tracer => Pid, invariant => crash, info => Reason} | S#s.violations]}).
@@ -822,13 +821,20 @@ closed(Pid, S = #s{lineages = Ls}) when is_map_key(Pid, Ls) ->
 closed(_Pid, S) ->
     S.
 
-closed_told(Pid, S = #s{verdicts = Vs, lineages = Ls, analysers = As}) ->
-    Analysing = lists:any(fun({T, _}) -> T =:= Pid end, maps:values(As)),
+closed_told(Pid, S = #s{verdicts = Vs, lineages = Ls}) ->
     case Ls of
         #{Pid := #{open := true}} -> S;
-        #{Pid := _} when is_map_key(Pid, Vs); not Analysing -> publish([Pid], S);
+        #{Pid := _} ->
+            case is_map_key(Pid, Vs) orelse analysers_of(Pid, S) =:= [] of
+                true -> publish([Pid], S);
+                false -> S
+            end;
         #{} -> S
     end.
+
+%% The analysis processes of a tracer's partition still running.
+analysers_of(Tracer, #s{analysers = As}) ->
+    [An || {An, {T, _}} <- maps:to_list(As), T =:= Tracer].
 
 result(S = #s{stats = Stats}) ->
     End = case S#s.finished of undefined -> erlang:monotonic_time(microsecond); F -> F end,
@@ -901,14 +907,18 @@ as_known(Tracer, S = #s{incomplete = Inc, remote = Rem, overload = Over}) ->
 
 %% A partition's entry: its verdict's, or (lineage kept, no verdict yet) the provisional
 %% one, verdict none; with its lineage.
-entry(Tracer, #s{verdicts = Vs, lineages = Ls, parts = Parts}) ->
-    E = case Vs of
-            #{Tracer := E0} -> E0;
-            #{} ->
-                {Proc, MFA} = maps:get(Tracer, Parts),
-                riarc_result:entry(Proc, MFA, none, 0, undefined)
-        end,
-    maps:merge(E, maps:get(Tracer, Ls, #{})).
+entry(Tracer, S = #s{lineages = Ls}) ->
+    maps:merge(bare_entry(Tracer, S), maps:get(Tracer, Ls, #{})).
+
+%% The verdict's entry, or, with none yet, one with verdict none for the partition's
+%% process and MFA as announced.
+bare_entry(Tracer, #s{verdicts = Vs, parts = Parts}) ->
+    case Vs of
+        #{Tracer := E} -> E;
+        #{} ->
+            {Proc, MFA} = maps:get(Tracer, Parts),
+            riarc_result:entry(Proc, MFA, none, 0, undefined)
+    end.
 
 %% A monitor whose partition grew a child on another node before it reached a verdict
 %% gave its verdict (or none) on a trace without that child's events: error, saying so

@@ -63,11 +63,9 @@ run(["attach" | Args]) ->
     riarc_cli_args:run(Cmd, Args, fun(Opts) -> attach(Cmd, Opts) end).
 
 attach(Cmd, Opts = #{node := Node}) ->
-    Cookie = maps:get(cookie, Opts, undefined),
-    case distributed(Node, Cookie) of
+    Follow = maps:get(follow, Opts, []),
+    case distributed([Node | Follow], maps:get(cookie, Opts, undefined)) of
         ok ->
-            Follow = maps:get(follow, Opts, []),
-            _ = [erlang:set_cookie(N, Cookie) || Cookie =/= undefined, N <- Follow],
             case {target(Node, Opts), spec(Opts)} of
                 {{error, Msg}, _} -> riarc_cli_args:bad_input(Cmd, Msg);
                 {_, {error, Reason}} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason));
@@ -90,11 +88,11 @@ follow_flag() ->
       help => "follow the system onto NODE (name@host): what it starts there is monitored "
               "there and listed here"}.
 
-%% @doc This VM as a distributed node, to reach Node: a name of its own (riarc_attach_
-%% and its OS pid), long or short as Node's, with Cookie for Node when given; `ok' when
-%% it is one already.
--spec distributed(node(), atom() | undefined) -> ok | {error, string()}.
-distributed(Node, Cookie) ->
+%% @doc This VM as a distributed node, to reach Nodes: a name of its own (riarc_attach_
+%% and its OS pid), long or short as the first node's, with Cookie for each when given;
+%% `ok' when it is one already.
+-spec distributed([node(), ...], atom() | undefined) -> ok | {error, string()}.
+distributed(Nodes = [Node | _], Cookie) ->
     Long = case string:split(atom_to_list(Node), "@") of
                [_, Host] -> lists:member($., Host);
                _ -> false
@@ -108,7 +106,7 @@ distributed(Node, Cookie) ->
               end,
     case Started of
         {ok, _} ->
-            _ = Cookie =/= undefined andalso erlang:set_cookie(Node, Cookie),
+            _ = [erlang:set_cookie(N, Cookie) || Cookie =/= undefined, N <- Nodes],
             ok;
         {error, Why} -> {error, flat("could not start this VM as a node: ~0tp", [Why])}
     end.

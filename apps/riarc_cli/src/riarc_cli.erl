@@ -154,14 +154,11 @@ run_cmd(Args) ->
 %% node named, this VM becomes a distributed node first (riarc_attach_cli's way).
 node_opts(O) ->
     Opts = maps:with([follow, monitored_elsewhere], O),
-    Cookie = maps:get(cookie, O, undefined),
     case lists:append(maps:values(Opts)) of
         [] -> {ok, Opts};
-        [Node | Others] ->
-            case riarc_attach_cli:distributed(Node, Cookie) of
-                ok ->
-                    _ = [erlang:set_cookie(N, Cookie) || Cookie =/= undefined, N <- Others],
-                    {ok, Opts};
+        Nodes ->
+            case riarc_attach_cli:distributed(Nodes, maps:get(cookie, O, undefined)) of
+                ok -> {ok, Opts};
                 {error, _} = E -> E
             end
     end.
