@@ -81,8 +81,11 @@
 %%     result lists their partitions (and those they started there) with `node' beside
 %%     the others; a run ends once each such child is accounted for; a child its node's
 %%     session never saw, or whose node went down, is an `error'. A child Λ puts in its
-%%     parent's partition is not followed (an `error' for that partition, as without
-%%     this option): one partition spanning nodes is not built (docs/production.md).
+%%     parent's partition is followed into it: its events there, and its ⊥ descendants',
+%%     are relayed to that partition's tracer here, which ends only after them (one
+%%     partition spanning nodes, docs/production.md); one whose relayed trace is cut
+%%     (its node down, its tracer there crashed, never seen there) makes that partition
+%%     an `error'.
 %%     With `node', the followers are started from the caller's node, which must reach
 %%     the followed nodes, and this node cannot be followed;</li>
 %% <li>`follow_grace' (ms or infinity, default 30000): with `follow', how long the run
@@ -130,7 +133,10 @@
                                       heap_words => pos_integer()},
                   analysis => isolated | inline, node => node(),
                   monitored_elsewhere => [node()], follow => [node()],
-                  follow_grace => timeout()}.
+                  follow_grace => timeout(),
+                  %% Set by riarc itself on a followed node's session, never by the user:
+                  %% where a child Λ puts in its remote parent's partition sends its events.
+                  relay_to => {pid(), reference()}}.
 
 %% What a new_processes session's root, the pseudo-process standing for every process
 %% spawned after the attach point, is called as Λ would see it.
@@ -268,7 +274,11 @@ session_opts(Full, Spec) ->
         Nodes ->
             FOpts = maps:with([events, invariants, log, explain, analysis, limits, monitor_budget], Full),
             From = maps:get(follow_from, Full, here),
-            SOpts#{followers => fun(Owner) -> followers_from(From, Nodes, Spec, FOpts, Owner) end}
+            %% Relay: where the followers send the events of a child Λ puts in its
+            %% parent's partition (one partition spanning nodes), with the session's secret.
+            SOpts#{followers => fun(Owner, Relay) ->
+                                        followers_from(From, Nodes, Spec, FOpts#{relay_to => Relay}, Owner)
+                                end}
     end.
 
 followers_from(here, Nodes, Spec, FOpts, Owner) ->

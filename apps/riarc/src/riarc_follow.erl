@@ -60,7 +60,8 @@
 new() -> #f{}.
 
 %% @doc A start of a process on a followed node made by a monitored process: `parent',
-%% `node', `mfa' (as Λ is asked about it).
+%% `node', `mfa' (as Λ is asked about it), and `relayed => true' when Λ put the child in
+%% its parent's partition (its events are relayed there: see resolve/1).
 -spec expect(map(), t()) -> t().
 expect(Info = #{parent := _, node := _, mfa := _}, F = #f{expected = X}) ->
     F#f{expected = [Info | X]}.
@@ -99,7 +100,8 @@ settled(F) ->
 %% there: the book cannot tell which); else `nothing' (settled/1).
 -spec waits_for(t()) -> nothing | partitions | starts.
 waits_for(F = #f{down = D}) ->
-    {Matched, Unmatched} = resolve(F),
+    {Listed, Relayed, Unmatched} = resolve(F),
+    Matched = Listed ++ Relayed,
     Up = fun(#{node := N}) -> not is_map_key(N, D) end,
     case {[E || E <- Matched, is_map_key(open, E), Up(E)], lists:filter(Up, Unmatched)} of
         {[_ | _], _} -> partitions;
@@ -114,7 +116,7 @@ waits_for(F = #f{down = D}) ->
 %% `{riarc_follow, {not_followed, Info}}' when its node's session saw no such child.
 -spec entries(t()) -> [map()].
 entries(F = #f{down = D}) ->
-    {Matched, Unmatched} = resolve(F),
+    {Matched, _Relayed, Unmatched} = resolve(F),
     [gone(E, D) || E <- Matched] ++
         [#{pid => undefined, mfa => MFA, verdict => error, events => 0, node => N, parent => P,
            reason => case D of
@@ -155,19 +157,32 @@ format_error(open) ->
 %% the same parent and the same function and arity; then what the matched started there,
 %% transitively (a partition's `within' is the partition it was started from). Indexed by
 %% parent and by `within' first: linear in the partitions, up to the sort.
+%%
+%% A child Λ put in its parent's partition (`relayed', one partition spanning nodes) has
+%% its events in that partition, here: its partition there is matched (what it started is
+%% the system's) but not listed, and one that never showed is that partition's error, not
+%% an entry of its own.
 resolve(#f{expected = X, seen = Seen}) ->
     ByParent = index(parent, Seen),
-    {Roots, Unmatched, _} =
-        lists:foldl(fun(Info = #{node := N, parent := Parent}, {Taken, Un, Left}) ->
+    {Taken, Unmatched, _} =
+        lists:foldl(fun(Info = #{node := N, parent := Parent}, {Tk, Un, Left}) ->
                             Candidates = maps:get({N, Parent}, Left, []),
-                            case take(Info, Candidates, []) of
-                                {ok, P, Rest} -> {[{N, P} | Taken], Un, Left#{{N, Parent} => Rest}};
-                                none -> {Taken, [Info | Un], Left}
+                            case {take(Info, Candidates, []), Info} of
+                                {{ok, P, Rest}, _} ->
+                                    {[{{N, P}, relayed(Info)} | Tk], Un, Left#{{N, Parent} => Rest}};
+                                {none, #{relayed := true}} -> {Tk, Un, Left};
+                                {none, _} -> {Tk, [Info | Un], Left}
                             end
                     end, {[], [], ByParent}, lists:reverse(X)),
+    Roots = [K || {K, _} <- Taken],
+    Relayed = maps:from_list([{K, true} || {K, true} <- Taken]),
     Matched = within(Roots, index(within, Seen), maps:from_list([{K, true} || K <- Roots])),
-    Entries = [(maps:get(P, maps:get(N, Seen)))#{node => N} || {N, P} <- lists:sort(maps:keys(Matched))],
-    {Entries, lists:reverse(Unmatched)}.
+    Entries = [{K, (maps:get(P, maps:get(N, Seen)))#{node => N}} || K = {N, P} <- lists:sort(maps:keys(Matched))],
+    {[E || {K, E} <- Entries, not is_map_key(K, Relayed)],
+     [E || {K, E} <- Entries, is_map_key(K, Relayed)],
+     lists:reverse(Unmatched)}.
+
+relayed(Info) -> maps:get(relayed, Info, false).
 
 %% Node and lineage key -> the partitions (process and call) that have it, in pid order.
 index(Key, Seen) ->

@@ -108,6 +108,7 @@ valid(monitored_elsewhere, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, N
 valid(follow, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, Ns) andalso not lists:member(node(), Ns);
 %% Set by a session that follows its system onto this node (riarc_remote:follower/4).
 valid(lineage, B) -> is_boolean(B);
+valid(relay_to, {Pid, Secret}) -> is_pid(Pid) andalso is_reference(Secret);
 valid(follow_grace, infinity) -> true;
 valid(follow_grace, T) -> is_integer(T) andalso T >= 0 andalso T =< 16#ffffffff;
 %% Set by a caller on another node, which starts the followers (riarc:start/3 and

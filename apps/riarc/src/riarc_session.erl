@@ -122,8 +122,25 @@
     %% The wait (option follow_grace) for expected children not seen on their node yet,
     %% once they alone are left.
     fgrace = undefined :: undefined | reference(),
-    fpublished = #{} :: #{{node(), term()} => map()}
+    fpublished = #{} :: #{{node(), term()} => map()},
+    %% One partition spanning nodes (follow): the secret the followers' relaying tracers
+    %% send with (riarc_tracer); per remote parent and its node, the tracer here of the
+    %% parent's partition and the count of its relayed children; and what was relayed
+    %% for parents no tracer here has claimed yet (oldest last), up to max_queue events
+    %% in all.
+    relay_secret = make_ref() :: reference(),
+    relays = #{} :: #{{pid(), node()} => relay()},
+    relay_wait = #{} :: #{{pid(), node()} => [{pid(), relayed()}]},
+    relay_held = 0 :: non_neg_integer(),
+    relay_dropped = #{} :: #{{pid(), node()} => non_neg_integer()}
 }).
+
+%% A remote parent's relayed children: how many its partition's tracer was told of
+%% (expected), how many were seen relaying and how many ended, how many were given up
+%% (lost, after follow_grace or with their node).
+-type relay() :: #{tracer := pid(), expected := non_neg_integer(), seen := #{pid() => true},
+                   ended := non_neg_integer(), lost := non_neg_integer()}.
+-type relayed() :: {events, [riarc_event:event()]} | 'end'.
 
 
 -ifdef(TEST).
@@ -237,11 +254,14 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     Limits = riarc_opts:limits(Opts),
     Budget = riarc_opts:budget(Opts),
     %% Every limit but max_tracers (the session's own) is the tracers' to apply.
-    Cfg = (maps:without([max_tracers], Limits))#{
+    Base = (maps:without([max_tracers], Limits))#{
             lambda => riarc_lambda:new(Spec), backend => Backend, session => self(),
             checks => maps:get(invariants, Opts), perturb => maps:get(perturb, Opts),
             explain => maps:get(explain, Opts, 8), analysis => maps:get(analysis, Opts, isolated),
             monitor_budget => Budget, token => Token},
+    %% On a followed node: where a child from elsewhere that Λ puts in its parent's
+    %% partition sends its events (riarc's option follow).
+    Cfg0 = maps:merge(Base, maps:with([relay_to], Opts)),
     _ = monitor(process, Owner),
     S0 = #s{owner = Owner, spec = Spec, opts = Opts, backend = Backend, limits = Limits, token = Token,
             budget = Budget, started = erlang:monotonic_time(microsecond),
@@ -250,6 +270,12 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     %% no child it starts there is missed.
     case start_followers(maps:get(followers, Opts, undefined), S0) of
         {ok, S0F} ->
+            %% One partition spanning nodes: the children Λ puts in their parent's
+            %% partition on a followed node are relayed to its tracer here.
+            Cfg = case [N || {N, _} <- maps:values(S0F#s.followers)] of
+                      [] -> Cfg0;
+                      Nodes -> Cfg0#{relay_nodes => Nodes}
+                  end,
             %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced
             %% is an error of start/4, at once.
             S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
@@ -266,7 +292,7 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
 start_followers(undefined, S) ->
     {ok, S};
 start_followers(Start, S) ->
-    case Start(self()) of
+    case Start(self(), {self(), S#s.relay_secret}) of
         {ok, Followers} ->
             _ = [monitor(process, Proxy) || {_Node, Proxy, _Tag} <- Followers],
             {ok, S#s{follow = riarc_follow:new(),
@@ -321,12 +347,20 @@ handle_info({riarc_remote_down, Tag, _Why}, S = #s{followers = Fs, fstopped = tr
     {noreply, S};
 handle_info({riarc_verdict, Tag, E}, S = #s{followers = Fs, follow = F}) when is_map_key(Tag, Fs) ->
     {Node, _} = maps:get(Tag, Fs),
-    follow_changed(followed(more_followed(riarc_follow:learn(Node, E, F), Fs), S));
-handle_info({riarc_remote_down, Tag, Why}, S = #s{followers = Fs, follow = F}) when is_map_key(Tag, Fs) ->
+    {F1, Learnt} = more_followed(riarc_follow:learn(Node, E, F), Fs, [{Node, E}]),
+    follow_changed(lists:foldl(fun({N, E1}, A) -> relay_failed(N, E1, A) end,
+                               followed(F1, S), lists:reverse(Learnt)));
+handle_info({riarc_remote_down, Tag, Why}, S = #s{followers = Fs}) when is_map_key(Tag, Fs) ->
     {Node, _} = maps:get(Tag, Fs),
-    follow_changed(followed(riarc_follow:down(Node, Why, F), S));
+    follow_changed(follow_down(Node, Why, S));
 handle_info({riarc_s, Token, Msg}, S = #s{token = Token}) ->
     trusted(Msg, S);
+%% One partition spanning nodes: a relaying tracer on a followed node, with the secret.
+handle_info({riarc_relay, Secret, {Child, Parent}, What}, S = #s{relay_secret = Secret})
+  when is_pid(Child), is_pid(Parent) ->
+    {noreply, relay({Parent, node(Child)}, Child, What, S)};
+handle_info({riarc_relay_grace, Key, K}, S) ->
+    {noreply, relay_grace(Key, K, S)};
 handle_info({riarc_s, _, _}, S) ->
     %% Trust boundary: a message in riarc's shape without the session's token was forged
     %% (by the monitored system): counted, not believed.
@@ -390,12 +424,12 @@ handle_info({'DOWN', _, process, Pid, Reason}, S0 = #s{tracers = T}) when is_map
         end,
     S1 = closed(Pid, tracer_crash(Pid, Reason, S)),
     maybe_done(S1#s{tracers = maps:remove(Pid, T), counted = maps:remove(Pid, S1#s.counted)});
-handle_info({'DOWN', _, process, Pid, Why}, S = #s{followers = Fs, fstopped = false, follow = F})
+handle_info({'DOWN', _, process, Pid, Why}, S = #s{followers = Fs, fstopped = false})
   when map_size(Fs) > 0 ->
     case [N || {N, Proxy} <- maps:values(Fs), Proxy =:= Pid] of
         %% A follower's proxy gone without a word (it says nodedown when its node goes,
         %% first): its node's open partitions and unmatched children are errors.
-        [Node] -> follow_changed(followed(riarc_follow:down(Node, {follower_down, Why}, F), S));
+        [Node] -> follow_changed(follow_down(Node, {follower_down, Why}, S));
         [] -> {noreply, S}
     end;
 handle_info({'EXIT', _, _}, S) ->
@@ -496,6 +530,27 @@ trusted({riarc_remote_child, Tracer, partition, Info}, S = #s{remote = Rem}) ->
         #{Tracer := _} -> {noreply, publish([Tracer], S1)};
         #{} -> {noreply, S1}
     end;
+%% One partition spanning nodes: the child's events come relayed from its node, and go to
+%% the parent's partition's tracer (relay/4), those that came before this word first.
+trusted({riarc_remote_child, Tracer, relayed, Info = #{parent := P, node := Node}},
+        S = #s{relays = Rs, relay_wait = Wait, follow = F}) ->
+    Key = {P, Node},
+    R = #{expected := K} = maps:get(Key, Rs, #{tracer => Tracer, expected => 0, seen => #{},
+                                               ended => 0, lost => 0}),
+    S1 = followed(riarc_follow:expect(Info#{relayed => true}, F),
+                  S#s{relays = Rs#{Key => R#{expected := K + 1}}, relay_wait = maps:remove(Key, Wait)}),
+    _ = case follow_grace_ms(S1) of
+            infinity -> ok;
+            T -> erlang:send_after(T, self(), {riarc_relay_grace, Key, K + 1})
+        end,
+    Held = lists:reverse(maps:get(Key, Wait, [])),
+    S2 = lists:foldl(fun({C, What}, A) -> relay(Key, C, What, A) end,
+                     S1#s{relay_held = S1#s.relay_held - relayed_events(Held)}, Held),
+    {noreply, case maps:take(Key, S2#s.relay_dropped) of
+                  {N, Dropped} ->
+                      relay_lost(Key, 0, #{relay_dropped => N}, S2#s{relay_dropped = Dropped});
+                  error -> S2
+              end};
 trusted({riarc_remote_child, _Tracer, own, Info = #{node := Node}}, S = #s{follow = F}) ->
     case {lists:member(Node, maps:get(monitored_elsewhere, S#s.opts, [])),
           lists:keymember(Node, 1, maps:values(S#s.followers))} of
@@ -723,8 +778,8 @@ done(S = #s{waiters = Ws, stopping = Stopping}) ->
         false -> {noreply, S1}
     end.
 
-follow_grace(S = #s{fgrace = undefined, opts = Opts}) ->
-    case maps:get(follow_grace, Opts, maps:get(follow_grace, riarc_opts:defaults())) of
+follow_grace(S = #s{fgrace = undefined}) ->
+    case follow_grace_ms(S) of
         infinity -> S;
         T ->
             Ref = make_ref(),
@@ -733,6 +788,74 @@ follow_grace(S = #s{fgrace = undefined, opts = Opts}) ->
     end;
 follow_grace(S) ->
     S.
+
+follow_grace_ms(#s{opts = Opts}) ->
+    maps:get(follow_grace, Opts, maps:get(follow_grace, riarc_opts:defaults())).
+
+%% A followed node's session ended on its own: its entries (riarc_follow), and the
+%% relayed children there that had not ended, whose partitions here lose the rest of
+%% their trace.
+follow_down(Node, Why, S = #s{follow = F, relays = Rs}) ->
+    S1 = followed(riarc_follow:down(Node, Why, F), S),
+    lists:foldl(fun(Key = {_, N}, A) when N =:= Node ->
+                        #{expected := E, ended := D, lost := L} = maps:get(Key, Rs),
+                        relay_lost(Key, E - D - L, #{lost => Why}, A);
+                   (_, A) -> A
+                end, S1, maps:keys(Rs)).
+
+%% One partition spanning nodes: what a relaying tracer sent for Child, the child of
+%% Parent on Node, goes to the tracer of Parent's partition here, in the order it came;
+%% for a parent no tracer has claimed (its start not reached yet by its tracer, or a
+%% parent outside the system), it waits, up to max_queue events in all; past that it is
+%% dropped and counted, so that a partition that claims it later is an error, never a
+%% verdict on a trace with a hole.
+relay(Key, Child, What, S = #s{relays = Rs, token = Token}) when is_map_key(Key, Rs) ->
+    R = #{tracer := T, seen := Seen} = maps:get(Key, Rs),
+    R1 = case What of
+             {events, Events} ->
+                 T ! {riarc_relayed, Token, events, Events},
+                 R#{seen := Seen#{Child => true}};
+             'end' ->
+                 T ! {riarc_relayed, Token, 'end', Child},
+                 R#{seen := Seen#{Child => true}, ended := maps:get(ended, R) + 1}
+         end,
+    S#s{relays = Rs#{Key := R1}};
+relay(Key, Child, What, S = #s{relay_wait = Wait, relay_held = Held, limits = #{max_queue := Max}}) ->
+    N = relayed_events([{Child, What}]),
+    case Held + N > Max of
+        false ->
+            S#s{relay_wait = Wait#{Key => [{Child, What} | maps:get(Key, Wait, [])]},
+                relay_held = Held + N};
+        true ->
+            S#s{relay_dropped = maps:update_with(Key, fun(D) -> D + N end, N, S#s.relay_dropped)}
+    end.
+
+relayed_events(Held) ->
+    lists:sum([length(Es) || {_, {events, Es}} <- Held]).
+
+%% A relaying partition there that ended in error (its tracer crashed, riarc stopped it
+%% over a limit) before its end was relayed: the rest of its trace will not come.
+relay_failed(Node, #{pid := C, parent := P, verdict := error} = E, S = #s{relays = Rs})
+  when is_map_key({P, Node}, Rs) ->
+    relay_lost({P, Node}, 1, #{lost => maps:get(reason, E, undefined), child => C}, S);
+relay_failed(_Node, _E, S) ->
+    S.
+
+%% follow_grace after the K-th relayed child of a parent on a node was expected: if fewer
+%% than K showed there, those missing never will (their start failed), as far as this
+%% run can wait.
+relay_grace(Key, K, S = #s{relays = Rs}) ->
+    #{seen := Seen, lost := L} = maps:get(Key, Rs),
+    relay_lost(Key, K - map_size(Seen) - L, #{lost => not_followed}, S).
+
+%% N relayed children of Key's parent will not be relayed (to their end): its partition's
+%% tracer stops waiting for them, and its partition is an error.
+relay_lost(_Key, N, Why, S) when N =< 0, not is_map_key(relay_dropped, Why) ->
+    S;
+relay_lost(Key = {P, Node}, N, Why, S = #s{relays = Rs, token = Token}) ->
+    R = #{tracer := T, lost := L} = maps:get(Key, Rs),
+    T ! {riarc_relayed, Token, lost, {max(N, 0), maps:merge(#{parent => P, node => Node}, Why)}},
+    S#s{relays = Rs#{Key := R#{lost := L + max(N, 0)}}}.
 
 %% The followers' sessions end with the run: what each learnt last is read from its
 %% result (an entry its stream had not brought yet).
@@ -780,13 +903,13 @@ followed(F, S = #s{subscribers = Subs, fpublished = Pub}) ->
 %% Every entry the followers have streamed meanwhile, learnt before the book is read again:
 %% reading it is linear in the partitions there (riarc_follow), so the entries that
 %% arrive while it is read are taken in one batch, not one read each.
-more_followed(F, Fs) ->
+more_followed(F, Fs, Learnt) ->
     receive
         {riarc_verdict, Tag, E} when is_map_key(Tag, Fs) ->
             {Node, _} = maps:get(Tag, Fs),
-            more_followed(riarc_follow:learn(Node, E, F), Fs)
+            more_followed(riarc_follow:learn(Node, E, F), Fs, [{Node, E} | Learnt])
     after 0 ->
-        F
+        {F, Learnt}
     end.
 
 %% The run may be over now: every tracer here had ended, and the last followed child is

@@ -64,7 +64,9 @@
             session :: pid(),
             token :: reference() | undefined,
             n = 0 :: non_neg_integer() | reported,
-            an :: undefined | pid(),
+            %% Or, for a partition relayed to its root's remote parent's session (one
+            %% partition spanning nodes, the core's effect relay): where its events go.
+            an :: undefined | pid() | relay(),
             aref :: undefined | reference(),
             %% The analysis's step clock: how far it is behind (undefined once its
             %% backlog was reported).
@@ -82,6 +84,8 @@
             suspended = [] :: [pid()],
             since = 0 :: integer(),
             max_payload = infinity :: pos_integer() | infinity}).
+
+-type relay() :: {relay, pid(), reference(), pid(), pid()}.
 
 %% What the loop looks at every 1024 messages only is kept in the process dictionary,
 %% not in #l{}: the loop's record is copied on every message, so each field it carries
@@ -160,7 +164,7 @@ ctl(#{}, Req) -> Req.
 core_cfg(Cfg0 = #{backend := Backend}) ->
     Base = maps:with([lambda, backend, session, checks, perturb, explain, max_queue,
                       max_queue_bytes, max_events, max_payload, monitor_budget, token, policy,
-                      max_suspend, analysis], Cfg0),
+                      max_suspend, analysis, relay_nodes, relay_to], Cfg0),
     %% Monitors run in their partitions' analysis processes (riarc_analyser), or, with
     %% `analysis => inline', in the tracer's core (whose own default is inline).
     Base#{self => self(), analysis => maps:get(analysis, Base, isolated),
@@ -234,6 +238,9 @@ loop(St, L = #l{sref = SRef, aref = ARef, nbuf = NBuf, suspended = Susp}) ->
 flush(L = #l{nbuf = 0}) -> L;
 flush(L = #l{an = An, buf = Buf}) when is_pid(An) ->
     An ! {riarc_evts, lists:reverse(Buf)},
+    L#l{buf = [], nbuf = 0};
+flush(L = #l{an = {relay, To, Secret, Root, Parent}, buf = Buf}) ->
+    To ! {riarc_relay, Secret, {Root, Parent}, {events, lists:reverse(Buf)}},
     L#l{buf = [], nbuf = 0};
 flush(L) -> L#l{buf = [], nbuf = 0}.
 
@@ -406,7 +413,7 @@ effects([], L, _St) ->
     L;
 %% The hot path: an event of the partition goes to its analysis, not waited for.
 effects([{analyse, E} | Fx], L = #l{an = An, max_payload = Max, events = N, nbuf = B}, St)
-  when is_pid(An) ->
+  when An =/= undefined ->
     L1 = L#l{events = N + 1, buf = [riarc_event:truncate(E, Max) | L#l.buf], nbuf = B + 1},
     effects(Fx, case B + 1 >= ?BATCH of true -> flush(L1); false -> L1 end, St);
 effects([{analyse, _} | Fx], L = #l{events = N}, St) ->
@@ -434,8 +441,21 @@ effects([{analysis, Part, Mon} | Fx], L = #l{cfg = Cfg = #{session := Session}},
     effects(Fx, L#l{an = An, aref = ARef, clock = Clock}, St);
 effects([analysis_end | Fx], L, St) ->
     L1 = #l{an = An} = flush(L),
-    _ = is_pid(An) andalso (An ! riarc_end),
-    effects(Fx, L1, St);
+    case An of
+        {relay, To, Secret, Root, Parent} ->
+            %% After the last of its events, from this process too: the parent's
+            %% session gets them in this order.
+            To ! {riarc_relay, Secret, {Root, Parent}, 'end'},
+            effects(Fx, L1#l{an = undefined}, St);
+        _ ->
+            _ = is_pid(An) andalso (An ! riarc_end),
+            effects(Fx, L1, St)
+    end;
+%% One partition spanning nodes: this partition (a child from another node, Λ ⊥) is its
+%% remote parent's partition's; its events go to the parent's session with the secret
+%% it gave (cfg's relay_to), which hands them to that partition's tracer.
+effects([{relay, {Root, _MFA}, Parent} | Fx], L = #l{cfg = #{relay_to := {To, Secret}}}, St) ->
+    effects(Fx, L#l{an = {relay, To, Secret, Root, Parent}}, St);
 effects([refused | Fx], L, St) ->
     put(?FORGED, get_int(?FORGED) + 1),
     effects(Fx, L, St);

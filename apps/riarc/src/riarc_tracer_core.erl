@@ -30,6 +30,8 @@
 %%                        %  (Part = {S, MFA}) by monitor Mon, off the routing path
 %% {analyse, E}           % with `analysis => isolated': hand event E to that analysis,
 %%                        %  without waiting for it
+%% {relay, Part, P}       % one partition spanning nodes: this partition's events (analyse,
+%%                        %  analysis_end) go to the session of P, its root's remote parent
 %% analysis_end           % with `analysis => isolated': the partition has ended; its
 %%                        %  analysis gives the verdict none unless it has one
 %% perturb                % test hook: be slow here (cfg's perturb)
@@ -78,12 +80,20 @@
                  %% partition's own that the caller starts and feeds from the effects
                  %% (`isolated': a slow or looping monitor never stalls routing).
                  analysis => inline | isolated,
+                 %% One partition spanning nodes: the nodes followed by a session there
+                 %% (riarc's option follow), whose children Λ puts in their parent's
+                 %% partition have their events relayed to its tracer here; and, on such a
+                 %% node, where the events of a child from elsewhere that Λ puts in its
+                 %% parent's partition go (the parent's session, and its secret).
+                 relay_nodes => [node()],
+                 relay_to => {pid(), reference()},
                  %% What the process loop around the core keeps in it for itself.
                  atom() => term()}.
 -type effect() :: {send, tracer(), term()} | {detach, sid(), tracer()} | {clear, sid()}
                 | {started, tracer(), sid()} | perturb | stop
                 | {analysis, {sid(), riarc_event:mfa_args()}, riarc_monitor:monitor()}
-                | {analyse, riarc_event:event()} | analysis_end | refused.
+                | {analyse, riarc_event:event()} | analysis_end | refused
+                | {relay, {sid(), riarc_event:mfa_args()}, pid()}.
 
 -record(st, {
     mode = direct :: mode(),
@@ -109,6 +119,12 @@
     detached = 0 :: non_neg_integer(),             % Γ entries added in • mode, for I16
     acked = 0 :: non_neg_integer(),                % acknowledgements of our own dtc
     held = queue:new() :: queue:queue(term()),     % Invariant I14: what priority mode defers
+    %% One partition spanning nodes (cfg's relay_nodes, relay_to). Here: the children Λ
+    %% put in this partition on followed nodes whose relayed trace has not ended yet
+    %% (TRYGC waits for them). On the child's node: the remote parent of this partition's
+    %% root, whose partition's tracer gets this partition's events.
+    awaiting = 0 :: non_neg_integer(),
+    relay_of = undefined :: undefined | pid(),
     fx = [] :: [effect()]                          % effects of this step, newest first
 }).
 -opaque state() :: #st{}.
@@ -182,6 +198,7 @@ fx(E, St = #st{fx = Fx}) -> St#st{fx = [E | Fx]}.
 direct_in({riarc_rtd, _, _} = R, St) -> forwd_rtd(R, St);
 direct_in({riarc_dtc, T, S, Cut}, St) -> dispatch_dtc(T, S, Cut, St);
 direct_in({riarc_ctl, From, Ref, Req}, St) -> control(From, Ref, Req, St);
+direct_in({riarc_relayed, _, _, _} = R, St) -> relayed(R, St);
 direct_in(Msg, St = #st{cfg = #{backend := Backend}}) ->
     case riarc_backend:event(Backend, Msg) of
         %% A child from another node announced together with its first event
@@ -456,7 +473,7 @@ drain_held(St = #st{held = Held}) ->
 %% mode, the tracer that dispatched the spawn event in priority mode. The spawn event
 %% names the parent the child's init event names (init_parent/3).
 instrument(Mode, {spawn, P, C, MFA}, Disp, St = #st{cfg = Cfg = #{lambda := Lambda}}) ->
-    case lookup(Lambda, MFA, St) of
+    case relay(P, MFA, lookup(Lambda, MFA, St)) of
         {{ok, Mon}, St1} ->
             %% Λ(e.ςS) ≠ ⊥: a new tracer for C, reached through a next-hop (I8).
             #{start_tracer := Start, session := Session} = Cfg,
@@ -485,6 +502,18 @@ instrument(Mode, {spawn, P, C, MFA}, Disp, St = #st{cfg = Cfg = #{lambda := Lamb
             detach(C, Disp, St1)
     end.
 
+%% One partition spanning nodes, on the child's node: a child from another node that Λ puts
+%% in its parent's partition gets a tracer of its own here (its partition on this node),
+%% whose events go to the parent's partition's tracer there instead of a monitor here.
+%% riarc's own processes are never relayed (riarc_backend_new: nor ever monitored).
+relay(P, MFA, Answer = {undefined, St = #st{cfg = #{relay_to := _}}}) when is_pid(P), node(P) =/= node() ->
+    case riarc_backend_new:is_own(riarc_lambda:logical_mfa(MFA)) of
+        false -> {{ok, {'$riarc_relay', P}}, St};
+        true -> Answer
+    end;
+relay(_P, _MFA, Answer) ->
+    Answer.
+
 lookup(Lambda, MFA, St) ->
     case riarc_lambda:lookup(Lambda, MFA) of
         {error, Reason} ->
@@ -502,13 +531,45 @@ lookup(Lambda, MFA, St) ->
 %% complete prefix, and a partition with no monitor has nothing to lose). A monitor: the
 %% child's own partition is never monitored. Either way the session is told: an error,
 %% never a silent accept.
-remote_child({remote_spawn, P, Node, MFA}, St = #st{cfg = #{lambda := Lambda}}) ->
+%%
+%% One partition spanning nodes: on a node a session follows the system onto (cfg's
+%% relay_nodes), a ⊥ child's events, and its ⊥ descendants' there, are relayed here by
+%% the session (relayed/2); the session is told whose they are, and this tracer does not
+%% end (TRYGC) before their relayed trace has, unless its monitor has a verdict already.
+remote_child({remote_spawn, P, Node, MFA}, St = #st{cfg = Cfg = #{lambda := Lambda}}) ->
     Info = #{parent => P, node => Node, mfa => MFA},
+    Relayed = lists:member(Node, maps:get(relay_nodes, Cfg, [])),
     case lookup(Lambda, MFA, St) of
+        {undefined, St1} when Relayed ->
+            St2 = case St1#st.mon of
+                      undefined -> St1;
+                      _ -> St1#st{awaiting = St1#st.awaiting + 1}
+                  end,
+            report({riarc_remote_child, self_of(St2), relayed, Info}, St2);
         {undefined, St1 = #st{mon = undefined}} -> St1;
         {undefined, St1} -> report({riarc_remote_child, self_of(St1), partition, Info}, St1);
         {{ok, _}, St1} -> report({riarc_remote_child, self_of(St1), own, Info}, St1)
     end.
+
+%% The relayed trace of a child on another node (remote_child/2), from the session: its
+%% events, in their order there, analysed as this partition's; its end; or the session's
+%% word that N such children will never be relayed (their node went down, or none showed
+%% there: the Info says why), which leaves this partition's trace incomplete: an error
+%% for it (the session's), as for a child this node cannot follow.
+%% Trust boundary: only the session, with its token, relays.
+relayed({riarc_relayed, Token, What, Arg}, St = #st{cfg = Cfg}) ->
+    case maps:get(token, Cfg, undefined) of
+        Token -> relayed1(What, Arg, St);
+        _ -> report({riarc_forged, self_of(St), relayed}, St)
+    end.
+
+relayed1(events, Events, St) ->
+    lists:foldl(fun analyse/2, St, Events);
+relayed1('end', _Child, St = #st{awaiting = N}) ->
+    try_gc(St#st{awaiting = max(N - 1, 0)});
+relayed1(lost, {Missing, Info}, St = #st{awaiting = N}) ->
+    St1 = report({riarc_remote_child, self_of(St), partition, Info}, St),
+    try_gc(St1#st{awaiting = max(N - Missing, 0)}).
 
 %% Alg. 4 DETACH(ȷS, ıT): preempt S, then ask the dispatch tracer for S's routed events
 %% (both done by the caller, in this order, as the effect {detach, S, Disp}).
@@ -541,8 +602,9 @@ send(T, R, St) ->
 child_route({held, _}) -> {held, []};
 child_route(T) -> T.
 
-%% Alg. 4 TRYGC. Invariant I1: the tracer ends only with Γ = Π = ∅.
-try_gc(St = #st{gamma = G, pi = P}) when map_size(G) =:= 0, map_size(P) =:= 0 ->
+%% Alg. 4 TRYGC. Invariant I1: the tracer ends only with Γ = Π = ∅, and (one partition
+%% spanning nodes) no relayed child still to end.
+try_gc(St = #st{gamma = G, pi = P, awaiting = 0}) when map_size(G) =:= 0, map_size(P) =:= 0 ->
     finish(St);
 try_gc(St) ->
     St.
@@ -578,6 +640,11 @@ set_monitor(Root, MFA, St = #st{cfg = #{lambda := Lambda}}) ->
         {undefined, St1} -> St1
     end.
 
+%% A child from another node in its remote parent's partition (relay/2): its events
+%% leave as a partition's analysis's would (effects analyse, analysis_end), to the
+%% parent's session (effect relay).
+start_analysis(Part, {'$riarc_relay', P}, St) ->
+    fx({relay, Part, P}, St#st{part = Part, mon = isolated, relay_of = P});
 start_analysis(Part, Mon, St = #st{cfg = Cfg}) ->
     case Cfg of
         #{analysis := isolated} ->
@@ -592,7 +659,7 @@ start_analysis(Part, Mon, St = #st{cfg = Cfg}) ->
 %% handed to it, and is not waited for.
 %% An event of this partition's: a start of a process on another node is judged
 %% (remote_child/2, whether or not the monitor still runs), every other one stepped.
-analyse(E = {remote_spawn, _, _, _}, St) ->
+analyse(E = {remote_spawn, _, _, _}, St = #st{relay_of = undefined}) ->
     remote_child(E, St);
 analyse(_E, St = #st{mon = undefined}) ->
     St;

@@ -67,3 +67,21 @@ open_test() ->
     ?assertMatch([_, #{pid := H, verdict := error, reason := nodedown}], lists:sort(riarc_follow:final(Down))),
     %% The first reason given stands.
     ?assertEqual(riarc_follow:final(Down), riarc_follow:final(riarc_follow:down(?N, follower_lost, Down))).
+
+%% A child Λ put in its parent's partition (relayed): its partition there is matched, so
+%% what it started there is the system's, but it is not listed (its events are its
+%% parent's partition's); while open it is waited for; one never seen is no entry (its
+%% parent's partition is the error).
+relayed_test() ->
+    Parent = p(10),
+    M = p(20), H = p(30),
+    F0 = lists:foldl(fun riarc_follow:expect/2, riarc_follow:new(),
+                     [#{parent => Parent, node => ?N, mfa => {m, run, [1]}, relayed => true},
+                      #{parent => Parent, node => ?N, mfa => {m, lost, [1]}, relayed => true}]),
+    F1 = lists:foldl(fun(E, F) -> riarc_follow:learn(?N, E, F) end, F0,
+                     [entry(M, {m, run, [1]}, none, #{parent => Parent, within => none, open => true}),
+                      entry(H, {h, run, []}, accept, #{parent => M, within => M})]),
+    ?assertEqual(partitions, riarc_follow:waits_for(F1)),
+    F2 = riarc_follow:learn(?N, entry(M, {m, run, [1]}, none, #{parent => Parent, within => none}), F1),
+    ?assertEqual(nothing, riarc_follow:waits_for(F2)),
+    ?assertEqual([H], [P || #{pid := P} <- riarc_follow:final(F2)]).

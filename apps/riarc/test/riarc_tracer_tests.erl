@@ -182,3 +182,43 @@ events_option_test() ->
     _ = [receive {log, _, _} -> ok end || _ <- [p, q, r]],
     Kinds = lists:usort([element(1, E) || {mon, p, E} <- flush()]),
     ?assertEqual([exit, init, spawn], Kinds).
+
+%% One partition spanning nodes on the pure core: a start on a followed node that Λ puts
+%% in the partition is told to the session and awaited; the relayed events (with the
+%% token only) reach the monitor after the start, in their order; TRYGC waits for the
+%% relayed end, and a child given up (lost) ends the wait with an error for the partition.
+core_relay_test() ->
+    Self = self(),
+    Mon = fun Rec(Acc) -> fun(E) -> Self ! {seen, lists:reverse([E | Acc])}, Rec([E | Acc]) end end,
+    B = riarc_backend:new(riarc_backend_route, #{table => undefined, flags => []}),
+    Cfg = #{lambda => riarc_lambda:new(fun({m, p, []}) -> {ok, Mon([])}; (_) -> undefined end),
+            backend => B, session => self(), checks => true, perturb => undefined,
+            start_tracer => fun(_, _, _, _) -> error(unexpected) end,
+            init_from_spawn => true, self => t0, token => tk, relay_nodes => [n@h],
+            analysis => inline},
+    {St0, _} = riarc_tracer_core:init_root(Cfg, p, {m, p, []}, none),
+    Call = {trace, p, call, {erts_internal, dist_spawn_request, [n@h, {m, c, [1]}, [], spawn_request]}},
+    Step = fun(M, St) -> {St1, Fx} = riarc_tracer_core:handle(M, St), {St1, Fx} end,
+    {St1, Fx1} = Step(Call, St0),
+    ?assertEqual([{send, self(), {riarc_remote_child, t0, relayed, #{parent => p, node => n@h, mfa => {m, c, [1]}}}}], Fx1),
+    %% Forged: no token.
+    {St2, [{send, _, {riarc_forged, t0, relayed}}]} = Step({riarc_relayed, bad, events, [{exit, c, normal}]}, St1),
+    {St3, []} = Step({riarc_relayed, tk, events, [{init, c, p, {m, c, [1]}}, {send, c, p, hi}]}, St2),
+    %% P ends: Γ = Π = ∅, but the relayed child has not.
+    {St4, Fx4} = Step({trace, p, exit, normal}, St3),
+    ?assertNot(lists:member(stop, Fx4)),
+    {St5, []} = Step({riarc_relayed, tk, events, [{exit, c, normal}]}, St4),
+    {_, Fx6} = Step({riarc_relayed, tk, 'end', c}, St5),
+    ?assert(lists:member(stop, Fx6)),
+    Seen = lists:last([S || {seen, S} <- flush_seen()]),
+    ?assertEqual([{init, c, p, {m, c, [1]}}, {send, c, p, hi}, {exit, p, normal}, {exit, c, normal}], Seen),
+    %% Given up: the partition is told to be an error, and the tracer ends.
+    {St7, _} = Step(Call, St0),
+    {St8, _} = Step({trace, p, exit, normal}, St7),
+    Info = #{parent => p, node => n@h, lost => nodedown},
+    {_, Fx9} = Step({riarc_relayed, tk, lost, {1, Info}}, St8),
+    ?assertMatch([{send, _, {riarc_remote_child, t0, partition, Info}} | _], Fx9),
+    ?assert(lists:member(stop, Fx9)).
+
+flush_seen() ->
+    receive {seen, _} = S -> [S | flush_seen()] after 0 -> [] end.

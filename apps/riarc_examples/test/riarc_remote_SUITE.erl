@@ -18,7 +18,8 @@
          remote_spawns_named/1, remote_spawns_are_calls/1, remote_child_in_partition/1,
          remote_child_unmonitored/1, remote_patterns/1, follow_children/1, follow_node_down/1,
          follow_timeout/1, follow_errors/1, follow_proxy_killed/1, follow_from_node/1,
-         follow_tracer_killed/1, follow_failed_start/1]).
+         follow_tracer_killed/1, follow_failed_start/1, span_nodes/1, span_node_down/1,
+         span_failed_start/1, span_tracer_killed/1]).
 
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
@@ -30,7 +31,8 @@ all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, ses
           remote_spawns_named, remote_spawns_are_calls, remote_child_in_partition,
           remote_child_unmonitored, remote_patterns, follow_children, follow_node_down,
           follow_timeout, follow_errors, follow_proxy_killed, follow_from_node,
-          follow_tracer_killed, follow_failed_start].
+          follow_tracer_killed, follow_failed_start, span_nodes, span_node_down,
+          span_failed_start, span_tracer_killed].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -590,6 +592,18 @@ wait_sleepers(Tag, N, Seen) ->
 sleepers(Es, Seen) ->
     maps:merge(Seen, maps:from_list([{P, E} || E = #{pid := P, mfa := {timer, sleep, _}} <- Es])).
 
+%% Once the peer's follower has two sleepers' partitions, the tracer there of the first
+%% is killed: the sleepers, the victim's first.
+kill_a_sleepers_tracer(Node) ->
+    [Remote] = [P || {_, P, _, _} <- erpc:call(Node, supervisor, which_children, [riarc_session_sup])],
+    [Victim, Other] = wait_sleepers(Remote, 2),
+    #{traced := Traced} = erpc:call(Node, riarc, alive, [Remote]),
+    [T] = [T || {T, Ps} <- maps:to_list(Traced), lists:member(Victim, Ps)],
+    Ref = monitor(process, T),
+    exit(T, kill),
+    receive {'DOWN', Ref, process, T, _} -> ok end,
+    [Victim, Other].
+
 %% A run riarc cuts short (its timeout) while followed children still run there: each is
 %% inconclusive, reason the timeout, as one here would be; nothing stays traced there.
 follow_timeout(Config) ->
@@ -612,13 +626,7 @@ follow_timeout(Config) ->
 follow_tracer_killed(Config) ->
     Node = ?config(node, Config),
     {ok, S} = riarc:start({riarc_remote_sys, stuck, [Node, 2]}, spread_spec(), #{follow => [Node]}),
-    [Remote] = [P || {_, P, _, _} <- erpc:call(Node, supervisor, which_children, [riarc_session_sup])],
-    [Victim, Other] = wait_sleepers(Remote, 2),
-    #{traced := Traced} = erpc:call(Node, riarc, alive, [Remote]),
-    [T] = [T || {T, Ps} <- maps:to_list(Traced), lists:member(Victim, Ps)],
-    Ref = monitor(process, T),
-    exit(T, kill),
-    receive {'DOWN', Ref, process, T, _} -> ok end,
+    [Victim, Other] = kill_a_sleepers_tracer(Node),
     {ok, Res} = riarc:stop(S),
     Vs = maps:get(verdicts, Res),
     ?assertMatch([#{verdict := error, reason := {tracer_crashed, killed}, node := Node,
@@ -684,5 +692,143 @@ follow_proxy_killed(Config) ->
     ?assertMatch([#{verdict := error, reason := {follower_down, killed}},
                   #{verdict := error, reason := {follower_down, killed}}],
                  [E || E = #{node := _} <- maps:get(verdicts, Res)], Res),
+    ?assertEqual(1, riarc_result:status(Res)),
+    untraced(Node).
+
+%% One partition spanning nodes: the Spec gives the root a monitor and puts its members
+%% (started on the peer) and their subs there in the root's partition; helpers have
+%% monitors of their own. The root's monitor accepts only once it has seen, in its one
+%% partition, every sub's K numbered messages in their order, every member's right
+%% answer and the exits of the root, every member and every sub; it rejects a number out
+%% of order or a wrong answer.
+span_spec(N, K) ->
+    Ends = fun M({exit, _, _}) -> accept; M(_) -> M end,
+    fun({riarc_remote_sys, span, _}) -> {ok, span_mon(N, K, #{}, 0, 0)};
+       ({riarc_remote_sys, helper, _}) -> {ok, Ends};
+       ({riarc_remote_sys, job, _}) -> {ok, Ends};
+       (_) -> undefined
+    end.
+
+span_mon(N, K, Seqs, Dones, Exits) ->
+    fun({send, Sub, _, {seq, Sub, J}}) ->
+            case maps:get(Sub, Seqs, 0) + 1 of
+                J -> span_done(N, K, Seqs#{Sub => J}, Dones, Exits);
+                _ -> reject
+            end;
+       ({send, M, _, {done, M, I, Y}}) when Y =:= 2 * I -> span_done(N, K, Seqs, Dones + 1, Exits);
+       ({send, _, _, {done, _, _, _}}) -> reject;
+       ({exit, _, normal}) -> span_done(N, K, Seqs, Dones, Exits + 1);
+       (_) -> span_mon(N, K, Seqs, Dones, Exits)
+    end.
+
+span_done(N, K, Seqs, N, Exits) when Exits =:= 2 * N + 1, map_size(Seqs) =:= N ->
+    case lists:all(fun(J) -> J =:= K end, maps:values(Seqs)) of
+        true -> accept;
+        false -> span_mon(N, K, Seqs, N, Exits)
+    end;
+span_done(N, K, Seqs, Dones, Exits) ->
+    span_mon(N, K, Seqs, Dones, Exits).
+
+%% The members' and subs' events reach the root's monitor here, complete and each
+%% process's in its order, with both cores loaded: the root is accepted (rejected when a
+%% member answers wrongly, which only its relayed events show). The members and subs are
+%% not listed on their own; the helpers they started there are, with their node. Each
+%% backend, monitors in their tracers and not; afterwards nothing on the peer is traced.
+span_nodes(Config) ->
+    Node = ?config(node, Config),
+    load_sys(Node),
+    {N, K} = {3, 300},
+    Load = [spawn(fun Spin() -> Spin() end) || _ <- lists:seq(1, erlang:system_info(schedulers_online))],
+    try
+        [begin
+             {ok, S} = riarc:start({riarc_remote_sys, span, [Node, N, K, Bad, self()]}, span_spec(N, K),
+                                   #{follow => [Node], backend => B, analysis => A}),
+             Root = receive {ready, R} -> R end,
+             Root ! go,
+             {ok, Res} = riarc_session:finish(S, 120000),
+             Vs = maps:get(verdicts, Res),
+             Want = case Bad of 0 -> accept; _ -> reject end,
+             ?assertMatch([#{verdict := Want}], [E || E = #{mfa := {riarc_remote_sys, span, _}} <- Vs],
+                          {B, A, Vs}),
+             [#{events := Events}] = [E || E = #{mfa := {riarc_remote_sys, span, _}} <- Vs],
+             %% The sends alone: K per sub, one per member.
+             ?assert(Events >= N * (K + 1), {B, A, Events}),
+             ?assertEqual(lists:duplicate(N, helper),
+                          [F || #{node := Nd, mfa := {riarc_remote_sys, F, _}} <- Vs, Nd =:= Node],
+                          {B, A, Vs}),
+             ?assertEqual([], [E || E = #{verdict := V} <- Vs, V =/= accept, V =/= reject], Vs),
+             ?assertEqual(case Bad of 0 -> 0; _ -> 1 end, riarc_result:status(Res)),
+             untraced(Node)
+         end || {Bad, B, A} <- [{0, route, inline}, {2, route, isolated}, {0, evm, isolated}]]
+    after
+        [exit(P, kill) || P <- Load]
+    end.
+
+%% The peer goes down while members there run: the root's partition lost the rest of
+%% their trace: error, saying their node went down; nothing waits for ever.
+span_node_down(Config) ->
+    Node = ?config(node, Config),
+    load_sys(Node),
+    Spec = fun({riarc_remote_sys, span_stuck, _}) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end};
+              (_) -> undefined
+           end,
+    {ok, S} = riarc:start({riarc_remote_sys, span_stuck, [Node, 2]}, Spec, #{follow => [Node]}),
+    [Remote] = [P || {_, P, _, _} <- erpc:call(Node, supervisor, which_children, [riarc_session_sup])],
+    %% Both relaying partitions there have begun.
+    wait_sleepers(Remote, 2),
+    peer:stop(?config(peer, Config)),
+    {ok, Res} = riarc_session:finish(S, 60000),
+    Vs = maps:get(verdicts, Res),
+    ?assertMatch([#{verdict := error, reason := {remote_child, #{lost := nodedown, node := Node}}}],
+                 [E || E = #{mfa := {riarc_remote_sys, span_stuck, _}} <- Vs], Vs),
+    ?assertEqual([], [E || E = #{node := _} <- Vs], Vs),
+    ?assertEqual(1, riarc_result:status(Res)).
+
+%% A member's start the peer refuses: after follow_grace the root's partition is an
+%% error saying the child was never seen there, not a run that waits for ever nor an
+%% accept on a trace without it.
+span_failed_start(Config) ->
+    Node = ?config(node, Config),
+    load_sys(Node),
+    %% The root's monitor accepts at an event of the member's (none comes).
+    Spec = fun({riarc_remote_sys, span_bad_start, _}) ->
+                   {ok, fun M(E) ->
+                                case node(riarc_event:origin(E)) =:= node() of
+                                    true -> M;
+                                    false -> accept
+                                end
+                        end};
+              ({riarc_remote_sys, job, _}) -> {ok, fun M({exit, _, _}) -> accept; M(_) -> M end};
+              (_) -> undefined
+           end,
+    {ok, Res} = riarc:run({riarc_remote_sys, span_bad_start, [Node]}, Spec,
+                          #{follow => [Node], follow_grace => 500, timeout => 60000}),
+    Vs = maps:get(verdicts, Res),
+    ?assertEqual([], [E || E = {riarc_session, {timeout, _, _}} <- maps:get(errors, Res)], Res),
+    ?assertMatch([#{verdict := error, reason := {remote_child, #{lost := not_followed, node := Node}}}],
+                 [E || E = #{mfa := {riarc_remote_sys, span_bad_start, _}} <- Vs], Vs),
+    ?assertMatch([#{verdict := accept}], [E || E = #{mfa := {riarc_remote_sys, job, _}, node := _} <- Vs], Vs),
+    ?assertEqual(1, riarc_result:status(Res)),
+    untraced(Node).
+
+%% The tracer there relaying one of two members is killed: the root's partition lost the
+%% rest of that member's trace: error, saying so; the run still ends once the members do
+%% (the root's tracer waits for the other's relayed end, not for the lost one's).
+span_tracer_killed(Config) ->
+    Node = ?config(node, Config),
+    load_sys(Node),
+    %% A monitor that never decides: the partition's verdict is its session's.
+    Spec = fun({riarc_remote_sys, span_stuck, _}) -> {ok, fun M(_) -> M end};
+              (_) -> undefined
+           end,
+    {ok, S} = riarc:start({riarc_remote_sys, span_stuck, [Node, 2]}, Spec, #{follow => [Node]}),
+    [Victim, Other] = kill_a_sleepers_tracer(Node),
+    [erpc:call(Node, erlang, exit, [P, kill]) || P <- [Victim, Other]],
+    {ok, Res} = riarc_session:finish(S, 60000),
+    Vs = maps:get(verdicts, Res),
+    ?assertEqual([], [E || E = {riarc_session, {timeout, _, _}} <- maps:get(errors, Res)], Res),
+    ?assertMatch([#{verdict := error, reason := {remote_child, #{lost := {tracer_crashed, killed},
+                                                               child := Victim}}}],
+                 [E || E = #{mfa := {riarc_remote_sys, span_stuck, _}} <- Vs], Vs),
     ?assertEqual(1, riarc_result:status(Res)),
     untraced(Node).

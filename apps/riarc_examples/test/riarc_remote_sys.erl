@@ -5,6 +5,8 @@
 -export([erpc_call/1, spawn_there/1, local_only/0]).
 %% A system spread over two nodes, followed there (riarc's option `follow').
 -export([spread/4, worker/3, helper/1, job/1, stuck/2, bad_start/1]).
+%% One partition spanning two nodes: members there in their parent's partition here.
+-export([span/5, member/4, sub/3, span_stuck/2, span_bad_start/1]).
 
 %% An erpc call: its process there runs erlang:node/0.
 erpc_call(Node) ->
@@ -51,4 +53,40 @@ stuck(Node, N) ->
 %% call): the first child never exists.
 bad_start(Node) ->
     {'EXIT', {badarg, _}} = (catch spawn_opt(Node, ?MODULE, helper, [1], [{riarc_no_such_option, 1}])),
+    ok = erpc:call(Node, ?MODULE, job, [1]).
+
+%% Starts N members on Node (spawn/4), member Bad answering wrongly, each with K
+%% messages from a sub of its own there, and waits for their answers.
+span(Node, N, K, Bad, Test) ->
+    Test ! {ready, self()},
+    receive go -> ok end,
+    Ms = [spawn(Node, ?MODULE, member, [self(), I, K, I =:= Bad]) || I <- lists:seq(1, N)],
+    [receive {done, M, _, _} -> ok end || M <- Ms],
+    ok.
+
+%% A member: a sub there sends it K numbered messages; then it starts a helper there,
+%% waits for it, and answers {done, self(), I, 2I} (or not).
+member(Parent, I, K, Bad) ->
+    Me = self(),
+    {S, SRef} = spawn_monitor(?MODULE, sub, [Me, K, I]),
+    [receive {seq, S, J} -> ok end || J <- lists:seq(1, K)],
+    receive {'DOWN', SRef, process, S, normal} -> ok end,
+    {H, Ref} = spawn_monitor(?MODULE, helper, [I]),
+    receive {'DOWN', Ref, process, H, normal} -> ok end,
+    Parent ! {done, self(), I, case Bad of true -> wrong; false -> 2 * I end}.
+
+sub(Member, K, _I) ->
+    [Member ! {seq, self(), J} || J <- lists:seq(1, K)],
+    ok.
+
+%% N members on Node that wait for ever; ends when they are gone (their node down).
+span_stuck(Node, N) ->
+    Ms = [spawn_monitor(Node, timer, sleep, [infinity]) || _ <- lists:seq(1, N)],
+    [receive {'DOWN', Ref, process, M, _} -> ok end || {M, Ref} <- Ms],
+    ok.
+
+%% A member's start that Node refuses (a bad spawn option), then an erpc call there.
+span_bad_start(Node) ->
+    {'EXIT', {badarg, _}} = (catch spawn_opt(Node, ?MODULE, member, [self(), 1, 1, false],
+                                             [{riarc_no_such_option, 1}])),
     ok = erpc:call(Node, ?MODULE, job, [1]).
