@@ -392,9 +392,11 @@ verdicts(Session) -> riarc_session:verdicts(Session).
 stop(Session) -> riarc_session:stop(Session).
 
 %% @doc The live tracers of a session and the processes they trace: all of them, and
-%% (`traced') tracer by tracer.
+%% (`traced') tracer by tracer; with `follow', how many events relayed from followed
+%% nodes wait for a tracer here to claim them (`relayed_waiting', docs/production.md).
 -spec alive(pid()) -> #{tracers := [pid()], processes := [term()],
-                        traced := #{pid() => [term()]}}.
+                        traced := #{pid() => [term()]},
+                        relayed_waiting => non_neg_integer()}.
 alive(Session) -> riarc_session:alive(Session).
 
 %% @private Checks run/3's arguments and fills in the default options.

@@ -211,9 +211,11 @@ verdicts(Session) -> gen_server:call(Session, verdicts).
 -spec subscribe(pid(), pid(), reference()) -> [map()].
 subscribe(Session, Pid, Tag) -> gen_server:call(Session, {subscribe, Pid, Tag}, 30000).
 
-%% @doc The live tracers and the system processes they still trace.
+%% @doc The live tracers and the system processes they still trace; the events relayed
+%% from followed nodes that no tracer here has claimed yet.
 -spec alive(pid()) -> #{tracers := [pid()], processes := [term()],
-                        traced := #{pid() => [term()]}}.
+                        traced := #{pid() => [term()]},
+                        relayed_waiting => non_neg_integer()}.
 alive(Session) -> gen_server:call(Session, alive, 10000).
 
 %% @doc Stops tracing (the system runs on untraced) and returns the result so far.
@@ -444,6 +446,9 @@ handle_info(_Other, S) ->
 
 %% What riarc's own processes (tracers, analysis processes) tell the session, with its
 %% token.
+%% Race: a tracer's answer to alive/1 that came after alive/1 stopped waiting for it.
+trusted({Ref, #{gamma := _}}, S) when is_reference(Ref) ->
+    {noreply, S};
 trusted({riarc_forged, _Tracer, _What}, S) ->
     {noreply, S#s{forged = S#s.forged + 1}};
 trusted({riarc_launched, T, Res}, S) ->
@@ -806,9 +811,9 @@ follow_down(Node, Why, S = #s{follow = F, relays = Rs}) ->
 %% One partition spanning nodes: what a relaying tracer sent for Child, the child of
 %% Parent on Node, goes to the tracer of Parent's partition here, in the order it came;
 %% for a parent no tracer has claimed (its start not reached yet by its tracer, or a
-%% parent outside the system), it waits, up to max_queue events in all; past that it is
-%% dropped and counted, so that a partition that claims it later is an error, never a
-%% verdict on a trace with a hole.
+%% parent outside the system that has ended), it waits, up to max_queue events in all;
+%% past that it is dropped and counted, so that a partition that claims it later is an
+%% error, never a verdict on a trace with a hole.
 relay(Key, Child, What, S = #s{relays = Rs, token = Token}) when is_map_key(Key, Rs) ->
     R = #{tracer := T, seen := Seen} = maps:get(Key, Rs),
     R1 = case What of
@@ -820,7 +825,15 @@ relay(Key, Child, What, S = #s{relays = Rs, token = Token}) when is_map_key(Key,
                  R#{seen := Seen#{Child => true}, ended := maps:get(ended, R) + 1}
          end,
     S#s{relays = Rs#{Key := R1}};
-relay(Key, Child, What, S = #s{relay_wait = Wait, relay_held = Held, limits = #{max_queue := Max}}) ->
+relay(Key = {P, _}, Child, What, S) ->
+    %% A parent of this node alive and traced by nobody is not the system's (a process of
+    %% the system is traced from its start to its end): nothing to wait for.
+    case node(P) =:= node() andalso erlang:trace_info(P, tracer) =:= {tracer, []} of
+        true -> S;
+        false -> relay_hold(Key, Child, What, S)
+    end.
+
+relay_hold(Key, Child, What, S = #s{relay_wait = Wait, relay_held = Held, limits = #{max_queue := Max}}) ->
     N = relayed_events([{Child, What}]),
     case Held + N > Max of
         false ->
@@ -834,10 +847,16 @@ relayed_events(Held) ->
     lists:sum([length(Es) || {_, {events, Es}} <- Held]).
 
 %% A relaying partition there that ended in error (its tracer crashed, riarc stopped it
-%% over a limit) before its end was relayed: the rest of its trace will not come.
-relay_failed(Node, #{pid := C, parent := P, verdict := error} = E, S = #s{relays = Rs})
+%% over a limit) before its end was relayed: the rest of its trace will not come. A
+%% relaying partition is one that relayed something, or one Λ gives no monitor (a child
+%% of the same parent with a monitor of its own is not one: its error is its own).
+relay_failed(Node, #{pid := C, parent := P, mfa := MFA, verdict := error} = E, S = #s{relays = Rs})
   when is_map_key({P, Node}, Rs) ->
-    relay_lost({P, Node}, 1, #{lost => maps:get(reason, E, undefined), child => C}, S);
+    #{seen := Seen} = maps:get({P, Node}, Rs),
+    case is_map_key(C, Seen) orelse riarc_lambda:lookup(riarc_lambda:new(S#s.spec), MFA) =:= undefined of
+        true -> relay_lost({P, Node}, 1, #{lost => maps:get(reason, E, undefined), child => C}, S);
+        false -> S
+    end;
 relay_failed(_Node, _E, S) ->
     S.
 
@@ -1073,10 +1092,10 @@ grace(S = #s{stopping = true, grace = undefined, budget = #{time_ms := T}}) ->
 grace(S) ->
     S.
 
-alive_info(#s{tracers = T, token = Token}) ->
+alive_info(#s{tracers = T, token = Token, relay_held = Held}) ->
     Traced = maps:from_list([{Pid, procs_of(Pid, Token)} || Pid <- maps:keys(T)]),
     #{tracers => maps:keys(T), processes => lists:usort(lists:append(maps:values(Traced))),
-      traced => Traced}.
+      traced => Traced, relayed_waiting => Held}.
 
 procs_of(Tracer, Token) ->
     case riarc_tracer:info(Tracer, Token, 1000) of

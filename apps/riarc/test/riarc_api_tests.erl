@@ -20,8 +20,10 @@ start_verdicts_stop_test_() ->
 
 start_verdicts_stop() ->
     Test = self(),
+    %% Tagged: this test process runs other modules' tests too.
+    Tag = make_ref(),
     Spec = fun({?MODULE, service, []}) ->
-                   {ok, fun M(E = {recv, _, {ping, _}}) -> Test ! {seen, E}, reject; M(_) -> M end};
+                   {ok, fun M(E = {recv, _, {ping, _}}) -> Test ! {Tag, E}, reject; M(_) -> M end};
               (_) -> undefined
            end,
     {ok, S} = riarc:start({?MODULE, service, []}, Spec, #{log => false}),
@@ -29,7 +31,7 @@ start_verdicts_stop() ->
     ?assert(is_list(riarc:verdicts(S))),
     Root ! {ping, self()},
     receive pong -> ok end,
-    receive {seen, _} -> ok end,
+    receive {Tag, _} -> ok end,
     {ok, #{verdicts := [#{pid := Root, verdict := reject, events := 2}]}} = riarc:stop(S),
     %% Monitoring stopped; the service did not.
     ?assert(is_process_alive(Root)),
@@ -73,6 +75,17 @@ incomplete_trace_test() ->
     ?assertMatch(#{pid := Root, verdict := error,
                    reason := {incomplete_trace, #{lost_events := 1, verdict_on_partial_trace := accept}}}, V),
     ?assertEqual([{riarc_session, {forged_messages, 2}}], Errors),
+    Root ! stop.
+
+%% A tracer's answer to alive/1 that comes after alive/1 stopped waiting (a loaded
+%% machine) is dropped; the session goes on.
+late_info_answer_test() ->
+    Spec = fun(_) -> {ok, fun(_) -> accept end} end,
+    {ok, S} = riarc:start({?MODULE, service, []}, Spec, #{log => false}),
+    #{processes := [Root]} = riarc:alive(S),
+    S ! {riarc_s, riarc_session:token(S), {make_ref(), #{gamma => #{Root => direct}}}},
+    ?assertMatch(#{processes := [Root]}, riarc:alive(S)),
+    ?assertMatch({ok, #{verdicts := [#{pid := Root}]}}, riarc:stop(S)),
     Root ! stop.
 
 %% A system whose processes another tool traces already (here: every new process, as

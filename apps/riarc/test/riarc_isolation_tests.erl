@@ -227,17 +227,20 @@ truncation_test_() ->
 
 truncation(Where) ->
     Col = self(),
-    Rec = fun M(E) -> Col ! {seen, E}, M end,
+    %% Tagged: this test process runs other modules' tests too, whose strays must not
+    %% be read as this run's events.
+    Tag = make_ref(),
+    Rec = fun M(E) -> Col ! {Tag, E}, M end,
     Spec = fun({?MODULE, big, _}) -> {ok, Rec} end,
     {ok, _} = riarc:run({?MODULE, big, [100000]}, Spec,
                         #{events => [recv], limits => #{max_payload => 1000}, analysis => Where}),
-    Seen = collect_seen(),
+    Seen = collect_seen(Tag),
     ?assertMatch([{init, _, _, _}, {recv, _, {riarc_truncated, Size}}, {recv, _, small},
                   {exit, _, normal}] when Size > 100000, Seen),
     %% infinity: whole.
     {ok, _} = riarc:run({?MODULE, big, [100000]}, Spec,
                         #{events => [recv], limits => #{max_payload => infinity}, analysis => Where}),
-    ?assertMatch([_, {recv, _, {big, <<0, _/binary>>}}, _, _], collect_seen()).
+    ?assertMatch([_, {recv, _, {big, <<0, _/binary>>}}, _, _], collect_seen(Tag)).
 
 %% Where monitors run: `isolated', an analysis process for the partition; `inline', none
 %% (the tracer steps the monitor); a Spec module's analysis/0 sets the default, and a
@@ -276,8 +279,8 @@ analysis() -> inline.
 -spec waiter() -> ok.
 waiter() -> receive stop -> ok end.
 
-collect_seen() ->
-    receive {seen, E} -> [E | collect_seen()]
+collect_seen(Tag) ->
+    receive {Tag, E} -> [E | collect_seen(Tag)]
     after 0 -> []
     end.
 

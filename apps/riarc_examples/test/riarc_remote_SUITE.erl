@@ -744,6 +744,12 @@ span_nodes(Config) ->
              {ok, S} = riarc:start({riarc_remote_sys, span, [Node, N, K, Bad, self()]}, span_spec(N, K),
                                    #{follow => [Node], backend => B, analysis => A}),
              Root = receive {ready, R} -> R end,
+             %% An outsider's member there (this process is not the system's): relayed
+             %% too, since its node cannot tell, and dropped here, not held for a claim.
+             Out = spawn(Node, riarc_remote_sys, sub, [self(), 5, 0]),
+             [receive {seq, Out, J} -> ok end || J <- lists:seq(1, 5)],
+             wait_closed(Node, Out),
+             ?assertMatch(#{relayed_waiting := 0}, riarc:alive(S)),
              Root ! go,
              {ok, Res} = riarc_session:finish(S, 120000),
              Vs = maps:get(verdicts, Res),
@@ -762,6 +768,23 @@ span_nodes(Config) ->
          end || {Bad, B, A} <- [{0, route, inline}, {2, route, isolated}, {0, evm, isolated}]]
     after
         [exit(P, kill) || P <- Load]
+    end.
+
+%% Once the partition of Pid has ended in the peer's follower (its last relayed message,
+%% sent before, came over the same link).
+wait_closed(Node, Pid) ->
+    [Remote] = [P || {_, P, _, _} <- erpc:call(Node, supervisor, which_children, [riarc_session_sup])],
+    Tag = make_ref(),
+    Known = erpc:call(Node, riarc_session, subscribe, [Remote, self(), Tag]),
+    case [E || E = #{pid := P} <- Known, P =:= Pid, not is_map_key(open, E)] of
+        [_ | _] -> ok;
+        [] -> wait_closed(Tag, Pid, loop)
+    end.
+
+wait_closed(Tag, Pid, loop) ->
+    receive
+        {riarc_session_verdict, Tag, E = #{pid := Pid}} when not is_map_key(open, E) -> ok;
+        {riarc_session_verdict, Tag, _} -> wait_closed(Tag, Pid, loop)
     end.
 
 %% The peer goes down while members there run: the root's partition lost the rest of
