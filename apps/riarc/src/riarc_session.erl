@@ -846,12 +846,13 @@ relay_hold(Key, Child, What, S = #s{relay_wait = Wait, relay_held = Held, limits
 relayed_events(Held) ->
     lists:sum([length(Es) || {_, {events, Es}} <- Held]).
 
-%% A relaying partition there that ended in error (its tracer crashed, riarc stopped it
-%% over a limit) before its end was relayed: the rest of its trace will not come. A
-%% relaying partition is one that relayed something, or one Λ gives no monitor (a child
-%% of the same parent with a monitor of its own is not one: its error is its own).
-relay_failed(Node, #{pid := C, parent := P, mfa := MFA, verdict := error} = E, S = #s{relays = Rs})
-  when is_map_key({P, Node}, Rs) ->
+%% A relaying partition there that ended in error or cut short (its tracer crashed, riarc
+%% there detached over a limit) before its end was relayed: the rest of its trace will
+%% not come. A relaying partition is one that relayed something, or one Λ gives no
+%% monitor (a child of the same parent with a monitor of its own is not one: its verdict
+%% is its own).
+relay_failed(Node, #{pid := C, parent := P, mfa := MFA, verdict := V} = E, S = #s{relays = Rs})
+  when is_map_key({P, Node}, Rs), (V =:= error orelse V =:= inconclusive) ->
     #{seen := Seen} = maps:get({P, Node}, Rs),
     case is_map_key(C, Seen) orelse riarc_lambda:lookup(riarc_lambda:new(S#s.spec), MFA) =:= undefined of
         true -> relay_lost({P, Node}, 1, #{lost => maps:get(reason, E, undefined), child => C}, S);

@@ -162,9 +162,11 @@ ctl(#{token := T}, Req) -> {T, Req};
 ctl(#{}, Req) -> Req.
 
 core_cfg(Cfg0 = #{backend := Backend}) ->
-    Base = maps:with([lambda, backend, session, checks, perturb, explain, max_queue,
-                      max_queue_bytes, max_events, max_payload, monitor_budget, token, policy,
-                      max_suspend, analysis, relay_nodes, relay_to], Cfg0),
+    Base0 = maps:with([lambda, backend, session, checks, perturb, explain, max_queue,
+                       max_queue_bytes, max_events, max_payload, monitor_budget, token, policy,
+                       max_suspend, analysis, relay_nodes, relay_to], Cfg0),
+    %% The root tracer this one descends from (itself, for a root): see traced/1.
+    Base = Base0#{root_tracer => maps:get(root_tracer, Cfg0, self())},
     %% Monitors run in their partitions' analysis processes (riarc_analyser), or, with
     %% `analysis => inline', in the tracer's core (whose own default is inline).
     Base#{self => self(), analysis => maps:get(analysis, Base, isolated),
@@ -400,9 +402,13 @@ behind(#l{clock = Clock, events = N}) -> N - riarc_analyser:steps(Clock).
 %% would hand that tracer an event for every message it takes, events the system's
 %% tracing may well send back to riarc: a feedback loop. Refused: the session detaches
 %% from the whole system and says why (`{traced, Tracer, By}').
-traced(L = #l{session = Session, token = Token}) ->
+%% One tracer is not someone else: a `new_processes' session's root tracer, the adopter,
+%% traces every process started after the attach point, riarc's own tracers too, for
+%% their spawn and exit events only (riarc_backend_new), which it drops.
+traced(L = #l{session = Session, token = Token, cfg = #{root_tracer := Root}}) ->
     case erlang:trace_info(self(), tracer) of
         {tracer, []} -> L;
+        {tracer, Root} -> L;
         {tracer, By} ->
             Session ! {riarc_s, Token, {riarc_overload, self(), {traced, self(), By}}},
             L#l{n = reported};

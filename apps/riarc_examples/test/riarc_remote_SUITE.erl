@@ -737,7 +737,9 @@ span_done(N, K, Seqs, Dones, Exits) ->
 span_nodes(Config) ->
     Node = ?config(node, Config),
     load_sys(Node),
-    {N, K} = {3, 300},
+    %% K past 1024: each relaying tracer there takes more messages than the 1024 after
+    %% which a tracer checks it is traced by nobody but its session's own adopter.
+    {N, K} = {3, 1500},
     Load = [spawn(fun Spin() -> Spin() end) || _ <- lists:seq(1, erlang:system_info(schedulers_online))],
     try
         [begin
@@ -757,8 +759,9 @@ span_nodes(Config) ->
              ?assertMatch([#{verdict := Want}], [E || E = #{mfa := {riarc_remote_sys, span, _}} <- Vs],
                           {B, A, Vs}),
              [#{events := Events}] = [E || E = #{mfa := {riarc_remote_sys, span, _}} <- Vs],
-             %% The sends alone: K per sub, one per member.
-             ?assert(Events >= N * (K + 1), {B, A, Events}),
+             %% Accepted: it took the sends at least, K per sub and one per member (a
+             %% reject stops at the wrong answer, wherever that comes).
+             ?assert(Bad =/= 0 orelse Events >= N * (K + 1), {B, A, Events}),
              ?assertEqual(lists:duplicate(N, helper),
                           [F || #{node := Nd, mfa := {riarc_remote_sys, F, _}} <- Vs, Nd =:= Node],
                           {B, A, Vs}),

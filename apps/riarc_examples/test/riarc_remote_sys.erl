@@ -7,6 +7,8 @@
 -export([spread/4, worker/3, helper/1, job/1, stuck/2, bad_start/1]).
 %% One partition spanning two nodes: members there in their parent's partition here.
 -export([span/5, member/4, sub/3, span_stuck/2, span_bad_start/1]).
+%% The Specs scripts/span-cost compares (funs of a module, whose code riarc loads there).
+-export([span_cost_spec/1]).
 
 %% An erpc call: its process there runs erlang:node/0.
 erpc_call(Node) ->
@@ -90,3 +92,13 @@ span_bad_start(Node) ->
     {'EXIT', {badarg, _}} = (catch spawn_opt(Node, ?MODULE, member, [self(), 1, 1, false],
                                              [{riarc_no_such_option, 1}])),
     ok = erpc:call(Node, ?MODULE, job, [1]).
+
+%% scripts/span-cost: members and subs in the root's partition (relayed), or each with a
+%% monitor of its own (own); every monitor one that never decides.
+span_cost_spec(Way) ->
+    Never = fun Mon(_) -> Mon end,
+    fun({?MODULE, span, _}) -> {ok, Never};
+       ({?MODULE, helper, _}) -> {ok, Never};
+       ({?MODULE, F, _}) when Way =:= own, (F =:= member orelse F =:= sub) -> {ok, Never};
+       (_) -> undefined
+    end.
