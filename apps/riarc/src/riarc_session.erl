@@ -446,9 +446,6 @@ handle_info(_Other, S) ->
 
 %% What riarc's own processes (tracers, analysis processes) tell the session, with its
 %% token.
-%% Race: a tracer's answer to alive/1 that came after alive/1 stopped waiting for it.
-trusted({Ref, #{gamma := _}}, S) when is_reference(Ref) ->
-    {noreply, S};
 trusted({riarc_forged, _Tracer, _What}, S) ->
     {noreply, S#s{forged = S#s.forged + 1}};
 trusted({riarc_launched, T, Res}, S) ->
@@ -553,7 +550,7 @@ trusted({riarc_remote_child, Tracer, relayed, Info = #{parent := P, node := Node
                      S1#s{relay_held = S1#s.relay_held - relayed_events(Held)}, Held),
     {noreply, case maps:take(Key, S2#s.relay_dropped) of
                   {N, Dropped} ->
-                      relay_lost(Key, 0, #{relay_dropped => N}, S2#s{relay_dropped = Dropped});
+                      relay_tell(Key, 0, #{relay_dropped => N}, S2#s{relay_dropped = Dropped});
                   error -> S2
               end};
 trusted({riarc_remote_child, _Tracer, own, Info = #{node := Node}}, S = #s{follow = F}) ->
@@ -869,13 +866,18 @@ relay_grace(Key, K, S = #s{relays = Rs}) ->
     relay_lost(Key, K - map_size(Seen) - L, #{lost => not_followed}, S).
 
 %% N relayed children of Key's parent will not be relayed (to their end): its partition's
-%% tracer stops waiting for them, and its partition is an error.
-relay_lost(_Key, N, Why, S) when N =< 0, not is_map_key(relay_dropped, Why) ->
+%% tracer stops waiting for them, and its partition is an error (relay_tell/4).
+relay_lost(_Key, N, _Why, S) when N =< 0 ->
     S;
-relay_lost(Key = {P, Node}, N, Why, S = #s{relays = Rs, token = Token}) ->
+relay_lost(Key, N, Why, S) ->
+    relay_tell(Key, N, Why, S).
+
+%% The partition of Key's parent lost part of its relayed trace (N children of it, none
+%% when what was lost is events held for it, relay_dropped): an error for it.
+relay_tell(Key = {P, Node}, N, Why, S = #s{relays = Rs, token = Token}) ->
     R = #{tracer := T, lost := L} = maps:get(Key, Rs),
-    T ! {riarc_relayed, Token, lost, {max(N, 0), maps:merge(#{parent => P, node => Node}, Why)}},
-    S#s{relays = Rs#{Key := R#{lost := L + max(N, 0)}}}.
+    T ! {riarc_relayed, Token, lost, {N, maps:merge(#{parent => P, node => Node}, Why)}},
+    S#s{relays = Rs#{Key := R#{lost := L + N}}}.
 
 %% The followers' sessions end with the run: what each learnt last is read from its
 %% result (an entry its stream had not brought yet).

@@ -85,7 +85,8 @@
             since = 0 :: integer(),
             max_payload = infinity :: pos_integer() | infinity}).
 
--type relay() :: {relay, pid(), reference(), pid(), pid()}.
+%% The partition's root and its remote parent; where to, from the cfg's relay_to.
+-type relay() :: {relay, pid(), pid()}.
 
 %% What the loop looks at every 1024 messages only is kept in the process dictionary,
 %% not in #l{}: the loop's record is copied on every message, so each field it carries
@@ -181,12 +182,14 @@ core_cfg(Cfg0 = #{backend := Backend}) ->
 %% session's.
 -spec info(pid(), reference(), timeout()) -> {ok, map()} | {error, timeout}.
 info(Tracer, Token, Timeout) ->
-    Ref = monitor(process, Tracer),
-    Tracer ! {riarc_ctl, self(), Ref, {Token, info}},
+    %% The answer goes to an alias of the monitor (never to the caller's pid, so not
+    %% wrapped as what a tracer tells its session), and the alias dies with the monitor:
+    %% an answer later than Timeout is dropped by the VM, never left in the caller's
+    %% mailbox (the session's, whose loop has no use for it).
+    Ref = monitor(process, Tracer, [{alias, demonitor}]),
+    Tracer ! {riarc_ctl, Ref, Ref, {Token, info}},
     receive
         {Ref, Info} -> demonitor(Ref, [flush]), {ok, Info};
-        %% Asked by the session: the reply comes as everything a tracer sends it.
-        {riarc_s, _, {Ref, Info}} -> demonitor(Ref, [flush]), {ok, Info};
         {'DOWN', Ref, process, _, _} -> {error, timeout}
     after Timeout -> demonitor(Ref, [flush]), {error, timeout}
     end.
@@ -241,7 +244,7 @@ flush(L = #l{nbuf = 0}) -> L;
 flush(L = #l{an = An, buf = Buf}) when is_pid(An) ->
     An ! {riarc_evts, lists:reverse(Buf)},
     L#l{buf = [], nbuf = 0};
-flush(L = #l{an = {relay, To, Secret, Root, Parent}, buf = Buf}) ->
+flush(L = #l{an = {relay, Root, Parent}, buf = Buf, cfg = #{relay_to := {To, Secret}}}) ->
     To ! {riarc_relay, Secret, {Root, Parent}, {events, lists:reverse(Buf)}},
     L#l{buf = [], nbuf = 0};
 flush(L) -> L#l{buf = [], nbuf = 0}.
@@ -448,9 +451,10 @@ effects([{analysis, Part, Mon} | Fx], L = #l{cfg = Cfg = #{session := Session}},
 effects([analysis_end | Fx], L, St) ->
     L1 = #l{an = An} = flush(L),
     case An of
-        {relay, To, Secret, Root, Parent} ->
+        {relay, Root, Parent} ->
             %% After the last of its events, from this process too: the parent's
             %% session gets them in this order.
+            #{relay_to := {To, Secret}} = L1#l.cfg,
             To ! {riarc_relay, Secret, {Root, Parent}, 'end'},
             effects(Fx, L1#l{an = undefined}, St);
         _ ->
@@ -460,8 +464,8 @@ effects([analysis_end | Fx], L, St) ->
 %% One partition spanning nodes: this partition (a child from another node, Λ ⊥) is its
 %% remote parent's partition's; its events go to the parent's session with the secret
 %% it gave (cfg's relay_to), which hands them to that partition's tracer.
-effects([{relay, {Root, _MFA}, Parent} | Fx], L = #l{cfg = #{relay_to := {To, Secret}}}, St) ->
-    effects(Fx, L#l{an = {relay, To, Secret, Root, Parent}}, St);
+effects([{relay, {Root, _MFA}, Parent} | Fx], L, St) ->
+    effects(Fx, L#l{an = {relay, Root, Parent}}, St);
 effects([refused | Fx], L, St) ->
     put(?FORGED, get_int(?FORGED) + 1),
     effects(Fx, L, St);
