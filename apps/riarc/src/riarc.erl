@@ -88,6 +88,15 @@
 %%     an `error'.
 %%     With `node', the followers are started from the caller's node, which must reach
 %%     the followed nodes, and this node cannot be followed;</li>
+%% <li>`follow_joining' (default false): follow as under `follow' every node that
+%%     connects during the run too (one the system starts with `peer', say). When such a
+%%     node comes up, the system's processes on this node are held (suspended, for
+%%     `limits => #{max_join_hold => Ms}' at most, default 5000) while riarc starts its
+%%     session there, once the node has booted, so that the system's first start there
+%%     most likely comes after it (a race riarc narrows, cannot close); a child that got
+%%     there first is an error of the run (`{riarc_session, {before_follow, ...}}'),
+%%     never followed from its middle (docs/production.md, "Nodes that join during the
+%%     run");</li>
 %% <li>`follow_grace' (ms or infinity, default 30000): with `follow', how long the run
 %%     waits, once everything else is over, for an expected child to show on its node:
 %%     one that does not (its start failed there, after the call this node traced, or its
@@ -127,13 +136,14 @@
                               max_queue_bytes => pos_integer() | infinity,
                               max_events => pos_integer() | infinity,
                               max_payload => pos_integer() | infinity,
-                              policy => stop | shed | backpressure, max_suspend => pos_integer()},
+                              policy => stop | shed | backpressure, max_suspend => pos_integer(),
+                              max_join_hold => pos_integer()},
                   monitor_budget => #{time_ms => pos_integer(),
                                       reductions => pos_integer() | infinity,
                                       heap_words => pos_integer()},
                   analysis => isolated | inline, node => node(),
                   monitored_elsewhere => [node()], follow => [node()],
-                  follow_grace => timeout(),
+                  follow_joining => boolean(), follow_grace => timeout(),
                   %% Set by riarc itself on a followed node's session, never by the user:
                   %% where a child Λ puts in its remote parent's partition sends its events.
                   relay_to => {pid(), reference()}}.
@@ -255,13 +265,20 @@ attach_for(Owner, Target, Spec, Opts) ->
 %% pass on), with the caller's Spec (the session there has riarc_remote's wrapping of
 %% it, which reports to this node's proxy of that session). Following this node itself
 %% is not taken: its session would run where the caller does, not where the system is.
-follow_from_here(Spec, Opts = #{follow := Nodes}) when Nodes =/= [] ->
-    case riarc_opts:check(maps:with([follow], Opts)) of
-        ok -> {ok, (maps:remove(node, Opts))#{follow_from => {node(), Spec}}};
-        Bad -> {error, {?MODULE, Bad}}
-    end;
-follow_from_here(_Spec, Opts) ->
-    {ok, maps:remove(node, Opts)}.
+follow_from_here(Spec, Opts) ->
+    case follows(Opts) of
+        true ->
+            case riarc_opts:check(maps:with([follow, follow_joining], Opts)) of
+                ok -> {ok, (maps:remove(node, Opts))#{follow_from => {node(), Spec}}};
+                Bad -> {error, {?MODULE, Bad}}
+            end;
+        false ->
+            {ok, maps:remove(node, Opts)}
+    end.
+
+%% Whether the options ask for the system to be followed onto other nodes.
+follows(Opts) ->
+    maps:get(follow, Opts, []) =/= [] orelse maps:get(follow_joining, Opts, false) =:= true.
 
 %% What the session takes of the options: option `follow' becomes the start of the
 %% sessions that follow the system onto those nodes, which the session makes before the
@@ -269,14 +286,17 @@ follow_from_here(_Spec, Opts) ->
 %% (follow_from_here/2).
 session_opts(Full, Spec) ->
     SOpts = maps:without([timeout, events, trace_patterns, follow, follow_from], Full),
-    case maps:get(follow, Full, []) of
-        [] -> SOpts;
-        Nodes ->
+    case follows(Full) of
+        false -> SOpts;
+        true ->
             FOpts = maps:with([events, invariants, log, explain, analysis, limits, monitor_budget], Full),
             From = maps:get(follow_from, Full, here),
             %% Relay: where the followers send the events of a child Λ puts in its
             %% parent's partition (one partition spanning nodes), with the session's secret.
-            SOpts#{followers => fun(Owner, Relay) ->
+            %% The session starts them for the nodes of `follow' before the system starts,
+            %% and for each node that joins later (follow_joining).
+            SOpts#{follow_nodes => maps:get(follow, Full, []),
+                   followers => fun(Owner, Relay, Nodes) ->
                                         followers_from(From, Nodes, Spec, FOpts#{relay_to => Relay}, Owner)
                                 end}
     end.

@@ -30,6 +30,9 @@
 %%     announces a child from another node as spawned by `new_processes'; its init
 %%     event names its real parent there). Called once per spawn event.</li>
 %% <li>`B:close(C)' (optional): the session is over; release what the backend holds.</li>
+%% <li>`B:tracer_module(C)' (optional, default none): the tracer `erlang:trace_info(P,
+%%     tracer)' shows for a process the backend traces through a tracer module, when it
+%%     does (its other processes show their tracer's pid).</li>
 %% <li>`B:event(C, Msg)': decodes a message found in a tracer's mailbox: `{ok, Event}' for
 %%     a direct trace event (`{ok, {ignored, S}}' for one of S's that monitors do not
 %%     see but that counts towards a Cut; `{ok, {remote_spawn, S, Node, MFA}}' for S's
@@ -46,7 +49,7 @@
 -module(riarc_backend).
 
 -export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1, init_parent/3,
-         names_parents/1, close/1]).
+         names_parents/1, close/1, tracer_module/1]).
 -export_type([t/0, cut/0, decoded/0]).
 
 -type cut() :: {count, non_neg_integer()} | exited | none.
@@ -62,7 +65,8 @@
 -callback init_parent(Config :: term(), Child :: riarc_event:sid(), Parent :: riarc_event:sid()) ->
     riarc_event:sid().
 -callback close(Config :: term()) -> ok.
--optional_callbacks([init_from_spawn/1, init_parent/3, close/1]).
+-callback tracer_module(Config :: term()) -> {module(), term()} | none.
+-optional_callbacks([init_from_spawn/1, init_parent/3, close/1, tracer_module/1]).
 -callback clear(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok.
 -callback event(Config :: term(), Msg :: term()) -> {ok, decoded()} | skip | no.
 
@@ -111,6 +115,15 @@ close({Mod, C}) ->
     case erlang:function_exported(Mod, close, 1) of
         true -> Mod:close(C);
         false -> ok
+    end.
+
+%% @doc The tracer module and state that show as the tracer of the processes the backend
+%% traces through one (none when it traces through tracer processes alone).
+-spec tracer_module(t()) -> {module(), term()} | none.
+tracer_module({Mod, C}) ->
+    case erlang:function_exported(Mod, tracer_module, 1) of
+        true -> Mod:tracer_module(C);
+        false -> none
     end.
 
 %% @doc CLEAR(S, T).

@@ -24,7 +24,7 @@
 -behaviour(riarc_backend).
 
 -export([new/2, new/3, spawn_paused/1, launch/3, trace/3, preempt/3, clear/3, event/2,
-         init_from_spawn/1, close/1, format_error/1]).
+         init_from_spawn/1, close/1, tracer_module/1, format_error/1]).
 %% Spawned entry point.
 -export([paused_root/1]).
 -export_type([config/0, error_reason/0]).
@@ -126,6 +126,10 @@ close(#{table := Table, patterns := Key}) ->
     ok = riarc_route:stop(Table),
     _ = [riarc_route:clear(Table, P) || P <- erlang:processes(), traced_by(P, Table)],
     riarc_trace_pattern:release(Key).
+
+%% @doc What erlang:trace_info/2 shows as the tracer of a process the table traces.
+-spec tracer_module(config()) -> {riarc_route, riarc_route:table()}.
+tracer_module(#{table := Table}) -> {riarc_route, Table}.
 
 %% OTP 25's spec of erlang:trace_info/2 leaves out tracer modules (`{Module, State}'),
 %% which the VM does return: called through apply/3 so that the answer is taken as it

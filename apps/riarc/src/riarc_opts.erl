@@ -19,7 +19,8 @@
 -type limits() :: #{max_queue := pos_integer(), max_queue_bytes := pos_integer() | infinity,
                     max_tracers := pos_integer(), max_events := pos_integer() | infinity,
                     max_payload := pos_integer() | infinity,
-                    policy := stop | shed | backpressure, max_suspend := pos_integer()}.
+                    policy := stop | shed | backpressure, max_suspend := pos_integer(),
+                    max_join_hold := pos_integer()}.
 %% What one step of a monitor may take: wall time, reductions (`infinity': no limit) and
 %% heap (words, the analysis process's max_heap_size).
 -type budget() :: #{time_ms := pos_integer(), reductions := pos_integer() | infinity,
@@ -62,13 +63,15 @@ with_spec(SpecDefaults, Opts) ->
 %% (about 200 bytes each, measured), so that max_queue comes first for ordinary messages
 %% and this one for large ones. The events of a whole session are not bounded by default
 %% (max_events): how many a session sees is how long it runs, not how much of the node
-%% it holds (docs/production.md).
+%% it holds (docs/production.md). With follow_joining, the system is held back while riarc
+%% starts on a node that joins: 5 s at most (on a node loaded by two busy schedulers,
+%% starting took 3 s; idle, under half a second).
 -spec limits(map()) -> limits().
 limits(Opts) ->
     maps:merge(#{max_queue => 1000000, max_queue_bytes => 1 bsl 30,
                  max_tracers => max(1, erlang:system_info(process_limit) div 8),
                  max_events => infinity, max_payload => 65536, policy => stop,
-                 max_suspend => 1000},
+                 max_suspend => 1000, max_join_hold => 5000},
                maps:get(limits, Opts, #{})).
 
 %% @doc The step budget in force: the defaults (10 s, 100 million reductions, 64 Mwords of
@@ -106,6 +109,7 @@ valid(explain, K) -> is_integer(K) andalso K >= 0;
 valid(analysis, A) -> A =:= isolated orelse A =:= inline;
 valid(monitored_elsewhere, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, Ns);
 valid(follow, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, Ns) andalso not lists:member(node(), Ns);
+valid(follow_joining, B) -> is_boolean(B);
 %% Set by a session that follows its system onto this node (riarc_remote:follower/4).
 valid(lineage, B) -> is_boolean(B);
 valid(relay_to, {Pid, Secret}) -> is_pid(Pid) andalso is_reference(Secret);
@@ -118,7 +122,7 @@ valid(limits, L) when is_map(L) ->
     lists:all(fun({policy, P}) -> lists:member(P, [stop, shed, backpressure]);
                  ({K, infinity}) -> lists:member(K, [max_payload, max_queue_bytes, max_events]);
                  ({K, V}) -> lists:member(K, [max_queue, max_tracers, max_payload, max_suspend,
-                                              max_queue_bytes, max_events])
+                                              max_queue_bytes, max_events, max_join_hold])
                                  andalso is_integer(V) andalso V > 0
               end, maps:to_list(L));
 valid(monitor_budget, B) when is_map(B) ->

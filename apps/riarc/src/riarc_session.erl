@@ -26,7 +26,9 @@
                       | {forged_messages, pos_integer()}
                       | {remote_child, #{parent := pid(), node := node(),
                                          mfa := riarc_event:mfa_args()}}
-                      | {root_tracer_down, term()}.
+                      | {root_tracer_down, term()}
+                      | {before_follow, #{node := node(), children := [riarc_join:early()]}}
+                      | {join_failed, node(), term()} | {join_watcher_down, term()}.
 
 %% A root of the system: its name, logical MFA, and the init event its monitor opens
 %% with when the backend does not deliver one itself.
@@ -37,7 +39,15 @@
                              | fun((pid()) -> {ok, riarc_backend:t()} | {error, term()}),
                   invariants := boolean(),
                   perturb := undefined | pos_integer(),
-                  log := boolean()}.
+                  log := boolean(),
+                  %% Option follow (riarc:session_opts/2): how to start the sessions that
+                  %% follow the system onto nodes, the nodes to follow from the start,
+                  %% and whether nodes that join are followed too.
+                  followers => fun((pid(), {pid(), reference()}, [node()]) ->
+                                          {ok, [{node(), pid(), reference()}]} | {error, term()}),
+                  follow_nodes => [node()],
+                  follow_joining => boolean(),
+                  atom() => term()}.
 
 %% How long stop/1 lets monitors finish the events they have (at most one step budget).
 -define(GRACE_MS, 1000).
@@ -132,7 +142,12 @@
     relays = #{} :: #{{pid(), node()} => relay()},
     relay_wait = #{} :: #{{pid(), node()} => [{pid(), relayed()}]},
     relay_held = 0 :: non_neg_integer(),
-    relay_dropped = #{} :: #{{pid(), node()} => non_neg_integer()}
+    relay_dropped = #{} :: #{{pid(), node()} => non_neg_integer()},
+    %% Option follow_joining: nodes are followed as they come up (riarc_join), but for
+    %% those connected when the run began, where a start of the system's is not followed.
+    joining = false :: boolean(),
+    join_watcher = undefined :: undefined | pid(),
+    unfollowable = [] :: [node()]
 }).
 
 %% A remote parent's relayed children: how many its partition's tracer was told of
@@ -237,6 +252,17 @@ format_error({remote_child, #{parent := P, node := Node, mfa := MFA}}) ->
                                 "it: the Spec gives it a monitor, which never ran (monitor it "
                                 "with a session on that node, riarc:attach(new_processes, ...))",
                                 [P, MFA, Node]));
+format_error({before_follow, #{node := Node, children := Cs}}) ->
+    lists:flatten(io_lib:format("~b process(es) of the system started on node ~p before riarc "
+                                "followed it there as it joined, so their traces lack their "
+                                "start and are not monitored: ~0tp",
+                                [length(Cs), Node, [{P, Parent, MFA, Now} || #{pid := P, parent := Parent, mfa := MFA, current := Now} <- Cs]]));
+format_error({join_failed, Node, Why}) ->
+    lists:flatten(io_lib:format("node ~p joined during the run, but riarc could not follow the "
+                                "system there: ~ts", [Node, riarc:format_error(Why)]));
+format_error({join_watcher_down, Why}) ->
+    lists:flatten(io_lib:format("the watcher of nodes joining the run ended (~0tp): nodes that "
+                                "joined after it are not followed", [Why]));
 format_error({root_tracer_down, Why}) ->
     lists:flatten(io_lib:format("the root tracer ended before it launched the system: ~0tp", [Why])).
 
@@ -265,18 +291,33 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     %% partition sends its events (riarc's option follow).
     Cfg0 = maps:merge(Base, maps:with([relay_to], Opts)),
     _ = monitor(process, Owner),
+    %% Option follow_joining: watching for nodes that come up starts before the
+    %% followers and the system do, so that none is missed.
+    Joining = maps:get(follow_joining, Opts, false),
+    {Watcher, Unfollowable} =
+        case Joining of
+            true ->
+                W = riarc_join:watch(self(), riarc_backend:tracer_module(Backend), maps:get(max_join_hold, Limits)),
+                _ = monitor(process, W),
+                {W, nodes() -- maps:get(follow_nodes, Opts, [])};
+            false -> {undefined, []}
+        end,
     S0 = #s{owner = Owner, spec = Spec, opts = Opts, backend = Backend, limits = Limits, token = Token,
             budget = Budget, started = erlang:monotonic_time(microsecond),
-            unsealed = unsealed(Backend), lineage = maps:get(lineage, Opts, false)},
+            unsealed = unsealed(Backend), lineage = maps:get(lineage, Opts, false),
+            joining = Joining, join_watcher = Watcher, unfollowable = Unfollowable},
     %% The sessions following the system onto other nodes run before it starts, so that
     %% no child it starts there is missed.
     case start_followers(maps:get(followers, Opts, undefined), S0) of
         {ok, S0F} ->
             %% One partition spanning nodes: the children Λ puts in their parent's
             %% partition on a followed node are relayed to its tracer here.
-            Cfg = case [N || {N, _} <- maps:values(S0F#s.followers)] of
-                      [] -> Cfg0;
-                      Nodes -> Cfg0#{relay_nodes => Nodes}
+            %% With follow_joining, any other node may be followed by the time a child
+            %% there shows: the session tells which are.
+            Cfg = case {Joining, [N || {N, _} <- maps:values(S0F#s.followers)]} of
+                      {true, _} -> Cfg0#{relay_nodes => all};
+                      {false, []} -> Cfg0;
+                      {false, Nodes} -> Cfg0#{relay_nodes => Nodes}
                   end,
             %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced
             %% is an error of start/4, at once.
@@ -293,8 +334,8 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
 %% tag of its own) and returns them.
 start_followers(undefined, S) ->
     {ok, S};
-start_followers(Start, S) ->
-    case Start(self(), {self(), S#s.relay_secret}) of
+start_followers(Start, S = #s{opts = Opts}) ->
+    case Start(self(), {self(), S#s.relay_secret}, maps:get(follow_nodes, Opts, [])) of
         {ok, Followers} ->
             _ = [monitor(process, Proxy) || {_Node, Proxy, _Tag} <- Followers],
             {ok, S#s{follow = riarc_follow:new(),
@@ -361,6 +402,19 @@ handle_info({riarc_s, Token, Msg}, S = #s{token = Token}) ->
 handle_info({riarc_relay, Secret, {Child, Parent}, What}, S = #s{relay_secret = Secret})
   when is_pid(Child), is_pid(Parent) ->
     {noreply, relay({Parent, node(Child)}, Child, What, S)};
+%% Option follow_joining: a node came up, and the system here is held (riarc_join).
+handle_info({riarc_join, W, Node}, S = #s{join_watcher = W}) ->
+    Follow = S#s.finished =:= undefined andalso not S#s.stopping andalso not S#s.fstopped
+        andalso not lists:keymember(Node, 1, maps:values(S#s.followers))
+        andalso not lists:member(Node, S#s.unfollowable),
+    case Follow of
+        true -> follow_changed(join(Node, S));
+        false -> _ = riarc_join:release(W, Node), {noreply, S}
+    end;
+handle_info({'DOWN', _, process, W, Why}, S = #s{join_watcher = W}) ->
+    %% Nodes that join from now on are not followed: what the system starts there is an
+    %% error (follow_grace), and so is this.
+    {noreply, S#s{join_watcher = undefined, errors = [{?MODULE, {join_watcher_down, Why}} | S#s.errors]}};
 handle_info({riarc_relay_grace, Key, K}, S) ->
     {noreply, relay_grace(Key, K, S)};
 handle_info({riarc_s, _, _}, S) ->
@@ -548,14 +602,21 @@ trusted({riarc_remote_child, Tracer, relayed, Info = #{parent := P, node := Node
     Held = lists:reverse(maps:get(Key, Wait, [])),
     S2 = lists:foldl(fun({C, What}, A) -> relay(Key, C, What, A) end,
                      S1#s{relay_held = S1#s.relay_held - relayed_events(Held)}, Held),
-    {noreply, case maps:take(Key, S2#s.relay_dropped) of
-                  {N, Dropped} ->
-                      relay_tell(Key, 0, #{relay_dropped => N}, S2#s{relay_dropped = Dropped});
-                  error -> S2
+    S3 = case maps:take(Key, S2#s.relay_dropped) of
+             {N, Dropped} -> relay_tell(Key, 0, #{relay_dropped => N}, S2#s{relay_dropped = Dropped});
+             error -> S2
+         end,
+    %% follow_joining: a node connected before the run began is not followed.
+    {noreply, case lists:member(Node, S3#s.unfollowable) of
+                  true -> relay_lost(Key, 1, #{lost => not_followed}, S3);
+                  false -> S3
               end};
 trusted({riarc_remote_child, _Tracer, own, Info = #{node := Node}}, S = #s{follow = F}) ->
+    %% follow_joining: a node not followed yet may be by the time the child shows there
+    %% (its start may reach this session before the node's coming up does).
     case {lists:member(Node, maps:get(monitored_elsewhere, S#s.opts, [])),
-          lists:keymember(Node, 1, maps:values(S#s.followers))} of
+          lists:keymember(Node, 1, maps:values(S#s.followers))
+          orelse (S#s.joining andalso not lists:member(Node, S#s.unfollowable))} of
         %% The user's word: a session there monitors what starts there.
         {true, _} -> {noreply, S};
         %% Followed: this session's own session there monitors it (riarc_follow).
@@ -793,6 +854,29 @@ follow_grace(S) ->
 
 follow_grace_ms(#s{opts = Opts}) ->
     maps:get(follow_grace, Opts, maps:get(follow_grace, riarc_opts:defaults())).
+
+%% Option follow_joining: Node came up during the run; the system here is held back
+%% while the session following it there starts (riarc_join), so that the system's first
+%% start there comes after. A child of the system found there started before is an error
+%% of the run (it is not followed from its middle, and its partition, or its parent's,
+%% is an error once follow_grace says it never showed). A node riarc cannot follow the
+%% system onto: an error of the run, and whatever the system started there is lost.
+join(Node, S = #s{opts = #{followers := Start}, join_watcher = W}) ->
+    Module = riarc_backend:tracer_module(S#s.backend),
+    case riarc_join:follow(W, Node, Module, fun() -> Start(self(), {self(), S#s.relay_secret}, [Node]) end) of
+        {ok, [{Node, Proxy, Tag}], Early} ->
+            _ = monitor(process, Proxy),
+            S1 = S#s{followers = (S#s.followers)#{Tag => {Node, Proxy}}},
+            case Early of
+                {ok, []} -> S1;
+                {ok, Cs} -> S1#s{errors = [{?MODULE, {before_follow, #{node => Node, children => Cs}}} | S1#s.errors]};
+                {error, E} -> S1#s{errors = [E | S1#s.errors]}
+            end;
+        {error, Why} ->
+            S1 = S#s{unfollowable = [Node | S#s.unfollowable],
+                     errors = [{?MODULE, {join_failed, Node, Why}} | S#s.errors]},
+            follow_down(Node, {join_failed, Why}, S1)
+    end.
 
 %% A followed node's session ended on its own: its entries (riarc_follow), and the
 %% relayed children there that had not ended, whose partitions here lose the rest of

@@ -81,11 +81,12 @@
                  %% (`isolated': a slow or looping monitor never stalls routing).
                  analysis => inline | isolated,
                  %% One partition spanning nodes: the nodes followed by a session there
-                 %% (riarc's option follow), whose children Λ puts in their parent's
+                 %% (riarc's option follow; `all' with follow_joining, where the session
+                 %% knows which are), whose children Λ puts in their parent's
                  %% partition have their events relayed to its tracer here; and, on such a
                  %% node, where the events of a child from elsewhere that Λ puts in its
                  %% parent's partition go (the parent's session, and its secret).
-                 relay_nodes => [node()],
+                 relay_nodes => [node()] | all,
                  relay_to => {pid(), reference()},
                  %% What the process loop around the core keeps in it for itself.
                  atom() => term()}.
@@ -538,7 +539,12 @@ lookup(Lambda, MFA, St) ->
 %% end (TRYGC) before their relayed trace has, unless its monitor has a verdict already.
 remote_child({remote_spawn, P, Node, MFA}, St = #st{cfg = Cfg = #{lambda := Lambda}}) ->
     Info = #{parent => P, node => Node, mfa => MFA},
-    Relayed = lists:member(Node, maps:get(relay_nodes, Cfg, [])),
+    Relayed = case maps:get(relay_nodes, Cfg, []) of
+                  %% Nodes that join during the run are followed too (follow_joining):
+                  %% the session knows which are.
+                  all -> true;
+                  Nodes -> lists:member(Node, Nodes)
+              end,
     case lookup(Lambda, MFA, St) of
         {undefined, St1} when Relayed ->
             St2 = case St1#st.mon of

@@ -128,7 +128,13 @@ backlog(Limits) ->
 options_test() ->
     [?assertMatch({error, {riarc, {bad_option, limits, _}}},
                   riarc:run({?MODULE, looper, [1]}, spec(), #{limits => L}))
-     || L <- [#{max_events => 0}, #{max_queue_bytes => -1}, #{max_events => many}]],
+     || L <- [#{max_events => 0}, #{max_queue_bytes => -1}, #{max_events => many},
+              #{max_join_hold => 0}, #{max_join_hold => infinity}]],
+    ?assertMatch({error, {riarc, {bad_option, follow_joining, yes}}},
+                 riarc:run({?MODULE, looper, [1]}, spec(), #{follow_joining => yes})),
+    %% No node joins: the run is as without the option.
+    ?assertMatch({ok, #{errors := []}},
+                 riarc:run({?MODULE, looper, [1]}, spec(), #{follow_joining => true, limits => #{max_join_hold => 10}})),
     ?assertMatch({ok, _}, riarc:run({?MODULE, looper, [1]}, spec(),
                                     #{limits => #{max_events => infinity,
                                                   max_queue_bytes => infinity}})).

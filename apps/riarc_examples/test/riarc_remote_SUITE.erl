@@ -19,7 +19,7 @@
          remote_child_unmonitored/1, remote_patterns/1, follow_children/1, follow_node_down/1,
          follow_timeout/1, follow_errors/1, follow_proxy_killed/1, follow_from_node/1,
          follow_tracer_killed/1, follow_failed_start/1, span_nodes/1, span_node_down/1,
-         span_failed_start/1, span_tracer_killed/1]).
+         span_failed_start/1, span_tracer_killed/1, join_holds_and_finds/1, join_nodes/1, join_nodes_loaded/1]).
 
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
@@ -32,7 +32,7 @@ all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, ses
           remote_child_unmonitored, remote_patterns, follow_children, follow_node_down,
           follow_timeout, follow_errors, follow_proxy_killed, follow_from_node,
           follow_tracer_killed, follow_failed_start, span_nodes, span_node_down,
-          span_failed_start, span_tracer_killed].
+          span_failed_start, span_tracer_killed, join_holds_and_finds, join_nodes, join_nodes_loaded].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -702,8 +702,12 @@ follow_proxy_killed(Config) ->
 %% answer and the exits of the root, every member and every sub; it rejects a number out
 %% of order or a wrong answer.
 span_spec(N, K) ->
+    span_spec(span, N, K).
+
+%% The same, for a root running Root.
+span_spec(Root, N, K) ->
     Ends = fun M({exit, _, _}) -> accept; M(_) -> M end,
-    fun({riarc_remote_sys, span, _}) -> {ok, span_mon(N, K, #{}, 0, 0)};
+    fun({riarc_remote_sys, F, _}) when F =:= Root -> {ok, span_mon(N, K, #{}, 0, 0)};
        ({riarc_remote_sys, helper, _}) -> {ok, Ends};
        ({riarc_remote_sys, job, _}) -> {ok, Ends};
        (_) -> undefined
@@ -860,3 +864,134 @@ span_tracer_killed(Config) ->
                  [E || E = #{mfa := {riarc_remote_sys, span_stuck, _}} <- Vs], Vs),
     ?assertEqual(1, riarc_result:status(Res)),
     untraced(Node).
+
+%% riarc_join's watcher, with this process as the session: when the peer comes up again,
+%% the process a tracer of this process's traces is held (the VM says so) until the
+%% follower's start (Start) is over, and one nobody traces runs on; the child the held
+%% one had started there before is found, with its parent, and the other's is not; then
+%% the held process runs again.
+join_holds_and_finds(Config) ->
+    Node = ?config(node, Config),
+    [begin {M, Bin, File} = code:get_object_code(M), {module, M} = erpc:call(Node, code, load_binary, [M, File, Bin]) end
+     || M <- [riarc_join, riarc_lambda]],
+    Test = self(),
+    Starter = fun() ->
+                      receive {go, Ref} -> Test ! {Ref, spawn(Node, timer, sleep, [infinity])} end,
+                      receive stop -> ok end
+              end,
+    [Sys, Other] = [spawn(Starter) || _ <- [1, 2]],
+    [SysChild, OtherChild] = [begin R = make_ref(), P ! {go, R}, receive {R, C} -> C end end || P <- [Sys, Other]],
+    %% Started by this process through proc_lib (as a session's tracers are), and
+    %% running (its ancestors are set).
+    Tracer = proc_lib:spawn(fun() -> Test ! {self(), up}, receive stop -> ok end end),
+    receive {Tracer, up} -> ok end,
+    1 = erlang:trace(Sys, true, [procs, {tracer, Tracer}]),
+    W = riarc_join:watch(self(), none, 60000),
+    try
+        true = erlang:disconnect_node(Node),
+        true = net_kernel:connect_node(Node),
+        receive {riarc_join, W, Node} -> ok end,
+        ?assertEqual({status, suspended}, erlang:process_info(Sys, status)),
+        ?assertEqual({status, waiting}, erlang:process_info(Other, status)),
+        Start = fun() -> {ok, erlang:process_info(Sys, status)} end,
+        ?assertMatch({ok, {status, suspended}, {ok, [#{pid := SysChild, parent := Sys}]}},
+                     riarc_join:follow(W, Node, none, Start)),
+        ?assertEqual({status, waiting}, erlang:process_info(Sys, status))
+    after
+        [exit(P, kill) || P <- [W, Sys, Other, Tracer]],
+        [erpc:call(Node, erlang, exit, [C, kill]) || C <- [SysChild, OtherChild]]
+    end.
+
+%% Option follow_joining: the system starts a node itself (OTP's peer) and members there
+%% as soon as it is up. The system is held while riarc starts its session there, so the
+%% members are followed from their start: the root is accepted (rejected when a member
+%% answers wrongly, which only its relayed events show), with every member's and sub's
+%% events; the helpers are listed with the new node; nothing started there before riarc
+%% (no run error); nothing here is left traced. Each backend, monitors in their tracers
+%% and not.
+join_nodes(_Config) ->
+    [join_run(Bad, B, A, followed) || {Bad, B, A} <- [{0, route, inline}, {2, route, isolated}, {0, evm, isolated}]].
+
+%% The same with both cores loaded, where the hold may come too late (the node's coming
+%% up reaches riarc late, and finding the system's processes waits for the busy ones):
+%% whatever happens, the root's verdict is never an accept on a trace that lacks a
+%% member's events, and a member that got there first is an error of the run.
+join_nodes_loaded(_Config) ->
+    Load = [spawn(fun Spin() -> Spin() end) || _ <- lists:seq(1, erlang:system_info(schedulers_online))],
+    try
+        Outcomes = [join_run(Bad, B, A, sound) || {Bad, B, A} <- [{0, route, inline}, {0, evm, isolated},
+                                                                  {0, route, isolated}, {2, route, inline}]],
+        ct:log("outcomes under load: ~p", [Outcomes])
+    after
+        [exit(P, kill) || P <- Load]
+    end.
+
+%% One run of riarc_remote_sys:joining/4 (N members, K messages each, member Bad answers
+%% wrongly), followed as it joins. How: `followed', every member must have been followed
+%% (the node is stopped once their ends and their helpers' verdicts are here); `sound',
+%% the node is stopped at once, and only a verdict reached on the whole trace may be an
+%% accept or a reject. Returns the root's verdict and the run's errors' tags.
+join_run(Bad, B, A, How) ->
+    {N, K} = {3, 300},
+    {ok, S} = riarc:start({riarc_remote_sys, joining, [self(), N, K, Bad]}, span_spec(joining, N, K),
+                          %% The hold outlasts riarc's start there, however slow.
+                          #{follow_joining => true, backend => B, analysis => A, follow_grace => 5000,
+                            limits => #{max_join_hold => 120000}}),
+    Tag = make_ref(),
+    Known = riarc_session:subscribe(S, self(), Tag),
+    {Root, Node, Ms} = receive {joined, R, There, Ms0} -> {R, There, Ms0} end,
+    _ = case How of
+            followed ->
+                %% Before the system stops its node: every member's relayed end is here
+                %% (it came over the same connection before the member's entry there
+                %% closed), and every helper's verdict.
+                [wait_closed(Node, M) || M <- Ms],
+                wait_helpers(Tag, Node, N, [E || E = #{node := Nd, mfa := {riarc_remote_sys, helper, _}} <- Known, Nd =:= Node]);
+            sound -> ok
+        end,
+    Root ! stop,
+    {ok, Res} = riarc_session:finish(S, 120000),
+    Vs = maps:get(verdicts, Res),
+    Errors = maps:get(errors, Res, []),
+    [#{verdict := V, events := Events}] = [E || E = #{mfa := {riarc_remote_sys, joining, _}} <- Vs],
+    Want = case Bad of 0 -> accept; _ -> reject end,
+    Least = case Bad of 0 -> N * (K + 1); _ -> K + 1 end,
+    case How of
+        followed ->
+            ?assertEqual(Want, V, {B, A, Vs, Errors}),
+            ?assert(Events >= Least, {B, A, Events}),
+            ?assertEqual(lists:duplicate(N, {helper, accept}),
+                         [{F, HV} || #{node := Nd, mfa := {riarc_remote_sys, F, _}, verdict := HV} <- Vs, Nd =:= Node],
+                         {B, A, Vs}),
+            ?assertEqual([], Errors, {B, A}),
+            ?assertEqual(case Bad of 0 -> 0; _ -> 1 end, riarc_result:status(Res));
+        sound ->
+            %% A verdict on the members' events is reached only with all of them.
+            ?assert(lists:member(V, [Want, error]), {B, A, V, Vs}),
+            ?assert(V =:= error orelse Events >= Least, {B, A, V, Events}),
+            %% Whoever got there first is named; or the node was gone (stopped by the
+            %% system) before riarc could start there.
+            ?assertEqual([], [E || E <- Errors, not joined_late(E, Node)], {B, A}),
+            ?assert(riarc_result:status(Res) =/= 0 orelse (V =:= accept andalso Errors =:= []), {B, A, Res})
+    end,
+    untraced(node()),
+    {V, [element(1, element(2, E)) || E <- Errors]}.
+
+joined_late({riarc_session, {before_follow, #{node := Node, children := [_ | _]}}}, Node) -> true;
+joined_late({riarc_session, {join_failed, Node, _}}, Node) -> true;
+joined_late(_, _) -> false.
+
+%% The N helpers on Node, each with its verdict, from the session's stream (Known: those
+%% it had already).
+wait_helpers(Tag, Node, N, Known) ->
+    Done = [P || #{pid := P, verdict := V} <- Known, V =/= none],
+    case length(lists:usort(Done)) >= N of
+        true -> ok;
+        false ->
+            receive
+                {riarc_session_verdict, Tag, E = #{node := Node, mfa := {riarc_remote_sys, helper, _}}} ->
+                    wait_helpers(Tag, Node, N, [E | Known]);
+                {riarc_session_verdict, Tag, _} ->
+                    wait_helpers(Tag, Node, N, Known)
+            end
+    end.

@@ -7,6 +7,8 @@
 -export([spread/4, worker/3, helper/1, job/1, stuck/2, bad_start/1]).
 %% One partition spanning two nodes: members there in their parent's partition here.
 -export([span/5, member/4, sub/3, span_stuck/2, span_bad_start/1]).
+%% A node the system starts itself, during the run (riarc's option follow_joining).
+-export([joining/4]).
 %% The Specs scripts/span-cost compares (funs of a module, whose code riarc loads there).
 -export([span_cost_spec/1]).
 
@@ -65,6 +67,19 @@ span(Node, N, K, Bad, Test) ->
     Ms = [spawn(Node, ?MODULE, member, [self(), I, K, I =:= Bad]) || I <- lists:seq(1, N)],
     [receive {done, M, _, _} -> ok end || M <- Ms],
     ok.
+
+%% As span/5, on a node the system starts itself (OTP's peer, connected over distributed
+%% Erlang, this module on its code path), its members started there as soon as it is up;
+%% stops that node when told.
+joining(Test, N, K, Bad) ->
+    Dir = filename:dirname(code:which(?MODULE)),
+    {ok, Peer, Node} = peer:start(#{name => peer:random_name(joined),
+                                    args => ["-setcookie", atom_to_list(erlang:get_cookie()), "-pa", Dir]}),
+    Ms = [spawn(Node, ?MODULE, member, [self(), I, K, I =:= Bad]) || I <- lists:seq(1, N)],
+    [receive {done, M, _, _} -> ok end || M <- Ms],
+    Test ! {joined, self(), Node, Ms},
+    receive stop -> ok end,
+    peer:stop(Peer).
 
 %% A member: a sub there sends it K numbered messages; then it starts a helper there,
 %% waits for it, and answers {done, self(), I, 2I} (or not).
