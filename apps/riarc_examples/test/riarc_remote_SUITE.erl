@@ -939,7 +939,11 @@ join_run(Bad, B, A, How) ->
                             limits => #{max_join_hold => 120000}}),
     Tag = make_ref(),
     Known = riarc_session:subscribe(S, self(), Tag),
-    {Root, Node, Ms} = receive {joined, R, There, Ms0} -> {R, There, Ms0} end,
+    {Root, Node, Ms} = receive
+                           {joined, R, There, Ms0} -> {R, There, Ms0};
+                           %% Only under load: the node the system started did not come up.
+                           {no_node, R, Why} when How =:= sound -> {R, {no_node, Why}, []}
+                       end,
     _ = case How of
             followed ->
                 %% Before the system stops its node: every member's relayed end is here
@@ -966,19 +970,22 @@ join_run(Bad, B, A, How) ->
             ?assertEqual([], Errors, {B, A}),
             ?assertEqual(case Bad of 0 -> 0; _ -> 1 end, riarc_result:status(Res));
         sound ->
-            %% A verdict on the members' events is reached only with all of them.
-            ?assert(lists:member(V, [Want, error]), {B, A, V, Vs}),
-            ?assert(V =:= error orelse Events >= Least, {B, A, V, Events}),
+            %% An accept is reached only on all the members' events, a reject only on a
+            %% wrong answer: never on a trace that lacks a member's.
+            ?assert(V =/= accept orelse (Events >= Least andalso Errors =:= []), {B, A, V, Events, Errors}),
+            ?assert(V =/= reject orelse Bad > 0, {B, A, V, Vs}),
             %% Whoever got there first is named; or the node was gone (stopped by the
             %% system) before riarc could start there.
-            ?assertEqual([], [E || E <- Errors, not joined_late(E, Node)], {B, A}),
+            %% (A node that did not come up: whichever node it was.)
+            Where = case Node of {no_node, _} -> any; _ -> Node end,
+            ?assertEqual([], [E || E <- Errors, not joined_late(E, Where)], {B, A}),
             ?assert(riarc_result:status(Res) =/= 0 orelse (V =:= accept andalso Errors =:= []), {B, A, Res})
     end,
     untraced(node()),
     {V, [element(1, element(2, E)) || E <- Errors]}.
 
-joined_late({riarc_session, {before_follow, #{node := Node, children := [_ | _]}}}, Node) -> true;
-joined_late({riarc_session, {join_failed, Node, _}}, Node) -> true;
+joined_late({riarc_session, {before_follow, #{node := N, children := [_ | _]}}}, Node) -> Node =:= any orelse N =:= Node;
+joined_late({riarc_session, {join_failed, N, _}}, Node) -> Node =:= any orelse N =:= Node;
 joined_late(_, _) -> false.
 
 %% The N helpers on Node, each with its verdict, from the session's stream (Known: those
