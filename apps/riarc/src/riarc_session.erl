@@ -257,9 +257,14 @@ format_error({before_follow, #{node := Node, children := Cs}}) ->
                                 "followed it there as it joined, so their traces lack their "
                                 "start and are not monitored: ~0tp",
                                 [length(Cs), Node, [{P, Parent, MFA, Now} || #{pid := P, parent := Parent, mfa := MFA, current := Now} <- Cs]]));
+format_error({join_failed, Node, {Module, Why}}) when is_atom(Module) ->
+    %% The module that failed says why (riarc_remote, riarc_join): not through riarc,
+    %% which depends on this module.
+    lists:flatten(io_lib:format("node ~p joined during the run, but riarc could not follow the "
+                                "system there: ~ts", [Node, Module:format_error(Why)]));
 format_error({join_failed, Node, Why}) ->
     lists:flatten(io_lib:format("node ~p joined during the run, but riarc could not follow the "
-                                "system there: ~ts", [Node, riarc:format_error(Why)]));
+                                "system there: ~0tp", [Node, Why]));
 format_error({join_watcher_down, Why}) ->
     lists:flatten(io_lib:format("the watcher of nodes joining the run ended (~0tp): nodes that "
                                 "joined after it are not followed", [Why]));
