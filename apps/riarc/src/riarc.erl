@@ -476,16 +476,8 @@ format_error({no_process, T}) ->
     flat("~0tp has no process to attach to", [T]);
 format_error({?MODULE, Reason}) ->
     format_error(Reason);
-format_error({Module, Reason}) when is_atom(Module) ->
-    %% Every riarc module that returns errors exports format_error/1 for its own reasons.
-    case erlang:function_exported(Module, format_error, 1) orelse
-         (code:ensure_loaded(Module) =:= {module, Module} andalso
-          erlang:function_exported(Module, format_error, 1)) of
-        true -> Module:format_error(Reason);
-        false -> flat("~0tp", [{Module, Reason}])
-    end;
 format_error(Other) ->
-    flat("~0tp", [Other]).
+    riarc_error:format(Other).
 
 %% @doc One line for a verdict: `<pid> <mfa> <verdict>'.
 -spec format_verdict(verdict_entry()) -> string().

@@ -49,7 +49,7 @@
 -module(riarc_backend).
 
 -export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1, init_parent/3,
-         names_parents/1, close/1, tracer_module/1]).
+         names_parents/1, close/1, tracer_module/1, tracer_of/1]).
 -export_type([t/0, cut/0, decoded/0]).
 
 -type cut() :: {count, non_neg_integer()} | exited | none.
@@ -124,6 +124,17 @@ tracer_module({Mod, C}) ->
     case erlang:function_exported(Mod, tracer_module, 1) of
         true -> Mod:tracer_module(C);
         false -> none
+    end.
+
+%% @doc What traces P, as erlang:trace_info/2 shows it: a tracer process, a tracer
+%% module and its state, `[]' for nobody, or undefined for a process that is gone. OTP
+%% 25's spec of erlang:trace_info/2 leaves out tracer modules (`{Module, State}'), which
+%% the VM does return: called through apply/3 so that the answer is taken as it comes.
+-spec tracer_of(pid()) -> pid() | port() | {module(), term()} | [] | undefined.
+tracer_of(P) ->
+    case erlang:apply(erlang, trace_info, [P, tracer]) of
+        {tracer, T} -> T;
+        undefined -> undefined
     end.
 
 %% @doc CLEAR(S, T).

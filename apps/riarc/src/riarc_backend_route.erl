@@ -131,11 +131,8 @@ close(#{table := Table, patterns := Key}) ->
 -spec tracer_module(config()) -> {riarc_route, riarc_route:table()}.
 tracer_module(#{table := Table}) -> {riarc_route, Table}.
 
-%% OTP 25's spec of erlang:trace_info/2 leaves out tracer modules (`{Module, State}'),
-%% which the VM does return: called through apply/3 so that the answer is taken as it
-%% comes, not as the spec says it must be.
 traced_by(P, Table) ->
-    erlang:apply(erlang, trace_info, [P, tracer]) =:= {tracer, {riarc_route, Table}}.
+    riarc_backend:tracer_of(P) =:= {riarc_route, Table}.
 
 %% @doc Decodes the table's messages into riarc events. A message the table sent that
 %% monitors do not see (the root's `go', a link event of the `procs' flag) is still one

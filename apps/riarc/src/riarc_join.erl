@@ -8,7 +8,7 @@
 %% So a session's watcher, a process of high priority that does nothing else, takes each
 %% node's coming up (`net_kernel:monitor_nodes/1') and at once suspends every process the
 %% session's tracers trace on this node, until the session has started its follower there
-%% (follow/4: once the node has booted) or for `max_join_hold' at most. Not held: what the
+%% (follow/3: once the node has booted) or for `max_join_hold' at most. Not held: what the
 %% new node's own start waits on (the controlling process of a node OTP's peer starts,
 %% and any process a process there links to or monitors), or it would not come up while
 %% the hold lasts.
@@ -31,7 +31,7 @@
 %% '''
 -module(riarc_join).
 
--export([watch/3, follow/4, release/2, from_elsewhere/0, format_error/1]).
+-export([watch/3, follow/3, release/3, from_elsewhere/0, format_error/1]).
 %% Spawned.
 -export([watcher_init/4]).
 -export_type([early/0, error_reason/0]).
@@ -41,7 +41,8 @@
 %% from another node shows only `erts_internal:dist_spawn_init/1' as its initial call).
 -type early() :: #{pid := pid(), parent := pid(), mfa := riarc_event:mfa_args() | undefined,
                    current := mfa() | undefined}.
--type error_reason() :: {scan_failed, node(), term()} | {not_booted, node(), term()}.
+-type error_reason() :: {scan_failed, node(), term()} | {not_booted, node(), term()}
+                      | {crashed, node(), term()}.
 
 %% How long the joined node gets to list its processes, and to finish booting.
 -define(SCAN_MS, 30000).
@@ -50,38 +51,39 @@
 %% @doc Starts Session's watcher: from its return on, at each node that comes up the
 %% processes Session's tracers trace here (those whose tracer Session started, or
 %% whose tracer is Module, a backend's tracer module) are held for MaxMs at most, and
-%% Session is told `{riarc_join, Watcher, Node}', to which it answers with follow/4.
+%% Session is told `{riarc_join, Watcher, Node}', to which it answers with follow/3 (or
+%% release/3, to let the system go at once).
 %% The watcher ends with Session.
 -spec watch(pid(), {module(), term()} | none, pos_integer()) -> pid().
 watch(Session, Module, MaxMs) ->
     proc_lib:start(?MODULE, watcher_init, [Session, Module, MaxMs, self()], infinity, [{priority, high}]).
 
-%% @doc The session's answer to `{riarc_join, Watcher, Node}': Start starts its follower
-%% on Node (or `{error, _}'), the system still held; the processes there that the system
-%% had started before (a parent held, or traced by the session still) are listed, and
-%% the hold for Node ends.
--spec follow(pid(), node(), {module(), term()} | none, fun(() -> {ok, F} | {error, E})) ->
-    {ok, F, {ok, [early()]} | {error, {?MODULE, error_reason()}}} | {error, E}.
-follow(Watcher, Node, Module, Start) ->
+%% @doc The session's answer to `{riarc_join, Watcher, Node}', run away from the
+%% session's loop (a start there takes seconds on a busy node): once Node has booted,
+%% Start starts the follower there, the system still held; the processes there that the
+%% system had started before are listed, and the hold for Node ends.
+-spec follow(pid(), node(), fun(() -> {ok, F} | {error, E})) ->
+    {ok, F, {ok, [early()]} | {error, {?MODULE, error_reason()}}} | {error, E | {?MODULE, error_reason()}}.
+follow(Watcher, Node, Start) ->
     Started = try
                   case booted(Node) of
                       ok -> Start();
                       {error, _} = NotBooted -> NotBooted
                   end
-              catch Class:Why:Stack -> _ = release(Watcher, Node), erlang:raise(Class, Why, Stack)
+              catch Class:Why:Stack -> _ = release(Watcher, Node, []), erlang:raise(Class, Why, Stack)
               end,
-    %% Read while the system is held: nothing of it starts there meanwhile.
-    Found = case Started of
-                {ok, _} -> scan(Node);
-                {error, _} -> {ok, []}
-            end,
-    Held = maps:from_list([{P, true} || P <- release(Watcher, Node)]),
-    Ours = ours(self(), Module),
-    case {Started, Found} of
-        {{ok, F}, {ok, Es}} ->
-            {ok, F, {ok, [E || E = #{parent := P} <- Es, node(P) =:= node(), is_map_key(P, Held) orelse Ours(P)]}};
-        {{ok, F}, {error, _} = Error} -> {ok, F, Error};
-        {{error, _} = E, _} -> E
+    case Started of
+        {ok, F} ->
+            %% Read while the system is held: nothing of it starts there meanwhile.
+            Found = scan(Node),
+            Theirs = release(Watcher, Node, [P || {ok, Es} <- [Found], #{parent := P} <- Es]),
+            {ok, F, case Found of
+                        {ok, Es} -> {ok, [E || E = #{parent := P} <- Es, lists:member(P, Theirs)]};
+                        {error, _} = Error -> Error
+                    end};
+        {error, _} = E ->
+            _ = release(Watcher, Node, []),
+            E
     end.
 
 %% @doc The processes of this node whose parent is on another node and that nobody traces:
@@ -99,6 +101,8 @@ from_elsewhere() ->
 -spec format_error(error_reason()) -> string().
 format_error({not_booted, Node, Why}) ->
     lists:flatten(io_lib:format("node ~p came up but did not finish booting: ~0tp", [Node, Why]));
+format_error({crashed, Node, Why}) ->
+    lists:flatten(io_lib:format("following the system onto node ~p crashed: ~0tp", [Node, Why]));
 format_error({scan_failed, Node, Why}) ->
     lists:flatten(io_lib:format("could not list the processes on node ~p that came from "
                                 "elsewhere: ~0tp", [Node, Why])).
@@ -141,11 +145,12 @@ scan(Node) ->
         Class:Why -> {error, {?MODULE, {scan_failed, Node, {Class, Why}}}}
     end.
 
-%% @doc The hold for Node ends (the holds for other nodes go on); the processes it held.
--spec release(pid(), node()) -> [pid()].
-release(Watcher, Node) ->
+%% @doc The hold for Node ends (the holds for other nodes go on); of Parents, those that
+%% are the system's (held, or traced by the session still).
+-spec release(pid(), node(), [pid()]) -> [pid()].
+release(Watcher, Node, Parents) ->
     Ref = monitor(process, Watcher),
-    Watcher ! {riarc_join_release, self(), Ref, Node},
+    Watcher ! {riarc_join_release, self(), Ref, Node, Parents},
     receive
         {Ref, Held} -> demonitor(Ref, [flush]), Held;
         %% Race: the watcher died (the VM resumed what it held): what got there first is
@@ -166,7 +171,7 @@ watcher_init(Session, Module, MaxMs, Starter) ->
 idle(W = #{sref := SRef}) ->
     receive
         {nodeup, Node} -> holding(W, #{}, [Node], Node, deadline(W));
-        {riarc_join_release, From, Ref, _Node} -> From ! {Ref, []}, idle(W);
+        {riarc_join_release, From, Ref, _Node, Parents} -> From ! {Ref, theirs(W, #{}, Parents)}, idle(W);
         {'DOWN', SRef, process, _, _} -> exit(normal);
         _ -> idle(W)
     end.
@@ -190,8 +195,8 @@ holding(W = #{session := Session, sref := SRef}, Held0, Pending, Up, Deadline) -
             holding(W, #{}, [Node | Pending], Node, deadline(W));
         {nodeup, Node} ->
             holding(W, Held, [Node | Pending], Node, Deadline);
-        {riarc_join_release, From, Ref, Node} ->
-            From ! {Ref, maps:keys(Held)},
+        {riarc_join_release, From, Ref, Node, Parents} ->
+            From ! {Ref, theirs(W, Held, Parents)},
             case Pending -- [Node] of
                 [] -> resume(Held, Deadline), idle(W);
                 More -> holding(W, Held, More, none, Deadline)
@@ -204,6 +209,10 @@ holding(W = #{session := Session, sref := SRef}, Held0, Pending, Up, Deadline) -
             resume(Held, Deadline),
             holding(W, Held, Pending, none, over)
     end.
+
+%% Of Parents, the system's here: held, or traced by the session.
+theirs(#{ours := Ours}, Held, Parents) ->
+    [P || P <- Parents, node(P) =:= node(), is_map_key(P, Held) orelse Ours(P)].
 
 deadline(#{max := MaxMs}) ->
     erlang:monotonic_time(millisecond) + MaxMs.
@@ -236,26 +245,14 @@ serves(P, Nodes) ->
         undefined -> false
     end.
 
-%% Whether a process is traced by Session's tracers: their tracer is one Session started
-%% (a tracer is started by the session, for a root, or by another tracer, so Session is
-%% among its proc_lib ancestors), or the backend's tracer module. OTP 25's spec of
-%% erlang:trace_info/2 leaves out tracer modules: called through apply/3.
+%% Whether a process is traced by Session's tracers: its tracer is one of Session's, or
+%% the backend's tracer module.
 ours(Session, Module) ->
     fun(P) ->
-            case erlang:apply(erlang, trace_info, [P, tracer]) of
-                {tracer, T} when is_pid(T) -> started_by(T, Session);
-                {tracer, []} -> false;
-                {tracer, T} -> T =:= Module;
-                undefined -> false
+            case riarc_backend:tracer_of(P) of
+                T when is_pid(T) -> riarc_tracer:of_session(T, Session);
+                [] -> false;
+                undefined -> false;
+                T -> T =:= Module
             end
-    end.
-
-started_by(T, Session) ->
-    case erlang:process_info(T, dictionary) of
-        {dictionary, D} ->
-            case lists:keyfind('$ancestors', 1, D) of
-                {_, As} -> lists:member(Session, As);
-                false -> false
-            end;
-        undefined -> false
     end.

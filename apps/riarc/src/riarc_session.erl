@@ -144,10 +144,12 @@
     relay_held = 0 :: non_neg_integer(),
     relay_dropped = #{} :: #{{pid(), node()} => non_neg_integer()},
     %% Option follow_joining: nodes are followed as they come up (riarc_join), but for
-    %% those connected when the run began, where a start of the system's is not followed.
-    joining = false :: boolean(),
+    %% those connected when the run began, where a start of the system's is not followed;
+    %% the processes starting the followers of nodes that came up, each with its node.
     join_watcher = undefined :: undefined | pid(),
-    unfollowable = [] :: [node()]
+    unfollowable = [] :: [node()],
+    joins = #{} :: #{pid() => {node(), reference()}},
+    join_early = [] :: [{riarc_verdict | riarc_remote_down, reference(), term()}]
 }).
 
 %% A remote parent's relayed children: how many its partition's tracer was told of
@@ -257,14 +259,9 @@ format_error({before_follow, #{node := Node, children := Cs}}) ->
                                 "followed it there as it joined, so their traces lack their "
                                 "start and are not monitored: ~0tp",
                                 [length(Cs), Node, [{P, Parent, MFA, Now} || #{pid := P, parent := Parent, mfa := MFA, current := Now} <- Cs]]));
-format_error({join_failed, Node, {Module, Why}}) when is_atom(Module) ->
-    %% The module that failed says why (riarc_remote, riarc_join): not through riarc,
-    %% which depends on this module.
-    lists:flatten(io_lib:format("node ~p joined during the run, but riarc could not follow the "
-                                "system there: ~ts", [Node, Module:format_error(Why)]));
 format_error({join_failed, Node, Why}) ->
     lists:flatten(io_lib:format("node ~p joined during the run, but riarc could not follow the "
-                                "system there: ~0tp", [Node, Why]));
+                                "system there: ~ts", [Node, riarc_error:format(Why)]));
 format_error({join_watcher_down, Why}) ->
     lists:flatten(io_lib:format("the watcher of nodes joining the run ended (~0tp): nodes that "
                                 "joined after it are not followed", [Why]));
@@ -310,7 +307,7 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     S0 = #s{owner = Owner, spec = Spec, opts = Opts, backend = Backend, limits = Limits, token = Token,
             budget = Budget, started = erlang:monotonic_time(microsecond),
             unsealed = unsealed(Backend), lineage = maps:get(lineage, Opts, false),
-            joining = Joining, join_watcher = Watcher, unfollowable = Unfollowable},
+            join_watcher = Watcher, unfollowable = Unfollowable},
     %% The sessions following the system onto other nodes run before it starts, so that
     %% no child it starts there is missed.
     case start_followers(maps:get(followers, Opts, undefined), S0) of
@@ -393,14 +390,16 @@ handle_info({riarc_verdict, Tag, _E}, S = #s{followers = Fs, fstopped = true}) w
     {noreply, S};
 handle_info({riarc_remote_down, Tag, _Why}, S = #s{followers = Fs, fstopped = true}) when is_map_key(Tag, Fs) ->
     {noreply, S};
-handle_info({riarc_verdict, Tag, E}, S = #s{followers = Fs, follow = F}) when is_map_key(Tag, Fs) ->
-    {Node, _} = maps:get(Tag, Fs),
-    {F1, Learnt} = more_followed(riarc_follow:learn(Node, E, F), Fs, [{Node, E}]),
-    follow_changed(lists:foldl(fun({N, E1}, A) -> relay_failed(N, E1, A) end,
-                               followed(F1, S), lists:reverse(Learnt)));
-handle_info({riarc_remote_down, Tag, Why}, S = #s{followers = Fs}) when is_map_key(Tag, Fs) ->
-    {Node, _} = maps:get(Tag, Fs),
-    follow_changed(follow_down(Node, Why, S));
+handle_info(Msg = {Kind, Tag, _}, S = #s{followers = Fs})
+  when (Kind =:= riarc_verdict orelse Kind =:= riarc_remote_down), is_map_key(Tag, Fs) ->
+    follow_changed(streamed(Msg, S));
+%% Race: the follower started for a node that came up streams to this session before
+%% the word of the process that started it (riarc_joined) says whose stream it is: kept
+%% until then, up to max_queue messages.
+handle_info(Msg = {Kind, Tag, _}, S = #s{joins = Js, join_early = Early, limits = #{max_queue := Max}})
+  when (Kind =:= riarc_verdict orelse Kind =:= riarc_remote_down), is_reference(Tag),
+       map_size(Js) > 0, length(Early) < Max ->
+    {noreply, S#s{join_early = [Msg | Early]}};
 handle_info({riarc_s, Token, Msg}, S = #s{token = Token}) ->
     trusted(Msg, S);
 %% One partition spanning nodes: a relaying tracer on a followed node, with the secret.
@@ -411,11 +410,21 @@ handle_info({riarc_relay, Secret, {Child, Parent}, What}, S = #s{relay_secret = 
 handle_info({riarc_join, W, Node}, S = #s{join_watcher = W}) ->
     Follow = S#s.finished =:= undefined andalso not S#s.stopping andalso not S#s.fstopped
         andalso not lists:keymember(Node, 1, maps:values(S#s.followers))
+        andalso not lists:keymember(Node, 1, maps:values(S#s.joins))
         andalso not lists:member(Node, S#s.unfollowable),
     case Follow of
-        true -> follow_changed(join(Node, S));
-        false -> _ = riarc_join:release(W, Node), {noreply, S}
+        true -> {noreply, join(Node, S)};
+        false -> _ = riarc_join:release(W, Node, []), {noreply, S}
     end;
+handle_info({riarc_joined, Pid, Result}, S = #s{joins = Js}) when is_map_key(Pid, Js) ->
+    {Node, Ref} = maps:get(Pid, Js),
+    demonitor(Ref, [flush]),
+    follow_changed(joined(Node, Result, S#s{joins = maps:remove(Pid, Js)}));
+handle_info({'DOWN', _, process, Pid, Why}, S = #s{joins = Js}) when is_map_key(Pid, Js) ->
+    %% It crashed, maybe with the system still held for Node: let it go.
+    {Node, _} = maps:get(Pid, Js),
+    _ = [riarc_join:release(W, Node, []) || W <- [S#s.join_watcher], is_pid(W)],
+    follow_changed(joined(Node, {error, {riarc_join, {crashed, Node, Why}}}, S#s{joins = maps:remove(Pid, Js)}));
 handle_info({'DOWN', _, process, W, Why}, S = #s{join_watcher = W}) ->
     %% Nodes that join from now on are not followed: what the system starts there is an
     %% error (follow_grace), and so is this.
@@ -621,7 +630,7 @@ trusted({riarc_remote_child, _Tracer, own, Info = #{node := Node}}, S = #s{follo
     %% (its start may reach this session before the node's coming up does).
     case {lists:member(Node, maps:get(monitored_elsewhere, S#s.opts, [])),
           lists:keymember(Node, 1, maps:values(S#s.followers))
-          orelse (S#s.joining andalso not lists:member(Node, S#s.unfollowable))} of
+          orelse (joining(S) andalso not lists:member(Node, S#s.unfollowable))} of
         %% The user's word: a session there monitors what starts there.
         {true, _} -> {noreply, S};
         %% Followed: this session's own session there monitors it (riarc_follow).
@@ -823,6 +832,10 @@ maybe_done(S = #s{analysers = As}) when map_size(As) > 0 ->
     %% Every process is untraced; the monitors are still at their partitions' events
     %% (each step within its budget). After stop/1, they get a grace period.
     {noreply, grace(close(S))};
+maybe_done(S = #s{joins = Js, stopping = false}) when map_size(Js) > 0 ->
+    %% A node that came up is being followed: what the system started there is
+    %% accounted for once its follower runs (or cannot).
+    {noreply, S};
 maybe_done(S0 = #s{follow = F, stopping = false}) when F =/= undefined ->
     %% Every tracer here has ended, so every child the system started on a followed node
     %% is expected: the run ends once each is matched there and has ended, or its node is
@@ -862,26 +875,60 @@ follow_grace_ms(#s{opts = Opts}) ->
 
 %% Option follow_joining: Node came up during the run; the system here is held back
 %% while the session following it there starts (riarc_join), so that the system's first
-%% start there comes after. A child of the system found there started before is an error
-%% of the run (it is not followed from its middle, and its partition, or its parent's,
-%% is an error once follow_grace says it never showed). A node riarc cannot follow the
-%% system onto: an error of the run, and whatever the system started there is lost.
-join(Node, S = #s{opts = #{followers := Start}, join_watcher = W}) ->
-    Module = riarc_backend:tracer_module(S#s.backend),
-    case riarc_join:follow(W, Node, Module, fun() -> Start(self(), {self(), S#s.relay_secret}, [Node]) end) of
-        {ok, [{Node, Proxy, Tag}], Early} ->
-            _ = monitor(process, Proxy),
-            S1 = S#s{followers = (S#s.followers)#{Tag => {Node, Proxy}}},
-            case Early of
-                {ok, []} -> S1;
-                {ok, Cs} -> S1#s{errors = [{?MODULE, {before_follow, #{node => Node, children => Cs}}} | S1#s.errors]};
-                {error, E} -> S1#s{errors = [E | S1#s.errors]}
-            end;
-        {error, Why} ->
-            S1 = S#s{unfollowable = [Node | S#s.unfollowable],
-                     errors = [{?MODULE, {join_failed, Node, Why}} | S#s.errors]},
-            follow_down(Node, {join_failed, Why}, S1)
-    end.
+%% start there comes after. That start takes seconds on a busy node, and minutes on an
+%% overloaded one: it runs in a process of its own, which tells this session
+%% `{riarc_joined, Pid, Result}' (joined/3), so that the session answers its callers
+%% and its tracers meanwhile.
+join(Node, S = #s{opts = #{followers := Start}, join_watcher = W, relay_secret = Secret}) ->
+    Session = self(),
+    {Pid, Ref} = proc_lib:spawn_opt(
+                   fun() ->
+                           Result = riarc_join:follow(W, Node, fun() -> Start(Session, {Session, Secret}, [Node]) end),
+                           Session ! {riarc_joined, self(), Result}
+                   end, [monitor]),
+    S#s{joins = (S#s.joins)#{Pid => {Node, Ref}}}.
+
+%% A follower started for Node, or why not. A child of the system found there started
+%% before is an error of the run (it is not followed from its middle, and its partition,
+%% or its parent's, is an error once follow_grace says it never showed). A node riarc
+%% cannot follow the system onto: an error of the run, and whatever the system started
+%% there is lost. A follower that comes once the followers were stopped is stopped too.
+joined(_Node, {ok, [{_, Proxy, _}], _Early}, S = #s{fstopped = true}) ->
+    _ = gen_server:send_request(Proxy, stop),
+    early_left(S);
+joined(Node, {ok, [{Node, Proxy, Tag}], Early}, S) ->
+    _ = monitor(process, Proxy),
+    S1 = S#s{followers = (S#s.followers)#{Tag => {Node, Proxy}}},
+    S2 = case Early of
+             {ok, []} -> S1;
+             {ok, Cs} -> S1#s{errors = [{?MODULE, {before_follow, #{node => Node, children => Cs}}} | S1#s.errors]};
+             {error, E} -> S1#s{errors = [E | S1#s.errors]}
+         end,
+    %% What it streamed before this word, in the order it came.
+    {Its, Others} = lists:partition(fun({_, T, _}) -> T =:= Tag end, lists:reverse(S2#s.join_early)),
+    early_left(lists:foldl(fun streamed/2, S2#s{join_early = lists:reverse(Others)}, Its));
+joined(Node, {error, Why}, S) ->
+    S1 = S#s{unfollowable = [Node | S#s.unfollowable],
+             errors = [{?MODULE, {join_failed, Node, Why}} | S#s.errors]},
+    early_left(follow_down(Node, {join_failed, Why}, S1)).
+
+%% Kept for a follower being started, and no follower is any more: forged.
+early_left(S = #s{joins = Js, join_early = Early}) when map_size(Js) =:= 0 ->
+    S#s{join_early = [], forged = S#s.forged + length(Early)};
+early_left(S) ->
+    S.
+
+%% An entry of a follower's stream, or its end.
+streamed({riarc_verdict, Tag, E}, S = #s{followers = Fs, follow = F}) ->
+    {Node, _} = maps:get(Tag, Fs),
+    {F1, Learnt} = more_followed(riarc_follow:learn(Node, E, F), Fs, [{Node, E}]),
+    lists:foldl(fun({N, E1}, A) -> relay_failed(N, E1, A) end, followed(F1, S), lists:reverse(Learnt));
+streamed({riarc_remote_down, Tag, Why}, S = #s{followers = Fs}) ->
+    {Node, _} = maps:get(Tag, Fs),
+    follow_down(Node, Why, S).
+
+joining(#s{opts = Opts}) ->
+    maps:get(follow_joining, Opts, false).
 
 %% A followed node's session ended on its own: its entries (riarc_follow), and the
 %% relayed children there that had not ended, whose partitions here lose the rest of

@@ -17,7 +17,7 @@
 %% '''
 -module(riarc_tracer).
 
--export([start_root/4, info/3, stop/2]).
+-export([start_root/4, info/3, stop/2, of_session/2]).
 %% Spawned entry points.
 -export([root_init/4, tracer_init/5]).
 
@@ -192,6 +192,19 @@ info(Tracer, Token, Timeout) ->
         {Ref, Info} -> demonitor(Ref, [flush]), {ok, Info};
         {'DOWN', Ref, process, _, _} -> {error, timeout}
     after Timeout -> demonitor(Ref, [flush]), {error, timeout}
+    end.
+
+%% @doc Whether T is a tracer of Session: a root tracer is started by its session and
+%% every other tracer by a tracer (proc_lib), so Session is among a tracer's ancestors.
+-spec of_session(pid(), pid()) -> boolean().
+of_session(T, Session) ->
+    case erlang:process_info(T, dictionary) of
+        {dictionary, D} ->
+            case lists:keyfind('$ancestors', 1, D) of
+                {_, As} -> lists:member(Session, As);
+                false -> false
+            end;
+        undefined -> false
     end.
 
 %% @doc Stops a tracer: it stops tracing its processes (they run on untraced), reports

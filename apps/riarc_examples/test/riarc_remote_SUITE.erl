@@ -896,7 +896,7 @@ join_holds_and_finds(Config) ->
         ?assertEqual({status, waiting}, erlang:process_info(Other, status)),
         Start = fun() -> {ok, erlang:process_info(Sys, status)} end,
         ?assertMatch({ok, {status, suspended}, {ok, [#{pid := SysChild, parent := Sys}]}},
-                     riarc_join:follow(W, Node, none, Start)),
+                     riarc_join:follow(W, Node, Start)),
         ?assertEqual({status, waiting}, erlang:process_info(Sys, status))
     after
         [exit(P, kill) || P <- [W, Sys, Other, Tracer]],
