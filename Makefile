@@ -3,7 +3,7 @@
 REBAR ?= rebar3
 export ERL_FLAGS ?=
 
-.PHONY: all toolchain build test eunit ct layout check xref dialyzer demo bench bench-top bench-takeover bench-shapes bench-replay bench-quick report-check verify clean
+.PHONY: all toolchain build test test-all eunit ct layout check xref dialyzer demo bench bench-top bench-takeover bench-shapes bench-replay bench-quick report-check verify clean
 
 all: build
 
@@ -13,16 +13,17 @@ toolchain:
 build: toolchain
 	$(REBAR) compile
 
-# The whole suite in two tiers: EUnit for units, properties and in-VM integration, then
-# Common Test suites (apps/*/test/*_SUITE.erl) for the command line, peer VMs and what is
-# slow; then the architecture (apps along their dependency arrows, no module cycles),
-# xref and Dialyzer.
+# The suite in two tiers (scripts/test-tier, which prints each step's time). `make test',
+# the fast tier (minutes): EUnit units, properties at moderate counts from a fixed seed,
+# in-VM integration, the doc examples; the Common Test suites' fast cases, one peer-node
+# suite among them; the architecture (apps along their dependency arrows, no module
+# cycles), xref and Dialyzer. `make test-all' (what CI runs) adds the stress, soak,
+# loaded, distributed and fault-campaign tiers: the same steps with RIARC_TIER=all.
 test: toolchain
-	$(REBAR) eunit
-	$(REBAR) ct
-	scripts/check-layout
-	$(REBAR) xref
-	$(REBAR) dialyzer
+	@scripts/test-tier fast
+
+test-all: toolchain
+	@scripts/test-tier all
 
 layout: toolchain
 	$(REBAR) as test compile

@@ -14,7 +14,7 @@
 
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, suite/0]).
+-export([all/0, groups/0, suite/0]).
 -export([loop_on_root_init/1, slow_monitor_timeout/1, forged_exit/1, forged_stop/1,
          traced_tracer/1, crashing_spec/1, timeout_keeps_verdicts/1, huge_message/1,
          shed_slow_monitor/1, process_limit/1, max_events/1, max_events_cli/1,
@@ -22,10 +22,15 @@
 %% The system under test, and its monitors for the command line.
 -export([root/3, worker/2, looper/1, service/0, crowd/2, crowd_run/1, spec/1]).
 
--spec all() -> [atom()].
-all() -> [loop_on_root_init, slow_monitor_timeout, forged_exit, forged_stop, traced_tracer,
-          crashing_spec, timeout_keeps_verdicts, huge_message, shed_slow_monitor, process_limit,
-          max_events, max_events_cli, forged_counted, unsealed_evm, campaign].
+-spec all() -> [atom() | {group, atom()}].
+all() -> [loop_on_root_init, forged_exit, forged_stop, traced_tracer, crashing_spec,
+          huge_message, process_limit, max_events, forged_counted,
+          unsealed_evm] ++ riarc_test_tier:slow_groups([fault]).
+
+%% The full tier's cases (make test-all): riarc_test_tier.
+-spec groups() -> [{atom(), list(), [atom()]}].
+groups() -> [{fault, [], [slow_monitor_timeout, timeout_keeps_verdicts, shed_slow_monitor,
+          max_events_cli, campaign]}].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 6}}].
@@ -153,14 +158,14 @@ loop_on_root_init(_Config) ->
     clean().
 
 %% "A 50 ms/event monitor over 10 k messages: raises after timeout + 30 s, 18 884 messages
-%% left queued": the run returns at its timeout with what it has, inconclusive.
+%% left queued": the run returns at its timeout with what it has, inconclusive. That it
+%% returns at all is the suite's timetrap's to see (the monitor would take 500 s), not a
+%% wall-clock bound that a loaded machine breaks.
 slow_monitor_timeout(_Config) ->
     Slow = fun M(_) -> receive after 50 -> M end end,
     Spec = fun({?MODULE, looper, _}) -> {ok, Slow} end,
-    T0 = erlang:monotonic_time(millisecond),
     {ok, R = #{verdicts := [V], errors := Errors}} =
         riarc:run({?MODULE, looper, [10000]}, Spec, #{timeout => 1000}),
-    ?assert(erlang:monotonic_time(millisecond) - T0 < 15000),
     ?assertMatch(#{verdict := inconclusive}, V),
     ?assertMatch([{riarc_session, {timeout, 1000, _}}], Errors),
     ?assertEqual(1, riarc_result:status(R)),
@@ -365,7 +370,6 @@ campaign(_Config) ->
     io:format(user, "~nriarc_fault_SUITE: ~b faults injected in ~b runs (seed ~b, ~b ms)~n",
               [Faults, Runs, Seed, Took]),
     ?assert(Faults >= ?FAULTS),
-    ?assert(Took < 180000),
     ?assert(erlang:memory(total) < 2000 * 1024 * 1024).
 
 campaign(Runs, Faults, Kinds, _Seed) when Faults >= ?FAULTS ->

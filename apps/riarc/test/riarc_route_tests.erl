@@ -118,15 +118,16 @@ take(C, Pid, N) ->
 %% too. Spinners load the schedulers meanwhile.
 flood_test_() ->
     {timeout, 120,
-     fun() -> flood(#{senders => 4, msgs => 20000, switches => 40, spinners => 2}) end}.
+     fun() -> flood(#{senders => 4, msgs => riarc_test_tier:count(4000, 20000),
+                      switches => riarc_test_tier:count(20, 40), spinners => 2}) end}.
 
-%% The same, smaller, 50 times each in a VM with 1 and with 2 schedulers.
+%% The same, smaller, 50 times each in a VM with 1 and with 2 schedulers (full tier).
 flood_peers_test_() ->
-    {timeout, 300,
+    riarc_test_tier:slow({timeout, 300,
      fun() ->
              Params = #{senders => 4, msgs => 5000, switches => 20, spinners => 2},
              [in_peer(S, flood_reps, [50, Params]) || S <- ["1", "2"]]
-     end}.
+     end}).
 
 flood_reps(N, Params) ->
     [ok = flood(Params) || _ <- lists:seq(1, N)],
@@ -248,7 +249,8 @@ in_peer(Schedulers, F, Args) ->
 %% last one as soon as it exists. MO keeps what it got of each worker up to the switch's
 %% count, the new owner the rest (the worker's total is known).
 workers_test_() ->
-    {timeout, 120, fun() -> workers(#{workers => 3000, k => 10, spinners => 2}) end}.
+    {timeout, 120, fun() -> workers(#{workers => riarc_test_tier:count(600, 3000), k => 10,
+                                      spinners => 2}) end}.
 
 workers(#{workers := NW, k := K, spinners := NSpin}) ->
     Spinners = spinners(NSpin),
@@ -441,9 +443,11 @@ orphans_test() ->
 %% `spawned' runs in the parent, inside its spawn, after `spawn': in every one of many
 %% spawns the order of the callbacks is spawn, spawned, the parent's next event (a send
 %% right after spawn returns), and the child's first event is after spawn and spawned.
-%% So a child never produces an event before its entry exists. Also in a 1-scheduler VM.
+%% So a child never produces an event before its entry exists. Also in a 1-scheduler VM
+%% (full tier).
 contexts_test_() ->
-    {timeout, 120, fun() -> contexts(5000), in_peer("1", contexts, [5000]) end}.
+    [{timeout, 120, fun() -> contexts(riarc_test_tier:count(1000, 5000)) end}
+     | riarc_test_tier:slow([{timeout, 120, fun() -> in_peer("1", contexts, [5000]) end}])].
 
 contexts(N) ->
     {ok, T} = riarc_route:new(self(), #{probe => true}),

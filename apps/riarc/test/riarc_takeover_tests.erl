@@ -84,22 +84,24 @@ run(N) ->
 
 fresh_workers_under_load_test_() ->
     {timeout, 300, fun() ->
-        R = #{verdicts := Vs} = run(2000),
+        N = riarc_test_tier:count(500, 2000),
+        R = #{verdicts := Vs} = run(N),
         ?assertEqual([], maps:get(violations, R)),
         ?assertEqual([], maps:get(errors, R)),
         Bad = [V || V = #{verdict := Verdict} <- Vs, Verdict =/= accept],
         ?assertEqual([], Bad),
-        ?assertEqual(2000, length(Vs))
+        ?assertEqual(N, length(Vs))
     end}.
 
-%% The same, many smaller runs in a row: a race that shows once in twenty runs shows here.
+%% The same, many smaller runs in a row: a race that shows once in twenty runs shows here
+%% (full tier).
 repeated_under_load_test_() ->
-    {timeout, 300, fun() ->
+    riarc_test_tier:slow({timeout, 300, fun() ->
         [begin
              #{verdicts := Vs, violations := [], errors := []} = run(200),
              ?assertEqual({I, []}, {I, [V || V = #{verdict := X} <- Vs, X =/= accept]})
          end || I <- lists:seq(1, 20)]
-    end}.
+    end}).
 
 %% A receive that times out is its own event, never a message `timeout'.
 timeout_event_test() ->

@@ -8,7 +8,8 @@
 
 -export([wait_forever/1]).
 
--define(RUNS_PER_ARRANGEMENT, 1000).
+%% Runs per arrangement: a multiple of 3, so that each perturbation gets its share.
+-define(RUNS_PER_ARRANGEMENT, riarc_test_tier:count(30, 1000)).
 
 %% Every arrangement of P, Q and R into tracers the spawn tree allows: each process
 %% monitored on its own or left in its parent's partition (C1-C5 of §4.2 when P is
@@ -66,7 +67,7 @@ prop_random_systems() ->
 
 random_systems_test_() ->
     {timeout, 300,
-     ?_assert(proper:quickcheck(prop_random_systems(), [{numtests, 300}, {to_file, user}]))}.
+     ?_assert(riarc_test_tier:quickcheck(prop_random_systems(), {40, 300}))}.
 
 %% A spawn storm: with process tracers the VM often delivers children's events before
 %% their parent's spawn event (A4 does not hold online); with the routing table rarely.
@@ -77,7 +78,7 @@ storm_test_() ->
     {timeout, 300, [{atom_to_list(B), fun() -> storm(B) end} || B <- [route, evm]]}.
 
 storm(Backend) ->
-    Raw = {true, 0, [{{I rem 2 =:= 0, 1, []}, 0} || I <- lists:seq(1, 2000)]},
+    Raw = {true, 0, [{{I rem 2 =:= 0, 1, []}, 0} || I <- lists:seq(1, riarc_test_tier:count(500, 2000))]},
     Script = riarc_test_sys:finalize(Raw),
     %% Each process's log message is large (it names every message): delivered whole.
     {ok, Result, Logs, Seen} = riarc_test_sys:run(Script, self(), #{backend => Backend,

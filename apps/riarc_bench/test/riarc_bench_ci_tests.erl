@@ -123,12 +123,9 @@ prop_separated_significant() ->
                 Sig andalso Lo > 1 andalso Lo =< R andalso R =< Hi
             end).
 
-%% PropEr 1.2 has no seed option, but it keeps a `rand' state already in the process
-%% dictionary: seeding it here fixes the generated cases, so a failure is reproducible.
+%% From a fixed seed (riarc_test_tier), so that a failure is reproducible.
 qc(Prop, N) ->
-    proper:global_state_erase(),
-    _ = rand:seed(exsplus, {20, 24, 1}),
-    proper:quickcheck(Prop, [{numtests, N}, {to_file, user}, {max_size, 30}]).
+    riarc_test_tier:quickcheck(Prop, {N, N}, [{seed, {20, 24, 1}}, {to_file, user}, {max_size, 30}]).
 
 properties_test_() ->
     {timeout, 120,

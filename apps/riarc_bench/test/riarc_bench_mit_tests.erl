@@ -50,9 +50,8 @@ prop_merge_equals_pooled() ->
 merge_property_test_() ->
     {timeout, 60,
      fun() ->
-             proper:global_state_erase(),
-             _ = rand:seed(exsplus, {4, 2, 36}),
-             ?assert(proper:quickcheck(prop_merge_equals_pooled(), [{numtests, 300}, {to_file, user}]))
+             ?assert(riarc_test_tier:quickcheck(prop_merge_equals_pooled(), {100, 300},
+                                                [{seed, {4, 2, 36}}, {to_file, user}]))
      end}.
 
 %% Under the load driver: every worker reports, and each saw one idle period per message

@@ -62,7 +62,7 @@ prop_order_sums_to_n() ->
             end).
 
 order_sums_to_n_test() ->
-    ?assert(proper:quickcheck(prop_order_sums_to_n(), [{numtests, 150}, {to_file, user}])).
+    ?assert(riarc_test_tier:quickcheck(prop_order_sums_to_n(), {50, 150})).
 
 params(Extra) ->
     {ok, P} = riarc_bench_model:new(maps:merge(#{shape => pulse, workers => 3000, requests => 100}, Extra)),

@@ -13,11 +13,15 @@
 -include_lib("stdlib/include/assert.hrl").
 -include_lib("common_test/include/ct.hrl").
 
--export([all/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
+-export([all/0, groups/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
 -export([three_nodes_sound/1, three_nodes_followed/1]).
 
--spec all() -> [atom()].
-all() -> [three_nodes_sound, three_nodes_followed].
+-spec all() -> [atom() | {group, atom()}].
+all() -> [] ++ riarc_test_tier:slow_groups([distributed]).
+
+%% The full tier's cases (make test-all): riarc_test_tier.
+-spec groups() -> [{atom(), list(), [atom()]}].
+groups() -> [{distributed, [], [three_nodes_sound, three_nodes_followed]}].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].

@@ -38,8 +38,8 @@ prop_welford_merge() ->
                      end)).
 
 welford_test() ->
-    ?assert(proper:quickcheck(prop_welford_exact(), [{numtests, 300}, {to_file, user}])),
-    ?assert(proper:quickcheck(prop_welford_merge(), [{numtests, 200}, {to_file, user}])).
+    ?assert(riarc_test_tier:quickcheck(prop_welford_exact(), {300, 300})),
+    ?assert(riarc_test_tier:quickcheck(prop_welford_merge(), {200, 200})).
 
 welford_known_values_test() ->
     W = welford([2, 4, 4, 4, 5, 5, 7, 9]),
@@ -60,7 +60,7 @@ prop_percentile() ->
             end).
 
 percentile_test() ->
-    ?assert(proper:quickcheck(prop_percentile(), [{numtests, 200}, {to_file, user}])).
+    ?assert(riarc_test_tier:quickcheck(prop_percentile(), {200, 200})).
 
 sample(Fun, N, Seed) ->
     {Xs, _} = lists:mapfoldl(fun(_, R) -> Fun(R) end, rand:seed_s(exsss, Seed), lists:seq(1, N)),

@@ -10,12 +10,17 @@
 -include_lib("stdlib/include/assert.hrl").
 -include_lib("common_test/include/ct.hrl").
 
--export([all/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
+-export([all/0, groups/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
 -export([run_follow/1, attach_new_sigterm/1, attach_for_name/1, attach_errors/1,
          attach_follow/1]).
 
--spec all() -> [atom()].
-all() -> [attach_new_sigterm, attach_for_name, attach_errors, run_follow, attach_follow].
+-spec all() -> [atom() | {group, atom()}].
+all() -> [attach_errors] ++ riarc_test_tier:slow_groups([distributed]).
+
+%% The full tier's cases (make test-all): riarc_test_tier.
+-spec groups() -> [{atom(), list(), [atom()]}].
+groups() -> [{distributed, [], [attach_new_sigterm, attach_for_name, run_follow,
+          attach_follow]}].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].

@@ -8,11 +8,16 @@
 
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, suite/0]).
+-export([all/0, groups/0, suite/0]).
 -export([cli_run_accept/1, cli_run_reject/1, cli_bad_input/1, cli_unknown_command/1, cli_help/1, cli_bad_flags/1, cli_closed_stdout/1, cli_no_rebuild/1, cli_check_mfa/1, cli_limits/1]).
 
--spec all() -> [atom()].
-all() -> [cli_run_accept, cli_run_reject, cli_bad_input, cli_unknown_command, cli_help, cli_bad_flags, cli_closed_stdout, cli_no_rebuild, cli_check_mfa, cli_limits].
+-spec all() -> [atom() | {group, atom()}].
+all() -> [cli_run_accept, cli_run_reject, cli_bad_input, cli_unknown_command, cli_help,
+          cli_check_mfa] ++ riarc_test_tier:slow_groups([slow]).
+
+%% The full tier's cases (make test-all): riarc_test_tier.
+-spec groups() -> [{atom(), list(), [atom()]}].
+groups() -> [{slow, [], [cli_bad_flags, cli_closed_stdout, cli_no_rebuild, cli_limits]}].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].

@@ -23,14 +23,14 @@ docs_test_() ->
     Blocks = lists:append([[{F, L, B} || {L, B} <- blocks(F)] || F <- Files]),
     {timeout, 300,
      [{lists:flatten(io_lib:format("~s:~b", [filename:basename(F), L])),
-       fun() -> in_dir(Root, fun() -> run_block(F, L, B) end) end} || {F, L, B} <- Blocks]}.
+       fun() -> in_dir(scratch(Root), fun() -> run_block(F, L, B) end) end} || {F, L, B} <- Blocks]}.
 
-%% Each module's @doc session, module by module, in the project's top directory.
+%% Each module's @doc session, module by module, in a scratch copy of the top directory.
 modules_test_() ->
     Root = root(),
     Files = lists:sort(filelib:wildcard(filename:join(Root, "apps/*/src/riarc*.erl"))),
     [{filename:basename(F, ".erl"),
-      {timeout, 120, fun() -> in_dir(Root, fun() -> run_module_doc(F, B) end) end}}
+      {timeout, 120, fun() -> in_dir(scratch(Root), fun() -> run_module_doc(F, B) end) end}}
      || F <- Files, B <- [module_sessions(F)], B =/= []].
 
 %% Every module opens with a session; the finder is checked against that (a finder that
@@ -75,6 +75,43 @@ found_test() ->
     ?assert(length(blocks(filename:join(Root, "README.md"))) >= 1),
     ?assert(length(lists:append([blocks(F) || F <- filelib:wildcard(filename:join([Root, "docs", "*.md"]))])) >= 3).
 
+%% docs/core.md's paper-to-code table names real functions: each `name/N' of a row's
+%% code column is defined in a module that row names (`mod:name/N' in that module), or
+%% in riarc_tracer_core when the row names none. Local functions count: the table maps
+%% the paper's steps, most of which are internal to the tracer's core.
+paper_table_test() ->
+    {ok, Bin} = file:read_file(filename:join([root(), "docs", "core.md"])),
+    Lines = string:split(unicode:characters_to_list(Bin), "\n", all),
+    Rows = lists:takewhile(fun(L) -> lists:prefix("|", L) end,
+                           tl(lists:dropwhile(fun(L) -> L =/= "| paper | code |" end, Lines))),
+    Named = lists:append([table_refs(Code) || Row <- tl(Rows), [_, _, Code | _] <- [string:split(Row, "|", all)]]),
+    %% The table names at least the steps of Algs. 1 to 4.
+    ?assert(length(Named) >= 15, Named),
+    ?assertEqual([], [Ref || Ref <- Named, not defined(Ref)]).
+
+table_refs(Code) ->
+    Quoted = [Q || [Q] <- re_all("`([^`]+)`", Code)],
+    Mods = [list_to_atom(M) || Q <- Quoted, [M] <- re_all("^(riarc_[a-z_]+)$", Q)],
+    Home = case Mods of [] -> [riarc_tracer_core]; _ -> Mods end,
+    [case string:split(F, ":") of
+         [M, Fun] -> {[list_to_atom(M)], Fun, list_to_integer(A)};
+         [Fun] -> {Home, Fun, list_to_integer(A)}
+     end || Q <- Quoted, [F, A] <- re_all("^([a-z_:]+)/([0-9]+)$", Q)].
+
+re_all(Re, S) ->
+    case re:run(S, Re, [global, {capture, all_but_first, list}, unicode]) of
+        {match, Ms} -> Ms;
+        nomatch -> []
+    end.
+
+defined({Mods, Fun, Arity}) ->
+    lists:any(fun(M) ->
+                      {ok, {M, [{abstract_code, {raw_abstract_v1, Forms}}]}} =
+                          beam_lib:chunks(code:which(M), [abstract_code]),
+                      lists:any(fun({function, _, F, A, _}) -> atom_to_list(F) =:= Fun andalso A =:= Arity;
+                                   (_) -> false end, Forms)
+              end, Mods).
+
 %% {Line, Text} of each ```erlang block.
 blocks(File) ->
     {ok, Bin} = file:read_file(File),
@@ -97,6 +134,17 @@ fenced([{_, L} | Rest], Open, Close, {Start, Ls}, Acc) ->
                        [{Start, lists:flatten(lists:join("\n", lists:reverse(Ls)))} | Acc]);
         false -> fenced(Rest, Open, Close, {Start, [L | Ls]}, Acc)
     end.
+
+%% The directory the examples run in: a scratch directory whose entries are links to the
+%% project's top-level files and folders. An example reads the project's files by the
+%% paths a user would type in the top directory, and what it writes there (trace files,
+%% dbg's run.dbg) lands in the scratch directory, never in the clone.
+scratch(Root) ->
+    Dir = riarc_test_tmp:dir("doc"),
+    {ok, Names} = file:list_dir(Root),
+    [ok = file:make_symlink(filename:join(Root, N), Link)
+     || N <- Names, Link <- [filename:join(Dir, N)], file:read_link_info(Link) =:= {error, enoent}],
+    Dir.
 
 in_dir(Dir, Fun) ->
     {ok, Old} = file:get_cwd(),

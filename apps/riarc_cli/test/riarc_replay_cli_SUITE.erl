@@ -10,14 +10,19 @@
 
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, suite/0]).
+-export([all/0, groups/0, suite/0]).
 -export([hunt_reject_then_replay_props/1, replay_monitors_module/1, monitor_flags_bad_input/1]).
 
 -define(PROPS, "examples/props/demo.prop").
 -define(SYS, " -m riarc_demo -f tickets -a '[8, 20]'").
 
--spec all() -> [atom()].
-all() -> [hunt_reject_then_replay_props, replay_monitors_module, monitor_flags_bad_input].
+-spec all() -> [atom() | {group, atom()}].
+all() -> [] ++ riarc_test_tier:slow_groups([slow]).
+
+%% The full tier's cases (make test-all): riarc_test_tier.
+-spec groups() -> [{atom(), list(), [atom()]}].
+groups() -> [{slow, [], [hunt_reject_then_replay_props, replay_monitors_module,
+          monitor_flags_bad_input]}].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 8}}].

@@ -95,8 +95,9 @@ with_args(<<"RIARCRR", V:8, HLen:32, H:HLen/binary, Rest/binary>>, Args) ->
 
 %%% --until-result ------------------------------------------------------------------------
 
+%% Full tier: it records until the race shows.
 until_result_test_() ->
-    {timeout, 120, fun until_result/0}.
+    riarc_test_tier:slow({timeout, 120, fun until_result/0}).
 
 until_result() ->
     File = tmp("until.rr"),
@@ -143,9 +144,10 @@ duplicates_test() ->
 %%% make demo, step 4 ----------------------------------------------------------------------
 
 %% The function behind the demo's fourth step: the hunt finds the race and the three
-%% replays give the recorded tickets, duplicates included.
+%% replays give the recorded tickets, duplicates included (full tier: `make demo' runs it
+%% too).
 demo_step_test_() ->
-    {timeout, 180, fun() ->
+    riarc_test_tier:slow({timeout, 180, fun() ->
         File = tmp("demo.rr"),
         try
             {Out, "", R} = capture(fun() -> riarc_replay_cli:demo_step(File) end),
@@ -160,7 +162,7 @@ demo_step_test_() ->
         after
             file:delete(File)
         end
-    end}.
+    end}).
 
 %%% capturing standard output and standard error -------------------------------------------
 

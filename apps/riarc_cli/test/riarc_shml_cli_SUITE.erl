@@ -9,11 +9,15 @@
 
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, suite/0]).
+-export([all/0, groups/0, suite/0]).
 -export([compile_when_built/1, matched_nothing/1]).
 
--spec all() -> [atom()].
-all() -> [compile_when_built, matched_nothing].
+-spec all() -> [atom() | {group, atom()}].
+all() -> [matched_nothing] ++ riarc_test_tier:slow_groups([slow]).
+
+%% The full tier's cases (make test-all): riarc_test_tier.
+-spec groups() -> [{atom(), list(), [atom()]}].
+groups() -> [{slow, [], [compile_when_built]}].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].

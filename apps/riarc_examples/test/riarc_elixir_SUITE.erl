@@ -12,16 +12,20 @@
 
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([all/0, groups/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([callback_modules/1, task_identity/1, race_caught_shml/1, race_caught_erlang/1,
          race_caught_elixir_monitor/1, safe_all_accepted/1, cli_run/1]).
 
 %% How many seeded runs each verdict test makes: the race must show in every one.
 -define(RUNS, 5).
 
--spec all() -> [atom()].
-all() -> [callback_modules, task_identity, race_caught_shml, race_caught_erlang,
-          race_caught_elixir_monitor, safe_all_accepted, cli_run].
+-spec all() -> [atom() | {group, atom()}].
+all() -> [] ++ riarc_test_tier:slow_groups([slow]).
+
+%% The full tier's cases (make test-all): riarc_test_tier.
+-spec groups() -> [{atom(), list(), [atom()]}].
+groups() -> [{slow, [], [callback_modules, task_identity, race_caught_shml,
+          race_caught_erlang, race_caught_elixir_monitor, safe_all_accepted, cli_run]}].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].

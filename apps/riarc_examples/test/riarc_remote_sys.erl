@@ -9,7 +9,7 @@
 -export([span/5, member/4, sub/3, span_stuck/2, span_bad_start/1]).
 %% A node the system starts itself, during the run (riarc's option follow_joining).
 -export([joining/4]).
-%% The Specs scripts/span-cost compares (funs of a module, whose code riarc loads there).
+%% The Specs scripts/measure/span-cost compares (funs of a module, whose code riarc loads there).
 -export([span_cost_spec/1]).
 
 %% An erpc call: its process there runs erlang:node/0.
@@ -117,7 +117,7 @@ span_bad_start(Node) ->
                                              [{riarc_no_such_option, 1}])),
     ok = erpc:call(Node, ?MODULE, job, [1]).
 
-%% scripts/span-cost: members and subs in the root's partition (relayed), or each with a
+%% scripts/measure/span-cost: members and subs in the root's partition (relayed), or each with a
 %% monitor of its own (own); every monitor one that never decides.
 span_cost_spec(Way) ->
     Never = fun Mon(_) -> Mon end,

@@ -153,12 +153,12 @@ open_errors_test() ->
 
 round_trip_prop_test_() ->
     {timeout, 60, fun() ->
-        ?assert(proper:quickcheck(prop_round_trip(), [{numtests, 200}, {to_file, user}]))
+        ?assert(riarc_test_tier:quickcheck(prop_round_trip(), {100, 200}))
     end}.
 
 corruption_prop_test_() ->
     {timeout, 60, fun() ->
-        ?assert(proper:quickcheck(prop_corruption(), [{numtests, 500}, {to_file, user}]))
+        ?assert(riarc_test_tier:quickcheck(prop_corruption(), {150, 500}))
     end}.
 
 prop_round_trip() ->

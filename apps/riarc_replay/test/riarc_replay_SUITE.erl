@@ -5,14 +5,18 @@
 
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, suite/0]).
+-export([all/0, groups/0, suite/0]).
 -export([statem_plain_runs_differ/1, statem_receiver/1, statem_sender/1]).
 
 -define(S, riarc_replay_statem).
 -define(ARGS, [2, 15]).
 
--spec all() -> [atom()].
-all() -> [statem_plain_runs_differ, statem_receiver, statem_sender].
+-spec all() -> [atom() | {group, atom()}].
+all() -> [] ++ riarc_test_tier:slow_groups([slow]).
+
+%% The full tier's cases (make test-all): riarc_test_tier.
+-spec groups() -> [{atom(), list(), [atom()]}].
+groups() -> [{slow, [], [statem_plain_runs_differ, statem_receiver, statem_sender]}].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].

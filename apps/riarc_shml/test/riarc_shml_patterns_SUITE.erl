@@ -4,11 +4,15 @@
 % its EUnit test runs 400 cases with the reference interpreter only).
 -module(riarc_shml_patterns_SUITE).
 
--export([all/0, suite/0]).
+-export([all/0, groups/0, suite/0]).
 -export([projection_with_compiled_monitor/1]).
 
--spec all() -> [atom()].
-all() -> [projection_with_compiled_monitor].
+-spec all() -> [atom() | {group, atom()}].
+all() -> [] ++ riarc_test_tier:slow_groups([slow]).
+
+%% The full tier's cases (make test-all): riarc_test_tier.
+-spec groups() -> [{atom(), list(), [atom()]}].
+groups() -> [{slow, [], [projection_with_compiled_monitor]}].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 10}}].

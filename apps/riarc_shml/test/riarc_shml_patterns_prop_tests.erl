@@ -22,7 +22,7 @@
 %% The fast tier: the reference interpreter only. riarc_shml_patterns_SUITE runs more
 %% cases with the compiled monitor too.
 projection_keeps_verdicts_test_() ->
-    {timeout, 300, fun() -> check(?NUMTESTS, false) end}.
+    {timeout, 300, fun() -> check(riarc_test_tier:count(150, ?NUMTESTS), false) end}.
 
 %% @doc Runs the property on N cases (seeded), the compiled monitor checked too when
 %% Compiled; fails unless every case passes and a quarter of the traces lost events.
@@ -30,16 +30,13 @@ projection_keeps_verdicts_test_() ->
 check(N, Compiled) ->
     Stats = ets:new(stats, [public]),
     ets:insert(Stats, [{cases, 0}, {filtered, 0}]),
-    proper:global_state_erase(),
-    %% PropEr 1.2 has no seed option; it draws from the process's `rand' state.
-    _ = rand:seed(exsplus, ?SEED),
-    Ok = proper:quickcheck(prop_projection_keeps_verdicts(Stats, Compiled),
-                           [{numtests, N}, {to_file, user}]),
+    Ok = riarc_test_tier:quickcheck(prop_projection_keeps_verdicts(Stats, Compiled), {N, N},
+                                    [{seed, ?SEED}, {to_file, user}]),
     [{cases, Cases}] = ets:lookup(Stats, cases),
     [{filtered, Filtered}] = ets:lookup(Stats, filtered),
     io:format(user, "~nprojection: ~b of ~b traces lost events to the patterns "
               "(seed ~p)~n", [Filtered, Cases, ?SEED]),
-    ?assertEqual(true, Ok),
+    ?assert(Ok),
     %% The patterns are not all `true': a quarter of the traces at least lose events.
     ?assert(Filtered * 4 >= Cases),
     ok.

@@ -17,8 +17,7 @@
 compiled_equals_reference_test_() ->
     {timeout, 300,
      fun() ->
-             ?assertEqual(true, proper:quickcheck(prop_compiled_equals_reference(),
-                                                  [{numtests, ?NUMTESTS}, {to_file, user}]))
+             ?assert(riarc_test_tier:quickcheck(prop_compiled_equals_reference(), {150, ?NUMTESTS}))
      end}.
 
 prop_compiled_equals_reference() ->

@@ -10,11 +10,15 @@
 
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, suite/0]).
+-export([all/0, groups/0, suite/0]).
 -export([same_failures_up_to_3/1, same_failures_4/1, bug_caught/1]).
 
--spec all() -> [atom()].
-all() -> [same_failures_up_to_3, same_failures_4, bug_caught].
+-spec all() -> [atom() | {group, atom()}].
+all() -> [same_failures_up_to_3, bug_caught] ++ riarc_test_tier:slow_groups([slow]).
+
+%% The full tier's cases (make test-all): riarc_test_tier.
+-spec groups() -> [{atom(), list(), [atom()]}].
+groups() -> [{slow, [], [same_failures_4]}].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 10}}].

@@ -47,15 +47,14 @@ schedule_test() ->
 
 random_systems_test_() ->
     {timeout, 120, fun() ->
-        ?assert(proper:quickcheck(prop_any_interleaving(), [{numtests, 1000}, {to_file, user}]))
+        ?assert(riarc_test_tier:quickcheck(prop_any_interleaving(), {200, 1000}))
     end}.
 
 %% The same with tracers randomly slow to act on spawn events (up to 50 µs): the races
 %% of figs. 5 and 6 on top of the interleaving's own.
 perturbed_random_systems_test_() ->
     {timeout, 120, fun() ->
-        ?assert(proper:quickcheck(prop_any_interleaving(#{perturb => 50}),
-                                  [{numtests, 300}, {to_file, user}]))
+        ?assert(riarc_test_tier:quickcheck(prop_any_interleaving(#{perturb => 50}), {60, 300}))
     end}.
 
 prop_any_interleaving() -> prop_any_interleaving(#{}).
