@@ -42,7 +42,7 @@
 -define(OPTS(Heap), [{message_queue_data, off_heap},
                      {max_heap_size, #{size => Heap, kill => true, error_logger => false}}]).
 
--record(l, {an :: riarc_analysis:t(),
+-record(analyser, {analysis :: riarc_analysis:t(),
             session :: pid(),
             token :: reference() | undefined,            % the session's (trust boundary)
             tracer :: pid(),
@@ -102,15 +102,15 @@ init(Cfg = #{session := Session}, Tracer, Part, {Mon, Clock}) ->
     link(Session),
     TRef = monitor(process, Tracer),
     An = riarc_analysis:new(Tracer, maps:get(explain, Cfg, 0), Part, Mon),
-    loop(#l{an = An, session = Session, token = maps:get(token, Cfg, undefined),
+    loop(#analyser{analysis = An, session = Session, token = maps:get(token, Cfg, undefined),
             tracer = Tracer, tref = TRef, clock = Clock,
             budget = riarc_opts:budget(Cfg)}).
 
-loop(L = #l{tref = TRef}) ->
+loop(L = #analyser{tref = TRef}) ->
     receive
         {riarc_evts, Es} -> steps(Es, L);
         riarc_end ->
-            done(riarc_analysis:finish(L#l.an), L);
+            done(riarc_analysis:finish(L#analyser.analysis), L);
         {'DOWN', TRef, process, _, _} ->
             %% The tracer ended without ending the partition (killed, say): the session
             %% gives the partition its verdict from what it knows.
@@ -120,7 +120,7 @@ loop(L = #l{tref = TRef}) ->
 steps([], L) -> loop(L);
 steps([E | Es], L) -> steps(Es, step(E, L)).
 
-step(E, L = #l{an = An, clock = Clock, budget = #{time_ms := MaxT, reductions := MaxR}}) ->
+step(E, L = #analyser{analysis = An, clock = Clock, budget = #{time_ms := MaxT, reductions := MaxR}}) ->
     N = atomics:add_get(Clock, ?STEPS, 1),
     {reductions, R0} = erlang:process_info(self(), reductions),
     T0 = erlang:monotonic_time(millisecond),
@@ -140,10 +140,10 @@ step(E, L = #l{an = An, clock = Clock, budget = #{time_ms := MaxT, reductions :=
             Why = {monitor_budget, #{reductions => R1 - R0, max_reductions => MaxR, step => N}},
             done(riarc_analysis:fail(Why, E, element(2, Res)), L);
         {next, An1, []} ->
-            L#l{an = An1}
+            L#analyser{analysis = An1}
     end.
 
--spec done([term()], #l{}) -> no_return().
-done(Reports, #l{session = Session, token = Token}) ->
+-spec done([term()], #analyser{}) -> no_return().
+done(Reports, #analyser{session = Session, token = Token}) ->
     _ = [Session ! {riarc_s, Token, R} || R <- Reports],
     exit(normal).

@@ -17,7 +17,7 @@
 %% that come over the new connection for the watcher only, not for the system's
 %% processes, and finding the system's processes waits for each busy one to be scheduled
 %% out: with every scheduler busy, the system sometimes starts its first processes there
-%% first (scripts/join-race measures how often). Those are then found there by their
+%% first (scripts/measure/join-race measures how often). Those are then found there by their
 %% parent (`process_info/2''s `parent', OTP 25), untraced, while the system is still
 %% held, and reported: never followed from their middle.
 %%

@@ -58,7 +58,7 @@
 %% for the mailbox watch, and the partition's analysis process (undefined when the
 %% partition has none, or once it has ended: the monitor has its verdict or was
 %% detached over its budget).
--record(l, {sref :: reference(),
+-record(tracer_loop, {sref :: reference(),
             cfg :: map(),
             %% Trust boundary: what goes to the session carries its token.
             session :: pid(),
@@ -66,7 +66,7 @@
             n = 0 :: non_neg_integer() | reported,
             %% Or, for a partition relayed to its root's remote parent's session (one
             %% partition spanning nodes, the core's effect relay): where its events go.
-            an :: undefined | pid() | relay(),
+            analysis :: undefined | pid() | relay(),
             aref :: undefined | reference(),
             %% The analysis's step clock: how far it is behind (undefined once its
             %% backlog was reported).
@@ -89,7 +89,7 @@
 -type relay() :: {relay, pid(), pid()}.
 
 %% What the loop looks at every 1024 messages only is kept in the process dictionary,
-%% not in #l{}: the loop's record is copied on every message, so each field it carries
+%% not in #tracer_loop{}: the loop's record is copied on every message, so each field it carries
 %% is garbage on every message (and the tracer collects with full sweeps).
 %% The counts last reported to the session ({direct events, forged trace messages}).
 -define(COUNTED, '$riarc_counted').
@@ -150,7 +150,7 @@ tracer_init(Cfg0 = #{session := Session}, Mon, S, MFA, Disp) ->
     loop(St, effects(Fx, loop_state(Ref, Cfg), St)).
 
 loop_state(SRef, Cfg = #{session := Session}) ->
-    #l{sref = SRef, cfg = Cfg, session = Session, token = maps:get(token, Cfg, undefined),
+    #tracer_loop{sref = SRef, cfg = Cfg, session = Session, token = maps:get(token, Cfg, undefined),
        max_payload = maps:get(max_payload, Cfg, infinity)}.
 
 %% A message to the session, with its token: the session takes nothing else.
@@ -221,7 +221,7 @@ stop(Tracer, Token) ->
 
 %% Alg. 1 LOOP∘ and Alg. 3 LOOP• alike take the mailbox in order: what priority mode must
 %% not handle yet, the core sets aside itself (Invariant I14).
-loop(St, L = #l{sref = SRef, aref = ARef, nbuf = NBuf, suspended = Susp}) ->
+loop(St, L = #tracer_loop{sref = SRef, aref = ARef, nbuf = NBuf, suspended = Susp}) ->
     %% Events for the analysis wait only while there are messages to take; while the
     %% partition is held back, the monitor's progress is looked at every ?POLL_MS.
     Wait = case {NBuf, Susp} of
@@ -233,19 +233,19 @@ loop(St, L = #l{sref = SRef, aref = ARef, nbuf = NBuf, suspended = Susp}) ->
         {'DOWN', SRef, process, _, _} ->
             %% The session is gone: nobody wants these verdicts. Leave the system
             %% untraced rather than traced by a tracer nobody reads.
-            #{backend := Backend} = Cfg = L#l.cfg,
+            #{backend := Backend} = Cfg = L#tracer_loop.cfg,
             _ = [riarc_backend:clear(Backend, S, self()) || S <- riarc_tracer_core:gamma(St)],
             %% Processes no tracer clears (in another tracer's App. B buffer, say): the
             %% root tracer closes the backend, which untraces whatever is left.
             _ = maps:get(root, Cfg, false) andalso riarc_backend:close(Backend) =:= ok,
             %% Nobody watches the analysis's budget any more either.
-            _ = is_pid(L#l.an) andalso exit(L#l.an, kill),
+            _ = is_pid(L#tracer_loop.analysis) andalso exit(L#tracer_loop.analysis, kill),
             exit(normal);
         {'DOWN', ARef, process, _, _} ->
             %% The partition's analysis has ended (a verdict, or its monitor detached
             %% over budget or by the overload policy): its events go nowhere now, and
             %% routing goes on for the others.
-            loop(St, L#l{an = undefined, aref = undefined});
+            loop(St, L#tracer_loop{analysis = undefined, aref = undefined});
         Msg ->
             {St1, Fx} = riarc_tracer_core:handle(Msg, St),
             loop(St1, watch(St1, effects(Fx, L, St1)))
@@ -253,14 +253,14 @@ loop(St, L = #l{sref = SRef, aref = ARef, nbuf = NBuf, suspended = Susp}) ->
             loop(St, release(flush(L)))
     end.
 
-flush(L = #l{nbuf = 0}) -> L;
-flush(L = #l{an = An, buf = Buf}) when is_pid(An) ->
+flush(L = #tracer_loop{nbuf = 0}) -> L;
+flush(L = #tracer_loop{analysis = An, buf = Buf}) when is_pid(An) ->
     An ! {riarc_evts, lists:reverse(Buf)},
-    L#l{buf = [], nbuf = 0};
-flush(L = #l{an = {relay, Root, Parent}, buf = Buf, cfg = #{relay_to := {To, Secret}}}) ->
+    L#tracer_loop{buf = [], nbuf = 0};
+flush(L = #tracer_loop{analysis = {relay, Root, Parent}, buf = Buf, cfg = #{relay_to := {To, Secret}}}) ->
     To ! {riarc_relay, Secret, {Root, Parent}, {events, lists:reverse(Buf)}},
-    L#l{buf = [], nbuf = 0};
-flush(L) -> L#l{buf = [], nbuf = 0}.
+    L#tracer_loop{buf = [], nbuf = 0};
+flush(L) -> L#tracer_loop{buf = [], nbuf = 0}.
 
 %% A tracer falling behind its processes would hold their events without bound: every
 %% 1024 messages it looks at its mailbox, and one longer than `max_queue', or taking more
@@ -268,21 +268,21 @@ flush(L) -> L#l{buf = [], nbuf = 0}.
 %% the session decides what to do (riarc_session, policy stop). Policy backpressure holds
 %% the tracer's processes back first. At the same cadence, never per event (the hot
 %% path), it reports its counts to the session (limit max_events, forged messages).
-watch(_St, L = #l{n = reported}) -> L;
-watch(_St, L = #l{n = N}) when (N + 1) band 1023 =/= 0 -> L#l{n = N + 1};
-watch(St, L0 = #l{n = N, cfg = Cfg = #{max_queue := _}}) ->
-    L1 = counts(St, maps:get(max_events, Cfg, infinity) =/= infinity, L0#l{n = N + 1}),
-    {Len, Bytes} = mailbox(L1, L1#l.suspended =/= []),
+watch(_St, L = #tracer_loop{n = reported}) -> L;
+watch(_St, L = #tracer_loop{n = N}) when (N + 1) band 1023 =/= 0 -> L#tracer_loop{n = N + 1};
+watch(St, L0 = #tracer_loop{n = N, cfg = Cfg = #{max_queue := _}}) ->
+    L1 = counts(St, maps:get(max_events, Cfg, infinity) =/= infinity, L0#tracer_loop{n = N + 1}),
+    {Len, Bytes} = mailbox(L1, L1#tracer_loop.suspended =/= []),
     L = release(L1, Len, Bytes),
     %% (Released just now and reported still behind: said once.)
-    case L#l.suspended =:= [] andalso L#l.n =/= reported andalso over_limit(Len, Bytes, 1, Cfg) of
+    case L#tracer_loop.suspended =:= [] andalso L#tracer_loop.n =/= reported andalso over_limit(Len, Bytes, 1, Cfg) of
         What = {_, _, _, _} ->
             case map_get(policy, Cfg) =:= backpressure andalso hold_back(St, L) of
-                L3 = #l{suspended = [_ | _]} -> L3;
+                L3 = #tracer_loop{suspended = [_ | _]} -> L3;
                 %% Nothing alive of its own to hold back: what waits came from
                 %% processes that have ended (a short burst), or is routed from other
                 %% tracers. Let it drain, up to four times the limit.
-                L3 = #l{} ->
+                L3 = #tracer_loop{} ->
                     case over_limit(Len, Bytes, 4, Cfg) of
                         false -> L3;
                         _ -> overloaded(What, L3)
@@ -291,7 +291,7 @@ watch(St, L0 = #l{n = N, cfg = Cfg = #{max_queue := _}}) ->
             end;
         _ -> backlog(St, traced(L))
     end;
-watch(_St, L = #l{n = N}) -> L#l{n = N + 1}.
+watch(_St, L = #tracer_loop{n = N}) -> L#tracer_loop{n = N + 1}.
 
 %% What is over its limit, `Factor' times the limit: the mailbox's length, or the
 %% tracer's memory (its mailbox, off the heap, with its own state) when it was read.
@@ -305,8 +305,8 @@ over_limit(Len, Bytes, Factor, Cfg = #{max_queue := Max}) ->
     end.
 
 overloaded(What, L) ->
-    L#l.session ! {riarc_s, L#l.token, {riarc_overload, self(), What}},
-    L#l{n = reported}.
+    L#tracer_loop.session ! {riarc_s, L#tracer_loop.token, {riarc_overload, self(), What}},
+    L#tracer_loop{n = reported}.
 
 %% The mailbox's length, and the tracer's memory when limit max_queue_bytes is set and
 %% it is due (or Now). Reading the memory walks the mailbox (about 12 ns a message on
@@ -314,7 +314,7 @@ overloaded(What, L) ->
 %% messages as the mailbox held, so that its cost stays a few ns a message however long
 %% the mailbox is (a length check every 1024 messages, a memory read every
 %% max(1024, length) messages).
-mailbox(#l{cfg = Cfg}, Now) ->
+mailbox(#tracer_loop{cfg = Cfg}, Now) ->
     In = get_int(?MEM_IN),
     case maps:get(max_queue_bytes, Cfg, infinity) of
         MaxBytes when is_integer(MaxBytes), Now orelse In =< 1024 ->
@@ -345,7 +345,7 @@ counts(St, Events, L) ->
         Old -> L;
         {_, OldForged} when not Events -> L;
         New = {Taken, Forged} ->
-            L#l.session ! {riarc_s, L#l.token, {riarc_counts, self(), Taken, Forged}},
+            L#tracer_loop.session ! {riarc_s, L#tracer_loop.token, {riarc_counts, self(), Taken, Forged}},
             put(?COUNTED, New),
             L
     end.
@@ -353,26 +353,26 @@ counts(St, Events, L) ->
 %% A monitor slower than its partition's events: the events handed to it and not yet
 %% analysed wait in its mailbox; more than the limit is an overload the session deals
 %% with by its policy (stop: detach everything; shed: this partition alone).
-backlog(_St, L = #l{clock = undefined}) -> L;
-backlog(_St, L = #l{suspended = [_ | _]}) -> L;
-backlog(St, L = #l{an = An, clock = Clock, events = N, cfg = Cfg = #{max_queue := Max}})
+backlog(_St, L = #tracer_loop{clock = undefined}) -> L;
+backlog(_St, L = #tracer_loop{suspended = [_ | _]}) -> L;
+backlog(St, L = #tracer_loop{analysis = An, clock = Clock, events = N, cfg = Cfg = #{max_queue := Max}})
   when is_pid(An) ->
     case N - riarc_analyser:steps(Clock) of
         Behind when Behind > Max ->
             case map_get(policy, Cfg) =:= backpressure andalso hold_back(St, L) of
-                L1 = #l{suspended = [_ | _]} -> L1;
+                L1 = #tracer_loop{suspended = [_ | _]} -> L1;
                 %% Race: the partition's processes have all ended (a short burst):
                 %% the backlog cannot grow any more, the monitor catches up with it.
-                #l{} -> L;
+                #tracer_loop{} -> L;
                 false -> over(Behind, L)
             end;
         _ -> L
     end;
 backlog(_St, L) -> L.
 
-over(Behind, L = #l{cfg = #{max_queue := Max}}) ->
-    L#l.session ! {riarc_s, L#l.token, {riarc_overload, self(), {analysis, self(), Behind, Max}}},
-    L#l{clock = undefined}.
+over(Behind, L = #tracer_loop{cfg = #{max_queue := Max}}) ->
+    L#tracer_loop.session ! {riarc_s, L#tracer_loop.token, {riarc_overload, self(), {analysis, self(), Behind, Max}}},
+    L#tracer_loop{clock = undefined}.
 
 %% Policy backpressure: the processes this tracer traces directly are suspended until
 %% their monitor is back under half the limit, for at most `max_suspend' ms at a time;
@@ -384,16 +384,16 @@ hold_back(St, L) ->
                try erlang:suspend_process(P) catch error:badarg -> false end],
     case Ps of
         [] -> L;
-        _ -> L#l{suspended = Ps, since = erlang:monotonic_time(millisecond)}
+        _ -> L#tracer_loop{suspended = Ps, since = erlang:monotonic_time(millisecond)}
     end.
 
-release(L = #l{suspended = []}) -> L;
+release(L = #tracer_loop{suspended = []}) -> L;
 release(L) ->
     {Len, Bytes} = mailbox(L, true),
     release(L, Len, Bytes).
 
-release(L = #l{suspended = []}, _Len, _Bytes) -> L;
-release(L = #l{suspended = Ps, since = Since, cfg = #{max_queue := Max} = Cfg}, Len, Bytes) ->
+release(L = #tracer_loop{suspended = []}, _Len, _Bytes) -> L;
+release(L = #tracer_loop{suspended = Ps, since = Since, cfg = #{max_queue := Max} = Cfg}, Len, Bytes) ->
     Behind = behind(L),
     Mailbox = over_limit(Len, Bytes, 0.5, Cfg),
     Caught = Behind =< Max div 2 andalso Mailbox =:= false,
@@ -403,16 +403,16 @@ release(L = #l{suspended = Ps, since = Since, cfg = #{max_queue := Max} = Cfg}, 
             _ = [catch erlang:resume_process(P) || P <- Ps],
             %% Held back since: 0 again once caught up; a tracer still behind after
             %% its time is an overload (monitor: shed; its own mailbox: stop).
-            L1 = L#l{suspended = [], since = 0},
+            L1 = L#tracer_loop{suspended = [], since = 0},
             if
                 Caught -> L1;
-                Behind > Max div 2, L1#l.clock =/= undefined -> over(Behind, L1);
+                Behind > Max div 2, L1#tracer_loop.clock =/= undefined -> over(Behind, L1);
                 true -> overloaded(Mailbox, L1)
             end
     end.
 
-behind(#l{clock = undefined}) -> 0;
-behind(#l{clock = Clock, events = N}) -> N - riarc_analyser:steps(Clock).
+behind(#tracer_loop{clock = undefined}) -> 0;
+behind(#tracer_loop{clock = Clock, events = N}) -> N - riarc_analyser:steps(Clock).
 
 %% Trust boundary: a tracer that someone else traces (the system's own `dbg:p(all, ...)')
 %% would hand that tracer an event for every message it takes, events the system's
@@ -421,55 +421,55 @@ behind(#l{clock = Clock, events = N}) -> N - riarc_analyser:steps(Clock).
 %% One tracer is not someone else: a `new_processes' session's root tracer, the adopter,
 %% traces every process started after the attach point, riarc's own tracers too, for
 %% their spawn and exit events only (riarc_backend_new), which it drops.
-traced(L = #l{session = Session, token = Token, cfg = #{root_tracer := Root}}) ->
+traced(L = #tracer_loop{session = Session, token = Token, cfg = #{root_tracer := Root}}) ->
     case erlang:trace_info(self(), tracer) of
         {tracer, []} -> L;
         {tracer, Root} -> L;
         {tracer, By} ->
             Session ! {riarc_s, Token, {riarc_overload, self(), {traced, self(), By}}},
-            L#l{n = reported};
+            L#tracer_loop{n = reported};
         undefined -> L
     end.
 
 effects([], L, _St) ->
     L;
 %% The hot path: an event of the partition goes to its analysis, not waited for.
-effects([{analyse, E} | Fx], L = #l{an = An, max_payload = Max, events = N, nbuf = B}, St)
+effects([{analyse, E} | Fx], L = #tracer_loop{analysis = An, max_payload = Max, events = N, nbuf = B}, St)
   when An =/= undefined ->
-    L1 = L#l{events = N + 1, buf = [riarc_event:truncate(E, Max) | L#l.buf], nbuf = B + 1},
+    L1 = L#tracer_loop{events = N + 1, buf = [riarc_event:truncate(E, Max) | L#tracer_loop.buf], nbuf = B + 1},
     effects(Fx, case B + 1 >= ?BATCH of true -> flush(L1); false -> L1 end, St);
-effects([{analyse, _} | Fx], L = #l{events = N}, St) ->
-    effects(Fx, L#l{events = N + 1}, St);
-effects([{send, Session, Msg} | Fx], L = #l{session = Session, token = Token}, St) ->
+effects([{analyse, _} | Fx], L = #tracer_loop{events = N}, St) ->
+    effects(Fx, L#tracer_loop{events = N + 1}, St);
+effects([{send, Session, Msg} | Fx], L = #tracer_loop{session = Session, token = Token}, St) ->
     Session ! {riarc_s, Token, Msg},
     effects(Fx, L, St);
 effects([{send, To, Msg} | Fx], L, St) ->
     To ! Msg,
     effects(Fx, L, St);
-effects([{detach, S, Disp} | Fx], L = #l{cfg = #{backend := Backend}}, St) ->
+effects([{detach, S, Disp} | Fx], L = #tracer_loop{cfg = #{backend := Backend}}, St) ->
     %% Alg. 4 DETACH: PREEMPT, then the request, carrying the cut PREEMPT made.
     {ok, Cut} = riarc_backend:preempt(Backend, S, self()),
     Disp ! {riarc_dtc, self(), S, Cut},
     effects(Fx, L, St);
-effects([{clear, S} | Fx], L = #l{cfg = #{backend := Backend}}, St) ->
+effects([{clear, S} | Fx], L = #tracer_loop{cfg = #{backend := Backend}}, St) ->
     ok = riarc_backend:clear(Backend, S, self()),
     effects(Fx, L, St);
-effects([{analysis, Part, Mon} | Fx], L = #l{cfg = Cfg = #{session := Session}}, St) ->
+effects([{analysis, Part, Mon} | Fx], L = #tracer_loop{cfg = Cfg = #{session := Session}}, St) ->
     ACfg = maps:with([session, explain, monitor_budget, token], Cfg),
     {An, Clock} = riarc_analyser:start(ACfg, self(), Part, Mon),
     ARef = monitor(process, An),
     %% Before this tracer can end, so that the session waits for the analysis too.
-    Session ! {riarc_s, L#l.token, {riarc_analyser_up, self(), An, Clock}},
-    effects(Fx, L#l{an = An, aref = ARef, clock = Clock}, St);
+    Session ! {riarc_s, L#tracer_loop.token, {riarc_analyser_up, self(), An, Clock}},
+    effects(Fx, L#tracer_loop{analysis = An, aref = ARef, clock = Clock}, St);
 effects([analysis_end | Fx], L, St) ->
-    L1 = #l{an = An} = flush(L),
+    L1 = #tracer_loop{analysis = An} = flush(L),
     case An of
         {relay, Root, Parent} ->
             %% After the last of its events, from this process too: the parent's
             %% session gets them in this order.
-            #{relay_to := {To, Secret}} = L1#l.cfg,
+            #{relay_to := {To, Secret}} = L1#tracer_loop.cfg,
             To ! {riarc_relay, Secret, {Root, Parent}, 'end'},
-            effects(Fx, L1#l{an = undefined}, St);
+            effects(Fx, L1#tracer_loop{analysis = undefined}, St);
         _ ->
             _ = is_pid(An) andalso (An ! riarc_end),
             effects(Fx, L1, St)
@@ -478,17 +478,17 @@ effects([analysis_end | Fx], L, St) ->
 %% remote parent's partition's; its events go to the parent's session with the secret
 %% it gave (cfg's relay_to), which hands them to that partition's tracer.
 effects([{relay, {Root, _MFA}, Parent} | Fx], L, St) ->
-    effects(Fx, L#l{an = {relay, Root, Parent}}, St);
+    effects(Fx, L#tracer_loop{analysis = {relay, Root, Parent}}, St);
 effects([refused | Fx], L, St) ->
     put(?FORGED, get_int(?FORGED) + 1),
     effects(Fx, L, St);
 effects([{started, _T, _S} | Fx], L, St) ->
     effects(Fx, L, St);
-effects([perturb | Fx], L = #l{cfg = Cfg}, St) ->
+effects([perturb | Fx], L = #tracer_loop{cfg = Cfg}, St) ->
     perturb(Cfg),
     effects(Fx, L, St);
 effects([stop | _], L, St) ->
-    #l{events = N, session = Session, token = Token} = flush(L),
+    #tracer_loop{events = N, session = Session, token = Token} = flush(L),
     _ = N > 0 andalso (Session ! {riarc_s, Token, {riarc_partition_events, self(), N}}),
     %% The counts since the last report: the session has them before this tracer's end.
     _ = counts(St, true, L),

@@ -96,7 +96,7 @@
                 | {analyse, riarc_event:event()} | analysis_end | refused
                 | {relay, {sid(), riarc_event:mfa_args()}, pid()}.
 
--record(st, {
+-record(tracer, {
     mode = direct :: mode(),
     pi = #{} :: #{sid() => tracer() | {held, [term()]}}, % Π, the routing map
     gamma = #{} :: #{sid() => mode()},             % Γ, the traced-processes map
@@ -128,7 +128,7 @@
     relay_of = undefined :: undefined | pid(),
     fx = [] :: [effect()]                          % effects of this step, newest first
 }).
--opaque state() :: #st{}.
+-opaque state() :: #tracer{}.
 
 %%% ---------------------------------------------------------------------------
 %%% Starting, stepping, looking
@@ -139,7 +139,7 @@
 -spec init_root(cfg(), sid(), riarc_event:mfa_args(), riarc_event:event() | none) ->
     {state(), [effect()]}.
 init_root(Cfg, Root, MFA, Init) ->
-    St0 = set_monitor(Root, MFA, #st{cfg = Cfg, gamma = #{Root => direct}, root = {Root, MFA}}),
+    St0 = set_monitor(Root, MFA, #tracer{cfg = Cfg, gamma = #{Root => direct}, root = {Root, MFA}}),
     St1 = case Init of
               none -> St0;
               _ -> analyse(Init, St0)
@@ -152,45 +152,45 @@ init_root(Cfg, Root, MFA, Init) ->
 -spec init_tracer(cfg(), riarc_monitor:monitor(), sid(), riarc_event:mfa_args(), tracer()) ->
     {state(), [effect()]}.
 init_tracer(Cfg, Mon, S, MFA, Disp) ->
-    St0 = start_analysis({S, MFA}, Mon, #st{mode = priority, cfg = Cfg}),
+    St0 = start_analysis({S, MFA}, Mon, #tracer{mode = priority, cfg = Cfg}),
     out(detach(S, Disp, perturb(St0))).
 
 %% @doc One step: a message from the tracer's mailbox (a trace event, a message of
 %% another tracer, a control request).
 -spec handle(term(), state()) -> {state(), [effect()]}.
-handle(Msg, St = #st{mode = direct}) ->
+handle(Msg, St = #tracer{mode = direct}) ->
     out(direct_in(Msg, St));
-handle(Msg, St = #st{mode = priority}) ->
+handle(Msg, St = #tracer{mode = priority}) ->
     %% Alg. 3 LOOP•. Invariant I14: only routed packets are handled until the tracer
     %% switches to direct mode; direct events and detach requests wait, in arrival order.
     out(case Msg of
             {riarc_rtd, _, _} -> priority_rtd(Msg, St);
             {riarc_ctl, From, Ref, Req} -> control(From, Ref, Req, St);
-            _ -> St#st{held = queue:in(Msg, St#st.held)}
+            _ -> St#tracer{held = queue:in(Msg, St#tracer.held)}
         end).
 
 %% @doc direct (∘) or priority (•).
 -spec mode(state()) -> mode().
-mode(#st{mode = M}) -> M.
+mode(#tracer{mode = M}) -> M.
 
 %% @doc The processes the tracer traces (Γ).
 -spec gamma(state()) -> [sid()].
-gamma(#st{gamma = G}) -> maps:keys(G).
+gamma(#tracer{gamma = G}) -> maps:keys(G).
 
 %% @doc How many direct events the tracer has taken: its process reports them to the
 %% session in batches (riarc_tracer).
 -spec collected(state()) -> non_neg_integer().
-collected(#st{collected = C}) -> C.
+collected(#tracer{collected = C}) -> C.
 
 %% @doc The tracer's state for diagnostics and invariant reports.
 -spec state_map(state()) -> map().
-state_map(#st{mode = M, pi = Pi, gamma = G, part = Part, pending = P, parked = Pk}) ->
+state_map(#tracer{mode = M, pi = Pi, gamma = G, part = Part, pending = P, parked = Pk}) ->
     #{mode => M, pi => Pi, gamma => G, partition => Part,
       pending => riarc_reorder:to_map(P), parked => Pk}.
 
-out(St = #st{fx = Fx}) -> {St#st{fx = []}, lists:reverse(Fx)}.
+out(St = #tracer{fx = Fx}) -> {St#tracer{fx = []}, lists:reverse(Fx)}.
 
-fx(E, St = #st{fx = Fx}) -> St#st{fx = [E | Fx]}.
+fx(E, St = #tracer{fx = Fx}) -> St#tracer{fx = [E | Fx]}.
 
 %%% ---------------------------------------------------------------------------
 %%% Alg. 1 LOOP∘
@@ -200,13 +200,13 @@ direct_in({riarc_rtd, _, _} = R, St) -> forwd_rtd(R, St);
 direct_in({riarc_dtc, T, S, Cut}, St) -> dispatch_dtc(T, S, Cut, St);
 direct_in({riarc_ctl, From, Ref, Req}, St) -> control(From, Ref, Req, St);
 direct_in({riarc_relayed, _, _, _} = R, St) -> relayed(R, St);
-direct_in(Msg, St = #st{cfg = #{backend := Backend}}) ->
+direct_in(Msg, St = #tracer{cfg = #{backend := Backend}}) ->
     case riarc_backend:event(Backend, Msg) of
         %% A child from another node announced together with its first event
         %% (riarc_backend_new): announcement first.
         {ok, [_ | _] = Events} ->
-            lists:foldl(fun direct/2, St#st{collected = St#st.collected + 1}, Events);
-        {ok, Event} -> direct(Event, St#st{collected = St#st.collected + 1});
+            lists:foldl(fun direct/2, St#tracer{collected = St#tracer.collected + 1}, Events);
+        {ok, Event} -> direct(Event, St#tracer{collected = St#tracer.collected + 1});
         skip -> St;
         %% Trust boundary: a message in a trace message's shape that the backend refuses
         %% (no seal) was forged by the monitored system: not believed; the tracer's
@@ -217,17 +217,17 @@ direct_in(Msg, St = #st{cfg = #{backend := Backend}}) ->
 
 %% App. B reordering: a direct event of a process the tracer knows neither as traced (Γ)
 %% nor as routed (Π) belongs to a child whose spawn event has not arrived yet.
-direct(Event, St = #st{pi = Pi, gamma = Gamma}) ->
+direct(Event, St = #tracer{pi = Pi, gamma = Gamma}) ->
     S = origin(Event),
     case is_map_key(S, Pi) orelse is_map_key(S, Gamma) of
         true -> handle_direct(Event, St);
-        false -> St#st{reordered = St#st.reordered + 1,
-                       pending = riarc_reorder:hold(S, Event, St#st.pending)}
+        false -> St#tracer{reordered = St#tracer.reordered + 1,
+                       pending = riarc_reorder:hold(S, Event, St#tracer.pending)}
     end.
 
-flush_pending(S, St = #st{pending = Pending}) ->
+flush_pending(S, St = #tracer{pending = Pending}) ->
     {Events, Rest} = riarc_reorder:release(S, Pending),
-    lists:foldl(fun direct/2, St#st{pending = Rest}, Events).
+    lists:foldl(fun direct/2, St#tracer{pending = Rest}, Events).
 
 %%% ---------------------------------------------------------------------------
 %%% Alg. 1: direct events, detach requests and forwarding in direct mode
@@ -276,7 +276,7 @@ handle_direct(E, St) ->
 %% The parent the child's init event names (riarc_backend:init_parent/3), asked only of
 %% a backend that may name another than the spawn event's (`init_parent' in the cfg, read
 %% once when the tracer starts): a spawn event costs no backend call otherwise.
-init_parent(C, P, #st{cfg = #{init_parent := true, backend := Backend}}) ->
+init_parent(C, P, #tracer{cfg = #{init_parent := true, backend := Backend}}) ->
     riarc_backend:init_parent(Backend, C, P);
 init_parent(_C, P, _St) ->
     P.
@@ -284,7 +284,7 @@ init_parent(_C, P, _St) ->
 %% After its spawn event: the child's trace opens with its init event, then what it did
 %% before its spawn event reached us (App. B).
 child(C, P, MFA, St) ->
-    St1 = case St#st.cfg of
+    St1 = case St#tracer.cfg of
               #{init_from_spawn := true} -> handle_init({init, C, P, MFA}, St);
               #{} -> St
           end,
@@ -292,7 +292,7 @@ child(C, P, MFA, St) ->
 
 %% The system's root ended abnormally: the session says so (a system that crashes at
 %% start gives no verdict to show it).
-root_exit(S, Reason, St = #st{root = {S, MFA}}) when Reason =/= normal, Reason =/= shutdown ->
+root_exit(S, Reason, St = #tracer{root = {S, MFA}}) when Reason =/= normal, Reason =/= shutdown ->
     report({riarc_root_exit, self_of(St), S, MFA, Reason}, St);
 root_exit(_S, _Reason, St) ->
     St.
@@ -307,12 +307,12 @@ handle_init(E = {init, C, _, _}, St) ->
 
 %% A direct event of S went on along its route: one more of the events a detach request
 %% for S may be waiting for.
-dispatched(S, St = #st{seen = Seen}) ->
+dispatched(S, St = #tracer{seen = Seen}) ->
     N = case Seen of #{S := K} when is_integer(K) -> K + 1; #{} -> 1 end,
-    unpark(S, St#st{seen = Seen#{S => N}}).
+    unpark(S, St#tracer{seen = Seen#{S => N}}).
 
-dispatched_exit(S, St = #st{seen = Seen}) ->
-    unpark(S, St#st{seen = Seen#{S => exited}}).
+dispatched_exit(S, St = #tracer{seen = Seen}) ->
+    unpark(S, St#tracer{seen = Seen#{S => exited}}).
 
 %% Alg. 1 DISPATCHDTC. The request may only be handled once every event of S that the
 %% backend sent this tracer has been dispatched ahead of it (Invariant I18: a dtc
@@ -326,34 +326,34 @@ dispatch_dtc(T, S, Cut, St) ->
         Route ->
             case complete(S, Cut, St) of
                 true ->
-                    St1 = St#st{seen = maps:remove(S, St#st.seen),
-                                parked = maps:remove(S, St#st.parked)},
+                    St1 = St#tracer{seen = maps:remove(S, St#tracer.seen),
+                                parked = maps:remove(S, St#tracer.parked)},
                     %% Short routes: the requester T is where S's events belong. What was
                     %% held for S goes to T now, then the acknowledgement, on one channel
                     %% (so in this order); a known route must be T itself.
                     St2 = case Route of
                               {held, Q} ->
                                   lists:foldl(fun(R, A) -> send(T, R, A) end,
-                                              St1#st{pi = (St1#st.pi)#{S := T}}, lists:reverse(Q));
+                                              St1#tracer{pi = (St1#tracer.pi)#{S := T}}, lists:reverse(Q));
                               T -> St1;
                               Other -> violation('I17', {dtc_from_other_tracer, T, S, Other}, St1)
                           end,
                     %% Invariant I11: the next-hop is dropped once the acknowledgement is sent.
                     try_gc(del_route(S, 'I11', dispatch({dtc, T, S}, S, St2)));
                 false ->
-                    St#st{parked = (St#st.parked)#{S => {T, Cut}}}
+                    St#tracer{parked = (St#tracer.parked)#{S => {T, Cut}}}
             end
     end.
 
-unpark(S, St = #st{parked = Parked}) ->
+unpark(S, St = #tracer{parked = Parked}) ->
     case Parked of
         #{S := {T, Cut}} -> dispatch_dtc(T, S, Cut, St);
         #{} -> St
     end.
 
 complete(_S, none, _St) -> true;
-complete(S, exited, #st{seen = Seen}) -> maps:get(S, Seen, 0) =:= exited;
-complete(S, {count, N}, #st{seen = Seen}) ->
+complete(S, exited, #tracer{seen = Seen}) -> maps:get(S, Seen, 0) =:= exited;
+complete(S, {count, N}, #tracer{seen = Seen}) ->
     case maps:get(S, Seen, 0) of
         exited -> true;
         K -> K >= N
@@ -400,7 +400,7 @@ kind(_) -> comm.
 handle_routed(spawn, E = {spawn, P, C, _}, R, Disp, St) ->
     case route(P, St) of
         undefined ->
-            St1 = check(is_map_key(P, St#st.gamma), 'I21', {routed_event_not_traced, E}, St),
+            St1 = check(is_map_key(P, St#tracer.gamma), 'I21', {routed_event_not_traced, E}, St),
             instrument(priority, E, Disp, analyse(E, St1));
         Next ->
             add_route(C, child_route(Next), 'I10', forwd(R, P, St))
@@ -416,7 +416,7 @@ handle_routed(comm, E, R, _Disp, St) ->
     S = origin(E),
     case route(S, St) of
         undefined ->
-            St1 = check(is_map_key(S, St#st.gamma), 'I21', {routed_event_not_traced, E}, St),
+            St1 = check(is_map_key(S, St#tracer.gamma), 'I21', {routed_event_not_traced, E}, St),
             analyse(E, St1);
         _ -> forwd(R, S, St)
     end.
@@ -427,7 +427,7 @@ handle_dtc(R, T, S, St) ->
         undefined ->
             %% Invariant I22, first half: an acknowledgement with no next-hop is ours.
             St1 = check(T =:= self_of(St), 'I22', {unexpected_dtc_ack, T, S}, St),
-            maybe_direct(mark_detached(S, St1#st{acked = St1#st.acked + 1}));
+            maybe_direct(mark_detached(S, St1#tracer{acked = St1#tracer.acked + 1}));
         _ ->
             %% Invariant I22, second half: one we can route is somebody else's. The
             %% listing of Alg. 3 only forwards here; I12 asks every forwarder of an
@@ -438,9 +438,9 @@ handle_dtc(R, T, S, St) ->
 
 %% Race: S may have exited, its exit routed to us and S purged from Γ, before the
 %% acknowledgement of its detach arrives; there is then nothing left to mark.
-mark_detached(S, St = #st{gamma = Gamma}) ->
+mark_detached(S, St = #tracer{gamma = Gamma}) ->
     case Gamma of
-        #{S := priority} -> St#st{gamma = Gamma#{S := direct}};
+        #{S := priority} -> St#tracer{gamma = Gamma#{S := direct}};
         #{S := direct} -> violation('I22', {dtc_ack_twice, S}, St);
         #{} -> St
     end.
@@ -450,19 +450,19 @@ mark_detached(S, St = #st{gamma = Gamma}) ->
 %% its acknowledgement arrives: the tracer must not go direct until every dtc it issued
 %% is acknowledged, or that late acknowledgement reaches it in direct mode with no route
 %% (I20).
-maybe_direct(St = #st{acked = Acked, dtc_issued = Issued}) when Acked < Issued ->
+maybe_direct(St = #tracer{acked = Acked, dtc_issued = Issued}) when Acked < Issued ->
     St;
-maybe_direct(St = #st{gamma = Gamma}) ->
+maybe_direct(St = #tracer{gamma = Gamma}) ->
     case lists:member(priority, maps:values(Gamma)) of
         true -> St;
-        false -> drain_held(St#st{mode = direct})
+        false -> drain_held(St#tracer{mode = direct})
     end.
 
 %% Messages held back in priority mode are handled first, at the switch: they arrived
 %% before anything still in the mailbox.
-drain_held(St = #st{held = Held}) ->
+drain_held(St = #tracer{held = Held}) ->
     case queue:out(Held) of
-        {{value, Msg}, Rest} -> drain_held(direct_in(Msg, St#st{held = Rest}));
+        {{value, Msg}, Rest} -> drain_held(direct_in(Msg, St#tracer{held = Rest}));
         {empty, _} -> St
     end.
 
@@ -473,7 +473,7 @@ drain_held(St = #st{held = Held}) ->
 %% Alg. 2 INSTRUMENT∘ / INSTRUMENT•. Disp is the dispatch tracer: this tracer in direct
 %% mode, the tracer that dispatched the spawn event in priority mode. The spawn event
 %% names the parent the child's init event names (init_parent/3).
-instrument(Mode, {spawn, P, C, MFA}, Disp, St = #st{cfg = Cfg = #{lambda := Lambda}}) ->
+instrument(Mode, {spawn, P, C, MFA}, Disp, St = #tracer{cfg = Cfg = #{lambda := Lambda}}) ->
     case relay(P, MFA, lookup(Lambda, MFA, St)) of
         {{ok, Mon}, St1} ->
             %% Λ(e.ςS) ≠ ⊥: a new tracer for C, reached through a next-hop (I8).
@@ -484,7 +484,7 @@ instrument(Mode, {spawn, P, C, MFA}, Disp, St = #st{cfg = Cfg = #{lambda := Lamb
             %% With the child's lineage: its parent, and the root of the partition it
             %% was started from (this tracer's), for a session that follows its system
             %% onto other nodes (riarc_follow).
-            Within = case St1#st.part of {Root, _} -> Root; undefined -> none end,
+            Within = case St1#tracer.part of {Root, _} -> Root; undefined -> none end,
             Up = {riarc_tracer_up, T, C, MFA, {P, Within}},
             St2 = fx({started, T, C}, fx({send, Session, Up}, St1)),
             case Mode of
@@ -507,7 +507,7 @@ instrument(Mode, {spawn, P, C, MFA}, Disp, St = #st{cfg = Cfg = #{lambda := Lamb
 %% in its parent's partition gets a tracer of its own here (its partition on this node),
 %% whose events go to the parent's partition's tracer there instead of a monitor here.
 %% riarc's own processes are never relayed (riarc_backend_new: nor ever monitored).
-relay(P, MFA, Answer = {undefined, St = #st{cfg = #{relay_to := _}}}) when is_pid(P), node(P) =/= node() ->
+relay(P, MFA, Answer = {undefined, St = #tracer{cfg = #{relay_to := _}}}) when is_pid(P), node(P) =/= node() ->
     case riarc_backend_new:is_own(riarc_lambda:logical_mfa(MFA)) of
         false -> {{ok, {'$riarc_relay', P}}, St};
         true -> Answer
@@ -537,7 +537,7 @@ lookup(Lambda, MFA, St) ->
 %% relay_nodes), a ⊥ child's events, and its ⊥ descendants' there, are relayed here by
 %% the session (relayed/2); the session is told whose they are, and this tracer does not
 %% end (TRYGC) before their relayed trace has, unless its monitor has a verdict already.
-remote_child({remote_spawn, P, Node, MFA}, St = #st{cfg = Cfg = #{lambda := Lambda}}) ->
+remote_child({remote_spawn, P, Node, MFA}, St = #tracer{cfg = Cfg = #{lambda := Lambda}}) ->
     Info = #{parent => P, node => Node, mfa => MFA},
     Relayed = case maps:get(relay_nodes, Cfg, []) of
                   %% Nodes that join during the run are followed too (follow_joining):
@@ -547,12 +547,12 @@ remote_child({remote_spawn, P, Node, MFA}, St = #st{cfg = Cfg = #{lambda := Lamb
               end,
     case lookup(Lambda, MFA, St) of
         {undefined, St1} when Relayed ->
-            St2 = case St1#st.mon of
+            St2 = case St1#tracer.mon of
                       undefined -> St1;
-                      _ -> St1#st{awaiting = St1#st.awaiting + 1}
+                      _ -> St1#tracer{awaiting = St1#tracer.awaiting + 1}
                   end,
             report({riarc_remote_child, self_of(St2), relayed, Info}, St2);
-        {undefined, St1 = #st{mon = undefined}} -> St1;
+        {undefined, St1 = #tracer{mon = undefined}} -> St1;
         {undefined, St1} -> report({riarc_remote_child, self_of(St1), partition, Info}, St1);
         {{ok, _}, St1} -> report({riarc_remote_child, self_of(St1), own, Info}, St1)
     end.
@@ -563,7 +563,7 @@ remote_child({remote_spawn, P, Node, MFA}, St = #st{cfg = Cfg = #{lambda := Lamb
 %% there: the Info says why), which leaves this partition's trace incomplete: an error
 %% for it (the session's), as for a child this node cannot follow.
 %% Trust boundary: only the session, with its token, relays.
-relayed({riarc_relayed, Token, What, Arg}, St = #st{cfg = Cfg}) ->
+relayed({riarc_relayed, Token, What, Arg}, St = #tracer{cfg = Cfg}) ->
     case maps:get(token, Cfg, undefined) of
         Token -> relayed1(What, Arg, St);
         _ -> report({riarc_forged, self_of(St), relayed}, St)
@@ -571,17 +571,17 @@ relayed({riarc_relayed, Token, What, Arg}, St = #st{cfg = Cfg}) ->
 
 relayed1(events, Events, St) ->
     lists:foldl(fun analyse/2, St, Events);
-relayed1('end', _Child, St = #st{awaiting = N}) ->
-    try_gc(St#st{awaiting = max(N - 1, 0)});
-relayed1(lost, {Missing, Info}, St = #st{awaiting = N}) ->
+relayed1('end', _Child, St = #tracer{awaiting = N}) ->
+    try_gc(St#tracer{awaiting = max(N - 1, 0)});
+relayed1(lost, {Missing, Info}, St = #tracer{awaiting = N}) ->
     St1 = report({riarc_remote_child, self_of(St), partition, Info}, St),
-    try_gc(St1#st{awaiting = max(N - Missing, 0)}).
+    try_gc(St1#tracer{awaiting = max(N - Missing, 0)}).
 
 %% Alg. 4 DETACH(ȷS, ıT): preempt S, then ask the dispatch tracer for S's routed events
 %% (both done by the caller, in this order, as the effect {detach, S, Disp}).
 detach(S, Disp, St) ->
     St1 = add_gamma(S, priority, fx({detach, S, Disp}, St)),
-    St1#st{dtc_issued = St1#st.dtc_issued + 1, detached = St1#st.detached + 1}.
+    St1#tracer{dtc_issued = St1#tracer.dtc_issued + 1, detached = St1#tracer.detached + 1}.
 
 %% Alg. 4 DISPATCH: wrap a message of this tracer's about S in a routing packet, sent
 %% along S's route.
@@ -594,14 +594,14 @@ dispatch(Msg, S, St) ->
 %% packets wait here, in order, and go to it in one hop when it asks (DISPATCHDTC).
 %% Paper: a route is the next hop towards the owner, and an early event of a deep process
 %% travels through every ancestor's tracer; here it travels once.
-forwd(R, S, St = #st{pi = Pi}) ->
+forwd(R, S, St = #tracer{pi = Pi}) ->
     case Pi of
-        #{S := {held, Q}} -> St#st{pi = Pi#{S := {held, [R | Q]}}};
+        #{S := {held, Q}} -> St#tracer{pi = Pi#{S := {held, [R | Q]}}};
         #{S := T} -> send(T, R, St)
     end.
 
 send(T, R, St) ->
-    fx({send, T, R}, St#st{routed = St#st.routed + 1}).
+    fx({send, T, R}, St#tracer{routed = St#tracer.routed + 1}).
 
 %% The route of a child whose spawn event takes its parent's route: the same tracer
 %% when it is known, else held until its own tracer asks.
@@ -610,12 +610,12 @@ child_route(T) -> T.
 
 %% Alg. 4 TRYGC. Invariant I1: the tracer ends only with Γ = Π = ∅, and (one partition
 %% spanning nodes) no relayed child still to end.
-try_gc(St = #st{gamma = G, pi = P, awaiting = 0}) when map_size(G) =:= 0, map_size(P) =:= 0 ->
+try_gc(St = #tracer{gamma = G, pi = P, awaiting = 0}) when map_size(G) =:= 0, map_size(P) =:= 0 ->
     finish(St);
 try_gc(St) ->
     St.
 
-finish(St = #st{pending = Pending}) ->
+finish(St = #tracer{pending = Pending}) ->
     Empty = riarc_reorder:is_empty(Pending),
     St1 = check(Empty, 'A4', {events_of_unknown_processes, riarc_reorder:to_map(Pending)}, St),
     %% Events left here belong to processes whose monitors did not get them (see "Late
@@ -625,19 +625,19 @@ finish(St = #st{pending = Pending}) ->
               false -> report({riarc_incomplete, self_of(St1), riarc_reorder:to_map(Pending)}, St1)
           end,
     %% Invariant I16: one detach request per process taken over in priority mode.
-    St3 = check(St2#st.dtc_issued =:= St2#st.detached, 'I16',
-                {dtc_issued, St2#st.dtc_issued, detached, St2#st.detached}, St2),
+    St3 = check(St2#tracer.dtc_issued =:= St2#tracer.detached, 'I16',
+                {dtc_issued, St2#tracer.dtc_issued, detached, St2#tracer.detached}, St2),
     St4 = end_partition(St3),
     fx(stop, report({riarc_tracer_down, self_of(St4), stats(St4)}, St4)).
 
-stats(#st{collected = C, routed = R, analysed = A, reordered = O}) ->
+stats(#tracer{collected = C, routed = R, analysed = A, reordered = O}) ->
     #{collected => C, routed => R, analysed => A, reordered => O}.
 
 %%% ---------------------------------------------------------------------------
 %%% ANALYSEEVT (App. C.5.2) and verdicts
 %%% ---------------------------------------------------------------------------
 
-set_monitor(Root, MFA, St = #st{cfg = #{lambda := Lambda}}) ->
+set_monitor(Root, MFA, St = #tracer{cfg = #{lambda := Lambda}}) ->
     case lookup(Lambda, MFA, St) of
         {{ok, Mon}, St1} ->
             %% The session learns the root's partition now, so that it can give it a
@@ -650,14 +650,14 @@ set_monitor(Root, MFA, St = #st{cfg = #{lambda := Lambda}}) ->
 %% leave as a partition's analysis's would (effects analyse, analysis_end), to the
 %% parent's session (effect relay).
 start_analysis(Part, {'$riarc_relay', P}, St) ->
-    fx({relay, Part, P}, St#st{part = Part, mon = isolated, relay_of = P});
-start_analysis(Part, Mon, St = #st{cfg = Cfg}) ->
+    fx({relay, Part, P}, St#tracer{part = Part, mon = isolated, relay_of = P});
+start_analysis(Part, Mon, St = #tracer{cfg = Cfg}) ->
     case Cfg of
         #{analysis := isolated} ->
-            fx({analysis, Part, Mon}, St#st{part = Part, mon = isolated});
+            fx({analysis, Part, Mon}, St#tracer{part = Part, mon = isolated});
         #{} ->
             A = riarc_analysis:new(self_of(St), maps:get(explain, Cfg, 0), Part, Mon),
-            St#st{part = Part, mon = A}
+            St#tracer{part = Part, mon = A}
     end.
 
 %% ANALYSEEVT. Analysis stops at the first verdict: later events of the partition are
@@ -665,63 +665,63 @@ start_analysis(Part, Mon, St = #st{cfg = Cfg}) ->
 %% handed to it, and is not waited for.
 %% An event of this partition's: a start of a process on another node is judged
 %% (remote_child/2, whether or not the monitor still runs), every other one stepped.
-analyse(E = {remote_spawn, _, _, _}, St = #st{relay_of = undefined}) ->
+analyse(E = {remote_spawn, _, _, _}, St = #tracer{relay_of = undefined}) ->
     remote_child(E, St);
-analyse(_E, St = #st{mon = undefined}) ->
+analyse(_E, St = #tracer{mon = undefined}) ->
     St;
-analyse(E, St = #st{mon = isolated}) ->
+analyse(E, St = #tracer{mon = isolated}) ->
     fx({analyse, E}, St);
-analyse(E, St = #st{mon = A, analysed = N, cfg = Cfg}) ->
+analyse(E, St = #tracer{mon = A, analysed = N, cfg = Cfg}) ->
     %% Limit max_payload, as for a monitor in its own process.
     case riarc_analysis:step(riarc_event:truncate(E, maps:get(max_payload, Cfg, infinity)), A) of
-        {next, A1, Reports} -> reports(Reports, St#st{mon = A1, analysed = N + 1});
-        {done, _, Reports} -> reports(Reports, St#st{mon = undefined, analysed = N + 1})
+        {next, A1, Reports} -> reports(Reports, St#tracer{mon = A1, analysed = N + 1});
+        {done, _, Reports} -> reports(Reports, St#tracer{mon = undefined, analysed = N + 1})
     end.
 
 reports(Reports, St) ->
     lists:foldl(fun report/2, St, Reports).
 
 %% The partition has ended without a verdict: none.
-end_partition(St = #st{mon = undefined}) ->
+end_partition(St = #tracer{mon = undefined}) ->
     St;
-end_partition(St = #st{mon = isolated}) ->
-    fx(analysis_end, St#st{mon = undefined});
-end_partition(St = #st{mon = A}) ->
-    reports(riarc_analysis:finish(A), St#st{mon = undefined}).
+end_partition(St = #tracer{mon = isolated}) ->
+    fx(analysis_end, St#tracer{mon = undefined});
+end_partition(St = #tracer{mon = A}) ->
+    reports(riarc_analysis:finish(A), St#tracer{mon = undefined}).
 
 %%% ---------------------------------------------------------------------------
 %%% Maps with their invariants (I2, I3, I6, I7)
 %%% ---------------------------------------------------------------------------
 
-route(S, #st{pi = Pi}) ->
+route(S, #tracer{pi = Pi}) ->
     maps:get(S, Pi, undefined).
 
 %% Invariant I6 (with the caller's own: I8, I9 or I10): a next-hop is never added twice.
-add_route(S, T, Why, St = #st{pi = Pi}) ->
+add_route(S, T, Why, St = #tracer{pi = Pi}) ->
     St1 = check(not is_map_key(S, Pi), 'I6', {Why, route_exists, S, T}, St),
-    St1#st{pi = Pi#{S => T}}.
+    St1#tracer{pi = Pi#{S => T}}.
 
 %% Invariant I7 (with I11 or I12): only an existing next-hop is removed.
-del_route(S, Why, St = #st{pi = Pi}) ->
+del_route(S, Why, St = #tracer{pi = Pi}) ->
     St1 = check(is_map_key(S, Pi), 'I7', {Why, no_route, S}, St),
-    St1#st{pi = maps:remove(S, Pi)}.
+    St1#tracer{pi = maps:remove(S, Pi)}.
 
 %% Invariant I2 (I4): a traced process is never added twice.
-add_gamma(S, Mode, St = #st{gamma = G}) ->
+add_gamma(S, Mode, St = #tracer{gamma = G}) ->
     St1 = check(not is_map_key(S, G), 'I2', {already_traced, S}, St),
-    St1#st{gamma = G#{S => Mode}}.
+    St1#tracer{gamma = G#{S => Mode}}.
 
 %% Invariant I3 (I5): only a traced process is removed.
-del_gamma(S, Why, St = #st{gamma = G}) ->
+del_gamma(S, Why, St = #tracer{gamma = G}) ->
     St1 = check(is_map_key(S, G), 'I3', {Why, not_traced, S}, St),
-    St1#st{gamma = maps:remove(S, G)}.
+    St1#tracer{gamma = maps:remove(S, G)}.
 
 %%% ---------------------------------------------------------------------------
 %%% Invariant checking, reporting, control
 %%% ---------------------------------------------------------------------------
 
 check(true, _Id, _Info, St) -> St;
-check(false, Id, Info, St = #st{cfg = #{checks := true}}) -> violation(Id, Info, St);
+check(false, Id, Info, St = #tracer{cfg = #{checks := true}}) -> violation(Id, Info, St);
 check(false, _Id, _Info, St) -> St.
 
 %% A violated invariant is reported with the tracer's state; the tracer goes on with
@@ -729,12 +729,12 @@ check(false, _Id, _Info, St) -> St.
 violation(Id, Info, St) ->
     report({riarc_violation, self_of(St), Id, Info, state_map(St)}, St).
 
-report(Msg, St = #st{cfg = #{session := Session}}) ->
+report(Msg, St = #tracer{cfg = #{session := Session}}) ->
     fx({send, Session, Msg}, St).
 
-self_of(#st{cfg = #{self := Self}}) -> Self.
+self_of(#tracer{cfg = #{self := Self}}) -> Self.
 
-control(From, Ref, Req, St = #st{cfg = Cfg}) ->
+control(From, Ref, Req, St = #tracer{cfg = Cfg}) ->
     case {Cfg, Req} of
         {#{token := T}, {T, Req1}} -> control1(From, Ref, Req1, St);
         {#{token := _}, _} -> report({riarc_forged, self_of(St), control}, St);
@@ -743,9 +743,9 @@ control(From, Ref, Req, St = #st{cfg = Cfg}) ->
 
 control1(From, Ref, info, St) ->
     fx({send, From, {Ref, state_map(St)}}, St);
-control1(_From, _Ref, stop, St = #st{gamma = G}) ->
+control1(_From, _Ref, stop, St = #tracer{gamma = G}) ->
     St1 = lists:foldl(fun(S, A) -> fx({clear, S}, A) end, St, maps:keys(G)),
-    finish(St1#st{pending = riarc_reorder:new(), gamma = #{}, pi = #{}}).
+    finish(St1#tracer{pending = riarc_reorder:new(), gamma = #{}, pi = #{}}).
 
-perturb(St = #st{cfg = #{perturb := undefined}}) -> St;
+perturb(St = #tracer{cfg = #{perturb := undefined}}) -> St;
 perturb(St) -> fx(perturb, St).

@@ -53,7 +53,7 @@
 -define(CHUNK, 256).
 %% Sender side: {Vnext, Vcount}: the lowest version that has not arrived yet, and the
 %% versioned receives since the last plain or timed-out one (the version buffer itself,
-%% which changes only when messages arrive out of order, is #rr.vbuf).
+%% which changes only when messages arrive out of order, is #replay_run.vbuf).
 -define(VER, '$riarc_rr_ver').
 %% Replay: plain messages an unkeyed receive took out of the mailbox that a keyed one
 %% (RECV_EXT + FROM) is to take, oldest first (see replay_plain/2).
@@ -62,7 +62,7 @@
 %% their RECV data (sender:24, seq:40), until a RECV names them (see wait_wrapped/2).
 -define(RBUF, '$riarc_rr_rbuf').
 %% Receiver side: this process's wrapped sends so far (the next message's seq), slot 1 of
-%% #rr.seq, an atomics array of the process: one call, and nothing allocated, per send.
+%% #replay_run.seq, an atomics array of the process: one call, and nothing allocated, per send.
 -define(SEQ_BITS, 40).
 -define(MAX_IDX, (1 bsl 24 - 1)).
 
@@ -94,7 +94,7 @@
 -type run() :: {mode(), strategy(), ets:tid(), pid(), counters:counters_ref()}.
 -type error_reason() :: {diverged, [pos_integer()], term(), term()}.
 
--record(rr, {run :: run(),
+-record(replay_run, {run :: run(),
              mode :: mode(),
              strategy :: strategy(),
              tab :: ets:tid(),
@@ -150,12 +150,12 @@ spawn(Kind, What, Opts) ->
     case get(?KEY) of
         undefined ->
             plain_spawn(Kind, What, Opts);
-        S = #rr{run = Run, tab = Tab, lid = Lid, kids = K0} ->
+        S = #replay_run{run = Run, tab = Tab, lid = Lid, kids = K0} ->
             K = K0 + 1,
             ChildLid = Lid ++ [K],
             Idx = child_index(S, ChildLid),
-            Ver = version_ref(S#rr.strategy),
-            put(?KEY, S#rr{kids = K}),
+            Ver = version_ref(S#replay_run.strategy),
+            put(?KEY, S#replay_run{kids = K}),
             Res = plain_spawn(Kind, ?MODULE, child, [{Run, Idx, ChildLid, Ver}, What], Opts),
             Pid = case Res of
                       {P, _} -> P;
@@ -168,7 +168,7 @@ spawn(Kind, What, Opts) ->
             Res
     end.
 
-child_index(S = #rr{mode = record, tab = Tab}, Lid) ->
+child_index(S = #replay_run{mode = record, tab = Tab}, Lid) ->
     case ets:update_counter(Tab, '$next_idx', 1) of
         Idx when Idx =< ?MAX_IDX ->
             true = ets:insert(Tab, {{lid, Idx}, Lid}),
@@ -176,7 +176,7 @@ child_index(S = #rr{mode = record, tab = Tab}, Lid) ->
         _ ->
             diverge(S, {at_most, ?MAX_IDX, processes}, {spawn, Lid})
     end;
-child_index(S = #rr{mode = replay, tab = Tab}, Lid) ->
+child_index(S = #replay_run{mode = replay, tab = Tab}, Lid) ->
     case ets:lookup(Tab, {idx, Lid}) of
         [{_, Idx}] -> Idx;
         [] -> diverge(S, no_such_process, {spawn, Lid})
@@ -197,7 +197,7 @@ plain_spawn(Kind, M, F, A, _Opts) -> erlang:Kind(M, F, A).
 -spec child({run(), non_neg_integer(), [pos_integer()], atomics:atomics_ref() | undefined},
             function() | {module(), atom(), list()} | {root, {module(), atom(), list()}}) -> term().
 child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
-    S0 = #rr{run = Run, mode = Mode, strategy = Strategy, tab = Tab, idx = Idx, lid = Lid,
+    S0 = #replay_run{run = Run, mode = Mode, strategy = Strategy, tab = Tab, idx = Idx, lid = Lid,
              progress = Progress, seq = atomics:new(1, [])},
     %% Race: the parent registers this process once spawn has returned, and this process
     %% may have linked, exited or been monitored by then; registered here first, every
@@ -210,7 +210,7 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
                 true = ets:insert(Tab, {{pid, Idx}, self()}),
                 _ = process_flag(message_queue_data, off_heap),
                 case ets:lookup(Tab, {stream, Idx}) of
-                    [{_, Stream, Sides}] -> S0#rr{stream = Stream, sides = Sides};
+                    [{_, Stream, Sides}] -> S0#replay_run{stream = Stream, sides = Sides};
                     [] -> S0
                 end
         end,
@@ -248,7 +248,7 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
 
 salvage_links() ->
     case get(?KEY) of
-        #rr{mode = record, tab = Tab} ->
+        #replay_run{mode = record, tab = Tab} ->
             {links, Ls} = erlang:process_info(self(), links),
             _ = [salvage_tree(L, Tab) || L <- Ls, is_pid(L), ets:member(Tab, L),
                                          erlang:process_info(L, trap_exit) =:= {trap_exit, false}],
@@ -261,10 +261,10 @@ salvage_links() ->
 %% the recorded one.
 finish() ->
     case get(?KEY) of
-        S = #rr{mode = record} ->
+        S = #replay_run{mode = record} ->
             _ = flush(S, true),
             ok;
-        S = #rr{mode = replay, stream = Stream, pos = Pos} when Pos < byte_size(Stream) ->
+        S = #replay_run{mode = replay, stream = Stream, pos = Pos} when Pos < byte_size(Stream) ->
             <<_:Pos/binary, T:8, D:64/signed, _/binary>> = Stream,
             diverge(S, event_name({T, D}), process_ended);
         _ ->
@@ -285,8 +285,8 @@ record_event(T, D, S) ->
             flush(S, false)
     end.
 
-record_side(T, Value, S = #rr{side = Side, nside = NS}) ->
-    record_event(T bor ?SIDE, NS, S#rr{side = [Value | Side], nside = NS + 1}).
+record_side(T, Value, S = #replay_run{side = Side, nside = NS}) ->
+    record_event(T bor ?SIDE, NS, S#replay_run{side = [Value | Side], nside = NS + 1}).
 
 %% Writes the pending events as the next chunk of the process's stream.
 flush(S, Last) ->
@@ -317,9 +317,9 @@ queue_off_heap() ->
     end.
 
 %% The copy drops the spare room the appends left in the binary's buffer.
-write_chunk(S = #rr{tab = Tab, idx = Idx, chunk = C, side = Side}, Buf) ->
+write_chunk(S = #replay_run{tab = Tab, idx = Idx, chunk = C, side = Side}, Buf) ->
     true = ets:insert(Tab, {{chunk, Idx, C}, binary:copy(Buf), lists:reverse(Side)}),
-    S#rr{chunk = C + 1, side = []}.
+    S#replay_run{chunk = C + 1, side = []}.
 
 %% @doc Writes the pending events of Pid, a process of a recording run, as its next
 %% chunk, from a copy of its state: a process does not write when it blocks (that would
@@ -334,7 +334,7 @@ salvage(Pid) ->
     case erlang:process_info(Pid, dictionary) of
         {dictionary, D} ->
             case {lists:keyfind(?KEY, 1, D), lists:keyfind(?BUF, 1, D)} of
-                {{_, S = #rr{mode = record}}, {_, Buf}} when byte_size(Buf) > 0 -> _ = write_chunk(S, Buf), ok;
+                {{_, S = #replay_run{mode = record}}, {_, Buf}} when byte_size(Buf) > 0 -> _ = write_chunk(S, Buf), ok;
                 _ -> ok
             end;
         undefined ->
@@ -364,7 +364,7 @@ salvage_tree([P | Ps], Tab, Seen) ->
 -spec exit_signal(pid() | port(), term()) -> true.
 exit_signal(To, Reason) ->
     _ = case get(?KEY) of
-            #rr{mode = record, tab = Tab} when is_pid(To), Reason =/= normal ->
+            #replay_run{mode = record, tab = Tab} when is_pid(To), Reason =/= normal ->
                 ets:member(Tab, To) andalso salvage_tree(To, Tab);
             _ ->
                 ok
@@ -372,7 +372,7 @@ exit_signal(To, Reason) ->
     erlang:exit(To, Reason).
 
 %% The next event of a replaying process, or eos at the end of its stream.
-next_event(#rr{stream = Stream, pos = Pos}) when Pos + 9 =< byte_size(Stream) ->
+next_event(#replay_run{stream = Stream, pos = Pos}) when Pos + 9 =< byte_size(Stream) ->
     <<_:Pos/binary, T:8, D:64/signed, _/binary>> = Stream,
     {T, D};
 next_event(_) ->
@@ -380,29 +380,29 @@ next_event(_) ->
 
 %% Consumes the next event, which must be of type T; returns its data (or its side
 %% value). Anything else is a divergence.
-take(T, Got, S = #rr{pos = Pos, progress = Progress, sides = Sides}) ->
+take(T, Got, S = #replay_run{pos = Pos, progress = Progress, sides = Sides}) ->
     case next_event(S) of
         {T, D} ->
             counters:add(Progress, 1, 1),
-            put(?KEY, S#rr{pos = Pos + 9}),
+            put(?KEY, S#replay_run{pos = Pos + 9}),
             D;
         {TS, D} when TS =:= T bor ?SIDE, D >= 0, D < tuple_size(Sides) ->
             counters:add(Progress, 1, 1),
-            put(?KEY, S#rr{pos = Pos + 9}),
+            put(?KEY, S#replay_run{pos = Pos + 9}),
             {side, element(D + 1, Sides)};
         Other ->
             diverge(S, event_name(Other), Got)
     end.
 
-skip(S = #rr{pos = Pos, progress = Progress}) ->
+skip(S = #replay_run{pos = Pos, progress = Progress}) ->
     counters:add(Progress, 1, 1),
-    S1 = S#rr{pos = Pos + 9},
+    S1 = S#replay_run{pos = Pos + 9},
     put(?KEY, S1),
     S1.
 
 %% Tells the controller, which ends the run (and this process) at once.
--spec diverge(#rr{}, term(), term()) -> no_return().
-diverge(#rr{lid = Lid, run = Run}, Expected, Got) ->
+-spec diverge(#replay_run{}, term(), term()) -> no_return().
+diverge(#replay_run{lid = Lid, run = Run}, Expected, Got) ->
     element(4, Run) ! {riarc_rr_diverged, self(), Lid, Expected, Got},
     receive after infinity -> exit(diverged) end.
 
@@ -491,7 +491,7 @@ peer(_To, _S) ->
 %% (a server of short-lived clients) starts afresh then; the run's table has the answer.
 -define(MAX_PEERS, 4096).
 
-peer_info(Pid, #rr{tab = Tab, strategy = Strategy}) ->
+peer_info(Pid, #replay_run{tab = Tab, strategy = Strategy}) ->
     case get(?PEERS) of
         #{Pid := Info} ->
             Info;
@@ -513,13 +513,13 @@ peer_info(Pid, #rr{tab = Tab, strategy = Strategy}) ->
 %% run, since each sender's program order is replayed). Sender side: {'$riarc_rv',
 %% Version, Msg}, the version taken from the receiver's counter (recording) or from this
 %% process's stream (replay).
-wrap(_, Msg, S = #rr{strategy = receiver}) ->
+wrap(_, Msg, S = #replay_run{strategy = receiver}) ->
     wrap_seq(Msg, S);
-wrap(Ver, Msg, S = #rr{strategy = sender, mode = record}) ->
+wrap(Ver, Msg, S = #replay_run{strategy = sender, mode = record}) ->
     V = atomics:add_get(Ver, 1, 1),
     _ = record_event(?EV_SEND, V, S),
     {'$riarc_rv', V, Msg};
-wrap(_Ver, Msg, S = #rr{strategy = sender, mode = replay}) ->
+wrap(_Ver, Msg, S = #replay_run{strategy = sender, mode = replay}) ->
     V = take(?EV_SEND, send, S),
     {'$riarc_rv', V, Msg}.
 
@@ -533,9 +533,9 @@ wrap(_Ver, Msg, S = #rr{strategy = sender, mode = replay}) ->
 recv(F, Timeout) ->
     case get(?KEY) of
         undefined -> plain_recv(F, Timeout);
-        S = #rr{mode = record, strategy = receiver} -> record_recv(F, Timeout, S);
-        S = #rr{mode = replay, strategy = receiver} -> replay_recv(F, Timeout, S);
-        S = #rr{strategy = sender} -> versioned_recv(F, Timeout, S)
+        S = #replay_run{mode = record, strategy = receiver} -> record_recv(F, Timeout, S);
+        S = #replay_run{mode = replay, strategy = receiver} -> replay_recv(F, Timeout, S);
+        S = #replay_run{strategy = sender} -> versioned_recv(F, Timeout, S)
     end.
 
 plain_recv(F, Timeout) ->
@@ -637,7 +637,7 @@ dict_get(Key, Default) ->
 %% the run. Plain messages from different processes race (two children's exits at a
 %% supervisor, the 'DOWN's of a pool's workers); naming the source makes the replay
 %% take the same one, while one source's signals keep their order in every run.
-record_plain(V, N, S = #rr{tab = Tab}) ->
+record_plain(V, N, S = #replay_run{tab = Tab}) ->
     S1 = record_event(?EV_RECV_EXT, N, S),
     case plain_source(V, Tab) of
         none -> S1;
@@ -667,7 +667,7 @@ plain_from(_) -> none.
 %% the run, since the recording would have named such a message; one taken on the way is
 %% held for the keyed receive that will name it (it is not a message any unkeyed receive
 %% took in the recording).
-replay_plain(F, S = #rr{strategy = Strategy, tab = Tab}) ->
+replay_plain(F, S = #replay_run{strategy = Strategy, tab = Tab}) ->
     case next_event(S) of
         {?EV_FROM, D} ->
             keyed_take(D bsr 32, D band 16#ffffffff, F, skip(S));
@@ -721,7 +721,7 @@ take_held(From, [M | Ms], Before) ->
 %% The replay's pid of the process with index Idx. A message from it can only be here
 %% once it has started, and it registers itself as it starts (child/2); until then the
 %% receive waits for it to start, bounded by the watchdog.
-keyed_pid(Idx, S = #rr{tab = Tab}) ->
+keyed_pid(Idx, S = #replay_run{tab = Tab}) ->
     case ets:lookup(Tab, {pid, Idx}) of
         [{_, Pid}] ->
             Pid;
@@ -740,7 +740,7 @@ end_of_recording(Timeout) ->
     put(?WAIT, {end_of_recording, {'receive', {'after', Timeout}}}),
     receive after infinity -> exit(end_of_recording) end.
 
-sender_lid(Idx, #rr{tab = Tab}) ->
+sender_lid(Idx, #replay_run{tab = Tab}) ->
     case ets:lookup(Tab, {lid, Idx}) of
         [{_, Lid}] -> Lid;
         [] -> Idx
@@ -750,7 +750,7 @@ sender_lid(Idx, #rr{tab = Tab}) ->
 %% message of version v is a candidate only once every version below v has arrived; the
 %% receive takes the first candidate its clauses match. What this process records itself
 %% is whether the receive took a plain message instead, or timed out.
-versioned_recv(F, Timeout, S = #rr{mode = replay}) ->
+versioned_recv(F, Timeout, S = #replay_run{mode = replay}) ->
     %% A versioned receive writes no event, so a plain or timed-out receive's event says
     %% how many versioned receives came before it (since the last such event): it is
     %% this receive's only if the count is the one we are at.
@@ -764,12 +764,12 @@ versioned_recv(F, Timeout, S = #rr{mode = replay}) ->
             _ = skip(S),
             '$riarc_rr_timeout';
         _ ->
-            case gb_trees:is_empty(S#rr.vbuf) of
+            case gb_trees:is_empty(S#replay_run.vbuf) of
                 true -> versioned_first(F, S);
                 false -> versioned_wait(F, drain(S))
             end
     end;
-versioned_recv(F, Timeout, S = #rr{mode = record}) ->
+versioned_recv(F, Timeout, S = #replay_run{mode = record}) ->
     Deadline = case Timeout of
                    infinity -> infinity;
                    _ -> erlang:monotonic_time(millisecond) + Timeout
@@ -791,7 +791,7 @@ versioned_first(F, S) ->
 %% Step (003, sender side): the version that arrives when nothing is buffered and every
 %% lower version has been received is the first candidate in version order; taken at
 %% once when the receive's clauses take it, in the recording and in the replay alike.
-take_in_order(V, M, F, #rr{vbuf = Buf}) ->
+take_in_order(V, M, F, #replay_run{vbuf = Buf}) ->
     case gb_trees:is_empty(Buf) andalso get(?VER) of
         {V, N} ->
             case F(match, M, 0) of
@@ -825,12 +825,12 @@ next_versioned(S) ->
     end.
 
 %% Replay: moves every versioned message in the mailbox to the version buffer.
-drain(S = #rr{vbuf = Buf}) ->
+drain(S = #replay_run{vbuf = Buf}) ->
     case drain_buf(Buf) of
         Buf ->
             S;
         Buf1 ->
-            S1 = S#rr{vbuf = Buf1},
+            S1 = S#replay_run{vbuf = Buf1},
             put(?KEY, S1),
             S1
     end.
@@ -858,13 +858,13 @@ advance_from(N, Buf) ->
         false -> N
     end.
 
-add_versioned(V, M, S = #rr{vbuf = Buf}) ->
-    S1 = S#rr{vbuf = insert_versioned(V, M, Buf)},
+add_versioned(V, M, S = #replay_run{vbuf = Buf}) ->
+    S1 = S#replay_run{vbuf = insert_versioned(V, M, Buf)},
     put(?KEY, S1),
     S1.
 
 %% The first candidate (version below Vnext) the clauses take, if any.
-candidate(F, #rr{vbuf = Buf}) ->
+candidate(F, #replay_run{vbuf = Buf}) ->
     case gb_trees:is_empty(Buf) of
         true -> none;
         false -> candidate(F, gb_trees:next(gb_trees:iterator(Buf)), element(1, get(?VER)))
@@ -878,10 +878,10 @@ candidate(F, {V, M, It}, Next) ->
         K -> {K, V, M}
     end.
 
-take_candidate(V, S = #rr{vbuf = Buf}) ->
+take_candidate(V, S = #replay_run{vbuf = Buf}) ->
     {Next, N} = get(?VER),
     put(?VER, {Next, N + 1}),
-    put(?KEY, S#rr{vbuf = gb_trees:delete(V, Buf)}).
+    put(?KEY, S#replay_run{vbuf = gb_trees:delete(V, Buf)}).
 
 versioned_wait(F, S) ->
     case candidate(F, S) of
@@ -934,14 +934,14 @@ value(T, Fun, Encode, Decode) ->
     case get(?KEY) of
         undefined ->
             Fun();
-        S = #rr{mode = record} ->
+        S = #replay_run{mode = record} ->
             V = Fun(),
             case Encode(V) of
                 {ok, D} -> _ = record_event(T, D, S);
                 side -> put(?KEY, record_side(T, V, S))
             end,
             V;
-        S = #rr{mode = replay} ->
+        S = #replay_run{mode = replay} ->
             case take(T, {value, value_name(T)}, S) of
                 {side, V} -> V;
                 D -> Decode(D)
@@ -1003,12 +1003,12 @@ make_ref() ->
     case get(?KEY) of
         undefined ->
             erlang:make_ref();
-        S = #rr{mode = record, refs = N} ->
-            put(?KEY, record_event(?EV_REF, N, S#rr{refs = N + 1})),
+        S = #replay_run{mode = record, refs = N} ->
+            put(?KEY, record_event(?EV_REF, N, S#replay_run{refs = N + 1})),
             erlang:make_ref();
-        S = #rr{mode = replay, refs = N} ->
+        S = #replay_run{mode = replay, refs = N} ->
             case take(?EV_REF, {value, make_ref}, S) of
-                N -> put(?KEY, (get(?KEY))#rr{refs = N + 1}), erlang:make_ref();
+                N -> put(?KEY, (get(?KEY))#replay_run{refs = N + 1}), erlang:make_ref();
                 Other -> diverge(S, {make_ref, Other}, {make_ref, N})
             end
     end.
@@ -1036,7 +1036,7 @@ ets(Op, Args = [Tab | _]) ->
 %% The table's lock (index 1) and version (index 2), shared by every process of the run
 %% through the run's table; private tables and tables that do not exist are not
 %% shared.
-table(Tab, S = #rr{tabs = Tabs, tab = RunTab}) ->
+table(Tab, S = #replay_run{tabs = Tabs, tab = RunTab}) ->
     case Tabs of
         #{Tab := Ref} ->
             Ref;
@@ -1053,7 +1053,7 @@ table(Tab, S = #rr{tabs = Tabs, tab = RunTab}) ->
                           _ = ets:insert_new(RunTab, {{table, Id}, New}),
                           ets:lookup_element(RunTab, {table, Id}, 2)
                   end,
-            put(?KEY, S#rr{tabs = Tabs#{Tab => Ref}}),
+            put(?KEY, S#replay_run{tabs = Tabs#{Tab => Ref}}),
             Ref
     end.
 
@@ -1063,7 +1063,7 @@ ets_turn(Op, Args, Ref, S) ->
 %% Step (003, lock replay): the operation holds the shared object's turn. Recording: the
 %% lock makes "do it, take the version" atomic and the version is written; replay: wait
 %% until the object is at the recorded version, do it, move the version on.
-turn(Mod, Op, Args, Ref, #rr{mode = record}) ->
+turn(Mod, Op, Args, Ref, #replay_run{mode = record}) ->
     lock(Ref),
     %% The turn is written before the operation runs, where the replay takes it: a
     %% transaction's or an activity's fun records events of its own (a receive, a random
@@ -1076,7 +1076,7 @@ turn(Mod, Op, Args, Ref, #rr{mode = record}) ->
         atomics:put(Ref, 2, V + 1),
         atomics:put(Ref, 1, 0)
     end;
-turn(Mod, Op, Args, Ref, S = #rr{mode = replay}) ->
+turn(Mod, Op, Args, Ref, S = #replay_run{mode = replay}) ->
     V = take(?EV_ETS, {Mod, Op}, S),
     wait_turn(Ref, V, 0),
     try
@@ -1101,7 +1101,7 @@ turn(Mod, Op, Args, Ref, S = #rr{mode = replay}) ->
 -spec mnesia(atom(), list()) -> term().
 mnesia(Op, Args) ->
     case {get(?KEY), get(?TXN)} of
-        {S = #rr{}, undefined} ->
+        {S = #replay_run{}, undefined} ->
             Ref = shared_ref(mnesia, S),
             put(?TXN, true),
             try turn(mnesia, Op, Args, Ref, get(?KEY))
@@ -1112,14 +1112,14 @@ mnesia(Op, Args) ->
     end.
 
 %% The lock and version of a shared object of the run, by name.
-shared_ref(Name, S = #rr{tabs = Tabs, tab = RunTab}) ->
+shared_ref(Name, S = #replay_run{tabs = Tabs, tab = RunTab}) ->
     case Tabs of
         #{{shared, Name} := Ref} ->
             Ref;
         #{} ->
             _ = ets:insert_new(RunTab, {{table, {shared, Name}}, atomics:new(2, [])}),
             Ref = ets:lookup_element(RunTab, {table, {shared, Name}}, 2),
-            put(?KEY, S#rr{tabs = Tabs#{{shared, Name} => Ref}}),
+            put(?KEY, S#replay_run{tabs = Tabs#{{shared, Name} => Ref}}),
             Ref
     end.
 
@@ -1203,7 +1203,7 @@ timer(Kind, T, Dest, Msg, Opts) ->
 
 wrapped_timer(send_after, D, Pid, Msg, S) ->
     erlang:send_after(D, Pid, wrap_seq(Msg, S));
-wrapped_timer(start_timer, D, Pid, Msg, S = #rr{tab = Tab}) ->
+wrapped_timer(start_timer, D, Pid, Msg, S = #replay_run{tab = Tab}) ->
     Ref = erlang:make_ref(),
     Real = erlang:send_after(D, Pid, wrap_seq({timeout, Ref, Msg}, S)),
     true = ets:insert(Tab, {{timer, Ref}, Real}),
@@ -1249,8 +1249,8 @@ recorded_query(read_timer, _Ref, Real, _Opts, S) ->
 recorded_query(cancel_timer, Ref, Real, Opts, S) ->
     Left = timer_value(fun() -> erlang:cancel_timer(Real) end, S),
     %% Replay: cancel when the recording's cancel came in time.
-    _ = S#rr.mode =:= replay andalso Left =/= false andalso replay_cancel(Ref, Real),
-    _ = Left =/= false andalso ets:delete(S#rr.tab, {timer, Ref}),
+    _ = S#replay_run.mode =:= replay andalso Left =/= false andalso replay_cancel(Ref, Real),
+    _ = Left =/= false andalso ets:delete(S#replay_run.tab, {timer, Ref}),
     case proplists:get_value(info, Opts, true) of
         true -> Left;
         false -> ok
@@ -1297,7 +1297,7 @@ timer_cancel({riarc_ticker, Pid}) when is_pid(Pid) ->
     {ok, cancel};
 timer_cancel(TRef) ->
     case {get(?KEY), TRef} of
-        {#rr{}, {send_local, Ref}} when is_reference(Ref) -> _ = cancel_timer(Ref), {ok, cancel};
+        {#replay_run{}, {send_local, Ref}} when is_reference(Ref) -> _ = cancel_timer(Ref), {ok, cancel};
         _ -> timer:cancel(TRef)
     end.
 
@@ -1325,12 +1325,12 @@ timer_send_interval(T, Msg) ->
     {ok, term()} | {error, term()}.
 timer_send_interval(T, Dest, Msg) when is_integer(T), T >= 0 ->
     case {get(?KEY), Dest} of
-        {S = #rr{}, _} when is_pid(Dest) ->
+        {S = #replay_run{}, _} when is_pid(Dest) ->
             case peer_info(Dest, S) of
                 false -> timer:send_interval(T, Dest, Msg);
                 _ -> ticker(T, {send, Dest, Msg}, interval, Dest)
             end;
-        {#rr{}, _} when is_atom(Dest) ->
+        {#replay_run{}, _} when is_atom(Dest) ->
             ticker(T, {send, Dest, Msg}, interval, self());
         _ ->
             timer:send_interval(T, Dest, Msg)
@@ -1342,7 +1342,7 @@ timer_send_interval(T, Dest, Msg) ->
 -spec timer_apply_after(non_neg_integer(), module(), atom(), [term()]) -> {ok, term()} | {error, term()}.
 timer_apply_after(T, M, F, A) when is_integer(T), T >= 0, is_atom(M), is_atom(F), is_list(A) ->
     case get(?KEY) of
-        #rr{} -> ticker(T, {apply, M, F, A}, once, none);
+        #replay_run{} -> ticker(T, {apply, M, F, A}, once, none);
         undefined -> timer:apply_after(T, M, F, A)
     end;
 timer_apply_after(T, M, F, A) ->
@@ -1353,7 +1353,7 @@ timer_apply_after(T, M, F, A) ->
 -spec timer_apply_interval(non_neg_integer(), module(), atom(), [term()]) -> {ok, term()} | {error, term()}.
 timer_apply_interval(T, M, F, A) when is_integer(T), T >= 0, is_atom(M), is_atom(F), is_list(A) ->
     case get(?KEY) of
-        #rr{} -> ticker(T, {apply, M, F, A}, interval, self());
+        #replay_run{} -> ticker(T, {apply, M, F, A}, interval, self());
         undefined -> timer:apply_interval(T, M, F, A)
     end;
 timer_apply_interval(T, M, F, A) ->
@@ -1422,7 +1422,7 @@ replay_cancel(Ref, Real) ->
 %% The receiver, when it takes part in the run (see above).
 timer_peer(Dest) ->
     case get(?KEY) of
-        S = #rr{} ->
+        S = #replay_run{} ->
             case peer(Dest, S) of
                 {Pid, _Info} -> {Pid, S};
                 false -> false
@@ -1435,7 +1435,7 @@ timer_peer(Dest) ->
 %% on the sender side a version taken when the timer starts would hold back every later
 %% version until it fires, and for good if it is cancelled.
 -compile({inline, [wrap_seq/2]}).
-wrap_seq(Msg, #rr{idx = Idx, seq = Seq}) ->
+wrap_seq(Msg, #replay_run{idx = Idx, seq = Seq}) ->
     {'$riarc_rr', Idx, atomics:add_get(Seq, 1, 1) - 1, Msg}.
 
 %% The timer's delay from now: relative as given; absolute (`{abs, true}') recorded,
@@ -1447,7 +1447,7 @@ delay(T, Opts) ->
                       fun int/1, fun id/1)
     end.
 
-real_timer(Ref, #rr{tab = Tab}) when is_reference(Ref) ->
+real_timer(Ref, #replay_run{tab = Tab}) when is_reference(Ref) ->
     case ets:lookup(Tab, {timer, Ref}) of
         [{_, Real}] -> Real;
         [] -> Ref
@@ -1462,7 +1462,7 @@ timer_value(Fun, _S) ->
 
 %% A start_timer message was taken: its ref no longer needs its real timer (a later
 %% cancel_timer of it finds nothing, as for a timer that fired).
-fired({timeout, Ref, _}, #rr{tab = Tab}) when is_reference(Ref) ->
+fired({timeout, Ref, _}, #replay_run{tab = Tab}) when is_reference(Ref) ->
     ets:delete(Tab, {timer, Ref});
 fired(_, _) ->
     true.
