@@ -1,8 +1,13 @@
 %% @doc A partition's analysis process: its monitor runs here, off the routing path. The
-%% partition's tracer hands it events (`{riarc_evts, [E]}') without waiting and ends it with
-%% `riarc_end'; it analyses them in order ({@link riarc_analysis}) and tells the session
-%% the verdict, keyed by the tracer, as the tracer itself would. A monitor that is slow or
-%% loops therefore stalls nobody's routing but its own partition's analysis.
+%% partition's tracer hands it events ({@link events/3}) without waiting and ends it with
+%% {@link finish/2}; it analyses them in order ({@link riarc_analysis}) and tells the
+%% session the verdict, keyed by the tracer, as the tracer itself would. A monitor that is
+%% slow or loops therefore stalls nobody's routing but its own partition's analysis.
+%%
+%% Trust boundary: both messages carry the key start/4 made, which only the tracer holds.
+%% Anything else in this process's mailbox is forged (the monitored system can find the
+%% process): it changes nothing and is reported to the session, which counts it among
+%% the run's errors.
 %%
 %% Every step has a budget (`monitor_budget': wall time, reductions, heap). A step that
 %% ends over it gives the verdict `error' with reason `{monitor_budget, What}' here; a
@@ -13,22 +18,26 @@
 %% on routing for everybody else.
 %% ```
 %% 1> Mon = fun M({exit, _, _}) -> accept; M(_) -> M end.
-%% 2> {A, Clock} = riarc_analyser:start(#{session => self(), explain => 8}, self(), {p, {m, f, []}}, Mon).
-%% 3> A ! {riarc_evts, [{exit, p, normal}]}, flush().
-%% Shell got {riarc_s,undefined,{riarc_verdict,<0.85.0>,p,{m,f,[]},accept,undefined,1}}
-%% 4> riarc_analyser:overdue(Clock, A, riarc_opts:budget(#{})).
+%% 2> {A, Key, Clock} = riarc_analyser:start(#{session => self(), explain => 8}, self(), {p, {m, f, []}}, Mon).
+%% 3> A ! {riarc_evts, [{exit, p, normal}]}, riarc_analyser:overdue(Clock, A, riarc_opts:budget(#{})).
 %% ok
+%% 4> riarc_analyser:events(A, Key, [{exit, p, normal}]), receive {riarc_s, _, {riarc_forged, A, _}} -> forged end.
+%% forged
+%% 5> receive {riarc_s, _, {riarc_verdict, _, p, _, V, _, N}} -> {V, N} end.
+%% {accept,1}
 %% '''
 -module(riarc_analyser).
 
--export([start/4, overdue/3, steps/1]).
+-export([start/4, events/3, finish/2, overdue/3, steps/1]).
 %% Spawned entry point.
 -export([init/4]).
--export_type([clock/0, cfg/0]).
+-export_type([clock/0, cfg/0, key/0]).
 
 %% The step clock: [steps begun, in a step (1) or not (0), the step's start (ms), the
 %% process's reductions at its start].
 -opaque clock() :: atomics:atomics_ref().
+%% What the tracer's messages carry: a reference only it and this process hold.
+-opaque key() :: reference().
 -type cfg() :: #{session := pid(), explain := non_neg_integer(),
                  monitor_budget => map(), token => reference(), atom() => term()}.
 
@@ -45,21 +54,36 @@
 -record(analyser, {analysis :: riarc_analysis:t(),
             session :: pid(),
             token :: reference() | undefined,            % the session's (trust boundary)
+            key :: key(),                                 % the tracer's (trust boundary)
             tracer :: pid(),
             tref :: reference(),
             clock :: clock(),
             budget :: riarc_opts:budget()}).
 
 
-%% @doc Starts the analysis of Tracer's partition Part by monitor Mon; returns its pid and
-%% the step clock the session watches it by.
+%% @doc Starts the analysis of Tracer's partition Part by monitor Mon; returns its pid, the
+%% key the tracer's messages to it carry, and the step clock the session watches it by.
 -spec start(cfg(), pid(), {riarc_event:sid(), riarc_event:mfa_args()}, riarc_monitor:monitor()) ->
-    {pid(), clock()}.
+    {pid(), key(), clock()}.
 start(Cfg, Tracer, Part, Mon) ->
     Clock = atomics:new(4, [{signed, true}]),
+    Key = make_ref(),
     #{heap_words := Heap} = riarc_opts:budget(Cfg),
-    Pid = proc_lib:spawn_opt(?MODULE, init, [Cfg, Tracer, Part, {Mon, Clock}], ?OPTS(Heap)),
-    {Pid, Clock}.
+    Pid = proc_lib:spawn_opt(?MODULE, init, [Cfg#{key => Key}, Tracer, Part, {Mon, Clock}], ?OPTS(Heap)),
+    {Pid, Key, Clock}.
+
+%% @doc Hands the analysis the partition's next events, in order; never waits.
+-spec events(pid(), key(), [riarc_event:event()]) -> ok.
+events(Pid, Key, Es) ->
+    Pid ! {riarc_evts, Key, Es},
+    ok.
+
+%% @doc Ends the analysis after the events handed so far: a monitor with no verdict yet
+%% gets `none'.
+-spec finish(pid(), key()) -> ok.
+finish(Pid, Key) ->
+    Pid ! {riarc_end, Key},
+    ok.
 
 %% @doc How many steps the analysis has begun.
 -spec steps(clock()) -> non_neg_integer().
@@ -103,18 +127,22 @@ init(Cfg = #{session := Session}, Tracer, Part, {Mon, Clock}) ->
     TRef = monitor(process, Tracer),
     An = riarc_analysis:new(Tracer, maps:get(explain, Cfg, 0), Part, Mon),
     loop(#analyser{analysis = An, session = Session, token = maps:get(token, Cfg, undefined),
-            tracer = Tracer, tref = TRef, clock = Clock,
-            budget = riarc_opts:budget(Cfg)}).
+                   key = maps:get(key, Cfg), tracer = Tracer, tref = TRef, clock = Clock,
+                   budget = riarc_opts:budget(Cfg)}).
 
-loop(L = #analyser{tref = TRef}) ->
+loop(L = #analyser{tref = TRef, key = Key, session = Session, token = Token}) ->
     receive
-        {riarc_evts, Es} -> steps(Es, L);
-        riarc_end ->
+        {riarc_evts, Key, Es} -> steps(Es, L);
+        {riarc_end, Key} ->
             done(riarc_analysis:finish(L#analyser.analysis), L);
         {'DOWN', TRef, process, _, _} ->
             %% The tracer ended without ending the partition (killed, say): the session
             %% gives the partition its verdict from what it knows.
-            exit(normal)
+            exit(normal);
+        _Forged ->
+            %% Trust boundary: not the tracer's; refused, and the session counts it.
+            Session ! {riarc_s, Token, {riarc_forged, self(), analysis}},
+            loop(L)
     end.
 
 steps([], L) -> loop(L);

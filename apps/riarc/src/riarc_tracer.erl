@@ -67,6 +67,7 @@
             %% Or, for a partition relayed to its root's remote parent's session (one
             %% partition spanning nodes, the core's effect relay): where its events go.
             analysis :: undefined | pid() | relay(),
+            analysis_key :: undefined | riarc_analyser:key(),   % its messages carry it
             aref :: undefined | reference(),
             %% The analysis's step clock: how far it is behind (undefined once its
             %% backlog was reported).
@@ -254,8 +255,8 @@ loop(St, L = #tracer_loop{sref = SRef, aref = ARef, nbuf = NBuf, suspended = Sus
     end.
 
 flush(L = #tracer_loop{nbuf = 0}) -> L;
-flush(L = #tracer_loop{analysis = An, buf = Buf}) when is_pid(An) ->
-    An ! {riarc_evts, lists:reverse(Buf)},
+flush(L = #tracer_loop{analysis = An, analysis_key = Key, buf = Buf}) when is_pid(An) ->
+    ok = riarc_analyser:events(An, Key, lists:reverse(Buf)),
     L#tracer_loop{buf = [], nbuf = 0};
 flush(L = #tracer_loop{analysis = {relay, Root, Parent}, buf = Buf, cfg = #{relay_to := {To, Secret}}}) ->
     To ! {riarc_relay, Secret, {Root, Parent}, {events, lists:reverse(Buf)}},
@@ -456,11 +457,11 @@ effects([{clear, S} | Fx], L = #tracer_loop{cfg = #{backend := Backend}}, St) ->
     effects(Fx, L, St);
 effects([{analysis, Part, Mon} | Fx], L = #tracer_loop{cfg = Cfg = #{session := Session}}, St) ->
     ACfg = maps:with([session, explain, monitor_budget, token], Cfg),
-    {An, Clock} = riarc_analyser:start(ACfg, self(), Part, Mon),
+    {An, Key, Clock} = riarc_analyser:start(ACfg, self(), Part, Mon),
     ARef = monitor(process, An),
     %% Before this tracer can end, so that the session waits for the analysis too.
     Session ! {riarc_s, L#tracer_loop.token, {riarc_analyser_up, self(), An, Clock}},
-    effects(Fx, L#tracer_loop{analysis = An, aref = ARef, clock = Clock}, St);
+    effects(Fx, L#tracer_loop{analysis = An, analysis_key = Key, aref = ARef, clock = Clock}, St);
 effects([analysis_end | Fx], L, St) ->
     L1 = #tracer_loop{analysis = An} = flush(L),
     case An of
@@ -471,7 +472,7 @@ effects([analysis_end | Fx], L, St) ->
             To ! {riarc_relay, Secret, {Root, Parent}, 'end'},
             effects(Fx, L1#tracer_loop{analysis = undefined}, St);
         _ ->
-            _ = is_pid(An) andalso (An ! riarc_end),
+            _ = is_pid(An) andalso riarc_analyser:finish(An, L1#tracer_loop.analysis_key),
             effects(Fx, L1, St)
     end;
 %% One partition spanning nodes: this partition (a child from another node, Λ ⊥) is its

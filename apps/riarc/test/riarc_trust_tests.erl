@@ -5,7 +5,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([victim/0, chatter/1]).
+-export([victim/0, chatter/1, forger/1]).
 
 %% Waits for orders: `crash' ends it abnormally, `{chat, N}' sends itself N messages.
 -spec victim() -> ok.
@@ -15,6 +15,24 @@ victim() ->
         {chat, N, From} -> _ = chatter(N), From ! chatted, victim();
         stop -> ok
     end.
+
+%% A hostile process: it finds riarc's analysis processes by their initial call, sends
+%% each the messages that would end its analysis early or feed it a forged exit, tells
+%% From how many it found, then crashes.
+-spec forger(pid()) -> no_return().
+forger(From) ->
+    receive go -> ok end,
+    As = [P || P <- erlang:processes(),
+               {dictionary, D} <- [erlang:process_info(P, dictionary)],
+               proplists:get_value('$initial_call', D) =:= {riarc_analyser, init, 4}],
+    _ = [begin A ! {riarc_evts, [{exit, self(), normal}]}, A ! riarc_end end || A <- As],
+    %% Race: the VM may deliver signals from different senders out of order, so the
+    %% tracer's events of the crash could overtake the forgeries. process_info/2 is a
+    %% signal to A too, handled after this process's earlier ones: once it answers, the
+    %% forgeries are in A's queue, ahead of anything the crash causes.
+    _ = [erlang:process_info(A, message_queue_len) || A <- As],
+    From ! {found, length(As)},
+    receive crash -> exit(boom) end.
 
 -spec chatter(non_neg_integer()) -> ok.
 chatter(N) ->
@@ -38,6 +56,22 @@ forged_trace_event_test() ->
     receive {'DOWN', Ref, process, Victim, boom} -> ok end,
     {ok, #{verdicts := [V]}} = riarc_session:finish(S, 10000),
     ?assertMatch(#{verdict := reject, explanation := #{deciding_event := {exit, _, boom}}}, V).
+
+%% The system forges what a tracer tells its analysis process (events, the end of the
+%% partition): the analysis takes neither, the crash is rejected, and each forgery is
+%% counted among the run's errors (exit status 1).
+forged_analysis_messages_test() ->
+    Spec = fun({?MODULE, forger, _}) -> {ok, exit_monitor()} end,
+    {ok, S} = riarc:start({?MODULE, forger, [self()]}, Spec, #{backend => route, analysis => isolated}),
+    #{processes := [Forger]} = riarc:alive(S),
+    Forger ! go,
+    N = receive {found, K} -> K end,
+    ?assert(N >= 1),
+    Forger ! crash,
+    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 10000),
+    ?assertMatch(#{verdict := reject}, V),
+    ?assertEqual([{riarc_session, {forged_messages, 2 * N}}], maps:get(errors, R)),
+    ?assertEqual(1, riarc_result:status(R)).
 
 %% A forged stop request (no session token) does not silence a tracer: monitoring goes
 %% on, the partition gets its verdict from its real events, and the forgery is reported.

@@ -32,9 +32,9 @@
 %%    tracer, so that every tracer and analysis process they start is followed too; the
 %%    system's own processes are not (riarc traces them).
 %% ```
-%% 1> R = riarc_bench_profile:pingpong(50, 1000, 5).
+%% 1> R = riarc_bench_profile:pingpong(10, 200, 1).
 %% 2> io:put_chars(riarc_bench_profile:format(R)).
-%% ping-pong 50 x 1000, median of 5 runs (ms): ...
+%% ping-pong 10 x 200, median of 1 runs (ms): ...
 %% '''
 -module(riarc_bench_profile).
 
@@ -164,11 +164,12 @@ core(Backend, Pinger, MFA, Mod, Msgs) ->
 %% that drops them).
 batch(Events) ->
     Sink = spawn(fun Drop() -> receive stop -> ok; _ -> Drop() end end),
+    Key = make_ref(),
     {Buf, _} = lists:foldl(fun(E, {B, NB}) when NB + 1 >= ?BATCH ->
-                                   Sink ! {riarc_evts, lists:reverse([E | B])}, {[], 0};
+                                   Sink ! {riarc_evts, Key, lists:reverse([E | B])}, {[], 0};
                               (E, {B, NB}) -> {[E | B], NB + 1}
                            end, {[], 0}, Events),
-    Sink ! {riarc_evts, lists:reverse(Buf)},
+    Sink ! {riarc_evts, Key, lists:reverse(Buf)},
     Sink ! stop.
 
 %% The analysis step alone: the property's monitor, event by event.
@@ -179,10 +180,10 @@ step(Pinger, MFA, Mon, Events) ->
 %% The real analysis process, fed as a tracer feeds it (batches of ?BATCH), until its
 %% verdict (none: the events end without one) reaches this process as its session.
 analyser(Pinger, MFA, Mon, Events) ->
-    {An, _Clock} = riarc_analyser:start(#{session => self(), explain => 0}, self(),
-                                        {Pinger, MFA}, Mon),
-    _ = [An ! {riarc_evts, B} || B <- chunks(Events)],
-    An ! riarc_end,
+    {An, Key, _Clock} = riarc_analyser:start(#{session => self(), explain => 0}, self(),
+                                             {Pinger, MFA}, Mon),
+    _ = [riarc_analyser:events(An, Key, B) || B <- chunks(Events)],
+    ok = riarc_analyser:finish(An, Key),
     receive {riarc_s, _, {riarc_verdict, _, _, _, none, _, _}} -> ok end,
     unlink(An).
 

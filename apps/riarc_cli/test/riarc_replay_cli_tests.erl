@@ -21,7 +21,8 @@ tmp(Name) ->
 %%% record, then replay three times, with each strategy -----------------------------------
 
 record_replay_test_() ->
-    [{atom_to_list(St), {timeout, 120, fun() -> record_replay(St) end}} || St <- [receiver, sender]].
+    [{atom_to_list(St), {timeout, 120, fun() -> record_replay(St) end}}
+     || St <- riarc_test_tier:pick(record_replay, [receiver, sender])].
 
 record_replay(St) ->
     File = tmp("rr_" ++ atom_to_list(St) ++ ".rr"),

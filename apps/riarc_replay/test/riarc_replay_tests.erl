@@ -34,7 +34,7 @@ replays(File, Expected, N0, Opts) ->
 %%% Message races -------------------------------------------------------------------------
 
 race_test_() ->
-    [{timeout, 120, {"race, " ++ atom_to_list(St), fun() -> race(St) end}} || St <- [receiver, sender]].
+    [{timeout, 120, {"race, " ++ atom_to_list(St), fun() -> race(St) end}} || St <- strategies(?LINE)].
 
 race(Strategy) ->
     {File, #{result := Rec, events := Ev, bytes := Bytes}} =
@@ -64,13 +64,13 @@ selective_test_() ->
     [{timeout, 60, fun() ->
                            {File, #{result := Rec}} = record({?P, selective, [30]}, "sel", #{strategy => St}),
                            replays(File, Rec, 5, #{})
-                   end} || St <- [receiver, sender]].
+                   end} || St <- strategies(?LINE)].
 
 mixed_test_() ->
     [{timeout, 60, fun() ->
                            {File, #{result := Rec}} = record({?P, mixed, [6, 20000]}, "mixed", #{strategy => St}),
                            replays(File, Rec, 5, #{})
-                   end} || St <- [receiver, sender]].
+                   end} || St <- strategies(?LINE)].
 
 %% A sender's sequence number counts its wrapped sends to every receiver: messages to
 %% two receivers interleaved still name one message each.
@@ -79,7 +79,7 @@ fanout_test_() ->
                             {File, #{result := Rec}} = record({?P, fanout, [3, 30]}, "fan", #{strategy => St}),
                             ?assertMatch([{1, L1}, {2, L2}] when length(L1) =:= 90 andalso length(L2) =:= 90, Rec),
                             replays(File, Rec, 5, #{})
-                    end} || St <- [receiver, sender]].
+                    end} || St <- strategies(?LINE)].
 
 %% A recorded process with a long mailbox moves it off the heap when it writes a chunk
 %% (the plain run keeps it on the heap); the replay takes the same messages.
@@ -90,7 +90,7 @@ flood_test_() ->
                            %% Sender side: a versioned receive writes no event, so no chunk.
                            _ = St =:= receiver andalso ?assertEqual(off_heap, Rec),
                            {ok, #{result := {Sum, _}}} = riarc_replay:replay(File, ?OPTS)
-                   end} || St <- [receiver, sender]].
+                   end} || St <- strategies(?LINE)].
 
 %%% Timeouts, ETS, values, spawn trees ----------------------------------------------------
 
@@ -98,13 +98,13 @@ timeouts_test_() ->
     [{timeout, 120, fun() ->
                             {File, #{result := Rec}} = record({?P, timeouts, [20]}, "tmo", #{strategy => St}),
                             replays(File, Rec, 5, #{})
-                    end} || St <- [receiver, sender]].
+                    end} || St <- strategies(?LINE)].
 
 ets_test_() ->
     [{timeout, 120, fun() ->
                             {File, #{result := Rec}} = record({?P, ets_race, [4, 20]}, "ets", #{strategy => St}),
                             replays(File, Rec, 5, #{})
-                    end} || St <- [receiver, sender]].
+                    end} || St <- strategies(?LINE)].
 
 %% Lost updates happen in plain runs: the final count is below 4 * 20 in some run.
 ets_race_is_real_test_() ->
@@ -127,7 +127,7 @@ tree_test_() ->
                            {File, #{result := Rec, processes := N}} = record({?P, tree, [4]}, "tree", #{strategy => St}),
                            ?assertEqual(31, N),
                            replays(File, Rec, 5, #{})
-                   end} || St <- [receiver, sender]].
+                   end} || St <- strategies(?LINE)].
 
 %%% Compile-time weaving -----------------------------------------------------------------
 
@@ -138,7 +138,7 @@ parse_transform_test_() ->
                           File = file("pt"),
                           {ok, #{result := Rec}} = riarc_replay:record({M, pingpong, [50]}, File,
                                                                      #{modules => [M], stall => 300}),
-                          [?assertMatch({ok, #{result := Rec}}, riarc_replay:replay(File, #{})) || _ <- [1, 2, 3]]
+                          [?assertMatch({ok, #{result := Rec}}, riarc_replay:replay(File, #{})) || _ <- lists:seq(1, riarc_test_tier:count(1, 3))]
                   end}.
 
 %%% OTP behaviours (in a peer node) ------------------------------------------------------
@@ -150,7 +150,7 @@ gen_server_test_() ->
                            File = file("tickets"),
                            {ok, #{result := Rec}} = riarc_replay:record({riarc_demo, tickets, [4, 5]}, File, Opts),
                            ?assertEqual(20, length(lists:append(Rec))),
-                           [?assertMatch({ok, #{result := Rec}}, riarc_replay:replay(File, Opts)) || _ <- [1, 2, 3]],
+                           [?assertMatch({ok, #{result := Rec}}, riarc_replay:replay(File, Opts)) || _ <- lists:seq(1, riarc_test_tier:count(1, 3))],
                            %% This VM's gen_server is untouched.
                            ?assertNot(lists:keymember(riarc_replay_woven, 1, gen_server:module_info(attributes)))
                    end}.
@@ -268,7 +268,7 @@ outside_a_run_test() ->
 %% system.
 monitor_test_() ->
     [{timeout, 120, {"monitored, " ++ atom_to_list(St), fun() -> monitored(St) end}}
-     || St <- [receiver, sender]].
+     || St <- strategies(?LINE)].
 
 monitored(Strategy) ->
     Opts = #{monitor => fun monitor_spec/1, strategy => Strategy},
@@ -353,7 +353,10 @@ ticks_plain_runs_differ_test_() ->
 
 %% A test of F(Strategy) for each strategy.
 each_strategy(Name, F) ->
-    [{timeout, 120, {Name ++ ", " ++ atom_to_list(St), fun() -> F(St) end}} || St <- [receiver, sender]].
+    [{timeout, 120, {Name ++ ", " ++ atom_to_list(St), fun() -> F(St) end}} || St <- strategies(Name)].
+
+%% Both recording strategies in the full tier, one per test in the fast tier.
+strategies(Key) -> riarc_test_tier:pick(Key, [receiver, sender]).
 
 %% Records ?P:Fun(Args) with strategy St, checks the length of its result, and replays
 %% it N times (10 unless given); returns the recorded result.
@@ -435,9 +438,9 @@ mnesia_test_() ->
      end,
      fun(_) -> stopped = mnesia:stop() end,
      [{timeout, 120, fun mnesia_plain_runs_differ/0}, {timeout, 120, fun mnesia_dirty_plain_runs_differ/0}]
-     ++ [{timeout, 120, {"mnesia, " ++ atom_to_list(St), fun() -> mnesia_race(St) end}} || St <- [receiver, sender]]
+     ++ [{timeout, 120, {"mnesia, " ++ atom_to_list(St), fun() -> mnesia_race(St) end}} || St <- strategies(?LINE)]
      ++ [{timeout, 120, {"mnesia dirty, " ++ atom_to_list(St), fun() -> mnesia_dirty_race(St) end}}
-         || St <- [receiver, sender]]}.
+         || St <- strategies(?LINE)]}.
 
 mnesia_plain_runs_differ() ->
     Runs = [?P:mnesia_race(4, 10) || _ <- lists:seq(1, 10)],

@@ -14,7 +14,7 @@
 %% '''
 -module(riarc_test_tier).
 
--export([tier/0, count/2, slow/1, slow_groups/1, quickcheck/2, quickcheck/3, seed/0]).
+-export([tier/0, count/2, pick/2, slow/1, slow_groups/1, quickcheck/2, quickcheck/3, seed/0]).
 -export_type([tier/0]).
 
 -type tier() :: fast | all.
@@ -37,6 +37,16 @@ count(Fast, All) ->
     case tier() of
         fast -> Fast;
         all -> All
+    end.
+
+%% @doc Every variant (of a strategy, a backend, ...) in the full tier; in the fast tier
+%% one, picked by Key (a test's name or line): spread over the tests, the fast tier still
+%% covers every variant.
+-spec pick(term(), [T, ...]) -> [T, ...].
+pick(Key, Variants) ->
+    case tier() of
+        all -> Variants;
+        fast -> [lists:nth(1 + erlang:phash2(Key, length(Variants)), Variants)]
     end.
 
 %% @doc An EUnit test set that belongs to the full tier only: empty in the fast tier.
