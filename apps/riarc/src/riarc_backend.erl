@@ -36,8 +36,9 @@
 %% <li>`B:event(C, Msg)': decodes a message found in a tracer's mailbox: `{ok, Event}' for
 %%     a direct trace event (`{ok, {ignored, S}}' for one of S's that monitors do not
 %%     see but that counts towards a Cut; `{ok, {remote_spawn, S, Node, MFA}}' for S's
-%%     start of a process on another node, which no monitor sees either (see
-%%     riarc_trace_pattern:spawn_call/2); `{ok, [Event, ...]}' for a message that stands
+%%     start of a process on another node, which no monitor sees either; `{ok, {cut, S,
+%%     Why}}' for S's call that may take away what riarc sees of the system (see
+%%     riarc_trace_pattern:call_event/2); `{ok, [Event, ...]}' for a message that stands
 %%     for several events, in order), `skip' for a trace message riarc does not use,
 %%     `no' for a message that is not a trace message of this backend.</li>
 %% </ul>
@@ -56,6 +57,7 @@
 %% What a tracer gets from a trace message.
 -type decoded() :: riarc_event:event() | {ignored, riarc_event:sid()}
                  | {remote_spawn, riarc_event:sid(), node(), riarc_event:mfa_args()}
+                 | {cut, riarc_event:sid(), term()}
                  | [riarc_event:event()].
 
 -callback launch(Config :: term(), Root :: riarc_event:sid(), T :: pid()) -> ok | {error, term()}.

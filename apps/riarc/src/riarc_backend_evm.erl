@@ -180,7 +180,7 @@ event(_, {trace, P, 'receive', timeout, clock_service}) -> {ok, {timeout, P}};
 event(_, {trace, P, spawn, C, MFA}) -> {ok, {spawn, P, C, riarc_lambda:logical_mfa(MFA)}};
 event(_, {trace, C, spawned, P, MFA}) -> {ok, {init, C, P, riarc_lambda:logical_mfa(MFA)}};
 event(_, {trace, P, exit, Reason}) -> {ok, {exit, P, Reason}};
-event(_, {trace, P, call, Call}) -> {ok, riarc_trace_pattern:spawn_call(P, Call)};
+event(_, {trace, P, call, Call}) -> {ok, riarc_trace_pattern:call_event(P, Call)};
 event(_, {trace, P, send_to_non_existing_process, Msg, To}) -> {ok, {send, P, To, Msg}};
 event(_, Msg) when element(1, Msg) =:= trace; element(1, Msg) =:= trace_ts -> skip;
 event(_, _) -> no.

@@ -150,7 +150,7 @@ decode({trace, P, 'receive', Msg}) -> {ok, {recv, P, Msg}};
 decode({trace, P, receive_timeout}) -> {ok, {timeout, P}};
 decode({trace, P, spawn, C, MFA}) -> {ok, {spawn, P, C, riarc_lambda:logical_mfa(MFA)}};
 decode({trace, P, exit, Reason}) -> {ok, {exit, P, Reason}};
-decode({trace, P, call, Call}) -> {ok, riarc_trace_pattern:spawn_call(P, Call)};
+decode({trace, P, call, Call}) -> {ok, riarc_trace_pattern:call_event(P, Call)};
 decode({trace, P, send_to_non_existing_process, Msg, To}) -> {ok, {send, P, To, Msg}};
 decode(Msg) when element(1, Msg) =:= trace, is_pid(element(2, Msg)) -> {ok, {ignored, element(2, Msg)}};
 decode(_) -> no.

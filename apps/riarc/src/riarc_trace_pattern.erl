@@ -13,6 +13,14 @@
 %% Tracing done on the node outside riarc while a session filters sees only the messages
 %% the union keeps.
 %%
+%% Clean after any end: a keeper process of this node (registered `riarc_pattern_keeper',
+%% started with the first holder) monitors every holder's owner and lets go of its
+%% patterns the moment the owner ends, however it ends: killed, its supervisor killed
+%% (the keeper is linked to nothing, so it outlives riarc's supervision tree), or, for a
+%% session serving another node, ended because that node went down. The keeper ends
+%% when nothing is held. What it cannot survive is being killed itself; the next change
+%% of any session then still drops the holders whose owners are gone.
+%%
 %% Receive timeouts are always traced: the receive pattern is
 %% `riarc_route:receive_pattern/1' of the union, which marks them for the routing table.
 %%
@@ -22,22 +30,33 @@
 %% `call' flag then shows such a start as a call event, in its own order (spawn_call/2
 %% decodes it); no other process is affected (the flag is per process), and the pattern
 %% of before is put back with the others.
+%%
+%% Cut detection: global call patterns on the BIFs that change tracing, erlang:trace/3
+%% and erlang:trace_pattern/2,3, are held the same way. A process riarc traces that
+%% calls one of them to take away what riarc sees (its own or others' flags, the
+%% tracer, the node's send or receive patterns) shows the call as an event in its own
+%% order, before the call takes effect (call_event/2 decodes it as `{cut, P, Why}'):
+%% its partition's verdict cannot be trusted from there on, and riarc says so.
 %% ```
 %% 1> K = make_ref().
 %% 2> riarc_trace_pattern:hold(K, self(), #{send => false, 'receive' => [{['_', '_', {error, '_'}], [], []}]}).
 %% ok
-%% 3> riarc_trace_pattern:installed().
+%% 3> maps:with([send, 'receive', spawn_call], riarc_trace_pattern:installed()).
 %% #{'receive' => [{['$1','_','_'],[{'=:=','$1',clock_service}],[{message,clock_service}]},
 %%                 {['_','_',{error,'_'}],[],[]}],
 %%   send => false,spawn_call => {local,[]}}
 %% 4> riarc_trace_pattern:release(K).
 %% ok
-%% 5> riarc_trace_pattern:spawn_call(list_to_pid("<0.1.0>"), {erts_internal, dist_spawn_request, [n@h, {erpc, execute_call, [make_ref(), m, f, [1]]}, [], spawn_request]}).
+%% 5> riarc_trace_pattern:call_event(list_to_pid("<0.1.0>"), {erts_internal, dist_spawn_request, [n@h, {erpc, execute_call, [make_ref(), m, f, [1]]}, [], spawn_request]}).
 %% {remote_spawn,<0.1.0>,n@h,{m,f,[1]}}
+%% 6> riarc_trace_pattern:call_event(list_to_pid("<0.1.0>"), {erlang, trace, [list_to_pid("<0.1.0>"), false, [send, 'receive']]}).
+%% {cut,<0.1.0>,{trace,[<0.1.0>,false,[send,'receive']]}}
 %% '''
 -module(riarc_trace_pattern).
 
--export([hold/3, release/1, installed/0, valid/1, union/1, spawn_call/2]).
+-export([hold/3, release/1, installed/0, valid/1, union/1, call_event/2]).
+%% Spawned entry point.
+-export([keeper/0]).
 -export_type([pattern/0, patterns/0, call_pattern/0]).
 
 %% Every message of the kind (`true'), none (`false'), or those a match specification
@@ -50,9 +69,12 @@
 -type call_pattern() :: {false | local | global, false | list()}.
 
 -define(KEY, {?MODULE, state}).
+-define(KEEPER, riarc_pattern_keeper).
 %% The function every start of a process on another node goes through (OTP 25; checked
 %% by riarc_remote_SUITE's remote_spawns_are_calls).
 -define(SPAWN_CALL, {erts_internal, dist_spawn_request, 4}).
+%% The BIFs through which a process can take away what riarc sees.
+-define(UNTRACE_CALLS, [{erlang, trace, 3}, {erlang, trace_pattern, 2}, {erlang, trace_pattern, 3}]).
 
 %% OTP 25's specs of erlang:trace_pattern/3 and erlang:trace_info/2 leave out send and
 %% 'receive' (see riarc_route): those calls go through apply/3.
@@ -61,35 +83,62 @@
 %% lives or until release/1; the VM's patterns become the union of every holder's.
 -spec hold(term(), pid() | undefined, patterns()) -> ok.
 hold(Key, Owner, Patterns) when is_map(Patterns) ->
-    change(fun(Hs) -> Hs#{Key => {Owner, Patterns}} end).
+    locked(fun() ->
+                   ok = change_locked(fun(Hs) -> Hs#{Key => {Owner, Patterns}} end),
+                   _ = is_pid(Owner) andalso watch(Key, Owner),
+                   ok
+           end).
 
 %% @doc Lets go of Key's patterns (nothing if it holds none).
 -spec release(term()) -> ok.
 release(Key) ->
     change(fun(Hs) -> maps:remove(Key, Hs) end).
 
-%% @doc The send and receive patterns the VM has now, and the call pattern of the
-%% function remote starts go through.
--spec installed() -> #{send := pattern(), 'receive' := pattern(), spawn_call := call_pattern()}.
+%% @doc The send and receive patterns the VM has now, the call pattern of the function
+%% remote starts go through, and those of the BIFs that change tracing.
+-spec installed() -> #{send := pattern(), 'receive' := pattern(), spawn_call := call_pattern(),
+                       untrace_calls := [call_pattern()]}.
 installed() ->
     {match_spec, S} = erlang:trace_info(send, match_spec),
     {match_spec, R} = apply(erlang, trace_info, ['receive', match_spec]),
-    {traced, How} = erlang:trace_info(?SPAWN_CALL, traced),
-    {match_spec, MS} = erlang:trace_info(?SPAWN_CALL, match_spec),
-    #{send => S, 'receive' => R, spawn_call => {How, MS}}.
+    #{send => S, 'receive' => R, spawn_call => call_pattern(?SPAWN_CALL),
+      untrace_calls => [call_pattern(F) || F <- ?UNTRACE_CALLS]}.
+
+call_pattern(F) ->
+    {traced, How} = erlang:trace_info(F, traced),
+    {match_spec, MS} = erlang:trace_info(F, match_spec),
+    {How, MS}.
 
 %% @doc A call event of a traced process P (the `call' flag): the start of a process on
 %% another node, `{remote_spawn, P, Node, MFA}' with MFA as Λ is asked for such a child
-%% (riarc_lambda:logical_mfa/1: an erpc or rpc process as the call it runs); the call of a
-%% function another tool gave a pattern, `{ignored, P}': one of P's events that no
-%% monitor sees.
--spec spawn_call(pid(), term()) -> {remote_spawn, pid(), node(), riarc_event:mfa_args()}
+%% (riarc_lambda:logical_mfa/1: an erpc or rpc process as the call it runs); a call that
+%% may take away what riarc sees, `{cut, P, {trace | trace_pattern, Args}}'; the call of
+%% any other function (another tool's pattern, a call pattern elsewhere), `{ignored, P}':
+%% one of P's events that no monitor sees.
+-spec call_event(pid(), term()) -> {remote_spawn, pid(), node(), riarc_event:mfa_args()}
+                                       | {cut, pid(), {trace | trace_pattern, list()}}
                                        | {ignored, pid()}.
-spawn_call(P, {erts_internal, dist_spawn_request, [Node, {M, F, A}, _Opts, _Kind]})
+call_event(P, {erts_internal, dist_spawn_request, [Node, {M, F, A}, _Opts, _Kind]})
   when is_atom(Node), is_atom(M), is_atom(F), is_list(A) ->
     {remote_spawn, P, Node, riarc_lambda:logical_mfa({M, F, A})};
-spawn_call(P, _) ->
+call_event(P, {erlang, trace, Args}) ->
+    %% Flags turned off, or on with another tracer (the caller, by default), take a
+    %% process from riarc; which processes is not known here, so every such call counts.
+    {cut, P, {trace, Args}};
+call_event(P, {erlang, trace_pattern, Args = [What | _]}) ->
+    case What =:= send orelse What =:= 'receive' orelse watched(What) of
+        true -> {cut, P, {trace_pattern, Args}};
+        false -> {ignored, P}
+    end;
+call_event(P, _) ->
     {ignored, P}.
+
+%% A call pattern's target that covers one of the functions riarc's detection relies on.
+watched({M, F, A}) ->
+    lists:any(fun({M1, F1, A1}) -> (M =:= '_' orelse M =:= M1) andalso (F =:= '_' orelse F =:= F1)
+                                       andalso (A =:= '_' orelse A =:= A1)
+              end, [?SPAWN_CALL | ?UNTRACE_CALLS]);
+watched(_) -> false.
 
 %% @doc Whether a term is a patterns() map the VM accepts.
 -spec valid(term()) -> boolean().
@@ -109,10 +158,66 @@ valid(P, Input) when is_list(P) ->
     end;
 valid(_, _) -> false.
 
+%% The keeper watches Owner for Key. Called under the lock, as the keeper's decision to
+%% end is: a keeper never ends with a holder it has not been told of.
+watch(Key, Owner) ->
+    Keeper = case whereis(?KEEPER) of
+                 undefined ->
+                     Pid = proc_lib:spawn(?MODULE, keeper, []),
+                     Ref = monitor(process, Pid),
+                     Pid ! {register, self(), Ref},
+                     receive
+                         {Ref, registered} -> demonitor(Ref, [flush]), Pid;
+                         {'DOWN', Ref, process, Pid, _} -> whereis(?KEEPER)
+                     end;
+                 Pid ->
+                     Pid
+             end,
+    Keeper ! {watch, Key, Owner},
+    true.
+
+%% @private The keeper: lets go of a holder's patterns when its owner ends; ends itself
+%% when nothing is held.
+-spec keeper() -> ok.
+keeper() ->
+    receive
+        {register, From, Ref} ->
+            try register(?KEEPER, self()) of
+                true -> From ! {Ref, registered}, keeper(#{})
+            catch error:badarg -> ok
+            end
+    end.
+
+keeper(Watched) ->
+    receive
+        {watch, Key, Owner} ->
+            keeper(Watched#{monitor(process, Owner) => Key});
+        {'DOWN', Ref, process, _, _} when is_map_key(Ref, Watched) ->
+            ok = release(maps:get(Ref, Watched)),
+            Left = maps:remove(Ref, Watched),
+            Done = locked(fun() ->
+                                  map_size(Left) =:= 0 andalso held_keys() =:= []
+                                      andalso unregister(?KEEPER)
+                          end),
+            case Done of
+                true -> ok;
+                false -> keeper(Left)
+            end;
+        _ ->
+            keeper(Watched)
+    end.
+
+held_keys() ->
+    #{holders := Hs} = persistent_term:get(?KEY, #{holders => #{}, saved => none}),
+    maps:keys(Hs).
+
 %% Race: two sessions starting or ending at once would each install a union that lacks
 %% the other's patterns; changes are made one at a time, under a lock of this node.
 change(Fun) ->
-    global:trans({?MODULE, self()}, fun() -> change_locked(Fun) end, [node()]).
+    locked(fun() -> change_locked(Fun) end).
+
+locked(Fun) ->
+    global:trans({?MODULE, self()}, Fun, [node()]).
 
 change_locked(Fun) ->
     #{holders := Hs0, saved := Saved0} = persistent_term:get(?KEY, #{holders => #{}, saved => none}),
@@ -138,7 +243,8 @@ held(Hs) ->
     Held = [P || {_, P} <- maps:values(Hs)],
     #{send => union([maps:get(send, P, true) || P <- Held]),
       'receive' => riarc_route:receive_pattern(union([maps:get('receive', P, true) || P <- Held])),
-      spawn_call => {local, []}}.
+      spawn_call => {local, []},
+      untrace_calls => [{global, []} || _ <- ?UNTRACE_CALLS]}.
 
 %% @doc The pattern that keeps what any of Ps keeps.
 -spec union([pattern()]) -> pattern().
@@ -152,14 +258,14 @@ union(Ps) ->
             end
     end.
 
-install(#{send := S, 'receive' := R, spawn_call := C}) ->
+install(#{send := S, 'receive' := R, spawn_call := C, untrace_calls := Us}) ->
     _ = apply(erlang, trace_pattern, [send, S, []]),
     _ = apply(erlang, trace_pattern, ['receive', R, []]),
-    _ = case C of
-            {false, _} ->
-                _ = erlang:trace_pattern(?SPAWN_CALL, false, [local]),
-                erlang:trace_pattern(?SPAWN_CALL, false, [global]);
-            {How, MS} ->
-                erlang:trace_pattern(?SPAWN_CALL, MS, [How])
-        end,
+    [install_call(F, P) || {F, P} <- [{?SPAWN_CALL, C} | lists:zip(?UNTRACE_CALLS, Us)]],
     ok.
+
+install_call(F, {false, _}) ->
+    _ = erlang:trace_pattern(F, false, [local]),
+    erlang:trace_pattern(F, false, [global]);
+install_call(F, {How, MS}) ->
+    erlang:trace_pattern(F, MS, [How]).

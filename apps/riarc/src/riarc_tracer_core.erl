@@ -390,6 +390,7 @@ priority_rtd(R = {riarc_rtd, _, {dtc, T, S}}, St) ->
 
 origin({ignored, S}) -> S;
 origin({remote_spawn, S, _, _}) -> S;
+origin({cut, S, _}) -> S;
 origin(E) -> riarc_event:origin(E).
 
 kind({spawn, _, _, _}) -> spawn;
@@ -667,6 +668,12 @@ start_analysis(Part, Mon, St = #tracer{cfg = Cfg}) ->
 %% (remote_child/2, whether or not the monitor still runs), every other one stepped.
 analyse(E = {remote_spawn, _, _, _}, St = #tracer{relay_of = undefined}) ->
     remote_child(E, St);
+%% A call of S's that may take away what riarc sees (riarc_trace_pattern:call_event/2):
+%% the session makes the partition's verdict an error from here on, unless its monitor
+%% had already rejected on the events before it. The monitor is not stepped: it is no
+%% event of the property's.
+analyse({cut, S, Why}, St = #tracer{relay_of = undefined}) ->
+    report({riarc_cut, self_of(St), S, Why}, St);
 analyse(_E, St = #tracer{mon = undefined}) ->
     St;
 analyse(E, St = #tracer{mon = isolated}) ->

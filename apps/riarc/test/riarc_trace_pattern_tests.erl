@@ -12,22 +12,23 @@
 -define(STOPS, [{['_', '_', stop], [], []}]).
 %% The call pattern held with any patterns: every start of a process on another node.
 -define(SPAWN_CALL, {local, []}).
+-define(UNTRACE_CALLS, [{global, []}, {global, []}, {global, []}]).
 
 union_and_restore_test() ->
     Before = riarc_trace_pattern:installed(),
     A = make_ref(), B = make_ref(),
     ok = riarc_trace_pattern:hold(A, self(), #{send => false, 'receive' => ?ERRORS}),
     ?assertEqual(#{send => false, 'receive' => riarc_route:receive_pattern(?ERRORS),
-                   spawn_call => ?SPAWN_CALL},
+                   spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS},
                  riarc_trace_pattern:installed()),
     ok = riarc_trace_pattern:hold(B, self(), #{send => [{['_', '_'], [], []}], 'receive' => ?STOPS}),
     ?assertEqual(#{send => [{['_', '_'], [], []}],
                    'receive' => riarc_route:receive_pattern(lists:usort(?ERRORS ++ ?STOPS)),
-                   spawn_call => ?SPAWN_CALL},
+                   spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS},
                  riarc_trace_pattern:installed()),
     ok = riarc_trace_pattern:release(A),
     ?assertEqual(#{send => [{['_', '_'], [], []}], 'receive' => riarc_route:receive_pattern(?STOPS),
-                   spawn_call => ?SPAWN_CALL},
+                   spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS},
                  riarc_trace_pattern:installed()),
     ok = riarc_trace_pattern:release(B),
     ?assertEqual(Before, riarc_trace_pattern:installed()).
@@ -39,7 +40,7 @@ all_wins_test() ->
     ok = riarc_trace_pattern:hold(A, self(), #{send => false, 'receive' => ?ERRORS}),
     ok = riarc_trace_pattern:hold(B, self(), #{}),
     ?assertEqual(#{send => true, 'receive' => riarc_route:receive_pattern(true),
-                   spawn_call => ?SPAWN_CALL},
+                   spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS},
                  riarc_trace_pattern:installed()),
     ok = riarc_trace_pattern:release(A),
     ok = riarc_trace_pattern:release(B).
@@ -112,11 +113,20 @@ spawn_call_restored_test() ->
 
 %% A call event decoded: a start on another node names the node and the call the child
 %% runs (an erpc process as its call); any other call is one of P's ignored events.
-spawn_call_test() ->
+call_event_test() ->
     P = self(),
     Start = fun(MFA) -> {erts_internal, dist_spawn_request, [n@h, MFA, [], spawn_request]} end,
     ?assertEqual({remote_spawn, P, n@h, {m, f, [1]}},
-                 riarc_trace_pattern:spawn_call(P, Start({m, f, [1]}))),
+                 riarc_trace_pattern:call_event(P, Start({m, f, [1]}))),
     ?assertEqual({remote_spawn, P, n@h, {m, f, [1]}},
-                 riarc_trace_pattern:spawn_call(P, Start({erpc, execute_call, [make_ref(), m, f, [1]]}))),
-    ?assertEqual({ignored, P}, riarc_trace_pattern:spawn_call(P, {lists, reverse, [[]]})).
+                 riarc_trace_pattern:call_event(P, Start({erpc, execute_call, [make_ref(), m, f, [1]]}))),
+    ?assertEqual({ignored, P}, riarc_trace_pattern:call_event(P, {lists, reverse, [[]]})),
+    %% Calls that change tracing: every erlang:trace/3, and the patterns riarc relies on.
+    ?assertMatch({cut, P, {trace, [_, false, [send]]}},
+                 riarc_trace_pattern:call_event(P, {erlang, trace, [P, false, [send]]})),
+    ?assertMatch({cut, P, {trace_pattern, ['receive', false, []]}},
+                 riarc_trace_pattern:call_event(P, {erlang, trace_pattern, ['receive', false, []]})),
+    ?assertMatch({cut, P, _},
+                 riarc_trace_pattern:call_event(P, {erlang, trace_pattern, [{erlang, '_', '_'}, false]})),
+    ?assertEqual({ignored, P},
+                 riarc_trace_pattern:call_event(P, {erlang, trace_pattern, [{lists, sort, 1}, true, []]})).

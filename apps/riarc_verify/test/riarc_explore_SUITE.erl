@@ -4,8 +4,8 @@
 % both with the correct tracer core and with the injected bug (`ignore_cut'), the
 % reduced and the full search, each run to the end (`failures => all'), meet exactly the
 % same kinds of failure and the same number of terminal states. A Common Test suite: the
-% full searches take about 40 s on both cores (`make test' runs it after EUnit's unit
-% tests).
+% full searches take about 40 s on both cores, so they belong to the full tier (`make
+% test-all'); the fast tier checks that the search finds the injected bug.
 -module(riarc_explore_SUITE).
 
 -include_lib("stdlib/include/assert.hrl").
@@ -14,11 +14,11 @@
 -export([same_failures_up_to_3/1, same_failures_4/1, bug_caught/1]).
 
 -spec all() -> [atom() | {group, atom()}].
-all() -> [same_failures_up_to_3, bug_caught] ++ riarc_test_tier:slow_groups([slow]).
+all() -> [bug_caught] ++ riarc_test_tier:slow_groups([slow]).
 
 %% The full tier's cases (make test-all): riarc_test_tier.
 -spec groups() -> [{atom(), list(), [atom()]}].
-groups() -> [{slow, [], [same_failures_4]}].
+groups() -> [{slow, [], [same_failures_up_to_3, same_failures_4]}].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 10}}].
