@@ -27,7 +27,7 @@
                       | {remote_child, #{parent := pid(), node := node(),
                                          mfa := riarc_event:mfa_args()}}
                       | {root_tracer_down, term()}
-                      | {before_follow, #{node := node(), children := [riarc_join:early()]}}
+                      | {before_follow, #{node := node(), children := [map()]}}
                       | {join_failed, node(), term()} | {join_watcher_down, term()}.
 
 %% A root of the system: its name, logical MFA, and the init event its monitor opens
@@ -227,17 +227,31 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
                   limits = riarc_session_limits:new(Limits, Budget)},
     %% Following the system onto other nodes starts before the system does, so that no
     %% child it starts there is missed.
-    case riarc_session_dist:init(self(), Opts, Backend, Limits, Token, Spec) of
-        {ok, D} ->
-            Cfg = riarc_session_dist:tracer_cfg(Cfg0, D),
+    case dist_init(Opts, Backend, Limits, Token, Spec) of
+        {ok, Dist} ->
+            Cfg = case Dist of
+                      {Mod, D} -> Mod:tracer_cfg(Cfg0, D);
+                      undefined -> Cfg0
+                  end,
             %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced
             %% is an error of start/4, at once.
             S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
                                      tracer_up(riarc_tracer:start_root(Cfg, Root, MFA, Init), S)
-                             end, S0#session{dist = {riarc_session_dist, D}}, Roots),
+                             end, S0#session{dist = Dist}, Roots),
             {ok, S1#session{launch = #launch{pending = maps:keys(S1#session.tracers)}}};
         {error, Reason} ->
             {stop, Reason}
+    end.
+
+%% The distribution part (riarc_distribution), when riarc has one.
+dist_init(Opts, Backend, Limits, Token, Spec) ->
+    case riarc_distribution:module() of
+        {ok, Mod} ->
+            case Mod:session_init(self(), Opts, Backend, Limits, Token, Spec) of
+                {ok, D} -> {ok, {Mod, D}};
+                {error, _} = E -> E
+            end;
+        none -> {ok, undefined}
     end.
 
 %% @private
@@ -665,7 +679,7 @@ maybe_done(S = #session{analysers = As}) when map_size(As) > 0 ->
     {noreply, grace(close(S))};
 maybe_done(S = #session{dist = {Mod, D}, stopping = Stopping}) ->
     %% Nodes being joined, children on followed nodes not accounted for yet
-    %% (riarc_session_dist:wait/2).
+    %% (riarc_distribution's wait/2).
     case Mod:wait(Stopping, D) of
         {wait, D1} -> {noreply, S#session{dist = {Mod, D1}}};
         {wait_closed, D1} -> {noreply, close(S#session{dist = {Mod, D1}})};

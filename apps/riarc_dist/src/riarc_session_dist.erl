@@ -20,7 +20,7 @@
 
 -export([init/6, tracer_cfg/2, handle_info/3, remote_child/5, wait/2, stop_followers/2,
          entries/2, held/1]).
--export_type([t/0, ctx/0, effect/0, next/0]).
+-export_type([t/0]).
 
 %% How long the sessions following the system on other nodes get to stop and answer
 %% with their results (riarc_remote's proxies), under stop/1's own bound.
@@ -61,15 +61,9 @@
 }).
 
 -opaque t() :: #dist{}.
-%% What the session tells of itself: whether its run is over, whether stop/1 was asked,
-%% and whether anyone subscribed to its verdicts.
--type ctx() :: #{finished := boolean(), stopping := boolean(), subscribed := boolean()}.
-%% For the session's books: an error of the run, forged messages, entries of the
-%% system's processes on followed nodes as known now (for the subscribers).
--type effect() :: {error, term()} | {forged, non_neg_integer()} | {followed, [map()]}.
-%% What the session does next: nothing more; see whether the run is over (the last
-%% followed child may be accounted for); end the run (follow_grace is over).
--type next() :: noreply | changed | finish.
+-type ctx() :: riarc_distribution:ctx().
+-type effect() :: riarc_distribution:effect().
+-type next() :: riarc_distribution:next().
 
 %% A remote parent's relayed children: how many its partition's tracer was told of
 %% (expected), how many were seen relaying and how many ended, how many were given up
