@@ -123,7 +123,8 @@
                       | {bad_mfa, term()} | {bad_opts, term()} | {bad_option, atom(), term()}
                       | {bad_target, term()} | {noproc, term()} | {not_registered, atom()}
                       | {not_a_supervisor, term()} | {not_running, atom()} | {no_process, term()}
-                      | {inline_budget, map()}.
+                      | {inline_budget, map()}
+                      | {no_distribution, node | follow | follow_joining}.
 %% What attach/3 watches: a process, a registered name, a supervision tree (as it is and as
 %% it grows), or every process of a running application.
 -type target() :: pid() | atom() | {supervisor, pid() | atom()} | {application, atom()}
@@ -175,14 +176,17 @@ run(MFA, Spec, Opts) ->
 %% session there, and verdicts/1, alive/1 and stop/1 work on it as on a local one.
 -spec start({module(), atom(), list()}, riarc_lambda:spec(), opts()) ->
     {ok, pid()} | {error, term()}.
-start(MFA, Spec, Opts = #{node := Node}) when Node =/= node() ->
+start(MFA, Spec, Opts) ->
+    with_distribution(Opts, fun(Dist) -> start_with(Dist, MFA, Spec, Opts) end).
+
+start_with(Dist, MFA, Spec, Opts = #{node := Node}) when Node =/= node() ->
     case follow_from_here(Spec, Opts) of
-        {ok, ROpts} -> riarc_remote:start(Node, MFA, Spec, ROpts);
+        {ok, ROpts} -> Dist:start(Node, MFA, Spec, ROpts);
         Error -> Error
     end;
-start(MFA, Spec, Opts) when is_map(Opts) ->
+start_with(_Dist, MFA, Spec, Opts) when is_map(Opts) ->
     start_for(self(), MFA, Spec, maps:remove(node, Opts));
-start(MFA, Spec, Opts) ->
+start_with(_Dist, MFA, Spec, Opts) ->
     start_for(self(), MFA, Spec, Opts).
 
 %% @private start/3 on this node for Owner: the session ends when Owner does (Owner is
@@ -222,15 +226,33 @@ start_for(Owner, MFA, Spec, Opts) ->
 %% attach point are not watched. Traced with process tracers ({@link riarc_backend_new}),
 %% whatever `backend' says.
 -spec attach(target(), riarc_lambda:spec(), opts()) -> {ok, pid()} | {error, term()}.
-attach(Target, Spec, Opts = #{node := Node}) when Node =/= node() ->
+attach(Target, Spec, Opts) ->
+    with_distribution(Opts, fun(Dist) -> attach_with(Dist, Target, Spec, Opts) end).
+
+attach_with(Dist, Target, Spec, Opts = #{node := Node}) when Node =/= node() ->
     case follow_from_here(Spec, Opts) of
-        {ok, ROpts} -> riarc_remote:attach(Node, Target, Spec, ROpts);
+        {ok, ROpts} -> Dist:attach(Node, Target, Spec, ROpts);
         Error -> Error
     end;
-attach(Target, Spec, Opts) when is_map(Opts) ->
+attach_with(_Dist, Target, Spec, Opts) when is_map(Opts) ->
     attach_for(self(), Target, Spec, maps:remove(node, Opts));
-attach(_Target, _Spec, Opts) ->
+attach_with(_Dist, _Target, _Spec, Opts) ->
     {error, {?MODULE, {bad_opts, Opts}}}.
+
+%% Start with the module implementing distribution (riarc_distribution) when the
+%% options need one (`node', `follow', `follow_joining'), else with `none'; without one,
+%% those options are an error.
+with_distribution(Opts, Start) when is_map(Opts) ->
+    case riarc_distribution:needed(Opts) of
+        none -> Start(none);
+        Option ->
+            case riarc_distribution:module() of
+                {ok, Dist} -> Start(Dist);
+                none -> {error, {?MODULE, {no_distribution, Option}}}
+            end
+    end;
+with_distribution(_Opts, Start) ->
+    Start(none).
 
 %% @private attach/3 on this node for Owner: the session ends when Owner does (Owner is
 %% riarc_remote's proxy when the caller is on another node).
@@ -316,11 +338,17 @@ followers_from({From, CallerSpec}, Nodes, _Spec, FOpts, Owner) ->
 followers(Nodes, Spec, FOpts, Owner) ->
     followers(Nodes, Spec, FOpts, Owner, []).
 
-followers([], _Spec, _FOpts, _Owner, Acc) ->
+followers(Nodes, Spec, FOpts, Owner, Acc) ->
+    case riarc_distribution:module() of
+        {ok, Dist} -> followers(Dist, Nodes, Spec, FOpts, Owner, Acc);
+        none -> {error, {?MODULE, {no_distribution, follow}}}
+    end.
+
+followers(_Dist, [], _Spec, _FOpts, _Owner, Acc) ->
     {ok, lists:reverse(Acc)};
-followers([Node | Nodes], Spec, FOpts, Owner, Acc) ->
-    case riarc_remote:follower(Node, Spec, FOpts, Owner) of
-        {ok, F} -> followers(Nodes, Spec, FOpts, Owner, [F | Acc]);
+followers(Dist, [Node | Nodes], Spec, FOpts, Owner, Acc) ->
+    case Dist:follower(Node, Spec, FOpts, Owner) of
+        {ok, F} -> followers(Dist, Nodes, Spec, FOpts, Owner, [F | Acc]);
         {error, _} = E -> E
     end.
 
@@ -474,6 +502,9 @@ format_error({not_running, App}) ->
     flat("application ~0tp is not running", [App]);
 format_error({no_process, T}) ->
     flat("~0tp has no process to attach to", [T]);
+format_error({no_distribution, Option}) ->
+    flat("option ~0tp needs riarc's distribution (the riarc_dist application), which is not "
+         "on the code path", [Option]);
 format_error({?MODULE, Reason}) ->
     format_error(Reason);
 format_error(Other) ->

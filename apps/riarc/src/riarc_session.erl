@@ -27,7 +27,7 @@
                       | {remote_child, #{parent := pid(), node := node(),
                                          mfa := riarc_event:mfa_args()}}
                       | {root_tracer_down, term()}
-                      | {before_follow, #{node := node(), children := [riarc_join:early()]}}
+                      | {before_follow, #{node := node(), children := [map()]}}
                       | {join_failed, node(), term()} | {join_watcher_down, term()}.
 
 %% A root of the system: its name, logical MFA, and the init event its monitor opens
@@ -49,122 +49,49 @@
                   follow_joining => boolean(),
                   atom() => term()}.
 
-%% How long stop/1 lets monitors finish the events they have (at most one step budget).
--define(GRACE_MS, 1000).
-%% How long the sessions following the system on other nodes get to stop and answer
-%% with their results (riarc_remote's proxies), under stop/1's own bound.
--define(FOLLOWER_STOP_MS, 20000).
+%% What a run's start is waiting for: the root tracers that have not said yet whether the
+%% system launched, and the first launch error; callers of launched/1 wait for both.
+-record(launch, {
+    pending = [] :: [pid()],
+    error = ok :: ok | {error, term()},
+    waiters = [] :: [gen_server:from()]
+}).
 
--record(s, {
+-record(session, {
     owner :: pid(),
     spec :: riarc_lambda:spec(),                     % what the result's warnings are about
     opts :: opts(),
     backend :: riarc_backend:t(),
-    orphans = 0 :: non_neg_integer(),                % events of processes nobody traced
-    %% Root tracers that have not said yet whether the system launched, and the first
-    %% launch error; callers of launched/1 wait for both.
-    launching = [] :: [pid()],
-    launch_error = ok :: ok | {error, term()},
-    launch_waiters = [] :: [gen_server:from()],
-    tracers = #{} :: #{pid() => true},               % the live tracers
-    %% The live analysis processes (riarc_analyser), each with its partition's tracer and
-    %% its step clock; the watchdog's timer runs while there are any.
-    analysers = #{} :: #{pid() => {pid(), riarc_analyser:clock()}},
-    budget :: riarc_opts:budget(),
-    watchdog = false :: boolean(),
-    %% After stop/1 the analyses still running get this long to finish.
-    grace = undefined :: undefined | reference() | expired,
-    closed = false :: boolean(),                      % the backend closed
     %% Trust boundary: riarc's own processes tag what they send the session with this
     %% token (a reference the monitored system never sees), and control requests to
     %% the tracers carry it; messages in riarc's shape without it are forged.
     token = make_ref() :: reference(),
-    forged = 0 :: non_neg_integer(),
-    %% Limit max_events: the direct events the tracers have reported taking (in batches,
-    %% riarc_tracer:counts/2), and per live tracer its counts so far (events, forged
-    %% trace messages), of which its reports are running totals.
-    seen = 0 :: non_neg_integer(),
-    counted = #{} :: #{pid() => {non_neg_integer(), non_neg_integer()}},
-    %% The backend takes a trace message anyone could have sent (no seal: the process
-    %% tracers' fallback): the result says so.
-    unsealed = false :: boolean(),
-    cut = undefined :: undefined | term(),            % why riarc cut the run short
-    %% Per ended tracer, how many events its partition had (for a shed partition's count).
-    pevents = #{} :: #{pid() => non_neg_integer()},
+    launch = #launch{} :: #launch{},
+    tracers = #{} :: #{pid() => true},               % the live tracers
+    %% The live analysis processes (riarc_analyser), each with its partition's tracer and
+    %% its step clock; the watchdog's timer runs while there are any.
+    analysers = #{} :: #{pid() => {pid(), riarc_analyser:clock()}},
     %% Analysis processes that ended abnormally before their tracer announced them.
-    early = #{} :: #{pid() => term()},
-    spawned = 0 :: non_neg_integer(),
-    peak = 0 :: non_neg_integer(),
-    verdicts = #{} :: #{pid() => map()},             % tracer -> verdict entry
-    parts = #{} :: #{pid() => {riarc_event:sid(), riarc_event:mfa_args()}}, % tracer -> its partition
-    explanations = #{} :: #{pid() => map()},         % tracer -> its reject's explanation
-    root_exits = [] :: [map()],                      % roots that ended abnormally
-    order = #{} :: #{pid() => non_neg_integer()},     % tracer -> spawn order, for output
-    stats = #{collected => 0, routed => 0, analysed => 0, reordered => 0} :: map(),
-    violations = [] :: [map()],
-    %% Processes some of whose events reached a tracer that could not deliver them.
-    incomplete = #{} :: #{riarc_event:sid() => non_neg_integer()},
-    %% Partitions (by tracer) a process of which started one on another node that Λ puts
-    %% in the same partition, before their monitors reached a verdict.
-    remote = #{} :: #{pid() => map()},
-    errors = [] :: [term()],
+    early_ends = #{} :: #{pid() => term()},
+    backend_closed = false :: boolean(),
+    cut = undefined :: undefined | term(),            % why riarc cut the run short
     started :: integer(),
     finished :: undefined | integer(),
     waiters = [] :: [gen_server:from()],
     stopping = false :: boolean(),
-    %% Why riarc stopped the run itself (an overload limit), once it has.
-    overload = undefined :: undefined | term(),
-    %% Who is told of each verdict as the session learns it (subscribe/3), with the tag
-    %% each chose.
-    subscribers = #{} :: #{pid() => reference()},
-    limits :: riarc_opts:limits(),
-    %% Option lineage: each partition's entry says whose child its root is (`parent')
-    %% and from which partition it was started (`within'), for the session on another
-    %% node that follows its system here (riarc_follow).
-    lineage = false :: boolean(),
-    lineages = #{} :: #{pid() => map()},
-    %% Option follow: the book of the system's children on followed nodes, the proxies
-    %% of the sessions following it there (by the tag of their stream: node and proxy),
-    %% and what subscribers were told of them.
-    follow = undefined :: undefined | riarc_follow:t(),
-    followers = #{} :: #{reference() => {node(), pid()}},
-    fstopped = false :: boolean(),                   % the followers asked to stop
-    %% The wait (option follow_grace) for expected children not seen on their node yet,
-    %% once they alone are left.
-    fgrace = undefined :: undefined | reference(),
-    fpublished = #{} :: #{{node(), term()} => map()},
-    %% One partition spanning nodes (follow): the secret the followers' relaying tracers
-    %% send with (riarc_tracer); per remote parent and its node, the tracer here of the
-    %% parent's partition and the count of its relayed children; and what was relayed
-    %% for parents no tracer here has claimed yet (oldest last), up to max_queue events
-    %% in all.
-    relay_secret = make_ref() :: reference(),
-    relays = #{} :: #{{pid(), node()} => relay()},
-    relay_wait = #{} :: #{{pid(), node()} => [{pid(), relayed()}]},
-    relay_held = 0 :: non_neg_integer(),
-    relay_dropped = #{} :: #{{pid(), node()} => non_neg_integer()},
-    %% Option follow_joining: nodes are followed as they come up (riarc_join), but for
-    %% those connected when the run began, where a start of the system's is not followed;
-    %% the processes starting the followers of nodes that came up, each with its node.
-    join_watcher = undefined :: undefined | pid(),
-    unfollowable = [] :: [node()],
-    joins = #{} :: #{pid() => {node(), reference()}},
-    join_early = [] :: [{riarc_verdict | riarc_remote_down, reference(), term()}]
+    tally :: riarc_session_tally:t(),                 % what the result tallies
+    entries :: riarc_session_entries:t(),            % the partitions' entries
+    limits :: riarc_session_limits:t(),              % overload, budgets, counts
+    subs = riarc_session_subs:new() :: riarc_session_subs:t(), % verdict subscribers
+    %% Following the system onto other nodes: the module of that part and its state.
+    dist = undefined :: undefined | {module(), term()}
 }).
-
-%% A remote parent's relayed children: how many its partition's tracer was told of
-%% (expected), how many were seen relaying and how many ended, how many were given up
-%% (lost, after follow_grace or with their node).
--type relay() :: #{tracer := pid(), expected := non_neg_integer(), seen := #{pid() => true},
-                   ended := non_neg_integer(), lost := non_neg_integer()}.
--type relayed() :: {events, [riarc_event:event()]} | 'end'.
-
 
 -ifdef(TEST).
 -export([token/1]).
 %% @private Tests only: the session's token, to play one of riarc's own processes.
 -spec token(pid()) -> reference().
-token(Session) -> (sys:get_state(Session))#s.token.
+token(Session) -> (sys:get_state(Session))#session.token.
 -endif.
 
 %%% API
@@ -293,380 +220,315 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     %% partition sends its events (riarc's option follow).
     Cfg0 = maps:merge(Base, maps:with([relay_to], Opts)),
     _ = monitor(process, Owner),
-    %% Option follow_joining: watching for nodes that come up starts before the
-    %% followers and the system do, so that none is missed.
-    Joining = maps:get(follow_joining, Opts, false),
-    {Watcher, Unfollowable} =
-        case Joining of
-            true ->
-                W = riarc_join:watch(self(), riarc_backend:tracer_module(Backend), maps:get(max_join_hold, Limits)),
-                _ = monitor(process, W),
-                {W, nodes() -- maps:get(follow_nodes, Opts, [])};
-            false -> {undefined, []}
-        end,
-    S0 = #s{owner = Owner, spec = Spec, opts = Opts, backend = Backend, limits = Limits, token = Token,
-            budget = Budget, started = erlang:monotonic_time(microsecond),
-            unsealed = unsealed(Backend), lineage = maps:get(lineage, Opts, false),
-            join_watcher = Watcher, unfollowable = Unfollowable},
-    %% The sessions following the system onto other nodes run before it starts, so that
-    %% no child it starts there is missed.
-    case start_followers(maps:get(followers, Opts, undefined), S0) of
-        {ok, S0F} ->
-            %% One partition spanning nodes: the children Λ puts in their parent's
-            %% partition on a followed node are relayed to its tracer here.
-            %% With follow_joining, any other node may be followed by the time a child
-            %% there shows: the session tells which are.
-            Cfg = case {Joining, [N || {N, _} <- maps:values(S0F#s.followers)]} of
-                      {true, _} -> Cfg0#{relay_nodes => all};
-                      {false, []} -> Cfg0;
-                      {false, Nodes} -> Cfg0#{relay_nodes => Nodes}
+    S0 = #session{owner = Owner, spec = Spec, opts = Opts, backend = Backend, token = Token,
+                  started = erlang:monotonic_time(microsecond),
+                  tally = riarc_session_tally:new(unsealed(Backend)),
+                  entries = riarc_session_entries:new(maps:get(lineage, Opts, false)),
+                  limits = riarc_session_limits:new(Limits, Budget)},
+    %% Following the system onto other nodes starts before the system does, so that no
+    %% child it starts there is missed.
+    case dist_init(Opts, Backend, Limits, Token, Spec) of
+        {ok, Dist} ->
+            Cfg = case Dist of
+                      {Mod, D} -> Mod:tracer_cfg(Cfg0, D);
+                      undefined -> Cfg0
                   end,
             %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced
             %% is an error of start/4, at once.
             S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
                                      tracer_up(riarc_tracer:start_root(Cfg, Root, MFA, Init), S)
-                             end, S0F, Roots),
-            {ok, S1#s{launching = maps:keys(S1#s.tracers)}};
+                             end, S0#session{dist = Dist}, Roots),
+            {ok, S1#session{launch = #launch{pending = maps:keys(S1#session.tracers)}}};
         {error, Reason} ->
             {stop, Reason}
     end.
 
-%% Option follow (riarc:run/3, start/3, attach/3): Start, run here, starts a session on
-%% each followed node (riarc_remote, owned by this session, streaming its entries with a
-%% tag of its own) and returns them.
-start_followers(undefined, S) ->
-    {ok, S};
-start_followers(Start, S = #s{opts = Opts}) ->
-    case Start(self(), {self(), S#s.relay_secret}, maps:get(follow_nodes, Opts, [])) of
-        {ok, Followers} ->
-            _ = [monitor(process, Proxy) || {_Node, Proxy, _Tag} <- Followers],
-            {ok, S#s{follow = riarc_follow:new(),
-                     followers = maps:from_list([{Tag, {N, Proxy}} || {N, Proxy, Tag} <- Followers])}};
-        {error, _} = E ->
-            E
+%% The distribution part (riarc_distribution), when riarc has one.
+dist_init(Opts, Backend, Limits, Token, Spec) ->
+    case riarc_distribution:module() of
+        {ok, Mod} ->
+            case Mod:session_init(self(), Opts, Backend, Limits, Token, Spec) of
+                {ok, D} -> {ok, {Mod, D}};
+                {error, _} = E -> E
+            end;
+        none -> {ok, undefined}
     end.
 
 %% @private
-handle_call(launched, From, S = #s{launching = [_ | _]}) ->
-    {noreply, S#s{launch_waiters = [From | S#s.launch_waiters]}};
+handle_call(launched, From, S = #session{launch = L = #launch{pending = [_ | _]}}) ->
+    {noreply, S#session{launch = L#launch{waiters = [From | L#launch.waiters]}}};
 handle_call(launched, _From, S) ->
-    {reply, S#s.launch_error, S};
-handle_call(await, From, S = #s{finished = undefined}) ->
-    {noreply, S#s{waiters = [From | S#s.waiters]}};
+    {reply, (S#session.launch)#launch.error, S};
+handle_call(await, From, S = #session{finished = undefined}) ->
+    {noreply, S#session{waiters = [From | S#session.waiters]}};
 handle_call(await, _From, S) ->
     {reply, {ok, result(S)}, S};
 handle_call(verdicts, _From, S) ->
-    {reply, verdict_list(S) ++ followed_entries(S), S};
-handle_call({subscribe, Pid, Tag}, _From, S = #s{subscribers = Subs}) ->
-    _ = is_map_key(Pid, Subs) orelse monitor(process, Pid),
-    {reply, verdict_list(S) ++ followed_entries(S), S#s{subscribers = Subs#{Pid => Tag}}};
+    {reply, entry_list(S), S};
+handle_call({subscribe, Pid, Tag}, _From, S) ->
+    {reply, entry_list(S), S#session{subs = riarc_session_subs:add(Pid, Tag, S#session.subs)}};
 handle_call(alive, _From, S) ->
     {reply, alive_info(S), S};
 handle_call({stop, Why}, From, S) ->
     %% A run cut short by riarc (its timeout): partitions that end from here on were not
     %% seen to their end, and the result says why.
-    handle_call(stop, From, S#s{cut = Why, errors = S#s.errors ++ [{?MODULE, Why}]});
-handle_call(stop, From, S = #s{tracers = T, analysers = A}) when map_size(T) =:= 0,
-                                                                  map_size(A) =:= 0 ->
+    handle_call(stop, From, tally(S#session{cut = Why},
+                                  fun(T) -> riarc_session_tally:append_error({?MODULE, Why}, T) end));
+handle_call(stop, From, S = #session{tracers = T, analysers = A}) when map_size(T) =:= 0,
+                                                                        map_size(A) =:= 0 ->
     S1 = stop_followers(close(S)),
-    S2 = case S1#s.finished of
-             undefined -> S1#s{finished = erlang:monotonic_time(microsecond)};
+    S2 = case S1#session.finished of
+             undefined -> S1#session{finished = erlang:monotonic_time(microsecond)};
              _ -> S1
          end,
     gen_server:reply(From, {ok, result(S2)}),
     {stop, normal, S2};
 handle_call(stop, From, S) ->
-    _ = [riarc_tracer:stop(Pid, S#s.token) || Pid <- maps:keys(S#s.tracers)],
-    maybe_done(S#s{stopping = true, waiters = [From | S#s.waiters]}).
+    _ = [riarc_tracer:stop(Pid, S#session.token) || Pid <- maps:keys(S#session.tracers)],
+    maybe_done(S#session{stopping = true, waiters = [From | S#session.waiters]}).
 
 %% @private
 handle_cast(_Msg, S) ->
     {noreply, S}.
 
 %% @private
-%% A session following the system on another node: an entry, or its end.
-%% Once they were asked to stop, what they streamed before their answer is in that answer.
-handle_info({riarc_verdict, Tag, _E}, S = #s{followers = Fs, fstopped = true}) when is_map_key(Tag, Fs) ->
-    {noreply, S};
-handle_info({riarc_remote_down, Tag, _Why}, S = #s{followers = Fs, fstopped = true}) when is_map_key(Tag, Fs) ->
-    {noreply, S};
-handle_info(Msg = {Kind, Tag, _}, S = #s{followers = Fs})
-  when (Kind =:= riarc_verdict orelse Kind =:= riarc_remote_down), is_map_key(Tag, Fs) ->
-    follow_changed(streamed(Msg, S));
-%% Race: the follower started for a node that came up streams to this session before
-%% the word of the process that started it (riarc_joined) says whose stream it is: kept
-%% until then, up to max_queue messages.
-handle_info(Msg = {Kind, Tag, _}, S = #s{joins = Js, join_early = Early, limits = #{max_queue := Max}})
-  when (Kind =:= riarc_verdict orelse Kind =:= riarc_remote_down), is_reference(Tag),
-       map_size(Js) > 0, length(Early) < Max ->
-    {noreply, S#s{join_early = [Msg | Early]}};
-handle_info({riarc_s, Token, Msg}, S = #s{token = Token}) ->
+handle_info({riarc_s, Token, Msg}, S = #session{token = Token}) ->
     trusted(Msg, S);
-%% One partition spanning nodes: a relaying tracer on a followed node, with the secret.
-handle_info({riarc_relay, Secret, {Child, Parent}, What}, S = #s{relay_secret = Secret})
-  when is_pid(Child), is_pid(Parent) ->
-    {noreply, relay({Parent, node(Child)}, Child, What, S)};
-%% Option follow_joining: a node came up, and the system here is held (riarc_join).
-handle_info({riarc_join, W, Node}, S = #s{join_watcher = W}) ->
-    Follow = S#s.finished =:= undefined andalso not S#s.stopping andalso not S#s.fstopped
-        andalso not lists:keymember(Node, 1, maps:values(S#s.followers))
-        andalso not lists:keymember(Node, 1, maps:values(S#s.joins))
-        andalso not lists:member(Node, S#s.unfollowable),
-    case Follow of
-        true -> {noreply, join(Node, S)};
-        false -> _ = riarc_join:release(W, Node, []), {noreply, S}
-    end;
-handle_info({riarc_joined, Pid, Result}, S = #s{joins = Js}) when is_map_key(Pid, Js) ->
-    {Node, Ref} = maps:get(Pid, Js),
-    demonitor(Ref, [flush]),
-    follow_changed(joined(Node, Result, S#s{joins = maps:remove(Pid, Js)}));
-handle_info({'DOWN', _, process, Pid, Why}, S = #s{joins = Js}) when is_map_key(Pid, Js) ->
-    %% It crashed, maybe with the system still held for Node: let it go.
-    {Node, _} = maps:get(Pid, Js),
-    _ = [riarc_join:release(W, Node, []) || W <- [S#s.join_watcher], is_pid(W)],
-    follow_changed(joined(Node, {error, {riarc_join, {crashed, Node, Why}}}, S#s{joins = maps:remove(Pid, Js)}));
-handle_info({'DOWN', _, process, W, Why}, S = #s{join_watcher = W}) ->
-    %% Nodes that join from now on are not followed: what the system starts there is an
-    %% error (follow_grace), and so is this.
-    {noreply, S#s{join_watcher = undefined, errors = [{?MODULE, {join_watcher_down, Why}} | S#s.errors]}};
-handle_info({riarc_relay_grace, Key, K}, S) ->
-    {noreply, relay_grace(Key, K, S)};
-handle_info({riarc_s, _, _}, S) ->
-    %% Trust boundary: a message in riarc's shape without the session's token was forged
-    %% (by the monitored system): counted, not believed.
-    {noreply, S#s{forged = S#s.forged + 1}};
-handle_info({riarc_follow_grace, Ref}, S = #s{fgrace = Ref, finished = undefined, follow = F}) ->
-    %% follow_grace is over: the children still not seen on their nodes are errors.
-    case riarc_follow:waits_for(F) of
-        starts -> done(stop_followers(close(S)));
-        _ -> {noreply, S#s{fgrace = undefined}}
-    end;
-handle_info({riarc_follow_grace, _}, S) ->
-    {noreply, S};
-handle_info(riarc_watchdog, S) ->
-    {noreply, watchdog(check_budgets(S#s{watchdog = false}))};
-handle_info({riarc_grace, Ref}, S = #s{grace = Ref}) ->
-    %% stop/1: the analyses that have not finished their partitions' events by now are
-    %% ended; their partitions were not analysed to the end: inconclusive.
-    S1 = maps:fold(fun(An, _, Acc) ->
-                           Left = case erlang:process_info(An, message_queue_len) of
-                                      {message_queue_len, Len} -> Len;
-                                      undefined -> 0
-                                  end,
-                           kill_analysis(An, {inconclusive, {stopped, #{unanalysed => Left}}}, Acc)
-                   end, S#s{grace = expired}, S#s.analysers),
-    {noreply, S1};
 handle_info(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= riarc_sealed ->
     %% The routing table's default owner: an event of a process no tracer owned. Its
     %% process's trace is incomplete; the run's result says how many such events came.
     %% Trust boundary: only the table's own (sealed) events count; forged ones are
     %% counted as forged.
-    case riarc_backend:event(S#s.backend, Msg) of
-        {ok, _} -> {noreply, S#s{orphans = S#s.orphans + 1}};
+    case riarc_backend:event(S#session.backend, Msg) of
+        {ok, _} -> {noreply, tally(S, fun riarc_session_tally:orphan/1)};
         skip -> {noreply, S};
-        no -> {noreply, S#s{forged = S#s.forged + 1}}
+        no -> {noreply, forged(1, S)}
     end;
-handle_info({'DOWN', _, process, An, Reason}, S = #s{analysers = As}) when is_map_key(An, As) ->
-    {Tracer, Clock} = maps:get(An, As),
-    S1 = analysis_ended(Tracer, Clock, Reason, S#s{analysers = maps:remove(An, As)}),
-    maybe_done(case S1#s.verdicts of
-                   #{Tracer := _} -> S1;
-                   #{} -> closed_told(Tracer, S1)
-               end);
-handle_info({'EXIT', An, Reason}, S = #s{analysers = As}) when Reason =/= normal ->
+handle_info(Msg, S = #session{dist = {Mod, D}}) ->
+    %% The distribution part's own messages: its followers' streams, relayed events,
+    %% nodes joining, its timers.
+    case Mod:handle_info(Msg, ctx(S), D) of
+        unknown -> info(Msg, S);
+        {Next, D1, Fx} -> next(Next, effects(Fx, S#session{dist = {Mod, D1}}))
+    end;
+handle_info(Msg, S) ->
+    info(Msg, S).
+
+info({riarc_s, _, _}, S) ->
+    %% Trust boundary: a message in riarc's shape without the session's token was forged
+    %% (by the monitored system): counted, not believed.
+    {noreply, forged(1, S)};
+info(riarc_watchdog, S = #session{limits = L}) ->
+    {noreply, watchdog(check_budgets(S#session{limits = riarc_session_limits:watchdog_fired(L)}))};
+info(Msg = {riarc_grace, Ref}, S = #session{limits = L}) ->
+    case riarc_session_limits:grace_over(Ref, L) of
+        {true, L1} ->
+            %% stop/1: the analyses that have not finished their partitions' events by now
+            %% are ended; their partitions were not analysed to the end: inconclusive.
+            S1 = maps:fold(fun(An, _, Acc) ->
+                                   Left = case erlang:process_info(An, message_queue_len) of
+                                              {message_queue_len, Len} -> Len;
+                                              undefined -> 0
+                                          end,
+                                   kill_analysis(An, {inconclusive, {stopped, #{unanalysed => Left}}}, Acc)
+                           end, S#session{limits = L1}, S#session.analysers),
+            {noreply, S1};
+        false -> other(Msg, S)
+    end;
+info({'DOWN', _, process, Pid, Reason}, S) ->
+    down(Pid, Reason, S);
+info({'EXIT', An, Reason}, S = #session{analysers = As}) when Reason =/= normal ->
     %% Race: an analysis process linked to the session and ended (killed over its heap,
     %% say) before its tracer's announcement came: a monitor set then only says noproc.
     %% The link's exit says why; kept until the announcement.
     case As of
         #{An := {Tracer, Clock}} -> {noreply, analysis_ended(Tracer, Clock, Reason, S)};
-        #{} -> {noreply, S#s{early = (S#s.early)#{An => Reason}}}
+        #{} -> {noreply, S#session{early_ends = (S#session.early_ends)#{An => Reason}}}
     end;
-handle_info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
-    %% Nobody waits for this run any more: stop tracing, leave the system alone.
-    _ = [riarc_tracer:stop(Pid, S#s.token) || Pid <- maps:keys(S#s.tracers)],
-    {stop, normal, S};
-handle_info({'DOWN', _, process, Pid, _}, S = #s{subscribers = Subs}) when is_map_key(Pid, Subs) ->
-    {noreply, S#s{subscribers = maps:remove(Pid, Subs)}};
-handle_info({'DOWN', _, process, Pid, Reason}, S0 = #s{tracers = T}) when is_map_key(Pid, T) ->
-    S = case lists:member(Pid, S0#s.launching) of
-            true -> launch_result(Pid, {error, {?MODULE, {root_tracer_down, Reason}}}, S0);
-            false -> S0
-        end,
-    S1 = closed(Pid, tracer_crash(Pid, Reason, S)),
-    maybe_done(S1#s{tracers = maps:remove(Pid, T), counted = maps:remove(Pid, S1#s.counted)});
-handle_info({'DOWN', _, process, Pid, Why}, S = #s{followers = Fs, fstopped = false})
-  when map_size(Fs) > 0 ->
-    case [N || {N, Proxy} <- maps:values(Fs), Proxy =:= Pid] of
-        %% A follower's proxy gone without a word (it says nodedown when its node goes,
-        %% first): its node's open partitions and unmatched children are errors.
-        [Node] -> follow_changed(follow_down(Node, {follower_down, Why}, S));
-        [] -> {noreply, S}
-    end;
-handle_info({'EXIT', _, _}, S) ->
+info({'EXIT', _, _}, S) ->
     {noreply, S};
-handle_info(Msg, S) when is_tuple(Msg), tuple_size(Msg) > 1, is_atom(element(1, Msg)) ->
+info(Msg, S) ->
+    other(Msg, S).
+
+%% Anything else in riarc's shape is forged.
+other(Msg, S) when is_tuple(Msg), tuple_size(Msg) > 1, is_atom(element(1, Msg)) ->
     case atom_to_list(element(1, Msg)) of
-        "riarc_" ++ _ -> {noreply, S#s{forged = S#s.forged + 1}};
+        "riarc_" ++ _ -> {noreply, forged(1, S)};
         _ -> {noreply, S}
     end;
-handle_info(_Other, S) ->
+other(_Other, S) ->
     {noreply, S}.
+
+down(An, Reason, S = #session{analysers = As}) when is_map_key(An, As) ->
+    {Tracer, Clock} = maps:get(An, As),
+    S1 = analysis_ended(Tracer, Clock, Reason, S#session{analysers = maps:remove(An, As)}),
+    maybe_done(case riarc_session_entries:verdict(Tracer, S1#session.entries) of
+                   none -> closed_told(Tracer, S1);
+                   _ -> S1
+               end);
+down(Owner, _, S = #session{owner = Owner}) ->
+    %% Nobody waits for this run any more: stop tracing, leave the system alone.
+    _ = [riarc_tracer:stop(Pid, S#session.token) || Pid <- maps:keys(S#session.tracers)],
+    {stop, normal, S};
+down(Pid, Reason, S0 = #session{subs = Subs, tracers = T}) ->
+    case {riarc_session_subs:member(Pid, Subs), is_map_key(Pid, T)} of
+        {true, _} -> {noreply, S0#session{subs = riarc_session_subs:remove(Pid, Subs)}};
+        {false, true} ->
+            S = case lists:member(Pid, (S0#session.launch)#launch.pending) of
+                    true -> launch_result(Pid, {error, {?MODULE, {root_tracer_down, Reason}}}, S0);
+                    false -> S0
+                end,
+            S1 = closed(Pid, tracer_crash(Pid, Reason, S)),
+            maybe_done(S1#session{tracers = maps:remove(Pid, T),
+                                  limits = riarc_session_limits:tracer_gone(Pid, S1#session.limits)});
+        {false, false} -> {noreply, S0}
+    end.
 
 %% What riarc's own processes (tracers, analysis processes) tell the session, with its
 %% token.
 trusted({riarc_forged, _Tracer, _What}, S) ->
-    {noreply, S#s{forged = S#s.forged + 1}};
+    {noreply, forged(1, S)};
 trusted({riarc_launched, T, Res}, S) ->
     {noreply, launch_result(T, Res, S)};
-trusted({riarc_tracer_up, Pid, Proc, MFA, Lineage}, S = #s{overload = Over}) when Over =/= undefined ->
-    %% Race: a tracer started by one the overload policy ended, announced after the
-    %% detach: it has nothing to take over any more, and is ended the same way.
-    exit(Pid, kill),
-    {noreply, tracer_up(Pid, part(Pid, Proc, MFA, Lineage, S))};
-trusted({riarc_tracer_up, Pid, Proc, MFA, Lineage}, S = #s{stopping = true}) ->
-    %% Race: a tracer started by its parent tracer before that one took the stop of
-    %% stop/1 announces itself after it: it is stopped as the others were, or the session
-    %% would wait for it for ever.
-    riarc_tracer:stop(Pid, S#s.token),
-    {noreply, tracer_up(Pid, part(Pid, Proc, MFA, Lineage, S))};
 trusted({riarc_tracer_up, Pid, Proc, MFA, Lineage}, S) ->
-    S1 = tracer_up(Pid, part(Pid, Proc, MFA, Lineage, S)),
-    #{max_tracers := Max} = S1#s.limits,
-    case map_size(S1#s.tracers) > Max of
-        true -> {noreply, overload({tracers, map_size(S1#s.tracers), Max}, S1)};
-        false -> {noreply, S1}
+    case {overload_of(S), S#session.stopping} of
+        {Over, _} when Over =/= undefined ->
+            %% Race: a tracer started by one the overload policy ended, announced after
+            %% the detach: it has nothing to take over any more, and is ended the same way.
+            exit(Pid, kill),
+            {noreply, tracer_up(Pid, part(Pid, Proc, MFA, Lineage, S))};
+        {_, true} ->
+            %% Race: a tracer started by its parent tracer before that one took the stop
+            %% of stop/1 announces itself after it: it is stopped as the others were, or
+            %% the session would wait for it for ever.
+            riarc_tracer:stop(Pid, S#session.token),
+            {noreply, tracer_up(Pid, part(Pid, Proc, MFA, Lineage, S))};
+        _ ->
+            S1 = tracer_up(Pid, part(Pid, Proc, MFA, Lineage, S)),
+            case riarc_session_limits:tracers(map_size(S1#session.tracers), S1#session.limits) of
+                {overload, What} -> {noreply, overload(What, S1)};
+                ok -> {noreply, S1}
+            end
     end;
 trusted({riarc_overload, _Tracer, What}, S) ->
     {noreply, overload(What, S)};
 trusted({riarc_counts, Tracer, Events, Forged}, S) ->
-    {noreply, counted(Tracer, Events, Forged, S)};
-trusted({riarc_analyser_up, Tracer, An, Clock}, S = #s{early = Early}) when is_map_key(An, Early) ->
+    case riarc_session_limits:counted(Tracer, Events, Forged, S#session.limits) of
+        {L, ok} -> {noreply, S#session{limits = L}};
+        {L, {overload, What}} -> {noreply, overload(What, S#session{limits = L})}
+    end;
+trusted({riarc_analyser_up, Tracer, An, Clock}, S = #session{early_ends = Early}) when is_map_key(An, Early) ->
     {Reason, Early1} = maps:take(An, Early),
-    {noreply, analysis_ended(Tracer, Clock, Reason, S#s{early = Early1})};
-trusted({riarc_analyser_up, Tracer, An, Clock}, S = #s{analysers = As}) ->
+    {noreply, analysis_ended(Tracer, Clock, Reason, S#session{early_ends = Early1})};
+trusted({riarc_analyser_up, Tracer, An, Clock}, S = #session{analysers = As}) ->
     _ = monitor(process, An),
-    S1 = S#s{analysers = As#{An => {Tracer, Clock}}},
-    case S#s.overload =/= undefined andalso S#s.limits of
+    S1 = S#session{analysers = As#{An => {Tracer, Clock}}},
+    case overload_of(S) =/= undefined andalso riarc_session_limits:limits(S#session.limits) of
         #{policy := stop} ->
             %% Race: started by a tracer the overload policy ended, announced after the
             %% detach.
-            {noreply, kill_analysis(An, {inconclusive, {overload, S#s.overload}}, S1)};
+            {noreply, kill_analysis(An, {inconclusive, {overload, overload_of(S)}}, S1)};
         _ -> {noreply, watchdog(S1)}
     end;
 trusted({riarc_partition_events, Tracer, N}, S) ->
-    {noreply, shed_count(Tracer, S#s{pevents = (S#s.pevents)#{Tracer => N}})};
-trusted({riarc_tracer_down, _Pid, Stats}, S = #s{stats = Acc}) ->
-    {noreply, S#s{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
-                                    Acc, Stats)}};
+    {noreply, shed_count(Tracer, entries(S, fun(E) -> riarc_session_entries:partition_events(Tracer, N, E) end))};
+trusted({riarc_tracer_down, _Pid, Stats}, S) ->
+    {noreply, tally(S, fun(T) -> riarc_session_tally:stats(Stats, T) end)};
 trusted({riarc_root_exit, _Tracer, Root, MFA, Reason}, S) ->
-    {noreply, S#s{root_exits = [#{pid => Root, mfa => MFA, reason => Reason} | S#s.root_exits]}};
+    {noreply, tally(S, fun(T) -> riarc_session_tally:root_exit(#{pid => Root, mfa => MFA, reason => Reason}, T) end)};
 trusted({riarc_partition, Tracer, Proc, MFA}, S) ->
-    {noreply, S#s{parts = (S#s.parts)#{Tracer => {Proc, MFA}}}};
+    {noreply, entries(S, fun(E) -> riarc_session_entries:partition(Tracer, Proc, MFA, E) end)};
 trusted({riarc_explanation, Tracer, Expl}, S) ->
-    {noreply, S#s{explanations = (S#s.explanations)#{Tracer => Expl}}};
-trusted({riarc_verdict, Tracer, Proc, MFA, V0, Why0, N}, S = #s{stats = Stats}) ->
-    {V, Why} = case {V0, S#s.cut} of
+    {noreply, entries(S, fun(E) -> riarc_session_entries:explained(Tracer, Expl, E) end)};
+trusted({riarc_verdict, Tracer, Proc, MFA, V0, Why0, N}, S) ->
+    {V, Why} = case {V0, S#session.cut} of
                    {none, {timeout, T, _}} -> {inconclusive, {timeout, T}};
                    _ -> {V0, Why0}
                end,
     Entry0 = riarc_result:entry(Proc, MFA, V, N, Why),
-    Entry = case maps:take(Tracer, S#s.explanations) of
-                {Expl, _} -> Entry0#{explanation => Expl};
-                error -> Entry0
+    Entry = case riarc_session_entries:explanation(Tracer, S#session.entries) of
+                none -> Entry0;
+                Expl -> Entry0#{explanation => Expl}
             end,
-    riarc_result:log_verdict(maps:get(log, S#s.opts), "", Entry),
+    riarc_result:log_verdict(maps:get(log, S#session.opts), "", Entry),
     %% The analysis process's count of the events its monitor took.
     {noreply, put_verdict(Tracer, Entry,
-                          S#s{stats = maps:update_with(analysed, fun(A) -> A + N end, N, Stats)})};
+                          tally(S, fun(T) -> riarc_session_tally:analysed(N, T) end))};
 trusted({riarc_violation, Tracer, Id, Info, State}, S) ->
     logger:error("riarc: invariant ~p violated in tracer ~p: ~0tp~n  tracer state: ~0tp",
                  [Id, Tracer, Info, State]),
-    V = #{tracer => Tracer, invariant => Id, info => Info, state => State},
-    {noreply, S#s{violations = [V | S#s.violations]}};
-trusted({riarc_incomplete, _Tracer, Pending}, S = #s{incomplete = Inc}) ->
-    Lost = maps:map(fun(_, Events) -> length(Events) end, Pending),
-    S1 = S#s{incomplete = maps:merge(Inc, Lost)},
-    {noreply, republish(fun(#{pid := P}) -> is_map_key(P, Lost) end, S1)};
+    {noreply, violation(#{tracer => Tracer, invariant => Id, info => Info, state => State}, S)};
+trusted({riarc_incomplete, _Tracer, Pending}, S) ->
+    {E, Lost} = riarc_session_entries:incomplete(Pending, S#session.entries),
+    {noreply, republish(fun(#{pid := P}) -> is_map_key(P, Lost) end, S#session{entries = E})};
 %% A process started one on another node (riarc_tracer_core's remote_child/2). In its own
 %% partition: that partition's trace lacks the child's events from then on, so its verdict
 %% is not to be trusted, unless its monitor had reached one before (here already, when
 %% the monitor runs in the tracer; one still on its way from an analysis process is
 %% distrusted too: a false error, never a false accept). With a monitor of its own: a
 %% monitor that never ran, an error of the run.
-trusted({riarc_remote_child, Tracer, partition, Info}, S = #s{remote = Rem}) ->
-    S1 = S#s{remote = Rem#{Tracer => Info}},
-    case S#s.verdicts of
-        #{Tracer := #{verdict := V}} when V =:= accept; V =:= reject -> {noreply, S};
-        #{Tracer := _} -> {noreply, publish([Tracer], S1)};
-        #{} -> {noreply, S1}
+trusted({riarc_remote_child, Tracer, partition, Info}, S) ->
+    case riarc_session_entries:remote_child(Tracer, Info, S#session.entries) of
+        unchanged -> {noreply, S};
+        {E, true} -> {noreply, publish([Tracer], S#session{entries = E})};
+        {E, false} -> {noreply, S#session{entries = E}}
     end;
-%% One partition spanning nodes: the child's events come relayed from its node, and go to
-%% the parent's partition's tracer (relay/4), those that came before this word first.
-trusted({riarc_remote_child, Tracer, relayed, Info = #{parent := P, node := Node}},
-        S = #s{relays = Rs, relay_wait = Wait, follow = F}) ->
-    Key = {P, Node},
-    R = #{expected := K} = maps:get(Key, Rs, #{tracer => Tracer, expected => 0, seen => #{},
-                                               ended => 0, lost => 0}),
-    S1 = followed(riarc_follow:expect(Info#{relayed => true}, F),
-                  S#s{relays = Rs#{Key => R#{expected := K + 1}}, relay_wait = maps:remove(Key, Wait)}),
-    _ = case follow_grace_ms(S1) of
-            infinity -> ok;
-            T -> erlang:send_after(T, self(), {riarc_relay_grace, Key, K + 1})
-        end,
-    Held = lists:reverse(maps:get(Key, Wait, [])),
-    S2 = lists:foldl(fun({C, What}, A) -> relay(Key, C, What, A) end,
-                     S1#s{relay_held = S1#s.relay_held - relayed_events(Held)}, Held),
-    S3 = case maps:take(Key, S2#s.relay_dropped) of
-             {N, Dropped} -> relay_tell(Key, 0, #{relay_dropped => N}, S2#s{relay_dropped = Dropped});
-             error -> S2
-         end,
-    %% follow_joining: a node connected before the run began is not followed.
-    {noreply, case lists:member(Node, S3#s.unfollowable) of
-                  true -> relay_lost(Key, 1, #{lost => not_followed}, S3);
-                  false -> S3
-              end};
-trusted({riarc_remote_child, _Tracer, own, Info = #{node := Node}}, S = #s{follow = F}) ->
-    %% follow_joining: a node not followed yet may be by the time the child shows there
-    %% (its start may reach this session before the node's coming up does).
-    case {lists:member(Node, maps:get(monitored_elsewhere, S#s.opts, [])),
-          lists:keymember(Node, 1, maps:values(S#s.followers))
-          orelse (joining(S) andalso not lists:member(Node, S#s.unfollowable))} of
-        %% The user's word: a session there monitors what starts there.
-        {true, _} -> {noreply, S};
-        %% Followed: this session's own session there monitors it (riarc_follow).
-        {_, true} -> {noreply, followed(riarc_follow:expect(Info, F), S)};
-        {false, false} ->
-            Error = {?MODULE, {remote_child, Info}},
-            {noreply, S#s{errors = [Error | S#s.errors]}}
+%% Relayed into its parent's partition, or followed onto its node: the distribution part's.
+trusted({riarc_remote_child, Tracer, Kind, Info}, S = #session{dist = {Mod, D}}) when Kind =:= relayed; Kind =:= own ->
+    {D1, Fx} = Mod:remote_child(Tracer, Kind, Info, ctx(S), D),
+    {noreply, effects(Fx, S#session{dist = {Mod, D1}})};
+trusted({riarc_remote_child, _Tracer, own, Info = #{node := Node}}, S) ->
+    %% Nothing follows the system onto other nodes: the user's word that a session there
+    %% monitors what starts there, or an error.
+    case lists:member(Node, maps:get(monitored_elsewhere, S#session.opts, [])) of
+        true -> {noreply, S};
+        false -> {noreply, add_error({?MODULE, {remote_child, Info}}, S)}
     end;
+trusted({riarc_remote_child, _Tracer, relayed, _Info}, S) ->
+    {noreply, S};
 trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->
     logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
-    {noreply, S#s{errors = [{spec, MFA, Reason} | S#s.errors]}}.
+    {noreply, add_error({spec, MFA, Reason}, S)}.
 
 %% @private Whatever way the session ends, no analysis outlives it: nobody would watch its
 %% budget or read its verdict.
-terminate(_Reason, #s{analysers = As}) ->
+terminate(_Reason, #session{analysers = As}) ->
     _ = [exit(An, kill) || An <- maps:keys(As)],
     ok.
 
 %%% Internals
 
+%% The parts' state, updated.
+tally(S = #session{tally = T}, F) -> S#session{tally = F(T)}.
+entries(S = #session{entries = E}, F) -> S#session{entries = F(E)}.
 
-%% A tracer's counts (running totals): the session's own are the sums. Limit
-%% max_events: once the tracers have reported more events than that in all, the run is
-%% over its budget. Every policy stops then: the count is the whole session's, no partition
-%% is to blame for it, so there is no partition to shed or to hold back. The tracers
-%% report every 1024 messages and as they end, so a session sees at most about 1024
-%% events per live tracer more than the limit before it acts (and what its tracers take
-%% while the report waits in its mailbox).
-counted(Tracer, Events, Forged, S = #s{counted = C, limits = #{max_events := Max}}) ->
-    {E0, F0} = maps:get(Tracer, C, {0, 0}),
-    Seen = S#s.seen + Events - E0,
-    S1 = S#s{seen = Seen, forged = S#s.forged + Forged - F0, counted = C#{Tracer => {Events, Forged}}},
-    case Max =/= infinity andalso Seen > Max of
-        true -> overload({max_events, Seen, Max}, S1);
-        false -> S1
-    end.
+add_error(E, S) -> tally(S, fun(T) -> riarc_session_tally:add_error(E, T) end).
+violation(V, S) -> tally(S, fun(T) -> riarc_session_tally:violation(V, T) end).
+forged(N, S = #session{limits = L}) -> S#session{limits = riarc_session_limits:add_forged(N, L)}.
+overload_of(#session{limits = L}) -> riarc_session_limits:overload(L).
+
+%% What the distribution part is told of the session.
+ctx(#session{finished = F, stopping = Stopping, subs = Subs}) ->
+    #{finished => F =/= undefined, stopping => Stopping, subscribed => riarc_session_subs:any(Subs)}.
+
+%% The distribution part's effects on the session's books, in order.
+effects(Fx, S) ->
+    lists:foldl(fun({error, E}, A) -> add_error(E, A);
+                   ({forged, N}, A) -> forged(N, A);
+                   ({followed, Es}, A = #session{subs = Subs}) ->
+                        A#session{subs = riarc_session_subs:publish_new(Es, Subs)}
+                end, S, Fx).
+
+next(noreply, S) -> {noreply, S};
+next(changed, S) -> follow_changed(S);
+next(finish, S) -> done(stop_followers(close(S))).
+
+%% The run may be over now: every tracer here had ended, and the last followed child is
+%% accounted for.
+follow_changed(S = #session{finished = undefined}) ->
+    maybe_done(S);
+follow_changed(S) ->
+    {noreply, S}.
 
 %% Trust boundary: a backend that takes as an event a trace message the session made up
 %% would take one the monitored system made up too (the process tracers' backend: the
@@ -678,18 +540,20 @@ unsealed(Backend) ->
         _ -> false
     end.
 
-%% Policy `shed': a partition whose monitor cannot keep up with its events (its analysis
-%% process's mailbox over the limit) is detached alone: its queued events are dropped,
-%% counted, and its verdict is `inconclusive', never a silent accept; routing and every
-%% other partition go on. A tracer's own mailbox over the limit, or too many tracers, is
-%% routing that cannot keep up: nothing can be dropped from it without breaking other
-%% partitions' traces, so these fall back to policy stop.
-overload(What = {analysis, Tracer, Len, Max}, S = #s{limits = #{policy := P}, overload = undefined})
-  when P =:= shed; P =:= backpressure ->
+%% The overload policy (riarc_session_limits:policy/2): shed one partition, or detach
+%% from the whole system.
+overload(What, S) ->
+    case riarc_session_limits:policy(What, S#session.limits) of
+        shed -> shed(What, S);
+        stop -> detach(What, S);
+        ignore -> S
+    end.
+
+shed(What = {analysis, Tracer, Len, Max}, S) ->
     case analysers_of(Tracer, S) of
         [An | _] ->
             logger:warning("riarc: overload (~0tp): shedding the partition's events", [What]),
-            {_, Clock} = maps:get(An, S#s.analysers),
+            {_, Clock} = maps:get(An, S#session.analysers),
             %% dropped: what was queued (a lower bound until the tracer ends and gives
             %% the partition's whole count).
             Analysed = max(0, riarc_analyser:steps(Clock) - 1),
@@ -697,54 +561,36 @@ overload(What = {analysis, Tracer, Len, Max}, S = #s{limits = #{policy := P}, ov
                                                            max_queue => Max}}}, S),
             shed_count(Tracer, S1);
         [] -> S
-    end;
-%% Policy `stop': riarc detaches from the whole system at the first limit it reaches, and
-%% says so; partitions that had no verdict yet get `inconclusive', never a verdict on a
-%% trace riarc itself cut short.
-overload(_What, S = #s{overload = Already}) when Already =/= undefined -> S;
-overload(What, S = #s{backend = Backend}) ->
+    end.
+
+detach(What, S = #session{backend = Backend, limits = L}) ->
     %% The tracers are behind (that is the overload): a stop request would wait behind
     %% their whole mailbox. The backend detaches the system at once instead, and the
     %% tracers are ended; what they had not decided is inconclusive.
     ok = riarc_backend:close(Backend),
-    _ = [exit(Pid, kill) || Pid <- maps:keys(S#s.tracers)],
+    _ = [exit(Pid, kill) || Pid <- maps:keys(S#session.tracers)],
     %% Said after the detach: a first log message may load modules (the code server is
     %% slow on a loaded node: 150 ms seen), and tracers go on taking events meanwhile.
     logger:warning("riarc: overload (~0tp): detaching from the system", [What]),
-    %% The partitions with no verdict yet now read inconclusive (cut_short/2).
-    S1 = republish(fun(#{verdict := V}) -> V =:= none end, S#s{overload = What}),
+    %% The partitions with no verdict yet now read inconclusive (as_known/2).
+    S1 = republish(fun(#{verdict := V}) -> V =:= none end,
+                   S#session{limits = riarc_session_limits:overloaded(What, L)}),
     maps:fold(fun(An, _, Acc) -> kill_analysis(An, {inconclusive, {overload, What}}, Acc) end,
-              S1, S1#s.analysers).
+              S1, S1#session.analysers).
 
-%% A shed partition's count of dropped events: what was queued when it was shed (a lower
-%% bound) until its tracer has ended and given the partition's whole count; all but the
-%% analysed were dropped.
-shed_count(Tracer, S = #s{verdicts = Vs, pevents = PE}) ->
-    case {Vs, PE} of
-        {#{Tracer := E = #{reason := {shed, Info = #{analysed := A}}}}, #{Tracer := N}} ->
-            put_verdict(Tracer, E#{reason := {shed, Info#{dropped := N - A}}}, S);
-        _ -> S
+%% A shed partition's count of dropped events, once its tracer has given it.
+shed_count(Tracer, S) ->
+    case riarc_session_entries:shed_entry(Tracer, S#session.entries) of
+        none -> S;
+        Entry -> put_verdict(Tracer, Entry, S)
     end.
 
-%% The watchdog of the monitors' step budget: one timer for the session, a few times per
-%% budget, reading each analysis's step clock (cheap: no message to the analysis, which
-%% may be busy in its monitor).
-watchdog(S = #s{watchdog = true}) -> S;
-watchdog(S = #s{analysers = As}) when map_size(As) =:= 0 -> S;
-watchdog(S = #s{budget = #{time_ms := T}}) ->
-    _ = erlang:send_after(max(10, min(250, T div 4)), self(), riarc_watchdog),
-    S#s{watchdog = true}.
+watchdog(S = #session{analysers = As, limits = L}) ->
+    S#session{limits = riarc_session_limits:watchdog(map_size(As) > 0, L)}.
 
-check_budgets(S = #s{analysers = As, budget = Budget}) ->
-    maps:fold(fun(An, {_Tracer, Clock}, Acc) ->
-                      case riarc_analyser:overdue(Clock, An, Budget) of
-                          ok -> Acc;
-                          {over, What} ->
-                              logger:warning("riarc: a monitor step over its budget (~0tp): "
-                                             "its partition is detached", [What]),
-                              kill_analysis(An, {error, {monitor_budget, What}}, Acc)
-                      end
-              end, S, As).
+check_budgets(S = #session{analysers = As, limits = L}) ->
+    lists:foldl(fun({An, What}, Acc) -> kill_analysis(An, {error, {monitor_budget, What}}, Acc) end,
+                S, riarc_session_limits:over_budget(As, L)).
 
 %% An analysis process ended: normally (it gave its verdict), or killed by the VM over its
 %% heap budget (or from outside), or failed in riarc's own code: the monitor is
@@ -753,52 +599,48 @@ analysis_ended(_Tracer, _Clock, Reason, S) when Reason =:= normal; Reason =:= no
     S;
 analysis_ended(Tracer, Clock, Reason, S) ->
     Why = case Reason of
-              killed -> {monitor_budget, #{heap_words => maps:get(heap_words, S#s.budget)}};
+              killed -> {monitor_budget, #{heap_words => maps:get(heap_words, riarc_session_limits:budget(S#session.limits))}};
               _ -> {analysis_crashed, Reason}
           end,
     set_entry(Tracer, riarc_analyser:steps(Clock), {error, Why}, S).
 
 %% Ends an analysis process; its partition's verdict, unless it has one, is Verdict.
-kill_analysis(An, Verdict, S = #s{analysers = As}) ->
+kill_analysis(An, Verdict, S = #session{analysers = As}) ->
     exit(An, kill),
     case As of
-        #{An := {Tracer, Clock}} ->
-            set_entry(Tracer, riarc_analyser:steps(Clock), Verdict,
-                      S#s{analysers = As#{An := {Tracer, Clock}}});
+        #{An := {Tracer, Clock}} -> set_entry(Tracer, riarc_analyser:steps(Clock), Verdict, S);
         #{} -> S
     end.
 
 %% A verdict the session gives a partition itself (its analysis was ended): only when the
 %% monitor has not given one. Steps: the monitor had begun that many, finished one less.
-set_entry(Tracer, Steps, {V, Why}, S = #s{verdicts = Vs, parts = Parts}) ->
-    case {Vs, Parts} of
-        {#{Tracer := _}, _} -> S;
-        {#{}, #{Tracer := {Proc, MFA}}} ->
+set_entry(Tracer, Steps, {V, Why}, S = #session{entries = E}) ->
+    case {riarc_session_entries:verdict(Tracer, E), riarc_session_entries:part_of(Tracer, E)} of
+        {none, {Proc, MFA}} ->
             Entry = riarc_result:entry(Proc, MFA, V, max(0, Steps - 1), Why),
-            riarc_result:log_verdict(maps:get(log, S#s.opts), "", Entry),
+            riarc_result:log_verdict(maps:get(log, S#session.opts), "", Entry),
             put_verdict(Tracer, Entry, S);
-        {#{}, #{}} -> S
+        _ -> S
     end.
 
-close(S = #s{closed = true}) -> S;
-close(S = #s{backend = Backend}) ->
+close(S = #session{backend_closed = true}) -> S;
+close(S = #session{backend = Backend}) ->
     riarc_backend:close(Backend),
-    S#s{closed = true}.
+    S#session{backend_closed = true}.
 
-launch_result(T, Res, S = #s{launching = L, launch_error = E0}) ->
+launch_result(T, Res, S = #session{launch = L = #launch{pending = P, error = E0}}) ->
     E = case E0 of ok -> Res; _ -> E0 end,
-    case lists:delete(T, L) of
+    case lists:delete(T, P) of
         [] ->
-            _ = [gen_server:reply(W, E) || W <- S#s.launch_waiters],
-            S#s{launching = [], launch_error = E, launch_waiters = []};
-        L1 -> S#s{launching = L1, launch_error = E}
+            _ = [gen_server:reply(W, E) || W <- L#launch.waiters],
+            S#session{launch = #launch{pending = [], error = E, waiters = []}};
+        P1 -> S#session{launch = L#launch{pending = P1, error = E}}
     end.
 
-tracer_up(Pid, S = #s{tracers = T, spawned = N}) ->
+tracer_up(Pid, S = #session{tracers = T}) ->
     _ = monitor(process, Pid),
     T1 = T#{Pid => true},
-    S#s{tracers = T1, spawned = N + 1, peak = max(S#s.peak, map_size(T1)),
-        order = (S#s.order)#{Pid => N}}.
+    entries(S#session{tracers = T1}, fun(E) -> riarc_session_entries:tracer_up(Pid, map_size(T1), E) end).
 
 %% A tracer that dies of anything but its own TRYGC is a fault in riarc: its partition
 %% gets the verdict error, and the rest of the run goes on.
@@ -807,51 +649,47 @@ tracer_crash(_Pid, normal, S) -> S;
 %% session handles its riarc_tracer_up and monitors it: the monitor then reports noproc,
 %% which is not a crash. Replayed traces (riarc_backend_log) hit this often.
 tracer_crash(_Pid, noproc, S) -> S;
-%% Ended by the overload policy: the partition's trace was cut short by riarc.
-tracer_crash(Pid, killed, S = #s{overload = Over, verdicts = Vs, parts = Parts}) when Over =/= undefined ->
-    case {Vs, Parts} of
-        {#{Pid := _}, _} -> S;
-        {#{}, #{Pid := {Proc, MFA}}} ->
-            put_verdict(Pid, riarc_result:entry(Proc, MFA, inconclusive, 0, {overload, Over}), S);
-        {#{}, #{}} -> S
-    end;
-tracer_crash(Pid, Reason, S = #s{verdicts = Vs, parts = Parts}) ->
-    logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
-    %% The partition's process and MFA when it was announced (a session following its
-    %% system here matches the entry by its process).
-    Entry = case is_map_key(Pid, Vs) orelse is_map_key(Pid, Parts) of
-                true -> bare_entry(Pid, S);
-                false -> #{pid => undefined, mfa => undefined, events => 0}
-            end,
-    put_verdict(Pid, Entry#{verdict => error, reason => {tracer_crashed, Reason}},
-                S#s{violations = [#{tracer => Pid, invariant => crash, info => Reason} | S#s.violations]}).
+tracer_crash(Pid, Reason, S = #session{entries = E}) ->
+    Known = {riarc_session_entries:verdict(Pid, E), riarc_session_entries:part_of(Pid, E)},
+    case {overload_of(S), Reason} of
+        %% Ended by the overload policy: the partition's trace was cut short by riarc.
+        {Over, killed} when Over =/= undefined ->
+            case Known of
+                {none, {Proc, MFA}} ->
+                    put_verdict(Pid, riarc_result:entry(Proc, MFA, inconclusive, 0, {overload, Over}), S);
+                _ -> S
+            end;
+        _ ->
+            logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
+            %% The partition's process and MFA when it was announced (a session following
+            %% its system here matches the entry by its process).
+            Entry = case Known of
+                        {none, undefined} -> #{pid => undefined, mfa => undefined, events => 0};
+                        _ -> riarc_session_entries:bare_entry(Pid, E)
+                    end,
+            put_verdict(Pid, Entry#{verdict => error, reason => {tracer_crashed, Reason}},
+                        violation(#{tracer => Pid, invariant => crash, info => Reason}, S))
+    end.
 
-maybe_done(S = #s{tracers = T}) when map_size(T) > 0 ->
+maybe_done(S = #session{tracers = T}) when map_size(T) > 0 ->
     {noreply, S};
-maybe_done(S = #s{analysers = As}) when map_size(As) > 0 ->
+maybe_done(S = #session{analysers = As}) when map_size(As) > 0 ->
     %% Every process is untraced; the monitors are still at their partitions' events
     %% (each step within its budget). After stop/1, they get a grace period.
     {noreply, grace(close(S))};
-maybe_done(S = #s{joins = Js, stopping = false}) when map_size(Js) > 0 ->
-    %% A node that came up is being followed: what the system started there is
-    %% accounted for once its follower runs (or cannot).
-    {noreply, S};
-maybe_done(S0 = #s{follow = F, stopping = false}) when F =/= undefined ->
-    %% Every tracer here has ended, so every child the system started on a followed node
-    %% is expected: the run ends once each is matched there and has ended, or its node is
-    %% gone. A child not seen there may still come (its node's session is behind) or never
-    %% will (its start failed there, after the call this node traced): that is waited for
-    %% within follow_grace, then it is an error entry (riarc_follow:final/1).
-    case riarc_follow:waits_for(F) of
-        nothing -> done(stop_followers(close(S0)));
-        partitions -> {noreply, close(S0#s{fgrace = undefined})};
-        starts -> {noreply, follow_grace(close(S0))}
+maybe_done(S = #session{dist = {Mod, D}, stopping = Stopping}) ->
+    %% Nodes being joined, children on followed nodes not accounted for yet
+    %% (riarc_distribution's wait/2).
+    case Mod:wait(Stopping, D) of
+        {wait, D1} -> {noreply, S#session{dist = {Mod, D1}}};
+        {wait_closed, D1} -> {noreply, close(S#session{dist = {Mod, D1}})};
+        done -> done(stop_followers(close(S)))
     end;
 maybe_done(S) ->
     done(stop_followers(close(S))).
 
-done(S = #s{waiters = Ws, stopping = Stopping}) ->
-    S1 = S#s{finished = erlang:monotonic_time(microsecond), waiters = []},
+done(S = #session{waiters = Ws, stopping = Stopping}) ->
+    S1 = S#session{finished = erlang:monotonic_time(microsecond), waiters = []},
     Result = {ok, result(S1)},
     _ = [gen_server:reply(W, Result) || W <- Ws],
     case Stopping of
@@ -859,382 +697,78 @@ done(S = #s{waiters = Ws, stopping = Stopping}) ->
         false -> {noreply, S1}
     end.
 
-follow_grace(S = #s{fgrace = undefined}) ->
-    case follow_grace_ms(S) of
-        infinity -> S;
-        T ->
-            Ref = make_ref(),
-            _ = erlang:send_after(T, self(), {riarc_follow_grace, Ref}),
-            S#s{fgrace = Ref}
-    end;
-follow_grace(S) ->
-    S.
+grace(S = #session{stopping = true, limits = L}) -> S#session{limits = riarc_session_limits:grace(L)};
+grace(S) -> S.
 
-follow_grace_ms(#s{opts = Opts}) ->
-    maps:get(follow_grace, Opts, maps:get(follow_grace, riarc_opts:defaults())).
+stop_followers(S = #session{dist = {Mod, D}, cut = Cut}) -> S#session{dist = {Mod, Mod:stop_followers(Cut, D)}};
+stop_followers(S) -> S.
 
-%% Option follow_joining: Node came up during the run; the system here is held back
-%% while the session following it there starts (riarc_join), so that the system's first
-%% start there comes after. That start takes seconds on a busy node, and minutes on an
-%% overloaded one: it runs in a process of its own, which tells this session
-%% `{riarc_joined, Pid, Result}' (joined/3), so that the session answers its callers
-%% and its tracers meanwhile.
-join(Node, S = #s{opts = #{followers := Start}, join_watcher = W, relay_secret = Secret}) ->
-    Session = self(),
-    {Pid, Ref} = proc_lib:spawn_opt(
-                   fun() ->
-                           Result = riarc_join:follow(W, Node, fun() -> Start(Session, {Session, Secret}, [Node]) end),
-                           Session ! {riarc_joined, self(), Result}
-                   end, [monitor]),
-    S#s{joins = (S#s.joins)#{Pid => {Node, Ref}}}.
+%% The partition a tracer started for (riarc_session_entries:part/5).
+part(Pid, Proc, MFA, Lineage, S) ->
+    {E, Changed} = riarc_session_entries:part(Pid, Proc, MFA, Lineage, S#session.entries),
+    publish(Changed, S#session{entries = E}).
 
-%% A follower started for Node, or why not. A child of the system found there started
-%% before is an error of the run (it is not followed from its middle, and its partition,
-%% or its parent's, is an error once follow_grace says it never showed). A node riarc
-%% cannot follow the system onto: an error of the run, and whatever the system started
-%% there is lost. A follower that comes once the followers were stopped is stopped too.
-joined(_Node, {ok, [{_, Proxy, _}], _Early}, S = #s{fstopped = true}) ->
-    _ = gen_server:send_request(Proxy, stop),
-    early_left(S);
-joined(Node, {ok, [{Node, Proxy, Tag}], Early}, S) ->
-    _ = monitor(process, Proxy),
-    S1 = S#s{followers = (S#s.followers)#{Tag => {Node, Proxy}}},
-    S2 = case Early of
-             {ok, []} -> S1;
-             {ok, Cs} -> S1#s{errors = [{?MODULE, {before_follow, #{node => Node, children => Cs}}} | S1#s.errors]};
-             {error, E} -> S1#s{errors = [E | S1#s.errors]}
-         end,
-    %% What it streamed before this word, in the order it came.
-    {Its, Others} = lists:partition(fun({_, T, _}) -> T =:= Tag end, lists:reverse(S2#s.join_early)),
-    early_left(lists:foldl(fun streamed/2, S2#s{join_early = lists:reverse(Others)}, Its));
-joined(Node, {error, Why}, S) ->
-    S1 = S#s{unfollowable = [Node | S#s.unfollowable],
-             errors = [{?MODULE, {join_failed, Node, Why}} | S#s.errors]},
-    early_left(follow_down(Node, {join_failed, Why}, S1)).
+%% A partition's tracer has ended (riarc_session_entries:closed/3).
+closed(Pid, S) ->
+    {E, Changed} = riarc_session_entries:closed(Pid, analysers_of(Pid, S) =/= [], S#session.entries),
+    publish(Changed, S#session{entries = E}).
 
-%% Kept for a follower being started, and no follower is any more: forged.
-early_left(S = #s{joins = Js, join_early = Early}) when map_size(Js) =:= 0 ->
-    S#s{join_early = [], forged = S#s.forged + length(Early)};
-early_left(S) ->
-    S.
-
-%% An entry of a follower's stream, or its end.
-streamed({riarc_verdict, Tag, E}, S = #s{followers = Fs, follow = F}) ->
-    {Node, _} = maps:get(Tag, Fs),
-    {F1, Learnt} = more_followed(riarc_follow:learn(Node, E, F), Fs, [{Node, E}]),
-    lists:foldl(fun({N, E1}, A) -> relay_failed(N, E1, A) end, followed(F1, S), lists:reverse(Learnt));
-streamed({riarc_remote_down, Tag, Why}, S = #s{followers = Fs}) ->
-    {Node, _} = maps:get(Tag, Fs),
-    follow_down(Node, Why, S).
-
-joining(#s{opts = Opts}) ->
-    maps:get(follow_joining, Opts, false).
-
-%% A followed node's session ended on its own: its entries (riarc_follow), and the
-%% relayed children there that had not ended, whose partitions here lose the rest of
-%% their trace.
-follow_down(Node, Why, S = #s{follow = F, relays = Rs}) ->
-    S1 = followed(riarc_follow:down(Node, Why, F), S),
-    lists:foldl(fun(Key = {_, N}, A) when N =:= Node ->
-                        #{expected := E, ended := D, lost := L} = maps:get(Key, Rs),
-                        relay_lost(Key, E - D - L, #{lost => Why}, A);
-                   (_, A) -> A
-                end, S1, maps:keys(Rs)).
-
-%% One partition spanning nodes: what a relaying tracer sent for Child, the child of
-%% Parent on Node, goes to the tracer of Parent's partition here, in the order it came;
-%% for a parent no tracer has claimed (its start not reached yet by its tracer, or a
-%% parent outside the system that has ended), it waits, up to max_queue events in all;
-%% past that it is dropped and counted, so that a partition that claims it later is an
-%% error, never a verdict on a trace with a hole.
-relay(Key, Child, What, S = #s{relays = Rs, token = Token}) when is_map_key(Key, Rs) ->
-    R = #{tracer := T, seen := Seen} = maps:get(Key, Rs),
-    R1 = case What of
-             {events, Events} ->
-                 T ! {riarc_relayed, Token, events, Events},
-                 R#{seen := Seen#{Child => true}};
-             'end' ->
-                 T ! {riarc_relayed, Token, 'end', Child},
-                 R#{seen := Seen#{Child => true}, ended := maps:get(ended, R) + 1}
-         end,
-    S#s{relays = Rs#{Key := R1}};
-relay(Key = {P, _}, Child, What, S) ->
-    %% A parent of this node alive and traced by nobody is not the system's (a process of
-    %% the system is traced from its start to its end): nothing to wait for.
-    case node(P) =:= node() andalso erlang:trace_info(P, tracer) =:= {tracer, []} of
-        true -> S;
-        false -> relay_hold(Key, Child, What, S)
-    end.
-
-relay_hold(Key, Child, What, S = #s{relay_wait = Wait, relay_held = Held, limits = #{max_queue := Max}}) ->
-    N = relayed_events([{Child, What}]),
-    case Held + N > Max of
-        false ->
-            S#s{relay_wait = Wait#{Key => [{Child, What} | maps:get(Key, Wait, [])]},
-                relay_held = Held + N};
-        true ->
-            S#s{relay_dropped = maps:update_with(Key, fun(D) -> D + N end, N, S#s.relay_dropped)}
-    end.
-
-relayed_events(Held) ->
-    lists:sum([length(Es) || {_, {events, Es}} <- Held]).
-
-%% A relaying partition there that ended in error or cut short (its tracer crashed, riarc
-%% there detached over a limit) before its end was relayed: the rest of its trace will
-%% not come. A relaying partition is one that relayed something, or one Λ gives no
-%% monitor (a child of the same parent with a monitor of its own is not one: its verdict
-%% is its own).
-relay_failed(Node, #{pid := C, parent := P, mfa := MFA, verdict := V} = E, S = #s{relays = Rs})
-  when is_map_key({P, Node}, Rs), (V =:= error orelse V =:= inconclusive) ->
-    #{seen := Seen} = maps:get({P, Node}, Rs),
-    case is_map_key(C, Seen) orelse riarc_lambda:lookup(riarc_lambda:new(S#s.spec), MFA) =:= undefined of
-        true -> relay_lost({P, Node}, 1, #{lost => maps:get(reason, E, undefined), child => C}, S);
-        false -> S
-    end;
-relay_failed(_Node, _E, S) ->
-    S.
-
-%% follow_grace after the K-th relayed child of a parent on a node was expected: if fewer
-%% than K showed there, those missing never will (their start failed), as far as this
-%% run can wait.
-relay_grace(Key, K, S = #s{relays = Rs}) ->
-    #{seen := Seen, lost := L} = maps:get(Key, Rs),
-    relay_lost(Key, K - map_size(Seen) - L, #{lost => not_followed}, S).
-
-%% N relayed children of Key's parent will not be relayed (to their end): its partition's
-%% tracer stops waiting for them, and its partition is an error (relay_tell/4).
-relay_lost(_Key, N, _Why, S) when N =< 0 ->
-    S;
-relay_lost(Key, N, Why, S) ->
-    relay_tell(Key, N, Why, S).
-
-%% The partition of Key's parent lost part of its relayed trace (N children of it, none
-%% when what was lost is events held for it, relay_dropped): an error for it.
-relay_tell(Key = {P, Node}, N, Why, S = #s{relays = Rs, token = Token}) ->
-    R = #{tracer := T, lost := L} = maps:get(Key, Rs),
-    T ! {riarc_relayed, Token, lost, {N, maps:merge(#{parent => P, node => Node}, Why)}},
-    S#s{relays = Rs#{Key := R#{lost := L + N}}}.
-
-%% The followers' sessions end with the run: what each learnt last is read from its
-%% result (an entry its stream had not brought yet).
-stop_followers(S = #s{followers = Fs, fstopped = Stopped}) when map_size(Fs) =:= 0; Stopped ->
-    S;
-stop_followers(S0 = #s{followers = Fs}) ->
-    S = S0#s{fstopped = true},
-    %% All asked at once, each answer awaited within the same bound (under stop/1's).
-    Asked = [{Node, gen_server:send_request(Proxy, stop)} || {Node, Proxy} <- maps:values(Fs)],
-    Deadline = erlang:monotonic_time(millisecond) + ?FOLLOWER_STOP_MS,
-    lists:foldl(fun({Node, Req}, A = #s{follow = F}) ->
-                        Left = max(0, Deadline - erlang:monotonic_time(millisecond)),
-                        case gen_server:wait_response(Req, Left) of
-                            {reply, {ok, #{verdicts := Vs}}} ->
-                                A#s{follow = lists:foldl(fun(E, F1) ->
-                                                                 riarc_follow:learn(Node, cut_short_there(Node, E, F1, A#s.cut), F1)
-                                                         end, F, Vs)};
-                            %% Gone on its own (its down message said how), or too slow:
-                            %% its children not matched yet are errors.
-                            _ -> A#s{follow = riarc_follow:down(Node, follower_lost, F)}
-                        end
-                end, S, Asked).
-
-%% A run riarc cut short (its timeout): a partition there that was still open when its
-%% session was stopped ends without a verdict only because of the cut, as one here would
-%% (the verdict handler above).
-cut_short_there(Node, E = #{pid := P, verdict := none}, F, {timeout, T, _}) ->
-    case riarc_follow:known(Node, P, F) of
-        #{open := true} -> E#{verdict => inconclusive, reason => {timeout, T}};
-        undefined -> E#{verdict => inconclusive, reason => {timeout, T}};
-        #{} -> E
-    end;
-cut_short_there(_Node, E, _F, _Cut) ->
-    E.
-
-%% The book of followed children changed: subscribers hear of entries matched since.
-followed(F, S = #s{subscribers = Subs}) when map_size(Subs) =:= 0 ->
-    S#s{follow = F};
-followed(F, S = #s{subscribers = Subs, fpublished = Pub}) ->
-    New = [E || E = #{node := N, pid := P} <- riarc_follow:entries(F), reached(E),
-                maps:get({N, P}, Pub, none) =/= E],
-    _ = [Pid ! {riarc_session_verdict, Tag, E} || {Pid, Tag} <- maps:to_list(Subs), E <- New],
-    S#s{follow = F, fpublished = maps:merge(Pub, maps:from_list([{{N, P}, E} || E = #{node := N, pid := P} <- New]))}.
-
-%% Every entry the followers have streamed meanwhile, learnt before the book is read again:
-%% reading it is linear in the partitions there (riarc_follow), so the entries that
-%% arrive while it is read are taken in one batch, not one read each.
-more_followed(F, Fs, Learnt) ->
-    receive
-        {riarc_verdict, Tag, E} when is_map_key(Tag, Fs) ->
-            {Node, _} = maps:get(Tag, Fs),
-            more_followed(riarc_follow:learn(Node, E, F), Fs, [{Node, E} | Learnt])
-    after 0 ->
-        {F, Learnt}
-    end.
-
-%% The run may be over now: every tracer here had ended, and the last followed child is
-%% accounted for.
-follow_changed(S = #s{finished = undefined}) ->
-    maybe_done(S);
-follow_changed(S) ->
-    {noreply, S}.
-
-%% The partition a tracer started for. When entries carry their lineage, the partition
-%% is listed from its start, `open' while its tracer lives, with verdict none until its
-%% monitor gives one (a provisional entry, read from its lineage: never one of the
-%% verdicts, which only a monitor or the session's own judgement set): a session
-%% following its system here learns of each partition before the one it was started from
-%% ends (the tracer that starts a tracer tells the session before it can end), so it
-%% knows what it still waits for (riarc_follow:settled/1).
-part(Pid, Proc, MFA, {Parent, Within}, S = #s{parts = Parts, lineage = L}) ->
-    S1 = S#s{parts = Parts#{Pid => {Proc, MFA}}},
-    case L of
-        true ->
-            Lineage = #{parent => Parent, within => Within, open => true},
-            publish([Pid], S1#s{lineages = (S1#s.lineages)#{Pid => Lineage}});
-        false -> S1
-    end.
-
-%% A partition's tracer has ended: its entry is no longer open. Told at once when its
-%% verdict is known; with none yet, when its monitor's own process (which goes on with
-%% the events it holds) ends (closed_told/2): told before, `none' would read as the
-%% partition's last word.
-closed(Pid, S = #s{lineages = Ls}) when is_map_key(Pid, Ls) ->
-    closed_told(Pid, S#s{lineages = Ls#{Pid => maps:remove(open, maps:get(Pid, Ls))}});
-closed(_Pid, S) ->
-    S.
-
-closed_told(Pid, S = #s{verdicts = Vs, lineages = Ls}) ->
-    case Ls of
-        #{Pid := #{open := true}} -> S;
-        #{Pid := _} ->
-            case is_map_key(Pid, Vs) orelse analysers_of(Pid, S) =:= [] of
-                true -> publish([Pid], S);
-                false -> S
-            end;
-        #{} -> S
-    end.
+closed_told(Pid, S) ->
+    publish(riarc_session_entries:closed_told(Pid, analysers_of(Pid, S) =/= [], S#session.entries), S).
 
 %% The analysis processes of a tracer's partition still running.
-analysers_of(Tracer, #s{analysers = As}) ->
+analysers_of(Tracer, #session{analysers = As}) ->
     [An || {An, {T, _}} <- maps:to_list(As), T =:= Tracer].
 
-result(S = #s{stats = Stats}) ->
-    End = case S#s.finished of undefined -> erlang:monotonic_time(microsecond); F -> F end,
-    Verdicts = verdict_list(S) ++ followed_entries(S),
-    riarc_result:make(#{verdicts => Verdicts,
-                        warnings => riarc_result:warnings(S#s.spec, Verdicts)
-                                    ++ [{unsealed, evm} || S#s.unsealed],
-                        tracers => #{spawned => S#s.spawned, peak => S#s.peak},
-                        %% A tracer ended by the overload policy gives no statistics:
-                        %% its events are known from its counts (limit max_events).
-                        events => max(maps:get(collected, Stats), S#s.seen),
-                        analysed => maps:get(analysed, Stats),
-                        routed => maps:get(routed, Stats),
-                        reordered => maps:get(reordered, Stats),
-                        violations => lists:reverse(S#s.violations),
-                        errors => lists:reverse(S#s.errors)
-                                  ++ [{orphan_events, S#s.orphans} || S#s.orphans > 0]
-                                  ++ [{?MODULE, {forged_messages, S#s.forged}} || S#s.forged > 0],
-                        overload => S#s.overload,
-                        root_exits => lists:reverse(S#s.root_exits),
-                        duration_us => End - S#s.started}).
+result(S = #session{limits = L}) ->
+    End = case S#session.finished of undefined -> erlang:monotonic_time(microsecond); F -> F end,
+    riarc_session_tally:result(S#session.tally,
+                               #{verdicts => entry_list(S), spec => S#session.spec,
+                                 tracers => riarc_session_entries:counts(S#session.entries),
+                                 events => riarc_session_limits:events(L),
+                                 forged => riarc_session_limits:forged(L),
+                                 overload => riarc_session_limits:overload(L),
+                                 duration_us => End - S#session.started}).
 
-%% The system's entries on followed nodes: once the run is over, with an error for each
-%% child nothing there matched; before, those matched so far.
-followed_entries(#s{follow = undefined}) ->
-    [];
-followed_entries(#s{follow = F, finished = undefined}) ->
-    [E || E <- riarc_follow:entries(F), reached(E)];
-followed_entries(#s{follow = F}) ->
-    riarc_follow:final(F).
-
-%% A followed entry worth telling before the run is over: a partition's, not one still
-%% running without a verdict.
-reached(#{pid := undefined}) -> false;
-reached(#{open := true, verdict := none}) -> false;
-reached(#{}) -> true.
-
-verdict_list(S = #s{verdicts = Vs, order = Order, lineages = Ls}) ->
-    Tracers = maps:keys(maps:merge(Ls, Vs)),
-    Sorted = lists:sort([{maps:get(T, Order, 0), T} || T <- Tracers]),
-    [as_known(T, S) || {_, T} <- Sorted].
+%% Every partition's entry, and the system's entries on followed nodes.
+entry_list(S = #session{dist = Dist, finished = Finished}) ->
+    riarc_session_entries:list(overload_of(S), S#session.entries)
+        ++ case Dist of
+               {Mod, D} -> Mod:entries(Finished =/= undefined, D);
+               undefined -> []
+           end.
 
 %% The one way a partition's verdict entry is set: its subscribers hear of it.
-put_verdict(Tracer, Entry, S = #s{verdicts = Vs}) ->
-    publish([Tracer], S#s{verdicts = Vs#{Tracer => Entry}}).
+put_verdict(Tracer, Entry, S) ->
+    publish([Tracer], entries(S, fun(E) -> riarc_session_entries:put(Tracer, Entry, E) end)).
 
 %% The entries that read otherwise now the session knows more (an incomplete trace, an
 %% overload), though none was set (put_verdict/3 alone sets them): those Changed holds
 %% of, to every subscriber. Nobody subscribed (the usual case): that is checked first, so
 %% no walk of every partition's entry is made for nobody.
-republish(_Changed, S = #s{subscribers = Subs}) when map_size(Subs) =:= 0 ->
-    S;
-republish(Changed, S = #s{verdicts = Vs}) ->
-    publish([T || {T, E} <- maps:to_list(Vs), Changed(E)], S).
+republish(Changed, S) ->
+    case riarc_session_subs:any(S#session.subs) of
+        false -> S;
+        true -> publish(riarc_session_entries:changed(Changed, S#session.entries), S)
+    end.
 
 %% The entries of these tracers' partitions, as the result will list them, to every
 %% subscriber.
-publish(_Tracers, S = #s{subscribers = Subs}) when map_size(Subs) =:= 0 ->
+publish([], S) ->
     S;
-publish(Tracers, S = #s{subscribers = Subs}) ->
-    Entries = [as_known(T, S) || T <- Tracers],
-    _ = [Pid ! {riarc_session_verdict, Tag, E} || {Pid, Tag} <- maps:to_list(Subs), E <- Entries],
-    S.
-
-%% A partition's entry as the session reads it now: its verdict, unless what the session
-%% learnt since (an incomplete trace, a child on another node, an overload) says
-%% otherwise.
-as_known(Tracer, S = #s{incomplete = Inc, remote = Rem, overload = Over}) ->
-    cut_short(untrusted(unfollowed(entry(Tracer, S), maps:get(Tracer, Rem, none)), Inc), Over).
-
-%% A partition's entry: its verdict's, or (lineage kept, no verdict yet) the provisional
-%% one, verdict none; with its lineage.
-entry(Tracer, S = #s{lineages = Ls}) ->
-    maps:merge(bare_entry(Tracer, S), maps:get(Tracer, Ls, #{})).
-
-%% The verdict's entry, or, with none yet, one with verdict none for the partition's
-%% process and MFA as announced.
-bare_entry(Tracer, #s{verdicts = Vs, parts = Parts}) ->
-    case Vs of
-        #{Tracer := E} -> E;
-        #{} ->
-            {Proc, MFA} = maps:get(Tracer, Parts),
-            riarc_result:entry(Proc, MFA, none, 0, undefined)
+publish(Tracers, S = #session{subs = Subs, entries = E}) ->
+    case riarc_session_subs:any(Subs) of
+        false -> S;
+        true ->
+            Over = overload_of(S),
+            ok = riarc_session_subs:publish([riarc_session_entries:as_known(T, Over, E) || T <- Tracers], Subs),
+            S
     end.
 
-%% A monitor whose partition grew a child on another node before it reached a verdict
-%% gave its verdict (or none) on a trace without that child's events: error, saying so
-%% (an error of its own keeps its own reason).
-unfollowed(E, none) ->
-    E;
-unfollowed(E = #{verdict := error}, _Info) ->
-    E;
-unfollowed(E = #{verdict := V}, Info) ->
-    E#{verdict => error, reason => {remote_child, Info#{verdict_on_partial_trace => V}}}.
-
-cut_short(E = #{verdict := none}, Over) when Over =/= undefined ->
-    E#{verdict => inconclusive, reason => {overload, Over}};
-cut_short(E, _Over) ->
-    E.
-
-%% A monitor that missed events of its own process gave a verdict on an unsound trace:
-%% the verdict is error, saying so, rather than a false accept or reject.
-untrusted(E = #{pid := P, verdict := V}, Inc) when is_map_key(P, Inc) ->
-    E#{verdict => error, reason => {incomplete_trace, #{lost_events => maps:get(P, Inc),
-                                                        verdict_on_partial_trace => V}}};
-untrusted(E, _Inc) ->
-    E.
-
-grace(S = #s{stopping = true, grace = undefined, budget = #{time_ms := T}}) ->
-    Ref = make_ref(),
-    _ = erlang:send_after(min(T, ?GRACE_MS), self(), {riarc_grace, Ref}),
-    S#s{grace = Ref};
-grace(S) ->
-    S.
-
-alive_info(#s{tracers = T, token = Token, relay_held = Held}) ->
+alive_info(#session{tracers = T, token = Token, dist = Dist}) ->
     Traced = maps:from_list([{Pid, procs_of(Pid, Token)} || Pid <- maps:keys(T)]),
     #{tracers => maps:keys(T), processes => lists:usort(lists:append(maps:values(Traced))),
-      traced => Traced, relayed_waiting => Held}.
+      traced => Traced, relayed_waiting => case Dist of {Mod, D} -> Mod:held(D); undefined -> 0 end}.
 
 procs_of(Tracer, Token) ->
     case riarc_tracer:info(Tracer, Token, 1000) of

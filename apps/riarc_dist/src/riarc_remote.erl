@@ -136,8 +136,14 @@ partitions(Proxy) -> gen_server:call(Proxy, partitions, 30000).
 %% @doc The modules riarc needs on a node to run a session with Spec there.
 -spec node_modules(riarc_lambda:spec()) -> [module()].
 node_modules(Spec) ->
-    _ = application:load(riarc),
-    {ok, Mods} = application:get_key(riarc, modules),
+    %% The core's and distribution's: the session there follows its system too.
+    Mods = lists:append([begin
+                             _ = application:load(App),
+                             case application:get_key(App, modules) of
+                                 {ok, Ms} -> Ms;
+                                 undefined -> []
+                             end
+                         end || App <- [riarc, riarc_dist]]),
     Own = case Mods of [] -> [?MODULE]; _ -> Mods end,
     %% The routing table last: see load_binary/4.
     (lists:usort(Own ++ spec_modules(Spec)) -- [riarc_route]) ++ [riarc_route].

@@ -1,0 +1,216 @@
+%% @doc A session's book of its partitions' entries (riarc_session): per tracer, the
+%% partition it started for, its verdict entry, its reject's explanation and (option
+%% lineage) its lineage; and what the session learnt since that makes an entry read
+%% otherwise (an incomplete trace, a child on another node, an overload). Pure: the
+%% session tells its subscribers of the entries that changed.
+%% ```
+%% 1> T = self(), B0 = riarc_session_entries:tracer_up(T, 1, riarc_session_entries:new(false)).
+%% 2> {B1, _} = riarc_session_entries:part(T, T, {m, f, []}, {none, none}, B0).
+%% 3> [maps:get(verdict, E) || E <- riarc_session_entries:list(undefined, B1)].
+%% []
+%% 4> B2 = riarc_session_entries:put(T, riarc_result:entry(T, {m, f, []}, accept, 3, undefined), B1).
+%% 5> [maps:get(verdict, E) || E <- riarc_session_entries:list(undefined, B2)].
+%% [accept]
+%% '''
+-module(riarc_session_entries).
+
+-export([new/1, tracer_up/3, counts/1, part/5, partition/4, closed/3, closed_told/3,
+         put/3, verdict/2, part_of/2, bare_entry/2, explanation/2, explained/3,
+         partition_events/3, shed_entry/2, incomplete/2, remote_child/3, changed/2,
+         as_known/3, list/2]).
+-export_type([t/0]).
+
+-record(entries, {
+    verdicts = #{} :: #{pid() => map()},             % tracer -> verdict entry
+    parts = #{} :: #{pid() => {riarc_event:sid(), riarc_event:mfa_args()}}, % tracer -> its partition
+    explanations = #{} :: #{pid() => map()},         % tracer -> its reject's explanation
+    order = #{} :: #{pid() => non_neg_integer()},    % tracer -> spawn order, for output
+    spawned = 0 :: non_neg_integer(),
+    peak = 0 :: non_neg_integer(),
+    %% Option lineage: each partition's entry says whose child its root is (`parent')
+    %% and from which partition it was started (`within'), for the session on another
+    %% node that follows its system here (riarc_follow).
+    lineage = false :: boolean(),
+    lineages = #{} :: #{pid() => map()},
+    %% Per ended tracer, how many events its partition had (for a shed partition's count).
+    partition_events = #{} :: #{pid() => non_neg_integer()},
+    %% Processes some of whose events reached a tracer that could not deliver them.
+    incomplete = #{} :: #{riarc_event:sid() => non_neg_integer()},
+    %% Partitions (by tracer) a process of which started one on another node that Λ puts
+    %% in the same partition, before their monitors reached a verdict.
+    remote = #{} :: #{pid() => map()}
+}).
+
+-opaque t() :: #entries{}.
+
+%% @doc An empty book; Lineage: whether entries carry their lineage (option lineage).
+-spec new(boolean()) -> t().
+new(Lineage) -> #entries{lineage = Lineage}.
+
+%% @doc A tracer started, one of Live now live.
+-spec tracer_up(pid(), non_neg_integer(), t()) -> t().
+tracer_up(Pid, Live, B = #entries{spawned = N}) ->
+    B#entries{spawned = N + 1, peak = max(B#entries.peak, Live), order = (B#entries.order)#{Pid => N}}.
+
+%% @doc The tracers started in all, and the most live at once.
+-spec counts(t()) -> #{spawned := non_neg_integer(), peak := non_neg_integer()}.
+counts(#entries{spawned = S, peak = P}) -> #{spawned => S, peak => P}.
+
+%% @doc The partition a tracer started for, and the tracers whose entries changed.
+%% When entries carry their lineage, the partition is listed from its start, `open' while
+%% its tracer lives, with verdict none until its monitor gives one (a provisional entry,
+%% read from its lineage: never one of the verdicts, which only a monitor or the session's
+%% own judgement set): a session following its system here learns of each partition
+%% before the one it was started from ends (the tracer that starts a tracer tells the
+%% session before it can end), so it knows what it still waits for (riarc_follow:settled/1).
+-spec part(pid(), riarc_event:sid(), riarc_event:mfa_args(), {term(), term()}, t()) -> {t(), [pid()]}.
+part(Pid, Proc, MFA, {Parent, Within}, B = #entries{parts = Parts, lineage = L}) ->
+    B1 = B#entries{parts = Parts#{Pid => {Proc, MFA}}},
+    case L of
+        true ->
+            Lineage = #{parent => Parent, within => Within, open => true},
+            {B1#entries{lineages = (B1#entries.lineages)#{Pid => Lineage}}, [Pid]};
+        false -> {B1, []}
+    end.
+
+%% @doc A tracer's partition as it reports it (riarc_partition).
+-spec partition(pid(), riarc_event:sid(), riarc_event:mfa_args(), t()) -> t().
+partition(Tracer, Proc, MFA, B = #entries{parts = Parts}) ->
+    B#entries{parts = Parts#{Tracer => {Proc, MFA}}}.
+
+%% @doc A partition's tracer has ended: its entry is no longer open. Told at once when
+%% its verdict is known; with none yet, when its monitor's own process (which goes on with
+%% the events it holds) ends (closed_told/3): told before, `none' would read as the
+%% partition's last word. Analysing: its monitor's process still runs.
+-spec closed(pid(), boolean(), t()) -> {t(), [pid()]}.
+closed(Pid, Analysing, B = #entries{lineages = Ls}) when is_map_key(Pid, Ls) ->
+    B1 = B#entries{lineages = Ls#{Pid => maps:remove(open, maps:get(Pid, Ls))}},
+    {B1, closed_told(Pid, Analysing, B1)};
+closed(_Pid, _Analysing, B) ->
+    {B, []}.
+
+%% @doc The tracers whose closed entry is to be told now (closed/3).
+-spec closed_told(pid(), boolean(), t()) -> [pid()].
+closed_told(Pid, Analysing, #entries{verdicts = Vs, lineages = Ls}) ->
+    case Ls of
+        #{Pid := #{open := true}} -> [];
+        #{Pid := _} ->
+            case is_map_key(Pid, Vs) orelse not Analysing of
+                true -> [Pid];
+                false -> []
+            end;
+        #{} -> []
+    end.
+
+%% @doc The one way a partition's verdict entry is set (its subscribers are to hear of it).
+-spec put(pid(), map(), t()) -> t().
+put(Tracer, Entry, B = #entries{verdicts = Vs}) -> B#entries{verdicts = Vs#{Tracer => Entry}}.
+
+%% @doc A partition's verdict entry, if it has one.
+-spec verdict(pid(), t()) -> map() | none.
+verdict(Tracer, #entries{verdicts = Vs}) -> maps:get(Tracer, Vs, none).
+
+%% @doc A tracer's partition: its process and MFA, if announced.
+-spec part_of(pid(), t()) -> {riarc_event:sid(), riarc_event:mfa_args()} | undefined.
+part_of(Tracer, #entries{parts = Parts}) -> maps:get(Tracer, Parts, undefined).
+
+%% @doc The verdict's entry, or, with none yet, one with verdict none for the partition's
+%% process and MFA as announced.
+-spec bare_entry(pid(), t()) -> map().
+bare_entry(Tracer, #entries{verdicts = Vs, parts = Parts}) ->
+    case Vs of
+        #{Tracer := E} -> E;
+        #{} ->
+            {Proc, MFA} = maps:get(Tracer, Parts),
+            riarc_result:entry(Proc, MFA, none, 0, undefined)
+    end.
+
+%% @doc A partition's reject's explanation, if any.
+-spec explanation(pid(), t()) -> map() | none.
+explanation(Tracer, #entries{explanations = Ex}) -> maps:get(Tracer, Ex, none).
+
+%% @doc A partition's reject's explanation, as its tracer sends it.
+-spec explained(pid(), map(), t()) -> t().
+explained(Tracer, Expl, B = #entries{explanations = Ex}) -> B#entries{explanations = Ex#{Tracer => Expl}}.
+
+%% @doc How many events a partition had, as its ended tracer says.
+-spec partition_events(pid(), non_neg_integer(), t()) -> t().
+partition_events(Tracer, N, B = #entries{partition_events = PE}) ->
+    B#entries{partition_events = PE#{Tracer => N}}.
+
+%% @doc A shed partition's count of dropped events: what was queued when it was shed (a
+%% lower bound) until its tracer has ended and given the partition's whole count; all
+%% but the analysed were dropped. The entry to set, if it changes.
+-spec shed_entry(pid(), t()) -> map() | none.
+shed_entry(Tracer, #entries{verdicts = Vs, partition_events = PE}) ->
+    case {Vs, PE} of
+        {#{Tracer := E = #{reason := {shed, Info = #{analysed := A}}}}, #{Tracer := N}} ->
+            E#{reason := {shed, Info#{dropped := N - A}}};
+        _ -> none
+    end.
+
+%% @doc Events of these processes were lost (riarc_incomplete): the book, and which
+%% processes' entries read otherwise now.
+-spec incomplete(#{riarc_event:sid() => [term()]}, t()) -> {t(), #{riarc_event:sid() => non_neg_integer()}}.
+incomplete(Pending, B = #entries{incomplete = Inc}) ->
+    Lost = maps:map(fun(_, Events) -> length(Events) end, Pending),
+    {B#entries{incomplete = maps:merge(Inc, Lost)}, Lost}.
+
+%% @doc A process of Tracer's partition started one on another node in the partition:
+%% the book, and whether the entry reads otherwise now (it has a verdict that is not
+%% accept or reject), unless it had one, when nothing changes.
+-spec remote_child(pid(), map(), t()) -> {t(), boolean()} | unchanged.
+remote_child(Tracer, Info, B = #entries{remote = Rem, verdicts = Vs}) ->
+    B1 = B#entries{remote = Rem#{Tracer => Info}},
+    case Vs of
+        #{Tracer := #{verdict := V}} when V =:= accept; V =:= reject -> unchanged;
+        #{Tracer := _} -> {B1, true};
+        #{} -> {B1, false}
+    end.
+
+%% @doc The tracers whose verdict entry Changed holds of.
+-spec changed(fun((map()) -> boolean()), t()) -> [pid()].
+changed(Changed, #entries{verdicts = Vs}) ->
+    [T || {T, E} <- maps:to_list(Vs), Changed(E)].
+
+%% @doc A partition's entry as the session reads it now (Overload: why riarc detached,
+%% or undefined): its verdict, unless what the session learnt since (an incomplete trace,
+%% a child on another node, an overload) says otherwise.
+-spec as_known(pid(), term(), t()) -> map().
+as_known(Tracer, Over, B = #entries{incomplete = Inc, remote = Rem}) ->
+    cut_short(untrusted(unfollowed(entry(Tracer, B), maps:get(Tracer, Rem, none)), Inc), Over).
+
+%% @doc Every partition's entry as known now, in the order their tracers started.
+-spec list(term(), t()) -> [map()].
+list(Over, B = #entries{verdicts = Vs, order = Order, lineages = Ls}) ->
+    Tracers = maps:keys(maps:merge(Ls, Vs)),
+    Sorted = lists:sort([{maps:get(T, Order, 0), T} || T <- Tracers]),
+    [as_known(T, Over, B) || {_, T} <- Sorted].
+
+%% A partition's entry: its verdict's, or (lineage kept, no verdict yet) the provisional
+%% one, verdict none; with its lineage.
+entry(Tracer, B = #entries{lineages = Ls}) ->
+    maps:merge(bare_entry(Tracer, B), maps:get(Tracer, Ls, #{})).
+
+%% A monitor whose partition grew a child on another node before it reached a verdict
+%% gave its verdict (or none) on a trace without that child's events: error, saying so
+%% (an error of its own keeps its own reason).
+unfollowed(E, none) ->
+    E;
+unfollowed(E = #{verdict := error}, _Info) ->
+    E;
+unfollowed(E = #{verdict := V}, Info) ->
+    E#{verdict => error, reason => {remote_child, Info#{verdict_on_partial_trace => V}}}.
+
+cut_short(E = #{verdict := none}, Over) when Over =/= undefined ->
+    E#{verdict => inconclusive, reason => {overload, Over}};
+cut_short(E, _Over) ->
+    E.
+
+%% A monitor that missed events of its own process gave a verdict on an unsound trace:
+%% the verdict is error, saying so, rather than a false accept or reject.
+untrusted(E = #{pid := P, verdict := V}, Inc) when is_map_key(P, Inc) ->
+    E#{verdict => error, reason => {incomplete_trace, #{lost_events => maps:get(P, Inc),
+                                                        verdict_on_partial_trace => V}}};
+untrusted(E, _Inc) ->
+    E.
