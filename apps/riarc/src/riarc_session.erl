@@ -458,6 +458,13 @@ trusted({riarc_violation, Tracer, Id, Info, State}, S) ->
     logger:error("riarc: invariant ~p violated in tracer ~p: ~0tp~n  tracer state: ~0tp",
                  [Id, Tracer, Info, State]),
     {noreply, violation(#{tracer => Tracer, invariant => Id, info => Info, state => State}, S)};
+trusted({riarc_cut, Tracer, Who, Why}, S) ->
+    case riarc_session_entries:cut(Tracer, Who, Why, S#session.entries) of
+        {E, own} ->
+            Told = [Tracer || riarc_session_entries:verdict(Tracer, E) =/= none],
+            {noreply, publish(Told, S#session{entries = E})};
+        {E, all} -> {noreply, republish(fun(_) -> true end, S#session{entries = E})}
+    end;
 trusted({riarc_incomplete, _Tracer, Pending}, S) ->
     {E, Lost} = riarc_session_entries:incomplete(Pending, S#session.entries),
     {noreply, republish(fun(#{pid := P}) -> is_map_key(P, Lost) end, S#session{entries = E})};

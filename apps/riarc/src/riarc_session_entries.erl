@@ -16,7 +16,7 @@
 
 -export([new/1, tracer_up/3, counts/1, part/5, partition/4, closed/3, closed_told/3,
          put/3, verdict/2, part_of/2, bare_entry/2, explanation/2, explained/3,
-         partition_events/3, shed_entry/2, incomplete/2, remote_child/3, changed/2,
+         partition_events/3, shed_entry/2, incomplete/2, remote_child/3, cut/4, changed/2,
          as_known/3, list/2]).
 -export_type([t/0]).
 
@@ -38,7 +38,13 @@
     incomplete = #{} :: #{riarc_event:sid() => non_neg_integer()},
     %% Partitions (by tracer) a process of which started one on another node that Λ puts
     %% in the same partition, before their monitors reached a verdict.
-    remote = #{} :: #{pid() => map()}
+    remote = #{} :: #{pid() => map()},
+    %% Cut detection (riarc_trace_pattern:call_event/2): partitions (by tracer) whose
+    %% view a process took away before their monitors reached a verdict; and a cut of the
+    %% whole node's view (patterns changed, another process's flags), with the tracers
+    %% whose verdicts were in before it.
+    cuts = #{} :: #{pid() => map()},
+    node_cut = none :: none | {map(), #{pid() => true}}
 }).
 
 -opaque t() :: #entries{}.
@@ -168,6 +174,28 @@ remote_child(Tracer, Info, B = #entries{remote = Rem, verdicts = Vs}) ->
         #{} -> {B1, false}
     end.
 
+%% @doc A process Who of Tracer's partition made a call that may take away what riarc
+%% sees (Why, from riarc_trace_pattern:call_event/2). A process that changes only its own
+%% flags cuts its own partition's view; any other such call may cut every partition's.
+%% Verdicts in before the cut stand (accept and reject are final); the others become
+%% errors. The book, and whether every entry is to be told again.
+-spec cut(pid(), riarc_event:sid(), term(), t()) -> {t(), own | all}.
+cut(Tracer, Who, Why, B = #entries{cuts = Cuts, verdicts = Vs}) ->
+    Info = #{process => Who, call => Why},
+    case Why of
+        {trace, [Who, _ | _]} ->
+            case Vs of
+                #{Tracer := #{verdict := V}} when V =:= accept; V =:= reject -> {B, own};
+                #{} -> {B#entries{cuts = Cuts#{Tracer => Info}}, own}
+            end;
+        _ when B#entries.node_cut =:= none ->
+            Decided = maps:from_list([{T, true} || {T, #{verdict := V}} <- maps:to_list(Vs),
+                                                   V =:= accept orelse V =:= reject]),
+            {B#entries{node_cut = {Info, Decided}}, all};
+        _ ->
+            {B, all}
+    end.
+
 %% @doc The tracers whose verdict entry Changed holds of.
 -spec changed(fun((map()) -> boolean()), t()) -> [pid()].
 changed(Changed, #entries{verdicts = Vs}) ->
@@ -178,7 +206,8 @@ changed(Changed, #entries{verdicts = Vs}) ->
 %% a child on another node, an overload) says otherwise.
 -spec as_known(pid(), term(), t()) -> map().
 as_known(Tracer, Over, B = #entries{incomplete = Inc, remote = Rem}) ->
-    cut_short(untrusted(unfollowed(entry(Tracer, B), maps:get(Tracer, Rem, none)), Inc), Over).
+    cut_short(untrusted(unfollowed(seen_whole(Tracer, entry(Tracer, B), B), maps:get(Tracer, Rem, none)),
+                        Inc), Over).
 
 %% @doc Every partition's entry as known now, in the order their tracers started.
 -spec list(term(), t()) -> [map()].
@@ -201,6 +230,20 @@ unfollowed(E = #{verdict := error}, _Info) ->
     E;
 unfollowed(E = #{verdict := V}, Info) ->
     E#{verdict => error, reason => {remote_child, Info#{verdict_on_partial_trace => V}}}.
+
+%% A monitor whose view was cut (cut/4) gave its verdict, or none, on what riarc still
+%% saw: error, saying what cut it, unless it had decided before.
+seen_whole(Tracer, E, #entries{cuts = Cuts, node_cut = NodeCut}) ->
+    Cut = case {Cuts, NodeCut} of
+              {#{Tracer := Info}, _} -> Info;
+              {_, {Info, Decided}} when not is_map_key(Tracer, Decided) -> Info;
+              _ -> none
+          end,
+    case {Cut, E} of
+        {none, _} -> E;
+        {_, #{verdict := error}} -> E;
+        {_, #{verdict := V}} -> E#{verdict => error, reason => {cut, Cut#{verdict_on_partial_trace => V}}}
+    end.
 
 cut_short(E = #{verdict := none}, Over) when Over =/= undefined ->
     E#{verdict => inconclusive, reason => {overload, Over}};

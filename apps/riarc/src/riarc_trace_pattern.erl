@@ -92,7 +92,13 @@ hold(Key, Owner, Patterns) when is_map(Patterns) ->
 %% @doc Lets go of Key's patterns (nothing if it holds none).
 -spec release(term()) -> ok.
 release(Key) ->
-    change(fun(Hs) -> maps:remove(Key, Hs) end).
+    locked(fun() ->
+                   ok = change_locked(fun(Hs) -> maps:remove(Key, Hs) end),
+                   %% Nothing held: the keeper has nothing left to watch for.
+                   _ = held_keys() =:= [] andalso is_pid(whereis(?KEEPER))
+                       andalso (?KEEPER ! idle),
+                   ok
+           end).
 
 %% @doc The send and receive patterns the VM has now, the call pattern of the function
 %% remote starts go through, and those of the BIFs that change tracing.
@@ -164,6 +170,11 @@ watch(Key, Owner) ->
     Keeper = case whereis(?KEEPER) of
                  undefined ->
                      Pid = proc_lib:spawn(?MODULE, keeper, []),
+                     %% Not one of riarc's application processes, which its master
+                     %% kills when the application goes down: the keeper must outlive
+                     %% that, so it takes init's group leader, not its spawner's.
+                     {group_leader, GL} = erlang:process_info(whereis(init), group_leader),
+                     true = group_leader(GL, Pid),
                      Ref = monitor(process, Pid),
                      Pid ! {register, self(), Ref},
                      receive
@@ -194,14 +205,13 @@ keeper(Watched) ->
             keeper(Watched#{monitor(process, Owner) => Key});
         {'DOWN', Ref, process, _, _} when is_map_key(Ref, Watched) ->
             ok = release(maps:get(Ref, Watched)),
-            Left = maps:remove(Ref, Watched),
-            Done = locked(fun() ->
-                                  map_size(Left) =:= 0 andalso held_keys() =:= []
-                                      andalso unregister(?KEEPER)
-                          end),
-            case Done of
+            keeper(maps:remove(Ref, Watched));
+        idle ->
+            %% Owners whose patterns were let go of need no watching: the keeper ends
+            %% when nothing is held, whoever still lives.
+            case locked(fun() -> held_keys() =:= [] andalso unregister(?KEEPER) end) of
                 true -> ok;
-                false -> keeper(Left)
+                false -> keeper(Watched)
             end;
         _ ->
             keeper(Watched)
@@ -212,10 +222,8 @@ held_keys() ->
     maps:keys(Hs).
 
 %% Race: two sessions starting or ending at once would each install a union that lacks
-%% the other's patterns; changes are made one at a time, under a lock of this node.
-change(Fun) ->
-    locked(fun() -> change_locked(Fun) end).
-
+%% the other's patterns; changes are made one at a time, under a lock of this node
+%% (change_locked/1 is called only inside locked/1).
 locked(Fun) ->
     global:trans({?MODULE, self()}, Fun, [node()]).
 

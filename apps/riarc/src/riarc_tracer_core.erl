@@ -672,8 +672,20 @@ analyse(E = {remote_spawn, _, _, _}, St = #tracer{relay_of = undefined}) ->
 %% the session makes the partition's verdict an error from here on, unless its monitor
 %% had already rejected on the events before it. The monitor is not stepped: it is no
 %% event of the property's.
+%% A process that turns off all of its own flags sends nothing more, not even its exit:
+%% its trace ends here, as at an exit, but with nothing for the monitor to step, so that
+%% the run does not wait for ever for it.
 analyse({cut, S, Why}, St = #tracer{relay_of = undefined}) ->
-    report({riarc_cut, self_of(St), S, Why}, St);
+    St1 = report({riarc_cut, self_of(St), S, Why}, St),
+    case Why of
+        {trace, [S, false, Flags]} when is_list(Flags) ->
+            case lists:member(all, Flags) andalso route(S, St1) =:= undefined
+                andalso is_map_key(S, St1#tracer.gamma) of
+                true -> try_gc(del_gamma(S, 'I5', St1));
+                false -> St1
+            end;
+        _ -> St1
+    end;
 analyse(_E, St = #tracer{mon = undefined}) ->
     St;
 analyse(E, St = #tracer{mon = isolated}) ->

@@ -63,6 +63,8 @@ supervisor_killed() ->
     ok = await_keeper(),
     ?assertEqual(before(), riarc_trace_pattern:installed()),
     P ! stop,
+    %% The application's master may still be taking it down: stop/1 waits for that.
+    _ = application:stop(riarc),
     {ok, _} = application:ensure_all_started(riarc).
 
 stopped() ->

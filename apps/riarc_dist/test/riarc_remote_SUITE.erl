@@ -11,7 +11,7 @@
 -include_lib("stdlib/include/assert.hrl").
 -include_lib("common_test/include/ct.hrl").
 
--export([all/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
+-export([all/0, groups/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
 -export([poolboy_attach_detach/1, poolboy_bug_rejected/1, new_processes_remote/1,
          session_killed/1, tracer_killed/1, node_stopped/1, link_cut/1,
          run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1,
@@ -25,15 +25,22 @@
 -define(POOL, riarc_pool).
 -define(SIZE, 4).
 
--spec all() -> [atom()].
-all() -> [poolboy_attach_detach, poolboy_bug_rejected, new_processes_remote, session_killed,
-          tracer_killed, node_stopped, link_cut,
-          run_on_node, run_timeout_on_node, start_stop_on_node, run_undef_on_node,
-          remote_spawns_named, remote_spawns_are_calls, remote_child_in_partition,
-          remote_child_unmonitored, remote_patterns, follow_children, follow_node_down,
-          follow_timeout, follow_errors, follow_proxy_killed, follow_from_node,
-          follow_tracer_killed, follow_failed_start, span_nodes, span_node_down,
-          span_failed_start, span_tracer_killed, join_holds_and_finds, join_nodes, join_nodes_loaded].
+-spec all() -> [atom() | {group, atom()}].
+all() -> [run_on_node, run_undef_on_node, start_stop_on_node, poolboy_bug_rejected,
+          remote_child_in_partition, follow_children, follow_node_down, session_killed]
+    ++ riarc_test_tier:slow_groups([distributed, loaded]).
+
+%% The full tier's cases (make test-all): riarc_test_tier. `loaded' runs with the
+%% schedulers spinning.
+-spec groups() -> [{atom(), list(), [atom()]}].
+groups() -> [{distributed, [], [poolboy_attach_detach, new_processes_remote, tracer_killed,
+                 node_stopped, link_cut, run_timeout_on_node, remote_spawns_named, remote_spawns_are_calls,
+                 remote_child_unmonitored, remote_patterns, follow_timeout,
+                 follow_errors, follow_proxy_killed, follow_from_node,
+                 follow_tracer_killed, follow_failed_start, span_node_down,
+                 span_failed_start, span_tracer_killed, join_holds_and_finds,
+                 join_nodes]},
+            {loaded, [], [span_nodes, join_nodes_loaded]}].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
