@@ -277,6 +277,7 @@ record(MFA, _File, _Opts) ->
     {error, {bad_mfa, MFA}}.
 
 -record(rec, {caller :: pid(), ref :: reference(), w :: riarc_trace_file:writer(),
+              patterns :: reference(),
               cfg :: riarc_backend_evm:config(), root :: pid(),
               live = #{} :: #{pid() => true},      % spawned, exit not seen yet
               early = #{} :: #{pid() => true},     % exit seen before the spawn
@@ -292,13 +293,17 @@ recorder(Caller, Ref, MFA, Opts = #{file := File}) ->
     case riarc_trace_file:open_writer(File, WOpts) of
         {ok, W0} ->
             Cfg = riarc_backend_evm:config(maps:get(events, Opts)),
+            %% riarc's receive pattern, as a live run holds it: the VM then marks a receive
+            %% timeout, which is written as {timeout, P}, not as a receive of `timeout'.
+            Patterns = make_ref(),
+            ok = riarc_trace_pattern:hold(Patterns, self(), #{}),
             Root = riarc_backend_evm:spawn_paused(MFA),
             %% The root's init event, as riarc:run/3 gives it to the root's monitor.
             {ok, W} = riarc_trace_file:write_event(W0, {init, Root, Caller, MFA}),
             ok = riarc_backend_evm:launch(Cfg, Root, self()),
             Now = erlang:monotonic_time(millisecond),
             Deadline = case maps:get(timeout, Opts) of infinity -> infinity; T -> Now + T end,
-            loop(#rec{caller = Caller, ref = Ref, w = W, cfg = Cfg, root = Root,
+            loop(#rec{caller = Caller, ref = Ref, w = W, cfg = Cfg, root = Root, patterns = Patterns,
                       live = #{Root => true}, events = 1, max_queue = maps:get(max_queue, Opts),
                       deadline = Deadline, file = File,
                       started = erlang:monotonic_time(microsecond)});
@@ -317,6 +322,7 @@ loop(R) ->
         Msg -> loop(backpressure(take(Msg, R)))
     after timeout_ms(R) ->
         untrace(R),
+        ok = riarc_trace_pattern:release(R#rec.patterns),
         _ = riarc_trace_file:close_writer(R#rec.w),
         R#rec.caller ! {R#rec.ref, {error, {record_timeout, R#rec.file, maps:keys(R#rec.live)}}},
         ok
@@ -335,6 +341,7 @@ drain_now(R) ->
     end.
 
 done(R = #rec{w = W}) ->
+    ok = riarc_trace_pattern:release(R#rec.patterns),
     Reply = case riarc_trace_file:close_writer(W) of
                 ok -> {ok, #{file => R#rec.file, events => R#rec.events, root => R#rec.root,
                              peak_queue => R#rec.peak_queue, suspensions => R#rec.suspensions,
@@ -347,8 +354,8 @@ done(R = #rec{w = W}) ->
 timeout_ms(#rec{deadline = infinity}) -> infinity;
 timeout_ms(#rec{deadline = D}) -> max(0, D - erlang:monotonic_time(millisecond)).
 
-take(Msg, R = #rec{cfg = Cfg, w = W}) ->
-    case riarc_backend_evm:event(Cfg, Msg) of
+take(Msg, R = #rec{w = W}) ->
+    case recorded(Msg) of
         {ok, Ev} ->
             case riarc_trace_file:write_event(W, Ev) of
                 {ok, W1} -> account(Ev, R#rec{w = W1, events = R#rec.events + 1});
@@ -356,6 +363,13 @@ take(Msg, R = #rec{cfg = Cfg, w = W}) ->
             end;
         _ -> R
     end.
+
+%% A trace message as the event a live run gives, under riarc's receive pattern (held by
+%% the recorder): a marked timeout is {timeout, P}, anything else received a receive.
+recorded(Msg) when is_tuple(Msg), tuple_size(Msg) >= 3, element(1, Msg) =:= trace ->
+    riarc_trace_dbg:vm_event(Msg, true);
+recorded(_) ->
+    skip.
 
 %% Who is still alive. The VM may deliver a child's exit before its parent's spawn
 %% event, so an exit of a process not yet known is remembered until its spawn arrives.
