@@ -11,7 +11,10 @@
 %% atoms the file names that this node lacks, undecodable payloads, processes spawned
 %% with no event in the file or whose events overflowed the reorder buffer (whose
 %% verdict is `error'). Reading is bounded: options `max_record_bytes' (16 MiB) and
-%% `max_held_events' (1 000 000), see docs/offline.md.
+%% `max_held_events' (1 000 000), see docs/offline.md. The check runs under riarc's limits
+%% (option `limits': max_tracers, max_events, max_queue), as a live run: past one, the
+%% result is inconclusive where undecided, with `{riarc_offline, {limit, Name, Term}}'
+%% among its errors, and nothing of the check is left running.
 %%
 %% `record/3' runs a system under VM tracing and streams its events to a file, in
 %% bounded memory: when the recorder falls behind, it suspends the system's processes
@@ -34,7 +37,8 @@
 -type source() :: riarc_trace_file:source() | {events, [riarc_event:event()]}.
 -type check_opts() :: #{timeout => timeout(), invariants => boolean(), log => boolean(),
                         perturb => undefined | pos_integer(), yield => boolean(),
-                        max_record_bytes => pos_integer(), max_held_events => pos_integer()}.
+                        max_record_bytes => pos_integer(), max_held_events => pos_integer(),
+                        limits => map()}.
 %% riarc:result() and `trace', what the reader and the engine saw.
 -type result() :: #{verdicts := [riarc_result:verdict_entry()], trace := map(), atom() => term()}.
 -type record_opts() :: #{payloads => boolean(), format => binary | text,
@@ -42,6 +46,8 @@
                          max_queue => pos_integer()}.
 -type error_reason() :: riarc_trace_file:error()
                       | {bad_spec, term()}
+                      | {bad_option, limits, term()}
+                      | {limit, max_tracers | max_events | max_queue | max_queue_bytes, term()}
                       | {record_timeout, file:filename_all(), [pid()]}
                       | {recorder_crashed, term()}
                       | {riarc_backend_log, riarc_backend_log:error_reason()}
@@ -78,11 +84,12 @@
 -spec check(source(), riarc_lambda:spec(), check_opts()) -> {ok, result()} | {error, error_reason()}.
 check(Source, Spec, Opts0) ->
     Opts = maps:merge(?CHECK_DEFAULTS, Opts0),
-    case riarc_lambda:valid_spec(Spec) of
-        false -> {error, {bad_spec, Spec}};
-        true ->
+    case {riarc_lambda:valid_spec(Spec), riarc_opts:check(maps:with([limits], Opts))} of
+        {false, _} -> {error, {bad_spec, Spec}};
+        {true, {bad_option, limits, L}} -> {error, {bad_option, limits, L}};
+        {true, ok} ->
             case scan(Source, maps:with([max_record_bytes], Opts)) of
-                {ok, Scan} -> replay(Source, Scan, Spec, Opts);
+                {ok, Scan} -> replay(Source, Scan, Spec, Opts#{limits => riarc_opts:limits(Opts)});
                 Err -> Err
             end
     end.
@@ -139,6 +146,16 @@ scan_kind(_, Acc) -> Acc.
 replay(_Source, #{roots := [], info := Info}, _Spec, _Opts) ->
     %% Nothing to monitor: an empty trace.
     {ok, riarc_result:make(#{trace => Info#{warnings => warnings(Info)}})};
+replay(_Source, #{roots := Roots, info := Info}, _Spec, #{limits := #{max_tracers := Max}})
+  when length(Roots) > Max ->
+    %% Limit max_tracers: each root needs a tracer of its own from the start (and an
+    %% analysis process), more than the limit allows. Nothing is started: the check is
+    %% inconclusive for every root, as a live run past the limit is for what it had
+    %% not decided, and the node is left as it was.
+    Over = {tracers, length(Roots), Max},
+    Vs = [riarc_result:entry(S, MFA, inconclusive, 0, {overload, Over}) || {S, MFA} <- Roots],
+    {ok, riarc_result:make(#{verdicts => Vs, overload => Over, errors => limit_errors(Over),
+                             trace => Info#{warnings => warnings(Info)}})};
 replay(Source, Scan = #{roots := Roots, open := Open}, Spec, Opts = #{timeout := Timeout}) ->
     Sids = [S || {S, _} <- Roots],
     {ok, Engine} = riarc_backend_log:start(#{source => engine_source(Source, Opts), roots => Sids,
@@ -146,7 +163,7 @@ replay(Source, Scan = #{roots := Roots, open := Open}, Spec, Opts = #{timeout :=
                                              max_held => maps:get(max_held_events, Opts)}),
     SOpts = #{backend => riarc_backend_log:backend(Engine),
               invariants => maps:get(invariants, Opts), log => maps:get(log, Opts),
-              perturb => maps:get(perturb, Opts)},
+              perturb => maps:get(perturb, Opts), limits => maps:get(limits, Opts)},
     {ok, Session} = riarc_session:start(self(), [{S, MFA, none} || {S, MFA} <- Roots],
                                         Spec, SOpts),
     try run_session(Engine, Session, Open, Timeout) of
@@ -163,11 +180,28 @@ run_session(Engine, Session, Open, Timeout) ->
         {ok, Summary} ->
             %% A timeout is among the result's errors, with the verdicts reached.
             {ok, Result} = finish_session(Session, Open, Timeout),
-            {ok, Result#{trace => trace_info(Summary)}};
+            Errors = maps:get(errors, Result, []) ++ limit_errors(maps:get(overload, Result, undefined)),
+            {ok, Result#{trace => trace_info(Summary), errors => Errors}};
         {error, Reason} ->
             {ok, _} = riarc_session:stop(Session),
             {error, Reason}
     end.
+
+%% A check riarc cut short at one of its limits says which among the result's errors,
+%% so that the sentence names the option to raise.
+limit_errors(undefined) -> [];
+limit_errors(Over) ->
+    case limit_of(Over) of
+        undefined -> [];
+        Name -> [{?MODULE, {limit, Name, Over}}]
+    end.
+
+limit_of({tracers, _, _}) -> max_tracers;
+limit_of({max_events, _, _}) -> max_events;
+limit_of({mailbox, _, _, _}) -> max_queue;
+limit_of({analysis, _, _, _}) -> max_queue;
+limit_of({mailbox_bytes, _, _, _}) -> max_queue_bytes;
+limit_of(_) -> undefined.
 
 %% Every process exited in the file: the tracers end by themselves (TRYGC).
 finish_session(Session, [], Timeout) ->
@@ -187,7 +221,7 @@ trace_info(Summary = #{reader := Reader}) ->
                _ -> #{}
            end,
     Info = maps:merge(Base, maps:with([read, delivered, dropped, held, held_procs,
-                                       overflowed, max_held], Summary)),
+                                       overflowed, max_held, closed], Summary)),
     Info#{warnings => warnings(Info)}.
 
 %% The verdicts of processes whose events the check could not see are errors, never
@@ -423,6 +457,12 @@ untrace(#rec{live = L}) ->
 -spec format_error(error_reason()) -> string().
 format_error({riarc_trace_file, Reason}) ->
     riarc_trace_file:format_error(Reason);
+format_error({bad_option, limits, L}) ->
+    flat("the option limits ~0tP is not a map of riarc's limits (docs/production.md)", [L, 8]);
+format_error({limit, Name, Over}) ->
+    flat("the check was cut short at limit ~ts (~0tP; option limits, docs/production.md): "
+         "riarc stopped replaying, and the partitions that had not decided are inconclusive",
+         [Name, Over, 8]);
 format_error({bad_spec, Spec}) ->
     flat("the Spec ~0tP is neither a fun of arity 1 nor a module exporting spec/1", [Spec, 8]);
 format_error({undef, {M, F, A}}) ->
