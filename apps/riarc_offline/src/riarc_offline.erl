@@ -45,6 +45,7 @@
                          events => [send | recv], timeout => timeout(),
                          max_queue => pos_integer()}.
 -type error_reason() :: riarc_trace_file:error()
+                      | {riarc_trace_rules, riarc_trace_rules:error_reason()}
                       | {bad_spec, term()}
                       | {bad_option, limits, term()}
                       | {limit, max_tracers | max_events | max_queue | max_queue_bytes, term()}
@@ -95,7 +96,8 @@ check(Source, Spec, Opts0) ->
     end.
 
 %% @doc {@link scan/2} with the default limits.
--spec scan(source()) -> {ok, scan()} | {error, riarc_trace_file:error()}.
+-spec scan(source()) ->
+    {ok, scan()} | {error, riarc_trace_file:error() | {riarc_trace_rules, riarc_trace_rules:error_reason()}}.
 scan(Source) -> scan(Source, #{}).
 
 -type scan() :: #{roots := [{riarc_event:sid(), riarc_event:mfa_args()}],
@@ -108,35 +110,62 @@ scan(Source) -> scan(Source, #{}).
 %% (spawned children included: a child the file has no event of must not be waited
 %% for), the silent children (spawned, with no event of their own: `{Child, Parent,
 %% MFA}'), and what the reader learnt. Every malformed input is found here, before
-%% anything runs.
--spec scan(source(), riarc_trace_file:opts()) -> {ok, scan()} | {error, riarc_trace_file:error()}.
+%% anything runs: a file the reader cannot read, and a trace that breaks a rule every
+%% run keeps ({@link riarc_trace_rules}: events after an exit, a process spawned twice or
+%% by itself, a spawn cycle, ...), with the file, the position and the rule.
+-spec scan(source(), riarc_trace_file:opts()) ->
+    {ok, scan()} | {error, riarc_trace_file:error() | {riarc_trace_rules, riarc_trace_rules:error_reason()}}.
 scan(Source, Opts) ->
-    Acc0 = #{order => [], seen => #{}, children => #{}, exited => #{}, inits => #{}},
-    case fold(fun scan_event/2, Acc0, Source, Opts) of
-        {ok, Acc, Info} ->
+    Acc0 = #{order => [], seen => #{}, children => #{}, exited => #{}, inits => #{},
+             rules => riarc_trace_rules:new(source_name(Source))},
+    case fold(fun scan_event/3, Acc0, Source, Opts) of
+        {ok, Acc = #{rules := Rules}, Info} ->
+            case riarc_trace_rules:finish(Rules) of
+                ok -> {ok, scanned(Acc, Info)};
+                {error, Why} -> {error, {riarc_trace_rules, Why}}
+            end;
+        Err -> Err
+    end.
+
+scanned(Acc, Info) ->
             #{order := Order, seen := Seen, children := Ch, exited := X, inits := Inits} = Acc,
             Procs = lists:reverse(Order),
             Roots = [{S, maps:get(S, Inits, undefined)} || S <- Procs, not is_map_key(S, Ch)],
             Silent = lists:sort([{C, P, MFA} || {C, {P, MFA}} <- maps:to_list(Ch),
                                                 not is_map_key(C, Seen)]),
             Open = [S || S <- Procs, not is_map_key(S, X)] ++ [C || {C, _, _} <- Silent],
-            {ok, #{roots => Roots, open => Open, silent => Silent, info => Info}};
+            #{roots => Roots, open => Open, silent => Silent, info => Info}.
+
+source_name({events, _}) -> "the events";
+source_name({dbg_wrap, Name, Tail}) -> unicode:characters_to_list([Name, "*", Tail]);
+source_name(File) -> unicode:characters_to_list(File).
+
+fold(Fun, Acc, {events, Events}, _Opts) ->
+    case fold_events(Fun, Acc, Events, 1) of
+        {ok, Acc1} -> {ok, Acc1, #{format => events, events => length(Events), truncated => false}};
+        Err -> Err
+    end;
+fold(Fun, Acc, Source, Opts) ->
+    riarc_trace_file:fold_at(Fun, Acc, Source, maps:with([max_record_bytes], Opts)).
+
+fold_events(_Fun, Acc, [], _N) -> {ok, Acc};
+fold_events(Fun, Acc, [Ev | Es], N) ->
+    case Fun(Ev, {event, N}, Acc) of
+        {ok, Acc1} -> fold_events(Fun, Acc1, Es, N + 1);
         Err -> Err
     end.
 
-fold(Fun, Acc, {events, Events}, _Opts) ->
-    {ok, lists:foldl(Fun, Acc, Events), #{format => events, events => length(Events),
-                                          truncated => false}};
-fold(Fun, Acc, Source, Opts) ->
-    riarc_trace_file:fold(Fun, Acc, Source, maps:with([max_record_bytes], Opts)).
-
-scan_event(Ev, Acc = #{order := O, seen := Seen}) ->
-    S = riarc_event:origin(Ev),
-    Acc1 = case Seen of
-               #{S := _} -> Acc;
-               #{} -> Acc#{order := [S | O], seen := Seen#{S => true}}
-           end,
-    scan_kind(Ev, Acc1).
+scan_event(Ev, At, Acc = #{order := O, seen := Seen, rules := Rules}) ->
+    case riarc_trace_rules:step(Ev, At, Rules) of
+        {ok, Rules1} ->
+            S = riarc_event:origin(Ev),
+            Acc1 = case Seen of
+                       #{S := _} -> Acc;
+                       #{} -> Acc#{order := [S | O], seen := Seen#{S => true}}
+                   end,
+            {ok, scan_kind(Ev, Acc1#{rules := Rules1})};
+        {error, Why} -> {error, {riarc_trace_rules, Why}}
+    end.
 
 scan_kind({spawn, P, C, MFA}, Acc = #{children := Ch}) -> Acc#{children := Ch#{C => {P, MFA}}};
 scan_kind({exit, S, _}, Acc = #{exited := X}) -> Acc#{exited := X#{S => true}};
@@ -220,9 +249,12 @@ trace_info(Summary = #{reader := Reader}) ->
                M when is_map(M) -> M;
                _ -> #{}
            end,
-    Info = maps:merge(Base, maps:with([read, delivered, dropped, held, held_procs,
+    %% `dropped' is the reader's (events the tracer lost while recording); the engine's
+    %% (events after their process's exit, which the rules refuse before the replay)
+    %% is `after_exit'.
+    Info = maps:merge(Base, maps:with([read, delivered, held, held_procs,
                                        overflowed, max_held, closed], Summary)),
-    Info#{warnings => warnings(Info)}.
+    Info#{after_exit => maps:get(dropped, Summary, 0), warnings => warnings(Info)}.
 
 %% The verdicts of processes whose events the check could not see are errors, never
 %% silently `none': a spawned child the file has no event of, and a process whose
@@ -274,8 +306,8 @@ format_warning({undecodable, F, N}) ->
 format_warning({truncated, F, B}) ->
     flat("~ts is truncated at byte ~b: checked the events before it", [F, B]);
 format_warning({dropped, F, N}) ->
-    flat("~ts: ~b event(s) were dropped (by the VM while recording, or after their process exited)",
-         [F, N]);
+    flat("~ts: the tracer that wrote it lost ~b event(s) while recording (the VM dropped "
+         "trace messages)", [F, N]);
 format_warning({held, F, N}) ->
     flat("~ts: ~b event(s) of processes no traced process spawned were not checked", [F, N]);
 format_warning({held_overflow, F, Ps}) ->
@@ -457,6 +489,8 @@ untrace(#rec{live = L}) ->
 -spec format_error(error_reason()) -> string().
 format_error({riarc_trace_file, Reason}) ->
     riarc_trace_file:format_error(Reason);
+format_error({riarc_trace_rules, Reason}) ->
+    riarc_trace_rules:format_error(Reason);
 format_error({bad_option, limits, L}) ->
     flat("the option limits ~0tP is not a map of riarc's limits (docs/production.md)", [L, 8]);
 format_error({limit, Name, Over}) ->

@@ -27,7 +27,7 @@
 -module(riarc_trace_bin).
 -behaviour(riarc_trace_reader).
 
--export([open/2, read/1, close/1, open_writer/2, write_event/2, close_writer/1]).
+-export([open/2, read/1, close/1, position/1, open_writer/2, write_event/2, close_writer/1]).
 -export([encode_header/1, format_error/1]).
 -export_type([error_reason/0]).
 
@@ -237,6 +237,10 @@ term(<<Len:32, Ext:Len/binary>>, R) ->
             {{riarc_undecodable, Ext}, R#r{undecodable = R#r.undecodable + 1}}
     end;
 term(_, _) -> bad("term field length does not match the record").
+
+%% @doc The file and the byte offset of the last event's record.
+-spec position(#r{}) -> {string(), {byte, non_neg_integer()}}.
+position(#r{file = File, last = At}) -> {File, {byte, At}}.
 
 %% @doc Closes the reader.
 -spec close(#r{}) -> ok.

@@ -28,7 +28,7 @@
 -module(riarc_trace_dbg).
 -behaviour(riarc_trace_reader).
 
--export([open/2, read/1, close/1, wrap_files/2, vm_event/2, format_error/1]).
+-export([open/2, read/1, close/1, position/1, wrap_files/2, vm_event/2, format_error/1]).
 -export_type([error_reason/0]).
 
 -type error_reason() :: riarc_trace_reader:error_reason().
@@ -183,6 +183,11 @@ finish(R, Truncated) ->
             dropped => R#r.dropped, skipped => R#r.skipped, files => R#r.files,
             unknown_atoms => R#r.unknown}}.
 
+
+%% @doc The file (of a wrap set: the one being read) and the byte offset of the last
+%% event's record.
+-spec position(#r{}) -> {string(), {byte, non_neg_integer()}}.
+position(#r{file = File, last = At}) -> {File, {byte, At}}.
 
 %% @doc Closes the reader.
 -spec close(#r{}) -> ok.

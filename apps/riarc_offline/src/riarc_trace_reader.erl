@@ -49,6 +49,9 @@
 -callback read(State :: term()) ->
     {ok, riarc_event:event(), State :: term()} | {eof, map()} | {error, error_reason()}.
 -callback close(State :: term()) -> ok.
+%% Where the last event read starts: the file (a wrap set has several) and its line or
+%% byte offset, for the errors of the rules a trace keeps (riarc_trace_rules).
+-callback position(State :: term()) -> {string(), pos()}.
 %% Writers: the formats riarc produces (binary, text).
 -callback open_writer(File :: file:filename_all(), Opts :: map()) -> {ok, term()} | {error, error_reason()}.
 -callback write_event(W :: term(), riarc_event:event()) -> {ok, term()} | {error, error_reason()}.

@@ -50,7 +50,7 @@
 -module(riarc_trace_text).
 -behaviour(riarc_trace_reader).
 
--export([open/2, read/1, close/1, open_writer/2, write_event/2, close_writer/1]).
+-export([open/2, read/1, close/1, position/1, open_writer/2, write_event/2, close_writer/1]).
 -export([readable/1, unreadable/1, format_error/1]).
 -export_type([error_reason/0]).
 
@@ -160,6 +160,10 @@ mfa(_) -> false.
 
 unknown_atom({riarc_unknown_atom, B}) -> is_binary(B);
 unknown_atom(_) -> false.
+
+%% @doc The file and the line the last event read starts on.
+-spec position(#r{}) -> {string(), {line, pos_integer()}}.
+position(#r{file = File, last = L}) -> {File, {line, L}}.
 
 %% @doc Closes the reader.
 -spec close(#r{}) -> ok.
