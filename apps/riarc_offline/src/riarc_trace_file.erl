@@ -147,17 +147,7 @@ fold(Fun, Acc0, Src) -> fold(Fun, Acc0, Src, #{}).
 -spec fold(fun((riarc_event:event(), Acc) -> Acc), Acc, source(), opts()) ->
     {ok, Acc, info()} | {error, error()}.
 fold(Fun, Acc0, Src, Opts) ->
-    case open(Src, Opts) of
-        {ok, R} -> fold_loop(Fun, Acc0, R);
-        Err -> Err
-    end.
-
-fold_loop(Fun, Acc, R) ->
-    case read(R) of
-        {ok, Ev, R1} -> fold_loop(Fun, Fun(Ev, Acc), R1);
-        {eof, Info} -> {ok, Acc, Info};
-        {error, _} = Err -> Err
-    end.
+    fold_at(fun(Ev, _At, Acc) -> {ok, Fun(Ev, Acc)} end, Acc0, Src, Opts).
 
 %% @doc Folds over every event of a file with its position ({@link position/1}), in file
 %% order, until Fun says `{error, E}': the reader is closed and that is the result.

@@ -22,7 +22,7 @@
 %% 2> {ok, S1} = riarc_trace_rules:step({exit, p, normal}, {line, 1}, S0).
 %% 3> {error, R} = riarc_trace_rules:step({send, p, q, hi}, {line, 2}, S1).
 %% 4> riarc_trace_rules:format_error(R).
-%% "t.txt: line 2: an event of process p after its exit (line 1): {send,p,q,hi} (rule after_exit: a process's exit is its last event)"
+%% "t.txt: line 2: an event of process p after its exit (line 1 of t.txt): {send,p,q,hi} (rule after_exit: a process's exit is its last event)"
 %% '''
 -module(riarc_trace_rules).
 
