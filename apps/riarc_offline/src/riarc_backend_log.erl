@@ -39,7 +39,7 @@
 -behaviour(riarc_backend).
 
 -export([start/1, backend/1, await/2, stop/1, replay/2, format_error/1]).
--export([launch/3, trace/3, preempt/3, clear/3, event/2]).
+-export([launch/3, trace/3, preempt/3, clear/3, event/2, close/1]).
 %% Spawned entry point.
 -export([init/2]).
 -export_type([engine/0, config/0, source/0, opts/0, summary/0, error_reason/0]).
@@ -67,7 +67,7 @@
                      dropped := non_neg_integer(), held := non_neg_integer(),
                      held_procs := [sid()], conflicts := non_neg_integer(),
                      overflowed := #{sid() => pos_integer()}, max_held := pos_integer(),
-                     reader := term()}.
+                     reader := term(), closed := boolean()}.
 
 -record(e, {
     ref :: reference(),
@@ -86,7 +86,8 @@
     delivered = 0 :: non_neg_integer(),
     dropped = 0 :: non_neg_integer(),           % events of processes nobody traces
     conflicts = 0 :: non_neg_integer(),         % TRACE of a process traced elsewhere
-    reader_info = #{} :: term()
+    reader_info = #{} :: term(),
+    closed = false :: boolean()                 % the session detached (close/1)
 }).
 
 %%% ---------------------------------------------------------------------------
@@ -173,6 +174,13 @@ preempt(C, S, T) -> call(C, {preempt, S, T}).
 -spec clear(config(), sid(), pid()) -> ok.
 clear(C, S, T) -> call(C, {clear, S, T}).
 
+%% @doc The session is over before the replay is (an overload limit: riarc detaches from
+%% the system): the engine reads no further, and reports the replay done with
+%% `closed => true' and what it had read, so that no event is delivered to tracers that
+%% are gone and the file is let go at once.
+-spec close(config()) -> ok.
+close(C) -> call(C, close).
+
 %% @doc Decodes an event deposited by this engine.
 -spec event(config(), term()) -> {ok, riarc_event:event()} | skip | no.
 event(#{ref := Ref}, {riarc_offline_evt, Ref, Event}) -> {ok, Event};
@@ -217,14 +225,14 @@ open_source({file, File, Opts}) ->
     end.
 
 %% Until every root is launched, only requests are served.
-launching(E = #e{waiting = W}) when map_size(W) =:= 0 ->
+launching(E = #e{waiting = W, closed = Closed}) when map_size(W) =:= 0; Closed ->
     replaying(E);
 launching(E) ->
     launching(serve_one(E)).
 
 replaying(E) ->
     E1 = serve_pending(E),
-    case next(E1) of
+    case next_open(E1) of
         {ok, Ev, E2} ->
             E3 = read_event(Ev, E2#e{read = E2#e.read + 1}),
             _ = E3#e.yield andalso erlang:yield(),
@@ -255,6 +263,16 @@ serve_pending(E = #e{ref = Ref}) ->
     after 0 -> E
     end.
 
+%% A closed engine reads no further: the replay ends where the session detached.
+next_open(E = #e{closed = true, source = Src}) ->
+    _ = case Src of
+            {reader, R} -> riarc_trace_file:close(R);
+            {events, _} -> ok
+        end,
+    {eof, E#e{source = {events, []}}};
+next_open(E) ->
+    next(E).
+
 next(E = #e{source = {events, [Ev | Rest]}}) -> {ok, Ev, E#e{source = {events, Rest}}};
 next(E = #e{source = {events, []}}) -> {eof, E};
 next(E = #e{source = {reader, R}}) ->
@@ -269,6 +287,8 @@ request(From, Tag, Req, E) ->
     From ! {Tag, ok},
     E1.
 
+handle_req(close, E) ->
+    E#e{closed = true};
 handle_req({launch, Root, T}, E = #e{waiting = W}) ->
     own(Root, T, E#e{waiting = maps:remove(Root, W)});
 handle_req({trace, S, T}, E = #e{owner = O}) ->
@@ -347,4 +367,4 @@ summary(E = #e{held = H}) ->
       held => riarc_reorder:size(H),
       held_procs => lists:sort(maps:keys(riarc_reorder:counts(H))), conflicts => E#e.conflicts,
       overflowed => E#e.overflowed, max_held => E#e.max_held,
-      reader => E#e.reader_info}.
+      reader => E#e.reader_info, closed => E#e.closed}.

@@ -11,7 +11,10 @@
 %% atoms the file names that this node lacks, undecodable payloads, processes spawned
 %% with no event in the file or whose events overflowed the reorder buffer (whose
 %% verdict is `error'). Reading is bounded: options `max_record_bytes' (16 MiB) and
-%% `max_held_events' (1 000 000), see docs/offline.md.
+%% `max_held_events' (1 000 000), see docs/offline.md. The check runs under riarc's limits
+%% (option `limits': max_tracers, max_events, max_queue), as a live run: past one, the
+%% result is inconclusive where undecided, with `{riarc_offline, {limit, Name, Term}}'
+%% among its errors, and nothing of the check is left running.
 %%
 %% `record/3' runs a system under VM tracing and streams its events to a file, in
 %% bounded memory: when the recorder falls behind, it suspends the system's processes
@@ -34,14 +37,18 @@
 -type source() :: riarc_trace_file:source() | {events, [riarc_event:event()]}.
 -type check_opts() :: #{timeout => timeout(), invariants => boolean(), log => boolean(),
                         perturb => undefined | pos_integer(), yield => boolean(),
-                        max_record_bytes => pos_integer(), max_held_events => pos_integer()}.
+                        max_record_bytes => pos_integer(), max_held_events => pos_integer(),
+                        limits => map()}.
 %% riarc:result() and `trace', what the reader and the engine saw.
 -type result() :: #{verdicts := [riarc_result:verdict_entry()], trace := map(), atom() => term()}.
 -type record_opts() :: #{payloads => boolean(), format => binary | text,
                          events => [send | recv], timeout => timeout(),
                          max_queue => pos_integer()}.
 -type error_reason() :: riarc_trace_file:error()
+                      | {riarc_trace_rules, riarc_trace_rules:error_reason()}
                       | {bad_spec, term()}
+                      | {bad_option, limits, term()}
+                      | {limit, max_tracers | max_events | max_queue | max_queue_bytes, term()}
                       | {record_timeout, file:filename_all(), [pid()]}
                       | {recorder_crashed, term()}
                       | {riarc_backend_log, riarc_backend_log:error_reason()}
@@ -78,17 +85,19 @@
 -spec check(source(), riarc_lambda:spec(), check_opts()) -> {ok, result()} | {error, error_reason()}.
 check(Source, Spec, Opts0) ->
     Opts = maps:merge(?CHECK_DEFAULTS, Opts0),
-    case riarc_lambda:valid_spec(Spec) of
-        false -> {error, {bad_spec, Spec}};
-        true ->
+    case {riarc_lambda:valid_spec(Spec), riarc_opts:check(maps:with([limits], Opts))} of
+        {false, _} -> {error, {bad_spec, Spec}};
+        {true, {bad_option, limits, L}} -> {error, {bad_option, limits, L}};
+        {true, ok} ->
             case scan(Source, maps:with([max_record_bytes], Opts)) of
-                {ok, Scan} -> replay(Source, Scan, Spec, Opts);
+                {ok, Scan} -> replay(Source, Scan, Spec, Opts#{limits => riarc_opts:limits(Opts)});
                 Err -> Err
             end
     end.
 
 %% @doc {@link scan/2} with the default limits.
--spec scan(source()) -> {ok, scan()} | {error, riarc_trace_file:error()}.
+-spec scan(source()) ->
+    {ok, scan()} | {error, riarc_trace_file:error() | {riarc_trace_rules, riarc_trace_rules:error_reason()}}.
 scan(Source) -> scan(Source, #{}).
 
 -type scan() :: #{roots := [{riarc_event:sid(), riarc_event:mfa_args()}],
@@ -101,35 +110,62 @@ scan(Source) -> scan(Source, #{}).
 %% (spawned children included: a child the file has no event of must not be waited
 %% for), the silent children (spawned, with no event of their own: `{Child, Parent,
 %% MFA}'), and what the reader learnt. Every malformed input is found here, before
-%% anything runs.
--spec scan(source(), riarc_trace_file:opts()) -> {ok, scan()} | {error, riarc_trace_file:error()}.
+%% anything runs: a file the reader cannot read, and a trace that breaks a rule every
+%% run keeps ({@link riarc_trace_rules}: events after an exit, a process spawned twice or
+%% by itself, a spawn cycle, ...), with the file, the position and the rule.
+-spec scan(source(), riarc_trace_file:opts()) ->
+    {ok, scan()} | {error, riarc_trace_file:error() | {riarc_trace_rules, riarc_trace_rules:error_reason()}}.
 scan(Source, Opts) ->
-    Acc0 = #{order => [], seen => #{}, children => #{}, exited => #{}, inits => #{}},
-    case fold(fun scan_event/2, Acc0, Source, Opts) of
-        {ok, Acc, Info} ->
+    Acc0 = #{order => [], seen => #{}, children => #{}, exited => #{}, inits => #{},
+             rules => riarc_trace_rules:new(source_name(Source))},
+    case fold(fun scan_event/3, Acc0, Source, Opts) of
+        {ok, Acc = #{rules := Rules}, Info} ->
+            case riarc_trace_rules:finish(Rules) of
+                ok -> {ok, scanned(Acc, Info)};
+                {error, Why} -> {error, {riarc_trace_rules, Why}}
+            end;
+        Err -> Err
+    end.
+
+scanned(Acc, Info) ->
             #{order := Order, seen := Seen, children := Ch, exited := X, inits := Inits} = Acc,
             Procs = lists:reverse(Order),
             Roots = [{S, maps:get(S, Inits, undefined)} || S <- Procs, not is_map_key(S, Ch)],
             Silent = lists:sort([{C, P, MFA} || {C, {P, MFA}} <- maps:to_list(Ch),
                                                 not is_map_key(C, Seen)]),
             Open = [S || S <- Procs, not is_map_key(S, X)] ++ [C || {C, _, _} <- Silent],
-            {ok, #{roots => Roots, open => Open, silent => Silent, info => Info}};
+            #{roots => Roots, open => Open, silent => Silent, info => Info}.
+
+source_name({events, _}) -> "the events";
+source_name({dbg_wrap, Name, Tail}) -> unicode:characters_to_list([Name, "*", Tail]);
+source_name(File) -> unicode:characters_to_list(File).
+
+fold(Fun, Acc, {events, Events}, _Opts) ->
+    case fold_events(Fun, Acc, Events, 1) of
+        {ok, Acc1} -> {ok, Acc1, #{format => events, events => length(Events), truncated => false}};
+        Err -> Err
+    end;
+fold(Fun, Acc, Source, Opts) ->
+    riarc_trace_file:fold_at(Fun, Acc, Source, maps:with([max_record_bytes], Opts)).
+
+fold_events(_Fun, Acc, [], _N) -> {ok, Acc};
+fold_events(Fun, Acc, [Ev | Es], N) ->
+    case Fun(Ev, {event, N}, Acc) of
+        {ok, Acc1} -> fold_events(Fun, Acc1, Es, N + 1);
         Err -> Err
     end.
 
-fold(Fun, Acc, {events, Events}, _Opts) ->
-    {ok, lists:foldl(Fun, Acc, Events), #{format => events, events => length(Events),
-                                          truncated => false}};
-fold(Fun, Acc, Source, Opts) ->
-    riarc_trace_file:fold(Fun, Acc, Source, maps:with([max_record_bytes], Opts)).
-
-scan_event(Ev, Acc = #{order := O, seen := Seen}) ->
-    S = riarc_event:origin(Ev),
-    Acc1 = case Seen of
-               #{S := _} -> Acc;
-               #{} -> Acc#{order := [S | O], seen := Seen#{S => true}}
-           end,
-    scan_kind(Ev, Acc1).
+scan_event(Ev, At, Acc = #{order := O, seen := Seen, rules := Rules}) ->
+    case riarc_trace_rules:step(Ev, At, Rules) of
+        {ok, Rules1} ->
+            S = riarc_event:origin(Ev),
+            Acc1 = case Seen of
+                       #{S := _} -> Acc;
+                       #{} -> Acc#{order := [S | O], seen := Seen#{S => true}}
+                   end,
+            {ok, scan_kind(Ev, Acc1#{rules := Rules1})};
+        {error, Why} -> {error, {riarc_trace_rules, Why}}
+    end.
 
 scan_kind({spawn, P, C, MFA}, Acc = #{children := Ch}) -> Acc#{children := Ch#{C => {P, MFA}}};
 scan_kind({exit, S, _}, Acc = #{exited := X}) -> Acc#{exited := X#{S => true}};
@@ -139,6 +175,16 @@ scan_kind(_, Acc) -> Acc.
 replay(_Source, #{roots := [], info := Info}, _Spec, _Opts) ->
     %% Nothing to monitor: an empty trace.
     {ok, riarc_result:make(#{trace => Info#{warnings => warnings(Info)}})};
+replay(_Source, #{roots := Roots, info := Info}, _Spec, #{limits := #{max_tracers := Max}})
+  when length(Roots) > Max ->
+    %% Limit max_tracers: each root needs a tracer of its own from the start (and an
+    %% analysis process), more than the limit allows. Nothing is started: the check is
+    %% inconclusive for every root, as a live run past the limit is for what it had
+    %% not decided, and the node is left as it was.
+    Over = {tracers, length(Roots), Max},
+    Vs = [riarc_result:entry(S, MFA, inconclusive, 0, {overload, Over}) || {S, MFA} <- Roots],
+    {ok, riarc_result:make(#{verdicts => Vs, overload => Over, errors => limit_errors(Over),
+                             trace => Info#{warnings => warnings(Info)}})};
 replay(Source, Scan = #{roots := Roots, open := Open}, Spec, Opts = #{timeout := Timeout}) ->
     Sids = [S || {S, _} <- Roots],
     {ok, Engine} = riarc_backend_log:start(#{source => engine_source(Source, Opts), roots => Sids,
@@ -146,7 +192,7 @@ replay(Source, Scan = #{roots := Roots, open := Open}, Spec, Opts = #{timeout :=
                                              max_held => maps:get(max_held_events, Opts)}),
     SOpts = #{backend => riarc_backend_log:backend(Engine),
               invariants => maps:get(invariants, Opts), log => maps:get(log, Opts),
-              perturb => maps:get(perturb, Opts)},
+              perturb => maps:get(perturb, Opts), limits => maps:get(limits, Opts)},
     {ok, Session} = riarc_session:start(self(), [{S, MFA, none} || {S, MFA} <- Roots],
                                         Spec, SOpts),
     try run_session(Engine, Session, Open, Timeout) of
@@ -163,11 +209,28 @@ run_session(Engine, Session, Open, Timeout) ->
         {ok, Summary} ->
             %% A timeout is among the result's errors, with the verdicts reached.
             {ok, Result} = finish_session(Session, Open, Timeout),
-            {ok, Result#{trace => trace_info(Summary)}};
+            Errors = maps:get(errors, Result, []) ++ limit_errors(maps:get(overload, Result, undefined)),
+            {ok, Result#{trace => trace_info(Summary), errors => Errors}};
         {error, Reason} ->
             {ok, _} = riarc_session:stop(Session),
             {error, Reason}
     end.
+
+%% A check riarc cut short at one of its limits says which among the result's errors,
+%% so that the sentence names the option to raise.
+limit_errors(undefined) -> [];
+limit_errors(Over) ->
+    case limit_of(Over) of
+        undefined -> [];
+        Name -> [{?MODULE, {limit, Name, Over}}]
+    end.
+
+limit_of({tracers, _, _}) -> max_tracers;
+limit_of({max_events, _, _}) -> max_events;
+limit_of({mailbox, _, _, _}) -> max_queue;
+limit_of({analysis, _, _, _}) -> max_queue;
+limit_of({mailbox_bytes, _, _, _}) -> max_queue_bytes;
+limit_of(_) -> undefined.
 
 %% Every process exited in the file: the tracers end by themselves (TRYGC).
 finish_session(Session, [], Timeout) ->
@@ -186,9 +249,12 @@ trace_info(Summary = #{reader := Reader}) ->
                M when is_map(M) -> M;
                _ -> #{}
            end,
-    Info = maps:merge(Base, maps:with([read, delivered, dropped, held, held_procs,
-                                       overflowed, max_held], Summary)),
-    Info#{warnings => warnings(Info)}.
+    %% `dropped' is the reader's (events the tracer lost while recording); the engine's
+    %% (events after their process's exit, which the rules refuse before the replay)
+    %% is `after_exit'.
+    Info = maps:merge(Base, maps:with([read, delivered, held, held_procs,
+                                       overflowed, max_held, closed], Summary)),
+    Info#{after_exit => maps:get(dropped, Summary, 0), warnings => warnings(Info)}.
 
 %% The verdicts of processes whose events the check could not see are errors, never
 %% silently `none': a spawned child the file has no event of, and a process whose
@@ -240,8 +306,8 @@ format_warning({undecodable, F, N}) ->
 format_warning({truncated, F, B}) ->
     flat("~ts is truncated at byte ~b: checked the events before it", [F, B]);
 format_warning({dropped, F, N}) ->
-    flat("~ts: ~b event(s) were dropped (by the VM while recording, or after their process exited)",
-         [F, N]);
+    flat("~ts: the tracer that wrote it lost ~b event(s) while recording (the VM dropped "
+         "trace messages)", [F, N]);
 format_warning({held, F, N}) ->
     flat("~ts: ~b event(s) of processes no traced process spawned were not checked", [F, N]);
 format_warning({held_overflow, F, Ps}) ->
@@ -277,6 +343,7 @@ record(MFA, _File, _Opts) ->
     {error, {bad_mfa, MFA}}.
 
 -record(rec, {caller :: pid(), ref :: reference(), w :: riarc_trace_file:writer(),
+              patterns :: reference(),
               cfg :: riarc_backend_evm:config(), root :: pid(),
               live = #{} :: #{pid() => true},      % spawned, exit not seen yet
               early = #{} :: #{pid() => true},     % exit seen before the spawn
@@ -292,13 +359,17 @@ recorder(Caller, Ref, MFA, Opts = #{file := File}) ->
     case riarc_trace_file:open_writer(File, WOpts) of
         {ok, W0} ->
             Cfg = riarc_backend_evm:config(maps:get(events, Opts)),
+            %% riarc's receive pattern, as a live run holds it: the VM then marks a receive
+            %% timeout, which is written as {timeout, P}, not as a receive of `timeout'.
+            Patterns = make_ref(),
+            ok = riarc_trace_pattern:hold(Patterns, self(), #{}),
             Root = riarc_backend_evm:spawn_paused(MFA),
             %% The root's init event, as riarc:run/3 gives it to the root's monitor.
             {ok, W} = riarc_trace_file:write_event(W0, {init, Root, Caller, MFA}),
             ok = riarc_backend_evm:launch(Cfg, Root, self()),
             Now = erlang:monotonic_time(millisecond),
             Deadline = case maps:get(timeout, Opts) of infinity -> infinity; T -> Now + T end,
-            loop(#rec{caller = Caller, ref = Ref, w = W, cfg = Cfg, root = Root,
+            loop(#rec{caller = Caller, ref = Ref, w = W, cfg = Cfg, root = Root, patterns = Patterns,
                       live = #{Root => true}, events = 1, max_queue = maps:get(max_queue, Opts),
                       deadline = Deadline, file = File,
                       started = erlang:monotonic_time(microsecond)});
@@ -317,6 +388,7 @@ loop(R) ->
         Msg -> loop(backpressure(take(Msg, R)))
     after timeout_ms(R) ->
         untrace(R),
+        ok = riarc_trace_pattern:release(R#rec.patterns),
         _ = riarc_trace_file:close_writer(R#rec.w),
         R#rec.caller ! {R#rec.ref, {error, {record_timeout, R#rec.file, maps:keys(R#rec.live)}}},
         ok
@@ -335,6 +407,7 @@ drain_now(R) ->
     end.
 
 done(R = #rec{w = W}) ->
+    ok = riarc_trace_pattern:release(R#rec.patterns),
     Reply = case riarc_trace_file:close_writer(W) of
                 ok -> {ok, #{file => R#rec.file, events => R#rec.events, root => R#rec.root,
                              peak_queue => R#rec.peak_queue, suspensions => R#rec.suspensions,
@@ -347,8 +420,8 @@ done(R = #rec{w = W}) ->
 timeout_ms(#rec{deadline = infinity}) -> infinity;
 timeout_ms(#rec{deadline = D}) -> max(0, D - erlang:monotonic_time(millisecond)).
 
-take(Msg, R = #rec{cfg = Cfg, w = W}) ->
-    case riarc_backend_evm:event(Cfg, Msg) of
+take(Msg, R = #rec{w = W}) ->
+    case recorded(Msg) of
         {ok, Ev} ->
             case riarc_trace_file:write_event(W, Ev) of
                 {ok, W1} -> account(Ev, R#rec{w = W1, events = R#rec.events + 1});
@@ -356,6 +429,13 @@ take(Msg, R = #rec{cfg = Cfg, w = W}) ->
             end;
         _ -> R
     end.
+
+%% A trace message as the event a live run gives, under riarc's receive pattern (held by
+%% the recorder): a marked timeout is {timeout, P}, anything else received a receive.
+recorded(Msg) when is_tuple(Msg), tuple_size(Msg) >= 3, element(1, Msg) =:= trace ->
+    riarc_trace_dbg:vm_event(Msg, true);
+recorded(_) ->
+    skip.
 
 %% Who is still alive. The VM may deliver a child's exit before its parent's spawn
 %% event, so an exit of a process not yet known is remembered until its spawn arrives.
@@ -409,6 +489,14 @@ untrace(#rec{live = L}) ->
 -spec format_error(error_reason()) -> string().
 format_error({riarc_trace_file, Reason}) ->
     riarc_trace_file:format_error(Reason);
+format_error({riarc_trace_rules, Reason}) ->
+    riarc_trace_rules:format_error(Reason);
+format_error({bad_option, limits, L}) ->
+    flat("the option limits ~0tP is not a map of riarc's limits (docs/production.md)", [L, 8]);
+format_error({limit, Name, Over}) ->
+    flat("the check was cut short at limit ~ts (~0tP; option limits, docs/production.md): "
+         "riarc stopped replaying, and the partitions that had not decided are inconclusive",
+         [Name, Over, 8]);
 format_error({bad_spec, Spec}) ->
     flat("the Spec ~0tP is neither a fun of arity 1 nor a module exporting spec/1", [Spec, 8]);
 format_error({undef, {M, F, A}}) ->

@@ -1,7 +1,12 @@
-%% @doc riarc's binary trace format, version 1: a header, then length-prefixed records
+%% @doc riarc's binary trace format, version 2: a header, then length-prefixed records
 %% whose first byte is the event type, processes named by small integers defined in
 %% PROC records (the uniform encoding of §3.1 of the DTrace/LTTng paper). The complete
 %% specification is docs/trace-format.md; this module is its reference reader and writer.
+%% It writes version 2 and reads versions 1 and 2. Version 1 had no TIMEOUT record: the
+%% recorder wrote a receive timeout as a RECV of the atom `timeout', which the message
+%% `timeout' also gives. So a version-1 RECV whose message is `timeout', or was left out
+%% (payloads off), is refused with its byte offset (`ambiguous_timeout'): no reading of
+%% it is sure to be the run's. Any other version-1 file reads as before.
 %%
 %% Decoding is bounded and makes no atom (a trace may come from another node, or from
 %% anyone): a record longer than `max_record_bytes' (16 MiB by default) is refused before
@@ -14,7 +19,7 @@
 %% reads as `{riarc_undecodable, Bytes}' (`undecodable').
 %% ```
 %% 1> riarc_trace_bin:encode_header(#{node => a@h, start_us => 0, payloads => true}).
-%% <<"RIARCTRC",1,1,0,3,97,64,104,0,0,0,0,0,0,0,0>>
+%% <<"RIARCTRC",2,1,0,3,97,64,104,0,0,0,0,0,0,0,0>>
 %% 2> riarc_trace_file:read_all("/tmp/run.rtrc").
 %% {ok,[{init,<0.90.0>,<0.89.0>,{riarc_demo_pqr,p,[]}}, ...],
 %%     #{format => binary, node => nonode@nohost, truncated => false, unknown_atoms => 0, ...}}
@@ -22,14 +27,15 @@
 -module(riarc_trace_bin).
 -behaviour(riarc_trace_reader).
 
--export([open/2, read/1, close/1, open_writer/2, write_event/2, close_writer/1]).
+-export([open/2, read/1, close/1, position/1, open_writer/2, write_event/2, close_writer/1]).
 -export([encode_header/1, format_error/1]).
 -export_type([error_reason/0]).
 
 -type error_reason() :: riarc_trace_reader:error_reason().
 
 -define(MAGIC, "RIARCTRC").
--define(VERSION, 1).
+%% Version 2 added TIMEOUT; version 1 files are still read (see header/2).
+-define(VERSION, 2).
 -define(PROC, 1).
 -define(SPAWN, 2).
 -define(INIT, 3).
@@ -37,12 +43,13 @@
 -define(SEND, 5).
 -define(RECV, 6).
 -define(DROPPED, 7).
+-define(TIMEOUT, 8).
 -define(OMITTED, riarc_omitted).
 
 -record(r, {fd :: file:fd(), file :: string(), pos :: non_neg_integer(),
             max :: pos_integer(),
             procs = #{} :: #{non_neg_integer() => term()},
-            header :: map(),
+            header :: map(), version :: 1 | 2, last = 0 :: non_neg_integer(),
             events = 0 :: non_neg_integer(), dropped = 0 :: non_neg_integer(),
             undecodable = 0 :: non_neg_integer(), unknown = 0 :: non_neg_integer()}).
 -record(w, {fd :: file:fd(), file :: string(), payloads :: boolean(),
@@ -59,7 +66,8 @@ open(File, Opts) ->
     case file:open(File, [read, raw, binary, {read_ahead, 65536}]) of
         {ok, Fd} ->
             case header(Fd, Name) of
-                {ok, H, Pos} -> {ok, #r{fd = Fd, file = Name, pos = Pos, header = H,
+                {ok, H = #{version := V}, Pos} ->
+                    {ok, #r{fd = Fd, file = Name, pos = Pos, header = H, version = V,
                                         max = riarc_trace_reader:max_record_bytes(Opts)}};
                 Err -> _ = file:close(Fd), Err
             end;
@@ -68,10 +76,10 @@ open(File, Opts) ->
 
 header(Fd, File) ->
     case file:read(Fd, 12) of
-        {ok, <<?MAGIC, ?VERSION, Flags, NLen:16>>} ->
+        {ok, <<?MAGIC, V, Flags, NLen:16>>} when V =:= 1; V =:= ?VERSION ->
             case file:read(Fd, NLen + 8) of
                 {ok, <<NodeB:NLen/binary, Start:64/signed>>} ->
-                    {ok, #{node => existing_atom(NodeB), start_us => Start,
+                    {ok, #{node => existing_atom(NodeB), start_us => Start, version => V,
                            payloads => Flags band 1 =:= 1}, 12 + NLen + 8};
                 _ -> {error, {bad_header, File, "the header is cut short"}}
             end;
@@ -115,11 +123,12 @@ record(Body = <<Type, _/binary>>, R, At) ->
     try decode(Type, Body, R, At) of
         {proc, R1} -> read(R1);
         {dropped, N, R1} -> read(R1#r{dropped = R1#r.dropped + N});
-        {event, Ev, R1} -> {ok, Ev, R1#r{events = R1#r.events + 1}};
+        {event, Ev, R1} -> {ok, Ev, R1#r{events = R1#r.events + 1, last = At}};
         {skip, R1} -> read(R1)
     catch
         throw:{riarc_bad, Why} -> {error, {bad_record, R#r.file, At, Why}};
         throw:{riarc_unknown, Id} -> {error, {unknown_process, R#r.file, At, Id}};
+        throw:riarc_ambiguous_timeout -> {error, {ambiguous_timeout, R#r.file, {byte, At}}};
         throw:{riarc_too_big, Size} ->
             {error, {compressed_too_big, R#r.file, {byte, At}, Size, R#r.max}};
         error:_ -> {error, {bad_record, R#r.file, At, "fields do not match the record type"}}
@@ -143,7 +152,11 @@ decode(?SEND, <<_, F:32, T:32, Rest/binary>>, R, _) ->
     {event, {send, sid(F, R), sid(T, R), Msg}, R1};
 decode(?RECV, <<_, P:32, Rest/binary>>, R, _) ->
     {Msg, R1} = term(Rest, R),
+    _ = R#r.version =:= 1 andalso (Msg =:= timeout orelse Msg =:= ?OMITTED)
+        andalso throw(riarc_ambiguous_timeout),
     {event, {recv, sid(P, R), Msg}, R1};
+decode(?TIMEOUT, <<_, P:32>>, R = #r{version = 2}, _) ->
+    {event, {timeout, sid(P, R)}, R};
 decode(?DROPPED, <<_, N:32>>, R, _) ->
     {dropped, N, R};
 decode(Type, _, R, _) when Type >= 128 ->
@@ -225,6 +238,10 @@ term(<<Len:32, Ext:Len/binary>>, R) ->
     end;
 term(_, _) -> bad("term field length does not match the record").
 
+%% @doc The file and the byte offset of the last event's record.
+-spec position(#r{}) -> {string(), {byte, non_neg_integer()}}.
+position(#r{file = File, last = At}) -> {File, {byte, At}}.
+
 %% @doc Closes the reader.
 -spec close(#r{}) -> ok.
 close(#r{fd = Fd}) -> _ = file:close(Fd), ok.
@@ -290,7 +307,10 @@ encode({send, F, T, Msg}, W) ->
     {[Defs, rec(?SEND, [<<FI:32, TI:32>>, payload(Msg, W)])], W1};
 encode({recv, P, Msg}, W) ->
     {[PI], Defs, W1} = ids([P], W),
-    {[Defs, rec(?RECV, [<<PI:32>>, payload(Msg, W)])], W1}.
+    {[Defs, rec(?RECV, [<<PI:32>>, payload(Msg, W)])], W1};
+encode({timeout, P}, W) ->
+    {[PI], Defs, W1} = ids([P], W),
+    {[Defs, rec(?TIMEOUT, <<PI:32>>)], W1}.
 
 rec(Type, Body) ->
     Len = 1 + iolist_size(Body),

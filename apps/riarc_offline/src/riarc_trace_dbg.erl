@@ -28,7 +28,7 @@
 -module(riarc_trace_dbg).
 -behaviour(riarc_trace_reader).
 
--export([open/2, read/1, close/1, wrap_files/2, format_error/1]).
+-export([open/2, read/1, close/1, position/1, wrap_files/2, vm_event/2, format_error/1]).
 -export_type([error_reason/0]).
 
 -type error_reason() :: riarc_trace_reader:error_reason().
@@ -36,6 +36,7 @@
 -record(r, {fd :: file:fd() | undefined, file :: string(), pos = 0 :: non_neg_integer(),
             max :: pos_integer(), unknown = 0 :: non_neg_integer(),
             rest = [] :: [string()],            % wrap files still to read
+            last = 0 :: non_neg_integer(),      % where the last event's record starts
             events = 0 :: non_neg_integer(), dropped = 0 :: non_neg_integer(),
             skipped = 0 :: non_neg_integer(), files = 1 :: pos_integer()}).
 
@@ -126,8 +127,9 @@ message(Bin, R, At) ->
         {ok, Msg, N} ->
             R1 = R#r{unknown = R#r.unknown + N},
             case event(Msg) of
-                {ok, Ev} -> {ok, Ev, R1#r{events = R1#r.events + 1}};
+                {ok, Ev} -> {ok, Ev, R1#r{events = R1#r.events + 1, last = At}};
                 skip -> read(R1#r{skipped = R1#r.skipped + 1});
+                ambiguous_timeout -> {error, {ambiguous_timeout, R#r.file, {byte, At}}};
                 no -> {error, {bad_record, R#r.file, At, "not a trace message"}}
             end;
         {error, {compressed_too_big, Size}} ->
@@ -141,11 +143,26 @@ event(Msg) when is_tuple(Msg), element(1, Msg) =:= trace_ts, tuple_size(Msg) >= 
     L = tuple_to_list(Msg),
     event(list_to_tuple([trace | lists:droplast(tl(L))]));
 event(Msg) when is_tuple(Msg), element(1, Msg) =:= trace, tuple_size(Msg) >= 3 ->
-    case riarc_backend_evm:event(riarc_backend_evm:config([]), Msg) of
-        {ok, _} = Ok -> Ok;
-        _ -> skip
-    end;
+    vm_event(Msg, false);
 event(_) -> no.
+
+%% @doc A VM trace message as the riarc event it stands for, as the online backend
+%% decodes it, or `skip' for one riarc does not use. Marked: whether riarc's receive
+%% pattern (riarc_route:receive_pattern/1) was set while tracing, as the recorder sets it.
+%% With it, a receive timeout comes marked (`{trace, P, 'receive', timeout,
+%% clock_service}', the event `{timeout, P}'), a timer's message too (a receive), and an
+%% unmarked `timeout' is a message. Without it (a dbg trace), a receive timeout and the
+%% message `timeout' are the same trace message: `ambiguous_timeout'.
+-spec vm_event(tuple(), boolean()) -> {ok, riarc_event:event()} | skip | ambiguous_timeout.
+vm_event({trace, _P, 'receive', timeout}, false) ->
+    ambiguous_timeout;
+vm_event({trace, P, 'receive', Msg, clock_service}, _Marked) when Msg =/= timeout ->
+    vm_event({trace, P, 'receive', Msg}, true);
+vm_event(Msg, _Marked) ->
+    case riarc_backend_evm:event(riarc_backend_evm:config([]), Msg) of
+        {ok, Ev} when is_tuple(Ev) -> {ok, Ev};
+        _ -> skip
+    end.
 
 next_file(R = #r{rest = [F | Fs]}) ->
     ok = close(R),
@@ -166,6 +183,11 @@ finish(R, Truncated) ->
             dropped => R#r.dropped, skipped => R#r.skipped, files => R#r.files,
             unknown_atoms => R#r.unknown}}.
 
+
+%% @doc The file (of a wrap set: the one being read) and the byte offset of the last
+%% event's record.
+-spec position(#r{}) -> {string(), {byte, non_neg_integer()}}.
+position(#r{file = File, last = At}) -> {File, {byte, At}}.
 
 %% @doc Closes the reader.
 -spec close(#r{}) -> ok.

@@ -28,7 +28,8 @@
 %% '''
 -module(riarc_trace_file).
 
--export([open/1, open/2, read/1, close/1, read_all/1, read_all/2, fold/3, fold/4]).
+-export([open/1, open/2, read/1, close/1, position/1, read_all/1, read_all/2, fold/3, fold/4,
+         fold_at/4]).
 -export([open_writer/2, write_event/2, close_writer/1, write/3]).
 -export([format_error/1]).
 -export_type([reader/0, writer/0, source/0, info/0, writer_opts/0, opts/0, error/0,
@@ -128,6 +129,11 @@ read(R = #{mod := Mod, st := St}) ->
         {error, Reason} -> _ = Mod:close(St), {error, {?MODULE, Reason}}
     end.
 
+%% @doc Where the last event read starts: its file and its line (text) or byte offset
+%% (binary, dbg).
+-spec position(reader()) -> {string(), riarc_trace_reader:pos()}.
+position(#{mod := Mod, st := St}) -> Mod:position(St).
+
 %% @doc Closes a reader before its end.
 -spec close(reader()) -> ok.
 close(#{mod := Mod, st := St}) -> Mod:close(St).
@@ -141,14 +147,26 @@ fold(Fun, Acc0, Src) -> fold(Fun, Acc0, Src, #{}).
 -spec fold(fun((riarc_event:event(), Acc) -> Acc), Acc, source(), opts()) ->
     {ok, Acc, info()} | {error, error()}.
 fold(Fun, Acc0, Src, Opts) ->
+    fold_at(fun(Ev, _At, Acc) -> {ok, Fun(Ev, Acc)} end, Acc0, Src, Opts).
+
+%% @doc Folds over every event of a file with its position ({@link position/1}), in file
+%% order, until Fun says `{error, E}': the reader is closed and that is the result.
+-spec fold_at(fun((riarc_event:event(), {string(), riarc_trace_reader:pos()}, Acc) ->
+                      {ok, Acc} | {error, E}), Acc, source(), opts()) ->
+    {ok, Acc, info()} | {error, error() | E}.
+fold_at(Fun, Acc0, Src, Opts) ->
     case open(Src, Opts) of
-        {ok, R} -> fold_loop(Fun, Acc0, R);
+        {ok, R} -> fold_at_loop(Fun, Acc0, R);
         Err -> Err
     end.
 
-fold_loop(Fun, Acc, R) ->
+fold_at_loop(Fun, Acc, R) ->
     case read(R) of
-        {ok, Ev, R1} -> fold_loop(Fun, Fun(Ev, Acc), R1);
+        {ok, Ev, R1} ->
+            case Fun(Ev, position(R1), Acc) of
+                {ok, Acc1} -> fold_at_loop(Fun, Acc1, R1);
+                {error, _} = Err -> ok = close(R1), Err
+            end;
         {eof, Info} -> {ok, Acc, Info};
         {error, _} = Err -> Err
     end.

@@ -13,7 +13,7 @@
 %% '''
 -module(riarc_trace_reader).
 
--export([close_file/2, max_record_bytes/1, format_error/1]).
+-export([close_file/2, max_record_bytes/1, text_version_line/0, format_error/1]).
 -export_type([opts/0, error_reason/0, pos/0]).
 
 %% Reading limits. A trace file may come from anywhere: every size it announces is
@@ -34,7 +34,8 @@
       | {unknown_process, string(), non_neg_integer(), non_neg_integer()}
       | {too_big, string(), pos(), non_neg_integer(), pos_integer()}
       | {compressed_too_big, string(), pos(), non_neg_integer(), pos_integer()}
-      | {no_wrap_files, string(), string()}.
+      | {no_wrap_files, string(), string()}
+      | {ambiguous_timeout, string(), pos()}.
 
 %% 16 MiB: far above any event a recorder writes (a payload is one message), and small
 %% enough that the worst decoded size (about 16 heap bytes per external byte, a list of
@@ -48,6 +49,9 @@
 -callback read(State :: term()) ->
     {ok, riarc_event:event(), State :: term()} | {eof, map()} | {error, error_reason()}.
 -callback close(State :: term()) -> ok.
+%% Where the last event read starts: the file (a wrap set has several) and its line or
+%% byte offset, for the errors of the rules a trace keeps (riarc_trace_rules).
+-callback position(State :: term()) -> {string(), pos()}.
 %% Writers: the formats riarc produces (binary, text).
 -callback open_writer(File :: file:filename_all(), Opts :: map()) -> {ok, term()} | {error, error_reason()}.
 -callback write_event(W :: term(), riarc_event:event()) -> {ok, term()} | {error, error_reason()}.
@@ -59,6 +63,13 @@
 -spec max_record_bytes(opts()) -> pos_integer().
 max_record_bytes(#{max_record_bytes := N}) when is_integer(N), N > 0 -> N;
 max_record_bytes(_) -> ?MAX_RECORD_BYTES.
+
+%% @doc The first line of a text trace in which a receive timeout is `{timeout, P}' and
+%% `{recv, P, timeout}' is the message `timeout' (riarc_trace_text writes it). A text
+%% trace without it may be an older recording, where the recorder wrote timeouts as
+%% `{recv, P, timeout}': there that event is refused as ambiguous.
+-spec text_version_line() -> string().
+text_version_line() -> "%% riarc trace, text format 2".
 
 %% @doc Closes a file a writer wrote, turning a failure (a full disk shows up here, when
 %% the last buffered bytes are written) into the writers' error shape.
@@ -84,11 +95,12 @@ format_error({syntax, File, Line, Msg}) ->
     flat("~ts:~b: not an Erlang term: ~ts", [File, Line, Msg]);
 format_error({not_an_event, File, Pos, Term}) ->
     flat("~ts: ~s: ~0tP is not a riarc event ({init,C,P,MFA}, {spawn,P,C,MFA}, "
-         "{exit,P,Reason}, {send,From,To,Msg} or {recv,P,Msg})", [File, pos(Pos), Term, 12]);
+         "{exit,P,Reason}, {send,From,To,Msg}, {recv,P,Msg} or {timeout,P})",
+         [File, pos(Pos), Term, 12]);
 format_error({bad_header, File, Why}) ->
     flat("~ts: not a riarc binary trace: ~s", [File, Why]);
 format_error({bad_version, File, V}) ->
-    flat("~ts: binary trace version ~b is not supported (this riarc reads version 1)",
+    flat("~ts: binary trace version ~b is not supported (this riarc reads versions 1 and 2)",
          [File, V]);
 format_error({bad_record, File, Pos, Why}) ->
     flat("~ts: malformed record at byte ~b: ~s", [File, Pos, Why]);
@@ -105,6 +117,13 @@ format_error({too_big, File, Pos, Size, Max}) ->
 format_error({compressed_too_big, File, Pos, Size, Max}) ->
     flat("~ts: the compressed term at ~s would expand to ~b bytes, over the limit of ~b "
          "(option max_record_bytes)", [File, pos(Pos), Size, Max]);
+format_error({ambiguous_timeout, File, Pos}) ->
+    flat("~ts: ~s: a receive of the message timeout (or of a message left out) in a trace "
+         "that does not tell receive timeouts from messages (a binary trace of version 1, a "
+         "text trace without the line \"~ts\", or a dbg trace): it may have been a receive "
+         "timeout, which riarc now checks as {timeout, P}; record the run again (or, in a "
+         "text trace, write {timeout, P} for a timeout and add that first line)",
+         [File, pos(Pos), text_version_line()]);
 format_error({no_wrap_files, Name, Tail}) ->
     flat("no dbg wrap files ~ts<N>~ts found", [Name, Tail]).
 

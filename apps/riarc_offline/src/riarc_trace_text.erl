@@ -12,6 +12,13 @@
 %% A process is named by any term, usually an atom or an integer; monitors receive the
 %% names as written. `%' comments are allowed.
 %%
+%% A receive timeout is `{timeout, P}', as online. The writer opens the file with the line
+%% `%% riarc trace, text format 2' ({@link riarc_trace_reader:text_version_line/0}); in a
+%% file that has it, `{recv, P, timeout}' is the message `timeout'. In a file without it
+%% (a recording made before timeouts had events of their own, or one written by hand)
+%% `{recv, P, timeout}' may be a timeout the old recorder wrote: it is refused with its
+%% line (`ambiguous_timeout'), never read as one or the other.
+%%
 %% Reading creates no atom: terms are parsed by {@link riarc_term_text}, where a name
 %% that is not an atom on this node reads as `{riarc_unknown_atom, Name}' (counted as
 %% `unknown_atoms'; an MFA naming one reads as `undefined', since no Spec here can name
@@ -36,14 +43,14 @@
 %% 1> {ok, W} = riarc_trace_text:open_writer("/tmp/t.txt", #{}).
 %% 2> {ok, W1} = riarc_trace_text:write_event(W, {exit, self(), normal}).
 %% 3> riarc_trace_text:close_writer(W1), file:read_file("/tmp/t.txt").
-%% {ok,<<"{exit,{'$pid',\"<0.84.0>\"},normal}.\n">>}
+%% {ok,<<"%% riarc trace, text format 2\n{exit,{'$pid',\"<0.84.0>\"},normal}.\n">>}
 %% 4> riarc_trace_file:read_all("/tmp/t.txt").
 %% {ok,[{exit,<0.84.0>,normal}],#{format => text,...}}
 %% '''
 -module(riarc_trace_text).
 -behaviour(riarc_trace_reader).
 
--export([open/2, read/1, close/1, open_writer/2, write_event/2, close_writer/1]).
+-export([open/2, read/1, close/1, position/1, open_writer/2, write_event/2, close_writer/1]).
 -export([readable/1, unreadable/1, format_error/1]).
 -export_type([error_reason/0]).
 
@@ -54,7 +61,8 @@
 
 -record(r, {fd :: file:fd(), file :: string(), line = 1 :: pos_integer(),
             buf = <<>> :: binary(), final = false :: boolean(), max :: pos_integer(),
-            events = 0 :: non_neg_integer(), unknown = 0 :: non_neg_integer()}).
+            events = 0 :: non_neg_integer(), unknown = 0 :: non_neg_integer(),
+            version = 1 :: 1 | 2, last = 1 :: pos_integer()}).
 -record(w, {fd :: file:io_device(), file :: string()}).
 
 %% @doc Opens a text trace.
@@ -64,8 +72,21 @@ open(File, Opts) ->
     %% Raw bytes, read in chunks: the reader decodes UTF-8 itself, so that a file that is
     %% not text gives an error naming its line rather than a crash in the I/O server.
     case file:open(File, [read, raw, binary]) of
-        {ok, Fd} -> {ok, #r{fd = Fd, file = Name, max = riarc_trace_reader:max_record_bytes(Opts)}};
+        {ok, Fd} ->
+            R = #r{fd = Fd, file = Name, max = riarc_trace_reader:max_record_bytes(Opts)},
+            Line = list_to_binary(riarc_trace_reader:text_version_line()),
+            case file:read(Fd, byte_size(Line) + 1) of
+                {ok, Head} -> {ok, R#r{buf = Head, version = version(Head, Line)}};
+                eof -> {ok, R#r{final = true}};
+                {error, Why} -> _ = file:close(Fd), {error, {read, Name, {line, 1}, Why}}
+            end;
         {error, Why} -> {error, {open, Name, Why}}
+    end.
+
+version(Head, Line) ->
+    case Head of
+        <<Line:(byte_size(Line))/binary, C>> when C =:= $\n; C =:= $\r -> 2;
+        _ -> 1
     end.
 
 %% @doc The next event, or the end.
@@ -106,10 +127,13 @@ first_line(<<$%, R/binary>>, L) ->
     end;
 first_line(_, L) -> L.
 
+event({recv, _, timeout}, Start, #r{file = File, version = 1}) ->
+    {error, {ambiguous_timeout, File, {line, Start}}};
 event(Term, Start, R = #r{file = File}) ->
     case valid(Term) of
         {true, Ev, Unknown} ->
-            {ok, Ev, R#r{events = R#r.events + 1, unknown = R#r.unknown + Unknown}};
+            {ok, Ev, R#r{events = R#r.events + 1, unknown = R#r.unknown + Unknown,
+                         last = Start}};
         false -> {error, {not_an_event, File, {line, Start}, Term}}
     end.
 
@@ -137,6 +161,10 @@ mfa(_) -> false.
 unknown_atom({riarc_unknown_atom, B}) -> is_binary(B);
 unknown_atom(_) -> false.
 
+%% @doc The file and the line the last event read starts on.
+-spec position(#r{}) -> {string(), {line, pos_integer()}}.
+position(#r{file = File, last = L}) -> {File, {line, L}}.
+
 %% @doc Closes the reader.
 -spec close(#r{}) -> ok.
 close(#r{fd = Fd}) -> _ = file:close(Fd), ok.
@@ -146,7 +174,11 @@ close(#r{fd = Fd}) -> _ = file:close(Fd), ok.
 open_writer(File, _Opts) ->
     Name = unicode:characters_to_list(File),
     case file:open(File, [write, delayed_write, {encoding, utf8}]) of
-        {ok, Fd} -> {ok, #w{fd = Fd, file = Name}};
+        {ok, Fd} ->
+            try io:put_chars(Fd, [riarc_trace_reader:text_version_line(), $\n]) of
+                ok -> {ok, #w{fd = Fd, file = Name}}
+            catch error:Why -> _ = file:close(Fd), {error, {write, Name, Why}}
+            end;
         {error, Why} -> {error, {write, Name, Why}}
     end.
 

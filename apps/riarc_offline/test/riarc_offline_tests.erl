@@ -5,7 +5,7 @@
 -include_lib("eunit/include/eunit.hrl").
 
 %% Entry points of the systems recorded here.
--export([flood/1, sink/1]).
+-export([flood/1, sink/1, timeouts/0, timeout_child/0]).
 %% Shared with riarc_trace_reader_tests (the formats-agree test).
 -export([dbg_record/1]).
 
@@ -136,7 +136,8 @@ norm_event({init, C, _P, MFA}, N) -> {init, N(C), MFA};
 norm_event({spawn, P, C, MFA}, N) -> {spawn, N(P), N(C), MFA};
 norm_event({exit, P, R}, N) -> {exit, N(P), R};
 norm_event({send, F, T, Msg}, N) -> {send, N(F), N(T), Msg};
-norm_event({recv, P, Msg}, N) -> {recv, N(P), Msg}.
+norm_event({recv, P, Msg}, N) -> {recv, N(P), Msg};
+norm_event({timeout, P}, N) -> {timeout, N(P)}.
 
 verdicts(R) -> lists:sort([{MFA, V, Ev} || #{mfa := MFA, verdict := V, events := Ev} <- maps:get(verdicts, R)]).
 
@@ -172,6 +173,97 @@ record_errors_test() ->
     ?assertMatch({error, {bad_mfa, _}}, riarc_offline:record(bad, tmp("x"), #{})),
     ?assertMatch({error, {riarc_trace_file, {write, _, _}}},
                  riarc_offline:record({?M, p, []}, "/nonexistent/dir/f", #{})).
+
+%%% ---------------------------------------------------------------------------
+%%% Receive timeouts (issue 28): one event, {timeout, P}, online and in every format
+%%% ---------------------------------------------------------------------------
+
+%% A receive timeout in both processes, then the message `timeout' sent by the parent:
+%% a receive, not a timeout.
+timeouts() ->
+    C = spawn(?MODULE, timeout_child, []),
+    receive never -> ok after 20 -> ok end,
+    C ! timeout,
+    ok.
+
+timeout_child() ->
+    receive never -> ok after 5 -> ok end,
+    receive timeout -> ok end.
+
+%% `[W ?? timeout] ff' as riarc_shml compiles it, for the system's two processes.
+timeout_prop() ->
+    Text = "with riarc_offline_tests:timeouts() monitor [W <- _, riarc_offline_tests:timeouts()] [W -> _, M:F()] [W ?? timeout] ff,\n"
+           "with riarc_offline_tests:timeout_child() monitor [W <- _, riarc_offline_tests:timeout_child()] and([W ?? timeout] ff, [W ? timeout] ff).\n",
+    {ok, Mod} = riarc_shml:load_string(Text, riarc_offline_timeout_prop, "timeout.prop"),
+    Mod.
+
+timeouts_test_() ->
+    {timeout, 60, fun timeouts_agree/0}.
+
+timeouts_agree() ->
+    MFA = {?MODULE, timeouts, []},
+    Prop = timeout_prop(),
+    {ok, Online} = riarc:run(MFA, Prop, #{log => false}),
+    Expected = [{{?MODULE, timeout_child, []}, reject, 2}, {MFA, reject, 3}],
+    ?assertEqual(Expected, verdicts(Online)),
+    Spec = collecting_spec(self()),
+    {ok, _} = riarc:run(MFA, Spec, #{log => false}),
+    OnlineEvents = normalise(collected()),
+    ?assertEqual([{?MODULE, timeout_child, []}, {timeout, child}, {recv, child, timeout}],
+                 [{?MODULE, timeout_child, []} | [case E of {K, _} -> {K, child}; {K, _, M} -> {K, child, M} end
+                   || E <- proplists:get_value({?MODULE, timeout_child, []}, OnlineEvents),
+                      element(1, E) =:= timeout orelse element(1, E) =:= recv]]),
+    [begin
+         File = tmp("timeouts." ++ atom_to_list(Format)),
+         {ok, _} = riarc_offline:record(MFA, File, #{format => Format}),
+         {ok, Offline} = riarc_offline:check(File, Prop, #{}),
+         ?assertEqual({Format, verdicts(Online)}, {Format, verdicts(Offline)}),
+         {ok, _} = riarc_offline:check(File, Spec, #{}),
+         ?assertEqual({Format, OnlineEvents}, {Format, normalise(collected())})
+     end || Format <- [binary, text]].
+
+%% Recordings made before timeouts had their own event wrote one as {recv, P, timeout},
+%% which the message `timeout' also gives: such an event is refused with its position,
+%% never read as one or the other. Any other old event reads as before.
+old_timeouts_test() ->
+    Text = tmp("old.txt"),
+    ok = file:write_file(Text, "{init, p, x, undefined}.\n{recv, p, timeout}.\n{exit, p, normal}.\n"),
+    {error, Why} = riarc_offline:check(Text, fun(_) -> undefined end, #{}),
+    ?assertMatch({riarc_trace_file, {ambiguous_timeout, _, {line, 2}}}, Why),
+    ?assertMatch("/" ++ _, riarc_offline:format_error(Why)),
+    %% With the version line, it is the message.
+    ok = file:write_file(Text, riarc_trace_reader:text_version_line() ++ "\n{recv, p, timeout}.\n{timeout, p}.\n"),
+    ?assertMatch({ok, [{recv, p, timeout}, {timeout, p}], _}, riarc_trace_file:read_all(Text)),
+    %% A version-1 binary file: a RECV of `timeout', or of an omitted message, is refused.
+    Hdr = fun(V) -> <<H:8/binary, _, Rest/binary>> = riarc_trace_bin:encode_header(#{node => a@h, start_us => 0, payloads => true}),
+                    <<H/binary, V, Rest/binary>> end,
+    Proc = <<7:32, 1, 0:32, 1, "p">>,
+    Recv = fun(Msg) -> <<(1 + 4 + byte_size(Msg)):32, 6, 0:32, Msg/binary>> end,
+    T = term_to_binary(timeout),
+    Bin = tmp("old.rtrc"),
+    ok = file:write_file(Bin, [Hdr(1), Proc, Recv(<<(byte_size(T)):32, T/binary>>)]),
+    ?assertMatch({error, {riarc_trace_file, {ambiguous_timeout, _, {byte, 34}}}}, riarc_trace_file:read_all(Bin)),
+    ok = file:write_file(Bin, [Hdr(1), Proc, Recv(<<0:32>>)]),
+    ?assertMatch({error, {riarc_trace_file, {ambiguous_timeout, _, {byte, 34}}}}, riarc_trace_file:read_all(Bin)),
+    Req = term_to_binary(req),
+    ok = file:write_file(Bin, [Hdr(1), Proc, Recv(<<(byte_size(Req)):32, Req/binary>>)]),
+    ?assertMatch({ok, [{recv, p, req}], #{version := 1}}, riarc_trace_file:read_all(Bin)),
+    %% Version 2: the message `timeout' is a receive, and TIMEOUT is the timeout.
+    ok = file:write_file(Bin, [Hdr(2), Proc, Recv(<<(byte_size(T)):32, T/binary>>), <<5:32, 8, 0:32>>]),
+    ?assertMatch({ok, [{recv, p, timeout}, {timeout, p}], #{version := 2}}, riarc_trace_file:read_all(Bin)),
+    %% In a version-1 file the type is reserved.
+    ok = file:write_file(Bin, [Hdr(1), Proc, <<5:32, 8, 0:32>>]),
+    ?assertMatch({error, {riarc_trace_file, {bad_record, _, _, _}}}, riarc_trace_file:read_all(Bin)),
+    %% A dbg trace, made without riarc's receive pattern, cannot tell them apart either;
+    %% with it, the timeout comes marked.
+    Dbg = tmp("old.dbg"),
+    Rec = fun(M) -> B = term_to_binary(M), <<0, (byte_size(B)):32, B/binary>> end,
+    P = list_to_pid("<0.500.0>"),
+    ok = file:write_file(Dbg, [Rec({trace, P, 'receive', req}), Rec({trace, P, 'receive', timeout})]),
+    ?assertMatch({error, {riarc_trace_file, {ambiguous_timeout, _, {byte, 61}}}}, riarc_trace_file:read_all(Dbg)),
+    ok = file:write_file(Dbg, [Rec({trace, P, 'receive', timeout, clock_service}),
+                               Rec({trace, P, 'receive', tick, clock_service})]),
+    ?assertMatch({ok, [{timeout, P}, {recv, P, tick}], _}, riarc_trace_file:read_all(Dbg)).
 
 %% A system that floods the recorder: its mailbox stays bounded, since the system is
 %% suspended while the recorder catches up, and nothing is lost.
