@@ -4,13 +4,13 @@
 %% on the node. Named after the engine so that `rebar3 eunit --app riarc_offline' runs
 %% them.
 %%
-%% The generated traces are seeded: RIARC_LIMITS_SEED="A,B,C" replays one; a failing
-%% run prints its seed.
+%% The generated traces are seeded (riarc_test_tier): RIARC_PROP_SEED="A,B,C" replays
+%% another; a failing run prints its seed.
 -module(riarc_backend_log_tests).
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([remains/2, seed/0, tmp/1, shuffle/1]).
+-export([remains/2, tmp/1, shuffle/1]).
 
 -define(M, riarc_demo_pqr).
 
@@ -99,23 +99,7 @@ shuffle(Lists) ->
     Keyed = lists:append([lists:zip(lists:sort([rand:uniform() || _ <- L]), L) || L <- Lists]),
     [[E] || {_, E} <- lists:keysort(1, Keyed)].
 
-seeded(Fun) ->
-    Seed = seed(),
-    _ = rand:seed(exsss, Seed),
-    try Fun()
-    catch C:E:St ->
-        io:format(user, "~n~p failed with RIARC_LIMITS_SEED=\"~b,~b,~b\"~n",
-                  [?MODULE | tuple_to_list(Seed)]),
-        erlang:raise(C, E, St)
-    end.
-
-%% @doc The seed of this run: RIARC_LIMITS_SEED, or a new one.
--spec seed() -> {integer(), integer(), integer()}.
-seed() ->
-    case os:getenv("RIARC_LIMITS_SEED") of
-        false -> list_to_tuple([erlang:unique_integer([positive]) rem 1000000 + I || I <- [1, 2, 3]]);
-        S -> list_to_tuple([list_to_integer(X) || X <- string:lexemes(S, ", ")])
-    end.
+seeded(Fun) -> riarc_test_tier:seeded(Fun).
 
 %% @doc A file name in this run's own directory.
 -spec tmp(string()) -> string().

@@ -5,8 +5,8 @@
 %% crashes, never gives a verdict on a trace that breaks a rule (by an oracle of its
 %% own, written here), and leaves no process behind.
 %%
-%% The property runs with a fixed seed; RIARC_RULES_SEED="A,B,C" runs another, and a
-%% failing run prints its seed.
+%% The property runs with a fixed seed (riarc_test_tier); RIARC_PROP_SEED="A,B,C" runs
+%% another, and a failing run prints its seed.
 -module(riarc_trace_rules_tests).
 
 -include_lib("proper/include/proper.hrl").
@@ -106,20 +106,10 @@ well_formed_test() ->
 
 hostile_traces_test_() ->
     {timeout, 600, fun() ->
-        Seed = seed(),
-        _ = rand:seed(exsplus, Seed),
         {ok, _} = application:ensure_all_started(riarc),
-        Ok = proper:quickcheck(prop_hostile(), [{numtests, ?NUMTESTS}, {to_file, user}]),
-        Ok orelse io:format(user, "~n~p: failed with RIARC_RULES_SEED=\"~b,~b,~b\"~n",
-                            [?MODULE | tuple_to_list(Seed)]),
-        ?assert(Ok)
+        ?assert(riarc_test_tier:quickcheck(prop_hostile(), {100, ?NUMTESTS},
+                                           [{seed, {29, 3, 2026}}, {to_file, user}]))
     end}.
-
-seed() ->
-    case os:getenv("RIARC_RULES_SEED") of
-        false -> {29, 3, 2026};
-        S -> list_to_tuple([list_to_integer(X) || X <- string:lexemes(S, ", ")])
-    end.
 
 prop_hostile() ->
     ?FORALL({Es, Format}, {trace(), elements([events, text, binary])},

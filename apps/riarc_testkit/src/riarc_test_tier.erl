@@ -14,7 +14,8 @@
 %% '''
 -module(riarc_test_tier).
 
--export([tier/0, count/2, pick/2, slow/1, slow_groups/1, quickcheck/2, quickcheck/3, seed/0]).
+-export([tier/0, count/2, pick/2, slow/1, slow_groups/1, quickcheck/2, quickcheck/3, seed/0,
+         seeded/1]).
 -export_type([tier/0]).
 
 -type tier() :: fast | all.
@@ -76,6 +77,19 @@ seed() ->
                 [A, B, C] -> {A, B, C};
                 _ -> erlang:error({bad_seed, S})
             end
+    end.
+
+%% @doc Runs Fun with this process's `rand' seeded from seed/0; prints the seed when Fun
+%% fails, so that RIARC_PROP_SEED repeats the run.
+-spec seeded(fun(() -> T)) -> T.
+seeded(Fun) ->
+    Seed = seed(),
+    _ = rand:seed(exsss, Seed),
+    try Fun()
+    catch C:E:St ->
+            io:format(user, "~nfailed from seed ~w (RIARC_PROP_SEED=~s to repeat)~n",
+                      [Seed, seed_text(Seed)]),
+            erlang:raise(C, E, St)
     end.
 
 %% @doc quickcheck/3 with PropEr's output to the terminal.
