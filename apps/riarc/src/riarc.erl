@@ -414,6 +414,7 @@ tree(Sup) ->
 session({ok, Session}) ->
     case riarc_session:launched(Session) of
         ok -> {ok, Session};
+        {error, {riarc_session, {down, _}}} = E -> E;
         {error, _} = E -> {ok, _} = riarc_session:stop(Session), E
     end;
 session({error, _} = E) ->
@@ -436,7 +437,7 @@ backend(evm, MFA, {Events, Patterns}) ->
 verdicts(Session) -> riarc_session:verdicts(Session).
 
 %% @doc Stops monitoring; the system runs on untraced. Returns the result so far.
--spec stop(pid()) -> {ok, result()}.
+-spec stop(pid()) -> {ok, result()} | {error, {riarc_session, not_owner}}.
 stop(Session) -> riarc_session:stop(Session).
 
 %% @doc The live tracers of a session and the processes they trace: all of them, and

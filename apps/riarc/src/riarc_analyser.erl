@@ -28,7 +28,7 @@
 %% '''
 -module(riarc_analyser).
 
--export([start/4, events/3, finish/2, overdue/3, steps/1]).
+-export([start/4, events/3, finish/2, overdue/3, steps/1, in_step/1]).
 %% Spawned entry point.
 -export([init/4]).
 -export_type([clock/0, cfg/0, key/0]).
@@ -84,6 +84,10 @@ events(Pid, Key, Es) ->
 finish(Pid, Key) ->
     Pid ! {riarc_end, Key},
     ok.
+
+%% @doc Whether the analysis is in a monitor step (or was, when it ended).
+-spec in_step(clock()) -> boolean().
+in_step(Clock) -> atomics:get(Clock, ?BUSY) =:= 1.
 
 %% @doc How many steps the analysis has begun.
 -spec steps(clock()) -> non_neg_integer().

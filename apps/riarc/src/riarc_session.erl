@@ -24,6 +24,7 @@
 
 -type error_reason() :: {timeout, timeout(), #{tracers := [pid()], processes := [term()]}}
                       | {forged_messages, pos_integer()}
+                      | not_owner | {down, term()}
                       | {remote_child, #{parent := pid(), node := node(),
                                          mfa := riarc_event:mfa_args()}}
                       | {root_tracer_down, term()}
@@ -117,28 +118,41 @@ start_link(Args) ->
 %% first error (a root another tool traces already, say). After an error the caller
 %% stops the session.
 -spec launched(pid()) -> ok | {error, {module(), term()}}.
-launched(Session) -> gen_server:call(Session, launched, infinity).
+launched(Session) ->
+    try gen_server:call(Session, launched, infinity)
+    catch exit:{Why, {gen_server, call, _}} -> {error, {?MODULE, {down, Why}}}
+    end.
 
 %% @doc Waits for the end of the run and returns its result.
--spec await(pid(), timeout()) -> {ok, map()} | {error, timeout}.
+-spec await(pid(), timeout()) -> {ok, map()} | {error, timeout} | {error, {?MODULE, {down, term()}}}.
 await(Session, Timeout) ->
     try gen_server:call(Session, await, Timeout)
-    catch exit:{timeout, _} -> {error, timeout}
+    catch
+        exit:{timeout, _} -> {error, timeout};
+        %% The session ended before its result (killed, say): the run has no result, and
+        %% the caller gets an error that says so rather than an exception.
+        exit:{Why, {gen_server, call, _}} -> {error, {?MODULE, {down, Why}}}
     end.
 
 %% @doc Waits for the end of the run, then stops the session. On timeout it names what
 %% is still alive, stops tracing and returns the result so far: the verdicts already
 %% reached, `inconclusive' for the partitions the timeout cut short, and the timeout
 %% among the result's errors (so the exit status is 1, never a clean accept).
--spec finish(pid(), timeout()) -> {ok, map()}.
+-spec finish(pid(), timeout()) -> {ok, map()} | {error, {?MODULE, {down, term()}}}.
 finish(Session, Timeout) ->
-    case await(Session, Timeout) of
-        {ok, Result} ->
-            {ok, _} = stop(Session),
-            {ok, Result};
-        {error, timeout} ->
-            Alive = alive(Session),
-            gen_server:call(Session, {stop, {timeout, Timeout, Alive}}, 30000)
+    try
+        case await(Session, Timeout) of
+            {ok, Result} ->
+                {ok, _} = stop(Session),
+                {ok, Result};
+            {error, timeout} ->
+                Alive = alive(Session),
+                gen_server:call(Session, {stop, {timeout, Timeout, Alive}}, 30000);
+            {error, _} = Down ->
+                Down
+        end
+    catch
+        exit:{Why, {gen_server, call, _}} -> {error, {?MODULE, {down, Why}}}
     end.
 
 %% @doc The verdicts reached so far.
@@ -163,7 +177,7 @@ subscribe(Session, Pid, Tag) -> gen_server:call(Session, {subscribe, Pid, Tag}, 
 alive(Session) -> gen_server:call(Session, alive, 10000).
 
 %% @doc Stops tracing (the system runs on untraced) and returns the result so far.
--spec stop(pid()) -> {ok, map()}.
+-spec stop(pid()) -> {ok, map()} | {error, {?MODULE, not_owner}}.
 stop(Session) -> gen_server:call(Session, stop, 30000).
 
 %% @doc A sentence for an error of a session.
@@ -172,6 +186,11 @@ format_error({timeout, T, #{tracers := Ts, processes := Ps}}) ->
     lists:flatten(io_lib:format(
         "the run did not end within ~p ms: ~b tracer(s) still alive, tracing ~b system "
         "process(es): ~0tp", [T, length(Ts), length(Ps), Ps]));
+format_error({down, Why}) ->
+    lists:flatten(io_lib:format("the session ended before its result (~0tp): nothing was checked "
+                                "to the end", [Why]));
+format_error(not_owner) ->
+    "only the process that started the session may stop it";
 format_error({forged_messages, N}) ->
     lists:flatten(io_lib:format("~b message(s) in riarc's shape reached its session or tracers "
                                 "without the session's token (forged by the monitored system?) "
@@ -269,6 +288,13 @@ handle_call({subscribe, Pid, Tag}, _From, S) ->
     {reply, entry_list(S), S#session{subs = riarc_session_subs:add(Pid, Tag, S#session.subs)}};
 handle_call(alive, _From, S) ->
     {reply, alive_info(S), S};
+%% Trust boundary: stopping is the owner's (the process that started the session, or
+%% riarc's proxy of it for a session on another node). A stop from anyone else, the
+%% monitored system say, is refused, and counted among the run's errors as forged.
+handle_call(Stop, {Pid, _}, S = #session{owner = Owner}) when (Stop =:= stop orelse
+                                                               element(1, Stop) =:= stop),
+                                                              Pid =/= Owner ->
+    {reply, {error, {?MODULE, not_owner}}, forged(1, S)};
 handle_call({stop, Why}, From, S) ->
     %% A run cut short by riarc (its timeout): partitions that end from here on were not
     %% seen to their end, and the result says why.
@@ -304,14 +330,26 @@ handle_info(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= riarc_se
         skip -> {noreply, S};
         no -> {noreply, forged(1, S)}
     end;
-handle_info(Msg, S = #session{dist = {Mod, D}}) ->
+handle_info(Msg, S) when (element(1, Msg) =:= 'DOWN' orelse element(1, Msg) =:= 'EXIT'),
+                          is_pid(element(tuple_size(Msg) - 1, Msg)) ->
+    %% Trust boundary: the VM sends 'DOWN' and 'EXIT' once their process has ended; one
+    %% about a process of this node that still lives was sent by someone else.
+    Pid = element(tuple_size(Msg) - 1, Msg),
+    case node(Pid) =:= node() andalso is_process_alive(Pid) of
+        true -> {noreply, forged(1, S)};
+        false -> routed_info(Msg, S)
+    end;
+handle_info(Msg, S) ->
+    routed_info(Msg, S).
+
+routed_info(Msg, S = #session{dist = {Mod, D}}) ->
     %% The distribution part's own messages: its followers' streams, relayed events,
     %% nodes joining, its timers.
     case Mod:handle_info(Msg, ctx(S), D) of
         unknown -> info(Msg, S);
         {Next, D1, Fx} -> next(Next, effects(Fx, S#session{dist = {Mod, D1}}))
     end;
-handle_info(Msg, S) ->
+routed_info(Msg, S) ->
     info(Msg, S).
 
 info({riarc_s, _, _}, S) ->
@@ -605,8 +643,13 @@ check_budgets(S = #session{analysers = As, limits = L}) ->
 analysis_ended(_Tracer, _Clock, Reason, S) when Reason =:= normal; Reason =:= noproc ->
     S;
 analysis_ended(Tracer, Clock, Reason, S) ->
-    Why = case Reason of
-              killed -> {monitor_budget, #{heap_words => maps:get(heap_words, riarc_session_limits:budget(S#session.limits))}};
+    %% The VM kills an analysis whose monitor step grows past the heap budget
+    %% (max_heap_size); riarc's own kills set the entry first. A kill between steps came
+    %% from outside (the monitored system, say): said so, not blamed on the budget.
+    Why = case {Reason, riarc_analyser:in_step(Clock)} of
+              {killed, true} ->
+                  {monitor_budget, #{heap_words => maps:get(heap_words, riarc_session_limits:budget(S#session.limits))}};
+              {killed, false} -> {analysis_killed, #{between_steps => riarc_analyser:steps(Clock)}};
               _ -> {analysis_crashed, Reason}
           end,
     set_entry(Tracer, riarc_analyser:steps(Clock), {error, Why}, S).

@@ -247,6 +247,15 @@ loop(St, L = #tracer_loop{sref = SRef, aref = ARef, nbuf = NBuf, suspended = Sus
             %% over budget or by the overload policy): its events go nowhere now, and
             %% routing goes on for the others.
             loop(St, L#tracer_loop{analysis = undefined, aref = undefined});
+        {riarc_t, Token, Msg} when Token =:= L#tracer_loop.token ->
+            {St1, Fx} = riarc_tracer_core:handle(Msg, St),
+            loop(St1, watch(St1, effects(Fx, L, St1)));
+        Msg when element(1, Msg) =:= riarc_t; element(1, Msg) =:= riarc_rtd;
+                 element(1, Msg) =:= riarc_dtc ->
+            %% Trust boundary: a tracer's message without the session's token was forged
+            %% by the monitored system: not believed, counted.
+            put(?FORGED, get_int(?FORGED) + 1),
+            loop(St, L);
         Msg ->
             {St1, Fx} = riarc_tracer_core:handle(Msg, St),
             loop(St1, watch(St1, effects(Fx, L, St1)))
@@ -444,13 +453,18 @@ effects([{analyse, _} | Fx], L = #tracer_loop{events = N}, St) ->
 effects([{send, Session, Msg} | Fx], L = #tracer_loop{session = Session, token = Token}, St) ->
     Session ! {riarc_s, Token, Msg},
     effects(Fx, L, St);
+%% Trust boundary: what goes to another tracer (routed packets, detach requests) carries
+%% the session's token; the loop takes such messages only with it.
+effects([{send, To, Msg = {riarc_rtd, _, _}} | Fx], L = #tracer_loop{token = Token}, St) ->
+    To ! {riarc_t, Token, Msg},
+    effects(Fx, L, St);
 effects([{send, To, Msg} | Fx], L, St) ->
     To ! Msg,
     effects(Fx, L, St);
-effects([{detach, S, Disp} | Fx], L = #tracer_loop{cfg = #{backend := Backend}}, St) ->
+effects([{detach, S, Disp} | Fx], L = #tracer_loop{cfg = #{backend := Backend}, token = Token}, St) ->
     %% Alg. 4 DETACH: PREEMPT, then the request, carrying the cut PREEMPT made.
     {ok, Cut} = riarc_backend:preempt(Backend, S, self()),
-    Disp ! {riarc_dtc, self(), S, Cut},
+    Disp ! {riarc_t, Token, {riarc_dtc, self(), S, Cut}},
     effects(Fx, L, St);
 effects([{clear, S} | Fx], L = #tracer_loop{cfg = #{backend := Backend}}, St) ->
     ok = riarc_backend:clear(Backend, S, self()),

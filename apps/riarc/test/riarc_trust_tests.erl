@@ -5,7 +5,11 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([victim/0, chatter/1, forger/1, untracer/2]).
+-export([victim/0, victim_stops/0, chatter/1, forger/1, untracer/2]).
+
+%% Ends after a while of its own: a system that needs nobody to tell it to stop.
+-spec victim_stops() -> ok.
+victim_stops() -> receive after 200 -> ok end.
 
 %% Waits for orders: `crash' ends it abnormally, `{chat, N}' sends itself N messages.
 -spec victim() -> ok.
@@ -108,6 +112,92 @@ untracing(How, Backend, Where) ->
     ?assertEqual(1, riarc_result:status(R)),
     %% The node's patterns are its own again, whatever the system did to them.
     ?assertEqual(Before, riarc_trace_pattern:installed()).
+
+%% Routed packets and detach requests between tracers carry the session's token: forged
+%% ones (an exit routed as from a dispatcher, a detach of the victim) change nothing and
+%% are counted.
+forged_tracer_messages_test() ->
+    {ok, S} = riarc:start({?MODULE, victim, []}, spec(), #{backend => route}),
+    #{tracers := Ts, processes := [Victim]} = riarc:alive(S),
+    _ = [begin
+             T ! {riarc_rtd, T, {evt, {exit, Victim, normal}}},
+             T ! {riarc_dtc, T, Victim, {count, 0}},
+             T ! {riarc_t, make_ref(), {riarc_rtd, T, {evt, {exit, Victim, normal}}}}
+         end || T <- Ts],
+    Victim ! {chat, 3, self()},
+    receive chatted -> ok end,
+    Victim ! crash,
+    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 10000),
+    ?assertMatch(#{verdict := reject, explanation := #{deciding_event := {exit, _, boom}}}, V),
+    ?assertEqual([{riarc_session, {forged_messages, 3 * length(Ts)}}], maps:get(errors, R)),
+    ?assertEqual(1, riarc_result:status(R)).
+
+%% Stopping a session is its owner's: anyone else's stop (the monitored system's, say) is
+%% refused and counted, and monitoring goes on to the real verdict.
+foreign_stop_test() ->
+    {ok, S} = riarc:start({?MODULE, victim, []}, spec(), #{}),
+    #{processes := [Victim]} = riarc:alive(S),
+    Self = self(),
+    {Pid, Ref} = spawn_monitor(fun() ->
+                                       Self ! {tried, [riarc:stop(S),
+                                                       catch gen_server:call(S, {stop, forged}, 5000)]}
+                               end),
+    receive {'DOWN', Ref, process, Pid, normal} -> ok end,
+    ?assertEqual({tried, [{error, {riarc_session, not_owner}}, {error, {riarc_session, not_owner}}]},
+                 receive {tried, _} = T -> T end),
+    Victim ! crash,
+    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 10000),
+    ?assertMatch(#{verdict := reject}, V),
+    ?assertEqual([{riarc_session, {forged_messages, 2}}], maps:get(errors, R)),
+    ?assertEqual(1, riarc_result:status(R)).
+
+%% What looks like the VM's word (a 'DOWN' of the owner, an 'EXIT' of a tracer) about
+%% processes that still live, and riarc's own timers and join notices out of place, are
+%% forged: the session lives on, counts them, and gives the real verdict.
+forged_session_signals_test() ->
+    {ok, S} = riarc:start({?MODULE, victim, []}, spec(), #{}),
+    #{tracers := [T | _], processes := [Victim]} = riarc:alive(S),
+    Forged = [{'DOWN', make_ref(), process, self(), killed}, {'EXIT', T, kill},
+              {riarc_join, undefined, 'nowhere@nohost'}, {riarc_relay_grace, {self(), node()}, 1}],
+    _ = [S ! M || M <- Forged],
+    #{processes := [Victim]} = riarc:alive(S),
+    Victim ! crash,
+    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 10000),
+    ?assertMatch(#{verdict := reject}, V),
+    ?assertEqual([{riarc_session, {forged_messages, length(Forged)}}], maps:get(errors, R)).
+
+%% riarc's own processes killed by the system: an analysis process killed between steps
+%% is said to be killed (not blamed on its heap budget); a killed session makes run/3
+%% return an error, never raise.
+killed_analysis_test() ->
+    {ok, S} = riarc:start({?MODULE, victim, []}, spec(), #{analysis => isolated}),
+    #{processes := [Victim]} = riarc:alive(S),
+    [An] = [P || P <- erlang:processes(),
+                 {dictionary, D} <- [erlang:process_info(P, dictionary)],
+                 proplists:get_value('$initial_call', D) =:= {riarc_analyser, init, 4}],
+    Ref = monitor(process, An),
+    exit(An, kill),
+    receive {'DOWN', Ref, process, An, killed} -> ok end,
+    Victim ! stop,
+    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 10000),
+    ?assertMatch(#{verdict := error, reason := {analysis_killed, _}}, V),
+    ?assertEqual(1, riarc_result:status(R)).
+
+killed_session_test() ->
+    Self = self(),
+    Killer = spawn(fun() -> receive {kill, S} -> exit(S, kill), Self ! killed end end),
+    Mon = fun(_) -> Killer ! {kill, hd([P || P <- erlang:processes(), is_session(P)])},
+                    fun M(_) -> M end
+          end,
+    ?assertMatch({error, {riarc_session, {down, _}}},
+                 riarc:run({?MODULE, victim_stops, []}, fun(_) -> {ok, Mon} end, #{analysis => inline})),
+    receive killed -> ok end.
+
+is_session(P) ->
+    case erlang:process_info(P, dictionary) of
+        {dictionary, D} -> proplists:get_value('$initial_call', D) =:= {riarc_session, init, 1};
+        undefined -> false
+    end.
 
 %% A forged stop request (no session token) does not silence a tracer: monitoring goes
 %% on, the partition gets its verdict from its real events, and the forgery is reported.

@@ -146,7 +146,7 @@ handle_info({riarc_relay, Secret, {Child, Parent}, What}, _Ctx, D = #dist{relay_
     {noreply, relay({Parent, node(Child)}, Child, What, D), []};
 %% Option follow_joining: a node came up, and the system here is held (riarc_join).
 handle_info({riarc_join, W, Node}, #{finished := Finished, stopping := Stopping},
-            D = #dist{join_watcher = W}) ->
+            D = #dist{join_watcher = W}) when is_pid(W) ->
     Follow = not Finished andalso not Stopping andalso not D#dist.followers_stopped
         andalso not lists:keymember(Node, 1, maps:values(D#dist.followers))
         andalso not lists:keymember(Node, 1, maps:values(D#dist.joins))
@@ -170,7 +170,7 @@ handle_info({'DOWN', _, process, W, Why}, _Ctx, D = #dist{join_watcher = W}) ->
     %% Nodes that join from now on are not followed: what the system starts there is an
     %% error (follow_grace), and so is this.
     {noreply, D#dist{join_watcher = undefined}, [{error, {riarc_session, {join_watcher_down, Why}}}]};
-handle_info({riarc_relay_grace, Key, K}, _Ctx, D) ->
+handle_info({riarc_relay_grace, Key, K}, _Ctx, D = #dist{relays = Rs}) when is_map_key(Key, Rs) ->
     {noreply, relay_grace(Key, K, D), []};
 handle_info({riarc_follow_grace, Ref}, #{finished := false}, D = #dist{follow_grace = Ref, follow = F}) ->
     %% follow_grace is over: the children still not seen on their nodes are errors.
