@@ -58,6 +58,9 @@
     waiters = [] :: [gen_server:from()]
 }).
 
+%% How often the session looks at the node's trace patterns (cut detection).
+-define(VIEW_CHECK_MS, 1000).
+
 -record(session, {
     owner :: pid(),
     spec :: riarc_lambda:spec(),                     % what the result's warnings are about
@@ -84,6 +87,9 @@
     entries :: riarc_session_entries:t(),            % the partitions' entries
     limits :: riarc_session_limits:t(),              % overload, budgets, counts
     subs = riarc_session_subs:new() :: riarc_session_subs:t(), % verdict subscribers
+    %% Cut detection: the partitions whose verdicts were in when the node's patterns were
+    %% last seen as riarc installed them.
+    view_decided = #{} :: #{pid() => true},
     %% Following the system onto other nodes: the module of that part and its state.
     dist = undefined :: undefined | {module(), term()}
 }).
@@ -239,6 +245,7 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     %% partition sends its events (riarc's option follow).
     Cfg0 = maps:merge(Base, maps:with([relay_to], Opts)),
     _ = monitor(process, Owner),
+    _ = erlang:send_after(?VIEW_CHECK_MS, self(), riarc_view_check),
     S0 = #session{owner = Owner, spec = Spec, opts = Opts, backend = Backend, token = Token,
                   started = erlang:monotonic_time(microsecond),
                   tally = riarc_session_tally:new(unsealed(Backend)),
@@ -356,6 +363,11 @@ info({riarc_s, _, _}, S) ->
     %% Trust boundary: a message in riarc's shape without the session's token was forged
     %% (by the monitored system): counted, not believed.
     {noreply, forged(1, S)};
+info(riarc_view_check, S = #session{finished = undefined}) ->
+    _ = erlang:send_after(?VIEW_CHECK_MS, self(), riarc_view_check),
+    {noreply, view_check(S)};
+info(riarc_view_check, S) ->
+    {noreply, S};
 info(riarc_watchdog, S = #session{limits = L}) ->
     {noreply, watchdog(check_budgets(S#session{limits = riarc_session_limits:watchdog_fired(L)}))};
 info(Msg = {riarc_grace, Ref}, S = #session{limits = L}) ->
@@ -630,6 +642,20 @@ shed_count(Tracer, S) ->
         Entry -> put_verdict(Tracer, Entry, S)
     end.
 
+%% Cut detection: the node's send and receive patterns changed under riarc (by a process
+%% riarc does not trace, or another tool) cut every partition's view from then on. Looked
+%% at every ?VIEW_CHECK_MS and once more when the session lets go of its own (close/1).
+%% A change found by looking was made at some time since the last look: only the
+%% verdicts in by then stand (view_decided).
+view_check(S = #session{entries = E}) ->
+    case riarc_trace_pattern:intact() of
+        ok -> S#session{view_decided = riarc_session_entries:decided(E)};
+        {changed, Info} ->
+            Why = #{process => undefined, call => {patterns_changed, Info}},
+            E1 = riarc_session_entries:view_cut(Why, S#session.view_decided, E),
+            republish(fun(_) -> true end, S#session{entries = E1})
+    end.
+
 watchdog(S = #session{analysers = As, limits = L}) ->
     S#session{limits = riarc_session_limits:watchdog(map_size(As) > 0, L)}.
 
@@ -674,7 +700,9 @@ set_entry(Tracer, Steps, {V, Why}, S = #session{entries = E}) ->
     end.
 
 close(S = #session{backend_closed = true}) -> S;
-close(S = #session{backend = Backend}) ->
+close(S0) ->
+    %% The last look at the node's patterns, while this session still holds its own.
+    S = #session{backend = Backend} = view_check(S0),
     riarc_backend:close(Backend),
     S#session{backend_closed = true}.
 

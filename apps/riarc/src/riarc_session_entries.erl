@@ -16,7 +16,8 @@
 
 -export([new/1, tracer_up/3, counts/1, part/5, partition/4, closed/3, closed_told/3,
          put/3, verdict/2, part_of/2, bare_entry/2, explanation/2, explained/3,
-         partition_events/3, shed_entry/2, incomplete/2, remote_child/3, cut/4, changed/2,
+         partition_events/3, shed_entry/2, incomplete/2, remote_child/3, cut/4, view_cut/3,
+         decided/1, changed/2,
          as_known/3, list/2]).
 -export_type([t/0]).
 
@@ -188,13 +189,23 @@ cut(Tracer, Who, Why, B = #entries{cuts = Cuts, verdicts = Vs}) ->
                 #{Tracer := #{verdict := V}} when V =:= accept; V =:= reject -> {B, own};
                 #{} -> {B#entries{cuts = Cuts#{Tracer => Info}}, own}
             end;
-        _ when B#entries.node_cut =:= none ->
-            Decided = maps:from_list([{T, true} || {T, #{verdict := V}} <- maps:to_list(Vs),
-                                                   V =:= accept orelse V =:= reject]),
-            {B#entries{node_cut = {Info, Decided}}, all};
         _ ->
-            {B, all}
+            {view_cut(Info, decided(B), B), all}
     end.
+
+%% @doc The partitions whose verdicts are in (accept or reject: final).
+-spec decided(t()) -> #{pid() => true}.
+decided(#entries{verdicts = Vs}) ->
+    maps:from_list([{T, true} || {T, #{verdict := V}} <- maps:to_list(Vs), V =:= accept orelse V =:= reject]).
+
+%% @doc The whole node's view was cut (Why); the verdicts of Decided (decided/1 as it was
+%% when the view was last known whole) stand, every other is an error. The first cut is
+%% the one told.
+-spec view_cut(term(), #{pid() => true}, t()) -> t().
+view_cut(Why, Decided, B = #entries{node_cut = none}) ->
+    B#entries{node_cut = {Why, Decided}};
+view_cut(_Why, _Decided, B) ->
+    B.
 
 %% @doc The tracers whose verdict entry Changed holds of.
 -spec changed(fun((map()) -> boolean()), t()) -> [pid()].

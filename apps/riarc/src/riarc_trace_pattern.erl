@@ -54,7 +54,7 @@
 %% '''
 -module(riarc_trace_pattern).
 
--export([hold/3, release/1, installed/0, valid/1, union/1, call_event/2]).
+-export([hold/3, release/1, installed/0, intact/0, valid/1, union/1, call_event/2]).
 %% Spawned entry point.
 -export([keeper/0]).
 -export_type([pattern/0, patterns/0, call_pattern/0]).
@@ -114,6 +114,25 @@ call_pattern(F) ->
     {traced, How} = erlang:trace_info(F, traced),
     {match_spec, MS} = erlang:trace_info(F, match_spec),
     {How, MS}.
+
+%% @doc Whether the VM still has the patterns riarc's holders need (nothing held: ok).
+%% A change from outside riarc (another tool, a process riarc does not trace) is seen
+%% here; a traced process's change is seen sooner, as its call (call_event/2).
+-spec intact() -> ok | {changed, #{expected := map(), installed := map()}}.
+intact() ->
+    locked(fun() ->
+                   %% What the last change installed: the holders as it left them.
+                   #{holders := Hs} = persistent_term:get(?KEY, #{holders => #{}, saved => none}),
+                   case map_size(Hs) of
+                       0 -> ok;
+                       _ ->
+                           Expected = held(Hs),
+                           case installed() of
+                               Expected -> ok;
+                               Installed -> {changed, #{expected => Expected, installed => Installed}}
+                           end
+                   end
+           end).
 
 %% @doc A call event of a traced process P (the `call' flag): the start of a process on
 %% another node, `{remote_spawn, P, Node, MFA}' with MFA as Λ is asked for such a child

@@ -199,6 +199,22 @@ is_session(P) ->
         undefined -> false
     end.
 
+%% The node's receive pattern changed by a process riarc does not trace (another tool):
+%% the session sees it (at the latest before its result) and no partition whose verdict
+%% was not in yet is accepted.
+patterns_changed_outside_test() ->
+    Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
+    Before = riarc_trace_pattern:installed(),
+    {ok, S} = riarc:start({?MODULE, victim, []}, fun(_) -> {ok, Mon} end, #{}),
+    #{processes := [Victim]} = riarc:alive(S),
+    _ = apply(erlang, trace_pattern, ['receive', false, []]),
+    Victim ! {error, unseen},
+    Victim ! stop,
+    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 10000),
+    ?assertMatch(#{verdict := error, reason := {cut, #{call := {patterns_changed, _}}}}, V),
+    ?assertEqual(1, riarc_result:status(R)),
+    ?assertEqual(Before, riarc_trace_pattern:installed()).
+
 %% A forged stop request (no session token) does not silence a tracer: monitoring goes
 %% on, the partition gets its verdict from its real events, and the forgery is reported.
 forged_control_test() ->
