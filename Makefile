@@ -3,12 +3,16 @@
 REBAR ?= rebar3
 export ERL_FLAGS ?=
 
-.PHONY: all toolchain build test eunit ct layout check xref dialyzer demo bench bench-top bench-takeover bench-shapes bench-replay bench-quick report-check verify clean
+.PHONY: all toolchain test-toolchain build test eunit ct layout check xref dialyzer demo bench bench-top bench-takeover bench-shapes bench-replay bench-quick report-check verify clean
 
 all: build
 
 toolchain:
 	@scripts/ensure-toolchain
+
+# The tests also need PropEr and poolboy, which riarc itself does not.
+test-toolchain:
+	@scripts/ensure-toolchain --test
 
 build: toolchain
 	$(REBAR) compile
@@ -17,21 +21,21 @@ build: toolchain
 # Common Test suites (apps/*/test/*_SUITE.erl) for the command line, peer VMs and what is
 # slow; then the architecture (apps along their dependency arrows, no module cycles),
 # xref and Dialyzer.
-test: toolchain
+test: test-toolchain
 	$(REBAR) eunit
 	$(REBAR) ct
 	scripts/check-layout
 	$(REBAR) xref
 	$(REBAR) dialyzer
 
-layout: toolchain
+layout: test-toolchain
 	$(REBAR) as test compile
 	scripts/check-layout
 
-eunit: toolchain
+eunit: test-toolchain
 	$(REBAR) eunit
 
-ct: toolchain
+ct: test-toolchain
 	$(REBAR) ct
 
 xref: toolchain

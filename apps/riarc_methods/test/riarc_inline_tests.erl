@@ -180,7 +180,7 @@ errors_test_() ->
 %% The transform as a compile option, on source: the woven module compiles and runs as
 %% the original when no run is active.
 parse_transform_test() ->
-    Src = filename:join(code:lib_dir(riarc), "src/riarc_demo_pqr.erl"),
+    Src = filename:join(code:lib_dir(riarc_testkit), "src/riarc_demo_pqr.erl"),
     {ok, Forms} = epp:parse_file(Src, []),
     {ok, riarc_demo_pqr, Bin} = compile:forms(Forms, [binary, {parse_transform, riarc_inline_transform}]),
     Calls = [Call || {call, _, {remote, _, {atom, _, riarc_inline_rt}, {atom, _, Call}}, _}
