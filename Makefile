@@ -3,12 +3,16 @@
 REBAR ?= rebar3
 export ERL_FLAGS ?=
 
-.PHONY: all toolchain build test test-all eunit ct layout check xref dialyzer demo bench bench-top bench-takeover bench-shapes bench-replay bench-quick report-check verify clean
+.PHONY: all toolchain test-toolchain build test test-all eunit ct layout check xref dialyzer demo bench bench-top bench-takeover bench-shapes bench-replay bench-quick report-check verify clean
 
 all: build
 
 toolchain:
 	@scripts/ensure-toolchain
+
+# The tests also need PropEr and poolboy, which riarc itself does not.
+test-toolchain:
+	@scripts/ensure-toolchain --test
 
 build: toolchain
 	$(REBAR) compile
@@ -19,20 +23,20 @@ build: toolchain
 # suite among them; the architecture (apps along their dependency arrows, no module
 # cycles), xref and Dialyzer. `make test-all' (what CI runs) adds the stress, soak,
 # loaded, distributed and fault-campaign tiers: the same steps with RIARC_TIER=all.
-test: toolchain
+test: test-toolchain
 	@scripts/test-tier fast
 
-test-all: toolchain
+test-all: test-toolchain
 	@scripts/test-tier all
 
-layout: toolchain
+layout: test-toolchain
 	$(REBAR) as test compile
 	scripts/check-layout
 
-eunit: toolchain
+eunit: test-toolchain
 	$(REBAR) eunit
 
-ct: toolchain
+ct: test-toolchain
 	$(REBAR) ct
 
 xref: toolchain

@@ -1,7 +1,7 @@
 %% @doc The offline commands of `bin/riarc': check a trace file, record a run, and the
 %% exhaustive interleaving sweep behind `make verify'.
 %% ```
-%% $ bin/riarc record -m riarc_demo_pqr -f p -o pqr.rtrc
+%% $ bin/riarc record -pa _build/test/lib/riarc_testkit/ebin -m riarc_demo_pqr -f p -o pqr.rtrc
 %% recorded 10 events to pqr.rtrc (peak recorder queue 3, 0 suspensions)
 %% $ bin/riarc record --replayable -m riarc_demo -f tickets -a '[8, 20]' -o race.rr
 %% recorded 822 events (7420 bytes) to race.rr

@@ -62,13 +62,15 @@ cookie() -> atom_to_list(erlang:get_cookie()).
 attach_new_sigterm(Config) ->
     Node = ?config(node, Config),
     Props = filename:join(root(), "examples/props/pqr.prop"),
+    %% The system's own code, on the peer: a test system, which riarc does not ship.
+    {M, Bin, File} = code:get_object_code(riarc_demo_pqr),
+    {module, M} = erpc:call(Node, code, load_binary, [M, File, Bin]),
     Port = start_cli(["attach", "--node", atom_to_list(Node), "--cookie", cookie(), "--new",
                       "--props", Props, "--for", "600"]),
     {os_pid, OsPid} = erlang:port_info(Port, os_pid),
     %% (A build's output may come first, and end without a newline.)
     _ = read_until(Port, fun(L) -> string:find(L, "riarc attach: attached") =/= nomatch end),
-    %% Three P/Q/R systems started on the peer after the attach point (riarc_demo_pqr
-    %% came with riarc's modules).
+    %% Three P/Q/R systems started on the peer after the attach point.
     [erpc:call(Node, erlang, spawn, [riarc_demo_pqr, p, []]) || _ <- lists:seq(1, 3)],
     Lines = read_n_verdicts(Port, 9, []),
     ?assertEqual(9, length(Lines)),

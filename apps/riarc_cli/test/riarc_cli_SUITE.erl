@@ -4,7 +4,7 @@
 % runs it after EUnit's unit tests).
 -module(riarc_cli_SUITE).
 
--import(riarc_test_cli, [cli/1, cli/2, root/0]).
+-import(riarc_test_cli, [cli/1, cli/2, root/0, testkit_pa/0]).
 
 -include_lib("stdlib/include/assert.hrl").
 
@@ -39,7 +39,7 @@ cli_run_accept(_Config) ->
 cli_run_reject(_Config) ->
     File = filename:join(root(), "_build/test/never_spawn.prop"),
     ok = file:write_file(File, "with riarc_demo_pqr:p() monitor\n  [P <- _, riarc_demo_pqr:p()] [P -> _, _:_()] ff.\n"),
-    {[Line | Explanation], Status} = cli("run -m riarc_demo_pqr -f p --props " ++ File),
+    {[Line | Explanation], Status} = cli("run " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p --props " ++ File),
     ?assert(lists:suffix("riarc_demo_pqr:p/0 reject", Line)),
     %% The explanation: P's events up to its spawn, which decided.
     ?assertMatch(["    last events (=> decided):", "       {init," ++ _, "    => {spawn," ++ _], Explanation),
@@ -105,7 +105,7 @@ cli_no_rebuild(_Config) ->
 %% `check' prints what `run' prints: pid, initial call, verdict.
 cli_check_mfa(_Config) ->
     Trace = filename:join(root(), "_build/test/riarc_cli_pqr.rtrc"),
-    {_, "status=0"} = cli("record -m riarc_demo_pqr -f p -o " ++ Trace),
+    {_, "status=0"} = cli("record " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p -o " ++ Trace),
     {Lines, "status=0"} = cli("check --trace " ++ Trace ++ " --props examples/props/pqr.prop"),
     ?assertEqual(["riarc_demo_pqr:p/0", "riarc_demo_pqr:q/0", "riarc_demo_pqr:r/0"],
                  lists:sort([lists:nth(2, string:lexemes(L, " ")) || L <- Lines])),

@@ -5,7 +5,7 @@
 % status 2, for `run' and `check'. A Common Test suite: it runs bin/riarc as an OS process.
 -module(riarc_shml_cli_SUITE).
 
--import(riarc_test_cli, [root/0, sh/1]).
+-import(riarc_test_cli, [root/0, sh/1, testkit_pa/0]).
 
 -include_lib("stdlib/include/assert.hrl").
 
@@ -65,21 +65,21 @@ matched_nothing(Config) ->
                 "matched no process in this run",
     Static = Props ++ ":3:6: warning: Bank in `with' is a variable",
     %% Warned, standard output as before, status as the verdicts say.
-    {Lines, "status=0"} = sh(Riarc ++ "run -m riarc_demo_pqr -f p --props " ++ Props ++ " 2>&1"),
+    {Lines, "status=0"} = sh(Riarc ++ "run " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p --props " ++ Props ++ " 2>&1"),
     ?assert(lists:member(Unmatched, Lines)),
     ?assert(lists:any(fun(L) -> lists:prefix(Static, L) end, Lines)),
-    {[_], "status=0"} = sh(Riarc ++ "run -m riarc_demo_pqr -f p --props " ++ Props ++ " 2>/dev/null"),
-    {_, "status=2"} = sh(Riarc ++ "run -m riarc_demo_pqr -f p --strict --props " ++ Props ++ " 2>/dev/null"),
+    {[_], "status=0"} = sh(Riarc ++ "run " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p --props " ++ Props ++ " 2>/dev/null"),
+    {_, "status=2"} = sh(Riarc ++ "run " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p --strict --props " ++ Props ++ " 2>/dev/null"),
     %% A Spec module that monitors none of the system's processes.
-    {NoneLines, "status=2"} = sh(Riarc ++ "run -m riarc_demo_pqr -f p --strict "
+    {NoneLines, "status=2"} = sh(Riarc ++ "run " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p --strict "
                                  "--monitors riarc_demo_monitors 2>&1"),
     ?assertEqual(["riarc: warning: no process was monitored: riarc_demo_monitors gave none of "
                   "the system's processes a monitor"], NoneLines),
     %% check: the same, offline.
     Trace = filename:join(Priv, "pqr.rtrc"),
-    {_, "status=0"} = sh(Riarc ++ "record -m riarc_demo_pqr -f p -o " ++ Trace ++ " 2>&1"),
+    {_, "status=0"} = sh(Riarc ++ "record " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p -o " ++ Trace ++ " 2>&1"),
     {CheckLines, "status=0"} = sh(Riarc ++ "check --trace " ++ Trace ++ " --props " ++ Props ++ " 2>&1"),
     ?assert(lists:member(Unmatched, CheckLines)),
     {_, "status=2"} = sh(Riarc ++ "check --strict --trace " ++ Trace ++ " --props " ++ Props ++ " 2>&1"),
     %% Nothing to warn of: --strict changes nothing.
-    {_, "status=0"} = sh(Riarc ++ "run -m riarc_demo_pqr -f p --strict --props examples/props/pqr.prop").
+    {_, "status=0"} = sh(Riarc ++ "run " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p --strict --props examples/props/pqr.prop").

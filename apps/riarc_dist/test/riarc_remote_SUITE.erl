@@ -299,6 +299,9 @@ sleeper_spec() ->
 %% every process of it accepted with its whole trace, riarc gone from the node after.
 run_on_node(Config) ->
     Node = ?config(node, Config),
+    %% The system's own code, on the peer: a test system, which riarc does not ship.
+    {M, Bin, File} = code:get_object_code(riarc_demo_pqr),
+    {module, M} = erpc:call(Node, code, load_binary, [M, File, Bin]),
     {ok, R} = riarc:run({riarc_demo_pqr, p, []}, pqr_spec(), #{node => Node}),
     Vs = maps:get(verdicts, R),
     ?assertEqual([{{riarc_demo_pqr, Role, []}, accept} || Role <- [p, q, r]],

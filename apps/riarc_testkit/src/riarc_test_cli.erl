@@ -9,13 +9,20 @@
 %% '''
 -module(riarc_test_cli).
 
--export([root/0, sh/1, cli/1, cli/2]).
+-export([root/0, sh/1, cli/1, cli/2, testkit_pa/0]).
 
 %% @doc The project's top directory: _build/PROFILE/lib/riarc/ebin, five levels up.
 -spec root() -> file:filename().
 root() ->
     Ebin = filename:dirname(filename:absname(code:which(riarc))),
     filename:join(lists:sublist(filename:split(Ebin), length(filename:split(Ebin)) - 5)).
+
+%% @doc The flag of `bin/riarc' that puts the test systems (this app's modules, such as
+%% riarc_demo_pqr) on its code path: bin/riarc runs the default build, which does not
+%% ship them.
+-spec testkit_pa() -> string().
+testkit_pa() ->
+    "-pa " ++ filename:dirname(code:which(riarc_demo_pqr)).
 
 %% @doc A shell command's standard output, as lines, and `"status=N"'.
 -spec sh(string()) -> {[string()], string()}.

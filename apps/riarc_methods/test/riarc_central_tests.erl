@@ -65,22 +65,6 @@ demo_same_as_riarc_test_() ->
                end
        end}} || Mode <- [racy, safe]].
 
-%% The load driver's master and workers under the soundness monitors: every trace is
-%% complete and in order, so every process is accepted.
-bench_soundness_test_() ->
-    {timeout, 120,
-     fun() ->
-             {ok, P} = riarc_bench_model:new(#{shape => burst, workers => 300, requests => 20,
-                                               time => 2, period => 20}),
-             Cfg = riarc_bench_master:config(P, self(), undefined, undefined),
-             {ok, Res} = riarc_central:run({riarc_bench_master, start, [Cfg]},
-                                           riarc_bench_monitor:spec(), #{log => false}),
-             Vs = maps:get(verdicts, Res),
-             ?assertEqual(301, length(Vs)),
-             ?assertEqual([accept], lists:usort([maps:get(verdict, V) || V <- Vs])),
-             receive {riarc_bench_master, _, #{ack_errors := 0, ended := 300}} -> ok end
-     end}.
-
 %% A root that spawns 2000 children and exits at once: every child's three events reach
 %% its slice, none is lost, and children seen before their parent's spawn are reordered.
 storm(N) ->

@@ -21,7 +21,7 @@
 %% Use it at compile time with `-compile({parse_transform, riarc_inline_transform}).', or
 %% on compiled modules with {@link riarc_inline:instrument/1}.
 %% ```
-%% 1> {ok, Forms} = epp:parse_file("apps/riarc/src/riarc_demo_pqr.erl", []).
+%% 1> {ok, Forms} = epp:parse_file("apps/riarc_testkit/src/riarc_demo_pqr.erl", []).
 %% 2> Woven = riarc_inline_transform:parse_transform(Forms, []).
 %% 3> {ok, riarc_demo_pqr, _Bin} = compile:forms(Woven, [binary]).
 %% '''

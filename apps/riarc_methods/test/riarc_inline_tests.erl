@@ -42,8 +42,6 @@ mfa(MFA) -> MFA.
 inline_test_() ->
     [woven_test_("P/Q/R: each process sees its own local trace, as outline", [riarc_demo_pqr],
                  fun pqr/0),
-     woven_test_("the load driver: same results woven and unwoven, all accepted",
-                 [riarc_bench_master, riarc_bench_worker], fun bench/0),
      woven_test_("the demo service: behaviour preserved, racy and safe",
                  [riarc_demo, riarc_demo_tickets], fun demo/0),
      woven_test_("receive with guards and after, ! as a value, funs", ?OWN, fun constructs/0),
@@ -74,31 +72,6 @@ properties() ->
     {ok, Out} = riarc:run({riarc_demo_pqr, p, []}, Mod, #{log => false}),
     ?assertEqual(verdicts(Out), verdicts(In)),
     ?assertEqual(3, length(verdicts(In))).
-
-%% The master's own result (every request acknowledged once, in order) is the same
-%% woven as it was unwoven, and the soundness monitors accept every process inline just
-%% as they do outline.
-bench() ->
-    {ok, P} = riarc_bench_model:new(#{shape => steady, workers => 50, requests => 10,
-                                      time => 2, period => 20}),
-    Cfg = riarc_bench_master:config(P, self(), undefined, undefined),
-    Batches = lists:sum(maps:get(batches, riarc_bench_model:build(P))),
-    {ok, Res} = riarc_inline:run({riarc_bench_master, start, [Cfg]}, riarc_bench_monitor:spec(),
-                                 #{log => false, events => [recv]}),
-    ?assertEqual(51, length(maps:get(verdicts, Res))),
-    ?assertEqual([accept], lists:usort([V || {_, V} <- verdicts(Res)])),
-    Woven = master_result(),
-    riarc_inline:restore([riarc_bench_master, riarc_bench_worker]),
-    {_, Ref} = spawn_monitor(riarc_bench_master, start, [Cfg]),
-    receive {'DOWN', Ref, process, _, normal} -> ok end,
-    Plain = master_result(),
-    Keys = [created, ended, requests, acks, ack_errors, messages],
-    ?assertEqual(maps:with(Keys, Plain), maps:with(Keys, Woven)),
-    ?assertEqual(#{acks => Batches, ack_errors => 0}, maps:with([acks, ack_errors], Woven)),
-    ok = riarc_inline:instrument([riarc_bench_master, riarc_bench_worker]).
-
-master_result() ->
-    receive {riarc_bench_master, _, R} -> R end.
 
 %% The demo's clients all get their tickets woven as unwoven; the monitors run in the
 %% clients and the dispenser. The dispenser's helpers are processes Λ does not select:
@@ -207,7 +180,7 @@ errors_test_() ->
 %% The transform as a compile option, on source: the woven module compiles and runs as
 %% the original when no run is active.
 parse_transform_test() ->
-    Src = filename:join(code:lib_dir(riarc), "src/riarc_demo_pqr.erl"),
+    Src = filename:join(code:lib_dir(riarc_testkit), "src/riarc_demo_pqr.erl"),
     {ok, Forms} = epp:parse_file(Src, []),
     {ok, riarc_demo_pqr, Bin} = compile:forms(Forms, [binary, {parse_transform, riarc_inline_transform}]),
     Calls = [Call || {call, _, {remote, _, {atom, _, riarc_inline_rt}, {atom, _, Call}}, _}
