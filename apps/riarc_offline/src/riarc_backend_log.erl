@@ -82,6 +82,7 @@
     max_held :: pos_integer(),
     overflowed = #{} :: #{sid() => pos_integer()}, % given up: events lost
     exited = #{} :: #{sid() => true},
+    known = #{} :: #{sid() => true},            % every process a tracer ever took
     read = 0 :: non_neg_integer(),
     delivered = 0 :: non_neg_integer(),
     dropped = 0 :: non_neg_integer(),           % events of processes nobody traces
@@ -287,8 +288,15 @@ request(From, Tag, Req, E) ->
     From ! {Tag, ok},
     E1.
 
-handle_req(close, E) ->
-    E#e{closed = true};
+%% Race: at the end of a whole run the session lets go as soon as its last tracer is
+%% done, which may be before this engine has read the end of the file. With every
+%% process it knows of ended, what is left can only be the end (the trace rules refuse
+%% events after an exit, and every root was launched): it reads on to it, so that the
+%% reader's own account of the file is kept. Otherwise the session detached from a live
+%% system (an overload): it reads no further.
+handle_req(close, E = #e{waiting = W, known = K, exited = X}) ->
+    Ended = map_size(W) =:= 0 andalso maps:size(maps:without(maps:keys(X), K)) =:= 0,
+    E#e{closed = not Ended};
 handle_req({launch, Root, T}, E = #e{waiting = W}) ->
     own(Root, T, E#e{waiting = maps:remove(Root, W)});
 handle_req({trace, S, T}, E = #e{owner = O}) ->
@@ -311,7 +319,8 @@ handle_req({clear, S, T}, E = #e{owner = O}) ->
 %% A process joins T's set S_T; any events of it held back so far follow at once.
 own(S, T, E = #e{owner = O, sets = Sets}) ->
     Set = maps:get(T, Sets, #{}),
-    release(S, E#e{owner = O#{S => T}, sets = Sets#{T => Set#{S => true}}}).
+    release(S, E#e{owner = O#{S => T}, sets = Sets#{T => Set#{S => true}},
+                   known = (E#e.known)#{S => true}}).
 
 disown(S, E = #e{owner = O, sets = Sets}) ->
     case maps:take(S, O) of
