@@ -1,6 +1,7 @@
 %% @doc EUnit tests of record &amp; replay: racy programs (riarc_replay_progs,
 %% riarc_demo:tickets/2) are recorded once and replayed many times, with each strategy;
-%% changed programs diverge; damaged recordings are errors. Every test is bounded by an
+%% changed programs diverge; damaged recordings are errors (the fast tier runs one test of
+%% each kind and one strategy a test; the full tier all). Every test is bounded by an
 %% EUnit timeout; random choices use a seed that failures print.
 %% ```
 %% $ rebar3 eunit --app riarc_replay
@@ -53,20 +54,23 @@ race_plain_runs_differ_test_() ->
                   end}.
 
 %% Recordings of the same program also differ: what the replay reproduces is one run.
-recordings_differ_test_() ->
+recordings_differ_test_() -> riarc_test_tier:slow(recordings_differ()).
+recordings_differ() ->
     {timeout, 120, fun() ->
                            Rs = [maps:get(result, element(2, record({?P, race, [4, 25]}, "rd", #{})))
                                  || _ <- lists:seq(1, 10)],
                            ?assert(length(lists:usort(Rs)) > 1)
                    end}.
 
-selective_test_() ->
+selective_test_() -> riarc_test_tier:slow(selective()).
+selective() ->
     [{timeout, 60, fun() ->
                            {File, #{result := Rec}} = record({?P, selective, [30]}, "sel", #{strategy => St}),
                            replays(File, Rec, 5, #{})
                    end} || St <- strategies(?LINE)].
 
-mixed_test_() ->
+mixed_test_() -> riarc_test_tier:slow(mixed()).
+mixed() ->
     [{timeout, 60, fun() ->
                            {File, #{result := Rec}} = record({?P, mixed, [6, 20000]}, "mixed", #{strategy => St}),
                            replays(File, Rec, 5, #{})
@@ -74,7 +78,8 @@ mixed_test_() ->
 
 %% A sender's sequence number counts its wrapped sends to every receiver: messages to
 %% two receivers interleaved still name one message each.
-fanout_test_() ->
+fanout_test_() -> riarc_test_tier:slow(fanout()).
+fanout() ->
     [{timeout, 120, fun() ->
                             {File, #{result := Rec}} = record({?P, fanout, [3, 30]}, "fan", #{strategy => St}),
                             ?assertMatch([{1, L1}, {2, L2}] when length(L1) =:= 90 andalso length(L2) =:= 90, Rec),
@@ -83,7 +88,8 @@ fanout_test_() ->
 
 %% A recorded process with a long mailbox moves it off the heap when it writes a chunk
 %% (the plain run keeps it on the heap); the replay takes the same messages.
-flood_test_() ->
+flood_test_() -> riarc_test_tier:slow(flood()).
+flood() ->
     [{timeout, 60, fun() ->
                            {Sum, on_heap} = ?P:flood(5000),
                            {File, #{result := {Sum, Rec}}} = record({?P, flood, [5000]}, "flood", #{strategy => St}),
@@ -113,7 +119,8 @@ ets_race_is_real_test_() ->
                           ?assert(lists:min(Finals) < 80)
                   end}.
 
-values_test_() ->
+values_test_() -> riarc_test_tier:slow(values()).
+values() ->
     {timeout, 60, fun() ->
                           {File, #{result := Rec}} = record({?P, values, []}, "values", #{}),
                           %% A value wider than 8 bytes went to the side table.
@@ -122,7 +129,8 @@ values_test_() ->
                           ?assertNotEqual(Rec, ?P:values())
                   end}.
 
-tree_test_() ->
+tree_test_() -> riarc_test_tier:slow(tree()).
+tree() ->
     [{timeout, 60, fun() ->
                            {File, #{result := Rec, processes := N}} = record({?P, tree, [4]}, "tree", #{strategy => St}),
                            ?assertEqual(31, N),
@@ -143,7 +151,8 @@ parse_transform_test_() ->
 
 %%% OTP behaviours (in a peer node) ------------------------------------------------------
 
-gen_server_test_() ->
+gen_server_test_() -> riarc_test_tier:slow(gen_server()).
+gen_server() ->
     {timeout, 120, fun() ->
                            Opts = #{modules => [riarc_demo, riarc_demo_tickets, riarc_demo_tickets_sup],
                                     otp => true, stall => 500},
@@ -333,7 +342,8 @@ timers(Strategy) ->
 
 %% Timers of one process to itself whose delays a replay does not reproduce: their
 %% messages are still taken in the recorded order, with each strategy.
-timer_race_test_() ->
+timer_race_test_() -> riarc_test_tier:slow(timer_race()).
+timer_race() ->
     each_strategy("timer race", fun(St) -> replayed(timer_race, [20], 40, St) end).
 
 timer_race_plain_runs_differ_test_() ->
@@ -341,7 +351,8 @@ timer_race_plain_runs_differ_test_() ->
 
 %% Interval timers and timed applies (timer:send_interval, apply_after, apply_interval)
 %% race with a sender: plain runs differ, replays reproduce the recording, each strategy.
-ticks_test_() ->
+ticks_test_() -> riarc_test_tier:slow(ticks()).
+ticks() ->
     each_strategy("ticks", fun(St) ->
                                    Rec = replayed(ticks, [20], 42, St),
                                    ?assert(lists:member(tick, Rec)),
@@ -399,7 +410,8 @@ exits_plain_runs_differ_test_() ->
 %% the replay's timing is set to deliver them the other way round (a plain run with it
 %% shows that order): the first receive must not take the 'EXIT', which the recording
 %% names for the second one, so it holds it until then.
-held_test_() ->
+held_test_() -> riarc_test_tier:slow(held()).
+held() ->
     each_strategy("held", fun held/1).
 
 held(Strategy) ->
@@ -429,7 +441,8 @@ in_process(F) ->
 %% Transactions of 4 processes on one record: the commit order differs between plain runs
 %% and is replayed, with each strategy. mnesia runs in this VM with a RAM schema for the
 %% test and is stopped after it.
-mnesia_test_() ->
+mnesia_test_() -> riarc_test_tier:slow(mnesia()).
+mnesia() ->
     {setup,
      fun() ->
              ok = mnesia:start(),
