@@ -549,8 +549,11 @@ trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->
 
 %% @private Whatever way the session ends, no analysis outlives it: nobody would watch its
 %% budget or read its verdict.
-terminate(_Reason, #session{analysers = As}) ->
+terminate(_Reason, S = #session{analysers = As}) ->
     _ = [exit(An, kill) || An <- maps:keys(As)],
+    %% Whatever ended the session (its owner gone, say): the node's patterns are put
+    %% back now, before anything unloads riarc's code (the keeper would do it too).
+    _ = close(S),
     ok.
 
 %%% Internals

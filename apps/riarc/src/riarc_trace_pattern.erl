@@ -54,7 +54,7 @@
 %% '''
 -module(riarc_trace_pattern).
 
--export([hold/3, release/1, installed/0, intact/0, valid/1, union/1, call_event/2]).
+-export([hold/3, release/1, installed/0, intact/0, settle/1, valid/1, union/1, call_event/2]).
 %% Spawned entry point.
 -export([keeper/0]).
 -export_type([pattern/0, patterns/0, call_pattern/0]).
@@ -114,6 +114,20 @@ call_pattern(F) ->
     {traced, How} = erlang:trace_info(F, traced),
     {match_spec, MS} = erlang:trace_info(F, match_spec),
     {How, MS}.
+
+%% @doc Waits, at most Timeout ms, for the keeper to have let go of every holder whose
+%% owner ended and to have ended itself: what riarc changed on the node is back before
+%% its code is unloaded (riarc_remote's cleanup).
+-spec settle(timeout()) -> ok | timeout.
+settle(Timeout) ->
+    case whereis(?KEEPER) of
+        undefined -> ok;
+        K ->
+            Ref = monitor(process, K),
+            receive {'DOWN', Ref, process, K, _} -> ok
+            after Timeout -> demonitor(Ref, [flush]), timeout
+            end
+    end.
 
 %% @doc Whether the VM still has the patterns riarc's holders need (nothing held: ok).
 %% A change from outside riarc (another tool, a process riarc does not trace) is seen

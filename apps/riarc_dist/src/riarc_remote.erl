@@ -522,6 +522,9 @@ cleanup(Node) ->
             case rpc(Node, supervisor, which_children, [riarc_session_sup]) of
                 {ok, [_ | _]} -> ok;
                 _ ->
+                    %% The node's patterns first: the keeper puts back what the session
+                    %% held before the code it runs goes.
+                    _ = rpc(Node, riarc_trace_pattern, settle, [10000]),
                     Apps = env_list(Node, ?STARTED_KEY),
                     _ = rpc(Node, application, stop, [riarc]),
                     _ = [rpc(Node, application, stop, [A]) || A <- lists:reverse(Apps)],
