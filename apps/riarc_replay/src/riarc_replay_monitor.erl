@@ -149,14 +149,7 @@ runtime(_) -> false.
 %% message no non-loop necessity matches, a stutter for the monitors
 %% (docs/properties.md, "Trace patterns"). A clause this cannot read (a head that is not
 %% a list of the kind's length, `'$_'' or `'$$'' in its guard or body) makes the kind
-%% trace every message: more events, never fewer.
-%% ```
-%% 1> riarc_replay_monitor:trace_patterns(#{send => false, 'receive' => [{['_', '_', {store, '$1'}], [], []}]}).
-%% #{'receive' => [{['_','_',{store,'$1'}],[],[]},
-%%                 {['_','_',{'$riarc_rr','_','_',{store,'$1'}}],[],[]},
-%%                 {['_','_',{'$riarc_rv','_',{store,'$1'}}],[],[]}],
-%%   send => false}
-%% '''
+%% trace every message: more events, never fewer. The module's doc shows an example.
 -spec trace_patterns(riarc_trace_pattern:patterns()) -> riarc_trace_pattern:patterns().
 trace_patterns(Patterns) ->
     maps:map(fun(send, P) -> wrapped_pattern(2, P);

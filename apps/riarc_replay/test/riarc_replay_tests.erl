@@ -9,6 +9,9 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
+%% A system with a module without debug_info, for riarc_replay_cli_tests too.
+-export([nodi_modules/0]).
+
 -define(P, riarc_replay_progs).
 -define(OPTS, #{modules => [?P], stall => 300, timeout => 30000}).
 
@@ -498,8 +501,10 @@ read_header(File) ->
         E -> E
     end.
 
-%% The two modules, compiled here: the root with debug_info, the helper without (erlc's
-%% default, which keeps a debug_info chunk with no abstract code in it).
+%% @doc The two modules, compiled here, and the directory that holds them: the root with
+%% debug_info, the helper without (erlc's default, which keeps a debug_info chunk with no
+%% abstract code in it). rrnodi_root:main(N) returns [2, 4, ..., 2 * N].
+-spec nodi_modules() -> file:filename().
 nodi_modules() ->
     Dir = unwoven_dir("nodi"),
     Root = "-module(rrnodi_root).\n-export([main/1]).\n"
