@@ -96,8 +96,8 @@ record_flags() ->
        help => "with --replayable and --monitors or --props: record up to N times, "
                "keep the first run with a reject"},
      #{name => "--weave", key => weave, type => atom, metavar => "MOD", repeat => true,
-       help => "with --replayable: weave MOD too (default: MOD of -m and the modules with "
-               "debug_info next to it)"}
+       help => "with --replayable: weave MOD too (default: MOD of -m and the modules next "
+               "to it; those without debug_info are left unwoven, with a warning)"}
      | [F#{help => "with --replayable: " ++ H} || F = #{help := H} <- riarc_cli_monitors:flags()]].
 
 mod_fun(Text) ->
