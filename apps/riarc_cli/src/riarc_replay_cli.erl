@@ -96,8 +96,8 @@ record_flags() ->
        help => "with --replayable and --monitors or --props: record up to N times, "
                "keep the first run with a reject"},
      #{name => "--weave", key => weave, type => atom, metavar => "MOD", repeat => true,
-       help => "with --replayable: weave MOD too (default: MOD of -m and the modules with "
-               "debug_info next to it)"}
+       help => "with --replayable: weave MOD too (default: MOD of -m and the modules next "
+               "to it; those without debug_info are left unwoven, with a warning)"}
      | [F#{help => "with --replayable: " ++ H} || F = #{help := H} <- riarc_cli_monitors:flags()]].
 
 mod_fun(Text) ->
@@ -117,6 +117,7 @@ run(["replay" | Args]) ->
         with_monitors(fun(Msg) -> riarc_cli_args:bad_input(Cmd, Msg) end, O, fun(MOpts) ->
             case riarc_replay:replay(File, MOpts#{otp => true, timeout => T}) of
                 {ok, Info = #{result := R, events := N, mfa := {M, F, A}, strategy := St, wall_us := W}} ->
+                    warn_unwoven(Info),
                     Status = verdicts(Info),
                     io:format("result: ~tp~n", [R]),
                     io:format("replayed ~b events of ~s:~s/~b (~s side), run time ~.1f ms~n",
@@ -182,6 +183,16 @@ with_props_on_path(File, Fun) ->
         _ = file:del_dir(Dir)
     end.
 
+%% Modules left unwoven (no debug_info) ran without being recorded: the recording and its
+%% replays hold what the woven code did, not what these did. Said on every use of the
+%% file, since a replay that looks right may still differ there.
+warn_unwoven(#{unwoven := [_ | _] = Ms}) ->
+    io:format(standard_error, "riarc: warning: not woven (no debug_info): ~ts; what their code "
+              "does is not recorded, and a replay does not reproduce it~n",
+              [lists:join(", ", [atom_to_list(M) || M <- Ms])]);
+warn_unwoven(#{}) ->
+    ok.
+
 %% The verdicts of a monitored run, as `run' prints them; its status (0 unmonitored).
 verdicts(#{monitoring := Mon}) -> riarc_cli_report:result(Mon, #{});
 verdicts(#{}) -> 0.
@@ -205,6 +216,7 @@ record(Opts = #{module := M, function := F, args := A, out := Out, timeout := T}
             with_monitors(fun(Msg) -> fail(Msg, 2) end, Opts, fun(MOpts) ->
                 case hunt({M, F, A}, Out, maps:merge(HOpts1, MOpts)) of
                     {found, _K, Info = #{events := N, bytes := B}} ->
+                        warn_unwoven(Info),
                         Status = verdicts(Info),
                         io:format("recorded ~b events (~b bytes) to ~ts~n", [N, B, Out]),
                         Status;

@@ -167,6 +167,75 @@ demo_step_test_() ->
         end
     end}).
 
+%%% The stock system's lost update in the three modes (issue 28 item 4) ---------------------
+
+-define(STOCK, ["-m", "riarc_replay_stock", "-f", "main", "-a", "[1000, 4, 25]"]).
+
+%% The property file next to riarc_replay_stock's source (riarc_replay's tests).
+stock_prop() ->
+    Src = proplists:get_value(source, riarc_replay_stock:module_info(compile)),
+    filename:join(filename:dirname(Src), "riarc_replay_stock.prop").
+
+%% `run --props' rejects the lost update, `record --replayable --until-reject --props'
+%% keeps a recording with it, and `replay --props' of that recording rejects it again:
+%% status 1 and the server's reject each time. Before, the recordings and the replay saw
+%% none of the server's stores (the property's trace patterns selected plain messages)
+%% and accepted.
+%% Full tier (three peer runs at least): riarc_replay_monitor_tests checks the same
+%% through the API in the fast one.
+stock_three_modes_test_() ->
+    riarc_test_tier:slow({timeout, 300, fun stock_three_modes/0}).
+
+stock_three_modes() ->
+    Prop = stock_prop(),
+    File = tmp("stock.rr"),
+    Reject = "riarc_replay_stock:init/1 reject",
+    try
+        {Run, _, 1} = cli(fun riarc_cli:run/1, ["run", "--props", Prop | ?STOCK]),
+        ?assertNotEqual(nomatch, string:find(Run, Reject)),
+        {Rec, _, 1} = cli(fun riarc_offline_cli:run/1,
+                          ["record", "--replayable", "--until-reject", "10", "--props", Prop,
+                           "-o", File | ?STOCK]),
+        ?assertMatch({match, _}, re:run(Rec, "^recording \\d+ of 10: rejected$", [multiline])),
+        ?assertNotEqual(nomatch, string:find(Rec, Reject)),
+        {Rep, _, 1} = cli(fun riarc_replay_cli:run/1, ["replay", File, "--props", Prop]),
+        ?assertNotEqual(nomatch, string:find(Rep, Reject)),
+        %% The verdicts come first, then the result.
+        [_, AfterVerdicts] = string:split(Rep, "\nresult: "),
+        ?assert(riarc_replay_stock:lost(result_of("result: " ++ AfterVerdicts)) > 0)
+    after
+        file:delete(File)
+    end.
+
+%%% A module without debug_info -------------------------------------------------------------
+
+%% `record --replayable' of a system one of whose modules has no debug_info records it,
+%% status 0, and names the module in a warning on standard error; the replay gives the
+%% recorded result and the same warning. Before, the recording stopped with status 2.
+%% Full tier: riarc_replay_tests checks the same through the API in the fast one.
+no_debug_info_test_() ->
+    riarc_test_tier:slow({timeout, 120, fun no_debug_info/0}).
+
+no_debug_info() ->
+    Dir = riarc_replay_tests:nodi_modules(),
+    File = filename:join(Dir, "nodi.rr"),
+    true = code:add_patha(Dir),
+    Warning = "riarc: warning: not woven (no debug_info): rrnodi_helper;",
+    try
+        {Out, Err, 0} = cli(fun riarc_offline_cli:run/1,
+                            ["record", "--replayable", "-m", "rrnodi_root", "-f", "main", "-a", "[5]",
+                             "-o", File]),
+        ?assertMatch("recorded " ++ _, Out),
+        ?assert(lists:prefix(Warning, Err)),
+        {ROut, RErr, 0} = cli(fun riarc_replay_cli:run/1, ["replay", File]),
+        ?assertEqual([2, 4, 6, 8, 10], result_of(ROut)),
+        ?assert(lists:prefix(Warning, RErr))
+    after
+        code:del_path(Dir),
+        _ = [file:delete(F) || F <- filelib:wildcard(filename:join(Dir, "*"))],
+        file:del_dir(Dir)
+    end.
+
 %%% capturing standard output and standard error -------------------------------------------
 
 cli(Run, Args) ->

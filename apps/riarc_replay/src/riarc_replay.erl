@@ -44,7 +44,7 @@
 -type info() :: #{result := term(), events := non_neg_integer(), bytes := non_neg_integer(),
                   processes := non_neg_integer(), strategy := receiver | sender,
                   file := file:filename_all(), mfa := mfa_args(), modules := [module()],
-                  wall_us := non_neg_integer(),
+                  unwoven := [module()], wall_us := non_neg_integer(),
                   monitoring => riarc:result()}.
 -type mfa_args() :: {module(), atom(), list()}.
 -type error_reason() :: {bad_option, term()}
@@ -69,9 +69,15 @@ record(MFA = {M, F, A}, File, Opts) when is_atom(M), is_atom(F), is_list(A), is_
                    end,
             Header = #{mfa => MFA, modules => Mods, strategy => maps:get(strategy, Opts, receiver)},
             case execute(record, Header, [], Opts) of
-                {ok, Result, Streams, Wall, Mon} ->
-                    case riarc_replay_file:write(File, Header, Streams) of
-                        {ok, Bytes} -> {ok, info(Header, Result, Streams, Bytes, File, Wall, Mon)};
+                {ok, Result, Streams, Wall, Mon, Unwoven} ->
+                    %% The replay weaves what the recording wove, and no more: a module
+                    %% woven in the replay only would take decisions nobody recorded.
+                    Header1 = case Unwoven of
+                                  [] -> Header;
+                                  _ -> Header#{modules := Mods -- Unwoven, unwoven => Unwoven}
+                              end,
+                    case riarc_replay_file:write(File, Header1, Streams) of
+                        {ok, Bytes} -> {ok, info(Header1, Result, Streams, Bytes, File, Wall, Mon)};
                         {error, {riarc_replay_file, R}} -> {error, {?MODULE, R}}
                     end;
                 Error ->
@@ -93,7 +99,7 @@ replay(File, Opts) when is_map(Opts) ->
             case riarc_replay_file:read(File, maps:get(max_bytes, Opts, 1 bsl 30)) of
                 {ok, Header, Streams} ->
                     case execute(replay, Header, Streams, Opts) of
-                        {ok, Result, _, Wall, Mon} ->
+                        {ok, Result, _, Wall, Mon, _} ->
                             Bytes = filelib:file_size(File),
                             {ok, info(Header, Result, Streams, Bytes, File, Wall, Mon)};
                         Error ->
@@ -111,10 +117,10 @@ info(Header, Result, Streams, Bytes, File, Wall, none) ->
 info(Header, Result, Streams, Bytes, File, Wall, Mon) ->
     (info(Header, Result, Streams, Bytes, File, Wall))#{monitoring => Mon}.
 
-info(#{mfa := MFA, modules := Mods, strategy := St}, Result, Streams, Bytes, File, Wall) ->
+info(H = #{mfa := MFA, modules := Mods, strategy := St}, Result, Streams, Bytes, File, Wall) ->
     #{result => Result, events => lists:sum([byte_size(E) div 9 || {_, _, E, _} <- Streams]),
       bytes => Bytes, processes => length(Streams), strategy => St, file => File, mfa => MFA,
-      modules => Mods, wall_us => Wall}.
+      modules => Mods, unwoven => maps:get(unwoven, H, []), wall_us => Wall}.
 
 check_opts(Opts) ->
     Bad = [{K, V} || {K, V} <- maps:to_list(Opts), not good_opt(K, V)],
@@ -137,24 +143,18 @@ good_opt(monitor_opts, O) -> is_map(O) andalso not is_map_key(timeout, O);
 good_opt(_, _) -> false.
 
 %% @doc The modules record/3 weaves when Opts has no `modules': M and every module in the
-%% same directory that has debug_info (riarc_replay's own modules excepted).
+%% same directory (riarc_replay's own modules excepted). Those without debug_info are
+%% left unwoven by record/3, which says so (`unwoven' in its Info).
 -spec default_modules(module()) -> [module()].
 default_modules(M) ->
     case code:which(M) of
         Path when is_list(Path) ->
             Dir = filename:dirname(Path),
             Others = [list_to_atom(filename:basename(B, ".beam"))
-                      || B <- filelib:wildcard(filename:join(Dir, "*.beam")),
-                         has_debug_info(B)],
+                      || B <- filelib:wildcard(filename:join(Dir, "*.beam"))],
             [M | lists:usort([O || O <- Others, O =/= M, not is_own(O)])];
         _ ->
             [M]
-    end.
-
-has_debug_info(Beam) ->
-    case beam_lib:chunks(Beam, [debug_info]) of
-        {ok, {_, [{debug_info, {debug_info_v1, _, _}}]}} -> true;
-        _ -> false
     end.
 
 is_own(M) ->
@@ -194,7 +194,10 @@ instrument(Modules) ->
 
 %% The modules it wove now (the ones to restore afterwards).
 instrument_new(Modules) ->
-    weave_all([M || M <- lists:usort(Modules), not is_woven(M)], []).
+    case weave_all([M || M <- lists:usort(Modules), not is_woven(M)], strict, [], []) of
+        {ok, Woven, []} -> {ok, Woven};
+        Error -> Error
+    end.
 
 is_woven(M) ->
     _ = code:ensure_loaded(M),
@@ -202,11 +205,16 @@ is_woven(M) ->
     catch error:_ -> false
     end.
 
-weave_all([], Acc) ->
-    {ok, lists:reverse(Acc)};
-weave_all([M | Ms], Acc) ->
+%% Lenient (a recording): a module without abstract code is left unwoven and named,
+%% since its code still runs, unrecorded, and the caller can say so; strict (instrument/1,
+%% a replay, which must weave what its recording wove): it is an error.
+weave_all([], _How, Acc, Unwoven) ->
+    {ok, lists:reverse(Acc), lists:reverse(Unwoven)};
+weave_all([M | Ms], How, Acc, Unwoven) ->
     case weave(M) of
-        ok -> weave_all(Ms, [M | Acc]);
+        ok -> weave_all(Ms, How, [M | Acc], Unwoven);
+        {error, {riarc_weave, {no_abstract_code, M, _}}} when How =:= lenient ->
+            weave_all(Ms, How, Acc, [M | Unwoven]);
         {error, _} = Error -> _ = restore(Acc), Error
     end.
 
@@ -232,24 +240,27 @@ execute(Mode, Header, Streams, Opts) ->
 
 %% @private The run in this VM: weave, run, restore (in a peer there is nothing to
 %% restore: the node goes away).
+%% Returns, last, the modules a recording could not weave (none for a replay: it weaves
+%% what its recording wove, and leaves out what its recording left out).
 -spec run_local(record | replay, riarc_replay_file:header(), [riarc_replay_file:stream()], opts()) ->
-    {ok, term(), [riarc_replay_file:stream()], non_neg_integer(), none | riarc:result()} | {error, term()}.
+    {ok, term(), [riarc_replay_file:stream()], non_neg_integer(), none | riarc:result(), [module()]}
+    | {error, term()}.
 run_local(Mode, Header = #{modules := Mods}, Streams, Opts) ->
+    {How, Skip} = case Mode of
+                      record -> {lenient, []};
+                      replay -> {strict, maps:get(unwoven, Header, [])}
+                  end,
     Otp = case maps:get(otp, Opts, false) of
-              true -> instrument_new(?OTP_MODULES);
-              false -> {ok, []}
+              true -> ?OTP_MODULES;
+              false -> []
           end,
-    case Otp of
-        {ok, _} ->
-            case instrument_new(Mods) of
-                {ok, Woven} ->
-                    try
-                        control(Mode, Header, Streams, Opts)
-                    after
-                        restore_local(Woven, Opts)
-                    end;
-                Error ->
-                    Error
+    case weave_all([M || M <- lists:usort(Otp ++ Mods) -- Skip, not is_woven(M)], How, [], []) of
+        {ok, Woven, Unwoven} ->
+            try control(Mode, Header, Streams, Opts) of
+                {ok, Result, Streams1, Wall, Mon} -> {ok, Result, Streams1, Wall, Mon, Unwoven};
+                Error -> Error
+            after
+                restore_local(Woven, Opts)
             end;
         Error ->
             Error

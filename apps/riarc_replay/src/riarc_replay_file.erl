@@ -9,7 +9,8 @@
 %% "RIARCRR" Version:8            magic and format version (3: FROM names the source of
 %%                                a plain 'EXIT' or 'DOWN', and the sender side wraps
 %%                                timers; 2 had neither; 1 counted a RECV's seq per receiver)
-%% HLen:32 Header:HLen            term_to_binary(#{mfa, modules, strategy})
+%% HLen:32 Header:HLen            term_to_binary(#{mfa, modules, strategy}), and
+%%                                `unwoven' when the recording could not weave some
 %% NStreams:32                    then, per process:
 %%   Idx:32 LLen:16 Lid:LLen      index, term_to_binary(logical id)
 %%   NEv:32 Events:(9*NEv)        Type:8 Data:64 each
@@ -36,8 +37,11 @@
 %% Event types a recording may hold (see riarc_replay_rt), with or without the side bit.
 -define(TYPES, [1, 2, 3, 4, 5, 6, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25]).
 
+%% `modules': what the recording wove (and the replay must weave); `unwoven': the
+%% modules it was asked to weave and could not (no abstract code), left out of the
+%% replay's weaving too.
 -type header() :: #{mfa := {module(), atom(), list()}, modules := [module()],
-                    strategy := receiver | sender}.
+                    strategy := receiver | sender, unwoven => [module()]}.
 %% {Index, LogicalId, Events, SideValues}
 -type stream() :: {non_neg_integer(), [pos_integer()], binary(), [term()]}.
 -type error_reason() :: {corrupt, file:filename_all(), non_neg_integer(), atom() | tuple()}
@@ -163,12 +167,17 @@ check_events(Events, O0, At, Known) ->
 
 header(H = #{mfa := {M, F, A}, modules := Ms, strategy := St}, O)
   when is_atom(M), is_atom(F), is_list(A), is_list(Ms), (St =:= receiver orelse St =:= sender) ->
-    case lists:all(fun erlang:is_atom/1, Ms) of
-        true -> maps:with([mfa, modules, strategy], H);
+    case atoms(Ms) andalso atoms(maps:get(unwoven, H, [])) of
+        true -> maps:with([mfa, modules, strategy, unwoven], H);
         false -> throw({corrupt, O, bad_header})
     end;
 header(_, O) ->
     throw({corrupt, O, bad_header}).
+
+%% A proper list of atoms (a hostile header may hold an improper one).
+atoms([]) -> true;
+atoms([A | T]) when is_atom(A) -> atoms(T);
+atoms(_) -> false.
 
 is_lid(L) when is_list(L) -> lists:all(fun(K) -> is_integer(K) andalso K > 0 end, L);
 is_lid(_) -> false.

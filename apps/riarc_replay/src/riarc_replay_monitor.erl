@@ -11,6 +11,9 @@
 %% `{'$riarc_rv', ...}'); the runtime's own messages to the controller are not shown, nor
 %% are `timeout' events (the woven receive's first look at the mailbox makes them, and a
 %% replayed timeout makes none). The verdicts in the result name processes the same way.
+%% A property's trace patterns (riarc's `trace_patterns' option, which a compiled
+%% property file sets) select plain messages; the run sends wrapped ones, so run/3 gives
+%% riarc trace_patterns/1 of them, which select the messages wrapped or not.
 %% ```
 %% 1> {ok, #{result := R, monitoring := M}} = riarc_replay:record({riarc_demo, main, [8, 20]},
 %%        "/tmp/t.rr", #{otp => true, monitor => riarc_demo_monitors}).
@@ -18,6 +21,11 @@
 %% true
 %% 3> riarc_replay_monitor:logical_mfa({riarc_replay_rt, child, [run, {root, {m, f, []}}]}).
 %% {m,f,[]}
+%% 4> riarc_replay_monitor:trace_patterns(#{send => false, 'receive' => [{['_', '_', {store, '$1'}], [], []}]}).
+%% #{'receive' => [{['_','_',{store,'$1'}],[],[]},
+%%                 {['_','_',{'$riarc_rr','_','_',{store,'$1'}}],[],[]},
+%%                 {['_','_',{'$riarc_rv','_',{store,'$1'}}],[],[]}],
+%%   send => false}
 %% '''
 %% Where it runs: where the run runs (riarc_replay's `vm'). With `otp => true' that is the
 %% peer node, which has riarc's code on its path; the Spec module must be on that path
@@ -33,7 +41,8 @@
 
 -behaviour(riarc_monitor).
 
--export([run/3, spec/1, logical_mfa/1, event/1, result/1, rejected/1, format_error/1]).
+-export([run/3, spec/1, logical_mfa/1, event/1, trace_patterns/1, result/1, rejected/1,
+         format_error/1]).
 %% The root riarc starts, and the monitor wrapper (riarc_monitor callbacks).
 -export([root/3, analyse/2, explain/2]).
 -export_type([error_reason/0]).
@@ -47,7 +56,12 @@
     {ok, term(), riarc:result()} | {error, term()}.
 run(MFA, Spec, Opts0) ->
     Ref = make_ref(),
-    Opts = maps:merge(riarc_lambda:spec_defaults(Spec), Opts0),
+    Opts1 = maps:merge(riarc_lambda:spec_defaults(Spec), Opts0),
+    %% A property's trace patterns select plain messages; the woven run sends wrapped ones.
+    Opts = case Opts1 of
+               #{trace_patterns := P} -> Opts1#{trace_patterns := trace_patterns(P)};
+               #{} -> Opts1
+           end,
     case riarc:run({?MODULE, root, [self(), Ref, MFA]}, spec(Spec), Opts) of
         {ok, R} ->
             receive
@@ -123,6 +137,52 @@ runtime({riarc_rr_spawned, _, _}) -> true;
 runtime({riarc_rr_root, _}) -> true;
 runtime({riarc_rr_diverged, _, _, _, _}) -> true;
 runtime(_) -> false.
+
+%% @doc The VM trace patterns (riarc's `trace_patterns' option) that select, in a woven
+%% run, the message events the given patterns select in the plain system: each clause is
+%% kept (for plain messages: exits, replies, messages of unwoven code) and is joined by
+%% the same clause on the message wrapped as the receiver side and the sender side wrap
+%% it. Sound because the clause's guard and body only name variables bound in its head,
+%% and those are bound to the same parts of the message wrapped or not; so every event
+%% whose unwrapped message the plain pattern keeps is traced. What it keeps besides
+%% (a wrapped message whose envelope, not its message, matches a plain clause) is a
+%% message no non-loop necessity matches, a stutter for the monitors
+%% (docs/properties.md, "Trace patterns"). A clause this cannot read (a head that is not
+%% a list of the kind's length, `'$_'' or `'$$'' in its guard or body) makes the kind
+%% trace every message: more events, never fewer. The module's doc shows an example.
+-spec trace_patterns(riarc_trace_pattern:patterns()) -> riarc_trace_pattern:patterns().
+trace_patterns(Patterns) ->
+    maps:map(fun(send, P) -> wrapped_pattern(2, P);
+                ('receive', P) -> wrapped_pattern(3, P);
+                (_, P) -> P
+             end, Patterns).
+
+wrapped_pattern(_Len, P) when is_boolean(P) ->
+    P;
+wrapped_pattern(Len, MS) when is_list(MS) ->
+    try lists:append([wrapped_clause(Len, C) || C <- MS])
+    catch throw:unreadable -> true
+    end;
+wrapped_pattern(_Len, _) ->
+    true.
+
+wrapped_clause(Len, C = {Head, Guard, Body}) when is_list(Head), length(Head) =:= Len ->
+    case whole_match(Guard) orelse whole_match(Body) of
+        true -> throw(unreadable);
+        false ->
+            {Init, [Msg]} = lists:split(Len - 1, Head),
+            [C, {Init ++ [{'$riarc_rr', '_', '_', Msg}], Guard, Body},
+             {Init ++ [{'$riarc_rv', '_', Msg}], Guard, Body}]
+    end;
+wrapped_clause(_Len, _) ->
+    throw(unreadable).
+
+%% Whether a guard or body names the whole matched input, which a wrapped message changes.
+whole_match('$_') -> true;
+whole_match('$$') -> true;
+whole_match(T) when is_tuple(T) -> whole_match(tuple_to_list(T));
+whole_match([H | T]) -> whole_match(H) orelse whole_match(T);
+whole_match(_) -> false.
 
 %% Receiver side {'$riarc_rr', SenderIndex, Seq, Msg}, sender side {'$riarc_rv', Version, Msg}.
 unwrap({'$riarc_rr', _, _, Msg}) -> Msg;

@@ -10,6 +10,9 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
+%% A system with a module without debug_info, for riarc_replay_cli_tests too.
+-export([nodi_modules/0]).
+
 -define(P, riarc_replay_progs).
 -define(OPTS, #{modules => [?P], stall => 300, timeout => 30000}).
 
@@ -476,3 +479,78 @@ mnesia_race(Strategy) ->
                                       #{strategy => Strategy}),
     ?assertEqual(40, length(Rec)),
     replays(File, Rec, 10, #{}).
+
+%%% A module without debug_info ------------------------------------------------------------
+
+%% rrnodi_root (debug_info) calls rrnodi_helper (none) in a process it spawns and sends
+%% to. The recording weaves the root's module, leaves the helper unwoven and says so; the
+%% file's header names what was woven, and the replay weaves that and gives the result.
+%% Before, the recording stopped with {no_abstract_code, rrnodi_helper, ...}.
+no_debug_info_test_() ->
+    {timeout, 60, fun no_debug_info/0}.
+
+no_debug_info() ->
+    Dir = nodi_modules(),
+    true = code:add_patha(Dir),
+    try
+        ?assertEqual([rrnodi_root, rrnodi_helper], riarc_replay:default_modules(rrnodi_root)),
+        File = filename:join(Dir, "nodi.rr"),
+        Opts = #{stall => 300, timeout => 30000},
+        {ok, Rec} = riarc_replay:record({rrnodi_root, main, [5]}, File, Opts),
+        ?assertMatch(#{result := [2, 4, 6, 8, 10], unwoven := [rrnodi_helper], modules := [rrnodi_root]}, Rec),
+        {ok, #{header := Header}} = read_header(File),
+        ?assertEqual({[rrnodi_root], [rrnodi_helper]}, {maps:get(modules, Header), maps:get(unwoven, Header)}),
+        {ok, Rep} = riarc_replay:replay(File, Opts),
+        ?assertMatch(#{result := [2, 4, 6, 8, 10], unwoven := [rrnodi_helper], modules := [rrnodi_root]}, Rep),
+        %% Nothing of the run is left woven in this VM.
+        ?assertNot(lists:keymember(riarc_replay_woven, 1, rrnodi_root:module_info(attributes))),
+        %% instrument/1 weaves what it is told to, or says why not.
+        ?assertMatch({error, {riarc_weave, {no_abstract_code, rrnodi_helper, _}}},
+                     riarc_replay:instrument([rrnodi_helper]))
+    after
+        code:del_path(Dir)
+    end.
+
+read_header(File) ->
+    case riarc_replay_file:read(File) of
+        {ok, H, _} -> {ok, #{header => H}};
+        E -> E
+    end.
+
+%% @doc The two modules, compiled here, and the directory that holds them: the root with
+%% debug_info, the helper without (erlc's default, which keeps a debug_info chunk with no
+%% abstract code in it). rrnodi_root:main(N) returns [2, 4, ..., 2 * N].
+-spec nodi_modules() -> file:filename().
+nodi_modules() ->
+    Dir = unwoven_dir("nodi"),
+    Root = "-module(rrnodi_root).\n-export([main/1]).\n"
+           "main(N) -> Self = self(),\n"
+           "    P = spawn(fun() -> receive {go, L} -> Self ! {done, [rrnodi_helper:twice(X) || X <- L]} end end),\n"
+           "    P ! {go, lists:seq(1, N)},\n"
+           "    receive {done, R} -> R end.\n",
+    Helper = "-module(rrnodi_helper).\n-export([twice/1]).\ntwice(X) -> 2 * X.\n",
+    [begin
+         Src = filename:join(Dir, atom_to_list(M) ++ ".erl"),
+         ok = file:write_file(Src, Text),
+         {ok, M} = compile:file(Src, [{outdir, Dir} | COpts]),
+         code:purge(M),
+         code:delete(M)
+     end || {M, Text, COpts} <- [{rrnodi_root, Root, [debug_info]}, {rrnodi_helper, Helper, []}]],
+    Dir.
+
+%% A header's `unwoven' must be a proper list of atoms, as its `modules' (hostile input).
+bad_unwoven_header_test() ->
+    File = filename:join(unwoven_dir("hdr"), "h.rr"),
+    [begin
+         {ok, _} = riarc_replay_file:write(File, #{mfa => {m, f, []}, modules => [m], strategy => receiver,
+                                                   unwoven => U}, [{0, [], <<3, 0:64>>, []}]),
+         ?assertMatch({error, {riarc_replay_file, {corrupt, _, _, bad_header}}}, riarc_replay_file:read(File))
+     end || U <- [[a | b], ["m"], x]],
+    {ok, _} = riarc_replay_file:write(File, #{mfa => {m, f, []}, modules => [m], strategy => receiver,
+                                              unwoven => [n]}, [{0, [], <<3, 0:64>>, []}]),
+    ?assertMatch({ok, #{unwoven := [n]}, [_]}, riarc_replay_file:read(File)).
+
+unwoven_dir(Name) ->
+    Dir = filename:join(["/tmp", "riarc_replay_tests_" ++ os:getpid(), "unwoven_" ++ Name]),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    Dir.
