@@ -11,7 +11,7 @@
 -include_lib("common_test/include/ct.hrl").
 
 -export([all/0, groups/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
--export([run_follow/1, attach_new_sigterm/1, attach_for_name/1, attach_errors/1,
+-export([run_follow/1, attach_new_sigterm/1, attach_kill9/1, attach_for_name/1, attach_errors/1,
          attach_follow/1]).
 
 -spec all() -> [atom() | {group, atom()}].
@@ -19,7 +19,7 @@ all() -> [attach_errors] ++ riarc_test_tier:slow_groups([distributed]).
 
 %% The full tier's cases (make test-all): riarc_test_tier.
 -spec groups() -> [{atom(), list(), [atom()]}].
-groups() -> [{distributed, [], [attach_new_sigterm, attach_for_name, run_follow,
+groups() -> [{distributed, [], [attach_new_sigterm, attach_kill9, attach_for_name, run_follow,
           attach_follow]}].
 
 -spec suite() -> list().
@@ -85,6 +85,36 @@ attach_new_sigterm(Config) ->
                                     string:find(L, "detached on sigterm") =/= nomatch
                       end, Rest)),
     untraced_unloaded(Node).
+
+%% The attaching VM killed with SIGKILL (no chance to detach): the session on the peer
+%% ends with its owner, and the node-wide state riarc changed there (the send and receive
+%% patterns, the call patterns) is as it was before the attach, and nothing is traced.
+attach_kill9(Config) ->
+    Node = ?config(node, Config),
+    {ok, _} = erpc:call(Node, gen_event, start, [{local, riarc_cli_target}]),
+    Props = filename:join(root(), "_build/test/attach_kill9.prop"),
+    ok = file:write_file(Props, "with gen_event:init_it(_, _, _, _, _, _) monitor\n"
+                                "  [G ** Reason when Reason =/= normal] ff.\n"),
+    Before = node_patterns(Node),
+    Port = start_cli(["attach", "--node", atom_to_list(Node), "--cookie", cookie(),
+                      "--name", "riarc_cli_target", "--props", Props, "--for", "600"]),
+    {os_pid, OsPid} = erlang:port_info(Port, os_pid),
+    _ = read_until(Port, fun(L) -> string:find(L, "riarc attach: attached") =/= nomatch end),
+    ?assertNotEqual(Before, node_patterns(Node)),
+    [Session] = [P || {_, P, _, _} <- erpc:call(Node, supervisor, which_children, [riarc_session_sup])],
+    Ref = monitor(process, Session),
+    _ = os:cmd("kill -KILL " ++ integer_to_list(OsPid)),
+    ?assertMatch({status, _}, lists:last(read_until(Port, fun(_) -> false end))),
+    receive {'DOWN', Ref, process, Session, Why} -> ct:pal("session on the peer: ~p", [Why]) end,
+    ?assertEqual(Before, node_patterns(Node)),
+    ?assertEqual(#{processes => [], new_processes => []}, riarc_test_peer:traced(Node)).
+
+%% The send and receive match specifications of Node and the call patterns riarc sets.
+node_patterns(Node) ->
+    [erpc:call(Node, erlang, trace_info, [What, match_spec]) || What <- [send, 'receive']]
+        ++ [erpc:call(Node, erlang, trace_info, [MFA, traced])
+            || MFA <- [{erts_internal, dist_spawn_request, 4}, {erlang, trace, 3},
+                       {erlang, trace_pattern, 2}, {erlang, trace_pattern, 3}]].
 
 read_n_verdicts(_Port, 0, Acc) -> lists:reverse(Acc);
 read_n_verdicts(Port, N, Acc) ->
