@@ -50,7 +50,7 @@
 -module(riarc_backend).
 
 -export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1, init_parent/3,
-         names_parents/1, close/1, tracer_module/1, tracer_of/1]).
+         names_parents/1, close/1, tracer_module/1, tracer_of/1, watching/3, compare_view/3]).
 -export_type([t/0, cut/0, decoded/0]).
 
 -type cut() :: {count, non_neg_integer()} | exited | none.
@@ -68,7 +68,9 @@
     riarc_event:sid().
 -callback close(Config :: term()) -> ok.
 -callback tracer_module(Config :: term()) -> {module(), term()} | none.
--optional_callbacks([init_from_spawn/1, init_parent/3, close/1, tracer_module/1]).
+-callback watching(Config :: term(), S :: riarc_event:sid(), T :: pid()) ->
+    ok | {flags_removed | tracer_replaced, term()}.
+-optional_callbacks([init_from_spawn/1, init_parent/3, close/1, tracer_module/1, watching/3]).
 -callback clear(Config :: term(), S :: riarc_event:sid(), T :: pid()) -> ok.
 -callback event(Config :: term(), Msg :: term()) -> {ok, decoded()} | skip | no.
 
@@ -138,6 +140,33 @@ tracer_of(P) ->
         {tracer, T} -> T;
         undefined -> undefined
     end.
+
+%% @doc Whether the VM still traces S for T as the backend set it up: `ok' (or S is gone:
+%% its exit comes or came), `{flags_removed, FlagsLeft}' or `{tracer_replaced, Tracer}'.
+%% A backend with no such check (offline: nothing can change) says ok.
+-spec watching(t(), riarc_event:sid(), pid()) -> ok | {flags_removed | tracer_replaced, term()}.
+watching({Mod, C}, S, T) ->
+    case erlang:function_exported(Mod, watching, 3) of
+        true -> Mod:watching(C, S, T);
+        false -> ok
+    end.
+
+%% @doc The flags the VM shows for P against the flags it should have, and its tracer
+%% against the one it should have (a backend's watching/3).
+-spec compare_view(pid(), [atom()], term()) -> ok | {flags_removed | tracer_replaced, term()}.
+compare_view(P, Flags, Tracer) when is_pid(P) ->
+    case {erlang:trace_info(P, flags), tracer_of(P)} of
+        {undefined, _} -> ok;
+        {_, undefined} -> ok;
+        {{flags, F}, T} ->
+            case {Flags -- F, T} of
+                {[_ | _], _} -> {flags_removed, F};
+                {[], Tracer} -> ok;
+                {[], Other} -> {tracer_replaced, Other}
+            end
+    end;
+compare_view(_P, _Flags, _Tracer) ->
+    ok.
 
 %% @doc CLEAR(S, T).
 -spec clear(t(), riarc_event:sid(), pid()) -> ok.

@@ -17,7 +17,7 @@
 -behaviour(riarc_backend).
 
 -export([config/1, flags/1, new/3, close/1, spawn_paused/1, launch/3, trace/3, preempt/3,
-         clear/3, event/2, format_error/1]).
+         clear/3, event/2, watching/3, format_error/1]).
 %% Spawned entry point.
 -export([paused_root/1]).
 -export_type([config/0, error_reason/0]).
@@ -169,6 +169,11 @@ clear(_Config, S, _T) ->
 await_delivered(S) ->
     Ref = erlang:trace_delivered(S),
     receive {trace_delivered, S, Ref} -> ok end.
+
+%% @doc Cut detection: S still has every flag this backend set and T as its tracer.
+-spec watching(config(), riarc_event:sid(), pid()) -> ok | {flags_removed | tracer_replaced, term()}.
+watching(#{flags := Flags}, S, T) ->
+    riarc_backend:compare_view(S, Flags, T).
 
 %% @doc Decodes the VM's trace messages into riarc events.
 -spec event(config(), term()) -> {ok, riarc_backend:decoded()} | skip | no.

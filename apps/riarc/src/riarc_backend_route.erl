@@ -24,7 +24,7 @@
 -behaviour(riarc_backend).
 
 -export([new/2, new/3, spawn_paused/1, launch/3, trace/3, preempt/3, clear/3, event/2,
-         init_from_spawn/1, close/1, tracer_module/1, format_error/1]).
+         init_from_spawn/1, close/1, tracer_module/1, watching/3, format_error/1]).
 %% Spawned entry point.
 -export([paused_root/1]).
 -export_type([config/0, error_reason/0]).
@@ -133,6 +133,11 @@ tracer_module(#{table := Table}) -> {riarc_route, Table}.
 
 traced_by(P, Table) ->
     riarc_backend:tracer_of(P) =:= {riarc_route, Table}.
+
+%% @doc Cut detection: S still has every flag the table set, and the table as its tracer.
+-spec watching(config(), riarc_event:sid(), pid()) -> ok | {flags_removed | tracer_replaced, term()}.
+watching(#{table := Table, flags := Flags}, S, _T) ->
+    riarc_backend:compare_view(S, Flags, {riarc_route, Table}).
 
 %% @doc Decodes the table's messages into riarc events. A message the table sent that
 %% monitors do not see (the root's `go', a link event of the `procs' flag) is still one

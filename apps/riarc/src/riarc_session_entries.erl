@@ -179,11 +179,17 @@ remote_child(Tracer, Info, B = #entries{remote = Rem, verdicts = Vs}) ->
 %% sees (Why, from riarc_trace_pattern:call_event/2). A process that changes only its own
 %% flags cuts its own partition's view; any other such call may cut every partition's.
 %% Verdicts in before the cut stand (accept and reject are final); the others become
-%% errors. The book, and whether every entry is to be told again.
+%% errors. A process found no longer traced as it was (riarc_tracer_core:view_lost/3)
+%% cuts its own partition, whatever its verdict. The book, and whether every entry is to
+%% be told again.
 -spec cut(pid(), riarc_event:sid(), term(), t()) -> {t(), own | all}.
 cut(Tracer, Who, Why, B = #entries{cuts = Cuts, verdicts = Vs}) ->
     Info = #{process => Who, call => Why},
     case Why of
+        {Lost, _} when Lost =:= flags_removed; Lost =:= tracer_replaced ->
+            %% Found by looking, at some time after the change: no verdict of the
+            %% partition can be told to come before it.
+            {B#entries{cuts = Cuts#{Tracer => Info}}, own};
         {trace, [Who, _ | _]} ->
             case Vs of
                 #{Tracer := #{verdict := V}} when V =:= accept; V =:= reject -> {B, own};

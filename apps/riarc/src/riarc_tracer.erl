@@ -84,7 +84,13 @@
             %% while its monitor catches up, and since when (ms).
             suspended = [] :: [pid()],
             since = 0 :: integer(),
-            max_payload = infinity :: pos_integer() | infinity}).
+            max_payload = infinity :: pos_integer() | infinity,
+            %% Cut detection: the timer of the next look at how the VM traces this
+            %% tracer's processes (?VIEW_CHECK_MS).
+            view_timer :: reference() | undefined}).
+
+%% How often a tracer looks at its processes' flags and tracer.
+-define(VIEW_CHECK_MS, 1000).
 
 %% The partition's root and its remote parent; where to, from the cfg's relay_to.
 -type relay() :: {relay, pid(), pid()}.
@@ -152,7 +158,21 @@ tracer_init(Cfg0 = #{session := Session}, Mon, S, MFA, Disp) ->
 
 loop_state(SRef, Cfg = #{session := Session}) ->
     #tracer_loop{sref = SRef, cfg = Cfg, session = Session, token = maps:get(token, Cfg, undefined),
-       max_payload = maps:get(max_payload, Cfg, infinity)}.
+       max_payload = maps:get(max_payload, Cfg, infinity),
+       view_timer = erlang:start_timer(?VIEW_CHECK_MS, self(), riarc_view_check)}.
+
+%% Cut detection, at a low rate: a process of this tracer's that the VM no longer traces
+%% as the backend set it up (flags taken, another tracer), by someone riarc does not trace
+%% (a traced process's own call is seen at once, as its call event).
+view_check(St, #{backend := Backend}) ->
+    lists:foldl(fun(S, {St0, Fx0}) ->
+                        case riarc_backend:watching(Backend, S, self()) of
+                            ok -> {St0, Fx0};
+                            Why ->
+                                {St1, Fx1} = riarc_tracer_core:view_lost(S, Why, St0),
+                                {St1, Fx0 ++ Fx1}
+                        end
+                end, {St, []}, [S || S <- riarc_tracer_core:gamma(St), is_pid(S)]).
 
 %% A message to the session, with its token: the session takes nothing else.
 to_session(#{session := Session} = Cfg, Msg) ->
@@ -247,6 +267,10 @@ loop(St, L = #tracer_loop{sref = SRef, aref = ARef, nbuf = NBuf, suspended = Sus
             %% over budget or by the overload policy): its events go nowhere now, and
             %% routing goes on for the others.
             loop(St, L#tracer_loop{analysis = undefined, aref = undefined});
+        {timeout, TRef, riarc_view_check} when TRef =:= L#tracer_loop.view_timer ->
+            {St1, Fx} = view_check(St, L#tracer_loop.cfg),
+            L1 = L#tracer_loop{view_timer = erlang:start_timer(?VIEW_CHECK_MS, self(), riarc_view_check)},
+            loop(St1, watch(St1, effects(Fx, L1, St1)));
         {riarc_t, Token, Msg} when Token =:= L#tracer_loop.token ->
             {St1, Fx} = riarc_tracer_core:handle(Msg, St),
             loop(St1, watch(St1, effects(Fx, L, St1)));

@@ -45,7 +45,8 @@
 %% '''
 -module(riarc_tracer_core).
 
--export([init_root/4, init_tracer/5, handle/2, mode/1, gamma/1, state_map/1, collected/1]).
+-export([init_root/4, init_tracer/5, handle/2, view_lost/3, mode/1, gamma/1, state_map/1,
+         collected/1]).
 -export_type([cfg/0, state/0, effect/0, cut/0]).
 
 -type sid() :: riarc_event:sid().
@@ -168,6 +169,30 @@ handle(Msg, St = #tracer{mode = priority}) ->
             {riarc_ctl, From, Ref, Req} -> control(From, Ref, Req, St);
             _ -> St#tracer{held = queue:in(Msg, St#tracer.held)}
         end).
+
+%% @doc The tracer's process found that the VM no longer traces S as the backend set it
+%% up (its flags or its tracer changed by someone riarc does not trace, so no call event
+%% told of it): S's partition's view is cut (the session makes it an error), and if S
+%% lost the flag of its spawn and exit events, its trace ends here, as at an exit, so
+%% that nobody waits for it. Only for a process this tracer traces in direct mode: one
+%% still being taken over is looked at again later.
+-spec view_lost(sid(), {flags_removed | tracer_replaced, term()}, state()) -> {state(), [effect()]}.
+view_lost(S, Why, St = #tracer{mode = direct, gamma = G}) ->
+    case G of
+        #{S := direct} ->
+            St1 = report({riarc_cut, self_of(St), S, Why}, St),
+            out(case Why of
+                    {flags_removed, Left} when is_list(Left) ->
+                        case lists:member(procs, Left) of
+                            true -> St1;
+                            false -> try_gc(del_gamma(S, 'I5', St1))
+                        end;
+                    _ -> St1
+                end);
+        #{} -> {St, []}
+    end;
+view_lost(_S, _Why, St) ->
+    {St, []}.
 
 %% @doc direct (∘) or priority (•).
 -spec mode(state()) -> mode().

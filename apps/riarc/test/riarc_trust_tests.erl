@@ -199,6 +199,26 @@ is_session(P) ->
         undefined -> false
     end.
 
+%% A monitor (trusted code, and untraced) that turns off all of its process's flags: no
+%% call event tells of it, but the tracer's look at its processes (every second) finds
+%% it, the partition is an error, and the run ends without the process's exit.
+monitor_untraces_test_() ->
+    [{atom_to_list(B), {timeout, 60, fun() -> monitor_untraces(B) end}} || B <- [route, evm]].
+
+monitor_untraces(Backend) ->
+    Mon = fun({init, P, _, _}) ->
+                  _ = erlang:trace(P, false, [all]),
+                  fun M(_) -> M end
+          end,
+    {ok, S} = riarc:start({?MODULE, victim, []}, fun(_) -> {ok, Mon} end,
+                          #{backend => Backend, analysis => isolated}),
+    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 30000),
+    #{pid := P} = V,
+    ?assertMatch(#{verdict := error, reason := {cut, #{call := {flags_removed, _}}}}, V),
+    ?assertEqual(1, riarc_result:status(R)),
+    ?assert(is_process_alive(P)),
+    P ! stop.
+
 %% The node's receive pattern changed by a process riarc does not trace (another tool):
 %% the session sees it (at the latest before its result) and no partition whose verdict
 %% was not in yet is accepted.
