@@ -223,7 +223,7 @@ start_for(Owner, MFA, Spec, Opts) ->
 %% Target `new_processes': every process spawned from the attach point on, by anyone but
 %% riarc itself, is a child of the monitored system from its first event (its monitor
 %% opens with `{init, Pid, Parent, MFA}' as under run/3); the processes alive at the
-%% attach point are not watched. Traced with process tracers ({@link riarc_backend_new}),
+%% attach point are not watched. Traced with process tracers ({@link riarc_backend_new_processes}),
 %% whatever `backend' says.
 -spec attach(target(), riarc_lambda:spec(), opts()) -> {ok, pid()} | {error, term()}.
 attach(Target, Spec, Opts) ->
@@ -266,7 +266,7 @@ attach_for(Owner, Target, Spec, Opts) ->
         {true, ok, {ok, new_processes}} ->
             Full = #{events := Events} = full_opts(Spec, Opts),
             Roots = [{new_processes, ?NEW_MFA, {attached, new_processes, ?NEW_MFA}}],
-            Make = fun(Session) -> riarc_backend_new:new(Events, Session) end,
+            Make = fun(Session) -> riarc_backend_new_processes:new(Events, Session) end,
             %% Message patterns are not installed for it: the process tracers take every
             %% event of the kinds asked for.
             SOpts = session_opts(Full#{backend => Make}, Spec),
@@ -356,7 +356,7 @@ followers(Dist, [Node | Nodes], Spec, FOpts, Owner, Acc) ->
 %% spawned from now on" and riarc's own processes are never monitored.
 not_own(Spec) ->
     fun(MFA) ->
-            case MFA =:= ?NEW_MFA orelse riarc_backend_new:is_own(MFA) of
+            case MFA =:= ?NEW_MFA orelse riarc_backend_new_processes:is_own(MFA) of
                 true -> undefined;
                 false when is_atom(Spec) -> Spec:spec(MFA);
                 false -> Spec(MFA)

@@ -1,81 +1,181 @@
-%% @doc One partition's analysis (ANALYSEEVT, App. C.5.2, with the partition's verdict
-%% and explanation), pure: the monitor, how many events it took, and the window of its
-%% last events a reject or an error is explained with. What it has to tell the session
-%% comes back as messages for the caller to send.
+%% @doc A partition's analysis process: its monitor runs here, off the routing path. The
+%% partition's tracer hands it events ({@link events/3}) without waiting and ends it with
+%% {@link finish/2}; it analyses them in order ({@link riarc_analysis_core}) and tells the
+%% session the verdict, keyed by the tracer, as the tracer itself would. A monitor that is
+%% slow or loops therefore stalls nobody's routing but its own partition's analysis.
 %%
-%% The same steps run inside the tracer core (the model checker's tracers, and any core
-%% configured with `analysis => inline') and in a partition's own analysis process
-%% ({@link riarc_analyser}), which the tracer hands events to without waiting.
+%% Trust boundary: both messages carry the key start/4 made, which only the tracer holds.
+%% Anything else in this process's mailbox is forged (the monitored system can find the
+%% process): it changes nothing and is reported to the session, which counts it among
+%% the run's errors.
+%%
+%% Every step has a budget (`monitor_budget': wall time, reductions, heap). A step that
+%% ends over it gives the verdict `error' with reason `{monitor_budget, What}' here; a
+%% step that does not end is found by the session's watchdog ({@link overdue/3}, reading
+%% the step clock this process keeps in an atomics array) and the process killed, with
+%% the same verdict; a heap over the limit is killed by the VM (max_heap_size). Either
+%% way the partition's monitor is detached: its tracer stops handing it events and goes
+%% on routing for everybody else.
 %% ```
-%% 1> A0 = riarc_analysis:new(t0, 8, {p, {m, f, []}}, fun M({exit, _, _}) -> accept; M(_) -> M end).
-%% 2> {next, A1, []} = riarc_analysis:step({recv, p, hi}, A0).
-%% 3> {done, _, Verdicts} = riarc_analysis:step({exit, p, normal}, A1).
-%% 4> Verdicts.
-%% [{riarc_verdict, t0, p, {m, f, []}, accept, undefined, 2}]
+%% 1> Mon = fun M({exit, _, _}) -> accept; M(_) -> M end.
+%% 2> {A, Key, Clock} = riarc_analysis:start(#{session => self(), explain => 8}, self(), {p, {m, f, []}}, Mon).
+%% 3> A ! {riarc_evts, [{exit, p, normal}]}, riarc_analysis:overdue(Clock, A, riarc_opts:budget(#{})).
+%% ok
+%% 4> riarc_analysis:events(A, Key, [{exit, p, normal}]), receive {riarc_s, _, {riarc_forged, A, _}} -> forged end.
+%% forged
+%% 5> receive {riarc_s, _, {riarc_verdict, _, p, _, V, _, N}} -> {V, N} end.
+%% {accept,1}
 %% '''
 -module(riarc_analysis).
 
--export([new/4, step/2, fail/3, finish/1, analysed/1, partition/1]).
--export_type([t/0]).
+-export([start/4, events/3, finish/2, overdue/3, steps/1, in_step/1]).
+%% Spawned entry point.
+-export([init/4]).
+-export_type([clock/0, cfg/0, key/0]).
 
--record(an, {
-    self :: term(),                         % the partition's tracer: verdicts are keyed by it
-    explain :: non_neg_integer(),
-    part :: {riarc_event:sid(), riarc_event:mfa_args()},
-    mon :: riarc_monitor:monitor(),         % ςM
-    analysed = 0 :: non_neg_integer(),
-    window = [] :: [riarc_event:event()]    % the last events, newest first
-}).
--opaque t() :: #an{}.
+%% The step clock: [steps begun, in a step (1) or not (0), the step's start (ms), the
+%% process's reductions at its start].
+-opaque clock() :: atomics:atomics_ref().
+%% What the tracer's messages carry: a reference only it and this process hold.
+-opaque key() :: reference().
+-type cfg() :: #{session := pid(), explain := non_neg_integer(),
+                 monitor_budget => map(), token => reference(), atom() => term()}.
 
-%% @doc The analysis of partition Part (its process and MFA) by monitor Mon, reported as
-%% tracer Self's, explaining rejects and errors with the last Explain events.
--spec new(term(), non_neg_integer(), {riarc_event:sid(), riarc_event:mfa_args()},
-          riarc_monitor:monitor()) -> t().
-new(Self, Explain, Part, Mon) ->
-    #an{self = Self, explain = Explain, part = Part, mon = Mon}.
+-define(STEPS, 1).
+-define(BUSY, 2).
+-define(T0, 3).
+-define(R0, 4).
 
-%% @doc ANALYSEEVT: one event to the monitor. `done' once the partition has its verdict
-%% (verdicts are irrevocable: later events are not analysed); the messages are for the
-%% session, in order.
--spec step(riarc_event:event(), t()) -> {next | done, t(), [term()]}.
-step(E, A = #an{mon = Mon, analysed = N}) ->
-    A1 = remember(E, A#an{analysed = N + 1}),
-    case riarc_monitor:analyse(Mon, E) of
-        {next, Mon1} -> {next, A1#an{mon = Mon1}, []};
-        {verdict, accept} -> {done, A1, [verdict(accept, undefined, A1)]};
-        {verdict, reject} -> {done, A1, [explain(Mon, E, A1), verdict(reject, undefined, A1)]};
-        {verdict, error, Why} -> {done, A1, [explain(Mon, E, A1), verdict(error, Why, A1)]}
+%% A slow partition's events wait here: off the heap, a garbage collection of the
+%% monitor's state does not copy them again.
+-define(OPTS(Heap), [{message_queue_data, off_heap},
+                     {max_heap_size, #{size => Heap, kill => true, error_logger => false}}]).
+
+-record(analysis_loop, {analysis :: riarc_analysis_core:t(),
+            session :: pid(),
+            token :: reference() | undefined,            % the session's (trust boundary)
+            key :: key(),                                 % the tracer's (trust boundary)
+            tracer :: pid(),
+            tref :: reference(),
+            clock :: clock(),
+            budget :: riarc_opts:budget()}).
+
+
+%% @doc Starts the analysis of Tracer's partition Part by monitor Mon; returns its pid, the
+%% key the tracer's messages to it carry, and the step clock the session watches it by.
+-spec start(cfg(), pid(), {riarc_event:sid(), riarc_event:mfa_args()}, riarc_monitor:monitor()) ->
+    {pid(), key(), clock()}.
+start(Cfg, Tracer, Part, Mon) ->
+    Clock = atomics:new(4, [{signed, true}]),
+    Key = make_ref(),
+    #{heap_words := Heap} = riarc_opts:budget(Cfg),
+    Pid = proc_lib:spawn_opt(?MODULE, init, [Cfg#{key => Key}, Tracer, Part, {Mon, Clock}], ?OPTS(Heap)),
+    {Pid, Key, Clock}.
+
+%% @doc Hands the analysis the partition's next events, in order; never waits.
+-spec events(pid(), key(), [riarc_event:event()]) -> ok.
+events(Pid, Key, Es) ->
+    Pid ! {riarc_evts, Key, Es},
+    ok.
+
+%% @doc Ends the analysis after the events handed so far: a monitor with no verdict yet
+%% gets `none'.
+-spec finish(pid(), key()) -> ok.
+finish(Pid, Key) ->
+    Pid ! {riarc_end, Key},
+    ok.
+
+%% @doc Whether the analysis is in a monitor step (or was, when it ended).
+-spec in_step(clock()) -> boolean().
+in_step(Clock) -> atomics:get(Clock, ?BUSY) =:= 1.
+
+%% @doc How many steps the analysis has begun.
+-spec steps(clock()) -> non_neg_integer().
+steps(Clock) -> atomics:get(Clock, ?STEPS).
+
+%% @doc The watchdog's look at an analysis process: `{over, What}' when the step it is in
+%% has run past its budget (it is to be killed; What says by how much), else ok.
+-spec overdue(clock(), pid(), riarc_opts:budget()) -> ok | {over, map()}.
+overdue(Clock, Pid, #{time_ms := MaxT, reductions := MaxR}) ->
+    case atomics:get(Clock, ?BUSY) of
+        0 -> ok;
+        1 ->
+            %% Race: the step may end between the reads; T0 is written before BUSY is
+            %% set, so what is read is this step's start or a later one's (never too old).
+            Dt = erlang:monotonic_time(millisecond) - atomics:get(Clock, ?T0),
+            case Dt > MaxT of
+                true -> {over, #{time_ms => Dt, max_time_ms => MaxT, step => steps(Clock)}};
+                false when MaxR =:= infinity -> ok;
+                false ->
+                    case erlang:process_info(Pid, reductions) of
+                        {reductions, R} ->
+                            Used = R - atomics:get(Clock, ?R0),
+                            case Used > MaxR of
+                                true -> {over, #{reductions => Used, max_reductions => MaxR,
+                                                 step => steps(Clock)}};
+                                false -> ok
+                            end;
+                        undefined -> ok
+                    end
+            end
     end.
 
-%% @doc The monitor failed on event E in a way riarc itself found (over its step budget,
-%% say), not by its own answer: the verdict error with reason Why, explained as any error.
--spec fail(term(), riarc_event:event(), t()) -> [term()].
-fail(Why, E, A = #an{mon = Mon}) ->
-    [explain(Mon, E, A), verdict(error, Why, A)].
+%% @private
+-spec init(cfg(), pid(), {riarc_event:sid(), riarc_event:mfa_args()},
+           {riarc_monitor:monitor(), clock()}) -> no_return().
+init(Cfg = #{session := Session}, Tracer, Part, {Mon, Clock}) ->
+    %% Linked to the session, its watchdog: should the session be killed outright, no
+    %% analysis outlives it (a looping monitor would loop unwatched for ever). The
+    %% session traps exits; it ends analyses itself when it stops normally.
+    link(Session),
+    TRef = monitor(process, Tracer),
+    An = riarc_analysis_core:new(Tracer, maps:get(explain, Cfg, 0), Part, Mon),
+    loop(#analysis_loop{analysis = An, session = Session, token = maps:get(token, Cfg, undefined),
+                   key = maps:get(key, Cfg), tracer = Tracer, tref = TRef, clock = Clock,
+                   budget = riarc_opts:budget(Cfg)}).
 
-%% @doc The partition ended without a verdict: none.
--spec finish(t()) -> [term()].
-finish(A) ->
-    [verdict(none, undefined, A)].
+loop(L = #analysis_loop{tref = TRef, key = Key, session = Session, token = Token}) ->
+    receive
+        {riarc_evts, Key, Es} -> steps(Es, L);
+        {riarc_end, Key} ->
+            done(riarc_analysis_core:finish(L#analysis_loop.analysis), L);
+        {'DOWN', TRef, process, _, _} ->
+            %% The tracer ended without ending the partition (killed, say): the session
+            %% gives the partition its verdict from what it knows.
+            exit(normal);
+        _Forged ->
+            %% Trust boundary: not the tracer's; refused, and the session counts it.
+            Session ! {riarc_s, Token, {riarc_forged, self(), analysis}},
+            loop(L)
+    end.
 
-%% @doc How many events the monitor took.
--spec analysed(t()) -> non_neg_integer().
-analysed(#an{analysed = N}) -> N.
+steps([], L) -> loop(L);
+steps([E | Es], L) -> steps(Es, step(E, L)).
 
-%% @doc Whose partition this is.
--spec partition(t()) -> {riarc_event:sid(), riarc_event:mfa_args()}.
-partition(#an{part = P}) -> P.
+step(E, L = #analysis_loop{analysis = An, clock = Clock, budget = #{time_ms := MaxT, reductions := MaxR}}) ->
+    N = atomics:add_get(Clock, ?STEPS, 1),
+    {reductions, R0} = erlang:process_info(self(), reductions),
+    T0 = erlang:monotonic_time(millisecond),
+    atomics:put(Clock, ?T0, T0),
+    atomics:put(Clock, ?R0, R0),
+    atomics:put(Clock, ?BUSY, 1),
+    Res = riarc_analysis_core:step(E, An),
+    atomics:put(Clock, ?BUSY, 0),
+    Dt = erlang:monotonic_time(millisecond) - T0,
+    {reductions, R1} = erlang:process_info(self(), reductions),
+    case Res of
+        {done, _, Reports} -> done(Reports, L);
+        {next, _, _} when Dt > MaxT ->
+            Why = {monitor_budget, #{time_ms => Dt, max_time_ms => MaxT, step => N}},
+            done(riarc_analysis_core:fail(Why, E, element(2, Res)), L);
+        {next, _, _} when MaxR =/= infinity, R1 - R0 > MaxR ->
+            Why = {monitor_budget, #{reductions => R1 - R0, max_reductions => MaxR, step => N}},
+            done(riarc_analysis_core:fail(Why, E, element(2, Res)), L);
+        {next, An1, []} ->
+            L#analysis_loop{analysis = An1}
+    end.
 
-remember(_E, A = #an{explain = 0}) -> A;
-remember(E, A = #an{window = W, explain = K}) -> A#an{window = lists:sublist([E | W], K)}.
-
-%% A reject or an error explains itself: the partition's last events, the one that
-%% decided, and what the monitor can say of its state then.
-explain(Mon, E, #an{self = Self, window = W, part = {S, MFA}}) ->
-    {riarc_explanation, Self,
-     #{process => S, mfa => MFA, last_events => lists:reverse(W), deciding_event => E,
-       monitor => riarc_monitor:explain(Mon, E)}}.
-
-verdict(V, Why, #an{self = Self, part = {S, MFA}, analysed = N}) ->
-    {riarc_verdict, Self, S, MFA, V, Why, N}.
+-spec done([term()], #analysis_loop{}) -> no_return().
+done(Reports, #analysis_loop{session = Session, token = Token}) ->
+    _ = [Session ! {riarc_s, Token, R} || R <- Reports],
+    exit(normal).

@@ -26,7 +26,7 @@
 %%     init events of its own, so that the tracer handling a spawn event makes the
 %%     child's.</li>
 %% <li>`B:init_parent(C, Child, Parent)' (optional, default Parent): the parent the
-%%     child's init event names, when the spawn event's is a stand-in (riarc_backend_new
+%%     child's init event names, when the spawn event's is a stand-in (riarc_backend_new_processes
 %%     announces a child from another node as spawned by `new_processes'; its init
 %%     event names its real parent there). Called once per spawn event.</li>
 %% <li>`B:close(C)' (optional): the session is over; release what the backend holds.</li>

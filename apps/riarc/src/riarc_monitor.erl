@@ -10,7 +10,7 @@
 %% Verdicts are irrevocable: after accept or reject the monitor sees no more events. A
 %% monitor that crashes, or answers anything else, gets the verdict `error' and no more
 %% events. Online, each partition's monitor runs in a process of its own
-%% ({@link riarc_analyser}), so its tracer goes on routing for everybody else whatever
+%% ({@link riarc_analysis}), so its tracer goes on routing for everybody else whatever
 %% the monitor does; a step over its budget (`monitor_budget') is an `error' too.
 %% ```
 %% 1> M = fun Mon({send, _, _, boom}) -> reject; Mon(_) -> Mon end.

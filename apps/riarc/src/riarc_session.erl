@@ -72,9 +72,9 @@
     token = make_ref() :: reference(),
     launch = #launch{} :: #launch{},
     tracers = #{} :: #{pid() => true},               % the live tracers
-    %% The live analysis processes (riarc_analyser), each with its partition's tracer and
+    %% The live analysis processes (riarc_analysis), each with its partition's tracer and
     %% its step clock; the watchdog's timer runs while there are any.
-    analysers = #{} :: #{pid() => {pid(), riarc_analyser:clock()}},
+    analysers = #{} :: #{pid() => {pid(), riarc_analysis:clock()}},
     %% Analysis processes that ended abnormally before their tracer announced them.
     early_ends = #{} :: #{pid() => term()},
     backend_closed = false :: boolean(),
@@ -467,10 +467,10 @@ trusted({riarc_counts, Tracer, Events, Forged}, S) ->
         {L, ok} -> {noreply, S#session{limits = L}};
         {L, {overload, What}} -> {noreply, overload(What, S#session{limits = L})}
     end;
-trusted({riarc_analyser_up, Tracer, An, Clock}, S = #session{early_ends = Early}) when is_map_key(An, Early) ->
+trusted({riarc_analysis_up, Tracer, An, Clock}, S = #session{early_ends = Early}) when is_map_key(An, Early) ->
     {Reason, Early1} = maps:take(An, Early),
     {noreply, analysis_ended(Tracer, Clock, Reason, S#session{early_ends = Early1})};
-trusted({riarc_analyser_up, Tracer, An, Clock}, S = #session{analysers = As}) ->
+trusted({riarc_analysis_up, Tracer, An, Clock}, S = #session{analysers = As}) ->
     _ = monitor(process, An),
     S1 = S#session{analysers = As#{An => {Tracer, Clock}}},
     case overload_of(S) =/= undefined andalso riarc_session_limits:limits(S#session.limits) of
@@ -616,7 +616,7 @@ shed(What = {analysis, Tracer, Len, Max}, S) ->
             {_, Clock} = maps:get(An, S#session.analysers),
             %% dropped: what was queued (a lower bound until the tracer ends and gives
             %% the partition's whole count).
-            Analysed = max(0, riarc_analyser:steps(Clock) - 1),
+            Analysed = max(0, riarc_analysis:steps(Clock) - 1),
             S1 = kill_analysis(An, {inconclusive, {shed, #{dropped => Len, analysed => Analysed,
                                                            max_queue => Max}}}, S),
             shed_count(Tracer, S1);
@@ -675,19 +675,19 @@ analysis_ended(Tracer, Clock, Reason, S) ->
     %% The VM kills an analysis whose monitor step grows past the heap budget
     %% (max_heap_size); riarc's own kills set the entry first. A kill between steps came
     %% from outside (the monitored system, say): said so, not blamed on the budget.
-    Why = case {Reason, riarc_analyser:in_step(Clock)} of
+    Why = case {Reason, riarc_analysis:in_step(Clock)} of
               {killed, true} ->
                   {monitor_budget, #{heap_words => maps:get(heap_words, riarc_session_limits:budget(S#session.limits))}};
-              {killed, false} -> {analysis_killed, #{between_steps => riarc_analyser:steps(Clock)}};
+              {killed, false} -> {analysis_killed, #{between_steps => riarc_analysis:steps(Clock)}};
               _ -> {analysis_crashed, Reason}
           end,
-    set_entry(Tracer, riarc_analyser:steps(Clock), {error, Why}, S).
+    set_entry(Tracer, riarc_analysis:steps(Clock), {error, Why}, S).
 
 %% Ends an analysis process; its partition's verdict, unless it has one, is Verdict.
 kill_analysis(An, Verdict, S = #session{analysers = As}) ->
     exit(An, kill),
     case As of
-        #{An := {Tracer, Clock}} -> set_entry(Tracer, riarc_analyser:steps(Clock), Verdict, S);
+        #{An := {Tracer, Clock}} -> set_entry(Tracer, riarc_analysis:steps(Clock), Verdict, S);
         #{} -> S
     end.
 

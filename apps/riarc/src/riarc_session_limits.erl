@@ -140,10 +140,10 @@ watchdog_fired(L) -> L#limits{watchdog = false}.
 
 %% @doc The analysis processes whose step is over its budget, each with by how much: they
 %% are to be ended.
--spec over_budget(#{pid() => {pid(), riarc_analyser:clock()}}, t()) -> [{pid(), map()}].
+-spec over_budget(#{pid() => {pid(), riarc_analysis:clock()}}, t()) -> [{pid(), map()}].
 over_budget(Analysers, #limits{budget = Budget}) ->
     lists:reverse(maps:fold(fun(An, {_Tracer, Clock}, Acc) ->
-                      case riarc_analyser:overdue(Clock, An, Budget) of
+                      case riarc_analysis:overdue(Clock, An, Budget) of
                           ok -> Acc;
                           {over, What} ->
                               logger:warning("riarc: a monitor step over its budget (~0tp): "

@@ -2,7 +2,7 @@
 %% {@link riarc_tracer_core}. It takes its mailbox in arrival order, hands each message
 %% to the core and carries out the effects the core asks for (sends, PREEMPT and CLEAR
 %% through the backend, starting tracers, starting its partition's analysis process
-%% ({@link riarc_analyser}) and handing it the partition's events in batches, never
+%% ({@link riarc_analysis}) and handing it the partition's events in batches, never
 %% waiting for it; the limits and overload policies it applies are in
 %% docs/production.md). Tracers are started by {@link riarc_session}
 %% (the root, Alg. 6 ROOT) and by each other (Alg. 4 TRACER), with proc_lib, so a crash
@@ -67,11 +67,11 @@
             %% Or, for a partition relayed to its root's remote parent's session (one
             %% partition spanning nodes, the core's effect relay): where its events go.
             analysis :: undefined | pid() | relay(),
-            analysis_key :: undefined | riarc_analyser:key(),   % its messages carry it
+            analysis_key :: undefined | riarc_analysis:key(),   % its messages carry it
             aref :: undefined | reference(),
             %% The analysis's step clock: how far it is behind (undefined once its
             %% backlog was reported).
-            clock :: undefined | riarc_analyser:clock(),
+            clock :: undefined | riarc_analysis:clock(),
             %% The partition's events so far: if riarc ends its analysis (shed), the
             %% session counts from it what was not analysed.
             events = 0 :: non_neg_integer(),
@@ -189,7 +189,7 @@ core_cfg(Cfg0 = #{backend := Backend}) ->
                        max_suspend, analysis, relay_nodes, relay_to], Cfg0),
     %% The root tracer this one descends from (itself, for a root): see traced/1.
     Base = Base0#{root_tracer => maps:get(root_tracer, Cfg0, self())},
-    %% Monitors run in their partitions' analysis processes (riarc_analyser), or, with
+    %% Monitors run in their partitions' analysis processes (riarc_analysis), or, with
     %% `analysis => inline', in the tracer's core (whose own default is inline).
     Base#{self => self(), analysis => maps:get(analysis, Base, isolated),
           init_from_spawn => riarc_backend:init_from_spawn(Backend),
@@ -289,7 +289,7 @@ loop(St, L = #tracer_loop{sref = SRef, aref = ARef, nbuf = NBuf, suspended = Sus
 
 flush(L = #tracer_loop{nbuf = 0}) -> L;
 flush(L = #tracer_loop{analysis = An, analysis_key = Key, buf = Buf}) when is_pid(An) ->
-    ok = riarc_analyser:events(An, Key, lists:reverse(Buf)),
+    ok = riarc_analysis:events(An, Key, lists:reverse(Buf)),
     L#tracer_loop{buf = [], nbuf = 0};
 flush(L = #tracer_loop{analysis = {relay, Root, Parent}, buf = Buf, cfg = #{relay_to := {To, Secret}}}) ->
     To ! {riarc_relay, Secret, {Root, Parent}, {events, lists:reverse(Buf)}},
@@ -391,7 +391,7 @@ backlog(_St, L = #tracer_loop{clock = undefined}) -> L;
 backlog(_St, L = #tracer_loop{suspended = [_ | _]}) -> L;
 backlog(St, L = #tracer_loop{analysis = An, clock = Clock, events = N, cfg = Cfg = #{max_queue := Max}})
   when is_pid(An) ->
-    case N - riarc_analyser:steps(Clock) of
+    case N - riarc_analysis:steps(Clock) of
         Behind when Behind > Max ->
             case map_get(policy, Cfg) =:= backpressure andalso hold_back(St, L) of
                 L1 = #tracer_loop{suspended = [_ | _]} -> L1;
@@ -446,7 +446,7 @@ release(L = #tracer_loop{suspended = Ps, since = Since, cfg = #{max_queue := Max
     end.
 
 behind(#tracer_loop{clock = undefined}) -> 0;
-behind(#tracer_loop{clock = Clock, events = N}) -> N - riarc_analyser:steps(Clock).
+behind(#tracer_loop{clock = Clock, events = N}) -> N - riarc_analysis:steps(Clock).
 
 %% Trust boundary: a tracer that someone else traces (the system's own `dbg:p(all, ...)')
 %% would hand that tracer an event for every message it takes, events the system's
@@ -454,7 +454,7 @@ behind(#tracer_loop{clock = Clock, events = N}) -> N - riarc_analyser:steps(Cloc
 %% from the whole system and says why (`{traced, Tracer, By}').
 %% One tracer is not someone else: a `new_processes' session's root tracer, the adopter,
 %% traces every process started after the attach point, riarc's own tracers too, for
-%% their spawn and exit events only (riarc_backend_new), which it drops.
+%% their spawn and exit events only (riarc_backend_new_processes), which it drops.
 traced(L = #tracer_loop{session = Session, token = Token, cfg = #{root_tracer := Root}}) ->
     case erlang:trace_info(self(), tracer) of
         {tracer, []} -> L;
@@ -495,10 +495,10 @@ effects([{clear, S} | Fx], L = #tracer_loop{cfg = #{backend := Backend}}, St) ->
     effects(Fx, L, St);
 effects([{analysis, Part, Mon} | Fx], L = #tracer_loop{cfg = Cfg = #{session := Session}}, St) ->
     ACfg = maps:with([session, explain, monitor_budget, token], Cfg),
-    {An, Key, Clock} = riarc_analyser:start(ACfg, self(), Part, Mon),
+    {An, Key, Clock} = riarc_analysis:start(ACfg, self(), Part, Mon),
     ARef = monitor(process, An),
     %% Before this tracer can end, so that the session waits for the analysis too.
-    Session ! {riarc_s, L#tracer_loop.token, {riarc_analyser_up, self(), An, Clock}},
+    Session ! {riarc_s, L#tracer_loop.token, {riarc_analysis_up, self(), An, Clock}},
     effects(Fx, L#tracer_loop{analysis = An, analysis_key = Key, aref = ARef, clock = Clock}, St);
 effects([analysis_end | Fx], L, St) ->
     L1 = #tracer_loop{analysis = An} = flush(L),
@@ -510,7 +510,7 @@ effects([analysis_end | Fx], L, St) ->
             To ! {riarc_relay, Secret, {Root, Parent}, 'end'},
             effects(Fx, L1#tracer_loop{analysis = undefined}, St);
         _ ->
-            _ = is_pid(An) andalso riarc_analyser:finish(An, L1#tracer_loop.analysis_key),
+            _ = is_pid(An) andalso riarc_analysis:finish(An, L1#tracer_loop.analysis_key),
             effects(Fx, L1, St)
     end;
 %% One partition spanning nodes: this partition (a child from another node, Λ ⊥) is its

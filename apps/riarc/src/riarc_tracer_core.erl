@@ -106,7 +106,7 @@
     root :: undefined | {sid(), riarc_event:mfa_args()}, % a root tracer's root
     %% ςM, run here (inline), or in the partition's analysis process (isolated);
     %% undefined once it has a verdict, or when the partition has no monitor.
-    mon :: undefined | isolated | riarc_analysis:t(),
+    mon :: undefined | isolated | riarc_analysis_core:t(),
     analysed = 0 :: non_neg_integer(),
     %% App. B: direct events of a process not known yet wait for its spawn event.
     pending = riarc_reorder:new() :: riarc_reorder:t(),
@@ -228,7 +228,7 @@ direct_in({riarc_relayed, _, _, _} = R, St) -> relayed(R, St);
 direct_in(Msg, St = #tracer{cfg = #{backend := Backend}}) ->
     case riarc_backend:event(Backend, Msg) of
         %% A child from another node announced together with its first event
-        %% (riarc_backend_new): announcement first.
+        %% (riarc_backend_new_processes): announcement first.
         {ok, [_ | _] = Events} ->
             lists:foldl(fun direct/2, St#tracer{collected = St#tracer.collected + 1}, Events);
         {ok, Event} -> direct(Event, St#tracer{collected = St#tracer.collected + 1});
@@ -532,9 +532,9 @@ instrument(Mode, {spawn, P, C, MFA}, Disp, St = #tracer{cfg = Cfg = #{lambda := 
 %% One partition spanning nodes, on the child's node: a child from another node that Λ puts
 %% in its parent's partition gets a tracer of its own here (its partition on this node),
 %% whose events go to the parent's partition's tracer there instead of a monitor here.
-%% riarc's own processes are never relayed (riarc_backend_new: nor ever monitored).
+%% riarc's own processes are never relayed (riarc_backend_new_processes: nor ever monitored).
 relay(P, MFA, Answer = {undefined, St = #tracer{cfg = #{relay_to := _}}}) when is_pid(P), node(P) =/= node() ->
-    case riarc_backend_new:is_own(riarc_lambda:logical_mfa(MFA)) of
+    case riarc_backend_new_processes:is_own(riarc_lambda:logical_mfa(MFA)) of
         false -> {{ok, {'$riarc_relay', P}}, St};
         true -> Answer
     end;
@@ -682,7 +682,7 @@ start_analysis(Part, Mon, St = #tracer{cfg = Cfg}) ->
         #{analysis := isolated} ->
             fx({analysis, Part, Mon}, St#tracer{part = Part, mon = isolated});
         #{} ->
-            A = riarc_analysis:new(self_of(St), maps:get(explain, Cfg, 0), Part, Mon),
+            A = riarc_analysis_core:new(self_of(St), maps:get(explain, Cfg, 0), Part, Mon),
             St#tracer{part = Part, mon = A}
     end.
 
@@ -717,7 +717,7 @@ analyse(E, St = #tracer{mon = isolated}) ->
     fx({analyse, E}, St);
 analyse(E, St = #tracer{mon = A, analysed = N, cfg = Cfg}) ->
     %% Limit max_payload, as for a monitor in its own process.
-    case riarc_analysis:step(riarc_event:truncate(E, maps:get(max_payload, Cfg, infinity)), A) of
+    case riarc_analysis_core:step(riarc_event:truncate(E, maps:get(max_payload, Cfg, infinity)), A) of
         {next, A1, Reports} -> reports(Reports, St#tracer{mon = A1, analysed = N + 1});
         {done, _, Reports} -> reports(Reports, St#tracer{mon = undefined, analysed = N + 1})
     end.
@@ -731,7 +731,7 @@ end_partition(St = #tracer{mon = undefined}) ->
 end_partition(St = #tracer{mon = isolated}) ->
     fx(analysis_end, St#tracer{mon = undefined});
 end_partition(St = #tracer{mon = A}) ->
-    reports(riarc_analysis:finish(A), St#tracer{mon = undefined}).
+    reports(riarc_analysis_core:finish(A), St#tracer{mon = undefined}).
 
 %%% ---------------------------------------------------------------------------
 %%% Maps with their invariants (I2, I3, I6, I7)

@@ -121,11 +121,11 @@ already_traced_test() ->
     Other = spawn(fun() -> receive stop -> ok end end),
     erlang:trace(new_processes, true, [{tracer, Other}, procs]),
     try
-        ?assertMatch({error, {riarc_backend_new, {already_traced, new_processes, Other}}},
+        ?assertMatch({error, {riarc_backend_new_processes, {already_traced, new_processes, Other}}},
                      riarc:attach(new_processes, fun(_) -> undefined end, #{})),
         ?assertEqual("new processes are traced by " ++ pid_to_list(Other) ++
                          " already: the VM has one default tracer for new processes",
-                     riarc:format_error({riarc_backend_new, {already_traced, new_processes, Other}}))
+                     riarc:format_error({riarc_backend_new_processes, {already_traced, new_processes, Other}}))
     after
         erlang:trace(new_processes, false, [all]),
         Other ! stop

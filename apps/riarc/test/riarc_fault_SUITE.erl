@@ -119,7 +119,7 @@ riarc_processes() ->
     [P || P <- erlang:processes(),
           lists:member(proc_lib:translate_initial_call(P),
                        [{riarc_tracer, root_init, 4}, {riarc_tracer, tracer_init, 5},
-                        {riarc_analyser, init, 4}])].
+                        {riarc_analysis, init, 4}])].
 
 %% After a session killed outright its processes end by themselves (they monitor it);
 %% bounded wait, by monitors, not by sleeping.
@@ -502,7 +502,7 @@ inject1(forge_verdict, S, Ws, _) ->
     S ! {riarc_s, make_ref(), {riarc_overload, self(), forged}},
     [forge_verdict];
 inject1(kill_analysis, _S, _Ws, _) ->
-    case [P || P <- riarc_processes(), proc_lib:translate_initial_call(P) =:= {riarc_analyser, init, 4}] of
+    case [P || P <- riarc_processes(), proc_lib:translate_initial_call(P) =:= {riarc_analysis, init, 4}] of
         [] -> [];
         As -> exit(pick(As), kill), [kill_analysis]
     end;

@@ -257,7 +257,7 @@ analysers(Spec, Opts) ->
     {ok, S} = riarc:start({?MODULE, waiter, []}, Spec, Opts#{log => false}),
     {monitors, Ms} = erlang:process_info(S, monitors),
     As = [P || {process, P} <- Ms, is_pid(P),
-               proc_lib:translate_initial_call(P) =:= {riarc_analyser, init, 4}],
+               proc_lib:translate_initial_call(P) =:= {riarc_analysis, init, 4}],
     #{processes := [Root]} = riarc:alive(S),
     Root ! stop,
     {ok, _} = riarc:stop(S),

@@ -28,7 +28,7 @@ forger(From) ->
     receive go -> ok end,
     As = [P || P <- erlang:processes(),
                {dictionary, D} <- [erlang:process_info(P, dictionary)],
-               proplists:get_value('$initial_call', D) =:= {riarc_analyser, init, 4}],
+               proplists:get_value('$initial_call', D) =:= {riarc_analysis, init, 4}],
     _ = [begin A ! {riarc_evts, [{exit, self(), normal}]}, A ! riarc_end end || A <- As],
     %% Race: the VM may deliver signals from different senders out of order, so the
     %% tracer's events of the crash could overtake the forgeries. process_info/2 is a
@@ -174,7 +174,7 @@ killed_analysis_test() ->
     #{processes := [Victim]} = riarc:alive(S),
     [An] = [P || P <- erlang:processes(),
                  {dictionary, D} <- [erlang:process_info(P, dictionary)],
-                 proplists:get_value('$initial_call', D) =:= {riarc_analyser, init, 4}],
+                 proplists:get_value('$initial_call', D) =:= {riarc_analysis, init, 4}],
     Ref = monitor(process, An),
     exit(An, kill),
     receive {'DOWN', Ref, process, An, killed} -> ok end,

@@ -15,9 +15,9 @@
 %%    tracer core's step (riarc_tracer_core:handle/2: routing and the analyse effect),
 %%    the batching of events to the partition's analysis process (what riarc_tracer's
 %%    loop does with an analyse effect: a list cell, and one message per 64 events),
-%%    and the analysis process itself (riarc_analyser, running the property's monitor,
+%%    and the analysis process itself (riarc_analysis, running the property's monitor,
 %%    with its per-step budget accounting), against the analysis step alone
-%%    (riarc_analysis:step/2). The VM's own delivery of a trace event is part 1's floor
+%%    (riarc_analysis_core:step/2). The VM's own delivery of a trace event is part 1's floor
 %%    minus the baseline, per event.
 %% 3. `load/2': the load driver's system, burst, instrumentation alone
 %%    (riarc_bench_alone), bare, under the floor, riarc and centralised monitoring: per
@@ -174,20 +174,20 @@ batch(Events) ->
 
 %% The analysis step alone: the property's monitor, event by event.
 step(Pinger, MFA, Mon, Events) ->
-    A0 = riarc_analysis:new(self(), 0, {Pinger, MFA}, Mon),
-    lists:foldl(fun(E, A) -> {next, A1, []} = riarc_analysis:step(E, A), A1 end, A0, Events).
+    A0 = riarc_analysis_core:new(self(), 0, {Pinger, MFA}, Mon),
+    lists:foldl(fun(E, A) -> {next, A1, []} = riarc_analysis_core:step(E, A), A1 end, A0, Events).
 
 %% The real analysis process, fed as a tracer feeds it (batches of ?BATCH), until its
 %% verdict (none: the events end without one) reaches this process as its session.
 analyser(Pinger, MFA, Mon, Events) ->
-    {An, Key, _Clock} = riarc_analyser:start(#{session => self(), explain => 0}, self(),
+    {An, Key, _Clock} = riarc_analysis:start(#{session => self(), explain => 0}, self(),
                                              {Pinger, MFA}, Mon),
-    _ = [riarc_analyser:events(An, Key, B) || B <- chunks(Events)],
-    ok = riarc_analyser:finish(An, Key),
+    _ = [riarc_analysis:events(An, Key, B) || B <- chunks(Events)],
+    ok = riarc_analysis:finish(An, Key),
     receive {riarc_s, _, {riarc_verdict, _, _, _, none, _, _}} -> ok end,
     unlink(An).
 
-%% What riarc_analyser does around each monitor step for its budget (riarc_analyser's
+%% What riarc_analysis does around each monitor step for its budget (riarc_analysis's
 %% step/2, the same calls in the same order): the step count, the reductions and the
 %% clock before and after, the watcher's atomics.
 accounting(0) -> ok;
@@ -276,8 +276,8 @@ format(#{p := P, r := R, reps := Reps, wall_ms := W, events := Ev, processes := 
                    "  seal check and decoding (riarc_backend:event/2)        ~s~n"
                    "  tracer core step (riarc_tracer_core:handle/2)          ~s (decoding included)~n"
                    "  batching to the analysis process (64 per message)      ~s~n"
-                   "  analysis process (riarc_analyser, budget accounting)   ~s~n"
-                   "    of which the monitor's step (riarc_analysis:step/2)  ~s~n"
+                   "  analysis process (riarc_analysis, budget accounting)   ~s~n"
+                   "    of which the monitor's step (riarc_analysis_core:step/2)  ~s~n"
                    "    and the budget accounting around each step           ~s~n"
                    "  analysis process with a monitor that does nothing      ~s~n",
                    [maps:get(events_per_pinger, Parts), F(D), F(C), F(B), F(An), F(St),

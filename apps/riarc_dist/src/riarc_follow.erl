@@ -14,7 +14,7 @@
 %% remote parent of a partition started from elsewhere (`parent'), the root of the
 %% partition it was started from on that node otherwise (`within'). An expected child is
 %% matched with an unmatched partition of its node with the same parent and the same
-%% function and arity (the arguments can be unknown there, riarc_backend_new); what that
+%% function and arity (the arguments can be unknown there, riarc_backend_new_processes); what that
 %% partition started on its node is the system's too. Partitions that match nothing
 %% (children of processes this session does not monitor) are not the system's: they are
 %% left out. An expected child nothing matches is the system's, unmonitored: an `error'

@@ -45,13 +45,13 @@
 %% event: what is left is their spawn and exit events, so the adopter's Γ shrinks as they
 %% end.
 %% ```
-%% 1> {ok, B} = riarc_backend_new:new([send, recv], self()).
+%% 1> {ok, B} = riarc_backend_new_processes:new([send, recv], self()).
 %% 2> riarc_backend:init_from_spawn(B).
 %% true
 %% 3> riarc_backend:event(B, {trace, self(), spawned, self(), {m, f, []}}).
 %% skip
 %% '''
--module(riarc_backend_new).
+-module(riarc_backend_new_processes).
 -behaviour(riarc_backend).
 
 -export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1,
@@ -82,14 +82,14 @@ new(Events, _Session) ->
                                       recv => lists:member(recv, Events)})}.
 
 %% @doc Never called: nothing is launched, the target is every process spawned from now on.
--spec launch(config(), riarc_event:sid(), pid()) -> {error, {riarc_backend_new, term()}}.
+-spec launch(config(), riarc_event:sid(), pid()) -> {error, {riarc_backend_new_processes, term()}}.
 launch(_Config, Root, _T) ->
     {error, {?MODULE, {already_traced, new_processes, Root}}}.
 
 %% @doc TRACE(S, T). For the pseudo-process `new_processes' (called by the root tracer T
 %% itself, Alg. 6 ROOT), T becomes the VM's default tracer of new processes: the attach
 %% point. `{error, ...}' when another tool set the defaults already.
--spec trace(config(), riarc_event:sid(), pid()) -> ok | {error, {riarc_backend_new, error_reason()}}.
+-spec trace(config(), riarc_event:sid(), pid()) -> ok | {error, {riarc_backend_new_processes, error_reason()}}.
 trace(#{defaults := Flags}, new_processes, T) when T =:= self() ->
     case erlang:trace_info(new_processes, tracer) of
         {tracer, []} ->
@@ -310,7 +310,7 @@ prune() ->
 %% janitor and the erpc calls that start things there): never monitored, whatever the
 %% Spec says.
 -spec is_own(riarc_event:mfa_args()) -> boolean().
-is_own({M, _, _}) -> lists:member(M, [riarc_tracer, riarc_session, riarc_analyser, riarc_remote]);
+is_own({M, _, _}) -> lists:member(M, [riarc_tracer, riarc_session, riarc_analysis, riarc_remote]);
 is_own(_) -> false.
 
 %% @doc A sentence for an error of this backend.

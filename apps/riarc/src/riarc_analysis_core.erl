@@ -1,0 +1,81 @@
+%% @doc One partition's analysis (ANALYSEEVT, App. C.5.2, with the partition's verdict
+%% and explanation), pure: the monitor, how many events it took, and the window of its
+%% last events a reject or an error is explained with. What it has to tell the session
+%% comes back as messages for the caller to send.
+%%
+%% The same steps run inside the tracer core (the model checker's tracers, and any core
+%% configured with `analysis => inline') and in a partition's own analysis process
+%% ({@link riarc_analysis}), which the tracer hands events to without waiting.
+%% ```
+%% 1> A0 = riarc_analysis_core:new(t0, 8, {p, {m, f, []}}, fun M({exit, _, _}) -> accept; M(_) -> M end).
+%% 2> {next, A1, []} = riarc_analysis_core:step({recv, p, hi}, A0).
+%% 3> {done, _, Verdicts} = riarc_analysis_core:step({exit, p, normal}, A1).
+%% 4> Verdicts.
+%% [{riarc_verdict, t0, p, {m, f, []}, accept, undefined, 2}]
+%% '''
+-module(riarc_analysis_core).
+
+-export([new/4, step/2, fail/3, finish/1, analysed/1, partition/1]).
+-export_type([t/0]).
+
+-record(an, {
+    self :: term(),                         % the partition's tracer: verdicts are keyed by it
+    explain :: non_neg_integer(),
+    part :: {riarc_event:sid(), riarc_event:mfa_args()},
+    mon :: riarc_monitor:monitor(),         % ςM
+    analysed = 0 :: non_neg_integer(),
+    window = [] :: [riarc_event:event()]    % the last events, newest first
+}).
+-opaque t() :: #an{}.
+
+%% @doc The analysis of partition Part (its process and MFA) by monitor Mon, reported as
+%% tracer Self's, explaining rejects and errors with the last Explain events.
+-spec new(term(), non_neg_integer(), {riarc_event:sid(), riarc_event:mfa_args()},
+          riarc_monitor:monitor()) -> t().
+new(Self, Explain, Part, Mon) ->
+    #an{self = Self, explain = Explain, part = Part, mon = Mon}.
+
+%% @doc ANALYSEEVT: one event to the monitor. `done' once the partition has its verdict
+%% (verdicts are irrevocable: later events are not analysed); the messages are for the
+%% session, in order.
+-spec step(riarc_event:event(), t()) -> {next | done, t(), [term()]}.
+step(E, A = #an{mon = Mon, analysed = N}) ->
+    A1 = remember(E, A#an{analysed = N + 1}),
+    case riarc_monitor:analyse(Mon, E) of
+        {next, Mon1} -> {next, A1#an{mon = Mon1}, []};
+        {verdict, accept} -> {done, A1, [verdict(accept, undefined, A1)]};
+        {verdict, reject} -> {done, A1, [explain(Mon, E, A1), verdict(reject, undefined, A1)]};
+        {verdict, error, Why} -> {done, A1, [explain(Mon, E, A1), verdict(error, Why, A1)]}
+    end.
+
+%% @doc The monitor failed on event E in a way riarc itself found (over its step budget,
+%% say), not by its own answer: the verdict error with reason Why, explained as any error.
+-spec fail(term(), riarc_event:event(), t()) -> [term()].
+fail(Why, E, A = #an{mon = Mon}) ->
+    [explain(Mon, E, A), verdict(error, Why, A)].
+
+%% @doc The partition ended without a verdict: none.
+-spec finish(t()) -> [term()].
+finish(A) ->
+    [verdict(none, undefined, A)].
+
+%% @doc How many events the monitor took.
+-spec analysed(t()) -> non_neg_integer().
+analysed(#an{analysed = N}) -> N.
+
+%% @doc Whose partition this is.
+-spec partition(t()) -> {riarc_event:sid(), riarc_event:mfa_args()}.
+partition(#an{part = P}) -> P.
+
+remember(_E, A = #an{explain = 0}) -> A;
+remember(E, A = #an{window = W, explain = K}) -> A#an{window = lists:sublist([E | W], K)}.
+
+%% A reject or an error explains itself: the partition's last events, the one that
+%% decided, and what the monitor can say of its state then.
+explain(Mon, E, #an{self = Self, window = W, part = {S, MFA}}) ->
+    {riarc_explanation, Self,
+     #{process => S, mfa => MFA, last_events => lists:reverse(W), deciding_event => E,
+       monitor => riarc_monitor:explain(Mon, E)}}.
+
+verdict(V, Why, #an{self = Self, part = {S, MFA}, analysed = N}) ->
+    {riarc_verdict, Self, S, MFA, V, Why, N}.
