@@ -42,14 +42,14 @@
 %% Sampled response times go to the collector in batches, not one message each.
 -define(RT_BATCH, 128).
 
--record(w, {pid :: pid(), id :: pos_integer(), next :: pos_integer(), num :: pos_integer()}).
+-record(worker, {pid :: pid(), id :: pos_integer(), next :: pos_integer(), num :: pos_integer()}).
 
--record(s, {order :: [non_neg_integer()],       % Q_O
+-record(master, {order :: [non_neg_integer()],       % Q_O
             ready = [] :: [integer()],          % Q_R: monotonic us creation times
             unit_end :: integer(),              % end of the current time unit (us)
             batches :: [pos_integer()],
             next_id = 1 :: pos_integer(),
-            await :: queue:queue(#w{}),         % Q_A: workers with requests left to send
+            await :: queue:queue(#worker{}),         % Q_A: workers with requests left to send
             await_len = 0 :: non_neg_integer(),
             acked = #{} :: #{pos_integer() => {non_neg_integer(), pos_integer()}},
             n :: pos_integer(),
@@ -91,7 +91,7 @@ start(Cfg = #{params := P}) ->
                    undefined -> counters:new(?N_COUNTERS, []);
                    C -> C
                end,
-    S = #s{order = Order, unit_end = now_us(), batches = Batches, await = queue:new(),
+    S = #master{order = Order, unit_end = now_us(), batches = Batches, await = queue:new(),
            n = maps:get(workers, P), psend = maps:get(psend, P), precv = maps:get(precv, P),
            sample = maps:get(sample, P), period = maps:get(period, P),
            rand = riarc_bench_model:stream(P, master), owner = maps:get(owner, Cfg),
@@ -106,8 +106,8 @@ start(Cfg = #{params := P}) ->
 loop(S0) ->
     S1 = create_due(schedule(S0)),
     S2 = send_round(S1),
-    S3 = recv_rounds(S2, max(1, S2#s.await_len)),
-    case S3#s.ended =:= S3#s.n of
+    S3 = recv_rounds(S2, max(1, S2#master.await_len)),
+    case S3#master.ended =:= S3#master.n of
         true -> S3;
         false -> loop(idle(S3))
     end.
@@ -120,13 +120,13 @@ loop(S0) ->
 %% The ceiling is taken in microseconds, not milliseconds: in whole ms a unit could hold
 %% at most pi creations, and a unit with l > pi would stretch past pi and flatten the
 %% load shape (e.g. steady at lambda = 5000, pi = 1000 would last 5 s per unit).
-schedule(S = #s{ready = [], order = [L | Order], unit_end = End, period = Pi, rand = R0}) ->
+schedule(S = #master{ready = [], order = [L | Order], unit_end = End, period = Pi, rand = R0}) ->
     Now = now_us(),
     case Now >= End of
         false -> S;
         true ->
             {Points, R} = points(L, Pi, Now, R0),
-            S#s{ready = Points, order = Order, unit_end = Now + Pi * 1000, rand = R}
+            S#master{ready = Points, order = Order, unit_end = Now + Pi * 1000, rand = R}
     end;
 schedule(S) -> S.
 
@@ -140,29 +140,29 @@ points(L, Pi, Now, R0) ->
     {lists:reverse(Points), R}.
 
 %% Steps 4-7: create the workers whose time point has passed and append them to Q_A.
-create_due(S = #s{ready = []}) -> S;
-create_due(S = #s{ready = [P | Ready]}) ->
+create_due(S = #master{ready = []}) -> S;
+create_due(S = #master{ready = [P | Ready]}) ->
     case P =< now_us() of
-        true -> create_due(spawn_worker(S#s{ready = Ready}));
+        true -> create_due(spawn_worker(S#master{ready = Ready}));
         false -> S
     end.
 
-spawn_worker(S = #s{batches = [Num | Batches], next_id = Id, await = Q, await_len = Len,
+spawn_worker(S = #master{batches = [Num | Batches], next_id = Id, await = Q, await_len = Len,
                     acked = Acked, counters = C}) ->
     %% A real spawn/3 of the worker module: monitoring specifications match on this MFA.
     %% The module is riarc_bench_worker unless a set-up brings its own with the same
     %% protocol (riarc_bench_mit's workers measure their idle time).
     %% With `nodes', worker Id goes to the (Id mod n)-th node: a system spread over nodes.
-    Pid = case element(1 + Id rem tuple_size(S#s.nodes), S#s.nodes) of
-              Here when Here =:= node() -> spawn(S#s.worker, init, [self(), Id, Num]);
-              There -> spawn(There, S#s.worker, init, [self(), Id, Num])
+    Pid = case element(1 + Id rem tuple_size(S#master.nodes), S#master.nodes) of
+              Here when Here =:= node() -> spawn(S#master.worker, init, [self(), Id, Num]);
+              There -> spawn(There, S#master.worker, init, [self(), Id, Num])
           end,
     counters:add(C, ?C_CREATED, 1),
-    S1 = S#s{batches = Batches, next_id = Id + 1,
-             await = queue:in(#w{pid = Pid, id = Id, next = 1, num = Num}, Q),
+    S1 = S#master{batches = Batches, next_id = Id + 1,
+             await = queue:in(#worker{pid = Pid, id = Id, next = 1, num = Num}, Q),
              await_len = Len + 1, acked = Acked#{Id => {0, Num}}},
-    case S#s.keep_pids of
-        true -> S1#s{pids = [Pid | S#s.pids]};
+    case S#master.keep_pids of
+        true -> S1#master{pids = [Pid | S#master.pids]};
         false -> S1
     end.
 
@@ -171,28 +171,28 @@ spawn_worker(S = #s{batches = [Num | Batches], next_id = Id, await = Q, await_le
 %% Traverse Q_A once. Each worker gets a first request if X =< Pr(send), then more
 %% while the trials keep succeeding and requests remain; otherwise it misses its turn.
 %% Workers with nothing left to send leave Q_A.
-send_round(S = #s{await_len = Len}) -> send_round(S, Len).
+send_round(S = #master{await_len = Len}) -> send_round(S, Len).
 
 send_round(S, 0) -> S;
-send_round(S = #s{await = Q0, await_len = Len}, K) ->
+send_round(S = #master{await = Q0, await_len = Len}, K) ->
     {{value, W0}, Q1} = queue:out(Q0),
-    {W, S1} = send_burst(W0, S#s{await = Q1}),
-    S2 = case W#w.next > W#w.num of
-             true -> S1#s{await_len = Len - 1};
-             false -> S1#s{await = queue:in(W, S1#s.await)}
+    {W, S1} = send_burst(W0, S#master{await = Q1}),
+    S2 = case W#worker.next > W#worker.num of
+             true -> S1#master{await_len = Len - 1};
+             false -> S1#master{await = queue:in(W, S1#master.await)}
          end,
     send_round(S2, K - 1).
 
-send_burst(W = #w{next = Next, num = Num}, S) when Next > Num -> {W, S};
-send_burst(W, S = #s{rand = R0, psend = Ps}) ->
+send_burst(W = #worker{next = Next, num = Num}, S) when Next > Num -> {W, S};
+send_burst(W, S = #master{rand = R0, psend = Ps}) ->
     {X, R} = rand:uniform_s(R0),
     case X =< Ps of
-        true -> send_burst(W#w{next = W#w.next + 1}, send_chunk(W, S#s{rand = R}));
-        false -> {W, S#s{rand = R}}
+        true -> send_burst(W#worker{next = W#worker.next + 1}, send_chunk(W, S#master{rand = R}));
+        false -> {W, S#master{rand = R}}
     end.
 
 %% About a fraction `sample' of requests carry a timestamp (004 §3.3: ~10 %).
-send_chunk(#w{pid = Pid, id = Id, next = Next, num = Num}, S = #s{rand = R0, sample = F, counters = C}) ->
+send_chunk(#worker{pid = Pid, id = Id, next = Next, num = Num}, S = #master{rand = R0, sample = F, counters = C}) ->
     {U, R} = rand:uniform_s(R0),
     Stamp = case U =< F of
                 true -> erlang:monotonic_time(microsecond);
@@ -201,7 +201,7 @@ send_chunk(#w{pid = Pid, id = Id, next = Next, num = Num}, S = #s{rand = R0, sam
     Pid ! {self(), {chunk, {Id, Next, Num}}, Stamp},
     counters:add(C, ?C_REQUESTS, 1),
     counters:add(C, ?C_MESSAGES, 1),
-    S#s{rand = R}.
+    S#master{rand = R}.
 
 %%% Receiving (004 §3.1, 000 App. C.2) -------------------------------------------------
 
@@ -215,22 +215,22 @@ recv_rounds(S0, K) ->
         {failed, S} -> recv_rounds(S, K - 1)
     end.
 
-recv_some(S = #s{rand = R0, precv = Pr}) ->
+recv_some(S = #master{rand = R0, precv = Pr}) ->
     {X, R} = rand:uniform_s(R0),
     case X =< Pr of
-        false -> {failed, S#s{rand = R}};
+        false -> {failed, S#master{rand = R}};
         true ->
             receive
                 {Pid, {Tag, Triple}, Stamp} when Tag =:= ack; Tag =:= 'end' ->
-                    recv_some(handle(Pid, Tag, Triple, Stamp, S#s{rand = R}))
+                    recv_some(handle(Pid, Tag, Triple, Stamp, S#master{rand = R}))
             after 0 ->
-                    {empty, S#s{rand = R}}
+                    {empty, S#master{rand = R}}
             end
     end.
 
 %% A response ReqNum must be the next one expected from that worker: anything else
 %% (duplicate, gap, unknown worker) is counted as an error the tests assert is zero.
-handle(Pid, ack, {Id, ReqNum, _}, Stamp, S = #s{acked = Acked, counters = C}) ->
+handle(Pid, ack, {Id, ReqNum, _}, Stamp, S = #master{acked = Acked, counters = C}) ->
     counters:add(C, ?C_ACKS, 1),
     counters:add(C, ?C_MESSAGES, 1),
     S1 = record_rt(Stamp, S),
@@ -239,34 +239,34 @@ handle(Pid, ack, {Id, ReqNum, _}, Stamp, S = #s{acked = Acked, counters = C}) ->
             %% Step 14: all responses are in, the worker may terminate.
             Pid ! {self(), {term, {Id, Num, Num}}, none},
             counters:add(C, ?C_MESSAGES, 1),
-            S1#s{acked = Acked#{Id := {Num, Num}}};
+            S1#master{acked = Acked#{Id := {Num, Num}}};
         {ok, {Got, Num}} when ReqNum =:= Got + 1 ->
-            S1#s{acked = Acked#{Id := {ReqNum, Num}}};
+            S1#master{acked = Acked#{Id := {ReqNum, Num}}};
         _ ->
-            S1#s{ack_errors = S1#s.ack_errors + 1}
+            S1#master{ack_errors = S1#master.ack_errors + 1}
     end;
-handle(_Pid, 'end', {Id, _, _}, _Stamp, S = #s{acked = Acked, counters = C}) ->
+handle(_Pid, 'end', {Id, _, _}, _Stamp, S = #master{acked = Acked, counters = C}) ->
     counters:add(C, ?C_ENDED, 1),
     counters:add(C, ?C_MESSAGES, 1),
     Errors = case maps:find(Id, Acked) of
                  {ok, {Num, Num}} -> 0;
                  _ -> 1
              end,
-    S#s{acked = maps:remove(Id, Acked), ended = S#s.ended + 1,
-        ack_errors = S#s.ack_errors + Errors}.
+    S#master{acked = maps:remove(Id, Acked), ended = S#master.ended + 1,
+        ack_errors = S#master.ack_errors + Errors}.
 
 %% Response time: from stamping the request to dequeuing its response, so it includes
 %% the wait in the master's mailbox (004 §3.3, fig. 2).
 record_rt(none, S) -> S;
-record_rt(Stamp, S = #s{rts = Rts, nrts = N}) ->
+record_rt(Stamp, S = #master{rts = Rts, nrts = N}) ->
     Rt = erlang:monotonic_time(microsecond) - Stamp,
-    flush_rts(S#s{rts = [Rt | Rts], nrts = N + 1}, ?RT_BATCH).
+    flush_rts(S#master{rts = [Rt | Rts], nrts = N + 1}, ?RT_BATCH).
 
-flush_rts(S = #s{nrts = N}, Min) when N < Min; N =:= 0 -> S;
-flush_rts(S = #s{collector = undefined}, _Min) -> S#s{rts = [], nrts = 0};
-flush_rts(S = #s{collector = Coll, rts = Rts}, _Min) ->
+flush_rts(S = #master{nrts = N}, Min) when N < Min; N =:= 0 -> S;
+flush_rts(S = #master{collector = undefined}, _Min) -> S#master{rts = [], nrts = 0};
+flush_rts(S = #master{collector = Coll, rts = Rts}, _Min) ->
     Coll ! {rt, Rts},
-    S#s{rts = [], nrts = 0}.
+    S#master{rts = [], nrts = 0}.
 
 %%% Waiting and finishing --------------------------------------------------------------
 
@@ -274,7 +274,7 @@ flush_rts(S = #s{collector = Coll, rts = Rts}, _Min) ->
 %% response arrives or the next creation is due. A response that arrives while the master
 %% has nothing else to do is dequeued at once: a Bernoulli trial would only postpone it
 %% to the next round, which would again find nothing else to do.
-idle(S = #s{await_len = 0}) ->
+idle(S = #master{await_len = 0}) ->
     case erlang:process_info(self(), message_queue_len) of
         {message_queue_len, 0} -> wait(S);
         _ -> S
@@ -289,20 +289,20 @@ wait(S) ->
             S
     end.
 
-timeout(#s{ready = [P | _]}) -> until(P);
-timeout(#s{order = [_ | _], unit_end = End}) -> until(End);
+timeout(#master{ready = [P | _]}) -> until(P);
+timeout(#master{order = [_ | _], unit_end = End}) -> until(End);
 timeout(_) -> infinity.
 
 %% Milliseconds (receive's resolution) until a monotonic time in microseconds.
 until(Us) -> max(0, ceil((Us - now_us()) / 1000)).
 
-finish(S = #s{owner = Owner, counters = C}) ->
+finish(S = #master{owner = Owner, counters = C}) ->
     S1 = flush_rts(S, 0),
-    Result = #{created => counters:get(C, ?C_CREATED), ended => S1#s.ended,
+    Result = #{created => counters:get(C, ?C_CREATED), ended => S1#master.ended,
                requests => counters:get(C, ?C_REQUESTS), acks => counters:get(C, ?C_ACKS),
-               ack_errors => S1#s.ack_errors, messages => counters:get(C, ?C_MESSAGES),
-               duration_ms => now_ms() - S1#s.started,
-               pids => S1#s.pids},
+               ack_errors => S1#master.ack_errors, messages => counters:get(C, ?C_MESSAGES),
+               duration_ms => now_ms() - S1#master.started,
+               pids => S1#master.pids},
     Owner ! {riarc_bench_master, self(), Result},
     ok.
 

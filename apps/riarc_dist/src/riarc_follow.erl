@@ -45,7 +45,7 @@
                                          mfa := riarc_event:mfa_args()}}
                       | open.
 
--record(f, {
+-record(book, {
     %% The starts the system made on followed nodes, the last reported first.
     expected = [] :: [map()],
     %% Per followed node, the partitions its session monitors: root process -> entry.
@@ -53,27 +53,27 @@
     %% Followed nodes whose session has ended on its own, and why.
     down = #{} :: #{node() => term()}
 }).
--opaque t() :: #f{}.
+-opaque t() :: #book{}.
 
 %% @doc An empty book (which nodes are followed is the session's to know).
 -spec new() -> t().
-new() -> #f{}.
+new() -> #book{}.
 
 %% @doc A start of a process on a followed node made by a monitored process: `parent',
 %% `node', `mfa' (as Λ is asked about it), and `relayed => true' when Λ put the child in
 %% its parent's partition (its events are relayed there: see resolve/1).
 -spec expect(map(), t()) -> t().
-expect(Info = #{parent := _, node := _, mfa := _}, F = #f{expected = X}) ->
-    F#f{expected = [Info | X]}.
+expect(Info = #{parent := _, node := _, mfa := _}, F = #book{expected = X}) ->
+    F#book{expected = [Info | X]}.
 
 %% @doc A partition's entry from Node's session (new, or read again).
 -spec learn(node(), map(), t()) -> t().
-learn(Node, E = #{pid := P}, F = #f{seen = Seen}) ->
-    F#f{seen = Seen#{Node => (maps:get(Node, Seen, #{}))#{P => E}}}.
+learn(Node, E = #{pid := P}, F = #book{seen = Seen}) ->
+    F#book{seen = Seen#{Node => (maps:get(Node, Seen, #{}))#{P => E}}}.
 
 %% @doc The entry last learnt for process P's partition on Node, if any.
 -spec known(node(), term(), t()) -> map() | undefined.
-known(Node, P, #f{seen = Seen}) ->
+known(Node, P, #book{seen = Seen}) ->
     case Seen of
         #{Node := #{P := E}} -> E;
         #{} -> undefined
@@ -82,10 +82,10 @@ known(Node, P, #f{seen = Seen}) ->
 %% @doc Node's session ended on its own (the node went down, the link broke) or did not
 %% answer the session's stop: Reason (the first one given).
 -spec down(node(), term(), t()) -> t().
-down(Node, Reason, F = #f{down = D}) ->
+down(Node, Reason, F = #book{down = D}) ->
     %% The first word stands: a session that went down and then failed to answer a stop
     %% went down.
-    F#f{down = maps:merge(#{Node => Reason}, D)}.
+    F#book{down = maps:merge(#{Node => Reason}, D)}.
 
 %% @doc True when every expected child is matched with a partition, and that partition
 %% and every one started from it there have ended (no entry `open'), or their node's
@@ -99,7 +99,7 @@ settled(F) ->
 %% child is matched by no partition yet (its partition not seen yet, or its start failed
 %% there: the book cannot tell which); else `nothing' (settled/1).
 -spec waits_for(t()) -> nothing | partitions | starts.
-waits_for(F = #f{down = D}) ->
+waits_for(F = #book{down = D}) ->
     {Listed, Relayed, Unmatched} = resolve(F),
     Matched = Listed ++ Relayed,
     Up = fun(#{node := N}) -> not is_map_key(N, D) end,
@@ -115,7 +115,7 @@ waits_for(F = #f{down = D}) ->
 %% expected child matched by none, its reason the node's end (`nodedown', ...) or
 %% `{riarc_follow, {not_followed, Info}}' when its node's session saw no such child.
 -spec entries(t()) -> [map()].
-entries(F = #f{down = D}) ->
+entries(F = #book{down = D}) ->
     {Matched, _Relayed, Unmatched} = resolve(F),
     [gone(E, D) || E <- Matched] ++
         [#{pid => undefined, mfa => MFA, verdict => error, events => 0, node => N, parent => P,
@@ -162,7 +162,7 @@ format_error(open) ->
 %% its events in that partition, here: its partition there is matched (what it started is
 %% the system's) but not listed, and one that never showed is that partition's error, not
 %% an entry of its own.
-resolve(#f{expected = X, seen = Seen}) ->
+resolve(#book{expected = X, seen = Seen}) ->
     ByParent = index(parent, Seen),
     {Taken, Unmatched, _} =
         lists:foldl(fun(Info = #{node := N, parent := Parent}, {Tk, Un, Left}) ->

@@ -65,7 +65,7 @@
 -define(LOADED_KEY, riarc_remote_loaded).
 -define(STARTED_KEY, riarc_remote_started).
 
--record(s, {
+-record(proxy, {
     owner :: pid(),
     node :: node(),
     remote :: pid() | undefined,
@@ -202,7 +202,7 @@ start_remote(Owner, Node, {Entry, What}, Spec, Opts, Subscribers) ->
         {ok, {ok, Remote}} ->
             _ = monitor(process, Remote),
             Tag = make_ref(),
-            S = #s{owner = Owner, node = Node, remote = Remote, tag = Tag, janitor = J,
+            S = #proxy{owner = Owner, node = Node, remote = Remote, tag = Tag, janitor = J,
                    subscribers = Subscribers},
             Vs = try riarc_session:subscribe(Remote, self(), Tag)
                  catch exit:_ -> []  % Race: the session just ended; its DOWN says how.
@@ -218,38 +218,38 @@ handle_call(verdicts, _From, S) ->
     {reply, view(S1), S1};
 handle_call({subscribe, Pid}, _From, S) ->
     S1 = refresh(S),
-    {reply, view(S1), S1#s{subscribers = [{Pid, self()} | S1#s.subscribers]}};
-handle_call(alive, _From, S = #s{down = undefined, remote = R}) ->
+    {reply, view(S1), S1#proxy{subscribers = [{Pid, self()} | S1#proxy.subscribers]}};
+handle_call(alive, _From, S = #proxy{down = undefined, remote = R}) ->
     {reply, try riarc_session:alive(R) catch exit:_ -> #{tracers => [], processes => [], traced => #{}} end, S};
 handle_call(alive, _From, S) ->
     {reply, #{tracers => [], processes => [], traced => #{}}, S};
 handle_call(partitions, _From, S) ->
-    {reply, lists:sort(maps:to_list(S#s.parts)), S};
+    {reply, lists:sort(maps:to_list(S#proxy.parts)), S};
 handle_call(launched, _From, S) ->
     {reply, ok, S};
-handle_call(await, From, S = #s{down = undefined, await = undefined, remote = R}) ->
-    {noreply, S#s{await = gen_server:send_request(R, await), waiters = [From]}};
-handle_call(await, From, S = #s{down = undefined}) ->
-    {noreply, S#s{waiters = [From | S#s.waiters]}};
+handle_call(await, From, S = #proxy{down = undefined, await = undefined, remote = R}) ->
+    {noreply, S#proxy{await = gen_server:send_request(R, await), waiters = [From]}};
+handle_call(await, From, S = #proxy{down = undefined}) ->
+    {noreply, S#proxy{waiters = [From | S#proxy.waiters]}};
 handle_call(await, _From, S) ->
     {reply, {ok, result(S)}, S};
-handle_call({stop, Why}, _From, S = #s{down = undefined, remote = R}) ->
+handle_call({stop, Why}, _From, S = #proxy{down = undefined, remote = R}) ->
     %% A run cut short on the caller's side (run/3's timeout): the remote session says so
     %% in its result, as a local one would.
     S1 = try gen_server:call(R, {stop, Why}, 30000) of
              {ok, Result} -> ended(Result, S)
          catch exit:E -> went_down(E, S)
          end,
-    _ = S1#s.down =:= nodedown orelse finish(S1),
-    {stop, normal, {ok, result(S1)}, S1#s{waiters = reply_all({ok, result(S1)}, S1)}};
+    _ = S1#proxy.down =:= nodedown orelse finish(S1),
+    {stop, normal, {ok, result(S1)}, S1#proxy{waiters = reply_all({ok, result(S1)}, S1)}};
 handle_call({stop, _Why}, From, S) ->
     handle_call(stop, From, S);
-handle_call(stop, _From, S = #s{down = undefined, remote = R}) ->
+handle_call(stop, _From, S = #proxy{down = undefined, remote = R}) ->
     S1 = try riarc_session:stop(R) of
              {ok, Result} -> ended(Result, S)
          catch exit:Why -> went_down(Why, S)
          end,
-    _ = S1#s.down =:= nodedown orelse finish(S1),
+    _ = S1#proxy.down =:= nodedown orelse finish(S1),
     {stop, normal, {ok, result(S1)}, S1};
 handle_call(stop, _From, S) ->
     {stop, normal, {ok, result(S)}, S}.
@@ -259,39 +259,39 @@ handle_cast(_Msg, S) ->
     {noreply, S}.
 
 %% @private
-handle_info(Msg, S = #s{await = Req}) when Req =/= undefined ->
+handle_info(Msg, S = #proxy{await = Req}) when Req =/= undefined ->
     case gen_server:check_response(Msg, Req) of
         no_reply -> info(Msg, S);
         {reply, {ok, Result}} ->
             %% The run is over there: the session stays until the caller stops it (as a
             %% local one does), so that the result is final.
-            S1 = learn(maps:get(verdicts, Result), S#s{result = Result, await = undefined}),
-            {noreply, S1#s{waiters = reply_all({ok, result(S1)}, S1)}};
+            S1 = learn(maps:get(verdicts, Result), S#proxy{result = Result, await = undefined}),
+            {noreply, S1#proxy{waiters = reply_all({ok, result(S1)}, S1)}};
         {error, _} ->
             %% The session is gone: its own 'DOWN' says how, and answers the waiters.
-            {noreply, S#s{await = undefined}}
+            {noreply, S#proxy{await = undefined}}
     end;
 handle_info(Msg, S) ->
     info(Msg, S).
 
-info({riarc_session_verdict, Tag, E}, S = #s{tag = Tag}) ->
+info({riarc_session_verdict, Tag, E}, S = #proxy{tag = Tag}) ->
     {noreply, learn([E], S)};
 info({riarc_remote_part, P, MFA}, S) ->
-    {noreply, S#s{parts = (S#s.parts)#{P => MFA}}};
-info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner, down = undefined, remote = R}) ->
+    {noreply, S#proxy{parts = (S#proxy.parts)#{P => MFA}}};
+info({'DOWN', _, process, Owner, _}, S = #proxy{owner = Owner, down = undefined, remote = R}) ->
     %% Nobody waits for this view: the remote session stops (it would, seeing its
     %% owner, this proxy, go; stopping it first lets riarc's code be unloaded now).
     _ = (catch riarc_session:stop(R)),
     receive {'DOWN', _, process, R, _} -> ok after 5000 -> ok end,
     finish(S),
     {stop, normal, S};
-info({'DOWN', _, process, Owner, _}, S = #s{owner = Owner}) ->
+info({'DOWN', _, process, Owner, _}, S = #proxy{owner = Owner}) ->
     {stop, normal, S};
-info({'DOWN', _, process, R, Why}, S = #s{remote = R, down = undefined}) ->
+info({'DOWN', _, process, R, Why}, S = #proxy{remote = R, down = undefined}) ->
     S1 = went_down(Why, S),
-    _ = [Sub ! {riarc_remote_down, Tag, S1#s.down} || {Sub, Tag} <- S1#s.subscribers],
-    _ = S1#s.down =:= nodedown orelse finish(S1),
-    {noreply, S1#s{waiters = reply_all({ok, result(S1)}, S1)}};
+    _ = [Sub ! {riarc_remote_down, Tag, S1#proxy.down} || {Sub, Tag} <- S1#proxy.subscribers],
+    _ = S1#proxy.down =:= nodedown orelse finish(S1),
+    {noreply, S1#proxy{waiters = reply_all({ok, result(S1)}, S1)}};
 info(_Other, S) ->
     {noreply, S}.
 
@@ -300,7 +300,7 @@ terminate(_Reason, _S) ->
     ok.
 
 %% The verdicts so far, from the remote session.
-refresh(S = #s{down = undefined, remote = R}) ->
+refresh(S = #proxy{down = undefined, remote = R}) ->
     try riarc_session:verdicts(R) of
         Vs -> learn(Vs, S)
     catch exit:_ -> S  % Race: the session just ended; its DOWN says how.
@@ -310,27 +310,27 @@ refresh(S) ->
 
 %% The result of a session that has ended there, kept; riarc's code on the node goes once
 %% the session is gone (it replies, then ends).
-ended(Result, S = #s{remote = R}) ->
+ended(Result, S = #proxy{remote = R}) ->
     receive {'DOWN', _, process, R, _} -> ok after 5000 -> ok end,
-    learn(maps:get(verdicts, Result), S#s{result = Result}).
+    learn(maps:get(verdicts, Result), S#proxy{result = Result}).
 
-reply_all(Reply, #s{waiters = Ws}) ->
+reply_all(Reply, #proxy{waiters = Ws}) ->
     _ = [gen_server:reply(W, Reply) || W <- Ws],
     [].
 
 %% New or changed verdict entries are kept and streamed.
 learn(Vs, S) ->
-    lists:foldl(fun(E = #{pid := P}, A = #s{verdicts = Known}) ->
+    lists:foldl(fun(E = #{pid := P}, A = #proxy{verdicts = Known}) ->
                         case maps:find(P, Known) of
                             {ok, E} -> A;
-                            {ok, _} -> notify(E, A#s{verdicts = Known#{P => E}});
-                            error -> notify(E, A#s{verdicts = Known#{P => E},
-                                                   order = A#s.order ++ [P]})
+                            {ok, _} -> notify(E, A#proxy{verdicts = Known#{P => E}});
+                            error -> notify(E, A#proxy{verdicts = Known#{P => E},
+                                                   order = A#proxy.order ++ [P]})
                         end
                 end, S, Vs).
 
 notify(E, S) ->
-    _ = [Sub ! {riarc_verdict, Tag, E} || {Sub, Tag} <- S#s.subscribers],
+    _ = [Sub ! {riarc_verdict, Tag, E} || {Sub, Tag} <- S#proxy.subscribers],
     S.
 
 %% The remote session ended on its own: every partition without a verdict gets error.
@@ -341,18 +341,18 @@ went_down(Why, S) ->
                  {{nodedown, _}, _} -> nodedown;
                  _ -> {session_down, Why}
              end,
-    Missing = [{P, MFA} || {P, MFA} <- lists:sort(maps:to_list(S#s.parts)),
-                           not is_map_key(P, S#s.verdicts)],
+    Missing = [{P, MFA} || {P, MFA} <- lists:sort(maps:to_list(S#proxy.parts)),
+                           not is_map_key(P, S#proxy.verdicts)],
     S1 = lists:foldl(fun({P, MFA}, A) -> learn([riarc_result:entry(P, MFA, error, 0, Reason)], A) end,
                      S, Missing),
-    S1#s{down = Reason}.
+    S1#proxy{down = Reason}.
 
-view(#s{verdicts = Vs, order = Order}) ->
+view(#proxy{verdicts = Vs, order = Order}) ->
     [maps:get(P, Vs) || P <- Order].
 
-result(S = #s{result = undefined}) ->
-    riarc_result:make(#{verdicts => view(S), errors => [{?MODULE, {session_ended, S#s.down}}]});
-result(S = #s{result = R}) ->
+result(S = #proxy{result = undefined}) ->
+    riarc_result:make(#{verdicts => view(S), errors => [{?MODULE, {session_ended, S#proxy.down}}]});
+result(S = #proxy{result = R}) ->
     R#{verdicts => view(S)}.
 
 %%% The wrapped Spec and its monitors
@@ -399,7 +399,7 @@ explain(E, {told, Mon}) ->
 
 %% The proxy removes what riarc loaded; its janitor on the node is told first that it
 %% need not, and gone before (it runs this module's code).
-finish(#s{node = Node, janitor = J}) ->
+finish(#proxy{node = Node, janitor = J}) ->
     finish(Node, J).
 
 finish(Node, J) ->

@@ -38,7 +38,7 @@
                 events = 0 :: non_neg_integer(),
                 members = 1 :: non_neg_integer()}).   % processes of the slice still alive
 
--record(st, {owner :: pid(),
+-record(central, {owner :: pid(),
              ref :: reference(),
              config :: riarc_backend_evm:config(),
              lambda :: riarc_lambda:t(),
@@ -104,7 +104,7 @@ alive(Tracer, Ref) ->
 -spec tracer_init(pid(), reference(), riarc_backend_evm:config(),
                   {pid(), riarc_event:mfa_args()}, map()) -> no_return().
 tracer_init(Owner, Ref, Config, {Root, MFA}, #{spec := Spec, log := Log}) ->
-    St0 = #st{owner = Owner, ref = Ref, config = Config, lambda = riarc_lambda:new(Spec),
+    St0 = #central{owner = Owner, ref = Ref, config = Config, lambda = riarc_lambda:new(Spec),
               log = Log, live = #{Root => true}, started = erlang:monotonic_time(microsecond)},
     %% The root's spawn is not traced (it happens before tracing starts): its slice is
     %% opened here, and it gets the init event riarc's root tracer gives it (Alg. 6 ROOT).
@@ -113,14 +113,14 @@ tracer_init(Owner, Ref, Config, {Root, MFA}, #{spec := Spec, log := Log}) ->
     ok = riarc_backend_evm:launch(Config, Root, self()),
     loop(St2).
 
-loop(St = #st{ref = Ref}) ->
+loop(St = #central{ref = Ref}) ->
     receive
         {Ref, alive, From} ->
-            From ! {Ref, alive, maps:keys(St#st.live)},
+            From ! {Ref, alive, maps:keys(St#central.live)},
             loop(St);
         Msg ->
-            case riarc_backend_evm:event(St#st.config, Msg) of
-                {ok, Event} -> next(handle(Event, St#st{events = St#st.events + 1}));
+            case riarc_backend_evm:event(St#central.config, Msg) of
+                {ok, Event} -> next(handle(Event, St#central{events = St#central.events + 1}));
                 _ -> loop(St)
             end
     end.
@@ -128,7 +128,7 @@ loop(St = #st{ref = Ref}) ->
 %% The run is over when no traced process is alive. A child is added to `live' when its
 %% parent's spawn is handled, which is before the parent's exit (one process's events
 %% arrive in order), so `live' cannot empty while a process is still to come.
-next(St = #st{live = Live}) when map_size(Live) =:= 0 -> finish(St);
+next(St = #central{live = Live}) when map_size(Live) =:= 0 -> finish(St);
 next(St) -> loop(St).
 
 %% App. B reordering: a process's own events arrive in order, but a child's may arrive
@@ -139,12 +139,12 @@ handle(E = {spawn, P, C, MFA}, St) ->
         false -> hold(P, E, St);
         true ->
             St1 = analyse(E, St),
-            flush(C, open(C, MFA, maps:get(P, St1#st.slice_of), St1#st{live = (St1#st.live)#{C => true}}))
+            flush(C, open(C, MFA, maps:get(P, St1#central.slice_of), St1#central{live = (St1#central.live)#{C => true}}))
     end;
 handle(E = {exit, S, _}, St) ->
     case known(S, St) of
         false -> hold(S, E, St);
-        true -> leave(S, analyse(E, St#st{live = maps:remove(S, St#st.live)}))
+        true -> leave(S, analyse(E, St#central{live = maps:remove(S, St#central.live)}))
     end;
 handle(E, St) ->
     S = riarc_event:origin(E),
@@ -153,39 +153,39 @@ handle(E, St) ->
         true -> analyse(E, St)
     end.
 
-known(S, #st{slice_of = Of}) -> is_map_key(S, Of).
+known(S, #central{slice_of = Of}) -> is_map_key(S, Of).
 
-hold(S, E, St = #st{pending = P}) ->
-    St#st{pending = riarc_reorder:hold(S, E, P), reordered = St#st.reordered + 1}.
+hold(S, E, St = #central{pending = P}) ->
+    St#central{pending = riarc_reorder:hold(S, E, P), reordered = St#central.reordered + 1}.
 
-flush(C, St = #st{pending = P}) ->
+flush(C, St = #central{pending = P}) ->
     {Es, Rest} = riarc_reorder:release(C, P),
-    lists:foldl(fun handle/2, St#st{pending = Rest}, Es).
+    lists:foldl(fun handle/2, St#central{pending = Rest}, Es).
 
 %% App. C.5.2 slicing: a process Λ selects opens a slice keyed by itself; any other joins
 %% the slice of its parent (riarc's partitions, 000 §3).
-open(C, MFA, ParentSlice, St = #st{lambda = L, slice_of = Of, slices = Slices}) ->
+open(C, MFA, ParentSlice, St = #central{lambda = L, slice_of = Of, slices = Slices}) ->
     case riarc_lambda:lookup(L, MFA) of
         {ok, Mon} ->
-            St#st{slice_of = Of#{C => C}, slices = Slices#{C => #slice{mfa = MFA, mon = Mon}}};
+            St#central{slice_of = Of#{C => C}, slices = Slices#{C => #slice{mfa = MFA, mon = Mon}}};
         Other ->
             St1 = case Other of
-                      {error, Reason} -> St#st{errors = [{riarc_spec_error, C, MFA, Reason} | St#st.errors]};
+                      {error, Reason} -> St#central{errors = [{riarc_spec_error, C, MFA, Reason} | St#central.errors]};
                       undefined -> St
                   end,
             join(C, ParentSlice, St1)
     end.
 
-join(C, unmonitored, St) -> St#st{slice_of = (St#st.slice_of)#{C => unmonitored}};
-join(C, Key, St = #st{slices = Slices}) ->
-    St1 = St#st{slice_of = (St#st.slice_of)#{C => Key}},
+join(C, unmonitored, St) -> St#central{slice_of = (St#central.slice_of)#{C => unmonitored}};
+join(C, Key, St = #central{slices = Slices}) ->
+    St1 = St#central{slice_of = (St#central.slice_of)#{C => Key}},
     case Slices of
-        #{Key := Sl} -> St1#st{slices = Slices#{Key := Sl#slice{members = Sl#slice.members + 1}}};
+        #{Key := Sl} -> St1#central{slices = Slices#{Key := Sl#slice{members = Sl#slice.members + 1}}};
         #{} -> St1                                      % the slice already ended
     end.
 
 %% ANALYSEEVT (App. C.5.2) on the slice the event's process belongs to.
-analyse(E, St = #st{slice_of = Of, slices = Slices}) ->
+analyse(E, St = #central{slice_of = Of, slices = Slices}) ->
     case maps:get(riarc_event:origin(E), Of) of
         unmonitored -> St;
         Key ->
@@ -193,7 +193,7 @@ analyse(E, St = #st{slice_of = Of, slices = Slices}) ->
                 #{Key := #slice{mon = done}} -> St;            % decided: no more events
                 #{Key := Sl = #slice{mon = Mon, events = N}} ->
                     step(Key, Sl#slice{events = N + 1}, riarc_monitor:analyse(Mon, E),
-                         St#st{analysed = St#st.analysed + 1});
+                         St#central{analysed = St#central.analysed + 1});
                 #{} -> St
             end
     end.
@@ -203,7 +203,7 @@ step(Key, Sl, {verdict, V}, St) -> decided(Key, Sl#slice{mon = done, verdict = V
 step(Key, Sl, {verdict, error, Why}, St) ->
     decided(Key, Sl#slice{mon = done, verdict = error, reason = Why}, St).
 
-put_slice(Key, Sl, St) -> St#st{slices = (St#st.slices)#{Key := Sl}}.
+put_slice(Key, Sl, St) -> St#central{slices = (St#central.slices)#{Key := Sl}}.
 
 %% Verdicts are irrevocable: the slice stays (its members still need counting) but its
 %% monitor is gone, and the verdict is reported at once.
@@ -212,16 +212,16 @@ decided(Key, Sl, St) ->
     put_slice(Key, Sl, St).
 
 %% A process of a slice exited; the slice is dropped with its last process.
-leave(S, St = #st{slice_of = Of, slices = Slices}) ->
-    St1 = St#st{slice_of = maps:remove(S, Of)},
+leave(S, St = #central{slice_of = Of, slices = Slices}) ->
+    St1 = St#central{slice_of = maps:remove(S, Of)},
     case maps:get(S, Of) of
         unmonitored -> St1;
         Key ->
             case Slices of
                 #{Key := Sl = #slice{members = 1}} ->
-                    close(Key, Sl, St1#st{slices = maps:remove(Key, Slices)});
+                    close(Key, Sl, St1#central{slices = maps:remove(Key, Slices)});
                 #{Key := Sl = #slice{members = M}} ->
-                    St1#st{slices = Slices#{Key := Sl#slice{members = M - 1}}};
+                    St1#central{slices = Slices#{Key := Sl#slice{members = M - 1}}};
                 #{} -> St1
             end
     end.
@@ -233,27 +233,27 @@ close(Key, Sl = #slice{mon = Mon}, St) ->
         done -> ok;
         _ -> log(Key, Sl, St)
     end,
-    St#st{closed = [entry(Key, Sl) | St#st.closed]}.
+    St#central{closed = [entry(Key, Sl) | St#central.closed]}.
 
 entry(Key, #slice{mfa = MFA, verdict = V, events = N, reason = R}) ->
     riarc_result:entry(Key, MFA, V, N, R).
 
-log(Key, Sl, #st{log = Log}) ->
+log(Key, Sl, #central{log = Log}) ->
     riarc_result:log_verdict(Log, " (centralised)", entry(Key, Sl)).
 
 %% Slices still open when the last process exited cannot happen (each closes with its last
 %% member); events still pending belong to processes whose spawn never arrived, and are
 %% reported rather than dropped.
--spec finish(#st{}) -> no_return().
-finish(St = #st{owner = Owner, ref = Ref, slices = Open, pending = Pending}) ->
+-spec finish(#central{}) -> no_return().
+finish(St = #central{owner = Owner, ref = Ref, slices = Open, pending = Pending}) ->
     Left = [entry(K, Sl#slice{verdict = error, reason = slice_not_closed}) || {K, Sl} <- maps:to_list(Open)],
     Errors = [{riarc_incomplete, self(), riarc_reorder:to_map(Pending)}
-              || not riarc_reorder:is_empty(Pending)] ++ lists:reverse(St#st.errors),
-    Result = riarc_result:make(#{verdicts => lists:reverse(St#st.closed) ++ Left,
+              || not riarc_reorder:is_empty(Pending)] ++ lists:reverse(St#central.errors),
+    Result = riarc_result:make(#{verdicts => lists:reverse(St#central.closed) ++ Left,
                                  tracers => #{spawned => 1, peak => 1},
-                                 events => St#st.events, analysed => St#st.analysed,
-                                 reordered => St#st.reordered, errors => Errors,
-                                 duration_us => erlang:monotonic_time(microsecond) - St#st.started}),
+                                 events => St#central.events, analysed => St#central.analysed,
+                                 reordered => St#central.reordered, errors => Errors,
+                                 duration_us => erlang:monotonic_time(microsecond) - St#central.started}),
     Owner ! {Ref, Result},
     exit(normal).
 

@@ -29,7 +29,7 @@
                       | {riarc, riarc:error_reason()}
                       | {riarc_weave, riarc_weave:error_reason()}.
 
--record(c, {live = #{} :: #{pid() => reference()},
+-record(collector, {live = #{} :: #{pid() => reference()},
             entries = #{} :: #{pid() => map()},
             order = [] :: [pid()],
             errors = [] :: [term()],
@@ -92,7 +92,7 @@ run(MFA = {M, F, A}, Spec, Opts) ->
                         %% Spawned as woven code spawns: registered with this collector,
                         %% with its monitor and its init event.
                         _Root = riarc_inline_rt:spawn({erlang, spawn}, [M, F, A]),
-                        collect(#c{log = Log, timeout = Timeout}, deadline(Timeout), T0)
+                        collect(#collector{log = Log, timeout = Timeout}, deadline(Timeout), T0)
                     after
                         riarc_inline_rt:deactivate()
                     end
@@ -106,7 +106,7 @@ deadline(T) -> erlang:monotonic_time(millisecond) + T.
 %% The run is over when every registered process is down. A process is registered by its
 %% parent before the parent's own end, and a process's messages and its 'DOWN' reach us in
 %% the order it sent them, so `live' cannot empty while a registration is on its way.
-collect(C = #c{live = Live}, _Deadline, T0) when map_size(Live) =:= 0, C#c.order =/= [] ->
+collect(C = #collector{live = Live}, _Deadline, T0) when map_size(Live) =:= 0, C#collector.order =/= [] ->
     {ok, result(C, T0)};
 collect(C, Deadline, T0) ->
     receive
@@ -120,32 +120,32 @@ collect(C, Deadline, T0) ->
         {riarc_inline_done, Pid, MFA, _Decided, N} ->
             collect(update(Pid, MFA, fun(E) -> E#{events => N, exit_seen => true} end, C), Deadline, T0);
         {riarc_inline_error, E} ->
-            collect(C#c{errors = [E | C#c.errors]}, Deadline, T0);
-        {'DOWN', Ref, process, Pid, Reason} when is_map_key(Pid, C#c.live) ->
-            Ref = maps:get(Pid, C#c.live),
-            collect(down(Pid, Reason, C#c{live = maps:remove(Pid, C#c.live)}), Deadline, T0)
+            collect(C#collector{errors = [E | C#collector.errors]}, Deadline, T0);
+        {'DOWN', Ref, process, Pid, Reason} when is_map_key(Pid, C#collector.live) ->
+            Ref = maps:get(Pid, C#collector.live),
+            collect(down(Pid, Reason, C#collector{live = maps:remove(Pid, C#collector.live)}), Deadline, T0)
     after timeout(Deadline) ->
-            {error, {?MODULE, {timeout, C#c.timeout, maps:keys(C#c.live)}}}
+            {error, {?MODULE, {timeout, C#collector.timeout, maps:keys(C#collector.live)}}}
     end.
 
 timeout(infinity) -> infinity;
 timeout(D) -> max(0, D - erlang:monotonic_time(millisecond)).
 
-up(Pid, MFA, Monitored, C = #c{live = Live}) ->
-    C1 = C#c{live = Live#{Pid => erlang:monitor(process, Pid)}, order = [Pid | C#c.order]},
+up(Pid, MFA, Monitored, C = #collector{live = Live}) ->
+    C1 = C#collector{live = Live#{Pid => erlang:monitor(process, Pid)}, order = [Pid | C#collector.order]},
     case Monitored of
         true -> update(Pid, MFA, fun(E) -> E end, C1);
         false -> C1
     end.
 
 %% Entries are created by whichever message about a process comes first.
-update(Pid, MFA, Fun, C = #c{entries = Es}) ->
+update(Pid, MFA, Fun, C = #collector{entries = Es}) ->
     E0 = maps:get(Pid, Es, #{pid => Pid, mfa => MFA, verdict => none, events => 0}),
-    C#c{entries = Es#{Pid => Fun(E0)}}.
+    C#collector{entries = Es#{Pid => Fun(E0)}}.
 
 verdict(Pid, MFA, V, Why, N, C) ->
     C1 = update(Pid, MFA, fun(E) -> with_reason(E#{verdict => V, events => N}, Why) end, C),
-    log(maps:get(Pid, C1#c.entries), C1),
+    log(maps:get(Pid, C1#collector.entries), C1),
     C1.
 
 with_reason(E, undefined) -> E;
@@ -153,24 +153,24 @@ with_reason(E, Why) -> E#{reason => Why}.
 
 %% A monitored process that ended without running into its exit point: its monitor did
 %% not see the exit, and keeps the verdict it had, saying why.
-down(Pid, Reason, C = #c{entries = Es}) ->
+down(Pid, Reason, C = #collector{entries = Es}) ->
     case Es of
-        #{Pid := E = #{exit_seen := true}} -> C#c{entries = Es#{Pid := maps:remove(exit_seen, E)}};
-        #{Pid := E = #{verdict := none}} -> C#c{entries = Es#{Pid := E#{reason => {exit_not_seen, Reason}}}};
+        #{Pid := E = #{exit_seen := true}} -> C#collector{entries = Es#{Pid := maps:remove(exit_seen, E)}};
+        #{Pid := E = #{verdict := none}} -> C#collector{entries = Es#{Pid := E#{reason => {exit_not_seen, Reason}}}};
         #{} -> C
     end.
 
-log(E, #c{log = Log}) ->
+log(E, #collector{log = Log}) ->
     riarc_result:log_verdict(Log, " (inline)", E).
 
-result(C = #c{entries = Es}, T0) ->
-    Verdicts = [maps:remove(exit_seen, maps:get(P, Es)) || P <- lists:reverse(C#c.order), is_map_key(P, Es)],
+result(C = #collector{entries = Es}, T0) ->
+    Verdicts = [maps:remove(exit_seen, maps:get(P, Es)) || P <- lists:reverse(C#collector.order), is_map_key(P, Es)],
     %% Inline, every event a process reports is one its own monitor analysed.
     Analysed = lists:sum([maps:get(events, V) || V <- Verdicts]),
     riarc_result:make(#{verdicts => Verdicts,
                         events => Analysed,
                         analysed => Analysed,
-                        errors => lists:reverse(C#c.errors),
+                        errors => lists:reverse(C#collector.errors),
                         duration_us => erlang:monotonic_time(microsecond) - T0}).
 
 %% @doc A sentence for an error this module returned.

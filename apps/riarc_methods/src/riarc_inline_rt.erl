@@ -29,7 +29,7 @@
 -export_type([run/0]).
 
 %% The per-process state: the monitor (or `done' once it gave a verdict) and its counts.
--record(m, {mon :: riarc_monitor:monitor() | done,
+-record(process_monitor, {mon :: riarc_monitor:monitor() | done,
             mfa :: riarc_event:mfa_args(),
             run :: run(),
             events = 0 :: non_neg_integer()}).
@@ -58,7 +58,7 @@ run() -> persistent_term:get(?RUN, undefined).
 send(To, Msg) ->
     To ! Msg,
     case get(?KEY) of
-        M = #m{run = #{send := true}} -> step({send, self(), To, Msg}, M);
+        M = #process_monitor{run = #{send := true}} -> step({send, self(), To, Msg}, M);
         _ -> ok
     end,
     Msg.
@@ -67,7 +67,7 @@ send(To, Msg) ->
 -spec recv(term()) -> ok.
 recv(Msg) ->
     case get(?KEY) of
-        M = #m{run = #{recv := true}} -> step({recv, self(), Msg}, M);
+        M = #process_monitor{run = #{recv := true}} -> step({recv, self(), Msg}, M);
         _ -> ok
     end.
 
@@ -116,7 +116,7 @@ spawn_child(Run = #{lambda := L, collector := C}, Mod, Kind, Body, MFA, Opts) ->
     %% process gone while this one is still to come.
     C ! {riarc_inline_up, Child, MFA, Mon =/= undefined},
     case get(?KEY) of
-        M = #m{} -> step({spawn, Parent, Child, MFA}, M);
+        M = #process_monitor{} -> step({spawn, Parent, Child, MFA}, M);
         undefined -> ok
     end,
     Result.
@@ -129,7 +129,7 @@ spawn_child(Run = #{lambda := L, collector := C}, Mod, Kind, Body, MFA, Opts) ->
 child(_Run, _Parent, _MFA, undefined, Body) ->
     Body();
 child(Run, Parent, MFA, Mon, Body) ->
-    put(?KEY, #m{mon = Mon, mfa = MFA, run = Run}),
+    put(?KEY, #process_monitor{mon = Mon, mfa = MFA, run = Run}),
     step({init, self(), Parent, MFA}, get(?KEY)),
     try Body() of
         Value -> exited(normal), Value
@@ -141,11 +141,11 @@ child(Run, Parent, MFA, Mon, Body) ->
 
 exited(Reason) ->
     case get(?KEY) of
-        M = #m{} -> step({exit, self(), Reason}, M), done(get(?KEY));
+        M = #process_monitor{} -> step({exit, self(), Reason}, M), done(get(?KEY));
         undefined -> ok
     end.
 
-done(#m{run = #{collector := C}, mfa = MFA, events = N, mon = Mon}) ->
+done(#process_monitor{run = #{collector := C}, mfa = MFA, events = N, mon = Mon}) ->
     erase(?KEY),
     Verdict = case Mon of
                   done -> decided;
@@ -163,7 +163,7 @@ done(#m{run = #{collector := C}, mfa = MFA, events = N, mon = Mon}) ->
 gen_init(Module, Arg) ->
     case {run(), get(?KEY)} of
         {undefined, _} -> ok;
-        {_, #m{}} -> ok;
+        {_, #process_monitor{}} -> ok;
         {Run = #{lambda := L, collector := C}, undefined} ->
             MFA = {Module, init, [Arg]},
             case riarc_lambda:lookup(L, MFA) of
@@ -174,7 +174,7 @@ gen_init(Module, Arg) ->
                         {Ref, registered} -> erlang:demonitor(Ref, [flush]);
                         {'DOWN', Ref, process, C, _} -> ok
                     end,
-                    put(?KEY, #m{mon = Mon, mfa = MFA, run = Run}),
+                    put(?KEY, #process_monitor{mon = Mon, mfa = MFA, run = Run}),
                     step({init, self(), parent(), MFA}, get(?KEY));
                 _ -> ok
             end
@@ -201,7 +201,7 @@ gen_exit(Reason) ->
 gen_call(F, Args = [Server, Request | _]) ->
     case get(?KEY) of
         undefined -> apply(gen_server, F, Args);
-        M = #m{run = Run} ->
+        M = #process_monitor{run = Run} ->
             Tag = make_ref(),
             _ = maps:get(send, Run) andalso step({send, self(), Server, {'$gen_call', {self(), Tag}, Request}}, M),
             Reply = apply(gen_server, F, Args),
@@ -211,7 +211,7 @@ gen_call(F, Args = [Server, Request | _]) ->
 
 recv_after_call(Tag, Reply) ->
     case get(?KEY) of
-        M = #m{} -> step({recv, self(), {Tag, Reply}}, M);
+        M = #process_monitor{} -> step({recv, self(), {Tag, Reply}}, M);
         undefined -> ok
     end.
 
@@ -220,7 +220,7 @@ recv_after_call(Tag, Reply) ->
 gen_cast(Server, Msg) ->
     ok = gen_server:cast(Server, Msg),
     case get(?KEY) of
-        M = #m{run = #{send := true}} -> step({send, self(), Server, {'$gen_cast', Msg}}, M);
+        M = #process_monitor{run = #{send := true}} -> step({send, self(), Server, {'$gen_cast', Msg}}, M);
         _ -> ok
     end,
     ok.
@@ -230,7 +230,7 @@ gen_cast(Server, Msg) ->
 gen_reply(From = {To, Tag}, Reply) ->
     ok = gen_server:reply(From, Reply),
     case get(?KEY) of
-        M = #m{run = #{send := true}} -> step({send, self(), To, {Tag, Reply}}, M);
+        M = #process_monitor{run = #{send := true}} -> step({send, self(), To, {Tag, Reply}}, M);
         _ -> ok
     end,
     ok.
@@ -240,16 +240,16 @@ gen_reply(From = {To, Tag}, Reply) ->
 %% ANALYSEEVT (App. C.5.2), here in the process itself. A verdict is irrevocable: it is
 %% reported at once and the monitor dropped; a crashing monitor gives `error' and never
 %% disturbs the process (riarc_monitor:analyse/2 catches everything).
-step(_E, #m{mon = done} = M) ->
-    put(?KEY, M#m{events = M#m.events + 1});
-step(E, M = #m{mon = Mon, events = N, run = #{collector := C}, mfa = MFA}) ->
+step(_E, #process_monitor{mon = done} = M) ->
+    put(?KEY, M#process_monitor{events = M#process_monitor.events + 1});
+step(E, M = #process_monitor{mon = Mon, events = N, run = #{collector := C}, mfa = MFA}) ->
     case riarc_monitor:analyse(Mon, E) of
-        {next, Mon1} -> put(?KEY, M#m{mon = Mon1, events = N + 1});
+        {next, Mon1} -> put(?KEY, M#process_monitor{mon = Mon1, events = N + 1});
         {verdict, V} ->
             C ! {riarc_inline_verdict, self(), MFA, V, undefined, N + 1},
-            put(?KEY, M#m{mon = done, events = N + 1});
+            put(?KEY, M#process_monitor{mon = done, events = N + 1});
         {verdict, error, Why} ->
             C ! {riarc_inline_verdict, self(), MFA, error, Why, N + 1},
-            put(?KEY, M#m{mon = done, events = N + 1})
+            put(?KEY, M#process_monitor{mon = done, events = N + 1})
     end,
     ok.

@@ -69,7 +69,7 @@
                      overflowed := #{sid() => pos_integer()}, max_held := pos_integer(),
                      reader := term(), closed := boolean()}.
 
--record(e, {
+-record(engine, {
     ref :: reference(),
     owner_pid :: pid(),
     source :: {events, [riarc_event:event()]} | {reader, riarc_trace_file:reader()},
@@ -205,13 +205,13 @@ call(#{pid := Pid, ref := Ref}, Req) ->
 -spec init(pid(), map()) -> no_return().
 init(Owner, Opts = #{ref := Ref, source := Source, roots := Roots}) ->
     _ = monitor(process, Owner),
-    E = #e{ref = Ref, owner_pid = Owner, source = {events, []},
+    E = #engine{ref = Ref, owner_pid = Owner, source = {events, []},
            yield = maps:get(yield, Opts, true),
            max_held = maps:get(max_held, Opts, ?MAX_HELD),
            waiting = maps:from_list([{R, true} || R <- Roots])},
     %% A raw file can only be read by the process that opened it: the engine opens it.
     case open_source(Source) of
-        {ok, Src} -> launching(E#e{source = Src});
+        {ok, Src} -> launching(E#engine{source = Src});
         {error, Reason} ->
             Owner ! {riarc_offline_failed, Ref, Reason},
             serving(E)
@@ -226,7 +226,7 @@ open_source({file, File, Opts}) ->
     end.
 
 %% Until every root is launched, only requests are served.
-launching(E = #e{waiting = W, closed = Closed}) when map_size(W) =:= 0; Closed ->
+launching(E = #engine{waiting = W, closed = Closed}) when map_size(W) =:= 0; Closed ->
     replaying(E);
 launching(E) ->
     launching(serve_one(E)).
@@ -235,14 +235,14 @@ replaying(E) ->
     E1 = serve_pending(E),
     case next_open(E1) of
         {ok, Ev, E2} ->
-            E3 = read_event(Ev, E2#e{read = E2#e.read + 1}),
-            _ = E3#e.yield andalso erlang:yield(),
+            E3 = read_event(Ev, E2#engine{read = E2#engine.read + 1}),
+            _ = E3#engine.yield andalso erlang:yield(),
             replaying(E3);
         {eof, E2} ->
-            E2#e.owner_pid ! {riarc_offline_done, E2#e.ref, summary(E2)},
+            E2#engine.owner_pid ! {riarc_offline_done, E2#engine.ref, summary(E2)},
             serving(E2);
         {error, Reason} ->
-            E1#e.owner_pid ! {riarc_offline_failed, E1#e.ref, Reason},
+            E1#engine.owner_pid ! {riarc_offline_failed, E1#engine.ref, Reason},
             serving(E1)
     end.
 
@@ -251,35 +251,35 @@ serving(E) ->
     serving(serve_one(E)).
 
 %% One request; the engine ends with its owner.
-serve_one(E = #e{ref = Ref}) ->
+serve_one(E = #engine{ref = Ref}) ->
     receive
         {riarc_offline_req, Ref, From, Tag, Req} -> request(From, Tag, Req, E);
-        {'DOWN', _, process, Pid, _} when Pid =:= E#e.owner_pid -> exit(normal)
+        {'DOWN', _, process, Pid, _} when Pid =:= E#engine.owner_pid -> exit(normal)
     end.
 
-serve_pending(E = #e{ref = Ref}) ->
+serve_pending(E = #engine{ref = Ref}) ->
     receive
         {riarc_offline_req, Ref, From, Tag, Req} -> serve_pending(request(From, Tag, Req, E));
-        {'DOWN', _, process, Pid, _} when Pid =:= E#e.owner_pid -> exit(normal)
+        {'DOWN', _, process, Pid, _} when Pid =:= E#engine.owner_pid -> exit(normal)
     after 0 -> E
     end.
 
 %% A closed engine reads no further: the replay ends where the session detached.
-next_open(E = #e{closed = true, source = Src}) ->
+next_open(E = #engine{closed = true, source = Src}) ->
     _ = case Src of
             {reader, R} -> riarc_trace_file:close(R);
             {events, _} -> ok
         end,
-    {eof, E#e{source = {events, []}}};
+    {eof, E#engine{source = {events, []}}};
 next_open(E) ->
     next(E).
 
-next(E = #e{source = {events, [Ev | Rest]}}) -> {ok, Ev, E#e{source = {events, Rest}}};
-next(E = #e{source = {events, []}}) -> {eof, E};
-next(E = #e{source = {reader, R}}) ->
+next(E = #engine{source = {events, [Ev | Rest]}}) -> {ok, Ev, E#engine{source = {events, Rest}}};
+next(E = #engine{source = {events, []}}) -> {eof, E};
+next(E = #engine{source = {reader, R}}) ->
     case riarc_trace_file:read(R) of
-        {ok, Ev, R1} -> {ok, Ev, E#e{source = {reader, R1}}};
-        {eof, Info} -> {eof, E#e{source = {events, []}, reader_info = Info}};
+        {ok, Ev, R1} -> {ok, Ev, E#engine{source = {reader, R1}}};
+        {eof, Info} -> {eof, E#engine{source = {events, []}, reader_info = Info}};
         {error, _} = Err -> Err
     end.
 
@@ -294,86 +294,86 @@ request(From, Tag, Req, E) ->
 %% events after an exit, and every root was launched): it reads on to it, so that the
 %% reader's own account of the file is kept. Otherwise the session detached from a live
 %% system (an overload): it reads no further.
-handle_req(close, E = #e{waiting = W, known = K, exited = X}) ->
+handle_req(close, E = #engine{waiting = W, known = K, exited = X}) ->
     Ended = map_size(W) =:= 0 andalso maps:size(maps:without(maps:keys(X), K)) =:= 0,
-    E#e{closed = not Ended};
-handle_req({launch, Root, T}, E = #e{waiting = W}) ->
-    own(Root, T, E#e{waiting = maps:remove(Root, W)});
-handle_req({trace, S, T}, E = #e{owner = O}) ->
+    E#engine{closed = not Ended};
+handle_req({launch, Root, T}, E = #engine{waiting = W}) ->
+    own(Root, T, E#engine{waiting = maps:remove(Root, W)});
+handle_req({trace, S, T}, E = #engine{owner = O}) ->
     case O of
         #{S := T} -> E;
-        #{S := _Other} -> E#e{conflicts = E#e.conflicts + 1}; % A3, as the VM refuses
+        #{S := _Other} -> E#engine{conflicts = E#engine.conflicts + 1}; % A3, as the VM refuses
         #{} -> own(S, T, E)
     end;
-handle_req({preempt, S, _T}, E = #e{exited = X}) when is_map_key(S, X) ->
+handle_req({preempt, S, _T}, E = #engine{exited = X}) when is_map_key(S, X) ->
     %% S has exited: every event of it went to the old tracer; nothing changes hands.
     E;
 handle_req({preempt, S, T}, E) ->
     own(S, T, disown(S, E));
-handle_req({clear, S, T}, E = #e{owner = O}) ->
+handle_req({clear, S, T}, E = #engine{owner = O}) ->
     case O of
         #{S := T} -> disown(S, E);
         #{} -> E
     end.
 
 %% A process joins T's set S_T; any events of it held back so far follow at once.
-own(S, T, E = #e{owner = O, sets = Sets}) ->
+own(S, T, E = #engine{owner = O, sets = Sets}) ->
     Set = maps:get(T, Sets, #{}),
-    release(S, E#e{owner = O#{S => T}, sets = Sets#{T => Set#{S => true}},
-                   known = (E#e.known)#{S => true}}).
+    release(S, E#engine{owner = O#{S => T}, sets = Sets#{T => Set#{S => true}},
+                   known = (E#engine.known)#{S => true}}).
 
-disown(S, E = #e{owner = O, sets = Sets}) ->
+disown(S, E = #engine{owner = O, sets = Sets}) ->
     case maps:take(S, O) of
         error -> E;
         {T, O1} ->
             Set = maps:remove(S, maps:get(T, Sets, #{})),
             Sets1 = case map_size(Set) of 0 -> maps:remove(T, Sets); _ -> Sets#{T => Set} end,
-            E#e{owner = O1, sets = Sets1}
+            E#engine{owner = O1, sets = Sets1}
     end.
 
 %% App. B.1 Scan 1-2: an event whose originator is in no tracer's set is held back.
 %% Scan 3: one whose originator is in S_T is delivered to T.
 %% A process given up on overflow loses every later event too: its trace would have a
 %% hole, and its verdict is error anyway.
-read_event(Ev, E = #e{owner = O, held = H, overflowed = Over}) ->
+read_event(Ev, E = #engine{owner = O, held = H, overflowed = Over}) ->
     S = riarc_event:origin(Ev),
     case O of
-        _ when is_map_key(S, Over) -> E#e{overflowed = Over#{S := maps:get(S, Over) + 1}};
+        _ when is_map_key(S, Over) -> E#engine{overflowed = Over#{S := maps:get(S, Over) + 1}};
         #{S := T} -> deliver(T, Ev, E);
-        #{} when is_map_key(S, E#e.exited) -> E#e{dropped = E#e.dropped + 1};
-        #{} when E#e.held_n >= E#e.max_held -> overflow(S, E);
-        #{} -> E#e{held = riarc_reorder:hold(S, Ev, H), held_n = E#e.held_n + 1}
+        #{} when is_map_key(S, E#engine.exited) -> E#engine{dropped = E#engine.dropped + 1};
+        #{} when E#engine.held_n >= E#engine.max_held -> overflow(S, E);
+        #{} -> E#engine{held = riarc_reorder:hold(S, Ev, H), held_n = E#engine.held_n + 1}
     end.
 
 %% The buffer is full: S's held events and this one are dropped, which also makes room
 %% for other processes' events.
-overflow(S, E = #e{held = H, overflowed = Over}) ->
+overflow(S, E = #engine{held = H, overflowed = Over}) ->
     {Lost, H1} = riarc_reorder:release(S, H),
-    E#e{held = H1, held_n = E#e.held_n - length(Lost),
+    E#engine{held = H1, held_n = E#engine.held_n - length(Lost),
         overflowed = Over#{S => length(Lost) + 1}}.
 
-deliver(T, Ev, E = #e{ref = Ref}) ->
+deliver(T, Ev, E = #engine{ref = Ref}) ->
     T ! {riarc_offline_evt, Ref, Ev},
-    after_delivery(T, Ev, E#e{delivered = E#e.delivered + 1}).
+    after_delivery(T, Ev, E#engine{delivered = E#engine.delivered + 1}).
 
 %% A2: the child of a delivered spawn event joins the parent's tracer's set, which
 %% (Scan 4) releases the child's held events right behind the spawn event.
-after_delivery(T, {spawn, _P, C, _}, E = #e{owner = O}) when not is_map_key(C, O) ->
+after_delivery(T, {spawn, _P, C, _}, E = #engine{owner = O}) when not is_map_key(C, O) ->
     own(C, T, E);
 after_delivery(_T, {exit, S, _}, E) ->
-    disown(S, E#e{exited = (E#e.exited)#{S => true}});
+    disown(S, E#engine{exited = (E#engine.exited)#{S => true}});
 after_delivery(_T, _Ev, E) ->
     E.
 
 %% Scan 4: the held events of a process that has just joined a set, oldest first. Each
 %% is delivered as read, so a held spawn event releases the grandchild's in turn.
-release(S, E = #e{held = H}) ->
+release(S, E = #engine{held = H}) ->
     {Events, H1} = riarc_reorder:release(S, H),
-    lists:foldl(fun read_event/2, E#e{held = H1, held_n = E#e.held_n - length(Events)}, Events).
+    lists:foldl(fun read_event/2, E#engine{held = H1, held_n = E#engine.held_n - length(Events)}, Events).
 
-summary(E = #e{held = H}) ->
-    #{read => E#e.read, delivered => E#e.delivered, dropped => E#e.dropped,
+summary(E = #engine{held = H}) ->
+    #{read => E#engine.read, delivered => E#engine.delivered, dropped => E#engine.dropped,
       held => riarc_reorder:size(H),
-      held_procs => lists:sort(maps:keys(riarc_reorder:counts(H))), conflicts => E#e.conflicts,
-      overflowed => E#e.overflowed, max_held => E#e.max_held,
-      reader => E#e.reader_info, closed => E#e.closed}.
+      held_procs => lists:sort(maps:keys(riarc_reorder:counts(H))), conflicts => E#engine.conflicts,
+      overflowed => E#engine.overflowed, max_held => E#engine.max_held,
+      reader => E#engine.reader_info, closed => E#engine.closed}.

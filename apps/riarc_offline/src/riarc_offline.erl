@@ -342,7 +342,7 @@ record({M, F, A} = MFA, File, Opts0) when is_atom(M), is_atom(F), is_list(A), is
 record(MFA, _File, _Opts) ->
     {error, {bad_mfa, MFA}}.
 
--record(rec, {caller :: pid(), ref :: reference(), w :: riarc_trace_file:writer(),
+-record(recorder, {caller :: pid(), ref :: reference(), w :: riarc_trace_file:writer(),
               patterns :: reference(),
               cfg :: riarc_backend_evm:config(), root :: pid(),
               live = #{} :: #{pid() => true},      % spawned, exit not seen yet
@@ -369,7 +369,7 @@ recorder(Caller, Ref, MFA, Opts = #{file := File}) ->
             ok = riarc_backend_evm:launch(Cfg, Root, self()),
             Now = erlang:monotonic_time(millisecond),
             Deadline = case maps:get(timeout, Opts) of infinity -> infinity; T -> Now + T end,
-            loop(#rec{caller = Caller, ref = Ref, w = W, cfg = Cfg, root = Root, patterns = Patterns,
+            loop(#recorder{caller = Caller, ref = Ref, w = W, cfg = Cfg, root = Root, patterns = Patterns,
                       live = #{Root => true}, events = 1, max_queue = maps:get(max_queue, Opts),
                       deadline = Deadline, file = File,
                       started = erlang:monotonic_time(microsecond)});
@@ -378,7 +378,7 @@ recorder(Caller, Ref, MFA, Opts = #{file := File}) ->
             ok
     end.
 
-loop(R = #rec{live = L, early = X}) when map_size(L) =:= 0, map_size(X) =:= 0 ->
+loop(R = #recorder{live = L, early = X}) when map_size(L) =:= 0, map_size(X) =:= 0 ->
     %% Every process has exited, so every trace message has been produced; wait for the
     %% ones still travelling, then close.
     DRef = erlang:trace_delivered(all),
@@ -388,9 +388,9 @@ loop(R) ->
         Msg -> loop(backpressure(take(Msg, R)))
     after timeout_ms(R) ->
         untrace(R),
-        ok = riarc_trace_pattern:release(R#rec.patterns),
-        _ = riarc_trace_file:close_writer(R#rec.w),
-        R#rec.caller ! {R#rec.ref, {error, {record_timeout, R#rec.file, maps:keys(R#rec.live)}}},
+        ok = riarc_trace_pattern:release(R#recorder.patterns),
+        _ = riarc_trace_file:close_writer(R#recorder.w),
+        R#recorder.caller ! {R#recorder.ref, {error, {record_timeout, R#recorder.file, maps:keys(R#recorder.live)}}},
         ok
     end.
 
@@ -406,25 +406,25 @@ drain_now(R) ->
     after 0 -> R
     end.
 
-done(R = #rec{w = W}) ->
-    ok = riarc_trace_pattern:release(R#rec.patterns),
+done(R = #recorder{w = W}) ->
+    ok = riarc_trace_pattern:release(R#recorder.patterns),
     Reply = case riarc_trace_file:close_writer(W) of
-                ok -> {ok, #{file => R#rec.file, events => R#rec.events, root => R#rec.root,
-                             peak_queue => R#rec.peak_queue, suspensions => R#rec.suspensions,
-                             duration_us => erlang:monotonic_time(microsecond) - R#rec.started}};
+                ok -> {ok, #{file => R#recorder.file, events => R#recorder.events, root => R#recorder.root,
+                             peak_queue => R#recorder.peak_queue, suspensions => R#recorder.suspensions,
+                             duration_us => erlang:monotonic_time(microsecond) - R#recorder.started}};
                 Err -> Err
             end,
-    R#rec.caller ! {R#rec.ref, Reply},
+    R#recorder.caller ! {R#recorder.ref, Reply},
     ok.
 
-timeout_ms(#rec{deadline = infinity}) -> infinity;
-timeout_ms(#rec{deadline = D}) -> max(0, D - erlang:monotonic_time(millisecond)).
+timeout_ms(#recorder{deadline = infinity}) -> infinity;
+timeout_ms(#recorder{deadline = D}) -> max(0, D - erlang:monotonic_time(millisecond)).
 
-take(Msg, R = #rec{w = W}) ->
+take(Msg, R = #recorder{w = W}) ->
     case recorded(Msg) of
         {ok, Ev} ->
             case riarc_trace_file:write_event(W, Ev) of
-                {ok, W1} -> account(Ev, R#rec{w = W1, events = R#rec.events + 1});
+                {ok, W1} -> account(Ev, R#recorder{w = W1, events = R#recorder.events + 1});
                 {error, Why} -> exit({write_failed, Why})
             end;
         _ -> R
@@ -439,31 +439,31 @@ recorded(_) ->
 
 %% Who is still alive. The VM may deliver a child's exit before its parent's spawn
 %% event, so an exit of a process not yet known is remembered until its spawn arrives.
-account({spawn, _, C, _}, R = #rec{live = L, early = X}) ->
+account({spawn, _, C, _}, R = #recorder{live = L, early = X}) ->
     case maps:take(C, X) of
-        {_, X1} -> R#rec{early = X1};
-        error -> R#rec{live = L#{C => true}}
+        {_, X1} -> R#recorder{early = X1};
+        error -> R#recorder{live = L#{C => true}}
     end;
-account({exit, P, _}, R = #rec{live = L, early = X}) ->
+account({exit, P, _}, R = #recorder{live = L, early = X}) ->
     case maps:take(P, L) of
-        {_, L1} -> R#rec{live = L1};
-        error -> R#rec{early = X#{P => true}}
+        {_, L1} -> R#recorder{live = L1};
+        error -> R#recorder{early = X#{P => true}}
     end;
 account(_, R) -> R.
 
 %% Bounded memory: above max_queue messages waiting, the live processes are suspended
 %% while the recorder catches up to half of it. (A process spawned but not yet known
 %% runs on; its parent, which is known, is stopped.)
-backpressure(R = #rec{max_queue = Max}) ->
+backpressure(R = #recorder{max_queue = Max}) ->
     {message_queue_len, Q} = process_info(self(), message_queue_len),
-    R1 = R#rec{peak_queue = max(Q, R#rec.peak_queue)},
+    R1 = R#recorder{peak_queue = max(Q, R#recorder.peak_queue)},
     case Q > Max of
         false -> R1;
         true ->
-            Suspended = [P || P <- maps:keys(R1#rec.live), suspend(P)],
+            Suspended = [P || P <- maps:keys(R1#recorder.live), suspend(P)],
             R2 = catch_up(Max div 2, R1),
             _ = [catch erlang:resume_process(P) || P <- Suspended],
-            R2#rec{suspensions = R2#rec.suspensions + 1}
+            R2#recorder{suspensions = R2#recorder.suspensions + 1}
     end.
 
 suspend(P) ->
@@ -476,7 +476,7 @@ catch_up(Low, R) ->
         _ -> R
     end.
 
-untrace(#rec{live = L}) ->
+untrace(#recorder{live = L}) ->
     _ = [catch erlang:trace(P, false, [all]) || P <- maps:keys(L)],
     ok.
 

@@ -46,13 +46,13 @@
 -define(TIMEOUT, 8).
 -define(OMITTED, riarc_omitted).
 
--record(r, {fd :: file:fd(), file :: string(), pos :: non_neg_integer(),
+-record(reader, {fd :: file:fd(), file :: string(), pos :: non_neg_integer(),
             max :: pos_integer(),
             procs = #{} :: #{non_neg_integer() => term()},
             header :: map(), version :: 1 | 2, last = 0 :: non_neg_integer(),
             events = 0 :: non_neg_integer(), dropped = 0 :: non_neg_integer(),
             undecodable = 0 :: non_neg_integer(), unknown = 0 :: non_neg_integer()}).
--record(w, {fd :: file:fd(), file :: string(), payloads :: boolean(),
+-record(writer, {fd :: file:fd(), file :: string(), payloads :: boolean(),
             ids = #{} :: #{term() => non_neg_integer()}}).
 
 %%% ---------------------------------------------------------------------------
@@ -60,14 +60,14 @@
 %%% ---------------------------------------------------------------------------
 
 %% @doc Opens a binary trace and reads its header.
--spec open(file:filename_all(), riarc_trace_reader:opts()) -> {ok, #r{}} | {error, error_reason()}.
+-spec open(file:filename_all(), riarc_trace_reader:opts()) -> {ok, #reader{}} | {error, error_reason()}.
 open(File, Opts) ->
     Name = unicode:characters_to_list(File),
     case file:open(File, [read, raw, binary, {read_ahead, 65536}]) of
         {ok, Fd} ->
             case header(Fd, Name) of
                 {ok, H = #{version := V}, Pos} ->
-                    {ok, #r{fd = Fd, file = Name, pos = Pos, header = H, version = V,
+                    {ok, #reader{fd = Fd, file = Name, pos = Pos, header = H, version = V,
                                         max = riarc_trace_reader:max_record_bytes(Opts)}};
                 Err -> _ = file:close(Fd), Err
             end;
@@ -90,8 +90,8 @@ header(Fd, File) ->
 
 %% @doc The next event. A record cut short by the end of the file ends the trace; its
 %% byte position is reported as `truncated'.
--spec read(#r{}) -> {ok, riarc_event:event(), #r{}} | {eof, map()} | {error, error_reason()}.
-read(R = #r{fd = Fd, pos = Pos, file = File, max = Max}) ->
+-spec read(#reader{}) -> {ok, riarc_event:event(), #reader{}} | {eof, map()} | {error, error_reason()}.
+read(R = #reader{fd = Fd, pos = Pos, file = File, max = Max}) ->
     case file:read(Fd, 4) of
         eof -> finish(R, false);
         {ok, <<0:32>>} -> {error, {bad_record, File, Pos, "record of length 0"}};
@@ -102,7 +102,7 @@ read(R = #r{fd = Fd, pos = Pos, file = File, max = Max}) ->
         {ok, <<Len:32>>} ->
             case file:read(Fd, Len) of
                 {ok, Body} when byte_size(Body) =:= Len ->
-                    record(Body, R#r{pos = Pos + 4 + Len}, Pos);
+                    record(Body, R#reader{pos = Pos + 4 + Len}, Pos);
                 {ok, _} -> finish(R, Pos);
                 eof -> finish(R, Pos);
                 {error, Why} -> {error, {read, File, {byte, Pos}, Why}}
@@ -111,33 +111,33 @@ read(R = #r{fd = Fd, pos = Pos, file = File, max = Max}) ->
         {error, Why} -> {error, {read, File, {byte, Pos}, Why}}
     end.
 
-finish(R = #r{header = H}, Truncated) ->
+finish(R = #reader{header = H}, Truncated) ->
     ok = close(R),
-    {eof, H#{format => binary, file => R#r.file, events => R#r.events,
-             truncated => Truncated, dropped => R#r.dropped,
-             undecodable => R#r.undecodable, unknown_atoms => R#r.unknown}}.
+    {eof, H#{format => binary, file => R#reader.file, events => R#reader.events,
+             truncated => Truncated, dropped => R#reader.dropped,
+             undecodable => R#reader.undecodable, unknown_atoms => R#reader.unknown}}.
 
 %% One record: a process definition is taken in and the next record read; an event is
 %% returned. Any failure to decode names the record's position.
 record(Body = <<Type, _/binary>>, R, At) ->
     try decode(Type, Body, R, At) of
         {proc, R1} -> read(R1);
-        {dropped, N, R1} -> read(R1#r{dropped = R1#r.dropped + N});
-        {event, Ev, R1} -> {ok, Ev, R1#r{events = R1#r.events + 1, last = At}};
+        {dropped, N, R1} -> read(R1#reader{dropped = R1#reader.dropped + N});
+        {event, Ev, R1} -> {ok, Ev, R1#reader{events = R1#reader.events + 1, last = At}};
         {skip, R1} -> read(R1)
     catch
-        throw:{riarc_bad, Why} -> {error, {bad_record, R#r.file, At, Why}};
-        throw:{riarc_unknown, Id} -> {error, {unknown_process, R#r.file, At, Id}};
-        throw:riarc_ambiguous_timeout -> {error, {ambiguous_timeout, R#r.file, {byte, At}}};
+        throw:{riarc_bad, Why} -> {error, {bad_record, R#reader.file, At, Why}};
+        throw:{riarc_unknown, Id} -> {error, {unknown_process, R#reader.file, At, Id}};
+        throw:riarc_ambiguous_timeout -> {error, {ambiguous_timeout, R#reader.file, {byte, At}}};
         throw:{riarc_too_big, Size} ->
-            {error, {compressed_too_big, R#r.file, {byte, At}, Size, R#r.max}};
-        error:_ -> {error, {bad_record, R#r.file, At, "fields do not match the record type"}}
+            {error, {compressed_too_big, R#reader.file, {byte, At}, Size, R#reader.max}};
+        error:_ -> {error, {bad_record, R#reader.file, At, "fields do not match the record type"}}
     end.
 
-decode(?PROC, <<_, Id:32, Kind, Name/binary>>, R = #r{procs = Ps}, _At) ->
+decode(?PROC, <<_, Id:32, Kind, Name/binary>>, R = #reader{procs = Ps}, _At) ->
     is_map_key(Id, Ps) andalso bad("process id defined twice"),
     {PName, R1} = proc_name(Kind, Name, R),
-    {proc, R1#r{procs = Ps#{Id => PName}}};
+    {proc, R1#reader{procs = Ps#{Id => PName}}};
 decode(?SPAWN, <<_, P:32, C:32, Rest/binary>>, R, _) ->
     {MFA, <<>>, R1} = mfa(Rest, R),
     {event, {spawn, sid(P, R), sid(C, R), MFA}, R1};
@@ -152,10 +152,10 @@ decode(?SEND, <<_, F:32, T:32, Rest/binary>>, R, _) ->
     {event, {send, sid(F, R), sid(T, R), Msg}, R1};
 decode(?RECV, <<_, P:32, Rest/binary>>, R, _) ->
     {Msg, R1} = term(Rest, R),
-    _ = R#r.version =:= 1 andalso (Msg =:= timeout orelse Msg =:= ?OMITTED)
+    _ = R#reader.version =:= 1 andalso (Msg =:= timeout orelse Msg =:= ?OMITTED)
         andalso throw(riarc_ambiguous_timeout),
     {event, {recv, sid(P, R), Msg}, R1};
-decode(?TIMEOUT, <<_, P:32>>, R = #r{version = 2}, _) ->
+decode(?TIMEOUT, <<_, P:32>>, R = #reader{version = 2}, _) ->
     {event, {timeout, sid(P, R)}, R};
 decode(?DROPPED, <<_, N:32>>, R, _) ->
     {dropped, N, R};
@@ -168,7 +168,7 @@ decode(Type, _, _, _) ->
 -spec bad(string()) -> no_return().
 bad(Why) -> throw({riarc_bad, Why}).
 
-sid(Id, #r{procs = Ps}) ->
+sid(Id, #reader{procs = Ps}) ->
     case Ps of
         #{Id := Name} -> Name;
         #{} -> throw({riarc_unknown, Id})
@@ -189,14 +189,14 @@ proc_name(1, Name, R) ->
     end;
 proc_name(2, Digits, R) -> {binary_to_integer(Digits), R};
 proc_name(3, Ext, R) ->
-    case riarc_etf:decode(Ext, R#r.max) of
+    case riarc_etf:decode(Ext, R#reader.max) of
         {ok, T, N} -> {T, unknown(N, R)};
         {error, {compressed_too_big, Size}} -> throw({riarc_too_big, Size});
         {error, _} -> bad("undecodable process name")
     end;
 proc_name(_, _, _) -> bad("unknown process name kind").
 
-unknown(N, R) -> R#r{unknown = R#r.unknown + N}.
+unknown(N, R) -> R#reader{unknown = R#reader.unknown + N}.
 
 existing_atom(B) ->
     try binary_to_existing_atom(B, utf8)
@@ -219,32 +219,32 @@ mfa(<<1, ML:16, M:ML/binary, FL:16, F:FL/binary, Arity, ALen:32, A:ALen/binary, 
 mfa(_, _) -> bad("malformed MFA field").
 
 args(A, Arity, R) ->
-    case riarc_etf:decode(A, R#r.max) of
+    case riarc_etf:decode(A, R#reader.max) of
         {ok, L, N} when is_list(L), length(L) =:= Arity -> {L, unknown(N, R)};
         {ok, _, _} -> bad("MFA arguments do not match the arity");
         {error, {compressed_too_big, Size}} -> throw({riarc_too_big, Size});
         {error, _} ->
-            {lists:duplicate(Arity, {riarc_undecodable, A}), R#r{undecodable = R#r.undecodable + 1}}
+            {lists:duplicate(Arity, {riarc_undecodable, A}), R#reader{undecodable = R#reader.undecodable + 1}}
     end.
 
 term(<<0:32>>, R) -> {?OMITTED, R};
 term(<<Len:32, Ext:Len/binary>>, R) ->
-    case riarc_etf:decode(Ext, R#r.max) of
+    case riarc_etf:decode(Ext, R#reader.max) of
         {ok, T, N} -> {T, unknown(N, R)};
         {error, {compressed_too_big, Size}} -> throw({riarc_too_big, Size});
         {error, _} ->
             %% Corrupt bytes: the event stays, its payload is kept opaque and counted.
-            {{riarc_undecodable, Ext}, R#r{undecodable = R#r.undecodable + 1}}
+            {{riarc_undecodable, Ext}, R#reader{undecodable = R#reader.undecodable + 1}}
     end;
 term(_, _) -> bad("term field length does not match the record").
 
 %% @doc The file and the byte offset of the last event's record.
--spec position(#r{}) -> {string(), {byte, non_neg_integer()}}.
-position(#r{file = File, last = At}) -> {File, {byte, At}}.
+-spec position(#reader{}) -> {string(), {byte, non_neg_integer()}}.
+position(#reader{file = File, last = At}) -> {File, {byte, At}}.
 
 %% @doc Closes the reader.
--spec close(#r{}) -> ok.
-close(#r{fd = Fd}) -> _ = file:close(Fd), ok.
+-spec close(#reader{}) -> ok.
+close(#reader{fd = Fd}) -> _ = file:close(Fd), ok.
 
 %% @doc A sentence for an error of this reader or writer.
 -spec format_error(error_reason()) -> string().
@@ -262,7 +262,7 @@ encode_header(#{node := Node, start_us := Start, payloads := Payloads}) ->
     <<?MAGIC, ?VERSION, Flags, (byte_size(NodeB)):16, NodeB/binary, Start:64/signed>>.
 
 %% @doc Opens a binary trace for writing and writes its header.
--spec open_writer(file:filename_all(), map()) -> {ok, #w{}} | {error, error_reason()}.
+-spec open_writer(file:filename_all(), map()) -> {ok, #writer{}} | {error, error_reason()}.
 open_writer(File, Opts) ->
     Name = unicode:characters_to_list(File),
     Payloads = maps:get(payloads, Opts, true),
@@ -271,7 +271,7 @@ open_writer(File, Opts) ->
                              payloads => Payloads}),
     case file:open(File, [write, raw, binary, {delayed_write, 65536, 200}]) of
         {ok, Fd} ->
-            W = #w{fd = Fd, file = Name, payloads = Payloads},
+            W = #writer{fd = Fd, file = Name, payloads = Payloads},
             case file:write(Fd, Header) of
                 ok -> {ok, W};
                 {error, Why} -> _ = file:close(Fd), {error, {write, Name, Why}}
@@ -280,17 +280,17 @@ open_writer(File, Opts) ->
     end.
 
 %% @doc Appends one event, with the PROC records of processes not named before.
--spec write_event(#w{}, riarc_event:event()) -> {ok, #w{}} | {error, error_reason()}.
+-spec write_event(#writer{}, riarc_event:event()) -> {ok, #writer{}} | {error, error_reason()}.
 write_event(W, Ev) ->
     {Bytes, W1} = encode(Ev, W),
-    case file:write(W#w.fd, Bytes) of
+    case file:write(W#writer.fd, Bytes) of
         ok -> {ok, W1};
-        {error, Why} -> {error, {write, W#w.file, Why}}
+        {error, Why} -> {error, {write, W#writer.file, Why}}
     end.
 
 %% @doc Flushes and closes.
--spec close_writer(#w{}) -> ok | {error, error_reason()}.
-close_writer(#w{fd = Fd, file = File}) ->
+-spec close_writer(#writer{}) -> ok | {error, error_reason()}.
+close_writer(#writer{fd = Fd, file = File}) ->
     riarc_trace_reader:close_file(Fd, File).
 
 encode({spawn, P, C, MFA}, W) ->
@@ -322,12 +322,12 @@ ids(Sids, W) ->
     {Is, Ds, W1} = lists:foldl(fun id/2, {[], [], W}, Sids),
     {lists:reverse(Is), lists:reverse(Ds), W1}.
 
-id(S, {Is, Ds, W = #w{ids = M}}) ->
+id(S, {Is, Ds, W = #writer{ids = M}}) ->
     case M of
         #{S := I} -> {[I | Is], Ds, W};
         #{} ->
             I = map_size(M),
-            {[I | Is], [proc_rec(I, S) | Ds], W#w{ids = M#{S => I}}}
+            {[I | Is], [proc_rec(I, S) | Ds], W#writer{ids = M#{S => I}}}
     end.
 
 proc_rec(I, S) ->
@@ -343,11 +343,11 @@ enc_mfa(undefined, _W) -> <<0>>;
 enc_mfa({M, F, A}, W) ->
     MB = atom_to_binary(M, utf8),
     FB = atom_to_binary(F, utf8),
-    Args = case W#w.payloads of true -> enc_term(A); false -> <<0:32>> end,
+    Args = case W#writer.payloads of true -> enc_term(A); false -> <<0:32>> end,
     [<<1, (byte_size(MB)):16, MB/binary, (byte_size(FB)):16, FB/binary, (length(A))>>, Args].
 
-payload(Msg, #w{payloads = true}) -> enc_term(Msg);
-payload(_Msg, #w{payloads = false}) -> <<0:32>>.
+payload(Msg, #writer{payloads = true}) -> enc_term(Msg);
+payload(_Msg, #writer{payloads = false}) -> <<0:32>>.
 
 enc_term(T) ->
     B = term_to_binary(T),

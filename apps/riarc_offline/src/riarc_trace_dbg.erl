@@ -33,7 +33,7 @@
 
 -type error_reason() :: riarc_trace_reader:error_reason().
 
--record(r, {fd :: file:fd() | undefined, file :: string(), pos = 0 :: non_neg_integer(),
+-record(reader, {fd :: file:fd() | undefined, file :: string(), pos = 0 :: non_neg_integer(),
             max :: pos_integer(), unknown = 0 :: non_neg_integer(),
             rest = [] :: [string()],            % wrap files still to read
             last = 0 :: non_neg_integer(),      % where the last event's record starts
@@ -42,20 +42,20 @@
 
 %% @doc Opens a dbg trace file or a wrap set.
 -spec open(file:filename_all() | {dbg_wrap, file:filename_all(), string()},
-           riarc_trace_reader:opts()) -> {ok, #r{}} | {error, error_reason()}.
+           riarc_trace_reader:opts()) -> {ok, #reader{}} | {error, error_reason()}.
 open({dbg_wrap, Name, Tail}, Opts) ->
     case wrap_files(Name, Tail) of
         [] -> {error, {no_wrap_files, unicode:characters_to_list(Name), Tail}};
         [F | Fs] ->
             case open(F, Opts) of
-                {ok, R} -> {ok, R#r{rest = Fs, files = 1 + length(Fs)}};
+                {ok, R} -> {ok, R#reader{rest = Fs, files = 1 + length(Fs)}};
                 Err -> Err
             end
     end;
 open(File, Opts) ->
     Name = unicode:characters_to_list(File),
     case file:open(File, [read, raw, binary, {read_ahead, 65536}]) of
-        {ok, Fd} -> {ok, #r{fd = Fd, file = Name, max = riarc_trace_reader:max_record_bytes(Opts)}};
+        {ok, Fd} -> {ok, #reader{fd = Fd, file = Name, max = riarc_trace_reader:max_record_bytes(Opts)}};
         {error, Why} -> {error, {open, Name, Why}}
     end.
 
@@ -102,20 +102,20 @@ gap([F | Rest]) ->
 gap([]) -> none.
 
 %% @doc The next event.
--spec read(#r{}) -> {ok, riarc_event:event(), #r{}} | {eof, map()} | {error, error_reason()}.
-read(R = #r{fd = Fd, pos = Pos, file = File, max = Max}) ->
+-spec read(#reader{}) -> {ok, riarc_event:event(), #reader{}} | {eof, map()} | {error, error_reason()}.
+read(R = #reader{fd = Fd, pos = Pos, file = File, max = Max}) ->
     case file:read(Fd, 5) of
         eof -> next_file(R);
         {ok, <<0, Size:32>>} when Size > Max ->
             {error, {too_big, File, {byte, Pos}, Size, Max}};
         {ok, <<0, Size:32>>} ->
             case file:read(Fd, Size) of
-                {ok, Bin} when byte_size(Bin) =:= Size -> message(Bin, R#r{pos = Pos + 5 + Size}, Pos);
+                {ok, Bin} when byte_size(Bin) =:= Size -> message(Bin, R#reader{pos = Pos + 5 + Size}, Pos);
                 {ok, _} -> finish(R, Pos);
                 eof -> finish(R, Pos);
                 {error, Why} -> {error, {read, File, {byte, Pos}, Why}}
             end;
-        {ok, <<1, N:32>>} -> read(R#r{pos = Pos + 5, dropped = R#r.dropped + N});
+        {ok, <<1, N:32>>} -> read(R#reader{pos = Pos + 5, dropped = R#reader.dropped + N});
         {ok, <<Tag, _:32>>} ->
             {error, {bad_record, File, Pos, lists:flatten(io_lib:format("unknown tag ~b", [Tag]))}};
         {ok, _} -> finish(R, Pos);
@@ -123,18 +123,18 @@ read(R = #r{fd = Fd, pos = Pos, file = File, max = Max}) ->
     end.
 
 message(Bin, R, At) ->
-    case riarc_etf:decode(Bin, R#r.max) of
+    case riarc_etf:decode(Bin, R#reader.max) of
         {ok, Msg, N} ->
-            R1 = R#r{unknown = R#r.unknown + N},
+            R1 = R#reader{unknown = R#reader.unknown + N},
             case event(Msg) of
-                {ok, Ev} -> {ok, Ev, R1#r{events = R1#r.events + 1, last = At}};
-                skip -> read(R1#r{skipped = R1#r.skipped + 1});
-                ambiguous_timeout -> {error, {ambiguous_timeout, R#r.file, {byte, At}}};
-                no -> {error, {bad_record, R#r.file, At, "not a trace message"}}
+                {ok, Ev} -> {ok, Ev, R1#reader{events = R1#reader.events + 1, last = At}};
+                skip -> read(R1#reader{skipped = R1#reader.skipped + 1});
+                ambiguous_timeout -> {error, {ambiguous_timeout, R#reader.file, {byte, At}}};
+                no -> {error, {bad_record, R#reader.file, At, "not a trace message"}}
             end;
         {error, {compressed_too_big, Size}} ->
-            {error, {compressed_too_big, R#r.file, {byte, At}, Size, R#r.max}};
-        {error, _} -> {error, {bad_term, R#r.file, At}}
+            {error, {compressed_too_big, R#reader.file, {byte, At}, Size, R#reader.max}};
+        {error, _} -> {error, {bad_term, R#reader.file, At}}
     end.
 
 %% Trace messages with a timestamp carry it last: drop it, and decode as the online
@@ -164,12 +164,12 @@ vm_event(Msg, _Marked) ->
         _ -> skip
     end.
 
-next_file(R = #r{rest = [F | Fs]}) ->
+next_file(R = #reader{rest = [F | Fs]}) ->
     ok = close(R),
-    case open(F, #{max_record_bytes => R#r.max}) of
-        {ok, R1} -> read(R1#r{rest = Fs, events = R#r.events, dropped = R#r.dropped,
-                              skipped = R#r.skipped, files = R#r.files,
-                              unknown = R#r.unknown});
+    case open(F, #{max_record_bytes => R#reader.max}) of
+        {ok, R1} -> read(R1#reader{rest = Fs, events = R#reader.events, dropped = R#reader.dropped,
+                              skipped = R#reader.skipped, files = R#reader.files,
+                              unknown = R#reader.unknown});
         Err -> Err
     end;
 next_file(R) ->
@@ -179,20 +179,20 @@ next_file(R) ->
 %% the last whole record, and where it was cut is reported.
 finish(R, Truncated) ->
     ok = close(R),
-    {eof, #{format => dbg, file => R#r.file, events => R#r.events, truncated => Truncated,
-            dropped => R#r.dropped, skipped => R#r.skipped, files => R#r.files,
-            unknown_atoms => R#r.unknown}}.
+    {eof, #{format => dbg, file => R#reader.file, events => R#reader.events, truncated => Truncated,
+            dropped => R#reader.dropped, skipped => R#reader.skipped, files => R#reader.files,
+            unknown_atoms => R#reader.unknown}}.
 
 
 %% @doc The file (of a wrap set: the one being read) and the byte offset of the last
 %% event's record.
--spec position(#r{}) -> {string(), {byte, non_neg_integer()}}.
-position(#r{file = File, last = At}) -> {File, {byte, At}}.
+-spec position(#reader{}) -> {string(), {byte, non_neg_integer()}}.
+position(#reader{file = File, last = At}) -> {File, {byte, At}}.
 
 %% @doc Closes the reader.
--spec close(#r{}) -> ok.
-close(#r{fd = undefined}) -> ok;
-close(#r{fd = Fd}) -> _ = file:close(Fd), ok.
+-spec close(#reader{}) -> ok.
+close(#reader{fd = undefined}) -> ok;
+close(#reader{fd = Fd}) -> _ = file:close(Fd), ok.
 
 %% @doc A sentence for an error of this reader.
 -spec format_error(error_reason()) -> string().

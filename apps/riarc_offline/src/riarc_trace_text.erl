@@ -59,25 +59,25 @@
 -define(CHUNK, 65536).
 -define(TAGS, ['$pid', '$ref', '$port', '$ext', '$quote']).
 
--record(r, {fd :: file:fd(), file :: string(), line = 1 :: pos_integer(),
+-record(reader, {fd :: file:fd(), file :: string(), line = 1 :: pos_integer(),
             buf = <<>> :: binary(), final = false :: boolean(), max :: pos_integer(),
             events = 0 :: non_neg_integer(), unknown = 0 :: non_neg_integer(),
             version = 1 :: 1 | 2, last = 1 :: pos_integer()}).
--record(w, {fd :: file:io_device(), file :: string()}).
+-record(writer, {fd :: file:io_device(), file :: string()}).
 
 %% @doc Opens a text trace.
--spec open(file:filename_all(), riarc_trace_reader:opts()) -> {ok, #r{}} | {error, error_reason()}.
+-spec open(file:filename_all(), riarc_trace_reader:opts()) -> {ok, #reader{}} | {error, error_reason()}.
 open(File, Opts) ->
     Name = unicode:characters_to_list(File),
     %% Raw bytes, read in chunks: the reader decodes UTF-8 itself, so that a file that is
     %% not text gives an error naming its line rather than a crash in the I/O server.
     case file:open(File, [read, raw, binary]) of
         {ok, Fd} ->
-            R = #r{fd = Fd, file = Name, max = riarc_trace_reader:max_record_bytes(Opts)},
+            R = #reader{fd = Fd, file = Name, max = riarc_trace_reader:max_record_bytes(Opts)},
             Line = list_to_binary(riarc_trace_reader:text_version_line()),
             case file:read(Fd, byte_size(Line) + 1) of
-                {ok, Head} -> {ok, R#r{buf = Head, version = version(Head, Line)}};
-                eof -> {ok, R#r{final = true}};
+                {ok, Head} -> {ok, R#reader{buf = Head, version = version(Head, Line)}};
+                eof -> {ok, R#reader{final = true}};
                 {error, Why} -> _ = file:close(Fd), {error, {read, Name, {line, 1}, Why}}
             end;
         {error, Why} -> {error, {open, Name, Why}}
@@ -90,29 +90,29 @@ version(Head, Line) ->
     end.
 
 %% @doc The next event, or the end.
--spec read(#r{}) -> {ok, riarc_event:event(), #r{}} | {eof, map()} | {error, error_reason()}.
-read(R = #r{buf = Buf, line = Line, final = Final, file = File}) ->
+-spec read(#reader{}) -> {ok, riarc_event:event(), #reader{}} | {eof, map()} | {error, error_reason()}.
+read(R = #reader{buf = Buf, line = Line, final = Final, file = File}) ->
     case riarc_term_text:next(Buf, Line, Final) of
         {ok, Term, Rest, Start, End, N} ->
-            R1 = R#r{buf = Rest, line = End, unknown = R#r.unknown + N},
+            R1 = R#reader{buf = Rest, line = End, unknown = R#reader.unknown + N},
             event(unreadable(Term), Start, R1);
         {eof, _} ->
             ok = close(R),
-            {eof, #{format => text, file => File, events => R#r.events, truncated => false,
-                    unknown_atoms => R#r.unknown}};
+            {eof, #{format => text, file => File, events => R#reader.events, truncated => false,
+                    unknown_atoms => R#reader.unknown}};
         more -> fill(R);
         {error, {L, Msg}} -> {error, {syntax, File, L, Msg}}
     end.
 
 %% The term so far is cut by the end of the chunk: read on, at least doubling what is
 %% held so that a long term is parsed a logarithmic number of times, up to the bound.
-fill(R = #r{fd = Fd, buf = Buf, max = Max, file = File, line = Line}) ->
+fill(R = #reader{fd = Fd, buf = Buf, max = Max, file = File, line = Line}) ->
     case byte_size(Buf) > Max of
         true -> {error, {too_big, File, {line, first_line(Buf, Line)}, Max, Max}};
         false ->
             case file:read(Fd, max(?CHUNK, byte_size(Buf))) of
-                {ok, More} -> read(R#r{buf = <<Buf/binary, More/binary>>});
-                eof -> read(R#r{final = true});
+                {ok, More} -> read(R#reader{buf = <<Buf/binary, More/binary>>});
+                eof -> read(R#reader{final = true});
                 {error, Why} -> {error, {read, File, {line, Line}, Why}}
             end
     end.
@@ -127,12 +127,12 @@ first_line(<<$%, R/binary>>, L) ->
     end;
 first_line(_, L) -> L.
 
-event({recv, _, timeout}, Start, #r{file = File, version = 1}) ->
+event({recv, _, timeout}, Start, #reader{file = File, version = 1}) ->
     {error, {ambiguous_timeout, File, {line, Start}}};
-event(Term, Start, R = #r{file = File}) ->
+event(Term, Start, R = #reader{file = File}) ->
     case valid(Term) of
         {true, Ev, Unknown} ->
-            {ok, Ev, R#r{events = R#r.events + 1, unknown = R#r.unknown + Unknown,
+            {ok, Ev, R#reader{events = R#reader.events + 1, unknown = R#reader.unknown + Unknown,
                          last = Start}};
         false -> {error, {not_an_event, File, {line, Start}, Term}}
     end.
@@ -162,29 +162,29 @@ unknown_atom({riarc_unknown_atom, B}) -> is_binary(B);
 unknown_atom(_) -> false.
 
 %% @doc The file and the line the last event read starts on.
--spec position(#r{}) -> {string(), {line, pos_integer()}}.
-position(#r{file = File, last = L}) -> {File, {line, L}}.
+-spec position(#reader{}) -> {string(), {line, pos_integer()}}.
+position(#reader{file = File, last = L}) -> {File, {line, L}}.
 
 %% @doc Closes the reader.
--spec close(#r{}) -> ok.
-close(#r{fd = Fd}) -> _ = file:close(Fd), ok.
+-spec close(#reader{}) -> ok.
+close(#reader{fd = Fd}) -> _ = file:close(Fd), ok.
 
 %% @doc Opens a text trace for writing.
--spec open_writer(file:filename_all(), map()) -> {ok, #w{}} | {error, error_reason()}.
+-spec open_writer(file:filename_all(), map()) -> {ok, #writer{}} | {error, error_reason()}.
 open_writer(File, _Opts) ->
     Name = unicode:characters_to_list(File),
     case file:open(File, [write, delayed_write, {encoding, utf8}]) of
         {ok, Fd} ->
             try io:put_chars(Fd, [riarc_trace_reader:text_version_line(), $\n]) of
-                ok -> {ok, #w{fd = Fd, file = Name}}
+                ok -> {ok, #writer{fd = Fd, file = Name}}
             catch error:Why -> _ = file:close(Fd), {error, {write, Name, Why}}
             end;
         {error, Why} -> {error, {write, Name, Why}}
     end.
 
 %% @doc Appends one event as a line.
--spec write_event(#w{}, riarc_event:event()) -> {ok, #w{}} | {error, error_reason()}.
-write_event(W = #w{fd = Fd, file = File}, Ev) ->
+-spec write_event(#writer{}, riarc_event:event()) -> {ok, #writer{}} | {error, error_reason()}.
+write_event(W = #writer{fd = Fd, file = File}, Ev) ->
     %% io:put_chars reports a failing device by raising, not by returning.
     try io:put_chars(Fd, io_lib:format("~0tp.~n", [readable(Ev)])) of
         ok -> {ok, W}
@@ -192,8 +192,8 @@ write_event(W = #w{fd = Fd, file = File}, Ev) ->
     end.
 
 %% @doc Closes the writer.
--spec close_writer(#w{}) -> ok | {error, error_reason()}.
-close_writer(#w{fd = Fd, file = File}) ->
+-spec close_writer(#writer{}) -> ok | {error, error_reason()}.
+close_writer(#writer{fd = Fd, file = File}) ->
     riarc_trace_reader:close_file(Fd, File).
 
 %% @doc The term as it can be written as text and read back: pids, references and ports

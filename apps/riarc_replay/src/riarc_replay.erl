@@ -313,7 +313,7 @@ control(Mode, #{mfa := MFA, strategy := St}, Streams, Opts) ->
             {error, {?MODULE, {controller_crashed, Other}}}
     end.
 
--record(c, {mode :: record | replay,
+-record(controller, {mode :: record | replay,
             tab :: ets:tid(),
             progress :: counters:counters_ref(),
             live = #{} :: #{pid() => non_neg_integer()},
@@ -338,33 +338,33 @@ controller(Mode, MFA, St, Streams, Opts) ->
     Root = riarc_replay_rt:start_root({Mode, St, Tab, self(), Progress}, MFA),
     _ = erlang:monitor(process, Root),
     _ = erlang:send_after(Stall, self(), riarc_rr_tick),
-    C = #c{mode = Mode, tab = Tab, progress = Progress, live = #{Root => 0}, stall = Stall, t0 = T0,
+    C = #controller{mode = Mode, tab = Tab, progress = Progress, live = #{Root => 0}, stall = Stall, t0 = T0,
            deadline = erlang:monotonic_time(millisecond) + maps:get(timeout, Opts, ?DEFAULT_TIMEOUT)},
     case loop(C) of
         {done, C1} -> done(C1);
         Error -> Error
     end.
 
-loop(C = #c{live = Live, root = Root}) when Root =/= undefined, map_size(Live) =:= 0 ->
+loop(C = #controller{live = Live, root = Root}) when Root =/= undefined, map_size(Live) =:= 0 ->
     {done, C};
-loop(C = #c{live = Live}) ->
+loop(C = #controller{live = Live}) ->
     receive
         {riarc_rr_spawned, Idx, Pid} ->
             _ = erlang:monitor(process, Pid),
-            loop(C#c{live = Live#{Pid => Idx}});
+            loop(C#controller{live = Live#{Pid => Idx}});
         {'DOWN', _, process, Pid, _} ->
-            loop(C#c{live = maps:remove(Pid, Live)});
+            loop(C#controller{live = maps:remove(Pid, Live)});
         {riarc_rr_root, Result} ->
-            loop(C#c{root = Result});
+            loop(C#controller{root = Result});
         {riarc_rr_diverged, _Pid, Lid, Expected, Got} ->
             kill_all(C),
             {error, {diverged, Lid, Expected, Got}};
         riarc_rr_tick ->
             tick(C)
-    after max(0, C#c.deadline - erlang:monotonic_time(millisecond)) ->
+    after max(0, C#controller.deadline - erlang:monotonic_time(millisecond)) ->
         Lids = lids(C),
         kill_all(C),
-        {error, {?MODULE, {timeout, C#c.mode, Lids}}}
+        {error, {?MODULE, {timeout, C#controller.mode, Lids}}}
     end.
 
 %% The watchdog: the run is stalled when no process could run (each waits in a receive or
@@ -373,7 +373,7 @@ loop(C = #c{live = Live}) ->
 %% process, a finished root means the run is over (what still waits is killed, in the
 %% recording as in the replay); a root still running means the program waits outside
 %% anything recorded, which only a replay reports.
-tick(C = #c{live = Live, progress = Progress, last = Last, stall = Stall}) ->
+tick(C = #controller{live = Live, progress = Progress, last = Last, stall = Stall}) ->
     Infos = [{Pid, process_info(Pid, [status, reductions, dictionary])} || Pid <- maps:keys(Live)],
     Quiet = lists:all(fun({_, undefined}) -> true;
                          ({_, [{status, waiting}, _, _]}) -> true;
@@ -391,7 +391,7 @@ tick(C = #c{live = Live, progress = Progress, last = Last, stall = Stall}) ->
             {Ends, Waiting} = lists:partition(fun({_, {end_of_recording, _}}) -> true;
                                                  (_) -> false
                                               end, Waits),
-            case {Waiting, Ends, C#c.root, C#c.mode} of
+            case {Waiting, Ends, C#controller.root, C#controller.mode} of
                 {[{Lid, W} | _], _, _, replay} ->
                     kill_all(C),
                     {error, {diverged, Lid, W, stalled}};
@@ -407,10 +407,10 @@ tick(C = #c{live = Live, progress = Progress, last = Last, stall = Stall}) ->
                 {_, _, _, _} ->
                     %% What still waits has not written its last events (riarc_replay_rt
                     %% writes when a process ends or is ended, not when it blocks).
-                    _ = C#c.mode =:= record andalso
+                    _ = C#controller.mode =:= record andalso
                         [riarc_replay_rt:salvage(P) || P <- maps:keys(Live)],
                     kill_all(C),
-                    {done, C#c{live = #{}}}
+                    {done, C#controller{live = #{}}}
             end;
         false ->
             next_tick(C, Sig, Stall)
@@ -424,18 +424,18 @@ same(_, _) ->
 
 next_tick(C, Sig, Stall) ->
     _ = erlang:send_after(Stall, self(), riarc_rr_tick),
-    loop(C#c{last = Sig}).
+    loop(C#controller{last = Sig}).
 
-lid(Pid, #c{live = Live, tab = Tab}) ->
+lid(Pid, #controller{live = Live, tab = Tab}) ->
     case ets:lookup(Tab, {lid, maps:get(Pid, Live, -1)}) of
         [{_, Lid}] -> Lid;
         [] -> unknown
     end.
 
-lids(C = #c{live = Live}) ->
+lids(C = #controller{live = Live}) ->
     lists:sort([lid(P, C) || P <- maps:keys(Live)]).
 
-kill_all(#c{live = Live}) ->
+kill_all(#controller{live = Live}) ->
     _ = [exit(P, kill) || P <- maps:keys(Live)],
     wait_down(maps:size(Live), erlang:monotonic_time(millisecond) + 5000).
 
@@ -446,7 +446,7 @@ wait_down(N, Deadline) ->
     after max(0, Deadline - erlang:monotonic_time(millisecond)) -> ok
     end.
 
-done(#c{mode = Mode, tab = Tab, root = Root, t0 = T0}) ->
+done(#controller{mode = Mode, tab = Tab, root = Root, t0 = T0}) ->
     Wall = erlang:monotonic_time(microsecond) - T0,
     Result = case Root of
                  {ok, V} -> V;
