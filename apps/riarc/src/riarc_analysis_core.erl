@@ -43,8 +43,8 @@ step(E, A = #an{mon = Mon, analysed = N}) ->
     A1 = remember(E, A#an{analysed = N + 1}),
     case riarc_monitor:analyse(Mon, E) of
         {next, Mon1} -> {next, A1#an{mon = Mon1}, []};
-        {verdict, accept} -> {done, A1, [verdict(accept, undefined, A1)]};
-        {verdict, reject} -> {done, A1, [explain(Mon, E, A1), verdict(reject, undefined, A1)]};
+        {verdict, accept} -> {done, A1, [verdict(accept, decided(Mon, E, A1), A1)]};
+        {verdict, reject} -> {done, A1, [explain(Mon, E, A1), verdict(reject, decided(Mon, E, A1), A1)]};
         {verdict, error, Why} -> {done, A1, [explain(Mon, E, A1), verdict(error, Why, A1)]}
     end.
 
@@ -56,8 +56,8 @@ fail(Why, E, A = #an{mon = Mon}) ->
 
 %% @doc The partition ended without a verdict: none.
 -spec finish(t()) -> [term()].
-finish(A) ->
-    [verdict(none, undefined, A)].
+finish(A = #an{analysed = N}) ->
+    [verdict(none, {why, #{ended_after => N}}, A)].
 
 %% @doc How many events the monitor took.
 -spec analysed(t()) -> non_neg_integer().
@@ -76,6 +76,16 @@ explain(Mon, E, #an{self = Self, window = W, part = {S, MFA}}) ->
     {riarc_explanation, Self,
      #{process => S, mfa => MFA, last_events => lists:reverse(W), deciding_event => E,
        monitor => riarc_monitor:explain(Mon, E)}}.
+
+%% Why an accept or a reject was reached: on which event (its number in the partition's
+%% trace, and the event, bounded), in the monitor's own words when it has them (a
+%% compiled property says which clause decided, or that no clause named the event).
+decided(Mon, E, #an{analysed = N}) ->
+    Why = #{event_no => N, event => riarc_event:truncate(E, 256)},
+    {why, case riarc_monitor:explain(Mon, E) of
+              #{words := W} -> Why#{words => W};
+              #{} -> Why
+          end}.
 
 verdict(V, Why, #an{self = Self, part = {S, MFA}, analysed = N}) ->
     {riarc_verdict, Self, S, MFA, V, Why, N}.

@@ -11,7 +11,8 @@
 %% '''
 -module(riarc_result).
 
--export([make/1, entry/5, format_verdict/1, format_process/2, format_explanation/1, log_verdict/3, status/1]).
+-export([make/1, entry/5, format_verdict/1, format_why/1, format_process/2, format_explanation/1,
+         log_verdict/3, status/1]).
 -export([warnings/2, format_warning/1]).
 -export_type([t/0, verdict_entry/0, explanation/0, warning/0]).
 
@@ -134,6 +135,24 @@ log_verdict(true, Mode, Entry = #{verdict := V}) ->
     Level = case V of reject -> warning; error -> error; _ -> info end,
     Why = case Entry of #{reason := R} -> io_lib:format(" (~0tp)", [R]); #{} -> "" end,
     logger:log(Level, "riarc~s: ~s~s", [Mode, format_verdict(Entry), Why]).
+
+%% @doc Why a verdict was reached, in one line (empty for an entry that does not say):
+%% the event that decided an accept or a reject, with the monitor's own words (a compiled
+%% property names the clause, or says no clause named the event); that a partition ended
+%% with no verdict; an error's or inconclusive verdict's reason. Terms are bounded.
+-spec format_why(verdict_entry()) -> string().
+format_why(#{why := #{event_no := N, event := E} = W}) ->
+    Words = case W of #{words := Ws} -> [": ", Ws]; #{} -> [] end,
+    flat("    decided at event ~b, ~ts~ts", [N, bounded(E), Words]);
+format_why(#{why := #{ended_after := N}}) ->
+    flat("    no verdict: the partition's trace ended after ~b events", [N]);
+format_why(#{reason := R}) ->
+    flat("    reason: ~ts", [bounded(R)]);
+format_why(_) ->
+    "".
+
+%% A term as a line shows it: depth-bounded, on one line.
+bounded(T) -> flat("~0tP", [T, 8]).
 
 %% @doc The explanation of a verdict as indented lines (empty when there is none): the
 %% monitor's words, its last events with the deciding one marked, its state.

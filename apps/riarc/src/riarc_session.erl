@@ -495,7 +495,12 @@ trusted({riarc_verdict, Tracer, Proc, MFA, V0, Why0, N}, S) ->
                    {none, {timeout, T, _}} -> {inconclusive, {timeout, T}};
                    _ -> {V0, Why0}
                end,
-    Entry0 = riarc_result:entry(Proc, MFA, V, N, Why),
+    %% An accept, a reject or a partition's end says why (riarc_result:format_why/1); an
+    %% error or inconclusive verdict has its reason.
+    Entry0 = case Why of
+                 {why, W} -> (riarc_result:entry(Proc, MFA, V, N, undefined))#{why => W};
+                 _ -> riarc_result:entry(Proc, MFA, V, N, Why)
+             end,
     Entry = case riarc_session_entries:explanation(Tracer, S#session.entries) of
                 none -> Entry0;
                 Expl -> Entry0#{explanation => Expl}

@@ -179,6 +179,7 @@ print(E = #{pid := P, verdict := V}, Printed) ->
             io:format("~ts~n", [riarc_cli_report:verdict_line(E)]),
             io:put_chars([["    ", L, "\n"] || V =:= reject orelse V =:= error,
                                               L <- string:lexemes(riarc_result:format_explanation(E), "\n")]),
+            ok = riarc_cli_report:why_line("", E),
             Printed#{P => V}
     end.
 

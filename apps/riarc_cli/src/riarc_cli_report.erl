@@ -10,7 +10,7 @@
 %% '''
 -module(riarc_cli_report).
 
--export([result/2, verdict_line/1]).
+-export([result/2, verdict_line/1, why_line/2]).
 
 %% @doc Prints a result; returns the exit status. Opts: `explain => false' leaves out
 %% the explanations, `indent => String' prefixes every line, `spec => Spec' warns of
@@ -46,7 +46,8 @@ result1(R = #{verdicts := Vs}, Opts) ->
     _ = [begin
              io:format("~ts~ts~n", [In, verdict_line(V)]),
              maps:get(explain, Opts, true) andalso
-                 io:put_chars([[In, L, "\n"] || L <- string:lexemes(riarc_result:format_explanation(V), "\n")])
+                 io:put_chars([[In, L, "\n"] || L <- string:lexemes(riarc_result:format_explanation(V), "\n")]),
+             why_line(In, V)
          end || V <- Vs],
     _ = [warn("~ts", [riarc:format_error(E)]) || E <- maps:get(errors, R, []), not is_atom(E)],
     _ = [warn("invariant ~p violated in tracer ~p", [Id, T])
@@ -76,3 +77,11 @@ verdict_line(V = #{pid := P}) when is_binary(P) ->
 verdict_line(V) -> riarc_result:format_verdict(V).
 
 warn(Fmt, Args) -> io:format(standard_error, "riarc: warning: " ++ Fmt ++ "~n", Args).
+
+%% @doc Under every verdict, one line saying why it was reached (riarc_result:format_why/1).
+-spec why_line(iodata(), riarc_result:verdict_entry()) -> ok.
+why_line(In, V) ->
+    case riarc_result:format_why(V) of
+        "" -> ok;
+        Line -> io:format("~ts~ts~n", [In, Line])
+    end.
