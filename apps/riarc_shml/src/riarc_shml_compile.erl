@@ -214,10 +214,21 @@ forms(Clauses, Mod, File) ->
     Any = {var, A, '_'},
     Kinds = [{I, kinds(C)} || {I, C} <- Indexed],
     Flags = lists:usort(lists:append([K || {_, K} <- Kinds])),
-    Visible = [{clause, A, [{integer, A, I}, Pat], [], [{atom, A, false}]}
-               || {I, Ks} <- Kinds, K <- [send, recv], not lists:member(K, Ks),
-                  Pat <- event_any(K)]
-        ++ [{clause, A, [Any, Any], [], [{atom, A, true}]}],
+    Mentions = [{I, riarc_shml_patterns:mentions(C)} || {I, C} <- Indexed],
+    Self = {var, A, 'Self'},
+    %% Per clause, the events of a kind it does not mention are not seen, except its
+    %% process's own exit.
+    Visible = lists:append(
+                [[{clause, A, [{integer, A, I}, {tuple, A, [{atom, A, exit}, Self, Any]}, Self],
+                   [], [{atom, A, true}]} || not lists:member(exit, Ms)]
+                 ++ [{clause, A, [{integer, A, I}, Pat, Any], [], [{atom, A, false}]}
+                     || K <- event_kinds(), not lists:member(K, Ms), Pat <- event_any(K)]
+                 || {I, Ms} <- Mentions])
+        ++ [{clause, A, [Any, Any, Any], [], [{atom, A, true}]}],
+    %% Whether the start (the first event, the process's init or attached) is an
+    %% ordinary event for the clause: only when it mentions init.
+    Start = [{clause, A, [{integer, A, I}], [], [{atom, A, lists:member(init, Ms)}]}
+             || {I, Ms} <- Mentions] ++ [{clause, A, [Any], [], [{atom, A, false}]}],
     [{attribute, A, file, {File, 1}},
      {attribute, A, module, Mod},
      {attribute, A, export, [{spec, 1}, {trace_flags, 0}, {trace_patterns, 0}, {analysis, 0},
@@ -234,7 +245,8 @@ forms(Clauses, Mod, File) ->
      %% A step is pattern matches and guard tests over the event and the pending
      %% obligations: bounded, so the monitors run in their tracers (riarc's `analysis').
      {function, A, analysis, 0, [{clause, A, [], [], [{atom, A, inline}]}]},
-     {function, A, '$visible', 2, Visible},
+     {function, A, '$visible', 3, Visible},
+     {function, A, '$start', 1, Start},
      {function, A, '$nec', 3,
       lists:reverse(Necs) ++ [{clause, A, [Any, Any, Any], [], [{nil, A}]}]}]
         ++ lists:reverse(Recs) ++ scaffolding().
@@ -259,11 +271,14 @@ matching(Indexed) ->
                         {op, A, '++', Case, Rest}
                 end, {nil, A}, Indexed).
 
-%% The events of a message kind: a timeout is seen exactly when receives are.
-event_any(send) -> [{tuple, ?A0, [{atom, ?A0, send}, {var, ?A0, '_'}, {var, ?A0, '_'},
-                                  {var, ?A0, '_'}]}];
-event_any(recv) -> [{tuple, ?A0, [{atom, ?A0, recv}, {var, ?A0, '_'}, {var, ?A0, '_'}]},
-                    {tuple, ?A0, [{atom, ?A0, timeout}, {var, ?A0, '_'}]}].
+event_kinds() -> [init, spawn, exit, send, recv, timeout].
+
+%% The events of a kind. An attached event starts a process as init does.
+event_any(K) ->
+    Any = {var, ?A0, '_'},
+    Arity = #{init => 3, spawn => 3, exit => 2, send => 3, recv => 2, timeout => 1},
+    [{tuple, ?A0, [{atom, ?A0, K} | lists:duplicate(maps:get(K, Arity), Any)]}]
+        ++ [{tuple, ?A0, [{atom, ?A0, attached}, Any, Any]} || K =:= init].
 
 %% @doc Compiles the clauses to a .beam binary for module Mod; compiler errors are given
 %% at their place in the property file.
@@ -385,13 +400,25 @@ locs(_) -> [].
 
 %% The fixed part of every compiled module: running the pending necessities on an event.
 scaffolding() ->
-    Src = "'$mon'(C, S) -> fun(E) -> '$step'(C, E, S) end.
-'$step'(C, E, S) ->
-    case '$visible'(C, E) of
-        false -> '$mon'(C, S);
+    Src = "'$mon'(C, S) -> fun(E) -> '$first'(C, E, S) end.
+'$mon'(C, S, P) -> fun(E) -> '$step'(C, E, S, P) end.
+'$first'(C, E, S) ->
+    P = element(2, E),
+    case '$start'(C) orelse not '$is_start'(E) of
+        true -> '$step'(C, E, S, P);
+        false when S =:= ff -> reject;
+        false when S =:= [] -> accept;
+        false -> '$mon'(C, S, P)
+    end.
+'$is_start'({init, _, _, _}) -> true;
+'$is_start'({attached, _, _}) -> true;
+'$is_start'(_) -> false.
+'$step'(C, E, S, P) ->
+    case '$visible'(C, E, P) of
+        false -> '$mon'(C, S, P);
         true ->
             case '$advance'(E, S, []) of
-                {next, S1} -> '$mon'(C, S1);
+                {next, S1} -> '$mon'(C, S1, P);
                 Verdict -> Verdict
             end
     end.
