@@ -74,7 +74,7 @@ parse_string(String, File) ->
     case tokens(String, File) of
         {ok, [{'$end', Loc}]} -> {error, {syntax, File, Loc, "the file has no clause"}};
         {ok, Tokens} ->
-            case riarc_shml_parser:parse(Tokens) of
+            case riarc_shml_parser:parse(separators(Tokens)) of
                 {ok, Clauses} ->
                     case riarc_shml_compile:check(Clauses) of
                         ok -> {ok, Clauses};
@@ -84,6 +84,12 @@ parse_string(String, File) ->
             end;
         {error, _} = E -> E
     end.
+
+%% A `,' before `with' separates clauses. Told apart here, it leaves the parser no doubt
+%% where a guard at the end of a one-line clause ends.
+separators([{',', Loc}, {with, _} = W | Rest]) -> [{clause_sep, Loc}, W | separators(Rest)];
+separators([T | Rest]) -> [T | separators(Rest)];
+separators([]) -> [].
 
 syntax_message(["syntax error before: ", []]) ->
     "unexpected end of file (a property file ends with '.')";

@@ -23,7 +23,12 @@ no_error_file_test() ->
     Expected = #{'receive' => [{['_', '_', {error, '_'}], [], []}], send => false},
     ?assertEqual(Expected, riarc_shml_patterns:module(Cs)),
     {ok, Mod} = riarc_shml:load_file("examples/props/no_error.prop"),
-    ?assertEqual(Expected, Mod:trace_patterns()).
+    ?assertEqual(Expected, Mod:trace_patterns()),
+    %% The one-line clauses and the sHML one filter the same receives.
+    [C1, C2, C3] = [riarc_shml_patterns:clause(C) || C <- Cs],
+    ?assertEqual(#{recv => [{['_', '_', {error, '_'}], [], []}], send => false}, C1),
+    ?assertEqual(C1, C2),
+    ?assertEqual(C1, C3).
 
 kinds_not_mentioned_are_false_test() ->
     ?assertEqual(#{send => false, recv => false}, clause("[_ ** R when R =/= normal] ff")).
