@@ -1,8 +1,9 @@
 %% @doc Property files for riarc: sHML in detectEr's syntax, parsed, checked and compiled
 %% to a Spec module (see docs/properties.md for the language and its exact semantics).
 %%
-%% A file holds clauses `with M:F(Pats) monitor Formula', separated by `,' (or `.') and
-%% ended by `.'. Compiling it gives a module exporting `spec/1' (a riarc Spec),
+%% A file holds clauses `with M:F(Pats) monitor Formula' (or the one-line forms `with
+%% M:F(Pats) never E' and `with M:F(Pats) after A never B', parsed into the sHML they stand
+%% for), separated by `,' (or `.') and ended by `.'. Compiling it gives a module exporting `spec/1' (a riarc Spec),
 %% `trace_flags/0' (the message events the properties can ever need: the default of the
 %% `events' option of {@link riarc:run/3}) and `trace_patterns/0' (of those, the messages
 %% that can change a monitor's state, see {@link riarc_shml_patterns}: the default of the

@@ -12,6 +12,8 @@
 %% Action  :: {act, Anno, spawn | init | exit | send | recv | timeout, [Expr], Guard}
 %%            (timeout: `P ?? timeout', one field P)
 %% '''
+%% The one-line forms `never E' and `after A never B' come out as that AST too (see
+%% never_clause/4): nothing after the parser knows them.
 %% ```
 %% 1> {ok, Ts} = riarc_shml:tokens("with m:f() monitor ff.", "x.prop").
 %% 2> riarc_shml_parser:parse(Ts).
