@@ -15,8 +15,10 @@
 %% '''
 %% `record --replayable' records for `bin/riarc replay' instead (riarc_replay_cli, which
 %% declares its flags and runs it; docs/replay.md).
-%% Exit status: 0 when no verdict is reject or error (check) or every replay passed
-%% (verify), 1 otherwise, 2 on bad input, with the error sentence on stderr.
+%% Exit status: 0 when no verdict is reject or error and some process was monitored
+%% (check) or every replay passed (verify), 1 otherwise, 2 on bad input, with the error
+%% sentence on stderr. Every warning of a check (atoms this node lacks, clauses or Specs
+%% that matched nothing, ...) goes to stderr.
 %% From Erlang, run/1 prints the same and returns the status:
 %% ```
 %% 1> riarc_offline_cli:run(["record", "-m", "riarc_demo_pqr", "-f", "p", "-o", "/tmp/pqr.rtrc"]).
@@ -107,9 +109,16 @@ checked(_Source, {error, Reason}, _) ->
     fail(riarc:format_error(Reason));
 checked(Source, {ok, Result}, ReportOpts) ->
     warn_trace(Source, maps:get(trace, Result, #{})),
-    riarc_cli_report:result(Result, ReportOpts).
+    nothing_checked(Result, riarc_cli_report:result(Result, ReportOpts)).
 
-%% What the file did not give whole is said on stderr: the verdicts are about less.
+%% A check in which no process got a monitor checked nothing: not a success (status 1;
+%% 2 with --strict, as riarc_cli_report gives it). The warning is already printed.
+nothing_checked(#{verdicts := []}, 0) -> 1;
+nothing_checked(_Result, Status) -> Status.
+
+%% What the file did not give whole, or gave otherwise than the recording node had it, is
+%% said on stderr: the verdicts are about less. Every warning of the check's result is
+%% printed, in riarc_offline's words, but those said here in the command's own words.
 warn_trace(Source, Info) ->
     Name = case Source of {dbg_wrap, N, T} -> N ++ "*" ++ T; F -> F end,
     _ = [warn("~ts is truncated at byte ~b: checked the events before it", [Name, B])
@@ -118,6 +127,8 @@ warn_trace(Source, Info) ->
          || #{dropped := D} <- [Info], D > 0],
     _ = [warn("~ts: ~b event(s) of processes no traced process spawned were not checked",
               [Name, H]) || #{held := H} <- [Info], H > 0],
+    _ = [warn("~ts", [riarc_offline:format_warning(W)])
+         || W <- maps:get(warnings, Info, []), not lists:member(element(1, W), [truncated, dropped, held])],
     ok.
 
 warn(Fmt, Args) -> io:format(standard_error, "riarc: warning: " ++ Fmt ++ "~n", Args).

@@ -39,6 +39,37 @@ cli_checks() ->
     {Out3, 0} = cli(["verify", "--max-procs", "2"]),
     ?assertNotEqual(nomatch, string:find(Out3, "all 25342 replays passed")).
 
+%% Every warning of a check goes to standard error, and a check that monitored nothing
+%% does not exit 0.
+warnings_test_() ->
+    {timeout, 120, fun warnings/0}.
+
+warnings() ->
+    Trace = tmp("warn.txt"),
+    %% An atom this node does not have, written only as text here.
+    Unknown = "riarc_zz_cli_no_such_atom_" ++ integer_to_list(erlang:unique_integer([positive])),
+    ok = file:write_file(Trace, ["{init, r, undefined, {riarc_demo_pqr, r, []}}.\n",
+                                 "{recv, r, ", Unknown, "}.\n{exit, r, normal}.\n"]),
+    Props = tmp("warn.prop"),
+    ok = file:write_file(Props, "with riarc_demo_pqr:r() never receive {error, _},\n"
+                                "with riarc_demo_pqr:nosuch() never receive {error, _}.\n"),
+    {Out, Err, 0} = cli_all(["check", "--trace", Trace, "--props", Props]),
+    ?assertEqual("r riarc_demo_pqr:r/0 accept\n", Out),
+    ?assertMatch([_], [L || L <- Err, string:find(L, "1 atom(s) of the recording do not exist") =/= nomatch]),
+    ?assertMatch([_], [L || L <- Err, string:find(L, "riarc_demo_pqr:nosuch()' matched no process") =/= nomatch]),
+    %% Nothing monitored: said, and status 1 (2 with --strict).
+    None = tmp("none.prop"),
+    ok = file:write_file(None, "with riarc_demo_pqr:nosuch() never receive {error, _}.\n"),
+    {"", Err1, 1} = cli_all(["check", "--trace", Trace, "--props", None]),
+    ?assertMatch([_], [L || L <- Err1, string:find(L, "riarc: warning: no process was monitored") =/= nomatch]),
+    ?assertMatch([_], [L || L <- Err1, string:find(L, "do not exist on this node") =/= nomatch]),
+    {"", _, 2} = cli_all(["check", "--strict", "--trace", Trace, "--props", None]).
+
+%% Standard output as text, standard error as lines, and the status.
+cli_all(Args) ->
+    {Out, Err, Status} = riarc_capture:capture_all(fun() -> riarc_offline_cli:run(Args) end),
+    {Out, string:lexemes(Err, "\n"), Status}.
+
 %% Runs a command with its standard output captured.
 cli(Args) -> riarc_capture:capture(fun() -> riarc_offline_cli:run(Args) end).
 

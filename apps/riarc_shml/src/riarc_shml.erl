@@ -1,8 +1,9 @@
 %% @doc Property files for riarc: sHML in detectEr's syntax, parsed, checked and compiled
 %% to a Spec module (see docs/properties.md for the language and its exact semantics).
 %%
-%% A file holds clauses `with M:F(Pats) monitor Formula', separated by `,' (or `.') and
-%% ended by `.'. Compiling it gives a module exporting `spec/1' (a riarc Spec),
+%% A file holds clauses `with M:F(Pats) monitor Formula' (or the one-line forms `with
+%% M:F(Pats) never E' and `with M:F(Pats) after A never B', parsed into the sHML they stand
+%% for), separated by `,' (or `.') and ended by `.'. Compiling it gives a module exporting `spec/1' (a riarc Spec),
 %% `trace_flags/0' (the message events the properties can ever need: the default of the
 %% `events' option of {@link riarc:run/3}) and `trace_patterns/0' (of those, the messages
 %% that can change a monitor's state, see {@link riarc_shml_patterns}: the default of the
@@ -74,7 +75,7 @@ parse_string(String, File) ->
     case tokens(String, File) of
         {ok, [{'$end', Loc}]} -> {error, {syntax, File, Loc, "the file has no clause"}};
         {ok, Tokens} ->
-            case riarc_shml_parser:parse(Tokens) of
+            case riarc_shml_parser:parse(separators(Tokens)) of
                 {ok, Clauses} ->
                     case riarc_shml_compile:check(Clauses) of
                         ok -> {ok, Clauses};
@@ -84,6 +85,12 @@ parse_string(String, File) ->
             end;
         {error, _} = E -> E
     end.
+
+%% A `,' before `with' separates clauses. Told apart here, it leaves the parser no doubt
+%% where a guard at the end of a one-line clause ends.
+separators([{',', Loc}, {with, _} = W | Rest]) -> [{clause_sep, Loc}, W | separators(Rest)];
+separators([T | Rest]) -> [T | separators(Rest)];
+separators([]) -> [].
 
 syntax_message(["syntax error before: ", []]) ->
     "unexpected end of file (a property file ends with '.')";

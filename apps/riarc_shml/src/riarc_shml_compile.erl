@@ -214,10 +214,21 @@ forms(Clauses, Mod, File) ->
     Any = {var, A, '_'},
     Kinds = [{I, kinds(C)} || {I, C} <- Indexed],
     Flags = lists:usort(lists:append([K || {_, K} <- Kinds])),
-    Visible = [{clause, A, [{integer, A, I}, Pat], [], [{atom, A, false}]}
-               || {I, Ks} <- Kinds, K <- [send, recv], not lists:member(K, Ks),
-                  Pat <- event_any(K)]
-        ++ [{clause, A, [Any, Any], [], [{atom, A, true}]}],
+    Mentions = [{I, riarc_shml_patterns:mentions(C)} || {I, C} <- Indexed],
+    Self = {var, A, 'Self'},
+    %% Per clause, the events of a kind it does not mention are not seen, except its
+    %% process's own exit.
+    Visible = lists:append(
+                [[{clause, A, [{integer, A, I}, {tuple, A, [{atom, A, exit}, Self, Any]}, Self],
+                   [], [{atom, A, true}]} || not lists:member(exit, Ms)]
+                 ++ [{clause, A, [{integer, A, I}, Pat, Any], [], [{atom, A, false}]}
+                     || K <- event_kinds(), not lists:member(K, Ms), Pat <- event_any(K)]
+                 || {I, Ms} <- Mentions])
+        ++ [{clause, A, [Any, Any, Any], [], [{atom, A, true}]}],
+    %% Whether the start (the first event, the process's init or attached) is an
+    %% ordinary event for the clause: only when it mentions init.
+    Start = [{clause, A, [{integer, A, I}], [], [{atom, A, lists:member(init, Ms)}]}
+             || {I, Ms} <- Mentions] ++ [{clause, A, [Any], [], [{atom, A, false}]}],
     [{attribute, A, file, {File, 1}},
      {attribute, A, module, Mod},
      {attribute, A, export, [{spec, 1}, {trace_flags, 0}, {trace_patterns, 0}, {analysis, 0},
@@ -234,7 +245,8 @@ forms(Clauses, Mod, File) ->
      %% A step is pattern matches and guard tests over the event and the pending
      %% obligations: bounded, so the monitors run in their tracers (riarc's `analysis').
      {function, A, analysis, 0, [{clause, A, [], [], [{atom, A, inline}]}]},
-     {function, A, '$visible', 2, Visible},
+     {function, A, '$visible', 3, Visible},
+     {function, A, '$start', 1, Start},
      {function, A, '$nec', 3,
       lists:reverse(Necs) ++ [{clause, A, [Any, Any, Any], [], [{nil, A}]}]}]
         ++ lists:reverse(Recs) ++ scaffolding().
@@ -251,19 +263,23 @@ with_text({call, A, M, F, Args}) ->
 %% the first of them).
 matching(Indexed) ->
     A = ?A0,
-    lists:foldr(fun({I, {clause, _, {call, CA, M, F, Args}, _}}, Rest) ->
+    lists:foldr(fun({I, {clause, _, {call, CA, M, F, Args0}, _}}, Rest) ->
+                        {Args, Guard} = atomlike(Args0, []),
                         Case = {'case', A, {var, A, 'MFA'},
-                                [{clause, A, [{tuple, CA, [M, F, list_expr(Args, CA)]}], [],
+                                [{clause, A, [{tuple, CA, [M, F, list_expr(Args, CA)]}], Guard,
                                   [{cons, A, {integer, A, I}, {nil, A}}]},
                                  {clause, A, [{var, A, '_'}], [], [{nil, A}]}]},
                         {op, A, '++', Case, Rest}
                 end, {nil, A}, Indexed).
 
-%% The events of a message kind: a timeout is seen exactly when receives are.
-event_any(send) -> [{tuple, ?A0, [{atom, ?A0, send}, {var, ?A0, '_'}, {var, ?A0, '_'},
-                                  {var, ?A0, '_'}]}];
-event_any(recv) -> [{tuple, ?A0, [{atom, ?A0, recv}, {var, ?A0, '_'}, {var, ?A0, '_'}]},
-                    {tuple, ?A0, [{atom, ?A0, timeout}, {var, ?A0, '_'}]}].
+event_kinds() -> [init, spawn, exit, send, recv, timeout].
+
+%% The events of a kind. An attached event starts a process as init does.
+event_any(K) ->
+    Any = {var, ?A0, '_'},
+    Arity = #{init => 3, spawn => 3, exit => 2, send => 3, recv => 2, timeout => 1},
+    [{tuple, ?A0, [{atom, ?A0, K} | lists:duplicate(maps:get(K, Arity), Any)]}]
+        ++ [{tuple, ?A0, [{atom, ?A0, attached}, Any, Any]} || K =:= init].
 
 %% @doc Compiles the clauses to a .beam binary for module Mod; compiler errors are given
 %% at their place in the property file.
@@ -286,10 +302,11 @@ loc(_) -> {1, 1}.
 spec_clause({Ci, {clause, A, {call, _, M, F, Args}, Formula}}, St0) ->
     Scope = pattern_vars(Args),
     {Cont, St} = cont(Formula, Scope, #{}, St0),
-    Head = {tuple, A, [M, F, list_expr(Args, A)]},
+    {Args1, Guard} = atomlike(Args, []),
+    Head = {tuple, A, [M, F, list_expr(Args1, A)]},
     Body = {tuple, A, [{atom, A, ok},
                        {call, A, {atom, A, '$mon'}, [{integer, A, Ci}, to_expr(Cont, A)]}]},
-    {{clause, A, [Head], [], [Body]}, St}.
+    {{clause, A, [Head], Guard, [Body]}, St}.
 
 %% The continuation of a formula: ff | {list, [PendingExpr]} | {dyn, Expr}. A formula
 %% that can never reach ff is tt: nothing is left pending for it.
@@ -320,12 +337,87 @@ cont1({nec, A, {act, _, Kind, Fields, Guard}, Body} = F, Scope, Rec, #{nec := I0
     Pats = action_patterns(Kind, Fields),
     {BodyCont, St1} = cont(Body, lists:usort(Params ++ pattern_vars(Pats)), Rec,
                            St0#{nec := I}),
-    Clause = {clause, A, [{integer, A, I}, event_pattern(Kind, Fields, A),
+    {Fields1, Guard1} = atomlike_fields(Kind, Fields, Guard),
+    Clause = {clause, A, [{integer, A, I}, event_pattern(Kind, Fields1, A),
                           {tuple, A, vars(Params, A)}],
-              Guard, [to_expr(BodyCont, A)]},
+              Guard1, [to_expr(BodyCont, A)]},
     #{necs := Necs} = St1,
     Pending = {tuple, A, [{integer, A, I}, {tuple, A, vars(Params, A)}]},
     {{list, [Pending]}, St1#{necs := [Clause | Necs]}}.
+
+%%% Atoms a trace file names and this node does not know
+
+%% Offline, an atom this node does not have reads as {riarc_unknown_atom, Name}. A
+%% property treats it as the atom it stands for: `_' and variables match it, it equals
+%% itself and no other atom, no tuple pattern matches it, and is_atom/1 (is_tuple/1) in a
+%% guard says it is (is not) an atom. The rewritten patterns and guard of an action's
+%% fields (the MFA's arguments for spawn and init) say so.
+atomlike_fields(Kind, [P, C, {call, A, M, F, Args}], Guard) when Kind =:= spawn; Kind =:= init ->
+    {[P1, C1 | Args1], G} = atomlike([P, C | Args], Guard),
+    {[P1, C1, {call, A, M, F, Args1}], G};
+atomlike_fields(_Kind, Fields, Guard) ->
+    atomlike(Fields, Guard).
+
+%% Patterns and a guard sequence: each two-element tuple pattern gets a name, and every
+%% alternative of the guard a test that the name is not an unknown atom.
+atomlike(Pats, Guard) ->
+    {Pats1, {_, Tests}} = lists:mapfoldl(fun tuples/2, {0, []}, Pats),
+    Alts = [[guard_atomlike(T) || T <- Alt] || Alt <- Guard],
+    Guard1 = case {Alts, lists:reverse(Tests)} of
+                 {[], []} -> [];
+                 {[], Ts} -> [Ts];
+                 {_, Ts} -> [Alt ++ Ts || Alt <- Alts]
+             end,
+    {Pats1, Guard1}.
+
+tuples({tuple, A, [_, _] = Es}, Acc0) ->
+    {Es1, {N, Tests}} = lists:mapfoldl(fun tuples/2, Acc0, Es),
+    V = {var, A, list_to_atom("_RiarcTuple" ++ integer_to_list(N + 1))},
+    {{match, A, {tuple, A, Es1}, V}, {N + 1, [{op, A, 'not', unknown_atom(V, A)} | Tests]}};
+tuples({tuple, A, Es}, Acc0) ->
+    {Es1, Acc} = lists:mapfoldl(fun tuples/2, Acc0, Es),
+    {{tuple, A, Es1}, Acc};
+tuples({cons, A, H, T}, Acc0) ->
+    {[H1, T1], Acc} = lists:mapfoldl(fun tuples/2, Acc0, [H, T]),
+    {{cons, A, H1, T1}, Acc};
+tuples({match, A, L, R}, Acc0) ->
+    {[L1, R1], Acc} = lists:mapfoldl(fun tuples/2, Acc0, [L, R]),
+    {{match, A, L1, R1}, Acc};
+tuples({op, A, '++', L, R}, Acc0) ->
+    {R1, Acc} = tuples(R, Acc0),
+    {{op, A, '++', L, R1}, Acc};
+tuples({map, A, Fields}, Acc0) ->
+    {Fields1, Acc} = lists:mapfoldl(fun({map_field_exact, FA, K, V}, Acc1) ->
+                                            {V1, Acc2} = tuples(V, Acc1),
+                                            {{map_field_exact, FA, K, V1}, Acc2}
+                                    end, Acc0, Fields),
+    {{map, A, Fields1}, Acc};
+tuples(P, Acc) ->
+    {P, Acc}.
+
+%% is_atom(E) also holds of an unknown atom, is_tuple(E) does not.
+guard_atomlike({call, A, {atom, _, F} = Name, [E]}) when F =:= is_atom; F =:= is_tuple ->
+    guard_type(F, {call, A, Name, [guard_atomlike(E)]}, guard_atomlike(E), A);
+guard_atomlike({call, A, {remote, _, {atom, _, erlang}, {atom, _, F}} = Name, [E]})
+  when F =:= is_atom; F =:= is_tuple ->
+    guard_type(F, {call, A, Name, [guard_atomlike(E)]}, guard_atomlike(E), A);
+guard_atomlike(T) when is_tuple(T) ->
+    list_to_tuple([guard_atomlike(X) || X <- tuple_to_list(T)]);
+guard_atomlike(L) when is_list(L) ->
+    [guard_atomlike(X) || X <- L];
+guard_atomlike(X) -> X.
+
+guard_type(is_atom, Call, E, A) -> {op, A, 'orelse', Call, unknown_atom(E, A)};
+guard_type(is_tuple, Call, E, A) -> {op, A, 'andalso', Call, {op, A, 'not', unknown_atom(E, A)}}.
+
+%% The guard expression: E is {riarc_unknown_atom, Name} with Name a binary.
+unknown_atom(E, A) ->
+    Elem = fun(N) -> {call, A, {atom, A, element}, [{integer, A, N}, E]} end,
+    lists:foldr(fun(T, Acc) -> {op, A, 'andalso', T, Acc} end,
+                {call, A, {atom, A, is_binary}, [Elem(2)]},
+                [{call, A, {atom, A, is_tuple}, [E]},
+                 {op, A, '=:=', {call, A, {atom, A, tuple_size}, [E]}, {integer, A, 2}},
+                 {op, A, '=:=', Elem(1), {atom, A, riarc_unknown_atom}}]).
 
 conj(ff, _, _) -> ff;
 conj(_, ff, _) -> ff;
@@ -385,13 +477,25 @@ locs(_) -> [].
 
 %% The fixed part of every compiled module: running the pending necessities on an event.
 scaffolding() ->
-    Src = "'$mon'(C, S) -> fun(E) -> '$step'(C, E, S) end.
-'$step'(C, E, S) ->
-    case '$visible'(C, E) of
-        false -> '$mon'(C, S);
+    Src = "'$mon'(C, S) -> fun(E) -> '$first'(C, E, S) end.
+'$mon'(C, S, P) -> fun(E) -> '$step'(C, E, S, P) end.
+'$first'(C, E, S) ->
+    P = element(2, E),
+    case '$start'(C) orelse not '$is_start'(E) of
+        true -> '$step'(C, E, S, P);
+        false when S =:= ff -> reject;
+        false when S =:= [] -> accept;
+        false -> '$mon'(C, S, P)
+    end.
+'$is_start'({init, _, _, _}) -> true;
+'$is_start'({attached, _, _}) -> true;
+'$is_start'(_) -> false.
+'$step'(C, E, S, P) ->
+    case '$visible'(C, E, P) of
+        false -> '$mon'(C, S, P);
         true ->
             case '$advance'(E, S, []) of
-                {next, S1} -> '$mon'(C, S1);
+                {next, S1} -> '$mon'(C, S1, P);
                 Verdict -> Verdict
             end
     end.

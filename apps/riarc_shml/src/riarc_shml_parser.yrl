@@ -12,6 +12,8 @@
 %% Action  :: {act, Anno, spawn | init | exit | send | recv | timeout, [Expr], Guard}
 %%            (timeout: `P ?? timeout', one field P)
 %% '''
+%% The one-line forms `never E' and `after A never B' come out as that AST too (see
+%% never_clause/4): nothing after the parser knows them.
 %% ```
 %% 1> {ok, Ts} = riarc_shml:tokens("with m:f() monitor ff.", "x.prop").
 %% 2> riarc_shml_parser:parse(Ts).
@@ -19,7 +21,7 @@
 %% '''
 
 Nonterminals
-file clause target formula formulas action guard guard_seq call_pat
+file clause target formula formulas action guard guard_seq call_pat event
 expr expr_100 expr_150 expr_160 expr_200 expr_300 expr_400 expr_500 expr_600 expr_max
 exprs list_tail map_fields map_field strings comp_op list_op add_op mult_op prefix_op
 bin_elements bin_element bit_expr opt_bit_size opt_bit_type_list bit_type_list bit_type.
@@ -29,15 +31,19 @@ with monitor 'when' max ff tt 'and' 'or' 'andalso' 'orelse' 'not' 'div' 'rem' 'b
 'bor' 'bxor' 'bsl' 'bsr' 'xor' 'bnot'
 atom var integer float string char
 '(' ')' '[' ']' '{' '}' '.' ',' ':' ';' '!' '?' '??' '|' '=' '<' '>' '+' '-' '*' '/' '#'
-'->' '<-' '**' '=:=' '=/=' '==' '/=' '=<' '>=' '++' '--' '=>' ':=' '<<' '>>'.
+'->' '<-' '**' '=:=' '=/=' '==' '/=' '=<' '>=' '++' '--' '=>' ':=' '<<' '>>' clause_sep.
 
 Rootsymbol file.
 
 file -> clause '.' : ['$1'].
 file -> clause '.' file : ['$1' | '$3'].
-file -> clause ',' file : ['$1' | '$3'].
+file -> clause clause_sep file : ['$1' | '$3'].
 
 clause -> with target monitor formula : {clause, ?anno('$1'), '$2', '$4'}.
+clause -> with target atom event : never_clause('$1', '$2', '$3', '$4').
+clause -> with target atom event atom event : after_clause('$1', '$2', '$3', '$4', '$5', '$6').
+
+event -> atom expr guard : event('$1', '$2', '$3').
 
 target -> call_pat : '$1'.
 target -> expr : {other, '$1'}.
@@ -194,6 +200,69 @@ Erlang code.
 -define(anno(T), element(2, T)).
 -define(value(T), element(3, T)).
 -define(cat(T), element(1, T)).
+
+%% The one-line forms, written as the sHML they mean (docs/properties.md, "One-line
+%% properties"):
+%%   never E          max(X. and([E] ff, [L] X))
+%%   after A never B  max(X. and([A] max(Y. and([B] ff, [L] Y, ...)), [L] X, ...))
+%% where the loops [L] match every event of each kind A and B name, so that every other
+%% event of those kinds leads back to the same state.
+never_clause(With, Target, {atom, _, never}, Ev) ->
+    {clause, ?anno(With), Target, never_formula(Ev, kinds([Ev]))};
+never_clause(_With, _Target, Word, _Ev) ->
+    return_error(?anno(Word), "expected monitor, never or after after the with pattern").
+
+after_clause(With, Target, {atom, _, 'after'}, A, {atom, _, never}, B) ->
+    Kinds = kinds([A, B]),
+    {act, Anno, _, _, _} = Act = action(A),
+    X = 'After',
+    {clause, ?anno(With), Target,
+     {max, Anno, X, {'and', Anno, [{nec, Anno, Act, never_formula(B, Kinds)} | loops(Kinds, X, Anno)]}}};
+after_clause(_With, _Target, {atom, _, 'after'}, _A, Word, _B) ->
+    return_error(?anno(Word), "expected never (the form is after E never E)");
+after_clause(_With, _Target, Word, _A, _, _B) ->
+    return_error(?anno(Word), "expected monitor, never or after after the with pattern").
+
+never_formula(Ev, Kinds) ->
+    {act, Anno, _, _, _} = Act = action(Ev),
+    X = 'Never',
+    {max, Anno, X, {'and', Anno, [{nec, Anno, Act, {ff, Anno}} | loops(Kinds, X, Anno)]}}.
+
+event({atom, _, W} = Word, Pat, Guard) when W =:= 'receive'; W =:= send; W =:= exit ->
+    {event, ?anno(Word), W, Pat, Guard};
+event(Word, _Pat, _Guard) ->
+    return_error(?anno(Word), "expected receive, send or exit").
+
+kinds(Evs) -> lists:usort([kind(W) || {event, _, W, _, _} <- Evs]).
+
+kind('receive') -> recv;
+kind(K) -> K.
+
+action({event, A, 'receive', Pat, Guard}) -> {act, A, recv, [any(A), Pat], Guard};
+action({event, A, send, Pat, Guard}) -> {act, A, send, [any(A), any(A), Pat], Guard};
+action({event, A, exit, {atom, _, abnormal}, Guard}) ->
+    %% As OTP's logger and supervisors count it: any reason but normal, shutdown and
+    %% {shutdown, _}.
+    %% A name of this place: the two events of an after form each have their own.
+    R = {var, A, list_to_atom(lists:flatten(io_lib:format("Abnormal_~w_~w", tuple_to_list(A))))},
+    Tests = [{op, A, '=/=', R, {atom, A, normal}}, {op, A, '=/=', R, {atom, A, shutdown}},
+             {op, A, 'orelse', {op, A, 'not', {call, A, {atom, A, is_tuple}, [R]}},
+              {op, A, 'orelse',
+               {op, A, '=/=', {call, A, {atom, A, tuple_size}, [R]}, {integer, A, 2}},
+               {op, A, '=/=', {call, A, {atom, A, element}, [{integer, A, 1}, R]},
+                {atom, A, shutdown}}}}],
+    Alts = case Guard of [] -> [[]]; _ -> Guard end,
+    {act, A, exit, [any(A), R], [Tests ++ Alt || Alt <- Alts]};
+action({event, A, exit, Pat, Guard}) -> {act, A, exit, [any(A), Pat], Guard}.
+
+loops(Kinds, X, A) ->
+    [{nec, A, {act, A, K, loop_fields(K, A), []}, {rvar, A, X}} || K <- Kinds].
+
+loop_fields(recv, A) -> [any(A), any(A)];
+loop_fields(send, A) -> [any(A), any(A), any(A)];
+loop_fields(exit, A) -> [any(A), any(A)].
+
+any(A) -> {var, A, '_'}.
 
 %% M:F(Args) is parsed as M ':' F(Args); anything else after the colon is not a call.
 remote(Colon, M, {call, _, F, Args}) -> {call, ?anno(Colon), M, F, Args};

@@ -22,7 +22,9 @@
 %% is not covered, every event of the kind is kept (`true').
 %%
 %% Receive timeouts (`{timeout, P}') are not filtered: riarc's receive pattern always
-%% passes them (`riarc_route:receive_pattern/1').
+%% passes them (`riarc_route:receive_pattern/1'). A kind the clause does not mention gets
+%% `false': its monitor does not see it (a clause naming only timeouts asks for no
+%% receive).
 %% ```
 %% 1> {ok, [C]} = riarc_shml:parse_string("with m:f(_) monitor [_ <- _, m:f(_)]
 %%        max(X. and([_ ? {error, _}] ff, [_ ? _] X, [_:_ ! _] X)).", "t").
@@ -33,7 +35,7 @@
 %% '''
 -module(riarc_shml_patterns).
 
--export([clause/1, module/1, keeps/2, kinds/1]).
+-export([clause/1, module/1, keeps/2, kinds/1, mentions/1]).
 -export_type([pattern/0]).
 
 %% A kind's pattern: every message (`true'), none (`false'), or the messages a match
@@ -42,12 +44,15 @@
 -type kind() :: send | recv.
 
 %% @doc The patterns of one clause, for the message kinds it mentions (`false' for a kind
-%% it does not mention: its monitor sees no event of that kind).
+%% it does not mention: its monitor sees no event of that kind; a timeout action alone
+%% asks for no receive).
 -spec clause(riarc_shml:clause()) -> #{kind() => pattern()}.
 clause({clause, _, {call, _, _M, _F, Args}, Formula} = C) ->
-    Kinds = kinds(C),
+    Kinds = mentions(C),
     {Numbered, {_, Necs}} = number(Formula, names(Args), #{}, {0, #{}}),
-    Reached = reached(Numbered, Necs),
+    %% Without an init action the start leaves the first state as it is: that state is
+    %% then one of the states a message may find, as a block is.
+    Reached = reached(Numbered, Necs, lists:member(init, Kinds)),
     maps:from_list([{K, case lists:member(K, Kinds) of
                             true -> pattern(K, Necs, Reached);
                             false -> false
@@ -74,20 +79,26 @@ keeps(MS, Input) ->
 
 %%% Event kinds
 
-%% @doc The message event kinds (send, recv) a formula mentions: a clause's monitor sees
-%% no event of the other kind. A timeout action counts as recv: receive timeouts are
-%% traced with receives.
+%% @doc The message trace flags (send, recv) a formula needs: send for a send action,
+%% recv for a receive or a timeout action (the VM reports receive timeouts with the
+%% `receive' flag).
 -spec kinds(tuple()) -> [send | recv].
-kinds({clause, _, _, F}) -> kinds(F);
-kinds({max, _, _, F}) -> kinds(F);
-kinds({'and', _, Fs}) -> lists:usort(lists:append([kinds(F) || F <- Fs]));
-kinds({nec, _, {act, _, Kind, _, _}, F}) -> lists:usort(message_kind(Kind) ++ kinds(F));
-kinds(_) -> [].
+kinds(Term) ->
+    lists:usort([flag(K) || K <- mentions(Term), K =:= send orelse K =:= recv
+                                orelse K =:= timeout]).
 
-message_kind(send) -> [send];
-message_kind(recv) -> [recv];
-message_kind(timeout) -> [recv];
-message_kind(_) -> [].
+flag(timeout) -> recv;
+flag(K) -> K.
+
+%% @doc The event kinds a formula mentions: the kinds of its actions. A clause's monitor
+%% sees the events of these kinds, and of the others only its process's start and exit
+%% (docs/properties.md, "Which events a monitor sees").
+-spec mentions(tuple()) -> [init | spawn | exit | send | recv | timeout].
+mentions({clause, _, _, F}) -> mentions(F);
+mentions({max, _, _, F}) -> mentions(F);
+mentions({'and', _, Fs}) -> lists:usort(lists:append([mentions(F) || F <- Fs]));
+mentions({nec, _, {act, _, Kind, _, _}, F}) -> lists:usort([Kind | mentions(F)]);
+mentions(_) -> [].
 
 %%% Necessities, numbered
 
@@ -162,10 +173,16 @@ can_fail({rvar, _, X}, Rec, Necs, Seen) ->
     can_fail(max_of(X, Rec, Necs), Rec, Necs, Seen).
 
 %% What each reachable necessity's continuation unfolds to: #{N => ff | [N']}, for every
-%% necessity that can be pending after the first event, and the first state's own.
-reached(Formula, Necs) ->
+%% necessity that can be pending after the first event, and the first state's own. When
+%% the start does not consume the first state (Consumed false), the first state is kept
+%% under the key `first', so that it counts as a block.
+reached(Formula, Necs, Consumed) ->
     First = case unfold(Formula, #{}, Necs) of ff -> []; L -> L end,
-    closure(First, #{}, Necs).
+    Conts = closure(First, #{}, Necs),
+    case Consumed of
+        true -> Conts;
+        false -> Conts#{first => First}
+    end.
 
 closure([], Conts, _Necs) -> Conts;
 closure([N | Rest], Conts, Necs) when is_map_key(N, Conts) -> closure(Rest, Conts, Necs);

@@ -67,8 +67,8 @@ prop_projection_keeps_verdicts(Stats, WithCompiled) ->
                                                      catch C:R -> {crashed, C, R} end;
                                              false -> not_checked
                                          end,
-                              {MFA, riarc_shml_ref:verdict(Clauses, MFA, Trace),
-                               riarc_shml_ref:verdict(Clauses, MFA, Kept), Compiled, Kept}
+                              {MFA, riarc_shml_tests:ref_verdict(Clauses, MFA, Trace),
+                               riarc_shml_tests:ref_verdict(Clauses, MFA, Kept), Compiled, Kept}
                           end || MFA <- [{m, f, [1]}, {m, g, [1]}]],
                 ?WHENFAIL(io:format(user, "seed ~p~n~ts~npatterns: ~p~nevents: ~p~n"
                                     "{MFA, full, filtered, compiled on filtered, kept}: ~p~n",

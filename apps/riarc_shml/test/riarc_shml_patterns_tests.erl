@@ -23,7 +23,12 @@ no_error_file_test() ->
     Expected = #{'receive' => [{['_', '_', {error, '_'}], [], []}], send => false},
     ?assertEqual(Expected, riarc_shml_patterns:module(Cs)),
     {ok, Mod} = riarc_shml:load_file("examples/props/no_error.prop"),
-    ?assertEqual(Expected, Mod:trace_patterns()).
+    ?assertEqual(Expected, Mod:trace_patterns()),
+    %% The one-line clauses and the sHML one filter the same receives.
+    [C1, C2, C3] = [riarc_shml_patterns:clause(C) || C <- Cs],
+    ?assertEqual(#{recv => [{['_', '_', {error, '_'}], [], []}], send => false}, C1),
+    ?assertEqual(C1, C2),
+    ?assertEqual(C1, C3).
 
 kinds_not_mentioned_are_false_test() ->
     ?assertEqual(#{send => false, recv => false}, clause("[_ ** R when R =/= normal] ff")).
@@ -62,6 +67,33 @@ maps_and_lists_test() ->
     ?assert(riarc_shml_patterns:keeps(MS, [n, s, "abc"])),
     ?assertNot(riarc_shml_patterns:keeps(MS, [n, s, #{k => [2]}])),
     ?assertNot(riarc_shml_patterns:keeps(MS, [n, s, "b"])).
+
+%%% Kinds a clause does not mention, and clauses without an init action
+
+bare(Src) ->
+    {ok, [C]} = riarc_shml:parse_string(Src, "t.prop"),
+    riarc_shml_patterns:clause(C).
+
+%% A clause naming timeouts and no receive sees no receive: none is traced (timeouts
+%% always are).
+timeouts_only_trace_no_receive_test() ->
+    ?assertEqual(#{send => false, recv => false},
+                 bare("with m:f() monitor max(X. and([_ ?? timeout] ff, [_ ** _] X)).")).
+
+%% Without an init action the start keeps the first state: the loops there filter too.
+no_init_action_filters_test() ->
+    ?assertEqual(#{recv => [{['_', '_', {error, '_'}], [], []}], send => false},
+                 bare("with m:f(_) monitor max(X. and([_ ? {error, _}] ff, [_ ? _] X)).")).
+
+%% ... but a first state the loops do not give back is a block of its own: a receive of
+%% c drops [_ ? a] ff there, so every receive counts.
+first_state_is_a_block_test() ->
+    Src = "with m:f() monitor and([_ ? a] ff, max(X. and([_ ? b] ff, [_ ? _] X))).",
+    ?assertMatch(#{recv := true}, bare(Src)),
+    {ok, Cs} = riarc_shml:parse_string(Src, "t.prop"),
+    Init = {init, c, p, {m, f, []}},
+    ?assertEqual(none, riarc_shml_tests:verdict(Src, {m, f, []}, [Init, {recv, c, x}, {recv, c, a}])),
+    ?assertEqual(none, riarc_shml_tests:ref_verdict(Cs, {m, f, []}, [Init, {recv, c, x}, {recv, c, a}])).
 
 %%% Where no message may be left out
 

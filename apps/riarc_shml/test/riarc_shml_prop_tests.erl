@@ -26,7 +26,7 @@ prop_compiled_equals_reference() ->
                 Src = "with m:f(W) monitor " ++ lists:flatten(Formula) ++ ".",
                 {ok, Clauses} = riarc_shml:parse_string(Src, "random.prop"),
                 MFA = {m, f, [1]},
-                Ref = [riarc_shml_ref:verdict(Clauses, MFA, T) || T <- Traces],
+                Ref = [riarc_shml_tests:ref_verdict(Clauses, MFA, T) || T <- Traces],
                 %% (PropEr 1.2 cannot report a crashing property on OTP 25: catch here.)
                 Compiled = [try riarc_shml_tests:verdict(Src, MFA, T)
                             catch C:R -> {crashed, C, R} end || T <- Traces],

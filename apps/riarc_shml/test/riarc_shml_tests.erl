@@ -8,7 +8,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([verdict/3]).
+-export([verdict/3, ref_verdict/3, project/2, late_main/0, late_worker/0]).
 
 -define(MFA, {m, f, []}).
 -define(INIT, {init, c, p, {m, f, []}}).
@@ -49,7 +49,50 @@ drive(Mon, [E | Es]) ->
 
 ref(Src, MFA, Trace) ->
     {ok, Cs} = riarc_shml:parse_string(Src, "t.prop"),
-    riarc_shml_ref:verdict(Cs, MFA, Trace).
+    ref_verdict(Cs, MFA, Trace).
+
+%% @doc The reference interpreter's verdict under the projection of docs/properties.md
+%% ("Which events a monitor sees"): riarc_shml_ref sees every init, spawn and exit, and
+%% timeouts with receives, so the trace is first projected onto the kinds the chosen
+%% clause mentions, and a start its clause does not mention is consumed by a necessity
+%% that matches it and leads to the clause's formula (the start then leaves the first
+%% state as it is, and decides a formula that is ff or tt from the start).
+-spec ref_verdict([riarc_shml:clause()], {module(), atom(), list()}, [riarc_event:event()]) ->
+    accept | reject | none | undefined.
+ref_verdict([], _MFA, _Trace) -> undefined;
+ref_verdict([C | Cs], MFA, Trace) ->
+    case riarc_shml_ref:verdict([C], MFA, []) of
+        undefined -> ref_verdict(Cs, MFA, Trace);
+        _ ->
+            {C1, Trace1} = project(C, Trace),
+            riarc_shml_ref:verdict([C1], MFA, Trace1)
+    end.
+
+%% @doc A clause and a trace as riarc_shml_ref needs them to give the projected verdict.
+-spec project(riarc_shml:clause(), [riarc_event:event()]) -> {riarc_shml:clause(), [riarc_event:event()]}.
+project(C, []) -> {C, []};
+project({clause, A, Target, F} = C, [First | Rest]) ->
+    Ms = riarc_shml_patterns:mentions(C),
+    Self = element(2, First),
+    Seen = fun(E) -> seen(E, Ms, Self) end,
+    Init = lists:member(init, Ms),
+    case {element(1, First), Init} of
+        {attached, true} ->
+            %% An attached start is an ordinary event for a clause naming init: it
+            %% matches no init action.
+            {C, [First | lists:filter(Seen, Rest)]};
+        {K, false} when K =:= init; K =:= attached ->
+            Any = {var, A, '_'},
+            Consume = {act, A, init, [Any, Any, {call, A, Any, Any, []}], []},
+            {{clause, A, Target, {nec, A, Consume, F}},
+             [{init, Self, riarc_parent, {riarc_start, start, []}} | lists:filter(Seen, Rest)]};
+        _ ->
+            {C, lists:filter(Seen, [First | Rest])}
+    end.
+
+seen({exit, Self, _}, _Ms, Self) -> true;
+seen({attached, _, _}, Ms, _) -> lists:member(init, Ms);
+seen(E, Ms, _) -> lists:member(element(1, E), Ms).
 
 with(Formula) -> "with m:f() monitor " ++ Formula ++ ".".
 
@@ -105,10 +148,15 @@ table() ->
      {"[_ <- _, _:_()] [P ?? timeout when P =/= c] ff", [?INIT, {timeout, d}], reject},
      {"[_ <- _, _:_()] [_ ?? timeout] [_ ?? timeout] ff", [?INIT, {timeout, c}, {timeout, c}], reject},
      %% ... and not a received message timeout; R ? timeout is the message, not the timeout
-     {"[_ <- _, _:_()] [_ ?? timeout] ff", [?INIT, {recv, c, timeout}], accept},
-     {"[_ <- _, _:_()] [_ ? timeout] ff", [?INIT, {timeout, c}], accept},
+     %% (a formula with no ? action does not see receives, and one with no ?? action
+     %% does not see timeouts: the monitor goes on waiting)
+     {"[_ <- _, _:_()] [_ ?? timeout] ff", [?INIT, {recv, c, timeout}], none},
+     {"[_ <- _, _:_()] [_ ?? timeout] ff", [?INIT, {recv, c, timeout}, {timeout, c}], reject},
+     {"[_ <- _, _:_()] [_ ? timeout] ff", [?INIT, {timeout, c}], none},
+     {"[_ <- _, _:_()] [_ ? timeout] ff", [?INIT, {timeout, c}, {recv, c, x}], accept},
      {"[_ <- _, _:_()] [_ ? timeout] ff", [?INIT, {recv, c, timeout}], reject},
-     {"[_ <- _, _:_()] [_ ? _] ff", [?INIT, {timeout, c}], accept},
+     {"[_ <- _, _:_()] [_ ? _] ff", [?INIT, {timeout, c}], none},
+     {"[_ <- _, _:_()] [_ ? _] ff", [?INIT, {timeout, c}, {recv, c, x}], reject},
      %% a server never times out waiting
      {"[S <- _, _:_()] max(X. and([S ?? timeout] ff, [_ ? _] X))",
       [?INIT, {recv, c, a}, {recv, c, b}], none},
@@ -162,13 +210,32 @@ table() ->
      %% ... and here they are seen, and discharge the necessity
      {"[_ <- _, _:_()] and([_ ? a] [_ ? b] ff, [_:_ ! zz] tt)",
       [?INIT, {recv, c, a}, {send, c, d, x}, {recv, c, b}], accept},
-     %% timeouts are seen with receives: by a formula with a ? or ?? action only
+     %% timeouts are seen by a formula with a ?? action only, receives by one with a ?
+     %% action only (issue 28: a timeout used to end a receive-only monitor with accept)
      {"[_ <- _, _:_()] [_:_ ! a] [_:_ ! b] ff", [?INIT, {send, c, d, a}, {timeout, c}, {send, c, d, b}], reject},
-     {"[_ <- _, _:_()] [_ ? a] [_ ? b] ff", [?INIT, {recv, c, a}, {timeout, c}, {recv, c, b}], accept},
-     {"[_ <- _, _:_()] [_ ?? timeout] [_ ?? timeout] ff", [?INIT, {timeout, c}, {recv, c, x}, {timeout, c}], accept},
+     {"[_ <- _, _:_()] [_ ? a] [_ ? b] ff", [?INIT, {recv, c, a}, {timeout, c}, {recv, c, b}], reject},
+     {"[_ <- _, _:_()] [_ ?? timeout] [_ ?? timeout] ff", [?INIT, {timeout, c}, {recv, c, x}, {timeout, c}], reject},
      {"[_ <- _, _:_()] [_ ?? timeout] [_ ?? timeout] ff", [?INIT, {timeout, c}, {send, c, d, x}, {timeout, c}], reject},
-     %% spawn and exit are always seen
+     {"[_ <- _, _:_()] and([_ ? a] [_ ? b] ff, [_ ?? timeout] tt)",
+      [?INIT, {recv, c, a}, {timeout, c}, {recv, c, b}], accept},
+     %% the process's own exit is always seen; spawns, inits and other processes' exits
+     %% only by a formula that names their kind
      {"[_ <- _, _:_()] [_ ? a] [_ ? b] ff", [?INIT, {recv, c, a}, {exit, c, normal}, {recv, c, b}], accept},
+     {"[_ <- _, _:_()] [_ ? a] [_ ? b] ff", [?INIT, {recv, c, a}, {exit, d, normal}, {recv, c, b}], reject},
+     {"[_ <- _, _:_()] [_ ? a] [_ ? b] ff",
+      [?INIT, {recv, c, a}, {spawn, c, d, {m, g, []}}, {recv, c, b}], reject},
+     {"[_ <- _, _:_()] and([_ ? a] [_ ? b] ff, [_ -> _, m:h()] tt)",
+      [?INIT, {recv, c, a}, {spawn, c, d, {m, g, []}}, {recv, c, b}], accept},
+     {"[_ <- _, _:_()] and([_ ? a] [_ ? b] ff, [_ ** crash] tt)",
+      [?INIT, {recv, c, a}, {exit, d, normal}, {recv, c, b}], accept},
+     %% a formula with no init action: the start leaves the first state as it is
+     {"[_ ? a] ff", [?INIT, {recv, c, a}], reject},
+     {"max(X. and([_ ? {error, _}] ff, [_ ? _] X))",
+      [?INIT, {recv, c, ok}, {timeout, c}, {send, c, d, x}, {spawn, c, d, {m, g, []}},
+       {init, d, c, {m, g, []}}, {exit, d, normal}, {recv, c, {error, late}}], reject},
+     {"max(X. and([_ ? {error, _}] ff, [_ ? _] X))",
+      [?INIT, {recv, c, ok}, {timeout, c}, {exit, c, normal}], accept},
+     {"max(X. and([_ ? {error, _}] ff, [_ ? _] X))", [{attached, c, ?MFA}, {recv, c, {error, x}}], reject},
      %% a formula that can no longer reach ff is tt: accept at once
      {"[_ <- _, _:_()] [_ ? x] [_ ? y] tt", [?INIT, {recv, c, x}], accept},
      {"max(X. and([_ ? _] X, [_ <- _, _:_()] X))", [?INIT], accept},
@@ -303,3 +370,29 @@ errors_test_() ->
                    riarc_shml:format_error(element(2, riarc_shml:load_file("nofile.prop"))))].
 
 %%% Files and the CLI
+
+%%% Online: a receive timeout no property names does not end a monitor (issue 28)
+
+%% @private A worker whose receive times out once, then gets {error, late}.
+-spec late_main() -> ok.
+late_main() ->
+    W = spawn(?MODULE, late_worker, []),
+    Ref = monitor(process, W),
+    timer:sleep(20),
+    W ! {error, late},
+    receive {'DOWN', Ref, process, W, _} -> ok end.
+
+%% @private
+-spec late_worker() -> term().
+late_worker() ->
+    receive after 5 -> ok end,
+    receive M -> M end.
+
+timeout_then_error_online_test_() ->
+    {timeout, 60,
+     fun() ->
+             {ok, Mod} = riarc_shml:load_file("examples/props/no_error.prop"),
+             {ok, R} = riarc:run({?MODULE, late_main, []}, Mod, #{timeout => 30000}),
+             Vs = lists:sort([{F, V} || #{mfa := {_, F, _}, verdict := V} <- maps:get(verdicts, R)]),
+             ?assertEqual([{late_main, accept}, {late_worker, reject}], Vs)
+     end}.
