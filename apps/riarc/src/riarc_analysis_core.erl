@@ -11,7 +11,7 @@
 %% 2> {next, A1, []} = riarc_analysis_core:step({recv, p, hi}, A0).
 %% 3> {done, _, Verdicts} = riarc_analysis_core:step({exit, p, normal}, A1).
 %% 4> Verdicts.
-%% [{riarc_verdict, t0, p, {m, f, []}, accept, undefined, 2}]
+%% [{riarc_verdict,t0,p,{m,f,[]},accept,{why,#{event => {exit,p,normal},event_no => 2}},2}]
 %% '''
 -module(riarc_analysis_core).
 

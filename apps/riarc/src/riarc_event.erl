@@ -23,7 +23,7 @@
 %% '''
 -module(riarc_event).
 
--export([origin/1, kind/1, is_event/1, format/1, truncate/2]).
+-export([origin/1, kind/1, is_event/1, format/1, truncate/2, is_name/1]).
 -export_type([event/0, sid/0, mfa_args/0, kind/0]).
 
 -type sid() :: term().
@@ -61,6 +61,14 @@ is_event({recv, _, _}) -> true;
 is_event({timeout, _}) -> true;
 is_event({attached, _, _}) -> true;
 is_event(_) -> false.
+
+%% @doc Whether a term names a module or function: an atom, or an atom of a recording
+%% that the checking node does not have, which offline reads as `{riarc_unknown_atom,
+%% Utf8}' (riarc_offline) and which a property still matches with `_' and variables.
+-spec is_name(term()) -> boolean().
+is_name(A) when is_atom(A) -> true;
+is_name({riarc_unknown_atom, B}) when is_binary(B) -> true;
+is_name(_) -> false.
 
 %% @doc Limit `max_payload': a send or receive event whose message is larger than Max
 %% bytes (its external size) as a monitor gets it, with `{riarc_truncated, Size}' in

@@ -120,6 +120,12 @@ logical_mfa({erpc, execute_cast, [M, F, A]}) when is_atom(M), is_atom(F), is_lis
 logical_mfa({erts_internal, dist_spawn_init, [{M, F, Arity}]}) when is_integer(Arity) ->
     {M, F, lists:duplicate(Arity, '$unknown')};
 logical_mfa({M, F, A}) when is_atom(M), is_atom(F), is_list(A) -> {M, F, A};
+logical_mfa(MFA = {M, F, A}) when is_list(A) ->
+    %% Offline, a name the checking node lacks stays a name (riarc_event:is_name/1).
+    case riarc_event:is_name(M) andalso riarc_event:is_name(F) of
+        true -> MFA;
+        false -> undefined
+    end;
 logical_mfa(_) -> undefined.
 
 %% @doc The logical initial call of a process that is already running (riarc attaches to

@@ -171,7 +171,13 @@ format_explanation(_) ->
 format_sid(Pid) when is_pid(Pid) -> pid_to_list(Pid);
 format_sid(Other) -> flat("~0tp", [Other]).
 
-format_mfa({M, F, A}) when is_list(A) -> flat("~s:~s/~b", [M, F, length(A)]);
+format_mfa({M, F, A}) when is_list(A) -> flat("~ts:~ts/~b", [name(M), name(F), length(A)]);
 format_mfa(Other) -> flat("~0tp", [Other]).
+
+%% A module's or function's name; offline, one the checking node lacks
+%% ({riarc_unknown_atom, Utf8}) as written.
+name(A) when is_atom(A) -> atom_to_list(A);
+name({riarc_unknown_atom, B}) when is_binary(B) -> unicode:characters_to_list(B);
+name(Other) -> flat("~0tp", [Other]).
 
 flat(Fmt, Args) -> lists:flatten(io_lib:format(Fmt, Args)).

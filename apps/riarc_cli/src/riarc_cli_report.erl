@@ -1,12 +1,13 @@
 %% @doc What the command line prints of a result, the same for `run', `check' and the
-%% demo: one line per verdict, an indented explanation under each reject or error, and
-%% on standard error whatever makes the result less than a clean accept (errors, invariant
-%% violations, an overload); then the exit status, which never says more than was checked
-%% (riarc_result:status/1: 0 only when everything was accepted or had no verdict), or 2
+%% demo: one line per verdict, an indented explanation under each reject or error, a
+%% line saying why under every verdict, and on standard error whatever makes the result
+%% less than a clean accept (errors, invariant violations, an overload); then the exit
+%% status, which never says more than was checked (riarc_result:status/1: 0 only when
+%% everything was accepted or had no verdict; 1 when nothing was monitored at all), or 2
 %% when the system's root itself crashed.
 %% ```
 %% 1> riarc_cli_report:result(riarc_result:make(#{}), #{}).
-%% 0
+%% 1
 %% '''
 -module(riarc_cli_report).
 
@@ -25,8 +26,13 @@ result(R, Opts) ->
     %% a reason to refuse the run.
     case {[W || W <- Ws, W =/= {unsealed, evm}], Opts} of
         {[_ | _], #{strict := true}} -> 2;
-        _ -> Status
+        _ -> nothing_checked(R, Status)
     end.
+
+%% A run or check in which no process got a monitor checked nothing: not a success
+%% (status 1; 2 with --strict, above). The warning is already printed.
+nothing_checked(#{verdicts := []}, 0) -> 1;
+nothing_checked(_Result, Status) -> Status.
 
 %% What standard error warns of (monitors that matched nothing, an unsealed backend): the
 %% result's warnings (riarc_result:warnings/2), or, for a result made without them, those

@@ -109,12 +109,7 @@ checked(_Source, {error, Reason}, _) ->
     fail(riarc:format_error(Reason));
 checked(Source, {ok, Result}, ReportOpts) ->
     warn_trace(Source, maps:get(trace, Result, #{})),
-    nothing_checked(Result, riarc_cli_report:result(Result, ReportOpts)).
-
-%% A check in which no process got a monitor checked nothing: not a success (status 1;
-%% 2 with --strict, as riarc_cli_report gives it). The warning is already printed.
-nothing_checked(#{verdicts := []}, 0) -> 1;
-nothing_checked(_Result, Status) -> Status.
+    riarc_cli_report:result(Result, ReportOpts).
 
 %% What the file did not give whole, or gave otherwise than the recording node had it, is
 %% said on stderr: the verdicts are about less. Every warning of the check's result is

@@ -299,7 +299,7 @@ warnings(Info) ->
 -spec format_warning(warning()) -> string().
 format_warning({unknown_atoms, F, N}) ->
     flat("~ts: ~b atom(s) of the recording do not exist on this node: they read as "
-         "{riarc_unknown_atom, Name} (an MFA naming one as undefined), so a monitor matching "
+         "{riarc_unknown_atom, Name} (in MFAs too), so a monitor matching "
          "on them may decide otherwise than it would online", [F, N]);
 format_warning({undecodable, F, N}) ->
     flat("~ts: ~b payload(s) could not be decoded and read as {riarc_undecodable, Bytes}", [F, N]);

@@ -13,8 +13,8 @@
 %% it is read, and so is a compressed term announcing more; terms are decoded by
 %% {@link riarc_etf:decode/2}, which turns atoms this node does not have into
 %% `{riarc_unknown_atom, Name}'. Names of modules, functions and processes become atoms
-%% only when the atom exists already (otherwise the MFA reads as `undefined' and the
-%% process name as `{riarc_unknown_atom, Name}'). Every such replacement is counted
+%% only when the atom exists already (otherwise the name reads as
+%% `{riarc_unknown_atom, Name}', in an MFA too). Every such replacement is counted
 %% (`unknown_atoms' in the info at the end), as is every undecodable payload, which
 %% reads as `{riarc_undecodable, Bytes}' (`undecodable').
 %% ```
@@ -212,9 +212,11 @@ mfa(<<1, ML:16, M:ML/binary, FL:16, F:FL/binary, Arity, ALen:32, A:ALen/binary, 
     case {existing_atom(M), existing_atom(F)} of
         {Ma, Fa} when is_atom(Ma), is_atom(Fa) -> {{Ma, Fa, Args}, Rest, R1};
         {Ma, Fa} ->
-            %% A module no code on this node names: no Spec here can name it either,
-            %% so the MFA is unknown; counted, so that the check warns about it.
-            {undefined, Rest, unknown(length([X || X <- [Ma, Fa], not is_atom(X)]), R1)}
+            %% A name no code on this node has: kept as {riarc_unknown_atom, Name}, which
+            %% a property's `_' and variables still match; counted, so that the check
+            %% warns about it.
+            Name = fun(X) when is_atom(X) -> X; (X) -> {riarc_unknown_atom, X} end,
+            {{Name(Ma), Name(Fa), Args}, Rest, unknown(length([X || X <- [Ma, Fa], not is_atom(X)]), R1)}
     end;
 mfa(_, _) -> bad("malformed MFA field").
 

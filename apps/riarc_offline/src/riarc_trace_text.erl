@@ -21,7 +21,7 @@
 %%
 %% Reading creates no atom: terms are parsed by {@link riarc_term_text}, where a name
 %% that is not an atom on this node reads as `{riarc_unknown_atom, Name}' (counted as
-%% `unknown_atoms'; an MFA naming one reads as `undefined', since no Spec here can name
+%% `unknown_atoms'; an MFA naming one keeps it so, and a property's `_' still matches
 %% it). The text of one term is bounded by `max_record_bytes' (16 MiB by default), so a
 %% file without line breaks cannot make the reader hold it whole.
 %%
@@ -138,28 +138,20 @@ event(Term, Start, R = #reader{file = File}) ->
     end.
 
 %% The whole event shape, MFA included: anything else is rejected with its line. An MFA
-%% naming an atom unknown here is `undefined', as in the binary format (its unknown
-%% atoms are counted already).
-valid({K, C, P, MFA} = Ev) when K =:= init; K =:= spawn ->
+%% naming an atom unknown here keeps it as `{riarc_unknown_atom, Name}', as in the binary
+%% format (its unknown atoms are counted already): a property's `_' still matches it.
+valid({K, _C, _P, MFA} = Ev) when K =:= init; K =:= spawn ->
     case riarc_event:is_event(Ev) andalso mfa(MFA) of
         true -> {true, Ev, 0};
-        unknown -> {true, {K, C, P, undefined}, 0};
         false -> false
     end;
 valid(Ev) ->
     riarc_event:is_event(Ev) andalso {true, Ev, 0}.
 
 mfa(undefined) -> true;
-mfa({M, F, A}) when is_list(A) ->
-    case is_atom(M) andalso is_atom(F) of
-        true -> true;
-        false -> (is_atom(M) orelse unknown_atom(M)) andalso (is_atom(F) orelse unknown_atom(F))
-                     andalso unknown
-    end;
+mfa({M, F, A}) when is_list(A) -> riarc_event:is_name(M) andalso riarc_event:is_name(F);
 mfa(_) -> false.
 
-unknown_atom({riarc_unknown_atom, B}) -> is_binary(B);
-unknown_atom(_) -> false.
 
 %% @doc The file and the line the last event read starts on.
 -spec position(#reader{}) -> {string(), {line, pos_integer()}}.

@@ -95,7 +95,8 @@ atom_flood_binary_and_dbg_test() ->
     ok = file:write_file(F, [header(), proc(), <<(1 + 4 + 1 + 8):32, 1, 1:32, 1, "riarc_pq">>,
                              <<(1 + 8 + byte_size(Mfa)):32, 2, 0:32, 1:32, Mfa/binary>>,
                              [recv(Ext(I)) || I <- lists:seq(1, 1000)]]),
-    {ok, [{spawn, p, {riarc_unknown_atom, <<"riarc_pq">>}, undefined} | Recvs],
+    {ok, [{spawn, p, {riarc_unknown_atom, <<"riarc_pq">>}, {{riarc_unknown_atom, <<"riarc_q">>}, f, []}}
+          | Recvs],
      #{unknown_atoms := 1002}} = riarc_trace_file:read_all(F),
     ?assertEqual({recv, p, {riarc_unknown_atom, Atom(5)}}, lists:nth(5, Recvs)),
     D = tmp("atoms.dbg"),
