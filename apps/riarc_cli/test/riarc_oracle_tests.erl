@@ -479,51 +479,71 @@ property() ->
            end
            ++ ["with riarc_oracle_sys:init({srv, W, _, _}) monitor\n  ", F3, ".\n"])).
 
-%% A random formula, or one that watches the whole trace for a bad pattern (loops on
-%% every kind of event, after the init): the shape whose trace patterns filter messages.
+%% A formula after the process's own init action (binding S to the process): the first
+%% event of every trace is its init, and a first necessity that does not match it would
+%% accept at once. Its body is random, with `always' (loops on every kind of event:
+%% the shape whose trace patterns filter messages) favoured, so that verdicts come late
+%% in the trace.
 formula(Who) ->
+    Init = case Who of
+               proc -> "[S <- _, riarc_oracle_sys:proc(W, _, _, _)] ";
+               srv -> "[S <- _, riarc_oracle_sys:init({srv, W, _, _})] "
+           end,
     ?SIZED(Size, begin
-                     D = min(Size div 10 + 2, 5),
-                     frequency([{3, formula(D, ["W"], [], 1)},
-                                {2, safety(Who, D)}])
+                     D = min(Size div 8 + 3, 6),
+                     Scope = ["S", "W"],
+                     ?LET(Body, frequency([{3, always_formula(D, Scope, [], 2, false)},
+                                           {2, formula(D, Scope, [], 2, false)}]),
+                          [Init, Body])
                  end).
 
-safety(Who, D) ->
-    Init = case Who of
-               proc -> "[_ <- _, riarc_oracle_sys:proc(_, _, _, _)] ";
-               srv -> "[_ <- _, riarc_oracle_sys:init(_)] "
-           end,
-    ?LET(Bad, necessity(D, ["W"], [{"Z", true}], 0),
-         [Init, "max(Z. and(", Bad, ", [_ ? _] Z, [_:_ ! _] Z, [_ ?? timeout] Z, [_ ** _] Z, "
-          "[_ -> _, _:_(_, _, _, _)] Z, [_ -> _, _:_(_)] Z))"]).
-
-formula(0, _Scope, Recs, _L) ->
-    oneof(["ff", "tt" | [R || {R, true} <- Recs]]);
-formula(D, Scope, Recs, L) ->
+%% formula(Depth, Scope, Recs, Loops, Under): Scope the data variables bound so far,
+%% Recs the recursion variables with whether a necessity separates them from their max,
+%% Under whether a necessity is above (ff, tt and a recursion variable are never at the
+%% top of the body: they would decide on the init event, or loop on nothing).
+formula(D, Scope, Recs, L, false) when D =< 1 ->
+    necessity(1, Scope, Recs, L);
+formula(0, _Scope, Recs, _L, true) ->
+    frequency([{4, "ff"}, {1, "tt"} | [{1, R} || {R, true} <- Recs]]);
+formula(D, Scope, Recs, L, Under) ->
     Guarded = [R || {R, true} <- Recs],
-    frequency([{1, "ff"}, {1, "tt"}]
-              ++ [{4, oneof(Guarded)} || Guarded =/= []]
-              ++ [{2, ?LAZY(max_formula(D, Scope, Recs, L))} || length(Recs) < 3]
-              ++ [{L, ?LAZY(loop_formula(D, Scope, Recs, L))} || L > 0, length(Recs) < 3]
-              ++ [{2, ?LAZY(and_formula(D, Scope, Recs, L))},
+    frequency([{4, "ff"} || Under, D =< 3] ++ [{1, "tt"} || Under, D =< 2]
+              ++ [{2, oneof(Guarded)} || Guarded =/= [], Under]
+              ++ [{2, ?LAZY(max_formula(D, Scope, Recs, L, Under))} || length(Recs) < 3]
+              ++ [{L, ?LAZY(loop_formula(D, Scope, Recs, L, Under))} || L > 0, length(Recs) < 3]
+              ++ [{L, ?LAZY(always_formula(D, Scope, Recs, L, Under))} || L > 0, length(Recs) < 3]
+              ++ [{2, ?LAZY(and_formula(D, Scope, Recs, L, Under))},
                   {6, ?LAZY(necessity(D, Scope, Recs, L))}]).
 
-max_formula(D, Scope, Recs, L) ->
+%% Always F: F, and again after every event.
+always_formula(D, Scope, Recs, L, Under) ->
     X = "X" ++ integer_to_list(length(Recs)),
-    ?LET(Body, formula(D - 1, Scope, [{X, false} | Recs], L), ["max(", X, ". ", Body, ")"]).
+    ?LET(Body, formula(D - 1, Scope, [{X, false} | Recs], L, Under),
+         ["max(", X, ". and(", Body, [[", ", Loop, " ", X] || Loop <- every_kind()], "))"]).
 
-loop_formula(D, Scope, Recs, L) ->
+every_kind() ->
+    ["[_ ? _]", "[_:_ ! _]", "[_ ?? timeout]", "[_ ** _]", "[_ -> _, _:_(_, _, _, _)]",
+     "[_ -> _, _:_(_)]"].
+
+max_formula(D, Scope, Recs, L, Under) ->
     X = "X" ++ integer_to_list(length(Recs)),
-    ?LET({Body, Kinds}, {formula(D - 1, Scope, [{X, false} | Recs], L),
+    ?LET(Body, formula(D - 1, Scope, [{X, false} | Recs], L, Under),
+         ["max(", X, ". ", Body, ")"]).
+
+loop_formula(D, Scope, Recs, L, Under) ->
+    X = "X" ++ integer_to_list(length(Recs)),
+    ?LET({Body, Kinds}, {formula(D - 1, Scope, [{X, false} | Recs], L, Under),
                          oneof([["[_ ? _] "], ["[_:_ ! _] "], ["[_ ? _] ", "[_:_ ! _] "]])},
          ["max(", X, ". and(", Body, [[", ", K, X] || K <- Kinds], "))"]).
 
-and_formula(D, Scope, Recs, L) ->
-    ?LET(Fs, vector(2, formula(D - 1, Scope, Recs, L)), ["and(", lists:join(", ", Fs), ")"]).
+and_formula(D, Scope, Recs, L, Under) ->
+    ?LET(Fs, vector(2, formula(D - 1, Scope, Recs, L, Under)),
+         ["and(", lists:join(", ", Fs), ")"]).
 
 necessity(D, Scope, Recs, L) ->
     ?LET({Act, Bound}, action(Scope),
-         ?LET(Body, formula(D - 1, lists:usort(Scope ++ Bound), [{R, true} || {R, _} <- Recs], L),
+         ?LET(Body, formula(D - 1, lists:usort(Scope ++ Bound), [{R, true} || {R, _} <- Recs],
+                            L, true),
               ["[", Act, "] ", Body])).
 
 %% An action as {Text, Variables it binds}, over the systems' events: the messages
