@@ -97,13 +97,14 @@ prop_oracle(Modes) ->
 %% @doc Checks one (system, property) case in every mode: `{ok, Answers}' when all agree,
 %% else `{disagree, Answers}' or `{nondeterministic, ...}' (the system's own traces
 %% differed between runs: an oracle bug, not riarc's) or `{bad_property, Why}'.
--spec check_case(map(), string()) -> {ok | disagree, map()} | {atom(), term()}.
+-spec check_case(map(), unicode:chardata()) -> {ok | disagree, map()} | {atom(), term()}.
 check_case(Script, Src) ->
     check_case(Script, Src, modes()).
 
 %% @doc The same in Modes only.
--spec check_case(map(), string(), [tuple()]) -> {ok | disagree, map()} | {atom(), term()}.
-check_case(Script, Src, Modes) ->
+-spec check_case(map(), unicode:chardata(), [tuple()]) -> {ok | disagree, map()} | {atom(), term()}.
+check_case(Script, Src0, Modes) ->
+    Src = unicode:characters_to_list(Src0),
     case riarc_shml:parse_string(Src, "oracle.prop") of
         {ok, Clauses} ->
             _ = code:purge(?PROP_MOD),
@@ -352,7 +353,7 @@ subst_ref(T, _) -> T.
 
 %% @doc Prints a case and what check_case/2 made of it: the script, the property and,
 %% per process, each mode's answer beside the reference's.
--spec print(map(), string(), tuple()) -> ok.
+-spec print(map(), unicode:chardata(), tuple()) -> ok.
 print(Script, Src, Outcome) ->
     io:format(user, "~n=== riarc oracle: ~p ===~nsystem script:~n~p~nproperty:~n~ts~n",
               [element(1, Outcome), Script, Src]),
@@ -484,15 +485,16 @@ fin_act({sync, C, Msgs, Replies, Pos}, N) ->
 
 %%% Properties, as source text over the systems' alphabet
 
-%% @doc PropEr generator of property sources: a clause for the system's processes (or
-%% one for a given id and one for the others) and one for its gen_servers, so that every
-%% process has a monitor of its own and no partition mixes the traces of two processes
-%% (whose interleaving no run fixes). W is bound to the process's logical id.
+%% @doc PropEr generator of property sources, as binaries (PropEr prints them as text):
+%% a clause for the system's processes (or one for a given id and one for the others) and
+%% one for its gen_servers, so that every process has a monitor of its own and no
+%% partition mixes the traces of two processes (whose interleaving no run fixes). W is
+%% bound to the process's logical id.
 -spec property() -> proper_types:type().
 property() ->
     ?LET({Split, F1, F2, F3}, {frequency([{3, none}, {1, choose(0, 3)}]),
                                formula(proc), formula(proc), formula(srv)},
-         lists:flatten(
+         unicode:characters_to_binary(
            case Split of
                none ->
                    ["with riarc_oracle_sys:proc(W, _, _, _) monitor\n  ", F1, ",\n"];
