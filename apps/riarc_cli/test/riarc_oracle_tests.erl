@@ -518,67 +518,77 @@ formula(Who) ->
     ?SIZED(Size, begin
                      D = min(Size div 8 + 3, 6),
                      Scope = ["S", "W"],
-                     ?LET(Body, frequency([{3, always_formula(D, Scope, [], 2, false)},
-                                           {2, formula(D, Scope, [], 2, false)}]),
-                          [Init, Body])
+                     ?LET(K, frequency([{4, [recv, send]}, {1, [recv]}, {1, [send]}]),
+                          ?LET(Body, frequency([{3, always_formula(D, Scope, [], 2, false, K)},
+                                                {2, formula(D, Scope, [], 2, false, K)}]),
+                               [Init, Body]))
                  end).
 
-%% formula(Depth, Scope, Recs, Loops, Under): Scope the data variables bound so far,
+%% formula(Depth, Scope, Recs, Loops, Under, Kinds): Scope the data variables bound so far,
 %% Recs the recursion variables with whether a necessity separates them from their max,
 %% Under whether a necessity is above (ff, tt and a recursion variable are never at the
-%% top of the body: they would decide on the init event, or loop on nothing).
-formula(D, Scope, Recs, L, false) when D =< 1 ->
-    necessity(1, Scope, Recs, L);
-formula(0, _Scope, Recs, _L, true) ->
+%% top of the body: they would decide on the init event, or loop on nothing), Kinds
+%% the message kinds it may name (a formula that never names one does not see its
+%% events: those must neither end nor decide its monitor, in any mode).
+formula(D, Scope, Recs, L, false, K) when D =< 1 ->
+    necessity(1, Scope, Recs, L, K);
+formula(0, _Scope, Recs, _L, true, _K) ->
     frequency([{4, "ff"}, {1, "tt"} | [{1, R} || {R, true} <- Recs]]);
-formula(D, Scope, Recs, L, Under) ->
+formula(D, Scope, Recs, L, Under, K) ->
     Guarded = [R || {R, true} <- Recs],
     frequency([{4, "ff"} || Under, D =< 3] ++ [{1, "tt"} || Under, D =< 2]
               ++ [{2, oneof(Guarded)} || Guarded =/= [], Under]
-              ++ [{2, ?LAZY(max_formula(D, Scope, Recs, L, Under))} || length(Recs) < 3]
-              ++ [{L, ?LAZY(loop_formula(D, Scope, Recs, L, Under))} || L > 0, length(Recs) < 3]
-              ++ [{L, ?LAZY(always_formula(D, Scope, Recs, L, Under))} || L > 0, length(Recs) < 3]
-              ++ [{2, ?LAZY(and_formula(D, Scope, Recs, L, Under))},
-                  {6, ?LAZY(necessity(D, Scope, Recs, L))}]).
+              ++ [{2, ?LAZY(max_formula(D, Scope, Recs, L, Under, K))} || length(Recs) < 3]
+              ++ [{L, ?LAZY(loop_formula(D, Scope, Recs, L, Under, K))} || L > 0, length(Recs) < 3]
+              ++ [{L, ?LAZY(always_formula(D, Scope, Recs, L, Under, K))} || L > 0, length(Recs) < 3]
+              ++ [{2, ?LAZY(and_formula(D, Scope, Recs, L, Under, K))},
+                  {6, ?LAZY(necessity(D, Scope, Recs, L, K))}]).
 
 %% Always F: F, and again after every event.
-always_formula(D, Scope, Recs, L, Under) ->
+always_formula(D, Scope, Recs, L, Under, K) ->
     X = "X" ++ integer_to_list(length(Recs)),
-    ?LET(Body, formula(D - 1, Scope, [{X, false} | Recs], L, Under),
-         ["max(", X, ". and(", Body, [[", ", Loop, " ", X] || Loop <- every_kind()], "))"]).
+    ?LET(Body, formula(D - 1, Scope, [{X, false} | Recs], L, Under, K),
+         ["max(", X, ". and(", Body, [[", ", Loop, " ", X] || Loop <- every_kind(K)], "))"]).
 
-every_kind() ->
-    ["[_ ? _]", "[_:_ ! _]", "[_ ?? timeout]", "[_ ** _]", "[_ -> _, _:_(_, _, _, _)]",
-     "[_ -> _, _:_(_)]"].
+%% A loop for every kind of event the formula may name.
+every_kind(K) ->
+    [L || {Kind, L} <- [{recv, "[_ ? _]"}, {send, "[_:_ ! _]"}, {recv, "[_ ?? timeout]"},
+                        {other, "[_ ** _]"}, {other, "[_ -> _, _:_(_, _, _, _)]"},
+                        {other, "[_ -> _, _:_(_)]"}],
+          Kind =:= other orelse lists:member(Kind, K)].
 
-max_formula(D, Scope, Recs, L, Under) ->
+max_formula(D, Scope, Recs, L, Under, K) ->
     X = "X" ++ integer_to_list(length(Recs)),
-    ?LET(Body, formula(D - 1, Scope, [{X, false} | Recs], L, Under),
+    ?LET(Body, formula(D - 1, Scope, [{X, false} | Recs], L, Under, K),
          ["max(", X, ". ", Body, ")"]).
 
-loop_formula(D, Scope, Recs, L, Under) ->
+loop_formula(D, Scope, Recs, L, Under, K) ->
     X = "X" ++ integer_to_list(length(Recs)),
-    ?LET({Body, Kinds}, {formula(D - 1, Scope, [{X, false} | Recs], L, Under),
-                         oneof([["[_ ? _] "], ["[_:_ ! _] "], ["[_ ? _] ", "[_:_ ! _] "]])},
-         ["max(", X, ". and(", Body, [[", ", K, X] || K <- Kinds], "))"]).
+    Loops = [["[_ ? _] "] || lists:member(recv, K)] ++ [["[_:_ ! _] "] || lists:member(send, K)]
+        ++ [["[_ ? _] ", "[_:_ ! _] "] || K =:= [recv, send]],
+    ?LET({Body, Kinds}, {formula(D - 1, Scope, [{X, false} | Recs], L, Under, K), oneof(Loops)},
+         ["max(", X, ". and(", Body, [[", ", Kd, X] || Kd <- Kinds], "))"]).
 
-and_formula(D, Scope, Recs, L, Under) ->
-    ?LET(Fs, vector(2, formula(D - 1, Scope, Recs, L, Under)),
+and_formula(D, Scope, Recs, L, Under, K) ->
+    ?LET(Fs, vector(2, formula(D - 1, Scope, Recs, L, Under, K)),
          ["and(", lists:join(", ", Fs), ")"]).
 
-necessity(D, Scope, Recs, L) ->
-    ?LET({Act, Bound}, action(Scope),
+necessity(D, Scope, Recs, L, K) ->
+    ?LET({Act, Bound}, action(Scope, K),
          ?LET(Body, formula(D - 1, lists:usort(Scope ++ Bound), [{R, true} || {R, _} <- Recs],
-                            L, true),
+                            L, true, K),
               ["[", Act, "] ", Body])).
 
 %% An action as {Text, Variables it binds}, over the systems' events: the messages
 %% {m, V}, {r, Pid, V}, a gen_server's start, calls and stop cast, the logs to the
 %% collector; exits normal, {crash, Id} and {shutdown, Id}.
-action(Scope) ->
+action(Scope, K) ->
     N = integer_to_list(length(Scope)),
+    Recv = lists:member(recv, K),
+    Send = lists:member(send, K),
     ?LET({Kind, P1, P2, M, G},
-         {frequency([{3, recv}, {3, send}, {1, exit}, {1, spawn}, {1, init}, {2, timeout}]),
+         {frequency([{3, recv} || Recv] ++ [{3, send} || Send] ++ [{2, timeout} || Recv]
+                    ++ [{1, exit}, {1, spawn}, {1, init}]),
           proc(Scope, "P" ++ N), proc(Scope, "Q" ++ N), msg_pat(Scope, "M" ++ N),
           frequency([{3, none}, {1, guard}])},
          ?LET({Text, Pats}, action_text(Kind, P1, P2, M, Scope, N),
