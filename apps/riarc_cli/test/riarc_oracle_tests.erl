@@ -19,13 +19,20 @@
 %% different numbers of events by design (trace patterns leave out messages that cannot
 %% change a monitor's state, a monitor drops the message kinds its formula never
 %% names), so riarc's raw event counts are not comparable; the deciding event's place
-%% in the whole trace is. A `none' has no deciding event: its position is `all'.
+%% in the whole trace is. A `none' has no deciding event: its position is `all'. A
+%% monitor fed an event that is not its process's next one (a timeout as a received
+%% atom, an exit with another reason) answers `{unaligned, Event}' for the position.
 %%
 %% The count of cases: riarc_test_tier's (15 in the fast tier, 1500 in the full one),
-%% or RIARC_ORACLE_CASES when set. From a shell (`rebar3 as test shell'):
+%% or RIARC_ORACLE_CASES when set, in either tier: a soak is
+%% `RIARC_ORACLE_CASES=5000 rebar3 eunit --module=riarc_oracle_tests'. A case takes
+%% about a second (the four replay runs weave the system each time: most of it); a
+%% failing case is shrunk for at most 40 steps. From a shell (`rebar3 as test shell'):
 %% ```
 %% 1> riarc_oracle_tests:run(20).            % 20 cases, the tier's seed; true if all agree
-%% 2> riarc_oracle_tests:check_case(Script, PropertySource).   % one case, as printed
+%% 2> riarc_oracle_tests:run(20, [{offline, binary}]).   % one mode against the reference
+%% 3> Out = riarc_oracle_tests:check_case(Script, PropertySource).   % one case, as printed
+%% 4> riarc_oracle_tests:print(Script, PropertySource, Out).
 %% '''
 -module(riarc_oracle_tests).
 
