@@ -1,0 +1,126 @@
+%% @doc Systems for the differential oracle (riarc_oracle_tests): processes that spawn,
+%% send, receive, time out, call a gen_server and exit normally or not, built so that
+%% every process's own trace is the same in every run, whatever the schedule.
+%%
+%% riarc's `recv' event is the arrival of a message in the mailbox, not the receive that
+%% takes it. So a process's trace is fixed only if every message reaches it while it
+%% waits for exactly that message, and after its previous event. The scripts keep that by
+%% construction:
+%% <ul>
+%% <li>`{async, Child, Msgs}': spawn Child, send it Msgs; Child's script starts by taking
+%%     them, before any event of its own, and never talks to its parent again;</li>
+%% <li>`{sync, Child, Msgs, N}': the same, then wait for N replies from Child (the
+%%     parent does nothing in between); Child replies with `{reply, N}' once it has
+%%     taken Msgs, then may go on alone;</li>
+%% <li>`{timeout, T}': a `receive ... after T' that times out: nobody sends to a process
+%%     that is not waiting for a message;</li>
+%% <li>`{gen, Id, Calls, Stop}': start a gen_server, call it with each of Calls (only this
+%%     process talks to it), then stop it with a cast (a stopping call would race the
+%%     server's 'DOWN' with the caller's demonitor).</li>
+%% </ul>
+%% Every process logs the events it exhibits and sends the log to the collector `Col'
+%% (outside the system) just before it exits; the log is the ground truth the oracle
+%% aligns each mode's monitors with. References (a call's alias) are logged as `'$ref''
+%% and the root's parent, which riarc names differently in each mode, as `'$ext''.
+%% ```
+%% 1> Script = #{id => 0, acts => [{timeout, 0}], exit => normal}.
+%% 2> riarc_oracle_sys:proc(0, Script, none, self()).
+%% 3> receive {log, _, Log} -> [element(1, E) || E <- Log] end.
+%% [init,timeout]
+%% '''
+-module(riarc_oracle_sys).
+
+-behaviour(gen_server).
+
+-export([proc/4]).
+-export([init/1, handle_call/3, handle_cast/2]).
+
+%% @doc A process of the system: Id is its logical id, the one every mode is matched by;
+%% the root's Parent is `none'.
+-spec proc(term(), map(), pid() | none, pid()) -> ok.
+proc(Id, Script = #{acts := Acts}, Parent, Col) ->
+    Self = self(),
+    Init = {init, Self, ext(Parent), {?MODULE, proc, [Id, Script, Parent, Col]}},
+    Log = lists:foldl(fun(A, L) -> act(A, L, Parent, Col) end, [Init], Acts),
+    Col ! {log, Self, lists:reverse(Log)},
+    case maps:get(exit, Script, normal) of
+        normal -> ok;
+        Reason -> exit(Reason)
+    end.
+
+ext(none) -> '$ext';
+ext(P) -> P.
+
+act({async, Child = #{id := Id}, Msgs}, Log, _Parent, Col) ->
+    {C, L1} = spawn_child(Id, Child, Col, Log),
+    send_all(C, Msgs, L1);
+act({sync, Child = #{id := Id}, Msgs, N}, Log, _Parent, Col) ->
+    {C, L1} = spawn_child(Id, Child, Col, Log),
+    L2 = send_all(C, Msgs, L1),
+    lists:foldl(fun(_, L) -> receive {r, C, _} = M -> [{recv, self(), M} | L] end end,
+                L2, lists:seq(1, N));
+act(recv, Log, _Parent, _Col) ->
+    receive {m, _} = M -> [{recv, self(), M} | Log] end;
+act({reply, Vs}, Log, Parent, _Col) ->
+    lists:foldl(fun(V, L) ->
+                        M = {r, self(), V},
+                        Parent ! M,
+                        [{send, self(), Parent, M} | L]
+                end, Log, Vs);
+act({timeout, T}, Log, _Parent, _Col) ->
+    %% A clause that no message of the system matches: the receive can only time out.
+    receive {oracle_never} -> Log after T -> [{timeout, self()} | Log] end;
+act({gen, Id, Calls, Stop}, Log, _Parent, Col) ->
+    Self = self(),
+    Arg = {srv, Id, Stop, Col},
+    MFA = {?MODULE, init, [Arg]},
+    {ok, S} = gen_server:start(?MODULE, Arg, []),
+    L1 = [{recv, Self, {ack, S, {ok, S}}}, {spawn, Self, S, MFA} | Log],
+    L2 = lists:foldl(fun(V, L) ->
+                             {a, V} = gen_server:call(S, {q, V}),
+                             [{recv, Self, {[alias | '$ref'], {a, V}}},
+                              {send, Self, S, {'$gen_call', {Self, [alias | '$ref']}, {q, V}}}
+                              | L]
+                     end, L1, Calls),
+    ok = gen_server:cast(S, stop),
+    [{send, Self, S, {'$gen_cast', stop}} | L2].
+
+spawn_child(Id, Child, Col, Log) ->
+    Self = self(),
+    Args = [Id, Child, Self, Col],
+    C = spawn(?MODULE, proc, Args),
+    {C, [{spawn, Self, C, {?MODULE, proc, Args}} | Log]}.
+
+send_all(C, Msgs, Log) ->
+    lists:foldl(fun(V, L) ->
+                        M = {m, V},
+                        C ! M,
+                        [{send, self(), C, M} | L]
+                end, Log, Msgs).
+
+%%% The gen_server: its log is kept in its state, newest first.
+
+%% @private
+-spec init({srv, term(), term(), pid()}) -> {ok, map()}.
+init(Arg = {srv, _, _, _}) ->
+    Self = self(),
+    %% The starter is never registered: the first ancestor is its pid.
+    [Starter | _] = get('$ancestors'),
+    %% The ack is sent right after init/1 returns.
+    Log = [{send, Self, Starter, {ack, Self, {ok, Self}}},
+           {init, Self, Starter, {?MODULE, init, [Arg]}}],
+    {ok, #{arg => Arg, log => Log}}.
+
+%% @private
+-spec handle_call({q, term()}, {pid(), term()}, map()) -> {reply, {a, term()}, map()}.
+handle_call(Req = {q, V}, {From, _}, S = #{log := Log}) ->
+    Self = self(),
+    R = {[alias | '$ref'], {a, V}},
+    {reply, {a, V}, S#{log := [{send, Self, '$ref', R},
+                                {recv, Self, {'$gen_call', {From, [alias | '$ref']}, Req}} | Log]}}.
+
+%% @private
+-spec handle_cast(stop, map()) -> {stop, term(), map()}.
+handle_cast(stop, S = #{arg := {srv, _, Stop, Col}, log := Log}) ->
+    Col ! {log, self(), lists:reverse([{recv, self(), {'$gen_cast', stop}} | Log])},
+    {stop, Stop, S}.

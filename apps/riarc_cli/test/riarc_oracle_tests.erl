@@ -1,0 +1,653 @@
+%% @doc The differential oracle (issue 28, item 6): riarc's one promise is that an accept
+%% means the property held on the whole trace, so the same behaviour must get the same
+%% verdict in every mode. On random systems whose every process has a fixed local trace
+%% (riarc_oracle_sys) and random sHML properties over their messages, each case is
+%% checked
+%% <ul>
+%% <li>online, riarc:run/3 with each backend (route, evm) and analysis placement
+%%     (isolated, inline);</li>
+%% <li>recorded (riarc_offline:record/3) and checked offline (check/3), binary and
+%%     text;</li>
+%% <li>recorded for replay under the monitors, and replayed under them
+%%     (riarc_replay, `monitor'), each strategy (receiver, sender);</li>
+%% <li>by the reference interpreter riarc_shml_ref on each process's ground truth (the
+%%     trace the process logged itself).</li>
+%% </ul>
+%% Processes are matched across modes by their logical id (an argument of their initial
+%% call), never by pid. A mode's answer for a process is its verdict and the position,
+%% in that process's whole local trace, of the event it was given on. Modes see
+%% different numbers of events by design (trace patterns leave out messages that cannot
+%% change a monitor's state, a monitor drops the message kinds its formula never
+%% names), so riarc's raw event counts are not comparable; the deciding event's place
+%% in the whole trace is. A `none' has no deciding event: its position is `all'. A
+%% monitor fed an event that is not its process's next one (a timeout as a received
+%% atom, an exit with another reason) answers `{unaligned, Event}' for the position.
+%%
+%% The count of cases: riarc_test_tier's (15 in the fast tier, 1500 in the full one),
+%% or RIARC_ORACLE_CASES when set, in either tier: a soak is
+%% `RIARC_ORACLE_CASES=5000 rebar3 eunit --module=riarc_oracle_tests'. A case takes
+%% about a second (the four replay runs weave the system each time: most of it); a
+%% failing case is shrunk for at most 40 steps. From a shell (`rebar3 as test shell'):
+%% ```
+%% 1> riarc_oracle_tests:run(20).            % 20 cases, the tier's seed; true if all agree
+%% 2> riarc_oracle_tests:run(20, [{offline, binary}]).   % one mode against the reference
+%% 3> Out = riarc_oracle_tests:check_case(Script, PropertySource).   % one case, as printed
+%% 4> riarc_oracle_tests:print(Script, PropertySource, Out).
+%% '''
+-module(riarc_oracle_tests).
+
+-include_lib("proper/include/proper.hrl").
+-include_lib("eunit/include/eunit.hrl").
+
+-export([run/1, run/2, check_case/2, check_case/3, print/3, modes/0, prop_oracle/0, prop_oracle/1,
+         script/0, property/0]).
+%% The Spec every mode is given: the case's compiled property, with each monitor
+%% reporting the events it is fed.
+-export([spec/1, trace_flags/0, trace_patterns/0, analysis/0]).
+
+-define(KEY, {?MODULE, current}).
+-define(PROP_MOD, riarc_oracle_prop).
+-define(RUN_MS, 20000).
+
+%%% EUnit
+
+oracle_test_() ->
+    {timeout, 7200,
+     fun() -> ?assert(riarc_test_tier:quickcheck(prop_oracle(), counts(), quickcheck_opts())) end}.
+
+counts() ->
+    case os:getenv("RIARC_ORACLE_CASES") of
+        false -> {15, 1500};
+        N -> {list_to_integer(N), list_to_integer(N)}
+    end.
+
+%% Shrinking reruns every mode for each step: bounded so that a failing fast tier ends.
+quickcheck_opts() ->
+    [{to_file, user}, {max_shrinks, 40}].
+
+%% @doc Runs the oracle on N cases from the tier's seed (RIARC_PROP_SEED to change it);
+%% true when every mode agreed on every case.
+-spec run(pos_integer()) -> boolean().
+run(N) ->
+    run(N, modes()).
+
+%% @doc The same, comparing only Modes (a sublist of modes/0) with the reference: to
+%% look past a known disagreement, or to check one mode's fix.
+-spec run(pos_integer(), [tuple()]) -> boolean().
+run(N, Modes) ->
+    riarc_test_tier:quickcheck(prop_oracle(Modes), {N, N}, quickcheck_opts()).
+
+%% @doc The modes, in the order they run and are printed.
+-spec modes() -> [tuple()].
+modes() ->
+    [{online, route, isolated}, {online, route, inline}, {online, evm, isolated},
+     {online, evm, inline}, {offline, binary}, {offline, text},
+     {replay_record, receiver}, {replay, receiver}, {replay_record, sender},
+     {replay, sender}].
+
+%% @doc The property: every mode agrees with the reference interpreter on every case.
+-spec prop_oracle() -> proper:outer_test().
+prop_oracle() ->
+    prop_oracle(modes()).
+
+%% @doc The same for Modes only.
+-spec prop_oracle([tuple()]) -> proper:outer_test().
+prop_oracle(Modes) ->
+    ?FORALL({Script, Src}, {script(), property()},
+            begin
+                Outcome = check_case(Script, Src, Modes),
+                ?WHENFAIL(print(Script, Src, Outcome), element(1, Outcome) =:= ok)
+            end).
+
+%%% One case
+
+%% @doc Checks one (system, property) case in every mode: `{ok, Answers}' when all agree,
+%% else `{disagree, Answers}' or `{nondeterministic, ...}' (the system's own traces
+%% differed between runs: an oracle bug, not riarc's) or `{bad_property, Why}'.
+-spec check_case(map(), unicode:chardata()) -> {ok | disagree, map()} | {atom(), term()}.
+check_case(Script, Src) ->
+    check_case(Script, Src, modes()).
+
+%% @doc The same in Modes only.
+-spec check_case(map(), unicode:chardata(), [tuple()]) -> {ok | disagree, map()} | {atom(), term()}.
+check_case(Script, Src0, Modes) ->
+    Src = unicode:characters_to_list(Src0),
+    case riarc_shml:parse_string(Src, "oracle.prop") of
+        {ok, Clauses} ->
+            _ = code:purge(?PROP_MOD),
+            case riarc_shml:load_string(Src, ?PROP_MOD, "oracle.prop") of
+                {ok, Mod} -> check_case(Script, Clauses, Mod, Modes);
+                Error -> {bad_property, Error}
+            end;
+        Error ->
+            {bad_property, Error}
+    end.
+
+check_case(Script, Clauses, Mod, Modes) ->
+    Col = spawn(fun() -> collector([], []) end),
+    Dir = riarc_test_tmp:dir("riarc_oracle"),
+    MFA = {riarc_oracle_sys, proc, [maps:get(id, Script), Script, none, Col]},
+    N = count(Script),
+    try
+        %% A replay runs with its recording (run_mode/6 of replay_record).
+        Runs = lists:append([run_mode(M, MFA, Mod, Col, N, Dir)
+                             || M <- modes(), element(1, M) =/= replay,
+                                wanted(M, Modes)]),
+        judge(Clauses, [R || {M, _} = R <- Runs, lists:member(M, Modes)])
+    after
+        persistent_term:erase(?KEY),
+        exit(Col, kill)
+    end.
+
+%% A run of the system: the mode's verdicts, the run's ground truth (each process's
+%% logged trace) and what each monitor was fed. A replay mode comes with its recording.
+run_mode({online, Backend, Analysis} = M, MFA, Mod, Col, N, _Dir) ->
+    set(Mod, Col, M),
+    [collect(M, Col, N, riarc:run(MFA, ?MODULE, #{backend => Backend, analysis => Analysis,
+                                                timeout => ?RUN_MS}))];
+run_mode({offline, Format} = M, MFA, Mod, Col, N, Dir) ->
+    File = filename:join(Dir, "case." ++ atom_to_list(Format)),
+    set(Mod, Col, M),
+    Rec = riarc_offline:record(MFA, File, #{format => Format, timeout => ?RUN_MS}),
+    Got = case Rec of
+              {ok, _} -> riarc_offline:check(File, ?MODULE, #{timeout => ?RUN_MS});
+              Error -> Error
+          end,
+    [collect(M, Col, N, Got)];
+run_mode({replay_record, Strategy} = M, MFA, Mod, Col, N, Dir) ->
+    File = filename:join(Dir, "case." ++ atom_to_list(Strategy) ++ ".rr"),
+    set(Mod, Col, M),
+    Rec = riarc_replay:record(MFA, File, #{strategy => Strategy, modules => [riarc_oracle_sys],
+                                           monitor => ?MODULE, timeout => ?RUN_MS}),
+    R1 = collect(M, Col, N, monitoring(Rec)),
+    M2 = {replay, Strategy},
+    set(Mod, Col, M2),
+    R2 = case Rec of
+             {ok, _} ->
+                 collect(M2, Col, N, monitoring(riarc_replay:replay(File, #{monitor => ?MODULE,
+                                                                           timeout => ?RUN_MS})));
+             _ ->
+                 collect(M2, Col, N, {error, no_recording})
+         end,
+    [R1, R2].
+
+wanted({replay_record, S} = M, Modes) ->
+    lists:member(M, Modes) orelse lists:member({replay, S}, Modes);
+wanted(M, Modes) ->
+    lists:member(M, Modes).
+
+monitoring({ok, #{monitoring := R}}) -> {ok, R};
+monitoring({ok, Info}) -> {error, {no_monitoring, Info}};
+monitoring(Error) -> Error.
+
+set(Mod, Col, Tag) ->
+    persistent_term:put(?KEY, #{mod => Mod, sink => Col, tag => Tag}).
+
+%% The mode's run is over: its processes have logged (each logs before it exits) and its
+%% monitors have been fed; take what the collector has for it.
+collect(Mode, Col, N, {ok, #{verdicts := Vs}}) ->
+    {Logs, Fed} = dump(Col, N),
+    {Mode, {ok, Vs, Logs, [{Id, E} || {T, Id, E} <- Fed, T =:= Mode]}};
+collect(Mode, Col, _N, Other) ->
+    _ = dump(Col, 0),
+    {Mode, {error, Other}}.
+
+dump(Col, N) ->
+    dump(Col, N, [], [], erlang:monotonic_time(millisecond) + 5000).
+
+dump(Col, N, Logs0, Fed0, Deadline) ->
+    Ref = make_ref(),
+    Col ! {dump, self(), Ref},
+    {Logs, Fed} = receive {Ref, L, F} -> {Logs0 ++ L, Fed0 ++ F} end,
+    case length(Logs) >= N orelse erlang:monotonic_time(millisecond) > Deadline of
+        true -> {maps:from_list(Logs), Fed};
+        false -> timer:sleep(10), dump(Col, N, Logs, Fed, Deadline)
+    end.
+
+collector(Logs, Fed) ->
+    receive
+        {log, P, L} -> collector([{P, L} | Logs], Fed);
+        {fed, Tag, Id, E} -> collector(Logs, [{Tag, Id, E} | Fed]);
+        {dump, From, Ref} -> From ! {Ref, lists:reverse(Logs), lists:reverse(Fed)}, collector([], [])
+    end.
+
+%% Processes in the system: each script's, and one gen_server per `gen' act.
+count(#{acts := Acts}) ->
+    1 + lists:sum([case A of
+                       {async, C, _} -> count(C);
+                       {sync, C, _, _} -> count(C);
+                       {gen, _, _, _} -> 1;
+                       _ -> 0
+                   end || A <- Acts]).
+
+%%% Judging
+
+judge(Clauses, Runs) ->
+    case [{M, Logs} || {M, {ok, _, Logs, _}} <- Runs] of
+        [] ->
+            {disagree, maps:from_list([{M, R} || {M, R} <- Runs])};
+        [{RefMode, RefLogs} | _] = AllLogs ->
+            Truth = truths(RefLogs),
+            Canon = canonical(RefLogs),
+            Odd = [{M, Id} || {M, Logs} <- AllLogs, {Id, T} <- maps:to_list(canonical(Logs)),
+                              maps:get(Id, Canon, missing) =/= T]
+                ++ [{M, missing} || {M, Logs} <- AllLogs, map_size(Logs) =/= map_size(RefLogs)],
+            Ref = reference(Clauses, Truth),
+            Answers = maps:from_list([{reference, {ok, Ref}}
+                                      | [{M, answers(R)} || {M, R} <- Runs]]),
+            Disagree = [M || {M, A} <- maps:to_list(Answers), A =/= {ok, Ref}],
+            if
+                Odd =/= [] -> {nondeterministic, #{reference_run => RefMode, differ => Odd,
+                                                   answers => Answers}};
+                Disagree =:= [] -> {ok, Answers};
+                true -> {disagree, Answers}
+            end
+    end.
+
+%% Each mode's answer: per logical id, the verdict and the deciding event's position.
+answers({ok, Vs, Logs, Fed}) ->
+    Truth = truths(Logs),
+    Sys = sys_pids(Logs),
+    {ok, maps:from_list(
+           [begin
+                Id = logical_id(MFA),
+                Mine = [E || {I, E} <- Fed, I =:= Id],
+                {Id, {V, position(V, Mine, maps:get(Id, Truth, {none, []}), Sys)}}
+            end || #{mfa := MFA, verdict := V} <- Vs])};
+answers({error, Why}) ->
+    {error, Why}.
+
+position(none, Fed, {_, Trace}, Sys) ->
+    case align(Fed, Trace, Sys) of
+        {ok, _} -> all;
+        Unaligned -> Unaligned
+    end;
+position(_, [], _, _) ->
+    no_event;
+position(_, Fed, {_, Trace}, Sys) ->
+    case align(Fed, Trace, Sys) of
+        {ok, Pos} -> Pos;
+        Unaligned -> Unaligned
+    end.
+
+%% The events a monitor was fed are a subsequence of its process's trace: the position
+%% of the last one, or the first one that is not in the trace where it should be.
+align(Fed, Trace, Sys) ->
+    align([norm(E, Sys) || E <- Fed], [norm(E, Sys) || E <- Trace], 0, 0).
+
+align([], _, Last, _) -> {ok, Last};
+align([E | _], [], _, _) -> {unaligned, E};
+align([E | Fed], [E | Trace], _, I) -> align(Fed, Trace, I + 1, I + 1);
+align(Fed, [_ | Trace], Last, I) -> align(Fed, Trace, Last, I + 1).
+
+%% Pids outside the system (the collector, the root's parent, which riarc names
+%% differently in each mode) and references (a call's alias, new in every run) say
+%% nothing about the behaviour.
+norm(T, Sys) when is_pid(T) ->
+    case maps:is_key(T, Sys) of
+        true -> T;
+        false -> '$ext'
+    end;
+norm(T, _) when is_reference(T) -> '$ref';
+norm({'$ref', _}, _) -> '$ref';
+norm(T, Sys) when is_tuple(T) -> list_to_tuple(norm(tuple_to_list(T), Sys));
+norm([H | T], Sys) -> [norm(H, Sys) | norm(T, Sys)];
+norm(T, Sys) when is_map(T) -> maps:from_list(norm(maps:to_list(T), Sys));
+norm(T, _) -> T.
+
+sys_pids(Logs) -> maps:from_list([{P, true} || P <- maps:keys(Logs)]).
+
+%% The ground truth: per logical id, the process's MFA and whole trace (its log, the
+%% log's own send and its exit).
+truths(Logs) ->
+    maps:from_list([{logical_id(MFA), {MFA, Log ++ [{send, P, col(MFA), {log, P, Log}},
+                                                    {exit, P, exit_reason(MFA)}]}}
+                    || {P, [{init, _, _, MFA} | _] = Log} <- maps:to_list(Logs)]).
+
+col({riarc_oracle_sys, proc, [_, _, _, Col]}) -> Col;
+col({riarc_oracle_sys, init, [{srv, _, _, Col}]}) -> Col.
+
+exit_reason({riarc_oracle_sys, proc, [_, Script, _, _]}) -> maps:get(exit, Script, normal);
+exit_reason({riarc_oracle_sys, init, [{srv, _, Stop, _}]}) -> Stop.
+
+%% A run's traces with pids named by logical id: the same in every run of a case.
+canonical(Logs) ->
+    Names = maps:from_list([{P, {pid, logical_id(MFA)}}
+                            || {P, [{init, _, _, MFA} | _]} <- maps:to_list(Logs)]),
+    maps:from_list([{Id, rename(T, Names)} || {Id, {_, T}} <- maps:to_list(truths(Logs))]).
+
+rename(T, Names) when is_pid(T) -> maps:get(T, Names, '$ext');
+rename(T, Names) when is_tuple(T) -> list_to_tuple(rename(tuple_to_list(T), Names));
+rename([H | T], Names) -> [rename(H, Names) | rename(T, Names)];
+rename(T, Names) when is_map(T) -> maps:from_list(rename(maps:to_list(T), Names));
+rename(T, _) -> T.
+
+logical_id({riarc_oracle_sys, proc, [Id | _]}) -> Id;
+logical_id({riarc_oracle_sys, init, [{srv, N, _, _}]}) -> {srv, N};
+logical_id(MFA) -> {other, MFA}.
+
+%% The reference interpreter on each process's trace, and the first prefix on which it
+%% has a verdict. Each call's alias is a reference of its own: numbered per process.
+reference(Clauses, Truth) ->
+    maps:from_list(
+      [{Id, {V, ref_position(V, Clauses, MFA, Trace)}}
+       || {Id, {MFA, Trace0}} <- maps:to_list(Truth),
+          Trace <- [number_refs(Trace0)],
+          V <- [riarc_shml_ref:verdict(Clauses, MFA, Trace)], V =/= undefined]).
+
+ref_position(none, _, _, _) -> all;
+ref_position(_, Clauses, MFA, Trace) ->
+    hd([K || K <- lists:seq(1, length(Trace)),
+             riarc_shml_ref:verdict(Clauses, MFA, lists:sublist(Trace, K)) =/= none]).
+
+number_refs(Trace) ->
+    {T, _} = lists:mapfoldl(fun(E, K) ->
+                                    K1 = case is_call(E) of true -> K + 1; false -> K end,
+                                    {subst_ref(E, {'$ref', K1}), K1}
+                            end, 0, Trace),
+    T.
+
+is_call({send, _, _, {'$gen_call', _, _}}) -> true;
+is_call({recv, _, {'$gen_call', _, _}}) -> true;
+is_call(_) -> false.
+
+subst_ref('$ref', R) -> R;
+subst_ref(T, R) when is_tuple(T) -> list_to_tuple(subst_ref(tuple_to_list(T), R));
+subst_ref([H | T], R) -> [subst_ref(H, R) | subst_ref(T, R)];
+subst_ref(T, _) -> T.
+
+%%% Printing a failing case
+
+%% @doc Prints a case and what check_case/2 made of it: the script, the property and,
+%% per process, each mode's answer beside the reference's.
+-spec print(map(), unicode:chardata(), tuple()) -> ok.
+print(Script, Src, Outcome) ->
+    io:format(user, "~n=== riarc oracle: ~p ===~nsystem script:~n~p~nproperty:~n~ts~n",
+              [element(1, Outcome), Script, Src]),
+    case Outcome of
+        {Kind, Answers} when Kind =:= ok; Kind =:= disagree ->
+            print_answers(Answers);
+        {nondeterministic, #{answers := Answers} = Why} ->
+            io:format(user, "traces differing from the first run's: ~p~n", [maps:get(differ, Why)]),
+            print_answers(Answers);
+        Other ->
+            io:format(user, "~p~n", [Other])
+    end.
+
+print_answers(Answers) ->
+    {ok, Ref} = maps:get(reference, Answers),
+    Modes = [M || M <- [reference | modes()], is_map_key(M, Answers)],
+    Ids = lists:usort(maps:keys(Ref) ++ lists:append([maps:keys(A) || {ok, A} <- maps:values(Answers)])),
+    io:format(user, "verdicts as {Verdict, position of the deciding event in the process's trace}:~n", []),
+    [begin
+         io:format(user, "  process ~p:~n", [Id]),
+         [io:format(user, "    ~-26s ~0p~s~n",
+                    [mode_name(M), A, case A =:= maps:get(Id, Ref, not_monitored) of
+                                          true -> "";
+                                          false -> "   <== differs from the reference"
+                                      end])
+          || M <- Modes, {ok, As} <- [maps:get(M, Answers, {ok, #{}})],
+             A <- [maps:get(Id, As, not_monitored)]]
+     end || Id <- Ids],
+    [io:format(user, "  ~s failed: ~P~n", [mode_name(M), Why, 30])
+     || M <- Modes, {error, Why} <- [maps:get(M, Answers, {ok, #{}})]],
+    ok.
+
+mode_name(M) when is_atom(M) -> atom_to_list(M);
+mode_name(M) -> string:join([atom_to_list(X) || X <- tuple_to_list(M)], "/").
+
+%%% The Spec
+
+%% @doc Λ: the case's compiled property's monitor, reporting each event it is fed to the
+%% case's collector, tagged with the mode and the process's logical id.
+-spec spec(riarc_event:mfa_args()) -> {ok, riarc_monitor:monitor()} | undefined.
+spec(MFA) ->
+    #{mod := Mod, sink := Sink, tag := Tag} = persistent_term:get(?KEY),
+    case Mod:spec(MFA) of
+        {ok, Mon} -> {ok, fed(Sink, Tag, logical_id(MFA), Mon)};
+        undefined -> undefined
+    end.
+
+fed(Sink, Tag, Id, Mon) ->
+    fun(E) ->
+            Sink ! {fed, Tag, Id, E},
+            case riarc_monitor:analyse(Mon, E) of
+                {next, M} -> fed(Sink, Tag, Id, M);
+                {verdict, V} -> V;
+                {verdict, error, Why} -> error({monitor_failed, Why})
+            end
+    end.
+
+%% @doc The case's property's message events: what riarc would take from it as Spec.
+-spec trace_flags() -> [send | recv].
+trace_flags() -> (current()):trace_flags().
+
+%% @doc The case's property's trace patterns.
+-spec trace_patterns() -> riarc_trace_pattern:patterns().
+trace_patterns() -> (current()):trace_patterns().
+
+%% @doc Where the case's property's monitors run by default.
+-spec analysis() -> isolated | inline.
+analysis() -> (current()):analysis().
+
+current() ->
+    #{mod := Mod} = persistent_term:get(?KEY),
+    Mod.
+
+%%% Systems
+
+%% @doc PropEr generator of riarc_oracle_sys scripts: a spawn tree of depth 2 at most,
+%% with messages, timeouts, gen_server calls and abnormal exits.
+-spec script() -> proper_types:type().
+script() ->
+    ?LET(Raw, raw(2), finalize(Raw)).
+
+raw(D) -> {exit_kind(), resize(3, list(raw_act(D)))}.
+
+exit_kind() -> frequency([{3, normal}, {1, crash}]).
+
+val() -> choose(0, 2).
+
+vals() -> resize(2, list(val())).
+
+raw_act(0) ->
+    frequency([{3, {timeout, choose(0, 1)}},
+               {1, {gen, vals(), oneof([normal, shutdown])}}]);
+raw_act(D) ->
+    frequency([{2, {timeout, choose(0, 1)}},
+               {1, {gen, vals(), oneof([normal, shutdown])}},
+               {3, {async, ?LAZY(raw(D - 1)), vals()}},
+               {3, {sync, ?LAZY(raw(D - 1)), vals(), resize(2, non_empty(list(val()))),
+                    choose(0, 3)}}]).
+
+finalize(Raw) ->
+    {S, _} = fin(Raw, 0, none, 0),
+    S.
+
+%% A child starts by taking the messages its parent sends it right after the spawn; a
+%% synchronous child sends its replies at some point of its own acts.
+fin({Exit, Acts}, NIn, Reply, Id) ->
+    {Body, Next} = lists:foldl(fun(A, {Acc, N}) ->
+                                       {A1, N1} = fin_act(A, N),
+                                       {Acc ++ [A1], N1}
+                               end, {[], Id + 1}, Acts),
+    Body1 = case Reply of
+                none -> Body;
+                {Vs, Pos} ->
+                    {B1, B2} = lists:split(min(Pos, length(Body)), Body),
+                    B1 ++ [{reply, Vs}] ++ B2
+            end,
+    Reason = case Exit of normal -> normal; crash -> {crash, Id} end,
+    {#{id => Id, acts => lists:duplicate(NIn, recv) ++ Body1, exit => Reason}, Next}.
+
+fin_act({timeout, T}, N) -> {{timeout, T}, N};
+fin_act({gen, Calls, normal}, N) -> {{gen, N, Calls, normal}, N + 1};
+fin_act({gen, Calls, shutdown}, N) -> {{gen, N, Calls, {shutdown, N}}, N + 1};
+fin_act({async, C, Msgs}, N) ->
+    {CS, N1} = fin(C, length(Msgs), none, N),
+    {{async, CS, Msgs}, N1};
+fin_act({sync, C, Msgs, Replies, Pos}, N) ->
+    {CS, N1} = fin(C, length(Msgs), {Replies, Pos}, N),
+    {{sync, CS, Msgs, length(Replies)}, N1}.
+
+%%% Properties, as source text over the systems' alphabet
+
+%% @doc PropEr generator of property sources, as binaries (PropEr prints them as text):
+%% a clause for the system's processes (or one for a given id and one for the others) and
+%% one for its gen_servers, so that every process has a monitor of its own and no
+%% partition mixes the traces of two processes (whose interleaving no run fixes). W is
+%% bound to the process's logical id.
+-spec property() -> proper_types:type().
+property() ->
+    ?LET({Split, F1, F2, F3}, {frequency([{3, none}, {1, choose(0, 3)}]),
+                               formula(proc), formula(proc), formula(srv)},
+         unicode:characters_to_binary(
+           case Split of
+               none ->
+                   ["with riarc_oracle_sys:proc(W, _, _, _) monitor\n  ", F1, ",\n"];
+               K ->
+                   ["with riarc_oracle_sys:proc(W = ", integer_to_list(K), ", _, _, _) monitor\n  ",
+                    F1, ",\n",
+                    "with riarc_oracle_sys:proc(W, _, _, _) monitor\n  ", F2, ",\n"]
+           end
+           ++ ["with riarc_oracle_sys:init({srv, W, _, _}) monitor\n  ", F3, ".\n"])).
+
+%% A formula after the process's own init action (binding S to the process): the first
+%% event of every trace is its init, and a first necessity that does not match it would
+%% accept at once. Its body is random, with `always' (loops on every kind of event:
+%% the shape whose trace patterns filter messages) favoured, so that verdicts come late
+%% in the trace.
+formula(Who) ->
+    Init = case Who of
+               proc -> "[S <- _, riarc_oracle_sys:proc(W, _, _, _)] ";
+               srv -> "[S <- _, riarc_oracle_sys:init({srv, W, _, _})] "
+           end,
+    ?SIZED(Size, begin
+                     D = min(Size div 8 + 3, 6),
+                     Scope = ["S", "W"],
+                     ?LET(K, frequency([{4, [recv, send]}, {1, [recv]}, {1, [send]}]),
+                          ?LET(Body, frequency([{3, always_formula(D, Scope, [], 2, false, K)},
+                                                {2, formula(D, Scope, [], 2, false, K)}]),
+                               [Init, Body]))
+                 end).
+
+%% formula(Depth, Scope, Recs, Loops, Under, Kinds): Scope the data variables bound so far,
+%% Recs the recursion variables with whether a necessity separates them from their max,
+%% Under whether a necessity is above (ff, tt and a recursion variable are never at the
+%% top of the body: they would decide on the init event, or loop on nothing), Kinds
+%% the message kinds it may name (a formula that never names one does not see its
+%% events: those must neither end nor decide its monitor, in any mode).
+formula(D, Scope, Recs, L, false, K) when D =< 1 ->
+    necessity(1, Scope, Recs, L, K);
+formula(0, _Scope, Recs, _L, true, _K) ->
+    frequency([{4, "ff"}, {1, "tt"} | [{1, R} || {R, true} <- Recs]]);
+formula(D, Scope, Recs, L, Under, K) ->
+    Guarded = [R || {R, true} <- Recs],
+    frequency([{4, "ff"} || Under, D =< 3] ++ [{1, "tt"} || Under, D =< 2]
+              ++ [{2, oneof(Guarded)} || Guarded =/= [], Under]
+              ++ [{2, ?LAZY(max_formula(D, Scope, Recs, L, Under, K))} || length(Recs) < 3]
+              ++ [{L, ?LAZY(loop_formula(D, Scope, Recs, L, Under, K))} || L > 0, length(Recs) < 3]
+              ++ [{L, ?LAZY(always_formula(D, Scope, Recs, L, Under, K))} || L > 0, length(Recs) < 3]
+              ++ [{2, ?LAZY(and_formula(D, Scope, Recs, L, Under, K))},
+                  {6, ?LAZY(necessity(D, Scope, Recs, L, K))}]).
+
+%% Always F: F, and again after every event.
+always_formula(D, Scope, Recs, L, Under, K) ->
+    X = "X" ++ integer_to_list(length(Recs)),
+    ?LET(Body, formula(D - 1, Scope, [{X, false} | Recs], L, Under, K),
+         ["max(", X, ". and(", Body, [[", ", Loop, " ", X] || Loop <- every_kind(K)], "))"]).
+
+%% A loop for every kind of event the formula may name.
+every_kind(K) ->
+    [L || {Kind, L} <- [{recv, "[_ ? _]"}, {send, "[_:_ ! _]"}, {recv, "[_ ?? timeout]"},
+                        {other, "[_ ** _]"}, {other, "[_ -> _, _:_(_, _, _, _)]"},
+                        {other, "[_ -> _, _:_(_)]"}],
+          Kind =:= other orelse lists:member(Kind, K)].
+
+max_formula(D, Scope, Recs, L, Under, K) ->
+    X = "X" ++ integer_to_list(length(Recs)),
+    ?LET(Body, formula(D - 1, Scope, [{X, false} | Recs], L, Under, K),
+         ["max(", X, ". ", Body, ")"]).
+
+loop_formula(D, Scope, Recs, L, Under, K) ->
+    X = "X" ++ integer_to_list(length(Recs)),
+    Loops = [["[_ ? _] "] || lists:member(recv, K)] ++ [["[_:_ ! _] "] || lists:member(send, K)]
+        ++ [["[_ ? _] ", "[_:_ ! _] "] || K =:= [recv, send]],
+    ?LET({Body, Kinds}, {formula(D - 1, Scope, [{X, false} | Recs], L, Under, K), oneof(Loops)},
+         ["max(", X, ". and(", Body, [[", ", Kd, X] || Kd <- Kinds], "))"]).
+
+and_formula(D, Scope, Recs, L, Under, K) ->
+    ?LET(Fs, vector(2, formula(D - 1, Scope, Recs, L, Under, K)),
+         ["and(", lists:join(", ", Fs), ")"]).
+
+necessity(D, Scope, Recs, L, K) ->
+    ?LET({Act, Bound}, action(Scope, K),
+         ?LET(Body, formula(D - 1, lists:usort(Scope ++ Bound), [{R, true} || {R, _} <- Recs],
+                            L, true, K),
+              ["[", Act, "] ", Body])).
+
+%% An action as {Text, Variables it binds}, over the systems' events: the messages
+%% {m, V}, {r, Pid, V}, a gen_server's start, calls and stop cast, the logs to the
+%% collector; exits normal, {crash, Id} and {shutdown, Id}.
+action(Scope, K) ->
+    N = integer_to_list(length(Scope)),
+    Recv = lists:member(recv, K),
+    Send = lists:member(send, K),
+    ?LET({Kind, P1, P2, M, G},
+         {frequency([{3, recv} || Recv] ++ [{3, send} || Send] ++ [{2, timeout} || Recv]
+                    ++ [{1, exit}, {1, spawn}, {1, init}]),
+          proc(Scope, "P" ++ N), proc(Scope, "Q" ++ N), msg_pat(Scope, "M" ++ N),
+          frequency([{3, none}, {1, guard}])},
+         ?LET({Text, Pats}, action_text(Kind, P1, P2, M, Scope, N),
+              begin
+                  Vars = lists:usort(lists:append([vars_in(P) || P <- Pats])),
+                  ?LET(Guard, guard(G, Vars, Scope), {[Text, Guard], Vars})
+              end)).
+
+action_text(recv, P1, _, M, _, _) -> {[P1, " ? ", M], [P1, M]};
+action_text(timeout, P1, _, _, _, _) -> {[P1, " ?? timeout"], [P1]};
+action_text(send, P1, P2, M, _, _) -> {[P1, ":", P2, " ! ", M], [P1, P2, M]};
+action_text(exit, P1, _, _, Scope, N) ->
+    ?LET(R, exit_pat(Scope, "R" ++ N), {[P1, " ** ", R], [P1, R]});
+action_text(spawn, P1, P2, _, Scope, N) ->
+    ?LET(C, call_pat(Scope, "I" ++ N), {[P1, " -> ", P2, ", ", C], [P1, P2, C]});
+action_text(init, P1, P2, _, Scope, N) ->
+    ?LET(C, call_pat(Scope, "I" ++ N), {[P1, " <- ", P2, ", ", C], [P1, P2, C]}).
+
+%% A process pattern: _, a variable in scope, or a fresh one.
+proc(Scope, Fresh) ->
+    frequency([{4, "_"}, {2, Fresh} | [{1, V} || V <- Scope]]).
+
+msg_pat(Scope, Fresh) ->
+    frequency([{4, "_"}, {2, Fresh}, {2, "{m, 0}"}, {2, "{m, 1}"}, {1, "{m, 2}"},
+               {2, "{m, " ++ Fresh ++ "}"}, {1, "{r, _, 1}"}, {1, "{r, _, " ++ Fresh ++ "}"},
+               {1, "{ack, _, _}"}, {1, "{'$gen_call', _, {q, " ++ Fresh ++ "}}"},
+               {1, "{_, {a, 0}}"}, {1, "{'$gen_cast', stop}"}, {1, "{log, _, _}"},
+               {1, "timeout"}
+               | [{1, V} || V <- Scope]]).
+
+exit_pat(Scope, Fresh) ->
+    frequency([{2, "normal"}, {2, "{crash, _}"}, {1, "{shutdown, _}"}, {2, Fresh}, {1, "_"}
+               | [{1, "{crash, " ++ V ++ "}"} || V <- Scope]]).
+
+call_pat(Scope, Fresh) ->
+    ?LET(Id, frequency([{3, "_"}, {1, Fresh}, {1, "0"}, {1, "1"}, {1, "2"} | [{1, V} || V <- Scope]]),
+         oneof(["riarc_oracle_sys:proc(" ++ Id ++ ", _, _, _)",
+                "riarc_oracle_sys:init({srv, " ++ Id ++ ", _, _})",
+                "_:_(_, _, _, _)", "_:_(_)"])).
+
+vars_in(Pat) ->
+    [W || W <- string:lexemes(Pat, "{}(),: "), is_var(W)].
+
+is_var([C | _]) -> C >= $A andalso C =< $Z.
+
+%% Guards compare with =:= and =/= only: the order of two pids is the order of their
+%% spawns, which the schedule decides.
+guard(none, _, _) -> "";
+guard(guard, Vars, Scope) ->
+    case lists:usort(Vars ++ Scope) of
+        [] -> "";
+        All -> oneof([?LET({V1, V2, Op}, {oneof(All), oneof(All), oneof(["=:=", "=/="])},
+                           [" when ", V1, " ", Op, " ", V2]),
+                      ?LET(V, oneof(All), [" when is_integer(", V, "), ", V, " > 0"])])
+    end.
