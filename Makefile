@@ -3,7 +3,7 @@
 REBAR ?= rebar3
 export ERL_FLAGS ?=
 
-.PHONY: all toolchain test-toolchain build test test-all eunit ct layout check xref dialyzer demo bench bench-top bench-takeover bench-shapes bench-replay bench-quick report-check verify clean
+.PHONY: all toolchain test-toolchain build test test-all verdicts-soak eunit ct layout check xref dialyzer demo bench bench-top bench-takeover bench-shapes bench-replay bench-quick report-check verify clean
 
 all: build
 
@@ -28,6 +28,11 @@ test: test-toolchain
 
 test-all: test-toolchain
 	@scripts/test-tier all
+
+# The differential oracle (riarc_oracle_tests: random systems and properties, every mode
+# against the reference interpreter) at 100 times the fast tier's cases.
+verdicts-soak: test-toolchain
+	RIARC_ORACLE_CASES=1500 $(REBAR) eunit --module=riarc_oracle_tests
 
 layout: test-toolchain
 	$(REBAR) as test compile

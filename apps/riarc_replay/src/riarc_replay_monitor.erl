@@ -8,9 +8,9 @@
 %% plain system would have (the root's MFA, a proc_lib start's callback `{Mod, init,
 %% [Args]}', the spawned MFA or fun), and the events the monitors see carry that MFA and
 %% the messages as the program sent them (not wrapped in `{'$riarc_rr', ...}' or
-%% `{'$riarc_rv', ...}'); the runtime's own messages to the controller are not shown, nor
-%% are `timeout' events (the woven receive's first look at the mailbox makes them, and a
-%% replayed timeout makes none). The verdicts in the result name processes the same way.
+%% `{'$riarc_rv', ...}'); the runtime's own messages to the controller are not shown, and
+%% a receive of the program that timed out is a `timeout' event as in the plain run (the
+%% runtime marks it; the VM's own timeout events of a woven run are not shown). The verdicts in the result name processes the same way.
 %% A property's trace patterns (riarc's `trace_patterns' option, which a compiled
 %% property file sets) select plain messages; the run sends wrapped ones, so run/3 gives
 %% riarc trace_patterns/1 of them, which select the messages wrapped or not.
@@ -24,7 +24,8 @@
 %% 4> riarc_replay_monitor:trace_patterns(#{send => false, 'receive' => [{['_', '_', {store, '$1'}], [], []}]}).
 %% #{'receive' => [{['_','_',{store,'$1'}],[],[]},
 %%                 {['_','_',{'$riarc_rr','_','_',{store,'$1'}}],[],[]},
-%%                 {['_','_',{'$riarc_rv','_',{store,'$1'}}],[],[]}],
+%%                 {['_','_',{'$riarc_rv','_',{store,'$1'}}],[],[]},
+%%                 {['_','_','$riarc_rr_timed_out'],[],[]}],
 %%   send => false}
 %% '''
 %% Where it runs: where the run runs (riarc_replay's `vm'). With `otp => true' that is the
@@ -48,6 +49,9 @@
 -export_type([error_reason/0]).
 
 -type error_reason() :: {no_result, [map()]}.
+
+%% The receive clause that traces the runtime's timeout marks.
+-define(MARK_CLAUSE, {['_', '_', '$riarc_rr_timed_out'], [], []}).
 
 %% @doc Runs {M, F, A} (riarc_replay's controller) as the root of a system monitored by
 %% Spec with riarc Opts; returns the root's return value and riarc's result, with
@@ -121,18 +125,23 @@ event({send, From, To, Msg}) ->
         true -> skip;
         false -> {send, From, To, unwrap(Msg)}
     end;
+event({recv, P, '$riarc_rr_timed_out'}) ->
+    %% The runtime's mark of a receive of the program that timed out, recorded or
+    %% replayed (riarc_replay_rt): the plain run's timeout event.
+    {timeout, P};
 event({recv, P, Msg}) ->
     case runtime(Msg) of
         true -> skip;
         false -> {recv, P, unwrap(Msg)}
     end;
 %% A woven receive first looks at the mailbox without waiting (`after 0') and a replay
-%% takes a recorded timeout without any receive: riarc's `timeout' events say nothing
+%% takes a recorded timeout without any receive: the VM's `timeout' events say nothing
 %% about the program's own receives here, and would differ between a recording and its
-%% replays, so monitors do not see them.
+%% replays; the runtime's mark (above) stands for them.
 event({timeout, _}) -> skip;
 event(E) -> E.
 
+runtime('$riarc_rr_timed_out') -> true;
 runtime({riarc_rr_spawned, _, _}) -> true;
 runtime({riarc_rr_root, _}) -> true;
 runtime({riarc_rr_diverged, _, _, _, _}) -> true;
@@ -153,9 +162,15 @@ runtime(_) -> false.
 -spec trace_patterns(riarc_trace_pattern:patterns()) -> riarc_trace_pattern:patterns().
 trace_patterns(Patterns) ->
     maps:map(fun(send, P) -> wrapped_pattern(2, P);
-                ('receive', P) -> wrapped_pattern(3, P);
+                ('receive', P) -> with_timeouts(wrapped_pattern(3, P));
                 (_, P) -> P
              end, Patterns).
+
+%% The runtime's timeout marks are traced whatever the property's receives are: they
+%% stand for timeout events, which the VM traces whatever the pattern.
+with_timeouts(true) -> true;
+with_timeouts(false) -> [?MARK_CLAUSE];
+with_timeouts(MS) -> MS ++ [?MARK_CLAUSE].
 
 wrapped_pattern(_Len, P) when is_boolean(P) ->
     P;

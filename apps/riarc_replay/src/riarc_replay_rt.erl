@@ -70,6 +70,8 @@
 %% index into the process's side table, which holds the value.
 -define(EV_RECV, 1).        % receiver side: took the message (sender index:24, seq:40)
 -define(EV_RECV_EXT, 2).    % took a message no woven sender wrapped
+%% What a woven process receives from itself when its receive times out (timed_out/1).
+-define(TIMEOUT_MARK, '$riarc_rr_timed_out').
 -define(EV_TIMEOUT, 3).     % the receive's `after' fired
 -define(EV_SEND, 4).        % sender side: the receiver's version this message got
 -define(EV_ETS, 5).         % the table's turn (version) of this ETS operation
@@ -225,7 +227,12 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
                      end,
             finish(),
             Ctl ! {riarc_rr_root, Result},
-            Result;
+            %% The root ends as the plain one would: a crash is its exit reason, which
+            %% the run's monitors see (the controller has the result already).
+            case Result of
+                {ok, _} -> Result;
+                {C, R, Stack} -> erlang:raise(C, R, Stack)
+            end;
         _ ->
             try
                 case What of
@@ -533,10 +540,21 @@ wrap(_Ver, Msg, S = #replay_run{strategy = sender, mode = replay}) ->
 recv(F, Timeout) ->
     case get(?KEY) of
         undefined -> plain_recv(F, Timeout);
-        S = #replay_run{mode = record, strategy = receiver} -> record_recv(F, Timeout, S);
-        S = #replay_run{mode = replay, strategy = receiver} -> replay_recv(F, Timeout, S);
-        S = #replay_run{strategy = sender} -> versioned_recv(F, Timeout, S)
+        S = #replay_run{mode = record, strategy = receiver} -> timed_out(record_recv(F, Timeout, S));
+        S = #replay_run{mode = replay, strategy = receiver} -> timed_out(replay_recv(F, Timeout, S));
+        S = #replay_run{strategy = sender} -> timed_out(versioned_recv(F, Timeout, S))
     end.
+
+%% The program's receive took its `after' branch, recorded or replayed. The VM's own
+%% timeout events of a woven run say nothing of that (the woven receive looks at the
+%% mailbox with `after 0' first; a replayed timeout waits for nothing), so the runtime
+%% marks it with a message to itself, which riarc's monitors see as the plain run's
+%% timeout (riarc_replay_monitor:event/1).
+timed_out('$riarc_rr_timeout') ->
+    self() ! ?TIMEOUT_MARK,
+    receive ?TIMEOUT_MARK -> '$riarc_rr_timeout' end;
+timed_out(Taken) ->
+    Taken.
 
 plain_recv(F, Timeout) ->
     case F(rec, none, Timeout) of

@@ -8,7 +8,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([verdict/3, ref_verdict/3, project/2, late_main/0, late_worker/0]).
+-export([verdict/3, ref_verdict/3, late_main/0, late_worker/0]).
 
 -define(MFA, {m, f, []}).
 -define(INIT, {init, c, p, {m, f, []}}).
@@ -51,48 +51,11 @@ ref(Src, MFA, Trace) ->
     {ok, Cs} = riarc_shml:parse_string(Src, "t.prop"),
     ref_verdict(Cs, MFA, Trace).
 
-%% @doc The reference interpreter's verdict under the projection of docs/properties.md
-%% ("Which events a monitor sees"): riarc_shml_ref sees every init, spawn and exit, and
-%% timeouts with receives, so the trace is first projected onto the kinds the chosen
-%% clause mentions, and a start its clause does not mention is consumed by a necessity
-%% that matches it and leads to the clause's formula (the start then leaves the first
-%% state as it is, and decides a formula that is ff or tt from the start).
+%% @doc The reference interpreter's verdict (riarc_shml_ref, which sees the trace as a
+%% monitor does: riarc_shml_ref:project/2).
 -spec ref_verdict([riarc_shml:clause()], {module(), atom(), list()}, [riarc_event:event()]) ->
     accept | reject | none | undefined.
-ref_verdict([], _MFA, _Trace) -> undefined;
-ref_verdict([C | Cs], MFA, Trace) ->
-    case riarc_shml_ref:verdict([C], MFA, []) of
-        undefined -> ref_verdict(Cs, MFA, Trace);
-        _ ->
-            {C1, Trace1} = project(C, Trace),
-            riarc_shml_ref:verdict([C1], MFA, Trace1)
-    end.
-
-%% @doc A clause and a trace as riarc_shml_ref needs them to give the projected verdict.
--spec project(riarc_shml:clause(), [riarc_event:event()]) -> {riarc_shml:clause(), [riarc_event:event()]}.
-project(C, []) -> {C, []};
-project({clause, A, Target, F} = C, [First | Rest]) ->
-    Ms = riarc_shml_patterns:mentions(C),
-    Self = element(2, First),
-    Seen = fun(E) -> seen(E, Ms, Self) end,
-    Init = lists:member(init, Ms),
-    case {element(1, First), Init} of
-        {attached, true} ->
-            %% An attached start is an ordinary event for a clause naming init: it
-            %% matches no init action.
-            {C, [First | lists:filter(Seen, Rest)]};
-        {K, false} when K =:= init; K =:= attached ->
-            Any = {var, A, '_'},
-            Consume = {act, A, init, [Any, Any, {call, A, Any, Any, []}], []},
-            {{clause, A, Target, {nec, A, Consume, F}},
-             [{init, Self, riarc_parent, {riarc_start, start, []}} | lists:filter(Seen, Rest)]};
-        _ ->
-            {C, lists:filter(Seen, [First | Rest])}
-    end.
-
-seen({exit, Self, _}, _Ms, Self) -> true;
-seen({attached, _, _}, Ms, _) -> lists:member(init, Ms);
-seen(E, Ms, _) -> lists:member(element(1, E), Ms).
+ref_verdict(Clauses, MFA, Trace) -> riarc_shml_ref:verdict(Clauses, MFA, Trace).
 
 with(Formula) -> "with m:f() monitor " ++ Formula ++ ".".
 

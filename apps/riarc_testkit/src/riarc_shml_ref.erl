@@ -11,7 +11,7 @@
 %% ```
 %% 1> {ok, Cs} = riarc_shml:parse_string("with m:f() monitor [P ? x][P:_ ! y]ff.", "t").
 %% 2> riarc_shml_ref:verdict(Cs, {m, f, []}, [{init, a, b, {m, f, []}}]).
-%% accept
+%% none
 %% 3> riarc_shml_ref:verdict(Cs, {m, f, []}, [{recv, a, x}]).
 %% none
 %% 4> riarc_shml_ref:verdict(Cs, {m, f, []}, [{recv, a, x}, {send, a, b, y}]).
@@ -19,42 +19,52 @@
 %% '''
 -module(riarc_shml_ref).
 
--export([verdict/3, kinds/1]).
+-export([verdict/3, project/2]).
 
 %% @doc The verdict of the first clause whose `with' pattern matches MFA on a trace (a
-%% partition's events in order), or undefined when no clause matches.
+%% partition's events in order), or undefined when no clause matches. The monitor sees
+%% the trace as docs/properties.md says ("Which events a monitor sees"): project/2.
 -spec verdict([riarc_shml:clause()], {module(), atom(), list()}, [riarc_event:event()]) ->
     accept | reject | none | undefined.
 verdict([], _MFA, _Trace) -> undefined;
-verdict([{clause, A, {call, _, M, F, Args}, Formula} = C | Rest], MFA, Trace) ->
+verdict([{clause, A, {call, _, M, F, Args}, _} = C | Rest], MFA, Trace) ->
     Pat = {tuple, A, [M, F, lists:foldr(fun(E, T) -> {cons, A, E, T} end, {nil, A}, Args)]},
     case match(Pat, [], MFA, erl_eval:new_bindings()) of
         {ok, B} ->
-            Kinds = kinds(C),
-            Visible = [E || E <- Trace, visible(E, Kinds)],
+            {{clause, _, _, Formula}, Visible} = project(C, Trace),
             run(norm(Formula, B, #{}), Visible);
         nomatch -> verdict(Rest, MFA, Trace)
     end.
 
-%% @doc The message kinds a clause's formula mentions; events of the other message kind
-%% are not seen by its monitor. A timeout action (`P ?? timeout') mentions recv, and a
-%% timeout event belongs to the recv kind (timeouts are traced with receives).
--spec kinds(riarc_shml:clause()) -> [send | recv].
-kinds(Term) ->
-    lists:usort([kind(K) || {act, _, K, _, _} <- subterms(Term),
-                            lists:member(K, [send, recv, timeout])]).
+%% @doc A clause and a trace as this interpreter runs them to give the verdict riarc's
+%% monitors give: the trace keeps the events of the kinds the clause mentions
+%% (riarc_shml_patterns:mentions/1), and its process's own exit; a start the clause does
+%% not mention (no init action) is consumed by a necessity that matches it and leads to
+%% the clause's formula (the start then leaves the first state as it is, and decides a
+%% formula that is ff or tt from the start); an attached start is an ordinary event for
+%% a clause naming init.
+-spec project(riarc_shml:clause(), [riarc_event:event()]) -> {riarc_shml:clause(), [riarc_event:event()]}.
+project(C, []) -> {C, []};
+project({clause, A, Target, F} = C, [First | Rest]) ->
+    Ms = riarc_shml_patterns:mentions(C),
+    Self = element(2, First),
+    Seen = fun(E) -> seen(E, Ms, Self) end,
+    Init = lists:member(init, Ms),
+    case {element(1, First), Init} of
+        {attached, true} ->
+            {C, [First | lists:filter(Seen, Rest)]};
+        {K, false} when K =:= init; K =:= attached ->
+            Any = {var, A, '_'},
+            Consume = {act, A, init, [Any, Any, {call, A, Any, Any, []}], []},
+            {{clause, A, Target, {nec, A, Consume, F}},
+             [{init, Self, riarc_parent, {riarc_start, start, []}} | lists:filter(Seen, Rest)]};
+        _ ->
+            {C, lists:filter(Seen, [First | Rest])}
+    end.
 
-kind(timeout) -> recv;
-kind(K) -> K.
-
-subterms(T) when is_tuple(T) -> [T | subterms(tuple_to_list(T))];
-subterms(L) when is_list(L) -> lists:append([subterms(X) || X <- L]);
-subterms(_) -> [].
-
-visible({send, _, _, _}, Kinds) -> lists:member(send, Kinds);
-visible({recv, _, _}, Kinds) -> lists:member(recv, Kinds);
-visible({timeout, _}, Kinds) -> lists:member(recv, Kinds);
-visible(_, _) -> true.
+seen({exit, Self, _}, _Ms, Self) -> true;
+seen({attached, _, _}, Ms, _) -> lists:member(init, Ms);
+seen(E, Ms, _) -> lists:member(element(1, E), Ms).
 
 %% A verdict is given on an event: the first one for ff and tt, else the event after
 %% which ff is reached or nothing is pending.
