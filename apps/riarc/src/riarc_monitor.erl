@@ -22,7 +22,7 @@
 %% '''
 -module(riarc_monitor).
 
--export([analyse/2, is_monitor/1, explain/2]).
+-export([analyse/2, decide/2, is_monitor/1, explain/2]).
 -export_type([monitor/0, verdict/0, result/0]).
 
 -callback analyse(Event :: riarc_event:event(), State :: term()) ->
@@ -40,6 +40,19 @@
 %% @doc ANALYSEEVT(ςM, e): one step of the monitor.
 -spec analyse(monitor(), riarc_event:event()) -> result().
 analyse(Monitor, Event) ->
+    case decide(Monitor, Event) of
+        {verdict, V, _Words} when V =:= accept; V =:= reject -> {verdict, V};
+        Result -> Result
+    end.
+
+%% @doc analyse/2, with the monitor's own words on a verdict when it gave some (a
+%% monitor may answer `{accept, Words}' or `{reject, Words}', Words a string, as a
+%% compiled property does: which necessity reached ff, or that none named the event).
+%% Words that start with `vacuous:' mark an accept on an event no necessity named: the
+%% result warns of them (riarc_result:warnings/2).
+-spec decide(monitor(), riarc_event:event()) ->
+    {next, monitor()} | {verdict, accept | reject, string() | none} | {verdict, error, term()}.
+decide(Monitor, Event) ->
     try step(Monitor, Event) of
         Result -> Result
     catch
@@ -47,22 +60,27 @@ analyse(Monitor, Event) ->
     end.
 
 step(Fun, Event) when is_function(Fun, 1) ->
-    case Fun(Event) of
-        accept -> {verdict, accept};
-        reject -> {verdict, reject};
-        Next when is_function(Next, 1) -> {next, Next};
-        {Mod, _} = Next when is_atom(Mod) -> {next, Next};
-        Other -> {verdict, error, {bad_monitor_result, Other}}
-    end;
+    answer(Fun(Event), fun(Next) -> Next end);
 step({Mod, State}, Event) when is_atom(Mod) ->
     case Mod:analyse(Event, State) of
         {next, State1} -> {next, {Mod, State1}};
-        accept -> {verdict, accept};
-        reject -> {verdict, reject};
-        Other -> {verdict, error, {bad_monitor_result, Other}}
+        Other -> answer(Other, fun(_) -> none end)
     end;
 step(Other, _Event) ->
     {verdict, error, {not_a_monitor, Other}}.
+
+%% A monitor's answer: a verdict (with words or without), or, from a fun, the next
+%% monitor. The atoms accept and reject are verdicts, never a module's name.
+answer(V, _Next) when V =:= accept; V =:= reject -> {verdict, V, none};
+answer({V, Words}, _Next) when (V =:= accept orelse V =:= reject),
+                               (is_list(Words) orelse is_binary(Words)) ->
+    {verdict, V, unicode:characters_to_list(Words)};
+answer(Next, NextOf) when is_function(Next, 1) -> next(NextOf(Next), Next);
+answer({Mod, _} = Next, NextOf) when is_atom(Mod) -> next(NextOf(Next), Next);
+answer(Other, _Next) -> {verdict, error, {bad_monitor_result, Other}}.
+
+next(none, Answer) -> {verdict, error, {bad_monitor_result, Answer}};
+next(Next, _Answer) -> {next, Next}.
 
 %% @doc What a monitor can say about the event that decided its verdict: for a
 %% `{Module, State}' monitor, the state it was in and, if the module exports explain/2,

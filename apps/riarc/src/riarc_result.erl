@@ -23,11 +23,13 @@
 %% riarc could not refuse trace events the monitored system forged.
 -type warning() :: {no_process_monitored, module() | fun()} | {spec, string()}
                  | {unmatched_clause, Place :: string(), Text :: string()}
-                 | {unsealed, evm}.
+                 | {unsealed, evm} | {vacuous_accepts, pos_integer()}.
 
 -type verdict_entry() :: #{pid := riarc_event:sid(), mfa := riarc_event:mfa_args(),
                            verdict := riarc_monitor:verdict(), events := non_neg_integer(),
-                           reason => term(), explanation => explanation()}.
+                           reason => term(), explanation => explanation(),
+                           why => #{event_no => pos_integer(), event => riarc_event:event(),
+                                    words => string(), ended_after => non_neg_integer()}}.
 %% Why a partition was rejected (or its monitor failed): its last events, the one that
 %% decided, and what the monitor can say about its state then.
 -type explanation() :: #{process := riarc_event:sid(), mfa := riarc_event:mfa_args(),
@@ -74,7 +76,9 @@ warnings(Spec, Verdicts) ->
                                                             not lists:member(I, Matched)];
                     false -> []
                 end,
-    Static ++ Unmatched ++ [{no_process_monitored, Spec} || Verdicts =:= []].
+    Vacuous = [P || #{pid := P, verdict := accept, why := #{words := "vacuous:" ++ _}} <- Verdicts],
+    Static ++ Unmatched ++ [{no_process_monitored, Spec} || Verdicts =:= []]
+        ++ [{vacuous_accepts, length(Vacuous)} || Vacuous =/= []].
 
 exports(Spec, F, A) when is_atom(Spec) ->
     _ = code:ensure_loaded(Spec),
@@ -89,6 +93,10 @@ format_warning({no_process_monitored, Spec}) ->
                                 "processes a monitor",
                                 [case is_atom(Spec) of true -> atom_to_list(Spec);
                                                        false -> "the Spec" end]));
+format_warning({vacuous_accepts, N}) ->
+    lists:flatten(io_lib:format("~b monitor(s) accepted vacuously: no necessity of the property "
+                                "named the event that decided (their why lines say which); "
+                                "check that the property names the events the system makes", [N]));
 format_warning({spec, W}) ->
     W;
 format_warning({unmatched_clause, Place, Text}) ->

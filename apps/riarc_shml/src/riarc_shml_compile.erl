@@ -6,14 +6,17 @@
 %% the file, with the values of the variables it needs (a tuple), or `ff'. Each necessity
 %% becomes one clause of `nec/3' whose head is the action's pattern over the event, so
 %% matching an event is ordinary Erlang pattern matching; a matching clause returns the
-%% continuation's pending necessities, a failing one `[]' (no further obligation).
-%% `max(X. F)' becomes a function `rec_J' of the variables F needs, called where X occurs.
+%% continuation's pending necessities, and no clause matching is `nomatch' (no further
+%% obligation). `max(X. F)' becomes a function `rec_J' of the variables F needs, called
+%% where X occurs. A verdict comes with its words (riarc_monitor:decide/2): which
+%% necessity reached ff (its place in the file), that tt was reached, that the process
+%% exited, or that no necessity named the event (an accept that holds vacuously).
 %% ```
 %% 1> {ok, Cs} = riarc_shml:parse_string("with m:f() monitor [P ? x][P:_ ! y]ff.", "t").
 %% 2> {ok, Bin} = riarc_shml_compile:binary(Cs, t, "t").
 %% 3> {module, t} = code:load_binary(t, "t", Bin).
 %% 4> {ok, M0} = t:spec({m, f, []}), M1 = M0({recv, a, x}), M1({send, a, b, y}).
-%% reject
+%% {reject,"ff reached after the necessity at t:1:27"}
 %% 5> t:trace_flags().
 %% [recv,send]
 %% '''
@@ -207,9 +210,9 @@ kinds(F) -> riarc_shml_patterns:kinds(F).
 -spec forms([riarc_shml:clause()], module(), file:filename()) -> [erl_parse:abstract_form()].
 forms(Clauses, Mod, File) ->
     Indexed = lists:zip(lists:seq(1, length(Clauses)), Clauses),
-    St0 = #{nec => 0, max => 0, necs => [], recs => []},
+    St0 = #{nec => 0, max => 0, necs => [], recs => [], where => []},
     {SpecClauses, St} = lists:mapfoldl(fun spec_clause/2, St0, Indexed),
-    #{necs := Necs, recs := Recs} = St,
+    #{necs := Necs, recs := Recs, where := Where} = St,
     A = ?A0,
     Any = {var, A, '_'},
     Kinds = [{I, kinds(C)} || {I, C} <- Indexed],
@@ -248,7 +251,12 @@ forms(Clauses, Mod, File) ->
      {function, A, '$visible', 3, Visible},
      {function, A, '$start', 1, Start},
      {function, A, '$nec', 3,
-      lists:reverse(Necs) ++ [{clause, A, [Any, Any, Any], [], [{nil, A}]}]}]
+      lists:reverse(Necs) ++ [{clause, A, [Any, Any, Any], [], [{atom, A, nomatch}]}]},
+     %% Where each necessity stands in the property file, for a verdict's words.
+     {function, A, '$where', 1,
+      [{clause, A, [{integer, A, I}], [], [erl_parse:abstract(flat("~ts:~b:~b", [File, L, Col]))]}
+       || {I, {L, Col}} <- lists:reverse(Where)]
+      ++ [{clause, A, [Any], [], [erl_parse:abstract(File)]}]}]
         ++ lists:reverse(Recs) ++ scaffolding().
 
 %% `clauses/0': each `with' clause's number, place and pattern, as text.
@@ -341,9 +349,9 @@ cont1({nec, A, {act, _, Kind, Fields, Guard}, Body} = F, Scope, Rec, #{nec := I0
     Clause = {clause, A, [{integer, A, I}, event_pattern(Kind, Fields1, A),
                           {tuple, A, vars(Params, A)}],
               Guard1, [to_expr(BodyCont, A)]},
-    #{necs := Necs} = St1,
+    #{necs := Necs, where := Where} = St1,
     Pending = {tuple, A, [{integer, A, I}, {tuple, A, vars(Params, A)}]},
-    {{list, [Pending]}, St1#{necs := [Clause | Necs]}}.
+    {{list, [Pending]}, St1#{necs := [Clause | Necs], where := [{I, loc(A)} | Where]}}.
 
 %%% Atoms a trace file names and this node does not know
 
@@ -483,8 +491,8 @@ scaffolding() ->
     P = element(2, E),
     case '$start'(C) orelse not '$is_start'(E) of
         true -> '$step'(C, E, S, P);
-        false when S =:= ff -> reject;
-        false when S =:= [] -> accept;
+        false when S =:= ff -> {reject, \"the property is ff from the start\"};
+        false when S =:= [] -> {accept, \"the property is tt from the start\"};
         false -> '$mon'(C, S, P)
     end.
 '$is_start'({init, _, _, _}) -> true;
@@ -494,20 +502,29 @@ scaffolding() ->
     case '$visible'(C, E, P) of
         false -> '$mon'(C, S, P);
         true ->
-            case '$advance'(E, S, []) of
+            case '$advance'(E, S, [], false) of
                 {next, S1} -> '$mon'(C, S1, P);
-                Verdict -> Verdict
+                Verdict -> '$why'(Verdict, E, P)
             end
     end.
-'$advance'(_, ff, _) -> reject;
-'$advance'(E, [{I, Env} | Rest], Acc) ->
+'$advance'(_, ff, _, _) -> {reject, ff};
+'$advance'(E, [{I, Env} | Rest], Acc, Matched) ->
     case '$nec'(I, E, Env) of
-        ff -> reject;
-        L -> '$advance'(E, Rest, L ++ Acc)
+        ff -> {reject, {ff, I}};
+        nomatch -> '$advance'(E, Rest, Acc, Matched);
+        L -> '$advance'(E, Rest, L ++ Acc, true)
     end;
-'$advance'(_, [], []) -> accept;
-'$advance'(_, [], [_] = Acc) -> {next, Acc};
-'$advance'(_, [], Acc) -> {next, maps:keys(maps:from_keys(Acc, []))}.
+'$advance'(_, [], [], true) -> {accept, tt};
+'$advance'(_, [], [], false) -> {accept, nomatch};
+'$advance'(_, [], [_] = Acc, _) -> {next, Acc};
+'$advance'(_, [], Acc, _) -> {next, maps:keys(maps:from_keys(Acc, []))}.
+'$why'({reject, {ff, I}}, _, _) -> {reject, \"ff reached after the necessity at \" ++ '$where'(I)};
+'$why'({reject, ff}, _, _) -> {reject, \"ff reached\"};
+'$why'({accept, tt}, _, _) -> {accept, \"tt reached: nothing left that could fail\"};
+'$why'({accept, nomatch}, {exit, P, _}, P) ->
+    {accept, \"the process exited: nothing left that could fail\"};
+'$why'({accept, nomatch}, _, _) ->
+    {accept, \"vacuous: no necessity named this event, so the property holds from here\"}.
 '$conj'(ff, _) -> ff;
 '$conj'(_, ff) -> ff;
 '$conj'(A, B) -> A ++ B.

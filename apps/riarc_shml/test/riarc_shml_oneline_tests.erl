@@ -50,10 +50,9 @@ run_all(Src, Traces) ->
 
 drive(_Mon, [], N) -> {none, N};
 drive(Mon, [E | Es], N) ->
-    case Mon(E) of
-        accept -> {accept, N + 1};
-        reject -> {reject, N + 1};
-        Next -> drive(Next, Es, N + 1)
+    case riarc_monitor:analyse(Mon, E) of
+        {verdict, V} -> {V, N + 1};
+        {next, Next} -> drive(Next, Es, N + 1)
     end.
 
 trace() ->

@@ -41,10 +41,9 @@ verdict(Src, MFA, Trace) ->
 
 drive(_Mon, []) -> none;
 drive(Mon, [E | Es]) ->
-    case Mon(E) of
-        accept -> accept;
-        reject -> reject;
-        Next when is_function(Next, 1) -> drive(Next, Es)
+    case riarc_monitor:analyse(Mon, E) of
+        {verdict, V} -> V;
+        {next, Next} -> drive(Next, Es)
     end.
 
 ref(Src, MFA, Trace) ->
