@@ -23,7 +23,7 @@
 %% ```
 %% 1> riarc_bench_user:run(#{mfa => {riarc_demo, main, [8, 25]},
 %% ..                        monitors => {module, riarc_demo_monitors},
-%% ..                        setups => [baseline, riarc], runs => 3}, #{out => "/tmp/u"}).
+%% ..                        setups => [baseline, riarc], runs => 1}, #{out => "/tmp/u"}).
 %% {ok,#{csv => "/tmp/u/runs.csv",html => "/tmp/u/report.html",failed => 0,...}}
 %% '''
 -module(riarc_bench_user).

@@ -57,7 +57,8 @@ warnings() ->
     ok = file:write_file(Props, "with riarc_demo_pqr:r() never receive {error, _},\n"
                                 "with riarc_demo_pqr:nosuch() never receive {error, _}.\n"),
     {Out, Err, 0} = cli_all(["check", "--trace", Trace, "--props", Props]),
-    ?assertEqual("r riarc_demo_pqr:r/0 accept\n    decided at event 3, {exit,r,normal}\n", Out),
+    ?assertEqual("r riarc_demo_pqr:r/0 accept\n    decided at event 3, {exit,r,normal}: the process exited: "
+                 "nothing left that could fail\n", Out),
     ?assertMatch([_], [L || L <- Err, string:find(L, "1 atom(s) of the recording do not exist") =/= nomatch]),
     ?assertMatch([_], [L || L <- Err, string:find(L, "riarc_demo_pqr:nosuch()' matched no process") =/= nomatch]),
     %% Nothing monitored: said, and status 1 (2 with --strict).

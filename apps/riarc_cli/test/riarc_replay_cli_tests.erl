@@ -20,9 +20,11 @@ tmp(Name) ->
 
 %%% record, then replay three times, with each strategy -----------------------------------
 
+%% Full tier: riarc_replay_monitor_tests records and replays through the API in the fast
+%% one, and bad_files_test_ runs this command's record and replay.
 record_replay_test_() ->
-    [{atom_to_list(St), {timeout, 120, fun() -> record_replay(St) end}}
-     || St <- riarc_test_tier:pick(record_replay, [receiver, sender])].
+    riarc_test_tier:slow([{atom_to_list(St), {timeout, 120, fun() -> record_replay(St) end}}
+                          || St <- [receiver, sender]]).
 
 record_replay(St) ->
     File = tmp("rr_" ++ atom_to_list(St) ++ ".rr"),

@@ -216,7 +216,7 @@ fuzz_text_test_() -> fuzz(text).
 fuzz_dbg_test_() -> fuzz(dbg).
 
 fuzz(Format) ->
-    {timeout, 120, ?_assert(riarc_test_tier:quickcheck(prop_fuzz(Format), {60, 300}))}.
+    {timeout, 120, ?_assert(riarc_test_tier:quickcheck(prop_fuzz(Format), {30, 300}))}.
 
 prop_fuzz(Format) ->
     ?FORALL({Es, Muts, Check}, {list(event()), list(mutation()), frequency([{4, false}, {1, true}])},

@@ -20,10 +20,8 @@
 oneline_equals_expansion_test_() ->
     {timeout, 300,
      fun() ->
-             proper:global_state_erase(),
-             _ = rand:seed(exsplus, ?SEED),
-             ?assertEqual(true, proper:quickcheck(prop_oneline_equals_expansion(),
-                                                  [{numtests, ?NUMTESTS}, {to_file, user}]))
+             ?assert(riarc_test_tier:quickcheck(prop_oneline_equals_expansion(), {60, ?NUMTESTS},
+                                                [{seed, ?SEED}, {to_file, user}]))
      end}.
 
 prop_oneline_equals_expansion() ->

@@ -17,7 +17,7 @@
 compiled_equals_reference_test_() ->
     {timeout, 300,
      fun() ->
-             ?assert(riarc_test_tier:quickcheck(prop_compiled_equals_reference(), {150, ?NUMTESTS}))
+             ?assert(riarc_test_tier:quickcheck(prop_compiled_equals_reference(), {60, ?NUMTESTS}))
      end}.
 
 prop_compiled_equals_reference() ->

@@ -47,7 +47,7 @@ schedule_test() ->
 
 random_systems_test_() ->
     {timeout, 120, fun() ->
-        ?assert(riarc_test_tier:quickcheck(prop_any_interleaving(), {200, 1000}))
+        ?assert(riarc_test_tier:quickcheck(prop_any_interleaving(), {100, 1000}))
     end}.
 
 %% The same with tracers randomly slow to act on spawn events (up to 50 µs): the races
