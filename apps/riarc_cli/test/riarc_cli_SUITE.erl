@@ -27,8 +27,11 @@ suite() -> [{timetrap, {minutes, 5}}].
 
 %% The safe dispenser: no verdict is reject or error, so the status is 0.
 cli_run_accept(_Config) ->
-    {Lines, Status} = cli("run -m riarc_demo -f main -a '[6, 20, safe]' --monitors riarc_demo_monitors"),
+    {Out, Status} = cli("run -m riarc_demo -f main -a '[6, 20, safe]' --monitors riarc_demo_monitors"),
+    Lines = riarc_test_cli:verdicts(Out),
     ?assertEqual(7, length(Lines)),
+    %% Under every verdict, one line says why.
+    ?assertEqual(14, length(Out)),
     [?assertMatch([_Pid, _MFA, _Verdict], string:split(L, " ", all)) || L <- Lines],
     ?assert(lists:any(fun(L) -> lists:suffix("riarc_demo_tickets:init/3 none", L) orelse
                                     lists:suffix("riarc_demo_tickets:init/1 none", L) end, Lines)),
@@ -42,7 +45,9 @@ cli_run_reject(_Config) ->
     {[Line | Explanation], Status} = cli("run " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p --props " ++ File),
     ?assert(lists:suffix("riarc_demo_pqr:p/0 reject", Line)),
     %% The explanation: P's events up to its spawn, which decided.
-    ?assertMatch(["    last events (=> decided):", "       {init," ++ _, "    => {spawn," ++ _], Explanation),
+    ?assertMatch(["    last events (=> decided):", "       {init," ++ _, "    => {spawn," ++ _,
+                  "    decided at event 2, {spawn," ++ _], Explanation),
+    ?assertNotEqual(nomatch, string:find(lists:last(Explanation), "ff reached after the necessity at")),
     ?assertEqual("status=1", Status).
 
 cli_bad_input(_Config) ->
@@ -106,7 +111,8 @@ cli_no_rebuild(_Config) ->
 cli_check_mfa(_Config) ->
     Trace = filename:join(root(), "_build/test/riarc_cli_pqr.rtrc"),
     {_, "status=0"} = cli("record " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p -o " ++ Trace),
-    {Lines, "status=0"} = cli("check --trace " ++ Trace ++ " --props examples/props/pqr.prop"),
+    {Out, "status=0"} = cli("check --trace " ++ Trace ++ " --props examples/props/pqr.prop"),
+    Lines = riarc_test_cli:verdicts(Out),
     ?assertEqual(["riarc_demo_pqr:p/0", "riarc_demo_pqr:q/0", "riarc_demo_pqr:r/0"],
                  lists:sort([lists:nth(2, string:lexemes(L, " ")) || L <- Lines])),
     [?assertMatch([_, _, "accept"], string:lexemes(L, " ")) || L <- Lines].
@@ -117,7 +123,7 @@ cli_limits(_Config) ->
     {Lines, Status} = cli("run -m riarc_demo -f main -a '[6, 20, safe]' --monitors riarc_demo_monitors "
                           "--policy shed --max-queue 100000 --max-tracers 1000 --max-payload 65536 "
                           "--monitor-budget 5000"),
-    ?assertEqual(7, length(Lines)),
+    ?assertEqual(7, length(riarc_test_cli:verdicts(Lines))),
     ?assertEqual("status=0", Status),
     {[Err | _], "status=2"} = cli("run -m riarc_demo -f main --monitors riarc_demo_monitors --policy never", " 2>&1"),
     ?assertEqual("riarc run: --policy takes one of stop, shed, backpressure, not never", Err),
@@ -126,7 +132,7 @@ cli_limits(_Config) ->
     %% over the budget stops and says so, status 1.
     {Lines2, "status=0"} = cli("run -m riarc_demo -f main -a '[6, 20, safe]' --monitors riarc_demo_monitors "
                                "--max-events 1000000 --max-queue-bytes 1073741824"),
-    ?assertEqual(7, length(Lines2)),
+    ?assertEqual(7, length(riarc_test_cli:verdicts(Lines2))),
     {Cut, "status=1"} = cli("run -m riarc_demo -f main -a '[6, 20, safe]' --monitors riarc_demo_monitors "
                             "--max-events 10", " 2>&1"),
     ?assert(lists:any(fun(L) -> lists:prefix("riarc: warning: overload ({max_events,", L) end, Cut)),

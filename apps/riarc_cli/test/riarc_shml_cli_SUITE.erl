@@ -68,7 +68,8 @@ matched_nothing(Config) ->
     {Lines, "status=0"} = sh(Riarc ++ "run " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p --props " ++ Props ++ " 2>&1"),
     ?assert(lists:member(Unmatched, Lines)),
     ?assert(lists:any(fun(L) -> lists:prefix(Static, L) end, Lines)),
-    {[_], "status=0"} = sh(Riarc ++ "run " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p --props " ++ Props ++ " 2>/dev/null"),
+    {Quiet, "status=0"} = sh(Riarc ++ "run " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p --props " ++ Props ++ " 2>/dev/null"),
+    ?assertMatch([_], riarc_test_cli:verdicts(Quiet)),
     {_, "status=2"} = sh(Riarc ++ "run " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p --strict --props " ++ Props ++ " 2>/dev/null"),
     %% A Spec module that monitors none of the system's processes.
     {NoneLines, "status=2"} = sh(Riarc ++ "run " ++ testkit_pa() ++ " -m riarc_demo_pqr -f p --strict "

@@ -9,7 +9,7 @@
 %% '''
 -module(riarc_test_cli).
 
--export([root/0, sh/1, cli/1, cli/2, testkit_pa/0]).
+-export([root/0, sh/1, cli/1, cli/2, testkit_pa/0, verdicts/1]).
 
 %% @doc The project's top directory: _build/PROFILE/lib/riarc/ebin, five levels up.
 -spec root() -> file:filename().
@@ -35,6 +35,11 @@ sh(Cmd) ->
 -spec cli(string()) -> {[string()], string()}.
 cli(Args) ->
     cli(Args, " 2>/dev/null").
+
+%% @doc The verdict lines of a command's output: those not indented (an explanation and
+%% the why line under each verdict are).
+-spec verdicts([string()]) -> [string()].
+verdicts(Lines) -> [L || L <- Lines, not lists:prefix(" ", L)].
 
 %% @doc The same; Redirect says what becomes of standard error (" 2>&1": among the lines).
 -spec cli(string(), string()) -> {[string()], string()}.
