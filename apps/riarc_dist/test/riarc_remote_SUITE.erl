@@ -26,14 +26,15 @@
 -define(SIZE, 4).
 
 -spec all() -> [atom() | {group, atom()}].
-all() -> [run_on_node, run_undef_on_node, start_stop_on_node, poolboy_bug_rejected,
-          remote_child_in_partition, follow_children, follow_node_down, session_killed]
+all() -> [run_on_node, poolboy_bug_rejected, remote_child_in_partition, follow_children,
+          follow_node_down]
     ++ riarc_test_tier:slow_groups([distributed, loaded]).
 
 %% The full tier's cases (make test-all): riarc_test_tier. `loaded' runs with the
 %% schedulers spinning.
 -spec groups() -> [{atom(), list(), [atom()]}].
-groups() -> [{distributed, [], [poolboy_attach_detach, new_processes_remote, tracer_killed,
+groups() -> [{distributed, [], [run_undef_on_node, start_stop_on_node, session_killed,
+                 poolboy_attach_detach, new_processes_remote, tracer_killed,
                  node_stopped, link_cut, run_timeout_on_node, remote_spawns_named, remote_spawns_are_calls,
                  remote_child_unmonitored, remote_patterns, follow_timeout,
                  follow_errors, follow_proxy_killed, follow_from_node,

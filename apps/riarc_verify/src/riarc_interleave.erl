@@ -18,11 +18,15 @@
 %% apart by their MFA, so every subset is a valid instrumentation map Λ. The root always
 %% has a tracer (Alg. 6); whether it has a monitor is part of the arrangement.
 %% ```
-%% 1> riarc_interleave:verify(riarc_interleave:pqr(), #{}).
-%% {ok,#{interleavings => 3150,arrangements => 8,runs => 25200,duration_us => ...}}
-%% 2> S = riarc_interleave:system(#{a => [{init, a, undefined, {t, a, []}}, {exit, a, normal}]}).
-%% 3> riarc_interleave:check_one(S, [{init, a, undefined, {t, a, []}}, {exit, a, normal}], [a], #{}).
+%% 1> riarc_interleave:count_interleavings(riarc_interleave:pqr()).
+%% 3150
+%% 2> length(riarc_interleave:arrangements(riarc_interleave:pqr())).
+%% 8
+%% 3> S = riarc_interleave:system(#{a => [{init, a, undefined, {t, a, []}}, {exit, a, normal}]}).
+%% 4> riarc_interleave:check_one(S, [{init, a, undefined, {t, a, []}}, {exit, a, normal}], [a], #{}).
 %% ok
+%% 5> riarc_interleave:verify(S, #{}).
+%% {ok,#{interleavings => 1,arrangements => 2,runs => 2,duration_us => ...}}
 %% '''
 -module(riarc_interleave).
 
