@@ -134,8 +134,11 @@ root_init(Cfg0 = #{backend := Backend, session := Session}, Root, MFA, Init) ->
     L = loop_state(Ref, Cfg),
     case Launch of
         ok ->
+            %% The root's partition and its analysis process are announced before the
+            %% launch is: once start/3 returns, the session knows them.
+            L1 = effects(Fx, L, St),
             to_session(Cfg, {riarc_launched, self(), ok}),
-            loop(St, effects(Fx, L, St));
+            loop(St, L1);
         {error, {_, {noproc, _}}} when element(1, Init) =:= attached ->
             %% Race: the process exited between the attach point and its tracing; its
             %% partition ends with what it had, the attached event.
