@@ -487,6 +487,8 @@ locs(_) -> [].
 scaffolding() ->
     Src = "'$mon'(C, S) -> fun(E) -> '$first'(C, E, S) end.
 '$mon'(C, S, P) -> fun(E) -> '$step'(C, E, S, P) end.
+'$first'(C, {attached, P0, MFA}, S) ->
+    '$first'(C, {init, P0, undefined, MFA}, S);
 '$first'(C, E, S) ->
     P = element(2, E),
     case '$start'(C) orelse not '$is_start'(E) of

@@ -41,10 +41,14 @@ verdict([{clause, A, {call, _, M, F, Args}, _} = C | Rest], MFA, Trace) ->
 %% (riarc_shml_patterns:mentions/1), and its process's own exit; a start the clause does
 %% not mention (no init action) is consumed by a necessity that matches it and leads to
 %% the clause's formula (the start then leaves the first state as it is, and decides a
-%% formula that is ff or tt from the start); an attached start is an ordinary event for
-%% a clause naming init.
+%% formula that is ff or tt from the start); an attached start is the process's init,
+%% with parent undefined.
 -spec project(riarc_shml:clause(), [riarc_event:event()]) -> {riarc_shml:clause(), [riarc_event:event()]}.
 project(C, []) -> {C, []};
+project(C, [{attached, P, MFA} | Rest]) ->
+    %% A process riarc attached to starts, for its monitor, as one it saw start: its
+    %% attached event is its init, with parent undefined.
+    project(C, [{init, P, undefined, MFA} | Rest]);
 project({clause, A, Target, F} = C, [First | Rest]) ->
     Ms = riarc_shml_patterns:mentions(C),
     Self = element(2, First),
