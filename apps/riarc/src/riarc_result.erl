@@ -177,6 +177,7 @@ format_explanation(_) ->
     "".
 
 format_sid(Pid) when is_pid(Pid) -> pid_to_list(Pid);
+format_sid({riarc_unknown_atom, B}) when is_binary(B) -> unicode:characters_to_list(B);
 format_sid(Other) -> flat("~0tp", [Other]).
 
 format_mfa({M, F, A}) when is_list(A) -> flat("~ts:~ts/~b", [name(M), name(F), length(A)]);

@@ -9,7 +9,7 @@
 %% '''
 -module(riarc_cli_limits).
 
--export([flags/0, opts/1]).
+-export([flags/0, opts/1, limit_flags/0]).
 
 %% @doc The flags, for a command's declaration.
 -spec flags() -> [riarc_cli_args:flag()].
@@ -39,6 +39,12 @@ flags() ->
        help => "where monitors run: isolated (a process each, under the step budget) or "
                "inline (in their tracers: cheaper, no budget); default inline for --props, "
                "isolated for --monitors"}].
+
+%% @doc The flags of the limits alone (`check': offline, under the same limits as a run).
+-spec limit_flags() -> [riarc_cli_args:flag()].
+limit_flags() ->
+    [F || F = #{key := K} <- flags(),
+          lists:member(K, [max_queue, max_queue_bytes, max_events, max_tracers, max_payload, policy])].
 
 %% @doc The riarc options (`limits', `monitor_budget', `analysis') of the flags given.
 -spec opts(riarc_cli_args:opts()) -> riarc:opts().

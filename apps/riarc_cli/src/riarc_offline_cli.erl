@@ -48,7 +48,8 @@ one verdict line (process, initial call, verdict) per "
                  #{name => "--wrap", key => wrap, type => string, metavar => "TAIL",
                    help => "FILE is the prefix of a dbg wrap set whose files end in TAIL"},
                  Timeout]
-           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()],
+           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()]
+           ++ riarc_cli_limits:limit_flags(),
        one_of => [[monitors, props]]},
      #{name => "record",
        summary => "record a run to a trace file",
@@ -100,7 +101,11 @@ check(Cmd, Opts = #{trace := File, timeout := T}) ->
                  #{} -> File
              end,
     case riarc_cli_monitors:spec_of(Opts) of
-        {ok, Spec, _RunOpts} -> checked(Source, riarc_offline:check(Source, Spec, #{timeout => T}),
+        {ok, Spec, _RunOpts} ->
+            %% Offline under the same limits as online (issue 29): past one, the check is
+            %% inconclusive, naming it.
+            Limits = maps:with([limits], riarc_cli_limits:opts(Opts)),
+            checked(Source, riarc_offline:check(Source, Spec, Limits#{timeout => T}),
                                         #{spec => Spec, strict => maps:get(strict, Opts)});
         {error, Reason} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason))
     end.

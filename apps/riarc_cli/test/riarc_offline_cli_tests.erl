@@ -47,6 +47,18 @@ cli_checks() ->
 warnings_test_() ->
     {timeout, 120, fun warnings/0}.
 
+%% check under the same limits as a run: three roots where two tracers may live is
+%% inconclusive for each, status 1, and says which limit.
+limits_test() ->
+    Trace = tmp("roots.txt"),
+    ok = file:write_file(Trace, [[io_lib:format("{init, r~b, undefined, {riarc_demo_pqr, r, []}}.~n", [I])
+                                  || I <- [1, 2, 3]],
+                                 [io_lib:format("{exit, r~b, normal}.~n", [I]) || I <- [1, 2, 3]]]),
+    {Out, Err, 1} = cli_all(["check", "--trace", Trace, "--monitors", "riarc_offline_cli_tests",
+                             "--max-tracers", "2"]),
+    ?assertEqual(3, length([L || L <- string:lexemes(Out, "\n"), lists:suffix(" inconclusive", L)])),
+    ?assertMatch([_ | _], [L || L <- Err, string:find(L, "limit max_tracers") =/= nomatch]).
+
 warnings() ->
     Trace = tmp("warn.txt"),
     %% An atom this node does not have, written only as text here.
