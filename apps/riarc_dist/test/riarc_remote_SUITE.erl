@@ -12,6 +12,7 @@
 -include_lib("common_test/include/ct.hrl").
 
 -export([all/0, groups/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
+-export([remote_forgery/1, victim/0]).
 -export([poolboy_attach_detach/1, poolboy_bug_rejected/1, new_processes_remote/1,
          session_killed/1, tracer_killed/1, node_stopped/1, link_cut/1,
          run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1,
@@ -33,7 +34,7 @@ all() -> [run_on_node, poolboy_bug_rejected, remote_child_in_partition, follow_c
 %% The full tier's cases (make test-all): riarc_test_tier. `loaded' runs with the
 %% schedulers spinning.
 -spec groups() -> [{atom(), list(), [atom()]}].
-groups() -> [{distributed, [], [run_undef_on_node, start_stop_on_node, session_killed,
+groups() -> [{distributed, [], [remote_forgery, run_undef_on_node, start_stop_on_node, session_killed,
                  poolboy_attach_detach, new_processes_remote, tracer_killed,
                  node_stopped, link_cut, run_timeout_on_node, remote_spawns_named, remote_spawns_are_calls,
                  remote_child_unmonitored, remote_patterns, follow_timeout,
@@ -206,6 +207,37 @@ all_error(S, Reason) ->
 await_down(Pids) ->
     Refs = [monitor(process, P) || P <- Pids],
     [receive {'DOWN', R, process, _, _} -> ok end || R <- Refs].
+
+%% Forgeries from another node of the cluster (a process on the peer): a verdict, a trace
+%% event, a routed packet with a wrong token and a stop from a stranger, each sent to the
+%% session or its tracer here. None changes the verdict; each is counted, and the exit
+%% status is 1 (issue 29; riarc_trust_tests forges every tag locally).
+remote_forgery(Config) ->
+    Node = ?config(node, Config),
+    Spec = fun({?MODULE, victim, []}) ->
+                   {ok, fun M({exit, _, normal}) -> accept; M({exit, _, _}) -> reject; M(_) -> M end}
+           end,
+    {ok, S} = riarc:start({?MODULE, victim, []}, Spec, #{backend => route, analysis => isolated}),
+    #{tracers := [T], processes := [Victim]} = riarc:alive(S),
+    Send = fun(To, Msg) -> erpc:call(Node, erlang, send, [To, Msg]) end,
+    _ = Send(S, {riarc_s, make_ref(), {riarc_verdict, T, Victim, {?MODULE, victim, []}, accept, undefined, 1}}),
+    _ = Send(T, {trace, Victim, exit, normal}),
+    _ = Send(T, {riarc_t, make_ref(), {riarc_rtd, T, {evt, {exit, Victim, normal}}}}),
+    ?assertEqual({error, {riarc_session, not_owner}}, erpc:call(Node, gen_server, call, [S, stop])),
+    %% Race: the crash's events must not overtake the forgeries at the tracer. The peer's
+    %% messages came over one connection, in order, before its call returned; the
+    %% session's question to the tracer (riarc:alive/1) is answered after them.
+    #{tracers := [T]} = riarc:alive(S),
+    Victim ! crash,
+    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 30000),
+    ?assertMatch(#{verdict := reject}, V),
+    ?assertEqual([{riarc_session, {forged_messages, 4}}], maps:get(errors, R)),
+    ?assertEqual(1, riarc_result:status(R)).
+
+%% The forgers' victim: crashes when told.
+-spec victim() -> ok.
+victim() ->
+    receive crash -> exit(boom) end.
 
 session_killed(Config) ->
     Node = ?config(node, Config),
