@@ -23,9 +23,8 @@
 %% monitor fed an event that is not its process's next one (a timeout as a received
 %% atom, an exit with another reason) answers `{unaligned, Event}' for the position.
 %%
-%% The count of cases: riarc_test_tier's (15 in the fast tier, 1500 in the full one),
-%% or RIARC_ORACLE_CASES when set, in either tier: a soak is
-%% `RIARC_ORACLE_CASES=5000 rebar3 eunit --module=riarc_oracle_tests'. A case takes
+%% The count of cases: riarc_test_tier's (15 in the fast tier, 150 in the full one), or
+%% RIARC_ORACLE_CASES when set, in either tier: `make verdicts-soak' runs 1500. A case takes
 %% about a second (the four replay runs weave the system each time: most of it); a
 %% failing case is shrunk for at most 40 steps. From a shell (`rebar3 as test shell'):
 %% ```
@@ -57,7 +56,7 @@ oracle_test_() ->
 
 counts() ->
     case os:getenv("RIARC_ORACLE_CASES") of
-        false -> {15, 1500};
+        false -> {15, 150};
         N -> {list_to_integer(N), list_to_integer(N)}
     end.
 
