@@ -60,27 +60,25 @@ decide(Monitor, Event) ->
     end.
 
 step(Fun, Event) when is_function(Fun, 1) ->
-    answer(Fun(Event), fun(Next) -> Next end);
+    case Fun(Event) of
+        Next when is_function(Next, 1) -> {next, Next};
+        %% The atoms accept and reject are verdicts, never a module's name.
+        {Mod, _} = Next when is_atom(Mod), Mod =/= accept, Mod =/= reject -> {next, Next};
+        Answer -> verdict(Answer)
+    end;
 step({Mod, State}, Event) when is_atom(Mod) ->
     case Mod:analyse(Event, State) of
         {next, State1} -> {next, {Mod, State1}};
-        Other -> answer(Other, fun(_) -> none end)
+        Answer -> verdict(Answer)
     end;
 step(Other, _Event) ->
     {verdict, error, {not_a_monitor, Other}}.
 
-%% A monitor's answer: a verdict (with words or without), or, from a fun, the next
-%% monitor. The atoms accept and reject are verdicts, never a module's name.
-answer(V, _Next) when V =:= accept; V =:= reject -> {verdict, V, none};
-answer({V, Words}, _Next) when (V =:= accept orelse V =:= reject),
-                               (is_list(Words) orelse is_binary(Words)) ->
+%% A monitor's verdict, with its words or without.
+verdict(V) when V =:= accept; V =:= reject -> {verdict, V, none};
+verdict({V, Words}) when (V =:= accept orelse V =:= reject), (is_list(Words) orelse is_binary(Words)) ->
     {verdict, V, unicode:characters_to_list(Words)};
-answer(Next, NextOf) when is_function(Next, 1) -> next(NextOf(Next), Next);
-answer({Mod, _} = Next, NextOf) when is_atom(Mod) -> next(NextOf(Next), Next);
-answer(Other, _Next) -> {verdict, error, {bad_monitor_result, Other}}.
-
-next(none, Answer) -> {verdict, error, {bad_monitor_result, Answer}};
-next(Next, _Answer) -> {next, Next}.
+verdict(Other) -> {verdict, error, {bad_monitor_result, Other}}.
 
 %% @doc What a monitor can say about the event that decided its verdict: for a
 %% `{Module, State}' monitor, the state it was in and, if the module exports explain/2,

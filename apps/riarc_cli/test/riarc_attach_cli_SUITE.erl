@@ -91,10 +91,7 @@ attach_new_sigterm(Config) ->
 %% patterns, the call patterns) is as it was before the attach, and nothing is traced.
 attach_kill9(Config) ->
     Node = ?config(node, Config),
-    {ok, _} = erpc:call(Node, gen_event, start, [{local, riarc_cli_target}]),
-    Props = filename:join(root(), "_build/test/attach_kill9.prop"),
-    ok = file:write_file(Props, "with gen_event:init_it(_, _, _, _, _, _) monitor\n"
-                                "  [G ** Reason when Reason =/= normal] ff.\n"),
+    Props = named_target(Node),
     Before = node_patterns(Node),
     Port = start_cli(["attach", "--node", atom_to_list(Node), "--cookie", cookie(),
                       "--name", "riarc_cli_target", "--props", Props, "--for", "600"]),
@@ -127,14 +124,20 @@ read_n_verdicts(Port, N, Acc) ->
             end
     end.
 
+%% A registered gen_event on the peer (riarc_cli_target) and a property for it: the
+%% property file's name.
+named_target(Node) ->
+    {ok, _} = erpc:call(Node, gen_event, start, [{local, riarc_cli_target}]),
+    Props = filename:join(root(), "_build/test/attach_any.prop"),
+    ok = file:write_file(Props, "with gen_event:init_it(_, _, _, _, _, _) monitor\n"
+                                "  [G ** Reason when Reason =/= normal] ff.\n"),
+    Props.
+
 %% A registered gen_server on the peer, watched for two seconds (--for): the process is
 %% open (none), the status 0.
 attach_for_name(Config) ->
     Node = ?config(node, Config),
-    {ok, _} = erpc:call(Node, gen_event, start, [{local, riarc_cli_target}]),
-    Spec = filename:join(root(), "_build/test/attach_any.prop"),
-    ok = file:write_file(Spec, "with gen_event:init_it(_, _, _, _, _, _) monitor\n"
-                               "  [G ** Reason when Reason =/= normal] ff.\n"),
+    Spec = named_target(Node),
     Port = start_cli(["attach", "--node", atom_to_list(Node), "--cookie", cookie(),
                       "--name", "riarc_cli_target", "--props", Spec, "--for", "2"]),
     Out = read_until(Port, fun(_) -> false end),
