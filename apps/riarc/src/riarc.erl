@@ -94,7 +94,7 @@
 %%     `limits => #{max_join_hold => Ms}' at most, default 5000) while riarc starts its
 %%     session there, once the node has booted, so that the system's first start there
 %%     most likely comes after it (a race riarc narrows, cannot close); a child that got
-%%     there first is an error of the run (`{riarc_session, {before_follow, ...}}'),
+%%     there first is an error of the run (`{riarc_session_dist, {before_follow, ...}}'),
 %%     never followed from its middle (docs/production.md, "Nodes that join during the
 %%     run");</li>
 %% <li>`follow_grace' (ms or infinity, default 30000): with `follow', how long the run

@@ -27,9 +27,7 @@
                       | not_owner | {down, term()}
                       | {remote_child, #{parent := pid(), node := node(),
                                          mfa := riarc_event:mfa_args()}}
-                      | {root_tracer_down, term()}
-                      | {before_follow, #{node := node(), children := [map()]}}
-                      | {join_failed, node(), term()} | {join_watcher_down, term()}.
+                      | {root_tracer_down, term()}.
 
 %% A root of the system: its name, logical MFA, and the init event its monitor opens
 %% with when the backend does not deliver one itself.
@@ -72,11 +70,9 @@
     token = make_ref() :: reference(),
     launch = #launch{} :: #launch{},
     tracers = #{} :: #{pid() => true},               % the live tracers
-    %% The live analysis processes (riarc_analysis), each with its partition's tracer and
-    %% its step clock; the watchdog's timer runs while there are any.
-    analysers = #{} :: #{pid() => {pid(), riarc_analysis:clock()}},
-    %% Analysis processes that ended abnormally before their tracer announced them.
-    early_ends = #{} :: #{pid() => term()},
+    %% The live analysis processes (riarc_analysis); the watchdog's timer runs while
+    %% there are any.
+    analyses = riarc_session_analyses:new() :: riarc_session_analyses:t(),
     backend_closed = false :: boolean(),
     cut = undefined :: undefined | term(),            % why riarc cut the run short
     started :: integer(),
@@ -206,17 +202,6 @@ format_error({remote_child, #{parent := P, node := Node, mfa := MFA}}) ->
                                 "it: the Spec gives it a monitor, which never ran (monitor it "
                                 "with a session on that node, riarc:attach(new_processes, ...))",
                                 [P, MFA, Node]));
-format_error({before_follow, #{node := Node, children := Cs}}) ->
-    lists:flatten(io_lib:format("~b process(es) of the system started on node ~p before riarc "
-                                "followed it there as it joined, so their traces lack their "
-                                "start and are not monitored: ~0tp",
-                                [length(Cs), Node, [{P, Parent, MFA, Now} || #{pid := P, parent := Parent, mfa := MFA, current := Now} <- Cs]]));
-format_error({join_failed, Node, Why}) ->
-    lists:flatten(io_lib:format("node ~p joined during the run, but riarc could not follow the "
-                                "system there: ~ts", [Node, riarc_error:format(Why)]));
-format_error({join_watcher_down, Why}) ->
-    lists:flatten(io_lib:format("the watcher of nodes joining the run ended (~0tp): nodes that "
-                                "joined after it are not followed", [Why]));
 format_error({root_tracer_down, Why}) ->
     lists:flatten(io_lib:format("the root tracer ended before it launched the system: ~0tp", [Why])).
 
@@ -307,18 +292,20 @@ handle_call({stop, Why}, From, S) ->
     %% seen to their end, and the result says why.
     handle_call(stop, From, tally(S#session{cut = Why},
                                   fun(T) -> riarc_session_tally:append_error({?MODULE, Why}, T) end));
-handle_call(stop, From, S = #session{tracers = T, analysers = A}) when map_size(T) =:= 0,
-                                                                        map_size(A) =:= 0 ->
-    S1 = stop_followers(close(S)),
-    S2 = case S1#session.finished of
-             undefined -> S1#session{finished = erlang:monotonic_time(microsecond)};
-             _ -> S1
-         end,
-    gen_server:reply(From, {ok, result(S2)}),
-    {stop, normal, S2};
-handle_call(stop, From, S) ->
-    _ = [riarc_tracer:stop(Pid, S#session.token) || Pid <- maps:keys(S#session.tracers)],
-    maybe_done(S#session{stopping = true, waiters = [From | S#session.waiters]}).
+handle_call(stop, From, S = #session{tracers = T}) ->
+    case map_size(T) =:= 0 andalso not riarc_session_analyses:any(S#session.analyses) of
+        true ->
+            S1 = stop_followers(close(S)),
+            S2 = case S1#session.finished of
+                     undefined -> S1#session{finished = erlang:monotonic_time(microsecond)};
+                     _ -> S1
+                 end,
+            gen_server:reply(From, {ok, result(S2)}),
+            {stop, normal, S2};
+        false ->
+            _ = [riarc_tracer:stop(Pid, S#session.token) || Pid <- maps:keys(T)],
+            maybe_done(S#session{stopping = true, waiters = [From | S#session.waiters]})
+    end.
 
 %% @private
 handle_cast(_Msg, S) ->
@@ -369,32 +356,30 @@ info(riarc_view_check, S = #session{finished = undefined}) ->
 info(riarc_view_check, S) ->
     {noreply, S};
 info(riarc_watchdog, S = #session{limits = L}) ->
-    {noreply, watchdog(check_budgets(S#session{limits = riarc_session_limits:watchdog_fired(L)}))};
+    L1 = riarc_session_limits:watchdog_fired(L),
+    {noreply, watchdog(analyses(riarc_session_analyses:over_budget(L1, S#session.analyses),
+                                S#session{limits = L1}))};
 info(Msg = {riarc_grace, Ref}, S = #session{limits = L}) ->
     case riarc_session_limits:grace_over(Ref, L) of
         {true, L1} ->
             %% stop/1: the analyses that have not finished their partitions' events by now
             %% are ended; their partitions were not analysed to the end: inconclusive.
-            S1 = maps:fold(fun(An, _, Acc) ->
-                                   Left = case erlang:process_info(An, message_queue_len) of
-                                              {message_queue_len, Len} -> Len;
-                                              undefined -> 0
-                                          end,
-                                   kill_analysis(An, {inconclusive, {stopped, #{unanalysed => Left}}}, Acc)
-                           end, S#session{limits = L1}, S#session.analysers),
-            {noreply, S1};
+            Stopped = fun(An) ->
+                              Left = case erlang:process_info(An, message_queue_len) of
+                                         {message_queue_len, Len} -> Len;
+                                         undefined -> 0
+                                     end,
+                              {inconclusive, {stopped, #{unanalysed => Left}}}
+                      end,
+            {noreply, analyses(riarc_session_analyses:kill_all(Stopped, S#session.analyses),
+                               S#session{limits = L1})};
         false -> other(Msg, S)
     end;
 info({'DOWN', _, process, Pid, Reason}, S) ->
     down(Pid, Reason, S);
-info({'EXIT', An, Reason}, S = #session{analysers = As}) when Reason =/= normal ->
-    %% Race: an analysis process linked to the session and ended (killed over its heap,
-    %% say) before its tracer's announcement came: a monitor set then only says noproc.
-    %% The link's exit says why; kept until the announcement.
-    case As of
-        #{An := {Tracer, Clock}} -> {noreply, analysis_ended(Tracer, Clock, Reason, S)};
-        #{} -> {noreply, S#session{early_ends = (S#session.early_ends)#{An => Reason}}}
-    end;
+info({'EXIT', An, Reason}, S) when Reason =/= normal ->
+    {As, Fx} = riarc_session_analyses:exited(An, Reason, heap_words(S), S#session.analyses),
+    {noreply, analyses(Fx, S#session{analyses = As})};
 info({'EXIT', _, _}, S) ->
     {noreply, S};
 info(Msg, S) ->
@@ -409,18 +394,22 @@ other(Msg, S) when is_tuple(Msg), tuple_size(Msg) > 1, is_atom(element(1, Msg)) 
 other(_Other, S) ->
     {noreply, S}.
 
-down(An, Reason, S = #session{analysers = As}) when is_map_key(An, As) ->
-    {Tracer, Clock} = maps:get(An, As),
-    S1 = analysis_ended(Tracer, Clock, Reason, S#session{analysers = maps:remove(An, As)}),
-    maybe_done(case riarc_session_entries:verdict(Tracer, S1#session.entries) of
-                   none -> closed_told(Tracer, S1);
-                   _ -> S1
-               end);
-down(Owner, _, S = #session{owner = Owner}) ->
+down(Pid, Reason, S) ->
+    case riarc_session_analyses:down(Pid, Reason, heap_words(S), S#session.analyses) of
+        {Tracer, As, Fx} ->
+            S1 = analyses(Fx, S#session{analyses = As}),
+            maybe_done(case riarc_session_entries:verdict(Tracer, S1#session.entries) of
+                           none -> closed_told(Tracer, S1);
+                           _ -> S1
+                       end);
+        unknown -> down_other(Pid, Reason, S)
+    end.
+
+down_other(Owner, _, S = #session{owner = Owner}) ->
     %% Nobody waits for this run any more: stop tracing, leave the system alone.
     _ = [riarc_tracer:stop(Pid, S#session.token) || Pid <- maps:keys(S#session.tracers)],
     {stop, normal, S};
-down(Pid, Reason, S0 = #session{subs = Subs, tracers = T}) ->
+down_other(Pid, Reason, S0 = #session{subs = Subs, tracers = T}) ->
     case {riarc_session_subs:member(Pid, Subs), is_map_key(Pid, T)} of
         {true, _} -> {noreply, S0#session{subs = riarc_session_subs:remove(Pid, Subs)}};
         {false, true} ->
@@ -467,17 +456,15 @@ trusted({riarc_counts, Tracer, Events, Forged}, S) ->
         {L, ok} -> {noreply, S#session{limits = L}};
         {L, {overload, What}} -> {noreply, overload(What, S#session{limits = L})}
     end;
-trusted({riarc_analysis_up, Tracer, An, Clock}, S = #session{early_ends = Early}) when is_map_key(An, Early) ->
-    {Reason, Early1} = maps:take(An, Early),
-    {noreply, analysis_ended(Tracer, Clock, Reason, S#session{early_ends = Early1})};
-trusted({riarc_analysis_up, Tracer, An, Clock}, S = #session{analysers = As}) ->
-    _ = monitor(process, An),
-    S1 = S#session{analysers = As#{An => {Tracer, Clock}}},
+trusted({riarc_analysis_up, Tracer, An, Clock}, S) ->
+    {As, Fx} = riarc_session_analyses:up(An, Tracer, Clock, S#session.analyses),
+    S1 = analyses(Fx, S#session{analyses = As}),
     case overload_of(S) =/= undefined andalso riarc_session_limits:limits(S#session.limits) of
         #{policy := stop} ->
             %% Race: started by a tracer the overload policy ended, announced after the
             %% detach.
-            {noreply, kill_analysis(An, {inconclusive, {overload, overload_of(S)}}, S1)};
+            Over = {inconclusive, {overload, overload_of(S)}},
+            {noreply, analyses(riarc_session_analyses:kill(An, Over, As), S1)};
         _ -> {noreply, watchdog(S1)}
     end;
 trusted({riarc_partition_events, Tracer, N}, S) ->
@@ -490,21 +477,9 @@ trusted({riarc_partition, Tracer, Proc, MFA}, S) ->
     {noreply, entries(S, fun(E) -> riarc_session_entries:partition(Tracer, Proc, MFA, E) end)};
 trusted({riarc_explanation, Tracer, Expl}, S) ->
     {noreply, entries(S, fun(E) -> riarc_session_entries:explained(Tracer, Expl, E) end)};
-trusted({riarc_verdict, Tracer, Proc, MFA, V0, Why0, N}, S) ->
-    {V, Why} = case {V0, S#session.cut} of
-                   {none, {timeout, T, _}} -> {inconclusive, {timeout, T}};
-                   _ -> {V0, Why0}
-               end,
-    %% An accept, a reject or a partition's end says why (riarc_result:format_why/1); an
-    %% error or inconclusive verdict has its reason.
-    Entry0 = case Why of
-                 {why, W} -> (riarc_result:entry(Proc, MFA, V, N, undefined))#{why => W};
-                 _ -> riarc_result:entry(Proc, MFA, V, N, Why)
-             end,
-    Entry = case riarc_session_entries:explanation(Tracer, S#session.entries) of
-                none -> Entry0;
-                Expl -> Entry0#{explanation => Expl}
-            end,
+trusted({riarc_verdict, Tracer, Proc, MFA, V, Why, N}, S) ->
+    Entry = riarc_session_entries:monitor_entry(Tracer, {Proc, MFA}, {V, Why, N}, S#session.cut,
+                                                S#session.entries),
     riarc_result:log_verdict(maps:get(log, S#session.opts), "", Entry),
     %% The analysis process's count of the events its monitor took.
     {noreply, put_verdict(Tracer, Entry,
@@ -554,8 +529,8 @@ trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->
 
 %% @private Whatever way the session ends, no analysis outlives it: nobody would watch its
 %% budget or read its verdict.
-terminate(_Reason, S = #session{analysers = As}) ->
-    _ = [exit(An, kill) || An <- maps:keys(As)],
+terminate(_Reason, S = #session{analyses = As}) ->
+    _ = [exit(An, kill) || An <- riarc_session_analyses:pids(As)],
     %% Whatever ended the session (its owner gone, say): the node's patterns are put
     %% back now, before anything unloads riarc's code (the keeper would do it too).
     _ = close(S),
@@ -614,18 +589,12 @@ overload(What, S) ->
         ignore -> S
     end.
 
-shed(What = {analysis, Tracer, Len, Max}, S) ->
-    case analysers_of(Tracer, S) of
-        [An | _] ->
+shed(What = {analysis, Tracer, _, _}, S) ->
+    case riarc_session_analyses:shed(Tracer, What, S#session.analyses) of
+        [] -> S;
+        Fx ->
             logger:warning("riarc: overload (~0tp): shedding the partition's events", [What]),
-            {_, Clock} = maps:get(An, S#session.analysers),
-            %% dropped: what was queued (a lower bound until the tracer ends and gives
-            %% the partition's whole count).
-            Analysed = max(0, riarc_analysis:steps(Clock) - 1),
-            S1 = kill_analysis(An, {inconclusive, {shed, #{dropped => Len, analysed => Analysed,
-                                                           max_queue => Max}}}, S),
-            shed_count(Tracer, S1);
-        [] -> S
+            shed_count(Tracer, analyses(Fx, S))
     end.
 
 detach(What, S = #session{backend = Backend, limits = L}) ->
@@ -640,8 +609,8 @@ detach(What, S = #session{backend = Backend, limits = L}) ->
     %% The partitions with no verdict yet now read inconclusive (as_known/2).
     S1 = republish(fun(#{verdict := V}) -> V =:= none end,
                    S#session{limits = riarc_session_limits:overloaded(What, L)}),
-    maps:fold(fun(An, _, Acc) -> kill_analysis(An, {inconclusive, {overload, What}}, Acc) end,
-              S1, S1#session.analysers).
+    analyses(riarc_session_analyses:kill_all(fun(_) -> {inconclusive, {overload, What}} end,
+                                             S1#session.analyses), S1).
 
 %% A shed partition's count of dropped events, once its tracer has given it.
 shed_count(Tracer, S) ->
@@ -664,37 +633,18 @@ view_check(S = #session{entries = E}) ->
             republish(fun(_) -> true end, S#session{entries = E1})
     end.
 
-watchdog(S = #session{analysers = As, limits = L}) ->
-    S#session{limits = riarc_session_limits:watchdog(map_size(As) > 0, L)}.
+watchdog(S = #session{analyses = As, limits = L}) ->
+    S#session{limits = riarc_session_limits:watchdog(riarc_session_analyses:any(As), L)}.
 
-check_budgets(S = #session{analysers = As, limits = L}) ->
-    lists:foldl(fun({An, What}, Acc) -> kill_analysis(An, {error, {monitor_budget, What}}, Acc) end,
-                S, riarc_session_limits:over_budget(As, L)).
+%% The analysis book's effects (riarc_session_analyses), in order.
+analyses(Fx, S) ->
+    lists:foldl(fun({monitor, An}, A) -> _ = monitor(process, An), A;
+                   ({kill, An}, A) -> exit(An, kill), A;
+                   ({entry, Tracer, Steps, Verdict}, A) -> set_entry(Tracer, Steps, Verdict, A)
+                end, S, Fx).
 
-%% An analysis process ended: normally (it gave its verdict), or killed by the VM over its
-%% heap budget (or from outside), or failed in riarc's own code: the monitor is
-%% detached, its partition's verdict (unless it has one) says why.
-analysis_ended(_Tracer, _Clock, Reason, S) when Reason =:= normal; Reason =:= noproc ->
-    S;
-analysis_ended(Tracer, Clock, Reason, S) ->
-    %% The VM kills an analysis whose monitor step grows past the heap budget
-    %% (max_heap_size); riarc's own kills set the entry first. A kill between steps came
-    %% from outside (the monitored system, say): said so, not blamed on the budget.
-    Why = case {Reason, riarc_analysis:in_step(Clock)} of
-              {killed, true} ->
-                  {monitor_budget, #{heap_words => maps:get(heap_words, riarc_session_limits:budget(S#session.limits))}};
-              {killed, false} -> {analysis_killed, #{between_steps => riarc_analysis:steps(Clock)}};
-              _ -> {analysis_crashed, Reason}
-          end,
-    set_entry(Tracer, riarc_analysis:steps(Clock), {error, Why}, S).
-
-%% Ends an analysis process; its partition's verdict, unless it has one, is Verdict.
-kill_analysis(An, Verdict, S = #session{analysers = As}) ->
-    exit(An, kill),
-    case As of
-        #{An := {Tracer, Clock}} -> set_entry(Tracer, riarc_analysis:steps(Clock), Verdict, S);
-        #{} -> S
-    end.
+heap_words(#session{limits = L}) ->
+    maps:get(heap_words, riarc_session_limits:budget(L), undefined).
 
 %% A verdict the session gives a partition itself (its analysis was ended): only when the
 %% monitor has not given one. Steps: the monitor had begun that many, finished one less.
@@ -735,44 +685,34 @@ tracer_crash(_Pid, normal, S) -> S;
 %% session handles its riarc_tracer_up and monitors it: the monitor then reports noproc,
 %% which is not a crash. Replayed traces (riarc_backend_log) hit this often.
 tracer_crash(_Pid, noproc, S) -> S;
-tracer_crash(Pid, Reason, S = #session{entries = E}) ->
-    Known = {riarc_session_entries:verdict(Pid, E), riarc_session_entries:part_of(Pid, E)},
-    case {overload_of(S), Reason} of
-        %% Ended by the overload policy: the partition's trace was cut short by riarc.
-        {Over, killed} when Over =/= undefined ->
-            case Known of
-                {none, {Proc, MFA}} ->
-                    put_verdict(Pid, riarc_result:entry(Proc, MFA, inconclusive, 0, {overload, Over}), S);
-                _ -> S
-            end;
-        _ ->
+tracer_crash(Pid, Reason, S) ->
+    case riarc_session_entries:crash_entry(Pid, Reason, overload_of(S), S#session.entries) of
+        none -> S;
+        {cut_short, Entry} -> put_verdict(Pid, Entry, S);
+        {crashed, Entry} ->
             logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
-            %% The partition's process and MFA when it was announced (a session following
-            %% its system here matches the entry by its process).
-            Entry = case Known of
-                        {none, undefined} -> #{pid => undefined, mfa => undefined, events => 0};
-                        _ -> riarc_session_entries:bare_entry(Pid, E)
-                    end,
-            put_verdict(Pid, Entry#{verdict => error, reason => {tracer_crashed, Reason}},
-                        violation(#{tracer => Pid, invariant => crash, info => Reason}, S))
+            put_verdict(Pid, Entry, violation(#{tracer => Pid, invariant => crash, info => Reason}, S))
     end.
 
 maybe_done(S = #session{tracers = T}) when map_size(T) > 0 ->
     {noreply, S};
-maybe_done(S = #session{analysers = As}) when map_size(As) > 0 ->
-    %% Every process is untraced; the monitors are still at their partitions' events
-    %% (each step within its budget). After stop/1, they get a grace period.
-    {noreply, grace(close(S))};
-maybe_done(S = #session{dist = {Mod, D}, stopping = Stopping}) ->
+maybe_done(S = #session{analyses = As, dist = Dist, stopping = Stopping}) ->
+    case {riarc_session_analyses:any(As), Dist} of
+        %% Every process is untraced; the monitors are still at their partitions' events
+        %% (each step within its budget). After stop/1, they get a grace period.
+        {true, _} -> {noreply, grace(close(S))};
+        {false, {Mod, D}} -> dist_done(Mod, D, Stopping, S);
+        {false, undefined} -> done(stop_followers(close(S)))
+    end.
+
+dist_done(Mod, D, Stopping, S) ->
     %% Nodes being joined, children on followed nodes not accounted for yet
     %% (riarc_distribution's wait/2).
     case Mod:wait(Stopping, D) of
         {wait, D1} -> {noreply, S#session{dist = {Mod, D1}}};
         {wait_closed, D1} -> {noreply, close(S#session{dist = {Mod, D1}})};
         done -> done(stop_followers(close(S)))
-    end;
-maybe_done(S) ->
-    done(stop_followers(close(S))).
+    end.
 
 done(S = #session{waiters = Ws, stopping = Stopping}) ->
     S1 = S#session{finished = erlang:monotonic_time(microsecond), waiters = []},
@@ -802,9 +742,8 @@ closed(Pid, S) ->
 closed_told(Pid, S) ->
     publish(riarc_session_entries:closed_told(Pid, analysers_of(Pid, S) =/= [], S#session.entries), S).
 
-%% The analysis processes of a tracer's partition still running.
-analysers_of(Tracer, #session{analysers = As}) ->
-    [An || {An, {T, _}} <- maps:to_list(As), T =:= Tracer].
+analysers_of(Tracer, #session{analyses = As}) ->
+    riarc_session_analyses:of_tracer(Tracer, As).
 
 result(S = #session{limits = L}) ->
     End = case S#session.finished of undefined -> erlang:monotonic_time(microsecond); F -> F end,

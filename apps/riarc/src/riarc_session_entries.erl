@@ -16,6 +16,7 @@
 
 -export([new/1, tracer_up/3, counts/1, part/5, partition/4, closed/3, closed_told/3,
          put/3, verdict/2, part_of/2, bare_entry/2, explanation/2, explained/3,
+         monitor_entry/5, crash_entry/4,
          partition_events/3, shed_entry/2, incomplete/2, remote_child/3, cut/4, view_cut/3,
          decided/1, changed/2,
          as_known/3, list/2]).
@@ -131,6 +132,50 @@ bare_entry(Tracer, #entries{verdicts = Vs, parts = Parts}) ->
             {Proc, MFA} = maps:get(Tracer, Parts),
             riarc_result:entry(Proc, MFA, none, 0, undefined)
     end.
+
+%% @doc The entry of a verdict a partition's monitor gave (V, Why, after N events), with
+%% its explanation if the tracer sent one. Cut: why riarc cut the run short, if it did; a
+%% partition that ended without a verdict after a timeout is inconclusive, saying so.
+-spec monitor_entry(pid(), {riarc_event:sid(), riarc_event:mfa_args()},
+                    {riarc_monitor:verdict() | none, term(), non_neg_integer()}, term(), t()) -> map().
+monitor_entry(Tracer, {Proc, MFA}, {V0, Why0, N}, Cut, B) ->
+    {V, Why} = case {V0, Cut} of
+                   {none, {timeout, T, _}} -> {inconclusive, {timeout, T}};
+                   _ -> {V0, Why0}
+               end,
+    %% An accept, a reject or a partition's end says why (riarc_result:format_why/1); an
+    %% error or inconclusive verdict has its reason.
+    Entry = case Why of
+                {why, W} -> (riarc_result:entry(Proc, MFA, V, N, undefined))#{why => W};
+                _ -> riarc_result:entry(Proc, MFA, V, N, Why)
+            end,
+    case explanation(Tracer, B) of
+        none -> Entry;
+        Expl -> Entry#{explanation => Expl}
+    end.
+
+%% @doc A partition's tracer ended abnormally (Reason; Over: why riarc detached, if it
+%% did): `cut_short' when the overload policy killed it (its partition's trace was cut
+%% short by riarc: inconclusive, unless it had a verdict), else `crashed', a fault in
+%% riarc (error), or none when nothing changes.
+-spec crash_entry(pid(), term(), term(), t()) -> none | {cut_short | crashed, map()}.
+crash_entry(Tracer, Reason, Over, B) ->
+    Known = {verdict(Tracer, B), part_of(Tracer, B)},
+    case {Over, Reason, Known} of
+        {undefined, _, _} -> {crashed, crashed(Tracer, Reason, Known, B)};
+        {_, killed, {none, {Proc, MFA}}} -> {cut_short, riarc_result:entry(Proc, MFA, inconclusive, 0, {overload, Over})};
+        {_, killed, _} -> none;
+        _ -> {crashed, crashed(Tracer, Reason, Known, B)}
+    end.
+
+%% The partition's process and MFA as announced (a session following its system here
+%% matches the entry by its process).
+crashed(Tracer, Reason, Known, B) ->
+    Entry = case Known of
+                {none, undefined} -> #{pid => undefined, mfa => undefined, events => 0};
+                _ -> bare_entry(Tracer, B)
+            end,
+    Entry#{verdict => error, reason => {tracer_crashed, Reason}}.
 
 %% @doc A partition's reject's explanation, if any.
 -spec explanation(pid(), t()) -> map() | none.

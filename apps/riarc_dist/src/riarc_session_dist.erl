@@ -19,8 +19,11 @@
 -module(riarc_session_dist).
 
 -export([init/6, tracer_cfg/2, handle_info/3, remote_child/5, wait/2, stop_followers/2,
-         entries/2, held/1]).
--export_type([t/0]).
+         entries/2, held/1, format_error/1]).
+-export_type([t/0, error_reason/0]).
+
+-type error_reason() :: {before_follow, #{node := node(), children := [map()]}}
+                      | {join_failed, node(), term()} | {join_watcher_down, term()}.
 
 %% How long the sessions following the system on other nodes get to stop and answer
 %% with their results (riarc_remote's proxies), under stop/1's own bound.
@@ -169,7 +172,7 @@ handle_info({'DOWN', _, process, Pid, Why}, Ctx, D = #dist{joins = Js}) when is_
 handle_info({'DOWN', _, process, W, Why}, _Ctx, D = #dist{join_watcher = W}) ->
     %% Nodes that join from now on are not followed: what the system starts there is an
     %% error (follow_grace), and so is this.
-    {noreply, D#dist{join_watcher = undefined}, [{error, {riarc_session, {join_watcher_down, Why}}}]};
+    {noreply, D#dist{join_watcher = undefined}, [{error, {?MODULE, {join_watcher_down, Why}}}]};
 handle_info({riarc_relay_grace, Key, K}, _Ctx, D = #dist{relays = Rs}) when is_map_key(Key, Rs) ->
     {noreply, relay_grace(Key, K, D), []};
 handle_info({riarc_follow_grace, Ref}, #{finished := false}, D = #dist{follow_grace = Ref, follow = F}) ->
@@ -342,7 +345,7 @@ joined(Node, {ok, [{Node, Proxy, Tag}], Early}, Ctx, D) ->
     D1 = D#dist{followers = (D#dist.followers)#{Tag => {Node, Proxy}}},
     Fx0 = case Early of
               {ok, []} -> [];
-              {ok, Cs} -> [{error, {riarc_session, {before_follow, #{node => Node, children => Cs}}}}];
+              {ok, Cs} -> [{error, {?MODULE, {before_follow, #{node => Node, children => Cs}}}}];
               {error, E} -> [{error, E}]
           end,
     %% What it streamed before this word, in the order it came.
@@ -355,7 +358,7 @@ joined(Node, {ok, [{Node, Proxy, Tag}], Early}, Ctx, D) ->
 joined(Node, {error, Why}, Ctx, D) ->
     D1 = D#dist{unfollowable = [Node | D#dist.unfollowable]},
     {D2, Fx} = follow_down(Node, {join_failed, Why}, Ctx, D1),
-    early_left(D2, [{error, {riarc_session, {join_failed, Node, Why}}} | Fx]).
+    early_left(D2, [{error, {?MODULE, {join_failed, Node, Why}}} | Fx]).
 
 %% Kept for a follower being started, and no follower is any more: forged.
 early_left(D = #dist{joins = Js, join_early = Early}, Fx) when map_size(Js) =:= 0 ->
@@ -495,3 +498,17 @@ more_followed(F, Fs, Learnt) ->
 reached(#{pid := undefined}) -> false;
 reached(#{open := true, verdict := none}) -> false;
 reached(#{}) -> true.
+
+%% @doc A sentence for an error of following the system onto nodes that join the run.
+-spec format_error(error_reason()) -> string().
+format_error({before_follow, #{node := Node, children := Cs}}) ->
+    lists:flatten(io_lib:format("~b process(es) of the system started on node ~p before riarc "
+                                "followed it there as it joined, so their traces lack their "
+                                "start and are not monitored: ~0tp",
+                                [length(Cs), Node, [{P, Parent, MFA, Now} || #{pid := P, parent := Parent, mfa := MFA, current := Now} <- Cs]]));
+format_error({join_failed, Node, Why}) ->
+    lists:flatten(io_lib:format("node ~p joined during the run, but riarc could not follow the "
+                                "system there: ~ts", [Node, riarc_error:format(Why)]));
+format_error({join_watcher_down, Why}) ->
+    lists:flatten(io_lib:format("the watcher of nodes joining the run ended (~0tp): nodes that "
+                                "joined after it are not followed", [Why])).

@@ -1040,8 +1040,8 @@ join_run(Bad, B, A, How) ->
     untraced(node()),
     {V, [element(1, element(2, E)) || E <- Errors]}.
 
-joined_late({riarc_session, {before_follow, #{node := N, children := [_ | _]}}}, Node) -> Node =:= any orelse N =:= Node;
-joined_late({riarc_session, {join_failed, N, _}}, Node) -> Node =:= any orelse N =:= Node;
+joined_late({riarc_session_dist, {before_follow, #{node := N, children := [_ | _]}}}, Node) -> Node =:= any orelse N =:= Node;
+joined_late({riarc_session_dist, {join_failed, N, _}}, Node) -> Node =:= any orelse N =:= Node;
 joined_late(_, _) -> false.
 
 %% The N helpers on Node, each with its verdict, from the session's stream (Known: those
