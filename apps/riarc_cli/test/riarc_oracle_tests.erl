@@ -191,23 +191,36 @@ collect(Mode, Col, _N, Other) ->
     _ = dump(Col, 0),
     {Mode, {error, Other}}.
 
+%% What the collector has, once it holds N process logs (each process logs before it
+%% exits; a send to a local process is in its queue when the send returns, but an
+%% exited process's log may still be behind the dump request in the collector's queue),
+%% or after 5 s, when a process that never logged shows as a missing log.
 dump(Col, N) ->
-    dump(Col, N, [], [], erlang:monotonic_time(millisecond) + 5000).
-
-dump(Col, N, Logs0, Fed0, Deadline) ->
     Ref = make_ref(),
-    Col ! {dump, self(), Ref},
-    {Logs, Fed} = receive {Ref, L, F} -> {Logs0 ++ L, Fed0 ++ F} end,
-    case length(Logs) >= N orelse erlang:monotonic_time(millisecond) > Deadline of
-        true -> {maps:from_list(Logs), Fed};
-        false -> timer:sleep(10), dump(Col, N, Logs, Fed, Deadline)
-    end.
+    Col ! {dump, self(), Ref, N},
+    receive {Ref, Logs, Fed} -> {maps:from_list(Logs), Fed} end.
 
 collector(Logs, Fed) ->
     receive
         {log, P, L} -> collector([{P, L} | Logs], Fed);
         {fed, Tag, Id, E} -> collector(Logs, [{Tag, Id, E} | Fed]);
-        {dump, From, Ref} -> From ! {Ref, lists:reverse(Logs), lists:reverse(Fed)}, collector([], [])
+        {dump, From, Ref, N} ->
+            Timer = erlang:send_after(5000, self(), {dump_due, Ref}),
+            collector(Logs, Fed, {From, Ref, N, Timer})
+    end.
+
+collector(Logs, Fed, {From, Ref, N, Timer}) when length(Logs) >= N ->
+    _ = erlang:cancel_timer(Timer),
+    receive {dump_due, Ref} -> ok after 0 -> ok end,
+    From ! {Ref, lists:reverse(Logs), lists:reverse(Fed)},
+    collector([], []);
+collector(Logs, Fed, Dump = {From, Ref, _N, _Timer}) ->
+    receive
+        {log, P, L} -> collector([{P, L} | Logs], Fed, Dump);
+        {fed, Tag, Id, E} -> collector(Logs, [{Tag, Id, E} | Fed], Dump);
+        {dump_due, Ref} ->
+            From ! {Ref, lists:reverse(Logs), lists:reverse(Fed)},
+            collector([], [])
     end.
 
 %% Processes in the system: each script's, and one gen_server per `gen' act.
