@@ -48,7 +48,8 @@
 %%     `backpressure', that monitor's processes are suspended until it catches up, for
 %%     at most max_suspend ms (default 1000) at a time, then shed; a message larger
 %%     than max_payload bytes (external size, or `infinity') reaches monitors as
-%%     `{riarc_truncated, Size}' (docs/production.md);</li>
+%%     `{riarc_truncated, Size}', and its partition's verdict from then on is
+%%     `inconclusive' (docs/production.md);</li>
 %% <li>`monitor_budget' (default `#{time_ms => 10000, reductions => 100000000,
 %%     heap_words => 67108864}'): what one monitor step may take; a step over it gives
 %%     its partition the verdict `error', reason `{monitor_budget, What}', and detaches

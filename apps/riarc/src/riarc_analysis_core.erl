@@ -6,6 +6,12 @@
 %% The same steps run inside the tracer core (the model checker's tracers, and any core
 %% configured with `analysis => inline') and in a partition's own analysis process
 %% ({@link riarc_analysis}), which the tracer hands events to without waiting.
+%%
+%% A message over the limit max_payload reaches the monitor as `{riarc_truncated, Size}'
+%% (riarc_event:truncate/2): what the monitor decides from then on may not be what it
+%% would have decided on the message itself, so a verdict reached at or after that event,
+%% or none at the partition's end, is `inconclusive', reason `{payload_truncated, #{event_no,
+%% bytes}}'. Verdicts reached before it stand (they are irrevocable).
 %% ```
 %% 1> A0 = riarc_analysis_core:new(t0, 8, {p, {m, f, []}}, fun M({exit, _, _}) -> accept; M(_) -> M end).
 %% 2> {next, A1, []} = riarc_analysis_core:step({recv, p, hi}, A0).
@@ -24,7 +30,9 @@
     part :: {riarc_event:sid(), riarc_event:mfa_args()},
     mon :: riarc_monitor:monitor(),         % ςM
     analysed = 0 :: non_neg_integer(),
-    window = [] :: [riarc_event:event()]    % the last events, newest first
+    window = [] :: [riarc_event:event()],   % the last events, newest first
+    %% The first event the monitor got truncated (max_payload), if any.
+    truncated = none :: none | #{event_no := pos_integer(), bytes := non_neg_integer()}
 }).
 -opaque t() :: #an{}.
 
@@ -40,13 +48,17 @@ new(Self, Explain, Part, Mon) ->
 %% session, in order.
 -spec step(riarc_event:event(), t()) -> {next | done, t(), [term()]}.
 step(E, A = #an{mon = Mon, analysed = N}) ->
-    A1 = remember(E, A#an{analysed = N + 1}),
-    case riarc_monitor:decide(Mon, E) of
-        {next, Mon1} -> {next, A1#an{mon = Mon1}, []};
-        {verdict, accept, Words} -> {done, A1, [verdict(accept, decided(Mon, E, Words, A1), A1)]};
-        {verdict, reject, Words} ->
-            {done, A1, [explain(Mon, E, A1), verdict(reject, decided(Mon, E, Words, A1), A1)]};
-        {verdict, error, Why} -> {done, A1, [explain(Mon, E, A1), verdict(error, Why, A1)]}
+    A1 = truncated(E, remember(E, A#an{analysed = N + 1})),
+    case {riarc_monitor:decide(Mon, E), A1#an.truncated} of
+        {{next, Mon1}, _} -> {next, A1#an{mon = Mon1}, []};
+        {{verdict, error, Why}, _} -> {done, A1, [explain(Mon, E, A1), verdict(error, Why, A1)]};
+        {{verdict, V, _Words}, Cut} when Cut =/= none ->
+            %% Decided on a view with a message cut out: not to be believed.
+            {done, A1, [explain(Mon, E, A1) || V =:= reject] ++
+                 [verdict(inconclusive, {payload_truncated, Cut}, A1)]};
+        {{verdict, accept, Words}, none} -> {done, A1, [verdict(accept, decided(Mon, E, Words, A1), A1)]};
+        {{verdict, reject, Words}, none} ->
+            {done, A1, [explain(Mon, E, A1), verdict(reject, decided(Mon, E, Words, A1), A1)]}
     end.
 
 %% @doc The monitor failed on event E in a way riarc itself found (over its step budget,
@@ -57,6 +69,9 @@ fail(Why, E, A = #an{mon = Mon}) ->
 
 %% @doc The partition ended without a verdict: none.
 -spec finish(t()) -> [term()].
+finish(A = #an{truncated = Cut}) when Cut =/= none ->
+    %% The monitor might have decided on the message itself.
+    [verdict(inconclusive, {payload_truncated, Cut}, A)];
 finish(A = #an{analysed = N}) ->
     [verdict(none, {why, #{ended_after => N}}, A)].
 
@@ -67,6 +82,14 @@ analysed(#an{analysed = N}) -> N.
 %% @doc Whose partition this is.
 -spec partition(t()) -> {riarc_event:sid(), riarc_event:mfa_args()}.
 partition(#an{part = P}) -> P.
+
+truncated(E, A = #an{truncated = none, analysed = N}) ->
+    case riarc_event:truncated(E) of
+        {true, Size} -> A#an{truncated = #{event_no => N, bytes => Size}};
+        false -> A
+    end;
+truncated(_E, A) ->
+    A.
 
 remember(_E, A = #an{explain = 0}) -> A;
 remember(E, A = #an{window = W, explain = K}) -> A#an{window = lists:sublist([E | W], K)}.

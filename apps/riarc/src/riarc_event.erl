@@ -23,7 +23,7 @@
 %% '''
 -module(riarc_event).
 
--export([origin/1, kind/1, is_event/1, format/1, truncate/2, is_name/1]).
+-export([origin/1, kind/1, is_event/1, format/1, truncate/2, truncated/1, is_name/1]).
 -export_type([event/0, sid/0, mfa_args/0, kind/0]).
 
 -type sid() :: term().
@@ -91,6 +91,18 @@ truncate(E = {recv, P, Msg}, Max) when Max =/= infinity ->
     end;
 truncate(E, _Max) ->
     E.
+
+%% @doc Whether an event's message was cut out by truncate/2, and its size then. A
+%% message of the system's that reads `{riarc_truncated, Size}' counts too: the monitor
+%% cannot tell it apart, and taking it for a cut one only makes a verdict inconclusive.
+%% ```
+%% 1> riarc_event:truncated({recv, p, {riarc_truncated, 206}}).
+%% {true,206}
+%% '''
+-spec truncated(event()) -> {true, non_neg_integer()} | false.
+truncated({send, _, _, {riarc_truncated, Size}}) when is_integer(Size) -> {true, Size};
+truncated({recv, _, {riarc_truncated, Size}}) when is_integer(Size) -> {true, Size};
+truncated(_) -> false.
 
 %% @doc A one-line rendering, for logs and the command line.
 -spec format(event()) -> iolist().

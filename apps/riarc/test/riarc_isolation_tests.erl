@@ -291,3 +291,26 @@ options_test() ->
     {error, {riarc, E = {inline_budget, #{time_ms := 10}}}} =
         riarc:run({?MODULE, child, []}, Spec, #{analysis => inline, monitor_budget => #{time_ms => 10}}),
     ?assertMatch("monitor_budget " ++ _, riarc:format_error(E)).
+
+%% Limit max_payload keeps the promise: a monitor that would reject the big message
+%% itself cannot reject its mark, and accepts at the end; that accept, reached after a
+%% message was cut out, is inconclusive, saying where and how big. A verdict reached
+%% before the cut stands; with no limit the reject is reached. Wherever the monitor runs.
+truncated_verdicts_test_() ->
+    [{atom_to_list(W), fun() -> truncated_verdicts(W) end} || W <- [isolated, inline]].
+
+truncated_verdicts(Where) ->
+    NoBig = fun M({recv, _, {big, _}}) -> reject; M({exit, _, _}) -> accept; M(_) -> M end,
+    Early = fun(_) -> accept end,
+    Run = fun(Mon, Max) ->
+                  {ok, #{verdicts := [V]} = R} =
+                      riarc:run({?MODULE, big, [100000]}, fun({?MODULE, big, _}) -> {ok, Mon} end,
+                                #{events => [recv], limits => #{max_payload => Max}, analysis => Where}),
+                  {V, riarc_result:status(R)}
+          end,
+    {Cut, Status} = Run(NoBig, 1000),
+    ?assertMatch(#{verdict := inconclusive, reason := {payload_truncated, #{event_no := 2, bytes := B}}}
+                   when B > 100000, Cut),
+    ?assertEqual(1, Status),
+    ?assertMatch({#{verdict := reject}, 1}, Run(NoBig, infinity)),
+    ?assertMatch({#{verdict := accept}, 0}, Run(Early, 1000)).
