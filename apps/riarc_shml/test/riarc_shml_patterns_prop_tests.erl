@@ -44,7 +44,7 @@ check(N, Compiled) ->
 prop_projection_keeps_verdicts(Stats, WithCompiled) ->
     ?FORALL({F1, F2, Events}, {riarc_shml_prop_tests:formula(8),
                                riarc_shml_prop_tests:formula(8),
-                               list(riarc_shml_prop_tests:event())},
+                               list(event())},
             begin
                 %% Past the init event, as properties are written (a formula that does
                 %% not start with an init action is decided on the init event).
@@ -78,6 +78,16 @@ prop_projection_keeps_verdicts(Stats, WithCompiled) ->
                                                 (Compiled =:= not_checked orelse Full =:= Compiled)
                                     end, Checks))
             end).
+
+%% The shared events, and messages of more shapes for the loops on specific messages.
+event() ->
+    frequency([{3, riarc_shml_prop_tests:event()},
+               {1, {recv, oneof([a, b]), msg()}},
+               {1, {send, oneof([a, b]), oneof([a, b]), msg()}}]).
+
+msg() ->
+    oneof([{t, 0, 0}, {t, 1, 0}, {t, a}, {t, 2}, [1 | x], [1], [2], #{k => 1}, #{k => a},
+           true, a]).
 
 %% Whether riarc would collect the event: its kind is traced and the VM's match
 %% specification (for receives, riarc's receive pattern around the property's) keeps it.

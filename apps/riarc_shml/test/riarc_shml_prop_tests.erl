@@ -85,9 +85,31 @@ max_formula(D, Scope, Recs, L) ->
 
 loop_formula(D, Scope, Recs, L) ->
     X = "X" ++ integer_to_list(length(Recs)),
+    Z = "Z" ++ integer_to_list(length(Recs)),
     ?LET({Body, Kinds}, {formula(D - 1, Scope, [{X, false} | Recs], L),
-                         oneof([["[_ ? _] "], ["[_:_ ! _] "], ["[_ ? _] ", "[_:_ ! _] "]])},
+                         frequency([{1, oneof([["[_ ? _] "], ["[_:_ ! _] "],
+                                               ["[_ ? _] ", "[_:_ ! _] "]])},
+                                    {1, ?LET(As, non_empty(list(loop_action(Z, Scope))),
+                                             lists:sublist(As, 3))}])},
          ["max(", X, ". and(", Body, [[", ", K, X] || K <- Kinds], "))"]).
+
+%% A loop's action on specific messages (riarc_shml_patterns keeps all but the messages
+%% the loops give the state back on): constants, tuples, lists, maps, repeated and bound
+%% variables, guards that can be said as match specifications and guards that cannot.
+loop_action(Z, Scope) ->
+    ?LET(A, oneof(["[_ ? {t, _}] ", "[_ ? {t, 1}] ", "[_ ? 1] ", "[_ ? timeout] ",
+                   "[_ ? {t, Z, Z}] ", "[_ ? [1 | _]] ", "[_ ? #{k := Z} when is_integer(Z)] ",
+                   "[_ ? {t, Z} when Z > 0; Z =:= a] ",
+                   "[_ ? Z when not is_tuple(Z) orelse Z =:= {t, 0}] ",
+                   "[_ ? Z when element(1, Z) =:= t] ", "[_ ? Z when Z orelse Z =:= 2] ",
+                   "[_ ? Z when not (Z > 1) and is_integer(Z)] ",
+                   "[_ ? Z when (Z =:= 1) xor is_tuple(Z)] ",
+                   "[QZ ? {t, _}] ", "[a ? 1] ", "[_:_ ! {t, _}] ", "[_:_ ! Z when Z >= 1] ",
+                   "[_:b ! _] ", "[QZ:_ ! 0] "]
+                  ++ [["[_ ? ", V, "] "] || V <- Scope]
+                  ++ [["[_ ? {t, ", V, "}] "] || V <- Scope]
+                  ++ [["[_ ? {t, Z} when Z >= ", V, "] "] || V <- Scope]),
+         lists:flatten(string:replace(lists:flatten(A), "Z", Z, all))).
 
 and_formula(D, Scope, Recs, L) ->
     ?LET(Fs, vector(2, formula(D - 1, Scope, Recs, L)), ["and(", lists:join(", ", Fs), ")"]).
