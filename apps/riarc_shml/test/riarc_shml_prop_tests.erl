@@ -12,7 +12,7 @@
 -define(NUMTESTS, 600).
 
 %% The generators, shared with riarc_shml_patterns_prop_tests.
--export([formula/1, event/0]).
+-export([formula/1, event/0, loop_action/2]).
 
 compiled_equals_reference_test_() ->
     {timeout, 300,
@@ -96,6 +96,7 @@ loop_formula(D, Scope, Recs, L) ->
 %% A loop's action on specific messages (riarc_shml_patterns keeps all but the messages
 %% the loops give the state back on): constants, tuples, lists, maps, repeated and bound
 %% variables, guards that can be said as match specifications and guards that cannot.
+-spec loop_action(string(), [string()]) -> proper_types:type().
 loop_action(Z, Scope) ->
     ?LET(A, oneof(["[_ ? {t, _}] ", "[_ ? {t, 1}] ", "[_ ? 1] ", "[_ ? timeout] ",
                    "[_ ? {t, Z, Z}] ", "[_ ? [1 | _]] ", "[_ ? #{k := Z} when is_integer(Z)] ",
