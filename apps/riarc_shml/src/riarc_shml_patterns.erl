@@ -272,7 +272,8 @@ test(_K, #{act := {act, _, _, Fields, Guard}, scope := Scope}) ->
     {Others, [Msg]} = lists:split(length(Fields) - 1, Fields),
     Hidden = [V || {var, _, V} <- Others, V =/= '_'],
     Free = lists:all(fun({var, _, _}) -> true; (_) -> false end, Others)
-        andalso length(Hidden) =:= length(lists:usort(Hidden)),
+        andalso length(Hidden) =:= length(lists:usort(Hidden))
+        andalso not lists:any(fun(V) -> lists:member(V, Scope) end, Hidden),
     try
         Free orelse throw(untranslatable),
         {Match, {Vars, _}} = mtest(Msg, '$1', {#{}, Scope ++ Hidden}),

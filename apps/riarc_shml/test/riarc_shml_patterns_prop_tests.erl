@@ -88,7 +88,7 @@ prop_projection_keeps_verdicts(Stats, WithCompiled) ->
 %% necessities that reject and random formulae (which may leave blocks uncovered).
 formula() ->
     frequency([{1, riarc_shml_prop_tests:formula(8)},
-               {1, ?LET({Others, Loops},
+               {2, ?LET({Others, Loops},
                         {?LET(N, choose(0, 3), vector(N, frequency(
                                                         [{3, check()},
                                                          {1, resize(8, riarc_shml_prop_tests:formula(8))}]))),
