@@ -108,6 +108,7 @@ loop_action(Z, Scope) ->
                    "[QZ ? {t, _}] ", "[a ? 1] ", "[_:_ ! {t, _}] ", "[_:_ ! Z when Z >= 1] ",
                    "[_:b ! _] ", "[QZ:_ ! 0] "]
                   ++ [["[_ ? ", V, "] "] || V <- Scope]
+                  ++ [["[", V, " ? _] "] || V <- Scope]
                   ++ [["[_ ? {t, ", V, "}] "] || V <- Scope]
                   ++ [["[_ ? {t, Z} when Z >= ", V, "] "] || V <- Scope]),
          lists:flatten(string:replace(lists:flatten(A), "Z", Z, all))).
