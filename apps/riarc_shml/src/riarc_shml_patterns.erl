@@ -7,19 +7,25 @@
 %% The argument. A monitor's state (docs/properties.md, "Semantics") is a set of pending
 %% necessities. An event E is a *stutter* of a state S when it leaves S as it is; removing
 %% stutters from a trace changes no verdict, since a verdict is given only on an event that
-%% changes the state. For a kind K (send or receive), call a necessity `[a]F' a *loop* if
-%% `a' matches every event of kind K and binds nothing F uses, and the pending necessities
-%% F unfolds to lie inside every block that holds `[a]F' (a *block*: the necessities one
-%% necessity's continuation unfolds to; after the first event a state is a union of
-%% blocks). If every block is covered by the continuations of its own loops, an event of
-%% kind K that matches none of the other (non-loop) necessities is a stutter of every
-%% state after the first event: the loops give back exactly the block, everything else
-%% is dropped and given back by a loop. The first event of every partition's trace is its
-%% process's init (or attached) event, never a message, so the initial state needs no
-%% such argument. The patterns kept are those of the non-loop necessities, widened where
-%% they cannot be expressed as a match specification (a variable bound earlier, a binary,
-%% a guard test on the process fields): widening only keeps more events. When some block
-%% is not covered, every event of the kind is kept (`true').
+%% changes the state. An event that matches no necessity is no stutter: it empties the
+%% state (accept). For a kind K (send or receive), call a necessity `[a]F' of kind K a
+%% *loop* if `a' binds nothing F uses and the pending necessities F unfolds to lie inside
+%% every block that holds `[a]F' (a *block*: the necessities one necessity's continuation
+%% unfolds to; after the first event a state is a union of blocks). An event of kind K is
+%% then a stutter of every state after the first event if it matches none of the other
+%% (non-loop) necessities and, in every block, the loops it matches give back the whole
+%% block together: what they give back lies inside the state, and everything else is
+%% dropped and given back. The first event of every partition's trace is its process's
+%% init (or attached) event, never a message, so the initial state needs no such argument.
+%%
+%% The pattern kept: the non-loop necessities' messages, widened where they cannot be
+%% expressed as a match specification (a variable bound earlier, a binary, a guard test on
+%% the process fields): widening only keeps more events; and every message but the
+%% stutters, as a clause whose guard is `not' of the second condition (each loop's action
+%% as a guard that is never an exception, narrowed where it cannot be said: a stutter
+%% taken for none only keeps more). When every loop matches every message, that guard is
+%% `true' and the clause is left out; when some block has no loop, it is `false' and every
+%% event of the kind is kept (`true').
 %%
 %% Receive timeouts (`{timeout, P}') are not filtered: riarc's receive pattern always
 %% passes them (`riarc_route:receive_pattern/1'). A kind the clause does not mention gets
@@ -32,6 +38,11 @@
 %% #{recv => [{['_','_',{error,'_'}],[],[]}],send => false}
 %% 3> riarc_shml_patterns:module([C]).
 %% #{'receive' => [{['_','_',{error,'_'}],[],[]}],send => false}
+%% 4> {ok, [D]} = riarc_shml:parse_string("with m:f(_) monitor
+%%        max(X. and([_ ? {resp, _, _}] X, [_ ? {error, _}] ff)).", "t").
+%% 5> #{recv := MS} = riarc_shml_patterns:clause(D).
+%% 6> [riarc_shml_patterns:keeps(MS, [n, s, M]) || M <- [{resp, 1, 2}, {error, x}, done]].
+%% [false,true,true]
 %% '''
 -module(riarc_shml_patterns).
 
