@@ -253,7 +253,8 @@ stutter(K, Blocks, Loops, Necs, Conts) ->
            || B <- Blocks]).
 
 %% The least sets of Loops whose continuations together give back Block (at most 2^10
-%% sets are tried; past that, the one set of them all: fewer covers only keep more).
+%% sets are tried, past that the one set of them all; at most 32 kept, so that the guard
+%% stays small: fewer covers only keep more).
 covers(Block, Loops, Conts) ->
     Gives = fun(Set) -> ordsets:is_subset(Block, lists:usort(lists:append(
                                                    [maps:get(N, Conts) || N <- Set])))
@@ -262,13 +263,14 @@ covers(Block, Loops, Conts) ->
                true -> lists:sort(fun(A, B) -> length(A) =< length(B) end, subsets(Loops));
                false -> [Loops]
            end,
-    lists:foldl(fun(Set, Least) ->
-                        case Gives(Set) andalso
-                            not lists:any(fun(L) -> ordsets:is_subset(L, Set) end, Least) of
-                            true -> Least ++ [Set];
-                            false -> Least
-                        end
-                end, [], Sets).
+    Least = lists:foldl(fun(Set, Acc) ->
+                                Smaller = lists:any(fun(L) -> ordsets:is_subset(L, Set) end, Acc),
+                                case not Smaller andalso Gives(Set) of
+                                    true -> Acc ++ [Set];
+                                    false -> Acc
+                                end
+                        end, [], Sets),
+    lists:sublist(Least, 32).
 
 subsets([]) -> [[]];
 subsets([X | Xs]) -> Rest = subsets(Xs), [[X | S] || S <- Rest] ++ Rest.
