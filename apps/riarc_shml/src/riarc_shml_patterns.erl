@@ -212,7 +212,7 @@ pattern(K, Necs, Conts) ->
     Loops = [N || N <- Pending, loop(K, N, Necs, Conts, Blocks)],
     Keep = [keep(K, maps:get(N, Necs)) || N <- Pending, not lists:member(N, Loops),
                                           kind_of(maps:get(N, Necs)) =:= K],
-    case stutter(K, Blocks, Loops, Necs, Conts) of
+    case stutter(Blocks, Loops, Necs, Conts) of
         true -> riarc_trace_pattern:union(Keep);
         false -> true;
         Stutter ->
@@ -231,7 +231,7 @@ kind_of(_) -> other.
 
 %% A loop of kind K: a necessity of that kind that binds nothing its continuation uses,
 %% and whose continuation unfolds to a part of every block it is in. A message it matches
-%% gives back no more than the state had; which messages it matches is its test (test/2).
+%% gives back no more than the state had; which messages it matches is its test (test/1).
 loop(K, N, Necs, Conts, Blocks) ->
     #{N := Nec = #{act := Act, body := Body, scope := Scope}} = Necs,
     U = maps:get(N, Conts),
@@ -245,8 +245,8 @@ loop(K, N, Necs, Conts, Blocks) ->
 %% that also matches a non-loop necessity is kept by that one's own clause. true: every
 %% message of the kind that no non-loop necessity matches is a stutter; false: none is
 %% known to be.
-stutter(K, Blocks, Loops, Necs, Conts) ->
-    Tests = maps:from_list([{N, test(K, maps:get(N, Necs))} || N <- Loops]),
+stutter(Blocks, Loops, Necs, Conts) ->
+    Tests = maps:from_list([{N, test(maps:get(N, Necs))} || N <- Loops]),
     g_and([g_or([g_and([maps:get(N, Tests) || N <- Cover])
                  || Cover <- covers(B, [N || N <- B, maps:get(N, Tests, false) =/= false],
                                     Conts)])
@@ -281,7 +281,7 @@ subsets([X | Xs]) -> Rest = subsets(Xs), [[X | S] || S <- Rest] ++ Rest.
 %% where the action cannot be said: a stutter taken for none only keeps more), and never
 %% an exception (structure is tested before its parts are read). The fields other than
 %% the message must match anything: `_' or distinct variables bound nowhere else.
-test(_K, #{act := {act, _, _, Fields, Guard}, scope := Scope}) ->
+test(#{act := {act, _, _, Fields, Guard}, scope := Scope}) ->
     {Others, [Msg]} = lists:split(length(Fields) - 1, Fields),
     Hidden = [V || {var, _, V} <- Others, V =/= '_'],
     Free = lists:all(fun({var, _, _}) -> true; (_) -> false end, Others)
