@@ -3,9 +3,10 @@
 %% flags and trace patterns (the message events the patterns drop removed, each decided by
 %% the VM's own match specification test) gives the same verdict, by the reference
 %% interpreter and by the compiled monitor, as the full trace by the reference
-%% interpreter. The formulae are biased towards loops on every message
-%% (riarc_shml_prop_tests:formula/1), and the test checks that the patterns do drop events
-%% in a good share of the cases, so that it cannot pass by keeping everything.
+%% interpreter. The formulae are biased towards loops, on every message or on specific
+%% ones (riarc_shml_prop_tests:formula/1 and loop_action/2), and the test checks that the
+%% patterns do drop events in a good share of the cases, and under the stutter guard of
+%% loops on specific messages in some, so that it cannot pass by keeping everything.
 %% ```
 %% $ rebar3 eunit --module=riarc_shml_patterns_prop_tests
 %% '''

@@ -64,8 +64,9 @@ msg() -> oneof([0, 1, 2, {t, oneof([0, 1])}]).
 formula() -> formula(0).
 
 %% @doc A random formula in which W is bound; with Loops > 0, also (that often, against
-%% the other constructs' weights of 1 to 6) maxes whose body has loops on every message,
-%% `[_ ? _] X' and `[_:_ ! _] X': the shape of formulae whose trace patterns filter.
+%% the other constructs' weights of 1 to 6) maxes whose body has loops, on every message
+%% (`[_ ? _] X' and `[_:_ ! _] X') or on specific ones (loop_action/2): the shape of
+%% formulae whose trace patterns filter.
 formula(Loops) -> ?SIZED(Size, formula(min(Size div 10 + 2, 6), ["W"], [], Loops)).
 
 formula(0, _Scope, Recs, _L) ->
