@@ -7,19 +7,25 @@
 %% The argument. A monitor's state (docs/properties.md, "Semantics") is a set of pending
 %% necessities. An event E is a *stutter* of a state S when it leaves S as it is; removing
 %% stutters from a trace changes no verdict, since a verdict is given only on an event that
-%% changes the state. For a kind K (send or receive), call a necessity `[a]F' a *loop* if
-%% `a' matches every event of kind K and binds nothing F uses, and the pending necessities
-%% F unfolds to lie inside every block that holds `[a]F' (a *block*: the necessities one
-%% necessity's continuation unfolds to; after the first event a state is a union of
-%% blocks). If every block is covered by the continuations of its own loops, an event of
-%% kind K that matches none of the other (non-loop) necessities is a stutter of every
-%% state after the first event: the loops give back exactly the block, everything else
-%% is dropped and given back by a loop. The first event of every partition's trace is its
-%% process's init (or attached) event, never a message, so the initial state needs no
-%% such argument. The patterns kept are those of the non-loop necessities, widened where
-%% they cannot be expressed as a match specification (a variable bound earlier, a binary,
-%% a guard test on the process fields): widening only keeps more events. When some block
-%% is not covered, every event of the kind is kept (`true').
+%% changes the state. An event that matches no necessity is no stutter: it empties the
+%% state (accept). For a kind K (send or receive), call a necessity `[a]F' of kind K a
+%% *loop* if `a' binds nothing F uses and the pending necessities F unfolds to lie inside
+%% every block that holds `[a]F' (a *block*: the necessities one necessity's continuation
+%% unfolds to; after the first event a state is a union of blocks). An event of kind K is
+%% then a stutter of every state after the first event if it matches none of the other
+%% (non-loop) necessities and, in every block, the loops it matches give back the whole
+%% block together: what they give back lies inside the state, and everything else is
+%% dropped and given back. The first event of every partition's trace is its process's
+%% init (or attached) event, never a message, so the initial state needs no such argument.
+%%
+%% The pattern kept: the non-loop necessities' messages, widened where they cannot be
+%% expressed as a match specification (a variable bound earlier, a binary, a guard test on
+%% the process fields): widening only keeps more events; and every message but the
+%% stutters, as a clause whose guard is `not' of the second condition (each loop's action
+%% as a guard that is never an exception, narrowed where it cannot be said: a stutter
+%% taken for none only keeps more). When every loop matches every message, that guard is
+%% `true' and the clause is left out; when some block has no loop, it is `false' and every
+%% event of the kind is kept (`true').
 %%
 %% Receive timeouts (`{timeout, P}') are not filtered: riarc's receive pattern always
 %% passes them (`riarc_route:receive_pattern/1'). A kind the clause does not mention gets
@@ -32,6 +38,11 @@
 %% #{recv => [{['_','_',{error,'_'}],[],[]}],send => false}
 %% 3> riarc_shml_patterns:module([C]).
 %% #{'receive' => [{['_','_',{error,'_'}],[],[]}],send => false}
+%% 4> {ok, [D]} = riarc_shml:parse_string("with m:f(_) monitor
+%%        max(X. and([_ ? {resp, _, _}] X, [_ ? {error, _}] ff)).", "t").
+%% 5> #{recv := MS} = riarc_shml_patterns:clause(D).
+%% 6> [riarc_shml_patterns:keeps(MS, [n, s, M]) || M <- [{resp, 1, 2}, {error, x}, done]].
+%% [false,true,true]
 %% '''
 -module(riarc_shml_patterns).
 
@@ -198,41 +209,222 @@ pattern(K, Necs, Conts) ->
     %% state is a union of these).
     Blocks = lists:usort([U || {_, U} <- maps:to_list(Conts), is_list(U), U =/= []]),
     Pending = lists:usort(lists:append(Blocks)),
-    Loop = fun(N) -> loop(K, N, Necs, Conts, Blocks) end,
-    Loops = [N || N <- Pending, Loop(N)],
-    Covered = lists:all(fun(B) ->
-                                Given = lists:usort(lists:append(
-                                          [maps:get(N, Conts) || N <- B, lists:member(N, Loops)])),
-                                ordsets:is_subset(B, Given)
-                        end, Blocks),
-    case Covered of
+    Loops = [N || N <- Pending, loop(K, N, Necs, Conts, Blocks)],
+    Keep = [keep(K, maps:get(N, Necs)) || N <- Pending, not lists:member(N, Loops),
+                                          kind_of(maps:get(N, Necs)) =:= K],
+    case stutter(Blocks, Loops, Necs, Conts) of
+        true -> riarc_trace_pattern:union(Keep);
         false -> true;
-        true ->
-            Keep = [keep(K, maps:get(N, Necs)) || N <- Pending, not lists:member(N, Loops),
-                                                   kind_of(maps:get(N, Necs)) =:= K],
-            riarc_trace_pattern:union(Keep)
+        Stutter ->
+            %% Every message but the stutters: a guard that is never an exception, so
+            %% that `not' of it is true exactly off the stutters.
+            Rest = [{head(K, '$1'), [{'not', Stutter}], []}],
+            case valid(input(K), Rest) of
+                true -> riarc_trace_pattern:union([Rest | Keep]);
+                false -> true
+            end
     end.
 
 kind_of(#{act := {act, _, send, _, _}}) -> send;
 kind_of(#{act := {act, _, recv, _, _}}) -> recv;
 kind_of(_) -> other.
 
-%% A loop of kind K: its action matches every event of the kind and binds nothing its
-%% continuation or guard uses, and what it unfolds to stays inside every block it is in.
+%% A loop of kind K: a necessity of that kind that binds nothing its continuation uses,
+%% and whose continuation unfolds to a part of every block it is in. A message it matches
+%% gives back no more than the state had; which messages it matches is its test (test/1).
 loop(K, N, Necs, Conts, Blocks) ->
-    #{N := Nec = #{act := {act, _, _, Fields, Guard}, body := Body, scope := Scope}} = Necs,
+    #{N := Nec = #{act := Act, body := Body, scope := Scope}} = Necs,
     U = maps:get(N, Conts),
-    kind_of(Nec) =:= K andalso Guard =:= [] andalso is_list(U)
-        andalso universal(Fields, Scope, names(Body))
+    kind_of(Nec) =:= K andalso is_list(U)
+        andalso not lists:any(fun(V) -> lists:member(V, names(Body)) end, act_vars(Act) -- Scope)
         andalso lists:all(fun(B) -> not lists:member(N, B) orelse ordsets:is_subset(U, B) end,
                           Blocks).
 
-universal(Fields, Scope, Used) ->
-    Vars = [V || {var, _, V} <- Fields, V =/= '_'],
-    lists:all(fun({var, _, _}) -> true; (_) -> false end, Fields)
-        andalso length(Vars) =:= length(lists:usort(Vars))
-        andalso not lists:any(fun(V) -> lists:member(V, Scope) orelse lists:member(V, Used) end,
-                              Vars).
+%% A guard on the message `$1' that holds only of stutters of every state: messages that
+%% match, in every block, loops whose continuations give back the whole block. A message
+%% that also matches a non-loop necessity is kept by that one's own clause. true: every
+%% message of the kind that no non-loop necessity matches is a stutter; false: none is
+%% known to be.
+stutter(Blocks, Loops, Necs, Conts) ->
+    Tests = maps:from_list([{N, test(maps:get(N, Necs))} || N <- Loops]),
+    g_and([g_or([g_and([maps:get(N, Tests) || N <- Cover])
+                 || Cover <- covers(B, [N || N <- B, maps:get(N, Tests, false) =/= false],
+                                    Conts)])
+           || B <- Blocks]).
+
+%% The least sets of Loops whose continuations together give back Block (at most 2^10
+%% sets are tried, past that the one set of them all; at most 32 kept, so that the guard
+%% stays small: fewer covers only keep more).
+covers(Block, Loops, Conts) ->
+    Gives = fun(Set) -> ordsets:is_subset(Block, lists:usort(lists:append(
+                                                   [maps:get(N, Conts) || N <- Set])))
+            end,
+    Sets = case length(Loops) =< 10 of
+               true -> lists:sort(fun(A, B) -> length(A) =< length(B) end, subsets(Loops));
+               false -> [Loops]
+           end,
+    Least = lists:foldl(fun(Set, Acc) ->
+                                Smaller = lists:any(fun(L) -> ordsets:is_subset(L, Set) end, Acc),
+                                case not Smaller andalso Gives(Set) of
+                                    true -> Acc ++ [Set];
+                                    false -> Acc
+                                end
+                        end, [], Sets),
+    lists:sublist(Least, 32).
+
+subsets([]) -> [[]];
+subsets([X | Xs]) -> Rest = subsets(Xs), [[X | S] || S <- Rest] ++ Rest.
+
+%%% A loop's test: the messages it certainly matches, as a guard
+
+%% A guard on `$1' that is true only of messages the loop's action matches (narrowed
+%% where the action cannot be said: a stutter taken for none only keeps more), and never
+%% an exception (structure is tested before its parts are read). The fields other than
+%% the message must match anything: `_' or distinct variables bound nowhere else.
+test(#{act := {act, _, _, Fields, Guard}, scope := Scope}) ->
+    {Others, [Msg]} = lists:split(length(Fields) - 1, Fields),
+    Hidden = [V || {var, _, V} <- Others, V =/= '_'],
+    Free = lists:all(fun({var, _, _}) -> true; (_) -> false end, Others)
+        andalso length(Hidden) =:= length(lists:usort(Hidden))
+        andalso not lists:any(fun(V) -> lists:member(V, Scope) end, Hidden),
+    try
+        Free orelse throw(untranslatable),
+        {Match, {Vars, _}} = mtest(Msg, '$1', {#{}, Scope ++ Hidden}),
+        Alts = case Guard of [] -> [[]]; _ -> Guard end,
+        g_and([Match, g_or([alt_test(Alt, Vars) || Alt <- Alts])])
+    catch throw:untranslatable -> false
+    end.
+
+alt_test(Alt, Vars) ->
+    try g_and([is_true(T, Vars) || T <- Alt])
+    catch throw:untranslatable -> false
+    end.
+
+%% A pattern as a test of the term at Path; Vars maps the pattern's variables to their
+%% paths (Outer: variables whose values the VM does not know).
+mtest({var, _, '_'}, _Path, Acc) -> {true, Acc};
+mtest({var, _, V}, Path, {Vars, Outer} = Acc) ->
+    case {lists:member(V, Outer), Vars} of
+        {true, _} -> throw(untranslatable);
+        {false, #{V := Bound}} -> {{'=:=', Path, Bound}, Acc};
+        {false, _} -> {true, {Vars#{V => Path}, Outer}}
+    end;
+mtest({tuple, _, Es}, Path, Acc0) ->
+    {Tests, Acc} = lists:mapfoldl(fun({I, E}, A) -> mtest(E, {element, I, Path}, A) end,
+                                  Acc0, lists:zip(lists:seq(1, length(Es)), Es)),
+    {g_and([{is_tuple, Path}, {'=:=', {size, Path}, length(Es)} | Tests]), Acc};
+mtest({cons, _, H, T}, Path, Acc0) ->
+    {HT, Acc1} = mtest(H, {hd, Path}, Acc0),
+    {TT, Acc} = mtest(T, {tl, Path}, Acc1),
+    {g_and([{is_list, Path}, {'=/=', Path, []}, HT, TT]), Acc};
+mtest({op, A, '++', {string, _, S}, R}, Path, Acc) ->
+    mtest(lists:foldr(fun(C, T) -> {cons, A, {integer, A, C}, T} end, R, S), Path, Acc);
+mtest({op, _, '++', {nil, _}, R}, Path, Acc) -> mtest(R, Path, Acc);
+mtest({op, A, '++', {cons, _, H, T}, R}, Path, Acc) ->
+    mtest({cons, A, H, {op, A, '++', T, R}}, Path, Acc);
+mtest({match, _, L, R}, Path, Acc0) ->
+    {LT, Acc1} = mtest(L, Path, Acc0),
+    {RT, Acc} = mtest(R, Path, Acc1),
+    {g_and([LT, RT]), Acc};
+mtest({map, _, Fields}, Path, Acc0) ->
+    {Tests, Acc} = lists:mapfoldl(
+                     fun({map_field_exact, _, K, V}, A) ->
+                             Key = {const, constant(K)},
+                             {VT, A1} = mtest(V, {map_get, Key, Path}, A),
+                             {g_and([{is_map_key, Key, Path}, VT]), A1};
+                        (_, _) -> throw(untranslatable)
+                     end, Acc0, Fields),
+    {g_and([{is_map, Path} | Tests]), Acc};
+mtest(Literal, Path, Acc) ->
+    %% Binaries and expressions are not said: the loop is taken to match nothing.
+    {{'=:=', Path, {const, constant(Literal)}}, Acc}.
+
+constant(E) ->
+    try erl_parse:normalise(E)
+    catch _:_ -> throw(untranslatable)
+    end.
+
+%% A guard test as a match specification guard true exactly when the test is true, and
+%% never an exception: a test that could raise one is not said.
+is_true({atom, _, true}, _) -> true;
+is_true({atom, _, false}, _) -> false;
+is_true({var, _, _} = V, Vars) -> {'=:=', value(V, Vars), true};
+is_true({op, _, 'not', E}, Vars) -> is_false(E, Vars);
+is_true({op, _, Op, L, R}, Vars) when Op =:= 'andalso'; Op =:= 'and' ->
+    g_and([is_true(L, Vars), is_true(R, Vars)]);
+is_true({op, _, 'orelse', L, R}, Vars) ->
+    g_or([is_true(L, Vars), g_and([is_false(L, Vars), is_true(R, Vars)])]);
+is_true({op, _, 'or', L, R}, Vars) ->
+    g_and([boolean(L, Vars), boolean(R, Vars), g_or([is_true(L, Vars), is_true(R, Vars)])]);
+is_true({op, _, 'xor', L, R}, Vars) ->
+    g_or([g_and([is_true(L, Vars), is_false(R, Vars)]),
+          g_and([is_false(L, Vars), is_true(R, Vars)])]);
+is_true(E, Vars) -> total(E, Vars).
+
+is_false({atom, _, true}, _) -> false;
+is_false({atom, _, false}, _) -> true;
+is_false({var, _, _} = V, Vars) -> {'=:=', value(V, Vars), false};
+is_false({op, _, 'not', E}, Vars) -> is_true(E, Vars);
+is_false({op, _, 'andalso', L, R}, Vars) ->
+    g_or([is_false(L, Vars), g_and([is_true(L, Vars), is_false(R, Vars)])]);
+is_false({op, _, 'and', L, R}, Vars) ->
+    g_and([boolean(L, Vars), boolean(R, Vars), g_or([is_false(L, Vars), is_false(R, Vars)])]);
+is_false({op, _, Op, L, R}, Vars) when Op =:= 'orelse'; Op =:= 'or' ->
+    g_and([is_false(L, Vars), is_false(R, Vars)]);
+is_false({op, _, 'xor', L, R}, Vars) ->
+    g_or([g_and([is_true(L, Vars), is_true(R, Vars)]),
+          g_and([is_false(L, Vars), is_false(R, Vars)])]);
+is_false(E, Vars) -> {'not', total(E, Vars)}.
+
+boolean(E, Vars) -> g_or([is_true(E, Vars), is_false(E, Vars)]).
+
+%% Comparisons and type tests of values: always true or false.
+total({op, _, Op, L, R}, Vars) ->
+    case lists:member(Op, ['==', '/=', '=:=', '=/=', '<', '>', '=<', '>=']) of
+        true -> {Op, value(L, Vars), value(R, Vars)};
+        false -> throw(untranslatable)
+    end;
+total({call, _, {remote, _, {atom, _, erlang}, F}, Args}, Vars) ->
+    total({call, 0, F, Args}, Vars);
+total({call, _, {atom, _, F}, [Arg]}, Vars) ->
+    case lists:member(F, [is_atom, is_float, is_integer, is_list, is_number, is_pid, is_port,
+                          is_reference, is_tuple, is_map, is_binary, is_function]) of
+        true -> {F, value(Arg, Vars)};
+        false -> throw(untranslatable)
+    end;
+total(_, _) -> throw(untranslatable).
+
+%% A value a comparison can read: a variable of the message, a constant, a tuple of them.
+value({var, _, V}, Vars) ->
+    case Vars of
+        #{V := Path} -> Path;
+        _ -> throw(untranslatable)
+    end;
+value({tuple, _, Es}, Vars) -> {list_to_tuple([value(E, Vars) || E <- Es])};
+value(E, _) -> {const, constant(E)}.
+
+%% Conjunction and disjunction of match specification guards, true and false folded.
+g_and(Gs) ->
+    case lists:member(false, Gs) of
+        true -> false;
+        false ->
+            case [G || G <- Gs, G =/= true] of
+                [] -> true;
+                Rest -> lists:foldr(fun(G, Acc) -> {'andalso', G, Acc} end, lists:last(Rest),
+                                    lists:droplast(Rest))
+            end
+    end.
+
+g_or(Gs) ->
+    case lists:member(true, Gs) of
+        true -> true;
+        false ->
+            case lists:usort([G || G <- Gs, G =/= false]) of
+                [] -> false;
+                Rest -> lists:foldr(fun(G, Acc) -> {'orelse', G, Acc} end, lists:last(Rest),
+                                    lists:droplast(Rest))
+            end
+    end.
 
 %%% From a necessity's action to a match specification
 
@@ -257,7 +449,7 @@ head(recv, Pat) -> ['_', '_', Pat].
 %% The VM accepts the match specification (a guard function it does not know would make
 %% trace_pattern/3 fail): else without guards, else every message.
 checked(K, Clauses, Pat) ->
-    Input = case K of send -> [a, b]; recv -> [a, b, c] end,
+    Input = input(K),
     case valid(Input, Clauses) of
         true -> Clauses;
         false ->
@@ -267,6 +459,9 @@ checked(K, Clauses, Pat) ->
                 false -> true
             end
     end.
+
+input(send) -> [a, b];
+input(recv) -> [a, b, c].
 
 valid(Input, MS) ->
     case erlang:match_spec_test(Input, MS, trace) of

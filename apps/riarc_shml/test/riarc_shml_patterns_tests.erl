@@ -48,7 +48,7 @@ guard_alternatives_are_clauses_test() ->
 %% A variable bound earlier is not known to the VM: the pattern widens to any value, and
 %% a guard test naming it is left out.
 outer_variables_widen_test() ->
-    #{recv := MS} = clause("max(X. and([_ ? {temp, T} when T > L] ff, [_ ? {limit, L}] X, "
+    #{recv := MS} = clause("max(X. and([_ ? {temp, T} when T > L] ff, [_ ? {limit, L}] ff, "
                            "[_ ? _] X))"),
     ?assert(riarc_shml_patterns:keeps(MS, [n, s, {temp, 1}])),
     ?assert(riarc_shml_patterns:keeps(MS, [n, s, {limit, 3}])),
@@ -130,6 +130,76 @@ covered_by_two_loops_test() ->
     ?assertMatch(#{recv := [{['_', '_', {t, '_'}], [], []}]},
                  clause("max(X. and([_ ? {t, _}] and(X, max(Y. and([_ ? {t, _}] ff, "
                         "[_ ? _] Y))), [_ ? _] X))")).
+
+%%% Loops on specific messages: all but their stutters are kept
+
+keeps(MS, Msg) -> riarc_shml_patterns:keeps(MS, [n, s, Msg]).
+
+%% A receive that matches no necessity ends the monitor (accept): it must be kept; one
+%% the loop gives the state back on may go.
+specific_loop_leaves_out_its_stutters_test() ->
+    Src = "with m:f() monitor [_ <- _, m:f()] max(X. and([_ ? {resp, _, _}] X, "
+          "[_ ? {error, _}] ff)).",
+    {ok, [C] = Cs} = riarc_shml:parse_string(Src, "t.prop"),
+    #{recv := MS} = riarc_shml_patterns:clause(C),
+    ?assert(keeps(MS, {error, x})),
+    ?assert(keeps(MS, done)),
+    ?assert(keeps(MS, {resp, 1})),
+    ?assertNot(keeps(MS, {resp, 1, 2})),
+    Init = {init, a, b, {m, f, []}},
+    Full = [Init, {recv, a, {resp, 1, 2}}, {recv, a, done}, {recv, a, {error, x}}],
+    Kept = [E || E = {K, _, _, _} <- Full, K =:= init]
+        ++ [E || E = {recv, _, M} <- Full, keeps(MS, M)],
+    ?assertEqual(accept, riarc_shml_ref:verdict(Cs, {m, f, []}, Full)),
+    ?assertEqual(accept, riarc_shml_ref:verdict(Cs, {m, f, []}, Kept)).
+
+repeated_variable_test() ->
+    #{recv := MS} = clause("max(X. and([_ ? {t, Z, Z}] X, [_ ? e] ff))"),
+    ?assert(keeps(MS, {t, 1, 0})),
+    ?assertNot(keeps(MS, {t, 1, 1})).
+
+loop_guard_test() ->
+    #{recv := MS} = clause("max(X. and([_ ? {resp, N, _} when N > 0] X, [_ ? e] ff))"),
+    ?assert(keeps(MS, {resp, 0, x})),
+    ?assertNot(keeps(MS, {resp, 1, x})).
+
+%% A guard that raises an exception on a message does not match it: `Z orelse ...' on 2
+%% or 3; on false it is false.
+boolean_guard_test() ->
+    #{recv := MS} = clause("max(X. and([_ ? Z when Z orelse Z =:= 2] X, [_ ? e] ff))"),
+    ?assert(keeps(MS, 3)),
+    ?assert(keeps(MS, 2)),
+    ?assert(keeps(MS, false)),
+    ?assertNot(keeps(MS, true)).
+
+lists_and_maps_test() ->
+    #{recv := MS} = clause("max(X. and([_ ? [1 | _]] X, [_ ? #{k := V} when is_atom(V)] X, "
+                           "[_ ? e] ff))"),
+    ?assert(keeps(MS, [])),
+    ?assert(keeps(MS, [2])),
+    ?assert(keeps(MS, #{k => 1})),
+    ?assert(keeps(MS, #{j => a})),
+    ?assertNot(keeps(MS, [1 | x])),
+    ?assertNot(keeps(MS, #{k => a, j => 1})).
+
+%% What the VM cannot decide is no stutter: a test that may raise an exception
+%% (element/2), a variable bound earlier, a named process.
+unsaid_loops_keep_all_test() ->
+    ?assertMatch(#{recv := true},
+                 clause("max(X. and([_ ? Z when element(1, Z) =:= t] X, [_ ? e] ff))")),
+    ?assertMatch(#{recv := true}, clause("max(X. and([_ ? {t, L}] X, [_ ? e] ff))")),
+    ?assertMatch(#{recv := true}, clause("max(X. and([_ ? {t, Z} when Z > L] X, [_ ? e] ff))")),
+    ?assertMatch(#{recv := true}, clause("max(X. and([a ? {t, _}] X, [_ ? e] ff))")),
+    ?assertMatch(#{send := true}, clause("max(X. and([_:b ! {t, _}] X, [_:_ ! e] ff))")).
+
+%% The first state is given back only by both loops together: a stutter matches both;
+%% {t, 0} drops [_ ? {t, 1}] Y and [_ ? 3] ff, a change.
+joint_cover_test() ->
+    #{recv := MS} = clause("and(max(X. and([_ ? {t, _}] X, [_ ? 2] ff)), "
+                           "max(Y. and([_ ? {t, 1}] Y, [_ ? 3] ff)))"),
+    ?assert(keeps(MS, {t, 0})),
+    ?assert(keeps(MS, 2)),
+    ?assertNot(keeps(MS, {t, 1})).
 
 %%% Online: a server, workers, round trips; one worker may get {error, _}
 

@@ -12,7 +12,7 @@
 -define(NUMTESTS, 600).
 
 %% The generators, shared with riarc_shml_patterns_prop_tests.
--export([formula/1, event/0]).
+-export([formula/1, event/0, loop_action/2]).
 
 compiled_equals_reference_test_() ->
     {timeout, 300,
@@ -64,8 +64,9 @@ msg() -> oneof([0, 1, 2, {t, oneof([0, 1])}]).
 formula() -> formula(0).
 
 %% @doc A random formula in which W is bound; with Loops > 0, also (that often, against
-%% the other constructs' weights of 1 to 6) maxes whose body has loops on every message,
-%% `[_ ? _] X' and `[_:_ ! _] X': the shape of formulae whose trace patterns filter.
+%% the other constructs' weights of 1 to 6) maxes whose body has loops, on every message
+%% (`[_ ? _] X' and `[_:_ ! _] X') or on specific ones (loop_action/2): the shape of
+%% formulae whose trace patterns filter.
 formula(Loops) -> ?SIZED(Size, formula(min(Size div 10 + 2, 6), ["W"], [], Loops)).
 
 formula(0, _Scope, Recs, _L) ->
@@ -85,9 +86,33 @@ max_formula(D, Scope, Recs, L) ->
 
 loop_formula(D, Scope, Recs, L) ->
     X = "X" ++ integer_to_list(length(Recs)),
+    Z = "Z" ++ integer_to_list(length(Recs)),
     ?LET({Body, Kinds}, {formula(D - 1, Scope, [{X, false} | Recs], L),
-                         oneof([["[_ ? _] "], ["[_:_ ! _] "], ["[_ ? _] ", "[_:_ ! _] "]])},
+                         frequency([{1, oneof([["[_ ? _] "], ["[_:_ ! _] "],
+                                               ["[_ ? _] ", "[_:_ ! _] "]])},
+                                    {1, ?LET(As, non_empty(list(loop_action(Z, Scope))),
+                                             lists:sublist(As, 3))}])},
          ["max(", X, ". and(", Body, [[", ", K, X] || K <- Kinds], "))"]).
+
+%% A loop's action on specific messages (riarc_shml_patterns keeps all but the messages
+%% the loops give the state back on): constants, tuples, lists, maps, repeated and bound
+%% variables, guards that can be said as match specifications and guards that cannot.
+-spec loop_action(string(), [string()]) -> proper_types:type().
+loop_action(Z, Scope) ->
+    ?LET(A, oneof(["[_ ? {t, _}] ", "[_ ? {t, 1}] ", "[_ ? 1] ", "[_ ? timeout] ",
+                   "[_ ? {t, Z, Z}] ", "[_ ? [1 | _]] ", "[_ ? #{k := Z} when is_integer(Z)] ",
+                   "[_ ? {t, Z} when Z > 0; Z =:= a] ",
+                   "[_ ? Z when not is_tuple(Z) orelse Z =:= {t, 0}] ",
+                   "[_ ? Z when element(1, Z) =:= t] ", "[_ ? Z when Z orelse Z =:= 2] ",
+                   "[_ ? Z when not (Z > 1) and is_integer(Z)] ",
+                   "[_ ? Z when (Z =:= 1) xor is_tuple(Z)] ",
+                   "[QZ ? {t, _}] ", "[a ? 1] ", "[_:_ ! {t, _}] ", "[_:_ ! Z when Z >= 1] ",
+                   "[_:b ! _] ", "[QZ:_ ! 0] "]
+                  ++ [["[_ ? ", V, "] "] || V <- Scope]
+                  ++ [["[", V, " ? _] "] || V <- Scope]
+                  ++ [["[_ ? {t, ", V, "}] "] || V <- Scope]
+                  ++ [["[_ ? {t, Z} when Z >= ", V, "] "] || V <- Scope]),
+         lists:flatten(string:replace(lists:flatten(A), "Z", Z, all))).
 
 and_formula(D, Scope, Recs, L) ->
     ?LET(Fs, vector(2, formula(D - 1, Scope, Recs, L)), ["and(", lists:join(", ", Fs), ")"]).
