@@ -76,7 +76,7 @@ pre_init_per_testcase(Suite, Case, Config, S = #cth_state{opts = Hook}) ->
                     {Config, S#cth_state{watching = (S#cth_state.watching)#{{Suite, Case} => W}}};
                 {error, Reason} ->
                     Why = "riarc: " ++ riarc_watch:format_error(Reason),
-                    ct:log("~ts", [Why]),
+                    log("~ts", [Why]),
                     {{fail, Why}, S}
             end;
         #{} -> {Config, S}
@@ -85,9 +85,12 @@ pre_init_per_testcase(Suite, Case, Config, S = #cth_state{opts = Hook}) ->
 %% @doc A case whose init_per_testcase skipped or failed it runs no further: its watch
 %% ends here (its report is logged; the case's own result stands).
 -spec post_init_per_testcase(module(), term(), list(), term(), #cth_state{}) -> {term(), #cth_state{}}.
-post_init_per_testcase(Suite, Case, _Config, Return, S) when not is_list(Return) ->
+post_init_per_testcase(Suite, Case, _Config, {Stop, _} = Return, S)
+  when Stop =:= skip; Stop =:= fail; Stop =:= skipped; Stop =:= failed; Stop =:= error ->
     {_, S1} = finish(Suite, Case, Return, S),
     {Return, S1};
+%% The Config init_per_testcase returned (or what Common Test passes for a suite without
+%% one): the case runs.
 post_init_per_testcase(_Suite, _Case, _Config, Return, S) ->
     {Return, S}.
 
@@ -110,17 +113,21 @@ finish(Suite, Case, Return, S = #cth_state{watching = Ws}) ->
             S1 = S#cth_state{watching = Rest},
             case riarc_watch:stop(W) of
                 {ok, #{status := pass, report := Report}} ->
-                    ct:log("riarc: the property held (no violation)~n~ts", [Report]),
+                    log("riarc: the property held (no violation)~n~ts", [Report]),
                     {Return, S1};
                 {ok, #{status := fail, failures := Fs, report := Report}} ->
-                    ct:log("riarc: the property FAILED~n~ts", [Report]),
+                    log("riarc: the property FAILED~n~ts", [Report]),
                     {fail_unless_failed(Return, reason(Fs)), S1};
                 {error, Reason} ->
                     Why = "riarc: " ++ riarc_watch:format_error(Reason),
-                    ct:log("~ts", [Why]),
+                    log("~ts", [Why]),
                     {fail_unless_failed(Return, Why), S1}
             end
     end.
+
+%% The case's log is HTML: pids and `=>' are escaped to show as text.
+log(Fmt, Args) ->
+    ct:log(default, 50, Fmt, Args, [esc_chars]).
 
 %% What a case that passed (ok, a value, a comment) returns; a skip or failure stands.
 fail_unless_failed({skip, _} = R, _Why) -> R;
