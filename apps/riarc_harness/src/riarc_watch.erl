@@ -214,14 +214,16 @@ judge(Results, Opts) ->
     Strict = maps:get(strict, Opts, false),
     Verdicts = lists:append([Vs || #{verdicts := Vs} <- Results]),
     Bad = [V || V = #{verdict := X} <- Verdicts, X =/= accept, X =/= none],
-    Failures = [riarc_result:format_verdict(V) ++ why(V) || V <- Bad]
-        ++ lists:append([run_failures(R) || R <- Results])
+    %% The verdicts show in the report with their explanations; the other failures
+    %% have a line of their own.
+    Others = lists:append([run_failures(R) || R <- Results])
         ++ ["no process was monitored: the property matched none of the watched processes "
             "(strict)" || Strict, Verdicts =:= []],
+    Failures = [riarc_result:format_verdict(V) ++ why(V) || V <- Bad] ++ Others,
     Warnings = lists:usort(lists:append([maps:get(warnings, R, []) || R <- Results])),
     #{status => case Failures of [] -> pass; _ -> fail end,
       failures => Failures, verdicts => Verdicts, results => Results,
-      report => report(Verdicts, Failures, Warnings)}.
+      report => report(Verdicts, Others, Warnings)}.
 
 why(V) ->
     case riarc_result:format_why(V) of
@@ -237,7 +239,7 @@ run_failures(R) ->
         ++ [flat("riarc overload (~0tP): the trace was cut, partitions without a verdict are "
                  "inconclusive", [O, 8]) || O <- [maps:get(overload, R, undefined)], O =/= undefined].
 
-report(Verdicts, Failures, Warnings) ->
+report(Verdicts, Others, Warnings) ->
     Lines = [[riarc_result:format_verdict(V), "\n",
               case riarc_result:format_why(V) of "" -> ""; W -> [W, "\n"] end,
               riarc_result:format_explanation(V)] || V <- Verdicts],
@@ -245,7 +247,7 @@ report(Verdicts, Failures, Warnings) ->
                        [] -> "riarc: no process was monitored\n";
                        _ -> Lines
                    end,
-                   [["riarc: FAILED: ", F, "\n"] || F <- Failures],
+                   [["riarc: FAILED: ", F, "\n"] || F <- Others],
                    [["riarc: warning: ", riarc_result:format_warning(W), "\n"] || W <- Warnings]]).
 
 %% @doc A sentence for an error of this module.
