@@ -51,7 +51,11 @@
 
 %% @doc The hook's id: `riarc_cth', or the `id' option (to install it twice).
 -spec id(opts()) -> term().
-id(Opts) -> maps:get(id, to_map(Opts), ?MODULE).
+id(Opts) ->
+    case to_map(Opts) of
+        #{id := Id} -> Id;
+        _ -> ?MODULE
+    end.
 
 %% @doc Takes the hook's options.
 -spec init(term(), opts()) -> {ok, #cth_state{}} | {error, {?MODULE, error_reason()}}.
@@ -79,7 +83,11 @@ pre_init_per_testcase(Suite, Case, Config, S = #cth_state{opts = Hook}) ->
                     log("~ts", [Why]),
                     {{fail, Why}, S}
             end;
-        #{} -> {Config, S}
+        #{} ->
+            %% Installed, but no property for this case: said in its log, so that an
+            %% unchecked case does not pass for a checked one.
+            log("riarc: no property given for this case: not watched", []),
+            {Config, S}
     end.
 
 %% @doc A case whose init_per_testcase skipped or failed it runs no further: its watch
@@ -116,6 +124,7 @@ finish(Suite, Case, Return, S = #cth_state{watching = Ws}) ->
                     log("riarc: the property held (no violation)~n~ts", [Report]),
                     {Return, S1};
                 {ok, #{status := fail, failures := Fs, report := Report}} ->
+                    %% TODO chart: see riarc_chart (a sequence chart of the reject in the log).
                     log("riarc: the property FAILED~n~ts", [Report]),
                     {fail_unless_failed(Return, reason(Fs)), S1};
                 {error, Reason} ->
