@@ -24,10 +24,30 @@ defmodule Riarc.ExUnit do
   def check(property, target, fun, opts \\ []) do
     watch = start!(property, target, opts)
 
-    try do
-      fun.()
-    after
-      finish!(watch)
+    ran =
+      try do
+        {:returned, fun.()}
+      catch
+        kind, reason -> {:raised, kind, reason, __STACKTRACE__}
+      end
+
+    case ran do
+      {:returned, value} ->
+        finish!(watch)
+        value
+
+      {:raised, kind, reason, stacktrace} ->
+        # The test's own failure is the one ExUnit shows; the property's report, when it
+        # failed too, is printed beside it.
+        case :riarc_watch.stop(watch) do
+          {:ok, %{status: :fail, report: report}} ->
+            IO.puts("riarc: the property failed\n" <> List.to_string(report))
+
+          _ ->
+            :ok
+        end
+
+        :erlang.raise(kind, reason, stacktrace)
     end
   end
 
