@@ -51,6 +51,22 @@ spec_and_body_failure_test() ->
                                                                end)),
     untraced().
 
+%% A monitor that crashes is an error verdict, and a run cut by a limit is inconclusive
+%% with an overload: both fail, never pass as accepts.
+error_and_cut_fail_test() ->
+    Crashing = fun({?MODULE, worker, _}) -> {ok, fun(_) -> erlang:error(monitor_bug) end};
+                  (_) -> undefined end,
+    {riarc_property, [E]} = try riarc_eunit:with_property(Crashing, self, fun() -> serve({order, 1}) end)
+                            catch error:X -> X
+                            end,
+    ?assertNotEqual(nomatch, string:find(E, "riarc_eunit_tests:worker/1 error")),
+    Cut = #{riarc => #{limits => #{max_events => 1}}},
+    {riarc_property, Fs} = try riarc_eunit:with_property(prop(), self, fun() -> [serve({order, N}) || N <- lists:seq(1, 5)] end, Cut)
+                           catch error:Y -> Y
+                           end,
+    ?assertNotEqual([], [F || F <- Fs, string:find(F, "overload") =/= nomatch]),
+    untraced().
+
 bad_property_test() ->
     {riarc_watch, Why} = try riarc_eunit:with_property("/nonexistent/x.prop", self, fun() -> ok end)
                          catch error:E -> E
