@@ -174,9 +174,10 @@ terminate_stops_watches(Config) ->
     ok = riarc_cth:terminate(S),
     untraced().
 
-%% The sample suite run by ct_run, the hook as a user installs it (suite/0). Its two
-%% violating cases fail with riarc's reason, the reject's explanation in their logs; a
-%% case that crashed keeps its own reason; the last finds nothing traced.
+%% The sample suite run by ct_run, the hook as a user installs it (suite/0). Its
+%% violating cases fail with riarc's reason (in a parallel group too), the reject's
+%% explanation in their logs; a case that crashed keeps its own reason; the last finds
+%% nothing traced.
 ct_run_sample_suite(Config) ->
     CtRun = os:find_executable("ct_run"),
     ?assertNotEqual(false, CtRun),
@@ -191,7 +192,7 @@ ct_run_sample_suite(Config) ->
     Cmd = lists:flatten([CtRun, " -noshell -dir ", Dir, " -logdir ", Logs, Pa, " 2>&1"]),
     Out = os:cmd(Cmd),
     ct:log("~ts~n~ts", [Cmd, Out]),
-    ?assertNotEqual(nomatch, string:find(Out, "TEST COMPLETE, 2 ok, 3 failed of 5 test cases"), Out),
+    ?assertNotEqual(nomatch, string:find(Out, "TEST COMPLETE, 3 ok, 4 failed of 7 test cases"), Out),
     [SuiteLog] = filelib:wildcard(filename:join(Logs, "ct_run.*/*/run.*/suite.log")),
     {ok, SuiteText} = file:read_file(SuiteLog),
     Results = case_results(unicode:characters_to_list(SuiteText)),
@@ -202,6 +203,9 @@ ct_run_sample_suite(Config) ->
     ?assertNotEqual(nomatch, string:find(maps:get("crashes", Results), "crashed_on_its_own")),
     ?assertNotEqual(nomatch, string:find(maps:get("violates_then_hangs", Results), "failed: timeout")),
     ?assertMatch("ok" ++ _, maps:get("nothing_traced", Results)),
+    ?assertMatch("ok" ++ _, maps:get("par_holds", Results)),
+    ?assertMatch("failed: \"riarc: " ++ _, maps:get("par_violates", Results)),
+    ?assertNotEqual(nomatch, string:find(maps:get("par_violates", Results), "{error,in_parallel}")),
     %% The explanation in the cases' logs: the deciding event, marked.
     Log = fun(Case) ->
                   [F] = filelib:wildcard(filename:join(filename:dirname(SuiteLog),
