@@ -43,9 +43,10 @@ step(E, A = #an{mon = Mon, analysed = N}) ->
     A1 = remember(E, A#an{analysed = N + 1}),
     case riarc_monitor:decide(Mon, E) of
         {next, Mon1} -> {next, A1#an{mon = Mon1}, []};
-        {verdict, accept, Words} -> {done, A1, [verdict(accept, decided(Mon, E, Words, A1), A1)]};
-        {verdict, reject, Words} ->
-            {done, A1, [explain(Mon, E, A1), verdict(reject, decided(Mon, E, Words, A1), A1)]};
+        {verdict, accept, Words, Where} ->
+            {done, A1, [verdict(accept, decided(Mon, E, Words, Where, A1), A1)]};
+        {verdict, reject, Words, Where} ->
+            {done, A1, [explain(Mon, E, A1), verdict(reject, decided(Mon, E, Words, Where, A1), A1)]};
         {verdict, error, Why} -> {done, A1, [explain(Mon, E, A1), verdict(error, Why, A1)]}
     end.
 
@@ -80,9 +81,10 @@ explain(Mon, E, #an{self = Self, window = W, part = {S, MFA}}) ->
 
 %% Why an accept or a reject was reached: on which event (its number in the partition's
 %% trace, and the event, bounded), in the monitor's own words when it has them (a
-%% compiled property says which clause decided, or that no clause named the event).
-decided(Mon, E, Words, #an{analysed = N}) ->
-    Why = #{event_no => N, event => riarc_event:truncate(E, 256)},
+%% compiled property says which clause decided, or that no clause named the event), with
+%% the clause's file and line when the monitor names it (Where).
+decided(Mon, E, Words, Where, #an{analysed = N}) ->
+    Why = maps:merge(#{event_no => N, event => riarc_event:truncate(E, 256)}, Where),
     {why, case {Words, riarc_monitor:explain(Mon, E)} of
               {none, #{words := W}} -> Why#{words => W};
               {none, #{}} -> Why;
