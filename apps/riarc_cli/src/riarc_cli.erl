@@ -111,7 +111,9 @@ table() ->
             || C = #{name := N} <- riarc_replay_cli:commands()]
         ++ [{N, C, fun riarc_shml_cli:run/1} || C = #{name := N} <- riarc_shml_cli:commands()]
         ++ [{N, C, fun(Args) -> riarc_bench_cli:run([N | Args]) end}
-            || C = #{name := N} <- riarc_bench_cli:commands()].
+            || C = #{name := N} <- riarc_bench_cli:commands()]
+        ++ [{N, C, fun(Args) -> riarc_view_cli:run([N | Args]) end}
+            || C = #{name := N} <- riarc_view_cli:commands()].
 
 %%% run
 
@@ -134,7 +136,7 @@ run_command() ->
                   help => "the cookie of the nodes followed (default: ~/.erlang.cookie)"},
                 riarc_cli_args:timeout_flag("run")]
           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()]
-          ++ riarc_cli_limits:flags(),
+          ++ riarc_cli_limits:flags() ++ [riarc_view_cli:chart_flag()],
       one_of => [[monitors, props]]}.
 
 run_cmd(Args) ->
@@ -143,8 +145,8 @@ run_cmd(Args) ->
         case {riarc_cli_monitors:spec_of(O), node_opts(O)} of
             {{ok, Spec, Opts}, {ok, NodeOpts}} ->
                 RunOpts = maps:merge(maps:merge(Opts, riarc_cli_limits:opts(O)), NodeOpts),
-                report(riarc:run({M, F, A}, Spec, RunOpts#{timeout => maps:get(timeout, O), log => false}),
-                       #{spec => Spec, strict => maps:get(strict, O)});
+                Ran = riarc:run({M, F, A}, Spec, RunOpts#{timeout => maps:get(timeout, O), log => false}),
+                riarc_view_cli:chart(O, Ran, report(Ran, #{spec => Spec, strict => maps:get(strict, O)}));
             {{error, Reason}, _} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason));
             {_, {error, Msg}} -> fail(Msg)
         end

@@ -26,7 +26,7 @@
 -module(riarc_chart).
 
 -export([html/2, svg/1, caption/1, events_svg/2, trace_html/2, charted/1, lifelines/1,
-         label/1, label/2, escape/1]).
+         joins/1, label/1, label/2, process_label/1, escape/1]).
 -export_type([opts/0, chart_opts/0]).
 
 %% `title': the page's heading; `note': a sentence shown under it (a cut, say).
@@ -170,7 +170,7 @@ events_svg(Events, Opts) ->
     Lanes = sids(maps:get(focus, Opts, []), Events),
     Lane = maps:from_list(lists:zip(Lanes, lists:seq(0, length(Lanes) - 1))),
     Indexed = lists:zip(lists:seq(0, length(Events) - 1), Events),
-    Joined = join(Indexed),
+    Joined = joins(Events),
     Deciding = deciding_row(Indexed, Opts),
     Width = ?GUTTER + max(1, length(Lanes)) * ?LANE + 120,
     Height = ?TOP + (length(Events) + 1) * ?ROW,
@@ -191,9 +191,12 @@ deciding_row(Indexed, #{deciding := D}) ->
 deciding_row(_, _) ->
     none.
 
-%% Sends joined to their receives: a receive of Msg by To takes the oldest send of Msg
-%% to To before it that no receive took yet. Send row => receive row, and back.
-join(Indexed) ->
+%% @doc Sends joined to their receives, by position in Events (from 0): a receive of Msg
+%% by To takes the oldest send of Msg to To before it that no receive took yet.
+%% `{send, S} => R' and `{recv, R} => S' for each pair.
+-spec joins([riarc_event:event()]) -> #{{send | recv, non_neg_integer()} => non_neg_integer()}.
+joins(Events) ->
+    Indexed = lists:zip(lists:seq(0, length(Events) - 1), Events),
     {_, Pairs} = lists:foldl(
         fun({K, {send, _, To, Msg}}, {Open, Ps}) ->
                 {maps:update_with({To, Msg}, fun(Q) -> queue:in(K, Q) end, queue:from_list([K]), Open), Ps};
@@ -212,7 +215,7 @@ join(Indexed) ->
 
 lifeline(S, I, Height) ->
     X = x(I),
-    Name = sid_label(S),
+    Name = process_label(S),
     ["<g class=\"lifeline\"><title>", escape(label(S, ?TIP)), "</title>",
      "<rect class=\"head\" x=\"", int(X - ?LANE div 2 + 8), "\" y=\"8\" width=\"", int(?LANE - 16),
      "\" height=\"22\" rx=\"4\"/>",
@@ -322,10 +325,16 @@ num(F) -> float_to_list(float(F), [{decimals, 1}, compact]).
 mfa({M, F, A}) when is_list(A) -> [label(M), ":", label(F), "/", integer_to_list(length(A))];
 mfa(Other) -> label(Other).
 
-%% A lifeline's name: a pid as the VM prints it, a process of a recording as the file
-%% names it (the binary format gives pids as text).
-sid_label(S) when is_binary(S) -> cut(unicode:characters_to_list(S), ?LABEL);
-sid_label(S) -> label(S).
+%% @doc A process's name on a chart: a pid as the VM prints it, a process of a recording
+%% as the file names it (the binary format gives pids as text), bounded.
+-spec process_label(riarc_event:sid()) -> string().
+process_label(S) when is_binary(S) ->
+    case unicode:characters_to_list(S) of
+        L when is_list(L) -> cut(L, ?LABEL);
+        _ -> label(S)
+    end;
+process_label({riarc_unknown_atom, B}) when is_binary(B) -> process_label(B);
+process_label(S) -> label(S).
 
 %%% Bounded terms and escaping
 %%% A small bounded printer of its own, to be shared with the one being written for the
@@ -353,6 +362,13 @@ pp(T, _) when is_function(T) -> "#Fun";
 pp(T, _) when is_port(T) -> "#Port";
 pp(T, _) when is_pid(T) -> pid_to_list(T);
 pp(T, _) when is_atom(T); is_number(T) -> io_lib:format("~0tp", [T]);
+%% An atom of a recording that this node lacks (riarc_offline reads it so): as the atom.
+pp({riarc_unknown_atom, B}, _) when is_binary(B), byte_size(B) =< 255 ->
+    Name = unicode:characters_to_list(B),
+    case is_list(Name) andalso re:run(Name, "^[a-z][a-zA-Z0-9_@]*$", [unicode]) =/= nomatch of
+        true -> Name;
+        false -> io_lib:format("'~ts'", [string:replace(Name, "'", "\\'", all)])
+    end;
 pp(T, _) when is_binary(T), byte_size(T) > 48 ->
     [drop_last(2, io_lib:format("~0tp", [binary:part(T, 0, 48)])), "...>>"];
 pp(T, _) when is_bitstring(T), bit_size(T) > 48 * 8 ->
