@@ -28,8 +28,7 @@
 -spec chart_flag() -> riarc_cli_args:flag().
 chart_flag() ->
     #{name => "--chart", key => chart, type => string, metavar => "FILE",
-      help => "write a message sequence chart of each reject and error to FILE, an HTML page "
-              "(one saying there is none when so)"}.
+      help => "write a chart of each reject and error to FILE (HTML; docs/cli.md)"}.
 
 %% @doc With `--chart FILE' among Opts, writes the chart of a command's result to FILE
 %% and says so on standard error; the command's Status, or 2 when FILE cannot be
@@ -88,7 +87,7 @@ commands() ->
                    required => true, help => "the file to write"},
                  #{name => "--max-events", key => max_events, type => {int, 1}, metavar => "N",
                    default => riarc_trace_export:default_max_events(),
-                   help => "export at most N events (default 100000)"}]}].
+                   help => "export at most N events"}]}].
 
 %% @doc Runs `export ARGS...'; returns the exit status.
 -spec run([string()]) -> 0 | 1 | 2.
