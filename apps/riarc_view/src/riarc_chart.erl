@@ -17,7 +17,7 @@
 %%                                           {recv, p, ok}],
 %%                           deciding_event => {recv, p, ok}}}.
 %% 2> riarc_chart:lifelines(maps:get(explanation, E)).
-%% [p,q,sup]
+%% [p,sup,q]
 %% 3> riarc_chart:escape(riarc_chart:label({send, p, q, "<b>"})).
 %% "{send,p,q,&quot;&lt;b&gt;&quot;}"
 %% 4> iolist_size(riarc_chart:html([E], #{})) > 1000.

@@ -37,6 +37,8 @@
 -type read_info() :: #{events := non_neg_integer(), cut := boolean(), file := map()}.
 
 -define(MAX_EVENTS, 100000).
+%% Messages larger than this (external size) are kept as {riarc_truncated, Size}.
+-define(MAX_PAYLOAD, 65536).
 %% Microseconds between two events' timestamps.
 -define(STEP, 10).
 
@@ -76,7 +78,8 @@ export(Source, Out, Opts = #{format := Format}) ->
             Error
     end.
 
-%% @doc At most Max events of a trace file, in file order; `cut' when it has more.
+%% @doc At most Max events of a trace file, in file order; `cut' when it has more. A
+%% message over 64 KiB is kept as `{riarc_truncated, Size}' (riarc_event:truncate/2).
 -spec read(riarc_trace_file:source(), pos_integer()) ->
     {ok, [riarc_event:event()], read_info()} | {error, riarc_trace_file:error()}.
 read(Source, Max) ->
@@ -90,7 +93,8 @@ read(R, Left, Acc) ->
         {ok, _E, R1} when Left =:= 0 ->
             ok = riarc_trace_file:close(R1),
             {ok, lists:reverse(Acc), #{events => length(Acc), cut => true, file => #{}}};
-        {ok, E, R1} -> read(R1, Left - 1, [E | Acc]);
+        %% Only a bounded label of a message is shown: a large one is not kept whole.
+        {ok, E, R1} -> read(R1, Left - 1, [riarc_event:truncate(E, ?MAX_PAYLOAD) | Acc]);
         {eof, Info} -> {ok, lists:reverse(Acc), #{events => length(Acc), cut => false, file => Info}};
         {error, _} = Error -> Error
     end.
