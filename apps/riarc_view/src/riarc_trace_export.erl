@@ -111,16 +111,15 @@ truncated_sentence(Byte) ->
 
 %% @doc Events in the Chrome trace-event format (JSON, an object with `traceEvents'):
 %% one thread per process, one slice per event, a flow per send joined to its receive;
-%% with `note', a global instant event and `otherData.note' saying it.
--spec chrome([riarc_event:event()], #{title => string(), note => string()}) -> binary().
+%% with `note', a global instant event and `otherData.note' saying it. Each trace event
+%% is encoded on its own (riarc_json:encode/1), as it is made: a large trace is never one
+%% term in memory.
+-spec chrome([riarc_event:event()], #{title => string(), note => string()}) -> iodata().
 chrome(Events, Opts) ->
     Tids = tids(Events),
     Names = names(Events),
-    Indexed = lists:zip(lists:seq(0, length(Events) - 1), Events),
-    Slices = [slice(K, E, Tids) || {K, E} <- Indexed],
     ByPos = list_to_tuple(Events),
-    Flows = lists:append([flow(S, R, ByPos, Tids)
-                          || {S, R} <- lists:sort([{S, R} || {{send, S}, R} <- maps:to_list(riarc_chart:joins(Events))])]),
+    Pairs = lists:sort([{S, R} || {{send, S}, R} <- maps:to_list(riarc_chart:joins(Events))]),
     Meta = [#{name => <<"process_name">>, ph => <<"M">>, pid => 1, tid => 0,
               args => #{name => bin(maps:get(title, Opts, "riarc trace"))}}
             | [#{name => <<"thread_name">>, ph => <<"M">>, pid => 1, tid => T,
@@ -133,11 +132,15 @@ chrome(Events, Opts) ->
                             #{note => bin(Note)}};
                        #{} -> {[], #{}}
                    end,
-    riarc_json:encode(#{traceEvents => Meta ++ Slices ++ Flows ++ Cut,
-                        displayTimeUnit => <<"ns">>,
-                        otherData => Other#{source => <<"riarc">>,
-                                            events => length(Events),
-                                            timestamps => <<"event positions, 10 us apart">>}}).
+    Encoded = [riarc_json:encode(M) || M <- Meta]
+        ++ [riarc_json:encode(slice(K, E, Tids)) || {K, E} <- lists:zip(lists:seq(0, length(Events) - 1), Events)]
+        ++ [riarc_json:encode(F) || {S, R} <- Pairs, F <- flow(S, R, ByPos, Tids)]
+        ++ [riarc_json:encode(C) || C <- Cut],
+    %% The keys in riarc_json's order (sorted), as encode/1 of the whole would give them.
+    ["{\"displayTimeUnit\":\"ns\",\"otherData\":",
+     riarc_json:encode(Other#{source => <<"riarc">>, events => length(Events),
+                              timestamps => <<"event positions, 10 us apart">>}),
+     ",\"traceEvents\":[", lists:join(",", Encoded), "]}"].
 
 slice(K, E, Tids) ->
     Kind = atom_to_list(riarc_event:kind(E)),
