@@ -1,8 +1,8 @@
 %% The command line's views: `--chart FILE' on run and check writes the chart once the
 %% result is known (a page saying there is no reject or error when so), and `export'
 %% writes a recording's Chrome trace or chart, cut at --max-events with a sentence and
-%% status 1, a bad file being status 2 with nothing written. (replay and attach write
-%% their charts through the same riarc_view_cli:chart/3.)
+%% status 1, a bad file being status 2 with nothing written; replay's chart in the full
+%% tier. (attach writes its chart through the same riarc_view_cli:chart/3.)
 -module(riarc_view_cli_tests).
 
 -include_lib("eunit/include/eunit.hrl").
@@ -90,3 +90,21 @@ export() ->
     %% Bad input to the command itself.
     {_, _, 2} = cli(["export", "--trace", Trace, "-o", Json, "--format", "svg"]),
     {_, _, 2} = cli(["export", "--trace", Trace]).
+
+%% replay --chart: the recorded run replayed under the property, its reject charted.
+%% Full tier (two peer-node runs); the fast tier charts run's and check's results, which
+%% go through the same riarc_view_cli:chart/3.
+replay_chart_test_() ->
+    riarc_test_tier:slow({timeout, 120, fun replay_chart/0}).
+
+replay_chart() ->
+    Prop = bad_prop(),
+    File = filename:join(dir(), "pqr.rr"),
+    {_, _, 0} = cli(["record", "--replayable", "-m", "riarc_demo_pqr", "-f", "p", "-o", File]),
+    Chart = filename:join(dir(), "replay.html"),
+    _ = file:delete(Chart),
+    {Out, _, 1} = cli(["replay", File, "--props", Prop, "--chart", Chart]),
+    ?assertNotEqual(nomatch, string:find(Out, "riarc_demo_pqr:p/0 reject")),
+    {ok, Html} = file:read_file(Chart),
+    ?assertEqual(1, length(binary:matches(Html, <<"<svg ">>))),
+    ?assertMatch({match, _}, re:run(Html, "class=\"ev send deciding\"><title>\\{send,[^}]*,req\\}")).
