@@ -78,7 +78,7 @@ charted(Entries) ->
 
 page(Title, Body) ->
     ["<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>",
-     escape(Title), "</title>\n<style>\n", page_css(), svg_css(), "</style>\n</head>\n<body>\n<h1>",
+     escape(Title), "</title>\n<style>\n", page_css(), "</style>\n</head>\n<body>\n<h1>",
      escape(Title), "</h1>\n", Body, "</body>\n</html>\n"].
 
 note(#{note := N}) -> ["<p class=\"note\">", escape(N), "</p>\n"];
@@ -114,17 +114,23 @@ caption(E = #{pid := Pid, mfa := MFA, verdict := V}) ->
                 #{explanation := #{monitor := #{words := W}}} -> [para("words", ["monitor: ", W])];
                 #{} -> []
             end,
-    ["<h2>", escape(riarc_result:format_process(Pid, MFA)), " <span class=\"v\">",
+    ["<h2>", escape(process(Pid, MFA)), " <span class=\"v\">",
      atom_to_list(V), "</span></h2>\n",
      [para("why", Why) || Why =/= "", not lists:prefix("reason:", Why)], Reason, Clause, Words].
+
+%% A process as verdict lines name it, `<pid> M:F/Arity', with a recording's process as
+%% the file names it (riarc_result would print a binary as <<"...">>).
+process(Pid, MFA) ->
+    [_, Call] = string:split(riarc_result:format_process(x, MFA), " "),
+    process_label(Pid) ++ " " ++ Call.
 
 para(Class, Text) ->
     ["<p class=\"", Class, "\">", escape(Text), "</p>\n"].
 
 %%% Charts
 
-%% @doc The chart of an entry's explanation, as an `<svg>' element (the dashboard embeds
-%% it): its last events, the deciding one highlighted.
+%% @doc The chart of an entry's explanation, as an `<svg>' element with its own style
+%% (the dashboard embeds it): its last events, the deciding one highlighted.
 -spec svg(riarc_result:verdict_entry()) -> iodata().
 svg(E = #{pid := Pid, mfa := MFA}) ->
     Ex = maps:get(explanation, E, #{last_events => []}),
@@ -135,7 +141,7 @@ svg(E = #{pid := Pid, mfa := MFA}) ->
                 #{} -> 1
             end,
     Opts = #{first_no => First,
-             title => riarc_result:format_process(Pid, MFA) ++ " " ++ atom_to_list(maps:get(verdict, E)),
+             title => process(Pid, MFA) ++ " " ++ atom_to_list(maps:get(verdict, E)),
              focus => [maps:get(process, Ex, Pid)]},
     events_svg(Events, case Ex of
                            #{deciding_event := D} -> Opts#{deciding => D};
@@ -178,7 +184,7 @@ events_svg(Events, Opts) ->
     ["<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"riarc-msc\" width=\"", int(Width),
      "\" height=\"", int(Height), "\" viewBox=\"0 0 ", int(Width), " ", int(Height),
      "\" role=\"img\">\n<title>", escape(maps:get(title, Opts, "message sequence chart")),
-     "</title>\n",
+     "</title>\n<style>\n", svg_css(), "</style>\n",
      [lifeline(S, I, Height) || {S, I} <- lists:zip(Lanes, lists:seq(0, length(Lanes) - 1))],
      [row(K, E, #{lane => Lane, joined => Joined, deciding => K =:= Deciding,
                   no => First + K, width => Width})
@@ -454,7 +460,7 @@ page_css() ->
     "p.clause{font-weight:bold}p.note,p.none{font-family:system-ui,sans-serif}\n"
     ".chart{overflow:auto;margin-top:.6em}\n".
 
-%% Kept apart from the page's: an SVG the dashboard embeds looks the same there.
+%% In each SVG itself: one the dashboard embeds, or one saved on its own, looks the same.
 svg_css() ->
     ".riarc-msc{font-family:ui-monospace,monospace;font-size:11px;background:#fff}\n"
     ".riarc-msc .head{fill:#eef2f7;stroke:#5b6b7f}.riarc-msc .lname{text-anchor:middle;"
