@@ -1,7 +1,8 @@
 %% @doc The `bin/riarc' command line: the entry point, the command list, `help' and
 %% `--version', and the commands `run' and `demo'. The other commands live in
-%% riarc_offline_cli (check, record, verify), riarc_replay_cli (replay), riarc_shml_cli (compile) and
-%% riarc_bench_cli (bench, experiment, study); all of them parse their arguments with
+%% riarc_offline_cli (check, record, verify), riarc_replay_cli (replay), riarc_shml_cli (compile),
+%% riarc_bench_cli (bench, experiment, study) and riarc_view_cli (export, and the `--chart'
+%% of run, check, replay and attach); all of them parse their arguments with
 %% riarc_cli_args, from the declarations their commands/0 export.
 %% ```
 %% $ bin/riarc run -m riarc_demo -f main -a '[8, 20]' --monitors riarc_demo_monitors

@@ -111,7 +111,8 @@ caption(E = #{pid := Pid, mfa := MFA, verdict := V}) ->
                  #{} -> []
              end,
     Words = case E of
-                #{explanation := #{monitor := #{words := W}}} -> [para("words", ["monitor: ", W])];
+                #{explanation := #{monitor := #{words := W}}} ->
+                    [para("words", ["monitor: ", cut(chars(W), 2 * ?TIP)])];
                 #{} -> []
             end,
     ["<h2>", escape(process(Pid, MFA)), " <span class=\"v\">",
