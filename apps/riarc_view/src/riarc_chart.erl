@@ -26,7 +26,7 @@
 -module(riarc_chart).
 
 -export([html/2, svg/1, caption/1, events_svg/2, trace_html/2, charted/1, lifelines/1,
-         joins/1, label/1, label/2, process_label/1, escape/1]).
+         joins/1, label/1, label/2, process_label/1, mfa_label/1, escape/1]).
 -export_type([opts/0, chart_opts/0]).
 
 %% `title': the page's heading; `note': a sentence shown under it (a cut, say).
@@ -329,8 +329,13 @@ loop(X, Y) ->
 int(I) -> integer_to_list(I).
 num(F) -> float_to_list(float(F), [{decimals, 1}, compact]).
 
-mfa({M, F, A}) when is_list(A) -> [label(M), ":", label(F), "/", integer_to_list(length(A))];
-mfa(Other) -> label(Other).
+mfa(MFA) -> mfa_label(MFA).
+
+%% @doc An initial call as verdict lines show it, `M:F/Arity', bounded.
+-spec mfa_label(riarc_event:mfa_args()) -> string().
+mfa_label({M, F, A}) when is_list(A) ->
+    lists:flatten([label(M), ":", label(F), "/", integer_to_list(length(A))]);
+mfa_label(Other) -> label(Other).
 
 %% @doc A process's name on a chart: a pid as the VM prints it, a process of a recording
 %% as the file names it (the binary format gives pids as text), bounded.

@@ -137,25 +137,26 @@ chrome(Events, Opts) ->
         ++ [riarc_json:encode(F) || {S, R} <- Pairs, F <- flow(S, R, ByPos, Tids)]
         ++ [riarc_json:encode(C) || C <- Cut],
     %% The keys in riarc_json's order (sorted), as encode/1 of the whole would give them.
-    ["{\"displayTimeUnit\":\"ns\",\"otherData\":",
+    ["{\"otherData\":",
      riarc_json:encode(Other#{source => <<"riarc">>, events => length(Events),
                               timestamps => <<"event positions, 10 us apart">>}),
      ",\"traceEvents\":[", lists:join(",", Encoded), "]}"].
 
 slice(K, E, Tids) ->
     Kind = atom_to_list(riarc_event:kind(E)),
-    #{name => bin([Kind, " ", riarc_chart:label(what(E), 40)]), cat => bin(Kind), ph => <<"X">>,
+    #{name => bin(what(E)), cat => bin(Kind), ph => <<"X">>,
       ts => K * ?STEP, dur => ?STEP - 2, pid => 1, tid => maps:get(riarc_event:origin(E), Tids),
       args => #{event => bin(riarc_chart:label(E, 240)), position => K + 1}}.
 
-%% What a slice is named by, after its kind.
-what({send, _, To, Msg}) -> {To, Msg};
-what({recv, _, Msg}) -> Msg;
-what({spawn, _, Child, MFA}) -> {Child, MFA};
-what({init, _, Parent, MFA}) -> {Parent, MFA};
-what({exit, _, Reason}) -> Reason;
-what({attached, _, MFA}) -> MFA;
-what({timeout, P}) -> P.
+%% A slice's name: the event in a few words, bounded.
+what({send, _, To, Msg}) -> ["send ", riarc_chart:label(Msg, 40), " to ", riarc_chart:process_label(To)];
+what({recv, _, Msg}) -> ["recv ", riarc_chart:label(Msg, 40)];
+what({spawn, _, Child, MFA}) ->
+    ["spawn ", riarc_chart:mfa_label(MFA), " as ", riarc_chart:process_label(Child)];
+what({init, _, _, MFA}) -> ["init ", riarc_chart:mfa_label(MFA)];
+what({exit, _, Reason}) -> ["exit ", riarc_chart:label(Reason, 40)];
+what({attached, _, MFA}) -> ["attached ", riarc_chart:mfa_label(MFA)];
+what({timeout, _}) -> "timeout".
 
 %% A flow from the send's slice to its receive's: the id is the send's position.
 flow(S, R, ByPos, Tids) ->
@@ -185,7 +186,7 @@ names(Events) ->
                 end, #{}, Events).
 
 thread_name(S, undefined) -> riarc_chart:process_label(S);
-thread_name(S, MFA) -> [riarc_chart:process_label(S), " ", riarc_chart:label(MFA, 80)].
+thread_name(S, MFA) -> [riarc_chart:process_label(S), " ", riarc_chart:mfa_label(MFA)].
 
 bin(Chars) ->
     case unicode:characters_to_binary(Chars) of
