@@ -187,8 +187,9 @@ events_svg(Events, Opts) ->
      "\" role=\"img\">\n<title>", escape(maps:get(title, Opts, "message sequence chart")),
      "</title>\n<style>\n", svg_css(), "</style>\n",
      [lifeline(S, I, Height) || {S, I} <- lists:zip(Lanes, lists:seq(0, length(Lanes) - 1))],
-     [row(K, E, #{lane => Lane, joined => Joined, deciding => K =:= Deciding,
-                  no => First + K, width => Width})
+     %% Each row made a binary at once: a chart of a long trace is not kept as text lists.
+     [unicode:characters_to_binary(row(K, E, #{lane => Lane, joined => Joined, deciding => K =:= Deciding,
+                                               no => First + K, width => Width}))
       || {K, E} <- Indexed],
      "</svg>\n"].
 
