@@ -52,13 +52,14 @@ step(E, A = #an{mon = Mon, analysed = N}) ->
     case {riarc_monitor:decide(Mon, E), A1#an.truncated} of
         {{next, Mon1}, _} -> {next, A1#an{mon = Mon1}, []};
         {{verdict, error, Why}, _} -> {done, A1, [explain(Mon, E, A1), verdict(error, Why, A1)]};
-        {{verdict, V, _Words}, Cut} when Cut =/= none ->
+        {{verdict, V, _Words, _Where}, Cut} when Cut =/= none ->
             %% Decided on a view with a message cut out: not to be believed.
             {done, A1, [explain(Mon, E, A1) || V =:= reject] ++
                  [verdict(inconclusive, {payload_truncated, Cut}, A1)]};
-        {{verdict, accept, Words}, none} -> {done, A1, [verdict(accept, decided(Mon, E, Words, A1), A1)]};
-        {{verdict, reject, Words}, none} ->
-            {done, A1, [explain(Mon, E, A1), verdict(reject, decided(Mon, E, Words, A1), A1)]}
+        {{verdict, accept, Words, Where}, none} ->
+            {done, A1, [verdict(accept, decided(Mon, E, Words, Where, A1), A1)]};
+        {{verdict, reject, Words, Where}, none} ->
+            {done, A1, [explain(Mon, E, A1), verdict(reject, decided(Mon, E, Words, Where, A1), A1)]}
     end.
 
 %% @doc The monitor failed on event E in a way riarc itself found (over its step budget,
@@ -103,9 +104,10 @@ explain(Mon, E, #an{self = Self, window = W, part = {S, MFA}}) ->
 
 %% Why an accept or a reject was reached: on which event (its number in the partition's
 %% trace, and the event, bounded), in the monitor's own words when it has them (a
-%% compiled property says which clause decided, or that no clause named the event).
-decided(Mon, E, Words, #an{analysed = N}) ->
-    Why = #{event_no => N, event => riarc_event:truncate(E, 256)},
+%% compiled property says which clause decided, or that no clause named the event), with
+%% the clause's file and line when the monitor names it (Where).
+decided(Mon, E, Words, Where, #an{analysed = N}) ->
+    Why = maps:merge(#{event_no => N, event => riarc_event:truncate(E, 256)}, Where),
     {why, case {Words, riarc_monitor:explain(Mon, E)} of
               {none, #{words := W}} -> Why#{words => W};
               {none, #{}} -> Why;

@@ -23,7 +23,7 @@
 -module(riarc_monitor).
 
 -export([analyse/2, decide/2, is_monitor/1, explain/2]).
--export_type([monitor/0, verdict/0, result/0]).
+-export_type([monitor/0, verdict/0, result/0, where/0]).
 
 -callback analyse(Event :: riarc_event:event(), State :: term()) ->
     {next, NewState :: term()} | accept | reject.
@@ -36,12 +36,14 @@
 %% limit), so no verdict can be given; never a silent accept.
 -type verdict() :: accept | reject | error | none | inconclusive.
 -type result() :: {next, monitor()} | {verdict, accept | reject} | {verdict, error, term()}.
+%% Where in a property a verdict was decided, when the monitor says.
+-type where() :: #{clause => {string(), pos_integer()}}.
 
 %% @doc ANALYSEEVT(ςM, e): one step of the monitor.
 -spec analyse(monitor(), riarc_event:event()) -> result().
 analyse(Monitor, Event) ->
     case decide(Monitor, Event) of
-        {verdict, V, _Words} when V =:= accept; V =:= reject -> {verdict, V};
+        {verdict, V, _Words, _Where} -> {verdict, V};
         Result -> Result
     end.
 
@@ -49,9 +51,12 @@ analyse(Monitor, Event) ->
 %% monitor may answer `{accept, Words}' or `{reject, Words}', Words a string, as a
 %% compiled property does: which necessity reached ff, or that none named the event).
 %% Words that start with `vacuous:' mark an accept on an event no necessity named: the
-%% result warns of them (riarc_result:warnings/2).
+%% result warns of them (riarc_result:warnings/2). A monitor may also name the clause of
+%% its property that decided, `{reject, Words, #{clause => {File, Line}}}' (a compiled
+%% property does): Where, which the verdict's why map carries.
 -spec decide(monitor(), riarc_event:event()) ->
-    {next, monitor()} | {verdict, accept | reject, string() | none} | {verdict, error, term()}.
+    {next, monitor()} | {verdict, accept | reject, string() | none, where()}
+    | {verdict, error, term()}.
 decide(Monitor, Event) ->
     try step(Monitor, Event) of
         Result -> Result
@@ -75,9 +80,13 @@ step(Other, _Event) ->
     {verdict, error, {not_a_monitor, Other}}.
 
 %% A monitor's verdict, with its words or without.
-verdict(V) when V =:= accept; V =:= reject -> {verdict, V, none};
+verdict(V) when V =:= accept; V =:= reject -> {verdict, V, none, #{}};
 verdict({V, Words}) when (V =:= accept orelse V =:= reject), (is_list(Words) orelse is_binary(Words)) ->
-    {verdict, V, unicode:characters_to_list(Words)};
+    {verdict, V, unicode:characters_to_list(Words), #{}};
+verdict({V, Words, #{clause := {File, Line}}})
+  when (V =:= accept orelse V =:= reject), (is_list(Words) orelse is_binary(Words)),
+       is_list(File), is_integer(Line), Line > 0 ->
+    {verdict, V, unicode:characters_to_list(Words), #{clause => {File, Line}}};
 verdict(Other) -> {verdict, error, {bad_monitor_result, Other}}.
 
 %% @doc What a monitor can say about the event that decided its verdict: for a

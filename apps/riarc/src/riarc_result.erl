@@ -29,7 +29,8 @@
                            verdict := riarc_monitor:verdict(), events := non_neg_integer(),
                            reason => term(), explanation => explanation(),
                            why => #{event_no => pos_integer(), event => riarc_event:event(),
-                                    words => string(), ended_after => non_neg_integer()}}.
+                                    words => string(), ended_after => non_neg_integer(),
+                                    clause => {string(), pos_integer()}}}.
 %% Why a partition was rejected (or its monitor failed): its last events, the one that
 %% decided, and what the monitor can say about its state then.
 -type explanation() :: #{process := riarc_event:sid(), mfa := riarc_event:mfa_args(),

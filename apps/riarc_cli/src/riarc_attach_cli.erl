@@ -53,7 +53,8 @@ commands() ->
                  #{name => "--for", key => for, type => {int, 1}, metavar => "SECONDS",
                    help => "detach after SECONDS (default: at a signal, or when the node goes)"},
                  follow_flag()]
-           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ riarc_cli_limits:flags(),
+           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ riarc_cli_limits:flags()
+           ++ [riarc_view_cli:chart_flag()],
        one_of => [[pid, name, app, sup, new], [monitors, props]]}].
 
 %% @doc Runs `attach ARGS...'; returns the exit status.
@@ -72,7 +73,8 @@ attach(Cmd, Opts = #{node := Node}) ->
                 {{ok, Target}, {ok, Spec, RunOpts}} ->
                     Limits = riarc_cli_limits:opts(Opts),
                     AOpts = maps:merge(RunOpts, Limits#{node => Node, log => false}),
-                    watch(Node, riarc:attach(Target, Spec, follow(Follow, AOpts)), maps:get(for, Opts, infinity))
+                    watch(Node, riarc:attach(Target, Spec, follow(Follow, AOpts)), maps:get(for, Opts, infinity),
+                          Opts)
             end;
         {error, Msg} -> fail(Msg)
     end.
@@ -148,9 +150,9 @@ spec(Opts = #{props := File}) ->
 spec(Opts) ->
     riarc_cli_monitors:spec_of(Opts).
 
-watch(_Node, {error, Reason}, _For) ->
+watch(_Node, {error, Reason}, _For, _Opts) ->
     fail(riarc:format_error(Reason));
-watch(Node, {ok, S}, For) ->
+watch(Node, {ok, S}, For, Opts) ->
     catch_signals(),
     io:format(standard_error, "riarc attach: attached to ~s~n", [Node]),
     Printed = lists:foldl(fun print/2, #{}, riarc_remote:subscribe(S)),
@@ -161,7 +163,7 @@ watch(Node, {ok, S}, For) ->
     {ok, Result = #{verdicts := Vs}} = riarc:stop(S),
     _ = lists:foldl(fun print/2, Printed1, Vs),
     summary(Node, Why, Vs),
-    riarc_result:status(Result).
+    riarc_view_cli:chart(Opts, {ok, Result}, riarc_result:status(Result)).
 
 loop(S, Printed) ->
     receive

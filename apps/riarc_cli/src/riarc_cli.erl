@@ -1,7 +1,8 @@
 %% @doc The `bin/riarc' command line: the entry point, the command list, `help' and
 %% `--version', and the commands `run' and `demo'. The other commands live in
-%% riarc_offline_cli (check, record, verify), riarc_replay_cli (replay), riarc_shml_cli (compile) and
-%% riarc_bench_cli (bench, experiment, study); all of them parse their arguments with
+%% riarc_offline_cli (check, record, verify), riarc_replay_cli (replay), riarc_shml_cli (compile),
+%% riarc_bench_cli (bench, experiment, study) and riarc_view_cli (export, and the `--chart'
+%% of run, check, replay and attach); all of them parse their arguments with
 %% riarc_cli_args, from the declarations their commands/0 export.
 %% ```
 %% $ bin/riarc run -m riarc_demo -f main -a '[8, 20]' --monitors riarc_demo_monitors
@@ -111,7 +112,9 @@ table() ->
             || C = #{name := N} <- riarc_replay_cli:commands()]
         ++ [{N, C, fun riarc_shml_cli:run/1} || C = #{name := N} <- riarc_shml_cli:commands()]
         ++ [{N, C, fun(Args) -> riarc_bench_cli:run([N | Args]) end}
-            || C = #{name := N} <- riarc_bench_cli:commands()].
+            || C = #{name := N} <- riarc_bench_cli:commands()]
+        ++ [{N, C, fun(Args) -> riarc_view_cli:run([N | Args]) end}
+            || C = #{name := N} <- riarc_view_cli:commands()].
 
 %%% run
 
@@ -134,7 +137,7 @@ run_command() ->
                   help => "the cookie of the nodes followed (default: ~/.erlang.cookie)"},
                 riarc_cli_args:timeout_flag("run")]
           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()]
-          ++ riarc_cli_limits:flags(),
+          ++ riarc_cli_limits:flags() ++ [riarc_view_cli:chart_flag()],
       one_of => [[monitors, props]]}.
 
 run_cmd(Args) ->
@@ -143,8 +146,8 @@ run_cmd(Args) ->
         case {riarc_cli_monitors:spec_of(O), node_opts(O)} of
             {{ok, Spec, Opts}, {ok, NodeOpts}} ->
                 RunOpts = maps:merge(maps:merge(Opts, riarc_cli_limits:opts(O)), NodeOpts),
-                report(riarc:run({M, F, A}, Spec, RunOpts#{timeout => maps:get(timeout, O), log => false}),
-                       #{spec => Spec, strict => maps:get(strict, O)});
+                Ran = riarc:run({M, F, A}, Spec, RunOpts#{timeout => maps:get(timeout, O), log => false}),
+                riarc_view_cli:chart(O, Ran, report(Ran, #{spec => Spec, strict => maps:get(strict, O)}));
             {{error, Reason}, _} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason));
             {_, {error, Msg}} -> fail(Msg)
         end

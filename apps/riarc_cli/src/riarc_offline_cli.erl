@@ -49,7 +49,7 @@ one verdict line (process, initial call, verdict) per "
                    help => "FILE is the prefix of a dbg wrap set whose files end in TAIL"},
                  Timeout]
            ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()]
-           ++ riarc_cli_limits:limit_flags(),
+           ++ riarc_cli_limits:limit_flags() ++ [riarc_view_cli:chart_flag()],
        one_of => [[monitors, props]]},
      #{name => "record",
        summary => "record a run to a trace file",
@@ -105,8 +105,9 @@ check(Cmd, Opts = #{trace := File, timeout := T}) ->
             %% Offline under the same limits as online (issue 29): past one, the check is
             %% inconclusive, naming it.
             Limits = maps:with([limits], riarc_cli_limits:opts(Opts)),
-            checked(Source, riarc_offline:check(Source, Spec, Limits#{timeout => T}),
-                                        #{spec => Spec, strict => maps:get(strict, Opts)});
+            Checked = riarc_offline:check(Source, Spec, Limits#{timeout => T}),
+            riarc_view_cli:chart(Opts, Checked, checked(Source, Checked,
+                                                        #{spec => Spec, strict => maps:get(strict, Opts)}));
         {error, Reason} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason))
     end.
 

@@ -72,7 +72,7 @@ commands() ->
                       "replay that cannot follow its recording stops with one sentence "
                       "(status 1);\na corrupt or truncated file is bad input (status 2).",
        flags => [riarc_cli_args:timeout_flag("replay")]
-           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags(),
+           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_view_cli:chart_flag()],
        positionals => [#{key => file, metavar => "FILE", required => true,
                          help => "the recording"}]}].
 
@@ -118,7 +118,8 @@ run(["replay" | Args]) ->
             case riarc_replay:replay(File, MOpts#{otp => true, timeout => T}) of
                 {ok, Info = #{result := R, events := N, mfa := {M, F, A}, strategy := St, wall_us := W}} ->
                     warn_unwoven(Info),
-                    Status = verdicts(Info),
+                    Status = riarc_view_cli:chart(O, {ok, maps:get(monitoring, Info, riarc_result:make(#{}))},
+                                                  verdicts(Info)),
                     io:format("result: ~tp~n", [R]),
                     io:format("replayed ~b events of ~s:~s/~b (~s side), run time ~.1f ms~n",
                               [N, M, F, length(A), St, W / 1000]),

@@ -78,7 +78,7 @@ names() -> [N || #{name := N} <- riarc_cli:commands()].
 
 every_command_test() ->
     ?assertEqual(["run", "demo", "check", "record", "verify", "attach", "replay", "compile", "bench",
-                  "experiment", "study"], names()).
+                  "experiment", "study", "export"], names()).
 
 %% Every command prints its usage for --help and -h, with status 0, and does nothing else
 %% (`demo --help' does not run the demo).

@@ -10,13 +10,15 @@
 %% obligation). `max(X. F)' becomes a function `rec_J' of the variables F needs, called
 %% where X occurs. A verdict comes with its words (riarc_monitor:decide/2): which
 %% necessity reached ff (its place in the file), that tt was reached, that the process
-%% exited, or that no necessity named the event (an accept that holds vacuously).
+%% exited, or that no necessity named the event (an accept that holds vacuously). A reject
+%% by a necessity also names its file and line as data (`clause => {File, Line}'), which
+%% the verdict's why map carries for charts and machines.
 %% ```
 %% 1> {ok, Cs} = riarc_shml:parse_string("with m:f() monitor [P ? x][P:_ ! y]ff.", "t").
 %% 2> {ok, Bin} = riarc_shml_compile:binary(Cs, t, "t").
 %% 3> {module, t} = code:load_binary(t, "t", Bin).
 %% 4> {ok, M0} = t:spec({m, f, []}), M1 = M0({recv, a, x}), M1({send, a, b, y}).
-%% {reject,"ff reached after the necessity at t:1:27"}
+%% {reject,"ff reached after the necessity at t:1:27",#{clause => {"t",1}}}
 %% 5> t:trace_flags().
 %% [recv,send]
 %% '''
@@ -256,7 +258,12 @@ forms(Clauses, Mod, File) ->
      {function, A, '$where', 1,
       [{clause, A, [{integer, A, I}], [], [erl_parse:abstract(flat("~ts:~b:~b", [File, L, Col]))]}
        || {I, {L, Col}} <- lists:reverse(Where)]
-      ++ [{clause, A, [Any], [], [erl_parse:abstract(File)]}]}]
+      ++ [{clause, A, [Any], [], [erl_parse:abstract(File)]}]},
+     %% The same place as data, for a verdict's why map (`clause => {File, Line}').
+     {function, A, '$clause', 1,
+      [{clause, A, [{integer, A, I}], [], [erl_parse:abstract({File, L})]}
+       || {I, {L, _Col}} <- lists:reverse(Where)]
+      ++ [{clause, A, [Any], [], [erl_parse:abstract({File, 1})]}]}]
         ++ lists:reverse(Recs) ++ scaffolding().
 
 %% `clauses/0': each `with' clause's number, place and pattern, as text.
@@ -520,7 +527,8 @@ scaffolding() ->
 '$advance'(_, [], [], false) -> {accept, nomatch};
 '$advance'(_, [], [_] = Acc, _) -> {next, Acc};
 '$advance'(_, [], Acc, _) -> {next, maps:keys(maps:from_keys(Acc, []))}.
-'$why'({reject, {ff, I}}, _, _) -> {reject, \"ff reached after the necessity at \" ++ '$where'(I)};
+'$why'({reject, {ff, I}}, _, _) ->
+    {reject, \"ff reached after the necessity at \" ++ '$where'(I), #{clause => '$clause'(I)}};
 '$why'({reject, ff}, _, _) -> {reject, \"ff reached\"};
 '$why'({accept, tt}, _, _) -> {accept, \"tt reached: nothing left that could fail\"};
 '$why'({accept, nomatch}, {exit, P, _}, P) ->
