@@ -58,16 +58,25 @@ string(B) ->
         _ -> erlang:error({?MODULE, {not_json, B}})
     end.
 
-escape(<<>>, Acc) -> Acc;
-escape(<<$", R/binary>>, Acc) -> escape(R, <<Acc/binary, "\\\"">>);
-escape(<<$\\, R/binary>>, Acc) -> escape(R, <<Acc/binary, "\\\\">>);
-escape(<<$\n, R/binary>>, Acc) -> escape(R, <<Acc/binary, "\\n">>);
-escape(<<$\r, R/binary>>, Acc) -> escape(R, <<Acc/binary, "\\r">>);
-escape(<<$\t, R/binary>>, Acc) -> escape(R, <<Acc/binary, "\\t">>);
+%% Runs of bytes that need no escape are copied as slices of B, not byte by byte: a
+%% recording's export writes megabytes of strings.
+escape(B, Acc) -> escape(B, B, 0, 0, Acc).
+
+escape(<<C, R/binary>>, B, Start, Len, Acc)
+  when C >= 16#20, C =/= $", C =/= $\\, C =/= $<, C =/= $>, C =/= $& ->
+    escape(R, B, Start, Len + 1, Acc);
+escape(<<C, R/binary>>, B, Start, Len, Acc) ->
+    escape(R, B, Start + Len + 1, 0, [Acc, binary:part(B, Start, Len) | esc(C)]);
+escape(<<>>, B, Start, Len, Acc) ->
+    [Acc | binary:part(B, Start, Len)].
+
+esc($") -> <<"\\\"">>;
+esc($\\) -> <<"\\\\">>;
+esc($\n) -> <<"\\n">>;
+esc($\r) -> <<"\\r">>;
+esc($\t) -> <<"\\t">>;
 %% Kept out of a string that may land in a <script> element or an HTML page.
-escape(<<C, R/binary>>, Acc) when C < 16#20; C =:= $<; C =:= $>; C =:= $& ->
-    escape(R, <<Acc/binary, (iolist_to_binary(io_lib:format("\\u~4.16.0b", [C])))/binary>>);
-escape(<<C, R/binary>>, Acc) -> escape(R, <<Acc/binary, C>>).
+esc(C) -> io_lib:format("\\u~4.16.0b", [C]).
 
 %% @doc The term a JSON text stands for, or where it stops being JSON (a byte offset).
 -spec decode(binary()) -> {ok, json()} | {error, {?MODULE, error_reason()}}.
@@ -148,7 +157,17 @@ str(B = <<"\\u", H:4/binary, R/binary>>, Acc) ->
         Lone when Lone >= 16#DC00, Lone =< 16#DFFF -> throw({syntax, B});
         C -> str(R, <<Acc/binary, C/utf8>>)
     end;
-str(<<C/utf8, R/binary>>, Acc) when C >= 16#20, C =/= $\\ -> str(R, <<Acc/binary, C/utf8>>);
+str(B = <<C, _/binary>>, Acc) when C >= 16#20, C =/= $\\ ->
+    %% A run of plain characters up to the next quote or escape, taken as one slice.
+    Len = case binary:match(B, [<<"\"">>, <<"\\">>]) of
+              {At, _} -> At;
+              nomatch -> byte_size(B)
+          end,
+    <<Run:Len/binary, R/binary>> = B,
+    case unicode:characters_to_binary(Run) =:= Run andalso [X || <<X>> <= Run, X < 16#20] =:= [] of
+        true -> str(R, <<Acc/binary, Run/binary>>);
+        false -> throw({syntax, B})
+    end;
 str(B, _) -> throw({syntax, B}).
 
 hex(H, At) ->
