@@ -22,7 +22,7 @@ cli_test_() ->
 cli_checks() ->
     %% The trace's names exist on this node (this module names them), as they do where a
     %% recording is checked with the system's code at hand.
-    _ = [r, riarc_demo_pqr],
+    _ = [list_to_atom(A) || A <- ["r", "riarc_demo_pqr"]],
     Text = tmp("cli.txt"),
     ok = file:write_file(Text, "{init, r, undefined, {riarc_demo_pqr, r, []}}.\n{exit, r, normal}.\n"),
     {Out0, 0} = cli(["check", "--trace", Text, "--monitors", "riarc_offline_cli_tests"]),
