@@ -20,8 +20,8 @@ cli_test_() ->
     {timeout, 300, fun cli_checks/0}.
 
 cli_checks() ->
-    %% The trace's names exist on this node (this module names them), as they do where a
-    %% recording is checked with the system's code at hand.
+    %% The trace's names exist on this node, as they do where a recording is checked
+    %% with the system's code at hand (made here: a list of atoms is compiled away).
     _ = [list_to_atom(A) || A <- ["r", "riarc_demo_pqr"]],
     Text = tmp("cli.txt"),
     ok = file:write_file(Text, "{init, r, undefined, {riarc_demo_pqr, r, []}}.\n{exit, r, normal}.\n"),
