@@ -123,9 +123,9 @@ finish(Suite, Case, Return, S = #cth_state{watching = Ws}) ->
                 {ok, #{status := pass, report := Report}} ->
                     log("riarc: the property held (no violation)~n~ts", [Report]),
                     {Return, S1};
-                {ok, #{status := fail, failures := Fs, report := Report}} ->
-                    %% TODO chart: see riarc_chart (a sequence chart of the reject in the log).
+                {ok, #{status := fail, failures := Fs, report := Report, verdicts := Vs}} ->
                     log("riarc: the property FAILED~n~ts", [Report]),
+                    charts(Vs),
                     {fail_unless_failed(Return, reason(Fs)), S1};
                 {error, Reason} ->
                     Why = "riarc: " ++ riarc_watch:format_error(Reason),
@@ -133,6 +133,15 @@ finish(Suite, Case, Return, S = #cth_state{watching = Ws}) ->
                     {fail_unless_failed(Return, Why), S1}
             end
     end.
+
+%% A message sequence chart of each reject and error, in the case's log (HTML, so the
+%% chart's SVG is written as it is).
+%% A chart that cannot be drawn is said so; the case's verdict stands either way.
+charts(Verdicts) ->
+    _ = [try ct:log(default, 50, "~ts", [riarc_chart:svg(V)], [])
+         catch Class:Why -> log("riarc: no chart for ~0tp (~0tp)", [maps:get(pid, V, undefined), {Class, Why}])
+         end || V = #{verdict := Verdict} <- Verdicts, Verdict =:= reject orelse Verdict =:= error],
+    ok.
 
 %% The case's log is HTML: pids and `=>' are escaped to show as text.
 log(Fmt, Args) ->

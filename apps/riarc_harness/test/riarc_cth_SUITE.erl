@@ -203,7 +203,7 @@ ct_run_sample_suite(Config) ->
     Data = proplists:get_value(data_dir, Config),
     [{ok, _} = file:copy(filename:join(Data, F), filename:join(Dir, F))
      || F <- ["riarc_sample_SUITE.erl", "riarc_sample_SUITE_data/sample.prop"]],
-    Pa = lists:append([[" -pa ", filename:dirname(code:which(M))] || M <- [riarc, riarc_shml, riarc_cth]]),
+    Pa = lists:append([[" -pa ", filename:dirname(code:which(M))] || M <- [riarc, riarc_shml, riarc_chart, riarc_cth]]),
     Cmd = lists:flatten([CtRun, " -noshell -dir ", Dir, " -logdir ", Logs, Pa, " 2>&1"]),
     Out = os:cmd(Cmd),
     ct:log("~ts~n~ts", [Cmd, Out]),
@@ -221,7 +221,7 @@ ct_run_sample_suite(Config) ->
     ?assertMatch("ok" ++ _, maps:get("par_holds", Results)),
     ?assertMatch("failed: \"riarc: " ++ _, maps:get("par_violates", Results)),
     ?assertNotEqual(nomatch, string:find(maps:get("par_violates", Results), "{error,in_parallel}")),
-    %% The explanation in the cases' logs: the deciding event, marked.
+    %% The explanation in the cases' logs: the deciding event, marked, and its chart.
     Log = fun(Case) ->
                   [F] = filelib:wildcard(filename:join(filename:dirname(SuiteLog),
                                                        "riarc_sample_suite." ++ Case ++ ".html")),
@@ -233,6 +233,8 @@ ct_run_sample_suite(Config) ->
          ?assertNotEqual(nomatch, string:find(Text, "the property FAILED"), Case),
          ?assertNotEqual(nomatch, string:find(Text, "last events (=&gt; decided)"), Case),
          ?assertNotEqual(nomatch, string:find(Text, "=&gt; {recv,"), Case),
+         %% The reject's sequence chart, drawn in the log.
+         ?assertNotEqual(nomatch, string:find(Text, "<svg"), Case),
          ?assertNotEqual(nomatch, string:find(Text, Event), Case)
      end || {Case, Event} <- [{"violates", "{error,out_of_stock}}"}, {"violates_then_hangs", "{error,late}}"}]],
     [?assertNotEqual(nomatch, string:find(Log(Case), "the property held"), Case) || Case <- ["holds", "crashes"]].
