@@ -155,7 +155,7 @@ leave(Dashboard) ->
 
 %% @doc The state so far, as the `hello' event gives it.
 -spec snapshot(pid()) -> map().
-snapshot(Dashboard) -> gen_server:call(Dashboard, snapshot).
+snapshot(Dashboard) -> gen_server:call(Dashboard, snapshot, 5000).
 
 %% @doc A verdict entry as the page shows it: pid, MFA and reason as text.
 -spec entry_json(map()) -> riarc_json:json().

@@ -29,7 +29,7 @@ store(Entry, _Config) ->
 -spec do(#mod{}) -> {proceed, list()}.
 do(M = #mod{method = "GET", request_uri = Uri, config_db = Db}) ->
     case path(Uri) of
-        "/" -> page();
+        "/" -> page(httpd_util:lookup(Db, riarc_dashboard));
         "/events" -> events(M, httpd_util:lookup(Db, riarc_dashboard));
         _ -> not_found(M)
     end;
@@ -46,8 +46,11 @@ frame(Json) ->
 path(Uri) ->
     hd(string:split(Uri, "?")).
 
-page() ->
-    Body = riarc_dashboard_page:html(),
+page(Dashboard) ->
+    Snapshot = try riarc_json:encode(riarc_dashboard:snapshot(Dashboard))
+               catch exit:_ -> <<"null">>   % it has just ended
+               end,
+    Body = riarc_dashboard_page:html(Snapshot),
     {proceed, [{response, {response, [{code, 200}, {content_type, "text/html; charset=utf-8"},
                                       {content_length, integer_to_list(byte_size(Body))},
                                       {cache_control, "no-store"}], Body}}]}.

@@ -3,7 +3,7 @@
 %% {@link riarc_dashboard}. Text from the monitored system (pids, calls, reasons) is put
 %% into the page as text nodes, never as markup.
 %% ```
-%% 1> Html = riarc_dashboard_page:html().
+%% 1> Html = riarc_dashboard_page:html(<<"{\"type\":\"hello\"}">>).
 %% 2> binary:match(Html, <<"new EventSource('/events')">>) =/= nomatch.
 %% true
 %% 3> binary:match(Html, [<<"http://">>, <<"https://">>]).
@@ -11,11 +11,17 @@
 %% '''
 -module(riarc_dashboard_page).
 
--export([html/0]).
+-export([html/1]).
 
-%% @doc The page.
--spec html() -> binary().
-html() ->
+%% @doc The page, showing Snapshot (the JSON of a `hello' event, or `null') until the
+%% first event: a page shows what is known from its first paint, live or not.
+%% riarc_json escapes `<', `>' and `&', so the JSON cannot end the script element.
+-spec html(binary()) -> binary().
+html(Snapshot) ->
+    <<(head())/binary, "<script id=\"snapshot\" type=\"application/json\">", Snapshot/binary,
+      "</script>\n", (body())/binary>>.
+
+head() ->
     <<"<!DOCTYPE html>
 <html lang=\"en\"><head><meta charset=\"utf-8\">
 <title>riarc dashboard</title>
@@ -35,9 +41,13 @@ table{border-collapse:collapse;width:100%;background:#fff;box-shadow:0 1px 2px #
 th,td{text-align:left;padding:5px 8px;border-bottom:1px solid #e4e6eb;vertical-align:top}
 th{background:#eceef2}td.v{font-weight:600}td.why,td.mfa{font-family:ui-monospace,monospace;word-break:break-all}
 tr.reject td.v,tr.error td.v{color:#b3261e}tr.accept td.v{color:#1f7a3d}tr.inconclusive td.v{color:#a66a00}
-#note{font-size:12px;color:#667;margin-top:8px}
+#note{font-size:13px;margin-top:10px}.small{font-size:12px;color:#667;margin-top:6px}
 </style></head>
 <body>
+">>.
+
+body() ->
+    <<"
 <header><h1>riarc dashboard</h1><span id=\"state\">connecting</span><span id=\"session\"></span></header>
 <main>
 <div class=\"row\" id=\"counts\"></div>
@@ -46,10 +56,11 @@ tr.reject td.v,tr.error td.v{color:#b3261e}tr.accept td.v{color:#1f7a3d}tr.incon
 <table><thead><tr><th>pid</th><th>process (initial call)</th><th>verdict</th><th>why</th></tr></thead>
 <tbody id=\"latest\"></tbody></table>
 <div id=\"note\"></div>
+<div class=\"small\">live events received: <span id=\"received\">0</span></div>
 </main>
 <script>
 'use strict';
-var MAX = 20, latest = [], stats = null, counts = {}, dropped = 0;
+var MAX = 20, latest = [], stats = null, counts = {}, dropped = 0, received = 0;
 function el(tag, cls, text) {
   var e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -87,9 +98,7 @@ function render() {
   });
 }
 function state(cls, text) { var s = document.getElementById('state'); s.className = cls; s.textContent = text; }
-var es = new EventSource('/events');
-es.onmessage = function (m) {
-  var ev = JSON.parse(m.data);
+function take(ev) {
   if (ev.counts) counts = ev.counts;
   if (ev.type === 'hello' || ev.type === 'summary') {
     latest = ev.latest.slice(0, MAX); stats = ev.stats;
@@ -98,11 +107,16 @@ es.onmessage = function (m) {
   if (ev.type === 'verdict') { latest.unshift(ev.entry); latest = latest.slice(0, MAX); }
   if (ev.type === 'stats') { stats = ev.stats; dropped = ev.dropped; }
   if (ev.type === 'summary') {
-    es.close(); state('over', 'run over');
+    if (es) es.close(); state('over', 'run over');
     document.getElementById('note').textContent = ev.why + ': ' + ev.verdicts + ' verdict(s).';
   } else { state('live', 'live'); }
+  document.getElementById('received').textContent = received;
   render();
-};
+}
+var first = JSON.parse(document.getElementById('snapshot').textContent);
+if (first) { take(first); state('', 'connecting'); }
+var es = new EventSource('/events');
+es.onmessage = function (m) { received += 1; take(JSON.parse(m.data)); };
 es.onerror = function () {
   if (es.readyState === EventSource.CLOSED) state('lost', 'disconnected'); else state('lost', 'reconnecting');
 };
