@@ -384,8 +384,12 @@ broadcast(Event, S = #dashboard{clients = Cs, opts = #{client_queue := Max}}) ->
 finish(_Why, S = #dashboard{ending = true}) ->
     {noreply, S};
 finish(Why, S = #dashboard{clients = Cs}) ->
-    Json = riarc_json:encode((snapshot(summary, S))#{why => Why}),
-    _ = [Pid ! {riarc_dashboard_event, self(), Json} || Pid <- maps:keys(Cs)],
+    %% Each browser's own drops, and everyone's: a page that kept up can tell that
+    %% another did not.
+    All = lists:sum([D || #client{dropped = D} <- maps:values(Cs)]),
+    Sum = (snapshot(summary, S))#{why => Why, dropped_all => All},
+    _ = [Pid ! {riarc_dashboard_event, self(), riarc_json:encode(Sum#{dropped => D})}
+         || {Pid, #client{dropped = D}} <- maps:to_list(Cs)],
     _ = [Pid ! {riarc_dashboard_end, self()} || Pid <- maps:keys(Cs)],
     case map_size(Cs) of
         0 -> {stop, normal, S#dashboard{ending = true}};

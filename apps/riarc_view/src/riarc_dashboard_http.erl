@@ -18,6 +18,9 @@
 
 %% A browser whose socket takes nothing for this long is gone.
 -define(SEND_MS, 5000).
+%% The kernel's buffer for a stream (autotuned, it grows to megabytes): what a browser
+%% that stops reading can hold of this node's memory, beside its queue.
+-define(SNDBUF, 32768).
 
 %% @private httpd's configuration check: the dashboard's own entry (its process) and
 %% everything else pass.
@@ -63,7 +66,8 @@ events(M = #mod{socket = Sock, data = Data}, Dashboard) when is_pid(Dashboard) -
         {ok, Hello} ->
             %% A browser that stops reading fills the socket's buffers; the send then
             %% fails after ?SEND_MS and the stream ends, instead of waiting for ever.
-            _ = inet:setopts(Sock, [{send_timeout, ?SEND_MS}, {send_timeout_close, true}]),
+            _ = inet:setopts(Sock, [{send_timeout, ?SEND_MS}, {send_timeout_close, true},
+                                    {sndbuf, ?SNDBUF}]),
             Head = <<"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                      "Cache-Control: no-store\r\nConnection: close\r\n\r\n">>,
             Mon = monitor(process, Dashboard),

@@ -107,7 +107,7 @@ function take(ev) {
   if (ev.type === 'verdict') { latest.unshift(ev.entry); latest = latest.slice(0, MAX); }
   if (ev.type === 'stats') { stats = ev.stats; dropped = ev.dropped; }
   if (ev.type === 'summary') {
-    if (es) es.close(); state('over', 'run over');
+    if (es) es.close(); state('over', 'run over'); dropped = ev.dropped;
     document.getElementById('note').textContent = ev.why + ': ' + ev.verdicts + ' verdict(s).';
   } else { state('live', 'live'); }
   document.getElementById('received').textContent = received;
