@@ -204,7 +204,7 @@ init({Session, Opts}) ->
                 {ok, Httpd, Url} ->
                     _ = erlang:send_after(maps:get(interval, Opts), self(), riarc_dashboard_tick),
                     S0 = #dashboard{session = Session, tag = Tag, opts = Opts, httpd = Httpd, url = Url},
-                    {ok, lists:foldl(fun learn/2, S0, Entries)};
+                    {ok, first_stats(lists:foldl(fun learn/2, S0, Entries))};
                 {error, Why} ->
                     {stop, {?MODULE, {listen, Why}}}
             end
@@ -328,6 +328,14 @@ verdict(E, S) ->
         S -> S;
         _ -> broadcast(fun(_) -> #{type => verdict, entry => hd(S1#dashboard.latest),
                                    counts => S1#dashboard.counts} end, S1)
+    end.
+
+%% The figures at the start, so that the first page has them and the first tick a rate.
+first_stats(S = #dashboard{session = Session}) ->
+    try riarc_session:stats(Session) of
+        Stats when is_map(Stats) -> stats(Stats, S);
+        _ -> S
+    catch exit:_ -> S
     end.
 
 %% The session's figures, and the events per second since the last ones.
