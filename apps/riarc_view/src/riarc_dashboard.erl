@@ -21,8 +21,8 @@
 %% 5> {ok, _} = riarc_session:finish(S, 10000).
 %% 6> riarc_dashboard:wait(D, 10000).
 %% ok
-%% 7> riarc_dashboard:format_error({listen, eaddrinuse}).
-%% "cannot listen for the dashboard: eaddrinuse"
+%% 7> riarc_dashboard:format_error({listen, {{127, 0, 0, 1}, 8787}, eaddrinuse}).
+%% "cannot listen for the dashboard on 127.0.0.1:8787: eaddrinuse"
 %% '''
 -module(riarc_dashboard).
 -behaviour(gen_server).
@@ -35,7 +35,8 @@
 -type opts() :: #{port => 0..65535, bind => inet:ip_address() | string(),
                   client_queue => pos_integer(), max_clients => pos_integer(),
                   latest => pos_integer(), interval => pos_integer()}.
--type error_reason() :: {bad_option, atom(), term()} | {listen, term()}
+-type error_reason() :: {bad_option, atom(), term()}
+                      | {listen, {inet:ip_address(), 0..65535}, term()}
                       | {session_down, term()} | {not_started, term()}.
 
 %% Port 8787 on the loopback interface only: a dashboard shows pids, calls and terms of
@@ -183,8 +184,9 @@ text(Chars) ->
 -spec format_error(error_reason()) -> string().
 format_error({bad_option, K, V}) ->
     lists:flatten(io_lib:format("bad dashboard option ~p: ~0tp", [K, V]));
-format_error({listen, Why}) ->
-    lists:flatten(io_lib:format("cannot listen for the dashboard: ~0tp", [Why]));
+format_error({listen, {IP, Port}, Why}) ->
+    lists:flatten(io_lib:format("cannot listen for the dashboard on ~s:~b: ~0tp",
+                                [inet:ntoa(IP), Port, Why]));
 format_error({session_down, Why}) ->
     lists:flatten(io_lib:format("the session ended before the dashboard started: ~0tp", [Why]));
 format_error({not_started, Why}) ->
@@ -206,7 +208,7 @@ init({Session, Opts}) ->
                     S0 = #dashboard{session = Session, tag = Tag, opts = Opts, httpd = Httpd, url = Url},
                     {ok, first_stats(lists:foldl(fun learn/2, S0, Entries))};
                 {error, Why} ->
-                    {stop, {?MODULE, {listen, Why}}}
+                    {stop, {?MODULE, {listen, {maps:get(bind, Opts), maps:get(port, Opts)}, Why}}}
             end
     catch exit:Why -> {stop, {?MODULE, {session_down, Why}}}
     end.
@@ -294,8 +296,25 @@ listen(#{port := Port, bind := Bind, max_clients := Max}) ->
         {ok, Httpd} ->
             [{port, P}] = httpd:info(Httpd, [port]),
             {ok, Httpd, lists:flatten(io_lib:format("http://~s:~b/", [host(Bind), P]))};
-        {error, Why} -> {error, Why}
+        {error, Why} -> {error, listen_error(Why)}
     end.
+
+%% httpd's error nests the socket's reason in its supervisors' reports: that reason
+%% (eaddrinuse, say) is what a person needs.
+listen_error(Why) ->
+    case find_listen(Why, 10) of
+        {ok, R} -> R;
+        error -> Why
+    end.
+
+find_listen({listen, R}, _) -> {ok, R};
+find_listen(T, D) when is_tuple(T), D > 0 -> find_listen(tuple_to_list(T), D);
+find_listen([H | T], D) when D > 0 ->
+    case find_listen(H, D - 1) of
+        {ok, _} = Found -> Found;
+        error -> find_listen(T, D)
+    end;
+find_listen(_, _) -> error.
 
 family(IP) when tuple_size(IP) =:= 8 -> inet6;
 family(_) -> inet.
