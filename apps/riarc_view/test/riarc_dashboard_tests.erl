@@ -202,6 +202,36 @@ drain(Sock, Acc) ->
         Ev -> drain(Sock, [maps:get(<<"type">>, Ev) | Acc])
     end.
 
+%% A session on another node, through riarc_remote's proxy (riarc attach --node): its
+%% verdicts and its figures reach the page all the same. A peer node: the full tier.
+remote_test_() ->
+    riarc_test_tier:slow([{timeout, 120, fun remote/0}]).
+
+remote() ->
+    {Peer, Node} = riarc_test_peer:start(riarc_dashboard, []),
+    try
+        {ok, S} = riarc:attach(new_processes, spec(), #{node => Node, log => false}),
+        {ok, D} = riarc_dashboard:start(S, #{port => 0}),
+        Sock = connect(D, []),
+        ?assertMatch(#{<<"type">> := <<"hello">>}, until(Sock, fun(_) -> true end)),
+        W = erpc:call(Node, erlang, spawn, [?MODULE, worker, []]),
+        W ! crash,
+        V = until(Sock, fun(#{<<"type">> := T, <<"entry">> := #{<<"mfa">> := M}}) ->
+                                T =:= <<"verdict">> andalso M =:= <<"riarc_dashboard_tests:worker/0">>;
+                           (_) -> false
+                        end),
+        ?assertMatch(#{<<"entry">> := #{<<"verdict">> := <<"reject">>}}, V),
+        ?assertEqual(pid_text(W), maps:get(<<"pid">>, maps:get(<<"entry">>, V))),
+        St = until(Sock, fun(E) -> maps:get(<<"type">>, E) =:= <<"stats">> end),
+        ?assertMatch(#{<<"stats">> := #{<<"tracers">> := N}} when is_integer(N), St),
+        {ok, _} = riarc:stop(S),
+        ?assertMatch(#{<<"type">> := <<"summary">>},
+                     until(Sock, fun(E) -> maps:get(<<"type">>, E) =:= <<"summary">> end)),
+        ?assertEqual(ok, riarc_dashboard:wait(D, 10000))
+    after
+        peer:stop(Peer)
+    end.
+
 %% Bad options are refused before anything listens.
 options_test() ->
     ?assertEqual({error, {riarc_dashboard, {bad_option, port, 70000}}}, riarc_dashboard:options(#{port => 70000})),
