@@ -345,8 +345,8 @@ verdict(E, S) ->
     S1 = learn(E, S),
     case S1 of
         S -> S;
-        _ -> broadcast(fun(_) -> #{type => verdict, entry => hd(S1#dashboard.latest),
-                                   counts => S1#dashboard.counts} end, S1)
+        _ -> broadcast(riarc_json:encode(#{type => verdict, entry => hd(S1#dashboard.latest),
+                                           counts => S1#dashboard.counts}), S1)
     end.
 
 %% The figures at the start, so that the first page has them and the first tick a rate.
@@ -359,7 +359,8 @@ first_stats(S = #dashboard{session = Session}) ->
 
 %% The session's figures, and the events per second since the last ones.
 stats(unavailable, S) ->
-    broadcast(fun(C) -> stats_event(C, S) end, S#dashboard{stats = null});
+    S1 = S#dashboard{stats = null},
+    broadcast(fun(C) -> riarc_json:encode(stats_event(C, S1)) end, S1);
 stats(Stats = #{events := Events}, S) ->
     Now = erlang:monotonic_time(millisecond),
     Rate = case S#dashboard.last_events of
@@ -374,7 +375,7 @@ stats(Stats = #{events := Events}, S) ->
                             O -> text(io_lib:format("~0tP", [O, 8]))
                         end},
     S1 = S#dashboard{stats = Fig, last_events = {Now, Events}},
-    broadcast(fun(C) -> stats_event(C, S1) end, S1).
+    broadcast(fun(C) -> riarc_json:encode(stats_event(C, S1)) end, S1).
 
 stats_event(#client{dropped = D}, S = #dashboard{stats = Fig}) ->
     #{type => stats, stats => Fig, counts => S#dashboard.counts, dropped => D,
@@ -386,19 +387,12 @@ snapshot(Type, S = #dashboard{counts = Counts}) ->
       latest => S#dashboard.latest, stats => S#dashboard.stats,
       session => text(pid_to_list(S#dashboard.session)), node => node()}.
 
-%% An event to every browser that has room for it; the others' drops are counted. Event
-%% makes a browser's event (its own drop count goes in its stats).
-broadcast(Event, S = #dashboard{clients = Cs, opts = #{client_queue := Max}}) ->
-    Same = case Cs of
-               _ when map_size(Cs) =:= 0 -> none;
-               _ -> riarc_json:encode(Event(#client{mref = make_ref()}))
-           end,
+%% An event's JSON to every browser that has room for it; the others' drops are counted.
+%% Json is the same for all, or made per browser (its own drop count is in its stats).
+broadcast(Json, S = #dashboard{clients = Cs, opts = #{client_queue := Max}}) ->
     Cs1 = maps:map(fun(Pid, C = #client{in_flight = N}) when N < Max ->
-                           Json = case Event(C) of
-                                      #{type := stats} = Ev -> riarc_json:encode(Ev);
-                                      _ -> Same
-                                  end,
-                           Pid ! {riarc_dashboard_event, self(), Json},
+                           Ev = case is_binary(Json) of true -> Json; false -> Json(C) end,
+                           Pid ! {riarc_dashboard_event, self(), Ev},
                            C#client{in_flight = N + 1};
                       (_Pid, C = #client{dropped = D}) ->
                            C#client{dropped = D + 1}

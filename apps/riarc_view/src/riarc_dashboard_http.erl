@@ -4,17 +4,23 @@
 %% process, straight to its socket (httpd hands a module the socket; the response is then
 %% `already_sent'), one `data:' line per event, with a send timeout so that a browser
 %% that stops reading is dropped rather than waited for.
+%%
+%% Listening on the loopback interface, it answers only requests addressed to it by a
+%% loopback name (`Host: 127.0.0.1:8787', `localhost', `[::1]'): a web page elsewhere
+%% that points a name of its own at 127.0.0.1 (DNS rebinding) gets 403, not the run.
 %% ```
 %% 1> riarc_dashboard_http:frame(<<"{\"type\":\"stats\"}">>).
 %% [<<"data: ">>,<<"{\"type\":\"stats\"}">>,<<"\n\n">>]
 %% 2> riarc_dashboard_http:path("/events?x=1").
 %% "/events"
+%% 3> [riarc_dashboard_http:loopback_host(H) || H <- ["localhost:8787", "127.0.0.1", "[::1]:80", "evil.example:8787"]].
+%% [true,true,true,false]
 %% '''
 -module(riarc_dashboard_http).
 
 -include_lib("inets/include/httpd.hrl").
 
--export([do/1, store/2, frame/1, path/1]).
+-export([do/1, store/2, frame/1, path/1, loopback_host/1]).
 
 %% A browser whose socket takes nothing for this long is gone.
 -define(SEND_MS, 5000).
@@ -30,14 +36,39 @@ store(Entry, _Config) ->
 
 %% @private httpd's request callback.
 -spec do(#mod{}) -> {proceed, list()}.
-do(M = #mod{method = "GET", request_uri = Uri, config_db = Db}) ->
+do(M = #mod{method = "GET", config_db = Db, parsed_header = Head}) ->
+    Host = proplists:get_value("host", Head, ""),
+    case is_loopback(httpd_util:lookup(Db, bind_address)) andalso not loopback_host(Host) of
+        true -> forbidden(M);
+        false -> route(M, Db)
+    end;
+do(M) ->
+    not_found(M).
+
+route(M = #mod{request_uri = Uri}, Db) ->
     case path(Uri) of
         "/" -> page(httpd_util:lookup(Db, riarc_dashboard));
         "/events" -> events(M, httpd_util:lookup(Db, riarc_dashboard));
         _ -> not_found(M)
-    end;
-do(M) ->
-    not_found(M).
+    end.
+
+is_loopback({127, _, _, _}) -> true;
+is_loopback({0, 0, 0, 0, 0, 0, 0, 1}) -> true;
+is_loopback(_) -> false.
+
+%% @doc Whether a Host header names this machine's loopback interface.
+-spec loopback_host(string()) -> boolean().
+loopback_host("[" ++ Rest) ->
+    lists:prefix("::1]", Rest);
+loopback_host(Host) ->
+    Name = string:lowercase(hd(string:split(Host, ":"))),
+    case inet:parse_ipv4strict_address(Name) of
+        {ok, IP} -> is_loopback(IP);
+        {error, _} -> Name =:= "localhost"
+    end.
+
+forbidden(#mod{request_uri = Uri, data = Data}) ->
+    {proceed, [{status, {403, Uri, "not a loopback host"}} | Data]}.
 
 %% @doc An event's JSON as server-sent events frame it (riarc_json escapes newlines).
 -spec frame(binary()) -> iolist().

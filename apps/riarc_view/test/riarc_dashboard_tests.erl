@@ -137,6 +137,27 @@ subscribe_and_crash(S, W) ->
     receive {riarc_session_verdict, Tag, #{pid := W}} -> ok after 10000 -> error(no_verdict) end,
     {ok, monitor(process, S)}.
 
+%% Listening on the loopback interface, requests that name another host are refused
+%% (a page elsewhere that rebinds its name to 127.0.0.1).
+rebinding_test_() ->
+    {timeout, 60, fun rebinding/0}.
+
+rebinding() ->
+    {S, D, [W]} = start(1, #{}),
+    Get = fun(Host) ->
+                  {ok, Sock} = gen_tcp:connect({127, 0, 0, 1}, port(D), [binary, {active, false}], 5000),
+                  ok = gen_tcp:send(Sock, ["GET / HTTP/1.1\r\nHost: ", Host, "\r\nConnection: close\r\n\r\n"]),
+                  Reply = recv_all(Sock, <<>>),
+                  {match, [Code]} = re:run(Reply, "^HTTP/1.1 ([0-9]+)", [{capture, all_but_first, list}]),
+                  list_to_integer(Code)
+          end,
+    ?assertEqual(403, Get("evil.example:" ++ integer_to_list(port(D)))),
+    ?assertEqual(200, Get("localhost:" ++ integer_to_list(port(D)))),
+    ?assertEqual(200, Get("127.0.0.1:" ++ integer_to_list(port(D)))),
+    W ! ok,
+    {ok, _} = riarc_session:finish(S, 10000),
+    ?assertEqual(ok, riarc_dashboard:wait(D, 10000)).
+
 recv_all(Sock, Acc) ->
     case gen_tcp:recv(Sock, 0, 5000) of
         {ok, B} -> recv_all(Sock, <<Acc/binary, B/binary>>);
