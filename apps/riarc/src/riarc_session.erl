@@ -184,13 +184,16 @@ alive(Session) -> gen_server:call(Session, alive, 10000).
 
 %% @doc What a live view shows of the run, cheaply (no tracer is asked): live tracers
 %% and analysis processes, the events the tracers reported taking so far (each reports
-%% as it ends, and every 1024 messages under an event budget), forged messages refused,
+%% as it ends, and every 1024 messages under an event budget), the events the routing
+%% table has sent the tracers so far (live; `undefined' under another backend), forged
+%% messages refused,
 %% the overload that detached riarc (or `undefined'), and the memory in bytes of the
 %% session, its tracers and its analysis processes on the session's node. riarc_remote's
 %% proxy of a session on another node answers for it, `unavailable' once it has ended.
 -spec stats(pid()) -> #{tracers := non_neg_integer(), analysers := non_neg_integer(),
-                        events := non_neg_integer(), forged := non_neg_integer(),
-                        overload := term(), memory := non_neg_integer(), finished := boolean()}
+                        events := non_neg_integer(), routed := non_neg_integer() | undefined,
+                        forged := non_neg_integer(), overload := term(),
+                        memory := non_neg_integer(), finished := boolean()}
                     | unavailable.
 stats(Session) -> gen_server:call(Session, stats, 10000).
 
@@ -866,14 +869,21 @@ publish(Tracers, S = #session{subs = Subs, entries = E}) ->
     end.
 
 %% One process_info per riarc process: a view's cost once a second, no message sent.
-stats_info(#session{tracers = T, analysers = As, limits = L, finished = F}) ->
+stats_info(#session{tracers = T, analysers = As, limits = L, finished = F, backend = B}) ->
     Mem = lists:foldl(fun(P, Acc) ->
                               case erlang:process_info(P, memory) of
                                   {memory, M} -> Acc + M;
                                   undefined -> Acc
                               end
                       end, 0, [self() | maps:keys(T) ++ maps:keys(As)]),
+    %% The routing table counts as it sends (one NIF call); a closed table has no count.
+    Routed = case riarc_backend:tracer_module(B) of
+                 {riarc_route, Table} ->
+                     try maps:get(events, riarc_route:stats(Table)) catch error:_ -> undefined end;
+                 _ -> undefined
+             end,
     #{tracers => map_size(T), analysers => map_size(As), events => riarc_session_limits:events(L),
+      routed => Routed,
       forged => riarc_session_limits:forged(L), overload => riarc_session_limits:overload(L),
       memory => Mem, finished => F =/= undefined}.
 

@@ -64,7 +64,7 @@
     known = #{} :: #{term() => atom()},              % each process's last verdict
     latest = [] :: [map()],                          % newest first, `latest' at most
     stats = null :: null | map(),                    % the session's last figures
-    last_events = undefined :: undefined | {integer(), non_neg_integer()},
+    last_events = undefined :: undefined | {integer(), routed | reported, non_neg_integer()},
     stats_req = undefined :: undefined | gen_server:request_id(),
     clients = #{} :: #{pid() => #client{}},
     ending = false :: boolean()
@@ -357,24 +357,27 @@ first_stats(S = #dashboard{session = Session}) ->
     catch exit:_ -> S
     end.
 
-%% The session's figures, and the events per second since the last ones.
-stats(unavailable, S) ->
-    S1 = S#dashboard{stats = null},
-    broadcast(fun(C) -> riarc_json:encode(stats_event(C, S1)) end, S1);
-stats(Stats = #{events := Events}, S) ->
+%% The session's figures, and the events per second since the last ones: counted by the
+%% routing table as it sends them when riarc uses one (live), else as the tracers report
+%% them (as each ends).
+stats(Stats = #{events := Reported}, S) ->
     Now = erlang:monotonic_time(millisecond),
+    {Source, Events} = case maps:get(routed, Stats, undefined) of
+                           N when is_integer(N) -> {routed, N};
+                           _ -> {reported, Reported}
+                       end,
     Rate = case S#dashboard.last_events of
-               {T0, E0} when Now > T0 -> round((Events - E0) * 1000 / (Now - T0));
+               {T0, Source, E0} when Now > T0 -> max(0, round((Events - E0) * 1000 / (Now - T0)));
                _ -> null
            end,
     Fig = #{tracers => maps:get(tracers, Stats), analysers => maps:get(analysers, Stats),
-            events => Events, events_per_s => Rate, memory => maps:get(memory, Stats),
-            forged => maps:get(forged, Stats),
+            events => Events, events_counted => Source, events_per_s => Rate,
+            memory => maps:get(memory, Stats), forged => maps:get(forged, Stats),
             overload => case maps:get(overload, Stats) of
                             undefined -> null;
                             O -> text(io_lib:format("~0tP", [O, 8]))
                         end},
-    S1 = S#dashboard{stats = Fig, last_events = {Now, Events}},
+    S1 = S#dashboard{stats = Fig, last_events = {Now, Source, Events}},
     broadcast(fun(C) -> riarc_json:encode(stats_event(C, S1)) end, S1).
 
 stats_event(#client{dropped = D}, S = #dashboard{stats = Fig}) ->

@@ -82,7 +82,7 @@ function render() {
   if (stats) {
     tile(s, '', stats.tracers, 'tracers alive');
     tile(s, '', stats.events_per_s === null ? '-' : stats.events_per_s, 'events / s');
-    tile(s, '', stats.events, 'events (reported)');
+    tile(s, '', stats.events, stats.events_counted === 'routed' ? 'events traced' : 'events (tracers ended)');
     tile(s, '', mb(stats.memory), 'riarc memory');
     tile(s, stats.overload === null ? '' : 'error', stats.overload === null ? 'no' : stats.overload, 'overload');
   }
