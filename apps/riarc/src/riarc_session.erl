@@ -17,8 +17,8 @@
 -module(riarc_session).
 -behaviour(gen_server).
 
--export([start/4, start_link/1, launched/1, await/2, finish/2, verdicts/1, subscribe/3, alive/1, stop/1,
-         format_error/1]).
+-export([start/4, start_link/1, launched/1, await/2, finish/2, verdicts/1, subscribe/3, alive/1, stats/1,
+         stop/1, format_error/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 -export_type([root/0, opts/0, error_reason/0]).
 
@@ -178,6 +178,21 @@ subscribe(Session, Pid, Tag) -> gen_server:call(Session, {subscribe, Pid, Tag}, 
                         relayed_waiting => non_neg_integer()}.
 alive(Session) -> gen_server:call(Session, alive, 10000).
 
+%% @doc What a live view shows of the run, cheaply (no tracer is asked): live tracers
+%% and analysis processes, the events the tracers reported taking so far (each reports
+%% as it ends, and every 1024 messages under an event budget), the events the routing
+%% table has sent the tracers so far (live; `undefined' under another backend), forged
+%% messages refused,
+%% the overload that detached riarc (or `undefined'), and the memory in bytes of the
+%% session, its tracers and its analysis processes on the session's node. riarc_remote's
+%% proxy of a session on another node answers for it, `unavailable' once it has ended.
+-spec stats(pid()) -> #{tracers := non_neg_integer(), analysers := non_neg_integer(),
+                        events := non_neg_integer(), routed := non_neg_integer() | undefined,
+                        forged := non_neg_integer(), overload := term(),
+                        memory := non_neg_integer(), finished := boolean()}
+                    | unavailable.
+stats(Session) -> gen_server:call(Session, stats, 10000).
+
 %% @doc Stops tracing (the system runs on untraced) and returns the result so far.
 -spec stop(pid()) -> {ok, map()} | {error, {?MODULE, not_owner}}.
 stop(Session) -> gen_server:call(Session, stop, 30000).
@@ -280,6 +295,8 @@ handle_call({subscribe, Pid, Tag}, _From, S) ->
     {reply, entry_list(S), S#session{subs = riarc_session_subs:add(Pid, Tag, S#session.subs)}};
 handle_call(alive, _From, S) ->
     {reply, alive_info(S), S};
+handle_call(stats, _From, S) ->
+    {reply, stats_info(S), S};
 %% Trust boundary: stopping is the owner's (the process that started the session, or
 %% riarc's proxy of it for a session on another node). A stop from anyone else, the
 %% monitored system say, is refused, and counted among the run's errors as forged.
@@ -789,6 +806,25 @@ publish(Tracers, S = #session{subs = Subs, entries = E}) ->
             ok = riarc_session_subs:publish([riarc_session_entries:as_known(T, Over, E) || T <- Tracers], Subs),
             S
     end.
+
+%% One process_info per riarc process: a view's cost once a second, no message sent.
+stats_info(#session{tracers = T, analysers = As, limits = L, finished = F, backend = B}) ->
+    Mem = lists:foldl(fun(P, Acc) ->
+                              case erlang:process_info(P, memory) of
+                                  {memory, M} -> Acc + M;
+                                  undefined -> Acc
+                              end
+                      end, 0, [self() | maps:keys(T) ++ maps:keys(As)]),
+    %% The routing table counts as it sends (one NIF call); a closed table has no count.
+    Routed = case riarc_backend:tracer_module(B) of
+                 {riarc_route, Table} ->
+                     try maps:get(events, riarc_route:stats(Table)) catch error:_ -> undefined end;
+                 _ -> undefined
+             end,
+    #{tracers => map_size(T), analysers => map_size(As), events => riarc_session_limits:events(L),
+      routed => Routed,
+      forged => riarc_session_limits:forged(L), overload => riarc_session_limits:overload(L),
+      memory => Mem, finished => F =/= undefined}.
 
 alive_info(#session{tracers = T, token = Token, dist = Dist}) ->
     Traced = maps:from_list([{Pid, procs_of(Pid, Token)} || Pid <- maps:keys(T)]),

@@ -54,14 +54,14 @@ commands() ->
                    help => "detach after SECONDS (default: at a signal, or when the node goes)"},
                  follow_flag()]
            ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ riarc_cli_limits:flags()
-           ++ [riarc_view_cli:chart_flag()],
+           ++ [riarc_view_cli:chart_flag()] ++ riarc_dashboard_cli:flags(),
        one_of => [[pid, name, app, sup, new], [monitors, props]]}].
 
 %% @doc Runs `attach ARGS...'; returns the exit status.
 -spec run([string()]) -> non_neg_integer().
 run(["attach" | Args]) ->
     [Cmd] = commands(),
-    riarc_cli_args:run(Cmd, Args, fun(Opts) -> attach(Cmd, Opts) end).
+    riarc_cli_args:run(Cmd, riarc_dashboard_cli:args(Args), fun(Opts) -> attach(Cmd, Opts) end).
 
 attach(Cmd, Opts = #{node := Node}) ->
     Follow = maps:get(follow, Opts, []),
@@ -73,8 +73,8 @@ attach(Cmd, Opts = #{node := Node}) ->
                 {{ok, Target}, {ok, Spec, RunOpts}} ->
                     Limits = riarc_cli_limits:opts(Opts),
                     AOpts = maps:merge(RunOpts, Limits#{node => Node, log => false}),
-                    watch(Node, riarc:attach(Target, Spec, follow(Follow, AOpts)), maps:get(for, Opts, infinity),
-                          Opts)
+                    watch(Node, riarc_dashboard_cli:attach(riarc:attach(Target, Spec, follow(Follow, AOpts)), Opts),
+                          maps:get(for, Opts, infinity), Opts)
             end;
         {error, Msg} -> fail(Msg)
     end.
@@ -163,6 +163,7 @@ watch(Node, {ok, S}, For, Opts) ->
     {ok, Result = #{verdicts := Vs}} = riarc:stop(S),
     _ = lists:foldl(fun print/2, Printed1, Vs),
     summary(Node, Why, Vs),
+    riarc_dashboard_cli:wait(),
     riarc_view_cli:chart(Opts, {ok, Result}, riarc_result:status(Result)).
 
 loop(S, Printed) ->

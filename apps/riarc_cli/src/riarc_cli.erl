@@ -137,16 +137,16 @@ run_command() ->
                   help => "the cookie of the nodes followed (default: ~/.erlang.cookie)"},
                 riarc_cli_args:timeout_flag("run")]
           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()]
-          ++ riarc_cli_limits:flags() ++ [riarc_view_cli:chart_flag()],
+          ++ riarc_cli_limits:flags() ++ [riarc_view_cli:chart_flag()] ++ riarc_dashboard_cli:flags(),
       one_of => [[monitors, props]]}.
 
 run_cmd(Args) ->
     Cmd = run_command(),
-    riarc_cli_args:run(Cmd, Args, fun(O = #{module := M, function := F, args := A}) ->
+    riarc_cli_args:run(Cmd, riarc_dashboard_cli:args(Args), fun(O = #{module := M, function := F, args := A}) ->
         case {riarc_cli_monitors:spec_of(O), node_opts(O)} of
             {{ok, Spec, Opts}, {ok, NodeOpts}} ->
                 RunOpts = maps:merge(maps:merge(Opts, riarc_cli_limits:opts(O)), NodeOpts),
-                Ran = riarc:run({M, F, A}, Spec, RunOpts#{timeout => maps:get(timeout, O), log => false}),
+                Ran = riarc_dashboard_cli:run({M, F, A}, Spec, RunOpts#{timeout => maps:get(timeout, O), log => false}, O),
                 riarc_view_cli:chart(O, Ran, report(Ran, #{spec => Spec, strict => maps:get(strict, O)}));
             {{error, Reason}, _} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason));
             {_, {error, Msg}} -> fail(Msg)

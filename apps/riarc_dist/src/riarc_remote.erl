@@ -219,6 +219,15 @@ handle_call(verdicts, _From, S) ->
 handle_call({subscribe, Pid}, _From, S) ->
     S1 = refresh(S),
     {reply, view(S1), S1#proxy{subscribers = [{Pid, self()} | S1#proxy.subscribers]}};
+%% The session's own stream (riarc_session:subscribe/3), for a view that takes either a
+%% session or a proxy: `{riarc_verdict, Tag, Entry}' and `{riarc_remote_down, Tag, Why}'.
+handle_call({subscribe, Pid, Tag}, _From, S) ->
+    S1 = refresh(S),
+    {reply, view(S1), S1#proxy{subscribers = [{Pid, Tag} | S1#proxy.subscribers]}};
+handle_call(stats, _From, S = #proxy{down = undefined, remote = R}) ->
+    {reply, try riarc_session:stats(R) catch exit:_ -> unavailable end, S};
+handle_call(stats, _From, S) ->
+    {reply, unavailable, S};
 handle_call(alive, _From, S = #proxy{down = undefined, remote = R}) ->
     {reply, try riarc_session:alive(R) catch exit:_ -> #{tracers => [], processes => [], traced => #{}} end, S};
 handle_call(alive, _From, S) ->
