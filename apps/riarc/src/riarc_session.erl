@@ -808,20 +808,21 @@ publish(Tracers, S = #session{subs = Subs, entries = E}) ->
     end.
 
 %% One process_info per riarc process: a view's cost once a second, no message sent.
-stats_info(#session{tracers = T, analysers = As, limits = L, finished = F, backend = B}) ->
+stats_info(#session{tracers = T, analyses = Analyses, limits = L, finished = F, backend = B}) ->
+    As = riarc_session_analyses:pids(Analyses),
     Mem = lists:foldl(fun(P, Acc) ->
                               case erlang:process_info(P, memory) of
                                   {memory, M} -> Acc + M;
                                   undefined -> Acc
                               end
-                      end, 0, [self() | maps:keys(T) ++ maps:keys(As)]),
+                      end, 0, [self() | maps:keys(T) ++ As]),
     %% The routing table counts as it sends (one NIF call); a closed table has no count.
     Routed = case riarc_backend:tracer_module(B) of
                  {riarc_route, Table} ->
                      try maps:get(events, riarc_route:stats(Table)) catch error:_ -> undefined end;
                  _ -> undefined
              end,
-    #{tracers => map_size(T), analysers => map_size(As), events => riarc_session_limits:events(L),
+    #{tracers => map_size(T), analysers => length(As), events => riarc_session_limits:events(L),
       routed => Routed,
       forged => riarc_session_limits:forged(L), overload => riarc_session_limits:overload(L),
       memory => Mem, finished => F =/= undefined}.
