@@ -173,9 +173,7 @@ subscribe(Session, Pid, Tag) -> gen_server:call(Session, {subscribe, Pid, Tag}, 
 
 %% @doc The live tracers and the system processes they still trace; the events relayed
 %% from followed nodes that no tracer here has claimed yet.
--spec alive(pid()) -> #{tracers := [pid()], processes := [term()],
-                        traced := #{pid() => [term()]},
-                        relayed_waiting => non_neg_integer()}.
+-spec alive(pid()) -> riarc_session_stats:alive().
 alive(Session) -> gen_server:call(Session, alive, 10000).
 
 %% @doc What a live view shows of the run, cheaply (no tracer is asked): live tracers
@@ -186,11 +184,7 @@ alive(Session) -> gen_server:call(Session, alive, 10000).
 %% the overload that detached riarc (or `undefined'), and the memory in bytes of the
 %% session, its tracers and its analysis processes on the session's node. riarc_remote's
 %% proxy of a session on another node answers for it, `unavailable' once it has ended.
--spec stats(pid()) -> #{tracers := non_neg_integer(), analysers := non_neg_integer(),
-                        events := non_neg_integer(), routed := non_neg_integer() | undefined,
-                        forged := non_neg_integer(), overload := term(),
-                        memory := non_neg_integer(), finished := boolean()}
-                    | unavailable.
+-spec stats(pid()) -> riarc_session_stats:stats() | unavailable.
 stats(Session) -> gen_server:call(Session, stats, 10000).
 
 %% @doc Stops tracing (the system runs on untraced) and returns the result so far.
@@ -294,9 +288,13 @@ handle_call(verdicts, _From, S) ->
 handle_call({subscribe, Pid, Tag}, _From, S) ->
     {reply, entry_list(S), S#session{subs = riarc_session_subs:add(Pid, Tag, S#session.subs)}};
 handle_call(alive, _From, S) ->
-    {reply, alive_info(S), S};
+    Waiting = case S#session.dist of {Mod, D} -> Mod:held(D); undefined -> 0 end,
+    {reply, riarc_session_stats:alive(S#session.tracers, S#session.token, Waiting), S};
 handle_call(stats, _From, S) ->
-    {reply, stats_info(S), S};
+    {reply, riarc_session_stats:stats(#{tracers => S#session.tracers, limits => S#session.limits,
+                                        analysers => riarc_session_analyses:pids(S#session.analyses),
+                                        finished => S#session.finished =/= undefined,
+                                        backend => S#session.backend}), S};
 %% Trust boundary: stopping is the owner's (the process that started the session, or
 %% riarc's proxy of it for a session on another node). A stop from anyone else, the
 %% monitored system say, is refused, and counted among the run's errors as forged.
@@ -805,35 +803,4 @@ publish(Tracers, S = #session{subs = Subs, entries = E}) ->
             Over = overload_of(S),
             ok = riarc_session_subs:publish([riarc_session_entries:as_known(T, Over, E) || T <- Tracers], Subs),
             S
-    end.
-
-%% One process_info per riarc process: a view's cost once a second, no message sent.
-stats_info(#session{tracers = T, analyses = Analyses, limits = L, finished = F, backend = B}) ->
-    As = riarc_session_analyses:pids(Analyses),
-    Mem = lists:foldl(fun(P, Acc) ->
-                              case erlang:process_info(P, memory) of
-                                  {memory, M} -> Acc + M;
-                                  undefined -> Acc
-                              end
-                      end, 0, [self() | maps:keys(T) ++ As]),
-    %% The routing table counts as it sends (one NIF call); a closed table has no count.
-    Routed = case riarc_backend:tracer_module(B) of
-                 {riarc_route, Table} ->
-                     try maps:get(events, riarc_route:stats(Table)) catch error:_ -> undefined end;
-                 _ -> undefined
-             end,
-    #{tracers => map_size(T), analysers => length(As), events => riarc_session_limits:events(L),
-      routed => Routed,
-      forged => riarc_session_limits:forged(L), overload => riarc_session_limits:overload(L),
-      memory => Mem, finished => F =/= undefined}.
-
-alive_info(#session{tracers = T, token = Token, dist = Dist}) ->
-    Traced = maps:from_list([{Pid, procs_of(Pid, Token)} || Pid <- maps:keys(T)]),
-    #{tracers => maps:keys(T), processes => lists:usort(lists:append(maps:values(Traced))),
-      traced => Traced, relayed_waiting => case Dist of {Mod, D} -> Mod:held(D); undefined -> 0 end}.
-
-procs_of(Tracer, Token) ->
-    case riarc_tracer:info(Tracer, Token, 1000) of
-        {ok, #{gamma := G}} -> maps:keys(G);
-        {error, timeout} -> []
     end.
