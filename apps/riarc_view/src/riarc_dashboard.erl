@@ -158,7 +158,8 @@ leave(Dashboard) ->
 -spec snapshot(pid()) -> map().
 snapshot(Dashboard) -> gen_server:call(Dashboard, snapshot, 5000).
 
-%% @doc A verdict entry as the page shows it: pid, MFA and reason as text.
+%% @doc A verdict entry as the page shows it: pid, MFA and reason as text; a reject's or
+%% an error's sequence chart (riarc_chart's SVG, every term in it escaped) beside.
 -spec entry_json(map()) -> riarc_json:json().
 entry_json(E = #{verdict := V}) ->
     Proc = riarc_result:format_process(maps:get(pid, E, undefined), maps:get(mfa, E, undefined)),
@@ -169,9 +170,13 @@ entry_json(E = #{verdict := V}) ->
     Why = string:slice(string:trim(riarc_result:format_why(E)), 0, ?WHY_CHARS),
     J = #{pid => text(Pid), mfa => text(MFA), verdict => V, why => text(Why),
           events => case E of #{events := N} when is_integer(N) -> N; #{} -> null end},
+    J1 = case V of
+             _ when V =:= reject; V =:= error -> J#{chart => text(riarc_chart:svg(E))};
+             _ -> J
+         end,
     case E of
-        #{node := Node} when is_atom(Node) -> J#{node => Node};
-        #{} -> J
+        #{node := Node} when is_atom(Node) -> J1#{node => Node};
+        #{} -> J1
     end.
 
 text(Chars) ->

@@ -95,6 +95,13 @@ function render() {
     r.appendChild(el('td', 'v', e.verdict));
     r.appendChild(el('td', 'why', e.why));
     b.appendChild(r);
+    if (e.chart) {
+      // riarc_chart's SVG: drawn by riarc, every term of the system's in it escaped.
+      var c = el('tr', 'chart'), td = el('td', 'chart'), d = el('details'), s = el('summary', '', 'sequence chart');
+      td.colSpan = 4; d.appendChild(s);
+      var box = el('div', 'svg'); box.innerHTML = e.chart; d.appendChild(box);
+      td.appendChild(d); c.appendChild(td); b.appendChild(c);
+    }
   });
 }
 function state(cls, text) { var s = document.getElementById('state'); s.className = cls; s.textContent = text; }

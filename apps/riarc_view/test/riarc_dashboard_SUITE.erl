@@ -12,11 +12,11 @@
 -include_lib("common_test/include/ct.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([live_page/1, dump_dom/1]).
+-export([live_page/1, dump_dom/1, chart_page/1]).
 -export([system/2, worker/0]).
 
 -spec all() -> [atom()].
-all() -> [dump_dom, live_page].
+all() -> [dump_dom, live_page, chart_page].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 3}}].
@@ -113,7 +113,9 @@ live_page(Config) ->
         Page = page_open(B, riarc_dashboard:url(D)),
         %% Shown once the stream is connected (its hello event counted).
         Text = page_wait(Page, "document.getElementById('received').textContent !== '0' && "
-                               "document.getElementById('latest').rows.length === 8"),
+                               "document.querySelectorAll('#latest tr:not(.chart)').length === 8"),
+        %% Each reject shows its sequence chart.
+        _ = page_wait(Page, "document.querySelectorAll('#latest tr.chart svg.riarc-msc').length === 2"),
         _ = [?assertNotEqual(nomatch, string:find(Text, pid_text(W)), Text) || W <- Before],
         ?assertNotEqual(nomatch, string:find(Text, "riarc_dashboard_SUITE:worker/0"), Text),
         ?assertNotEqual(nomatch, string:find(Text, "reject"), Text),
@@ -138,6 +140,35 @@ live_page(Config) ->
     after
         browser_close(B)
     end.
+
+%% A reject's sequence chart (riarc_chart, what --chart writes) rendered by the browser:
+%% the SVG is drawn with a lifeline for the worker, its deciding event (its crash)
+%% marked. RIARC_CHART_PNG=FILE saves its screenshot (docs/img/chart.png is one).
+-spec chart_page(list()) -> ok.
+chart_page(Config) ->
+    {S, D, [W1, W2], Tag} = start(2),
+    ok = release([{W1, crash}, {W2, ok}], Tag),
+    {ok, #{verdicts := Vs}} = riarc_session:finish(S, 10000),
+    ok = riarc_dashboard:wait(D, 10000),
+    [Reject] = [V || V = #{verdict := reject} <- Vs],
+    File = filename:join(?config(priv_dir, Config), "chart.html"),
+    ok = file:write_file(File, riarc_chart:html([Reject], #{})),
+    Flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--user-data-dir=" ++ filename:join(?config(priv_dir, Config), "chart-profile")],
+    Dom = chromium(?config(chrome, Config), Flags ++ ["--dump-dom", "file://" ++ File]),
+    ?assertNotEqual(nomatch, string:find(Dom, "<svg"), Dom),
+    ?assertNotEqual(nomatch, string:find(Dom, "deciding"), Dom),
+    ?assertNotEqual(nomatch, string:find(Dom, "decided</text>"), Dom),
+    ?assertNotEqual(nomatch, string:find(Dom, "{crashed,lost_update}"), Dom),
+    Png = filename:join(?config(priv_dir, Config), "chart.png"),
+    _ = chromium(?config(chrome, Config), Flags ++ ["--window-size=1000,640", "--screenshot=" ++ Png,
+                                                    "file://" ++ File]),
+    {ok, <<137, "PNG", _/binary>> = Bin} = file:read_file(Png),
+    _ = case os:getenv("RIARC_CHART_PNG") of
+            false -> ok;
+            Out -> ok = file:write_file(Out, Bin)
+        end,
+    ok.
 
 %%% chromium
 
@@ -181,12 +212,17 @@ page_open(Port, Url) ->
 %% The page's text once Cond (JavaScript) holds: the page itself waits, a promise
 %% resolved by the check it runs as it changes.
 page_wait({Port, Sid}, Cond) ->
-    Js = "new Promise(function (ok) { (function f() { if (" ++ Cond ++ ") ok(document.body.innerText);"
+    %% Race: the page may still be loading (its elements not there yet): a condition that
+    %% cannot be read yet is not met yet.
+    Js = "new Promise(function (ok) { (function f() { var met; try { met = (" ++ Cond ++ "); }"
+         " catch (e) { met = false; } if (met) ok(document.body.innerText);"
          " else setTimeout(f, 50); })(); })",
     R = cdp(Port, Sid, <<"Runtime.evaluate">>,
             #{expression => list_to_binary(Js), awaitPromise => true, returnByValue => true}),
-    #{<<"result">> := #{<<"value">> := Text}} = R,
-    unicode:characters_to_list(Text).
+    case R of
+        #{<<"exceptionDetails">> := Why} -> error({page_script_failed, Cond, Why});
+        #{<<"result">> := #{<<"value">> := Text}} when is_binary(Text) -> unicode:characters_to_list(Text)
+    end.
 
 screenshot({Port, Sid}) ->
     #{<<"data">> := B64} = cdp(Port, Sid, <<"Page.captureScreenshot">>, #{format => png}),
