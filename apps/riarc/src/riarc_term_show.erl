@@ -45,21 +45,34 @@ show(Term, Limits) ->
     lists:flatten(Text).
 
 %% term(Term, DepthLeft, WidthLeft, Limits) -> {Chars, WidthLeft1}.
-term(_T, Depth, Width, _L) when Depth =< 0; Width =< 0 ->
+term(_T, _D, Width, _L) when Width =< 0 ->
     {"...", Width - 3};
 term(T, _D, W, _L) when is_reference(T) -> emit("#Ref", W);
 term(T, _D, W, _L) when is_function(T) -> emit("#Fun", W);
-term(T, _D, W, L) when is_bitstring(T) -> emit(bits(T, maps:get(bytes, L)), W);
+%% Near the end of the line, a binary shows fewer bytes (a byte prints as up to 4 chars).
+term(T, _D, W, L) when is_bitstring(T) -> emit(bits(T, min(maps:get(bytes, L), max(8, W div 4))), W);
 term(T, D, W, L) when is_list(T) -> list(T, D, W, L);
+%% At the last level of depth, a container is only said to be there.
+term(T, D, W, _L) when D =< 1, is_tuple(T), tuple_size(T) > 0 -> emit("{...}", W);
 term(T, D, W, L) when is_tuple(T) ->
     N = tuple_size(T),
     Shown = [element(I, T) || I <- lists:seq(1, min(N, maps:get(items, L)))],
     seq("{", Shown, N > length(Shown), "}", D, W, L);
+term(T, D, W, _L) when D =< 1, is_map(T), map_size(T) > 0 -> emit("#{...}", W);
 term(T, D, W, L) when is_map(T) ->
     map(T, D, W, L);
-term(T, _D, W, _L) ->
-    %% Atoms, numbers, pids and ports: short, and best printed as Erlang prints them.
-    emit(io_lib:format("~0tp", [T]), W).
+term(T, _D, W, _L) when is_integer(T), abs(T) > 1 bsl 256 ->
+    %% Printing a huge integer takes time as well as room.
+    <<First, Rest/binary>> = binary:encode_unsigned(abs(T)),
+    Bits = bit_size(Rest) + length(integer_to_list(First, 2)),
+    emit(io_lib:format("#Integer<~b bits>", [Bits]), W);
+term(T, _D, W, L) ->
+    %% Atoms, numbers, pids and ports, as Erlang prints them; an atom can be long.
+    Chars = lists:flatten(io_lib:format("~0tp", [T])),
+    case take(Chars, maps:get(chars, L)) of
+        {Head, [_ | _]} -> emit([Head, "..."], W);
+        {_, []} -> emit(Chars, W)
+    end.
 
 emit(Chars, W) ->
     Flat = lists:flatten(Chars),
@@ -70,7 +83,8 @@ emit(Chars, W) ->
 bits(B, Max) when byte_size(B) =< Max ->
     io_lib:format("~0tp", [B]);
 bits(B, Max) ->
-    Head = lists:flatten(io_lib:format("~0tp", [utf8_head(binary:part(B, 0, Max), 3)])),
+    <<Part:Max/binary, _/bitstring>> = B,
+    Head = lists:flatten(io_lib:format("~0tp", [utf8_head(Part)])),
     Open = lists:sublist(Head, length(Head) - 2),
     Cut = case lists:last(Open) of
               $" -> "...>>";
@@ -85,18 +99,18 @@ bits(B, Max) ->
 
 %% Up to three bytes are dropped to end on a whole UTF-8 character; a binary that is not
 %% UTF-8 text is cut where it was.
-utf8_head(B, Tries) ->
-    case unicode:characters_to_binary(B) of
-        B -> B;
-        _ when Tries > 0, byte_size(B) > 1 -> utf8_head(binary:part(B, 0, byte_size(B) - 1), Tries - 1);
-        _ -> binary:part(B, 0, byte_size(B) + 3 - Tries)
+utf8_head(B) ->
+    Cuts = [binary:part(B, 0, byte_size(B) - N) || N <- [0, 1, 2, 3], N < byte_size(B)],
+    case [C || C <- Cuts, is_binary(unicode:characters_to_binary(C))] of
+        [Text | _] -> Text;
+        [] -> B
     end.
 
 %% A list: only the elements it shows are visited, so an improper or a long one costs no
 %% more than a short one. A printable one prints as a string, as ~0tp prints it.
 list([], _D, W, _L) -> emit("[]", W);
 list(T, D, W, L) ->
-    Chars = maps:get(chars, L),
+    Chars = min(maps:get(chars, L), max(8, W)),
     case take(T, Chars) of
         {Head, []} ->
             case io_lib:printable_list(Head) of
@@ -111,6 +125,8 @@ list(T, D, W, L) ->
         {_Head, _Improper} -> items(T, D, W, L)
     end.
 
+items(_T, D, W, _L) when D =< 1 ->
+    emit("[...]", W);
 items(T, D, W, L) ->
     case take(T, maps:get(items, L)) of
         {Head, []} -> seq("[", Head, false, "]", D, W, L);
@@ -130,7 +146,8 @@ take(Rest, _N, Acc) -> {lists:reverse(Acc), Rest}.
 
 map(M, D, W, L) ->
     Max = maps:get(items, L),
-    Pairs = lists:sort(next(maps:next(maps:iterator(M)), Max)),
+    %% In the map's own order, as ~0tp prints it (key order for a small map).
+    Pairs = next(maps:next(maps:iterator(M)), Max),
     {Open, W1} = emit("#{", W),
     {Body, W2} = pairs(Pairs, map_size(M) > Max, D - 1, W1, L, first),
     {Close, W3} = emit("}", W2),

@@ -18,6 +18,9 @@
 -type error_reason() :: {cannot_open, file:filename(), term()}.
 
 -define(HANDLER, riarc_system_log).
+-define(SETTLE_STEP_MS, 10).
+-define(SETTLE_QUIET_MS, 50).
+-define(SETTLE_MAX_MS, 1000).
 
 %% @doc The flag `--system-log FILE'.
 -spec flag() -> riarc_cli_args:flag().
@@ -50,17 +53,23 @@ redirect(Target) ->
                  standard_error -> #{type => standard_error};
                  File -> #{file => File}
              end,
-    Handler = (maps:with([level, filters, filter_default, formatter], Default))#{config => Config},
+    %% Every event the handler takes is counted, so that undo/1 can tell when it has
+    %% been quiet (settle/3).
+    Count = counters:new(1, []),
+    Counted = {riarc_counted, {fun counted/2, Count}},
+    Filters = [Counted | maps:get(filters, Default, [])],
+    Handler = (maps:with([level, filter_default, formatter], Default))#{config => Config,
+                                                                        filters => Filters},
     case logger:add_handler(?HANDLER, logger_std_h, Handler) of
         ok ->
             _ = is_map_key(level, Default) andalso logger:set_handler_config(default, level, none),
-            {ok, fun() -> undo(Default) end};
+            {ok, fun() -> undo(Default, Count) end};
         {error, Why} ->
             {error, {cannot_open, Target, Why}}
     end.
 
-undo(Default) ->
-    flush(),
+undo(Default, Count) ->
+    settle(Count, 0, erlang:monotonic_time(millisecond) + ?SETTLE_MAX_MS),
     _ = logger:remove_handler(?HANDLER),
     _ = case Default of
             #{level := Level} -> logger:set_handler_config(default, level, Level);
@@ -68,13 +77,28 @@ undo(Default) ->
         end,
     ok.
 
-%% The VM's own reports (a process that crashed) reach the handlers through logger_proxy:
-%% a call to it returns once what it had queued is passed on; then the handler writes
-%% what it holds. So a report of the system's last moments is written before the VM halts.
-flush() ->
+%% A filter that lets every event through, counting it.
+counted(Event, Count) ->
+    counters:add(Count, 1, 1),
+    Event.
+
+%% Written before the VM halts: the VM's own report of a process that crashed reaches
+%% logger_proxy some milliseconds after the process is gone (measured: up to tens of ms,
+%% more on a loaded machine), and nothing says one is on its way. So what was queued is
+%% passed on (a call to logger_proxy returns after it, filesync after the handler wrote
+%% it), and this is repeated until the handler took no new event for ?SETTLE_QUIET_MS, or
+%% ?SETTLE_MAX_MS passed: a report later than that may be lost at halt, as before.
+settle(Count, Quiet, Deadline) ->
+    Before = counters:get(Count, 1),
     _ = catch sys:get_state(logger_proxy, 5000),
     _ = catch logger_std_h:filesync(?HANDLER),
-    ok.
+    Now = erlang:monotonic_time(millisecond),
+    case {counters:get(Count, 1), Quiet >= ?SETTLE_QUIET_MS orelse Now >= Deadline} of
+        {Before, true} -> ok;
+        {Before, false} -> timer:sleep(?SETTLE_STEP_MS), settle(Count, Quiet + ?SETTLE_STEP_MS, Deadline);
+        {_New, _} when Now >= Deadline -> ok;
+        {_New, _} -> settle(Count, 0, Deadline)
+    end.
 
 %% @doc One sentence for an error of with/2.
 -spec format_error(error_reason()) -> string().
