@@ -91,7 +91,7 @@ run(_) ->
 
 %% Whatever the VM logs goes to standard error, never among the verdicts (riarc_cli_syslog).
 command("check", Cmd, Opts) -> riarc_cli_syslog:with(Opts, fun() -> check(Cmd, Opts) end);
-command("record", Cmd, Opts) -> record(Cmd, Opts);
+command("record", Cmd, Opts) -> riarc_cli_syslog:with(Opts, fun() -> record(Cmd, Opts) end);
 command("verify", _Cmd, Opts) -> verify(Opts).
 
 %%% check
