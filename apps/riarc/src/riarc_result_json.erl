@@ -43,7 +43,7 @@ text(Chars) ->
     case unicode:characters_to_binary(Chars) of
         B when is_binary(B) -> B;
         %% Bytes that are not UTF-8 (a name from a foreign trace) are shown, not refused.
-        _ -> text(riarc_term_show:show(iolist_to_binary(Chars)))
+        _ -> unicode:characters_to_binary(riarc_term_show:show(Chars))
     end.
 
 %% A trace in the binary format names processes by text, which the verdict line prints

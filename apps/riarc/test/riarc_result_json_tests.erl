@@ -75,3 +75,11 @@ counts_test() ->
     ?assertEqual(#{accept => 2, reject => 1},
                  riarc_result_json:counts([E, E, E#{verdict := reject}])),
     ?assertEqual(#{}, riarc_result_json:counts([])).
+
+%% Text that is not UTF-8 (a name from a foreign trace) is shown as a term, not refused.
+not_utf8_test() ->
+    ?assertEqual(<<"abc">>, riarc_result_json:text("abc")),
+    ?assertEqual(<<"\"é\""/utf8>>, riarc_result_json:text([<<"\"">>, 233, <<"\"">>])),
+    Bad = riarc_result_json:text([<<255, 254>>]),
+    ?assertEqual(unicode:characters_to_binary(io_lib:format("~0tp", [[<<255, 254>>]])), Bad),
+    ?assertMatch({ok, _}, riarc_json:decode(riarc_json:encode(Bad))).
