@@ -175,9 +175,12 @@ watch(Node, {ok, S}, For, Format) ->
     Status = riarc_result:status(Result),
     case Format of
         text -> summary(Node, Why, Vs);
-        json -> riarc_cli_report:summary(#{format => json},
-                                         #{verdicts => riarc_result_json:counts(Vs), node => Node,
-                                           ended => riarc_result_json:text(how(Why))}, Status)
+        json ->
+            %% The summary says what went wrong (an error, an overload), as run's does.
+            Fields = (riarc_cli_report:notes(Result, #{}))#{verdicts => riarc_result_json:counts(Vs),
+                                                            node => Node,
+                                                            ended => riarc_result_json:text(how(Why))},
+            riarc_cli_report:summary(#{format => json}, Fields, Status)
     end,
     Status.
 

@@ -20,7 +20,7 @@
 -module(riarc_cli_report).
 
 -export([result/2, verdict_line/1, why_line/2]).
--export([format_flag/0, format/1, verdict/2, summary/3, fail/3]).
+-export([format_flag/0, format/1, verdict/2, summary/3, fail/3, notes/2]).
 -export_type([opts/0, format/0]).
 
 -type format() :: text | json.
@@ -49,24 +49,29 @@ format(_) -> text.
 -spec result(riarc_result:t(), opts()) -> 0 | 1 | 2.
 result(R = #{verdicts := Vs}, Opts) ->
     Status = status(R, Opts),
-    Problems = problems(R, Opts),
     case format(Opts) of
         text ->
             _ = [warn("~ts", [W]) || W <- maps:get(warnings, Opts, [])],
             _ = [text_verdict(V, Opts) || V <- Vs],
-            _ = [io:format(standard_error, "~ts~n", [Line]) || {_Kind, _Sentence, Line} <- Problems],
+            _ = [io:format(standard_error, "~ts~n", [Line]) || {_Kind, _Sentence, Line} <- problems(R, Opts)],
             Status;
         json ->
             _ = [json_line(riarc_result_json:entry(V)) || V <- Vs],
-            Errors = [S || {error, S, _} <- Problems],
-            Warnings = maps:get(warnings, Opts, []) ++ [S || {warning, S, _} <- Problems],
-            Fields = maps:merge(#{verdicts => riarc_result_json:counts(Vs),
-                                  events => maps:get(events, R, 0),
-                                  errors => [riarc_result_json:text(E) || E <- Errors],
-                                  warnings => [riarc_result_json:text(W) || W <- Warnings]},
+            Fields = maps:merge(maps:merge(#{verdicts => riarc_result_json:counts(Vs),
+                                             events => maps:get(events, R, 0)},
+                                           notes(R, Opts)),
                                 maps:get(summary, Opts, #{})),
             summary(Opts, Fields, Status)
     end.
+
+%% @doc The errors and warnings of a result (and the caller's own `warnings' in Opts) as
+%% the JSON summary gives them: sentences, in the order text prints them.
+-spec notes(riarc_result:t(), opts()) -> #{errors := [binary()], warnings := [binary()]}.
+notes(R, Opts) ->
+    Problems = problems(R, Opts),
+    #{errors => [riarc_result_json:text(S) || {error, S, _} <- Problems],
+      warnings => [riarc_result_json:text(S)
+                   || S <- maps:get(warnings, Opts, []) ++ [W || {warning, W, _} <- Problems]]}.
 
 %% The exit status, whatever the format: the result's own (riarc_result:status/1), 2 when
 %% the system's root crashed, or with --strict when the monitors matched nothing; a run
