@@ -5,8 +5,9 @@
 %% (`#Ref', `#Fun': their text says nothing to a reader and differs from run to run),
 %% binaries over 64 bytes are cut with their size (`<<"abc"...>> (1200 bytes)'), strings
 %% over 64 characters, lists, tuples and maps over 32 elements, terms nested over 8 deep,
-%% and anything past about 600 characters end in `...'. The whole term is never walked:
-%% the time taken is bounded too.
+%% and anything past about 600 characters end in `...'; an integer over 256 bits is only
+%% sized (`#Integer<8001 bits>'). The whole term is never walked: the time taken is
+%% bounded too.
 %% ```
 %% 1> riarc_term_show:show({send, [1, 2], #{a => <<"x">>}}).
 %% "{send,[1,2],#{a => <<\"x\">>}}"
