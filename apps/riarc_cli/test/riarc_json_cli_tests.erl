@@ -224,3 +224,23 @@ system_log_unwritable_test() ->
     {"", Err, 2} = cli(["run", "-m", "riarc_demo_pqr", "-f", "p", "--props", prop("pqr.prop"),
                         "--system-log", Dir]),
     ?assertNotEqual(nomatch, string:find(Err, "cannot write the system log to " ++ Dir)).
+
+%% In this VM: while a command runs, the default handler is silent and a log event goes
+%% to the file; after it, the default handler is as it was and the file handler gone.
+system_log_in_vm_test() ->
+    Log = tmp("in_vm.log"),
+    _ = file:delete(Log),
+    Level = fun() -> case logger:get_handler_config(default) of
+                         {ok, #{level := L}} -> L;
+                         {error, _} -> no_default
+                     end end,
+    Before = Level(),
+    During = riarc_cli_syslog:with(#{system_log => Log}, fun() ->
+                 logger:error("riarc_json_cli_tests ~s", ["in the system log"]),
+                 {Level(), lists:member(riarc_system_log, logger:get_handler_ids())}
+             end),
+    ?assertEqual({case Before of no_default -> no_default; _ -> none end, true}, During),
+    ?assertEqual(Before, Level()),
+    ?assertNot(lists:member(riarc_system_log, logger:get_handler_ids())),
+    {ok, Text} = file:read_file(Log),
+    ?assertNotEqual(nomatch, binary:match(Text, <<"riarc_json_cli_tests in the system log">>)).
