@@ -14,6 +14,7 @@
 -export([make/1, entry/5, format_verdict/1, format_why/1, format_process/2, format_explanation/1,
          log_verdict/3, status/1]).
 -export([warnings/2, format_warning/1]).
+-export([format_sid/1, format_mfa/1]).
 -export_type([t/0, verdict_entry/0, explanation/0, warning/0]).
 
 %% What may make a run's verdicts say less than the user meant, though nothing failed:
@@ -160,27 +161,32 @@ format_why(#{reason := R}) ->
 format_why(_) ->
     "".
 
-%% A term as a line shows it: depth-bounded, on one line.
-bounded(T) -> flat("~0tP", [T, 8]).
+%% A term as a line shows it: bounded (riarc_term_show), on one line.
+bounded(T) -> riarc_term_show:show(T).
 
 %% @doc The explanation of a verdict as indented lines (empty when there is none): the
-%% monitor's words, its last events with the deciding one marked, its state.
+%% monitor's words, its last events with the deciding one marked, its state. Events and
+%% state are bounded (riarc_term_show): a big message or state is cut, not printed whole.
 -spec format_explanation(verdict_entry()) -> string().
 format_explanation(#{explanation := #{last_events := Es, deciding_event := D, monitor := M}}) ->
     Words = case M of #{words := W} -> ["    why: ", W, "\n"]; #{} -> [] end,
-    Events = [io_lib:format("    ~s ~0tp~n", [case E of D -> "=>"; _ -> "  " end, E]) || E <- Es],
+    Events = [io_lib:format("    ~s ~ts~n", [case E of D -> "=>"; _ -> "  " end, bounded(E)]) || E <- Es],
     State = case M of
-                #{state := St} -> io_lib:format("    monitor state: ~0tp~n", [St]);
+                #{state := St} -> io_lib:format("    monitor state: ~ts~n", [bounded(St)]);
                 #{} -> []
             end,
     lists:flatten([Words, "    last events (=> decided):\n", Events, State]);
 format_explanation(_) ->
     "".
 
+%% @doc A process as verdict lines name it: its pid, or what a trace named it by.
+-spec format_sid(riarc_event:sid()) -> string().
 format_sid(Pid) when is_pid(Pid) -> pid_to_list(Pid);
 format_sid({riarc_unknown_atom, B}) when is_binary(B) -> unicode:characters_to_list(B);
 format_sid(Other) -> flat("~0tp", [Other]).
 
+%% @doc An initial call as verdict lines name it: `M:F/Arity'.
+-spec format_mfa(riarc_event:mfa_args()) -> string().
 format_mfa({M, F, A}) when is_list(A) -> flat("~ts:~ts/~b", [name(M), name(F), length(A)]);
 format_mfa(Other) -> flat("~0tp", [Other]).
 

@@ -54,29 +54,38 @@ commands() ->
                    help => "detach after SECONDS (default: at a signal, or when the node goes)"},
                  follow_flag()]
            ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ riarc_cli_limits:flags()
-           ++ [riarc_view_cli:chart_flag()] ++ riarc_dashboard_cli:flags(),
+           ++ [riarc_view_cli:chart_flag()] ++ riarc_dashboard_cli:flags() ++ [riarc_cli_report:format_flag()],
        one_of => [[pid, name, app, sup, new], [monitors, props]]}].
 
 %% @doc Runs `attach ARGS...'; returns the exit status.
 -spec run([string()]) -> non_neg_integer().
 run(["attach" | Args]) ->
     [Cmd] = commands(),
-    riarc_cli_args:run(Cmd, riarc_dashboard_cli:args(Args), fun(Opts) -> attach(Cmd, Opts) end).
+    riarc_cli_args:run(Cmd, riarc_dashboard_cli:args(Args), fun(Opts) ->
+                                      riarc_cli_syslog:with(Opts, fun() -> attach(Cmd, Opts) end)
+                                  end).
 
 attach(Cmd, Opts = #{node := Node}) ->
     Follow = maps:get(follow, Opts, []),
     case distributed([Node | Follow], maps:get(cookie, Opts, undefined)) of
         ok ->
             case {target(Node, Opts), spec(Opts)} of
-                {{error, Msg}, _} -> riarc_cli_args:bad_input(Cmd, Msg);
-                {_, {error, Reason}} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason));
+                {{error, Msg}, _} -> bad_input(Cmd, Opts, Msg);
+                {_, {error, Reason}} -> bad_input(Cmd, Opts, riarc:format_error(Reason));
                 {{ok, Target}, {ok, Spec, RunOpts}} ->
                     Limits = riarc_cli_limits:opts(Opts),
                     AOpts = maps:merge(RunOpts, Limits#{node => Node, log => false}),
                     watch(Node, riarc_dashboard_cli:attach(riarc:attach(Target, Spec, follow(Follow, AOpts)), Opts),
                           maps:get(for, Opts, infinity), Opts)
             end;
-        {error, Msg} -> fail(Msg)
+        {error, Msg} -> fail(Msg, riarc_cli_report:format(Opts))
+    end.
+
+%% Bad input found after the options were read: in json, the summary says it.
+bad_input(Cmd, Opts, Msg) ->
+    case riarc_cli_report:format(Opts) of
+        json -> riarc_cli_report:fail(Opts, Msg, 2);
+        text -> riarc_cli_args:bad_input(Cmd, Msg)
     end.
 
 follow([], Opts) -> Opts;
@@ -150,39 +159,47 @@ spec(Opts = #{props := File}) ->
 spec(Opts) ->
     riarc_cli_monitors:spec_of(Opts).
 
-watch(_Node, {error, Reason}, _For, _Opts) ->
-    fail(riarc:format_error(Reason));
+watch(_Node, {error, Reason}, _For, Opts) ->
+    fail(riarc:format_error(Reason), riarc_cli_report:format(Opts));
 watch(Node, {ok, S}, For, Opts) ->
+    Format = riarc_cli_report:format(Opts),
     catch_signals(),
     io:format(standard_error, "riarc attach: attached to ~s~n", [Node]),
-    Printed = lists:foldl(fun print/2, #{}, riarc_remote:subscribe(S)),
+    Print = fun(E, Printed) -> print(E, Printed, Format) end,
+    Printed = lists:foldl(Print, #{}, riarc_remote:subscribe(S)),
     Deadline = case For of infinity -> infinity; _ -> For * 1000 end,
     Timer = case Deadline of infinity -> undefined; _ -> erlang:send_after(Deadline, self(), riarc_attach_for) end,
-    {Why, Printed1} = loop(S, Printed),
+    {Why, Printed1} = loop(S, Printed, Print),
     _ = Timer =/= undefined andalso erlang:cancel_timer(Timer),
     {ok, Result = #{verdicts := Vs}} = riarc:stop(S),
-    _ = lists:foldl(fun print/2, Printed1, Vs),
-    summary(Node, Why, Vs),
+    _ = lists:foldl(Print, Printed1, Vs),
+    Status = riarc_result:status(Result),
+    case Format of
+        text -> summary(Node, Why, Vs);
+        json ->
+            %% The summary says what went wrong (an error, an overload), as run's does.
+            Fields = (riarc_cli_report:notes(Result, #{}))#{verdicts => riarc_result_json:counts(Vs),
+                                                            node => Node,
+                                                            ended => riarc_result_json:text(how(Why))},
+            riarc_cli_report:summary(#{format => json}, Fields, Status)
+    end,
     riarc_dashboard_cli:wait(),
-    riarc_view_cli:chart(Opts, {ok, Result}, riarc_result:status(Result)).
+    riarc_view_cli:chart(Opts, {ok, Result}, Status).
 
-loop(S, Printed) ->
+loop(S, Printed, Print) ->
     receive
-        {riarc_verdict, S, E} -> loop(S, print(E, Printed));
+        {riarc_verdict, S, E} -> loop(S, Print(E, Printed), Print);
         {riarc_remote_down, S, Why} -> {{down, Why}, Printed};
         riarc_attach_for -> {for, Printed};
         {riarc_signal, Sig} -> {{signal, Sig}, Printed}
     end.
 
 %% One line per verdict (and its explanation under a reject or an error), each once.
-print(E = #{pid := P, verdict := V}, Printed) ->
+print(E = #{pid := P, verdict := V}, Printed, Format) ->
     case maps:get(P, Printed, undefined) of
         V -> Printed;
         _ ->
-            io:format("~ts~n", [riarc_cli_report:verdict_line(E)]),
-            io:put_chars([["    ", L, "\n"] || V =:= reject orelse V =:= error,
-                                              L <- string:lexemes(riarc_result:format_explanation(E), "\n")]),
-            ok = riarc_cli_report:why_line("", E),
+            ok = riarc_cli_report:verdict(E, Format),
             Printed#{P => V}
     end.
 
@@ -190,19 +207,21 @@ summary(Node, Why, Vs) ->
     Counts = lists:foldl(fun(#{verdict := V}, M) -> maps:update_with(V, fun(N) -> N + 1 end, 1, M) end,
                          #{}, Vs),
     Parts = [io_lib:format("~b ~s", [N, V]) || {V, N} <- lists:sort(maps:to_list(Counts))],
-    How = case Why of
-              for -> "detached";
-              {signal, Sig} -> io_lib:format("detached on ~s", [Sig]);
-              {down, nodedown} -> "the node went down or the link was cut";
-              {down, Other} -> io_lib:format("the session ended (~0tp)", [Other])
-          end,
     io:format(standard_error, "riarc attach: ~b verdict~s (~ts); ~ts from ~s~n",
               [length(Vs), case length(Vs) of 1 -> ""; _ -> "s" end,
-               lists:join(", ", Parts), How, Node]).
+               lists:join(", ", Parts), how(Why), Node]).
 
-fail(Msg) ->
+%% How the attachment ended, for the summary.
+how(for) -> "detached";
+how({signal, Sig}) -> io_lib:format("detached on ~s", [Sig]);
+how({down, nodedown}) -> "the node went down or the link was cut";
+how({down, Other}) -> io_lib:format("the session ended (~ts)", [riarc_term_show:show(Other)]).
+
+fail(Msg, text) ->
     io:format(standard_error, "riarc attach: ~ts~n", [Msg]),
-    1.
+    1;
+fail(Msg, json) ->
+    riarc_cli_report:fail(#{format => json}, Msg, 1).
 
 flat(F, A) -> lists:flatten(io_lib:format(F, A)).
 

@@ -137,21 +137,34 @@ run_command() ->
                   help => "the cookie of the nodes followed (default: ~/.erlang.cookie)"},
                 riarc_cli_args:timeout_flag("run")]
           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()]
-          ++ riarc_cli_limits:flags() ++ [riarc_view_cli:chart_flag()] ++ riarc_dashboard_cli:flags(),
+          ++ riarc_cli_limits:flags() ++ [riarc_view_cli:chart_flag()] ++ riarc_dashboard_cli:flags()
+          ++ [riarc_cli_report:format_flag(), riarc_cli_syslog:flag()],
       one_of => [[monitors, props]]}.
 
 run_cmd(Args) ->
     Cmd = run_command(),
-    riarc_cli_args:run(Cmd, riarc_dashboard_cli:args(Args), fun(O = #{module := M, function := F, args := A}) ->
-        case {riarc_cli_monitors:spec_of(O), node_opts(O)} of
-            {{ok, Spec, Opts}, {ok, NodeOpts}} ->
-                RunOpts = maps:merge(maps:merge(Opts, riarc_cli_limits:opts(O)), NodeOpts),
-                Ran = riarc_dashboard_cli:run({M, F, A}, Spec, RunOpts#{timeout => maps:get(timeout, O), log => false}, O),
-                riarc_view_cli:chart(O, Ran, report(Ran, #{spec => Spec, strict => maps:get(strict, O)}));
-            {{error, Reason}, _} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason));
-            {_, {error, Msg}} -> fail(Msg)
-        end
-    end).
+    riarc_cli_args:run(Cmd, riarc_dashboard_cli:args(Args),
+                       fun(O) -> riarc_cli_syslog:with(O, fun() -> run_sys(Cmd, O) end) end).
+
+%% The system's own log output goes to stderr or --system-log (riarc_cli_syslog), so that
+%% standard output holds the verdicts only; --format json prints them as JSON Lines.
+run_sys(Cmd, O = #{module := M, function := F, args := A}) ->
+    case {riarc_cli_monitors:spec_of(O), node_opts(O)} of
+        {{ok, Spec, Opts}, {ok, NodeOpts}} ->
+            RunOpts = maps:merge(maps:merge(Opts, riarc_cli_limits:opts(O)), NodeOpts),
+            Ran = riarc_dashboard_cli:run({M, F, A}, Spec, RunOpts#{timeout => maps:get(timeout, O), log => false}, O),
+            riarc_view_cli:chart(O, Ran, report(Ran, #{spec => Spec, strict => maps:get(strict, O),
+                                                       format => maps:get(format, O)}));
+        {{error, Reason}, _} -> bad_input(Cmd, O, riarc:format_error(Reason));
+        {_, {error, Msg}} -> riarc_cli_report:fail(O, Msg, 2)
+    end.
+
+%% Bad input found after the options were read: in json, the summary says it.
+bad_input(Cmd, O, Msg) ->
+    case riarc_cli_report:format(O) of
+        json -> riarc_cli_report:fail(O, Msg, 2);
+        text -> riarc_cli_args:bad_input(Cmd, Msg)
+    end.
 
 %% `--follow' and `--monitored-elsewhere': riarc's options of the same names; with any
 %% node named, this VM becomes a distributed node first (riarc_attach_cli's way).
@@ -168,8 +181,8 @@ node_opts(O) ->
 
 report({ok, R}, ReportOpts) ->
     riarc_cli_report:result(R, ReportOpts);
-report({error, Reason}, _) ->
-    fail(riarc:format_error(Reason)).
+report({error, Reason}, ReportOpts) ->
+    riarc_cli_report:fail(ReportOpts, riarc:format_error(Reason), 2).
 
 fail(Msg) ->
     io:format(standard_error, "riarc: ~ts~n", [Msg]),

@@ -319,7 +319,8 @@ flag_word(F) ->
 
 group_word(Keys, Flags) ->
     Fs = [hd([F || F <- Flags, maps:get(key, F) =:= K]) || K <- Keys],
-    "(" ++ lists:join(" | ", [flag_syntax(F, short) || F <- Fs]) ++ ")".
+    %% Flat: wrap/3 measures words by length/1.
+    lists:flatten(["(", lists:join(" | ", [flag_syntax(F, short) || F <- Fs]), ")"]).
 
 pos_word(P = #{metavar := M}) ->
     W = case maps:get(repeat, P, false) of true -> M ++ "..."; false -> M end,

@@ -49,7 +49,7 @@ one verdict line (process, initial call, verdict) per "
                    help => "FILE is the prefix of a dbg wrap set whose files end in TAIL"},
                  Timeout]
            ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_cli_args:strict_flag()]
-           ++ riarc_cli_limits:limit_flags() ++ [riarc_view_cli:chart_flag()],
+           ++ riarc_cli_limits:limit_flags() ++ [riarc_view_cli:chart_flag(), riarc_cli_report:format_flag()],
        one_of => [[monitors, props]]},
      #{name => "record",
        summary => "record a run to a trace file",
@@ -89,8 +89,9 @@ run([Name | Args]) when Name =:= "check"; Name =:= "record"; Name =:= "verify" -
 run(_) ->
     fail("give one of the commands check, record or verify").
 
-command("check", Cmd, Opts) -> check(Cmd, Opts);
-command("record", Cmd, Opts) -> record(Cmd, Opts);
+%% Whatever the VM logs goes to standard error, never among the verdicts (riarc_cli_syslog).
+command("check", Cmd, Opts) -> riarc_cli_syslog:with(Opts, fun() -> check(Cmd, Opts) end);
+command("record", Cmd, Opts) -> riarc_cli_syslog:with(Opts, fun() -> record(Cmd, Opts) end);
 command("verify", _Cmd, Opts) -> verify(Opts).
 
 %%% check
@@ -107,32 +108,38 @@ check(Cmd, Opts = #{trace := File, timeout := T}) ->
             Limits = maps:with([limits], riarc_cli_limits:opts(Opts)),
             Checked = riarc_offline:check(Source, Spec, Limits#{timeout => T}),
             riarc_view_cli:chart(Opts, Checked, checked(Source, Checked,
-                                                        #{spec => Spec, strict => maps:get(strict, Opts)}));
-        {error, Reason} -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason))
+                                                        #{spec => Spec, strict => maps:get(strict, Opts),
+                                                          format => maps:get(format, Opts)}));
+        {error, Reason} ->
+            case riarc_cli_report:format(Opts) of
+                json -> riarc_cli_report:fail(Opts, riarc:format_error(Reason), 2);
+                text -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason))
+            end
     end.
 
-checked(_Source, {error, Reason}, _) ->
-    fail(riarc:format_error(Reason));
+checked(_Source, {error, Reason}, ReportOpts) ->
+    riarc_cli_report:fail(ReportOpts, riarc:format_error(Reason), 2);
 checked(Source, {ok, Result}, ReportOpts) ->
-    warn_trace(Source, maps:get(trace, Result, #{})),
-    riarc_cli_report:result(Result, ReportOpts).
+    Warnings = trace_warnings(Source, maps:get(trace, Result, #{})),
+    riarc_cli_report:result(Result, ReportOpts#{warnings => Warnings}).
 
 %% What the file did not give whole, or gave otherwise than the recording node had it, is
-%% said on stderr: the verdicts are about less. Every warning of the check's result is
-%% printed, in riarc_offline's words, but those said here in the command's own words.
-warn_trace(Source, Info) ->
+%% said (on stderr, or in the json summary): the verdicts are about less. Every warning
+%% of the check's result, in riarc_offline's words, but those said here in the command's
+%% own words.
+trace_warnings(Source, Info) ->
     Name = case Source of {dbg_wrap, N, T} -> N ++ "*" ++ T; F -> F end,
-    _ = [warn("~ts is truncated at byte ~b: checked the events before it", [Name, B])
-         || #{truncated := B} <- [Info], is_integer(B)],
-    _ = [warn("~ts: the VM dropped ~b trace messages while recording", [Name, D])
-         || #{dropped := D} <- [Info], D > 0],
-    _ = [warn("~ts: ~b event(s) of processes no traced process spawned were not checked",
-              [Name, H]) || #{held := H} <- [Info], H > 0],
-    _ = [warn("~ts", [riarc_offline:format_warning(W)])
-         || W <- maps:get(warnings, Info, []), not lists:member(element(1, W), [truncated, dropped, held])],
-    ok.
+    [fmt("~ts is truncated at byte ~b: checked the events before it", [Name, B])
+     || #{truncated := B} <- [Info], is_integer(B)]
+        ++ [fmt("~ts: the VM dropped ~b trace messages while recording", [Name, D])
+            || #{dropped := D} <- [Info], D > 0]
+        ++ [fmt("~ts: ~b event(s) of processes no traced process spawned were not checked",
+                [Name, H]) || #{held := H} <- [Info], H > 0]
+        ++ [fmt("~ts", [riarc_offline:format_warning(W)])
+            || W <- maps:get(warnings, Info, []),
+               not lists:member(element(1, W), [truncated, dropped, held])].
 
-warn(Fmt, Args) -> io:format(standard_error, "riarc: warning: " ++ Fmt ++ "~n", Args).
+fmt(Fmt, Args) -> lists:flatten(io_lib:format(Fmt, Args)).
 
 %%% record
 

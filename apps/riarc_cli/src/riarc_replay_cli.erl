@@ -72,7 +72,8 @@ commands() ->
                       "replay that cannot follow its recording stops with one sentence "
                       "(status 1);\na corrupt or truncated file is bad input (status 2).",
        flags => [riarc_cli_args:timeout_flag("replay")]
-           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ [riarc_view_cli:chart_flag()],
+           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags()
+           ++ [riarc_view_cli:chart_flag(), riarc_cli_report:format_flag()],
        positionals => [#{key => file, metavar => "FILE", required => true,
                          help => "the recording"}]}].
 
@@ -112,24 +113,39 @@ mod_fun(Text) ->
 -spec run([string()]) -> 0 | 1 | 2.
 run(["replay" | Args]) ->
     [Cmd] = commands(),
-    riarc_cli_args:run(Cmd, Args, fun(O = #{file := File, timeout := T}) ->
-        ok = load_user_code(),
-        with_monitors(fun(Msg) -> riarc_cli_args:bad_input(Cmd, Msg) end, O, fun(MOpts) ->
-            case riarc_replay:replay(File, MOpts#{otp => true, timeout => T}) of
-                {ok, Info = #{result := R, events := N, mfa := {M, F, A}, strategy := St, wall_us := W}} ->
-                    warn_unwoven(Info),
-                    Status = riarc_view_cli:chart(O, {ok, maps:get(monitoring, Info, riarc_result:make(#{}))},
-                                                  verdicts(Info)),
-                    io:format("result: ~tp~n", [R]),
-                    io:format("replayed ~b events of ~s:~s/~b (~s side), run time ~.1f ms~n",
-                              [N, M, F, length(A), St, W / 1000]),
-                    Status;
-                {error, Reason} -> failed(Reason)
-            end
-        end)
-    end);
+    riarc_cli_args:run(Cmd, Args, fun(O) -> riarc_cli_syslog:with(O, fun() -> replay(Cmd, O) end) end);
 run(_) ->
     fail("give the command replay", 2).
+
+replay(Cmd, O = #{file := File, timeout := T}) ->
+    ok = load_user_code(),
+    BadInput = fun(Msg) ->
+                       case riarc_cli_report:format(O) of
+                           json -> riarc_cli_report:fail(O, Msg, 2);
+                           text -> riarc_cli_args:bad_input(Cmd, Msg)
+                       end
+               end,
+    with_monitors(BadInput, O, fun(MOpts) ->
+        case {riarc_replay:replay(File, MOpts#{otp => true, timeout => T}), riarc_cli_report:format(O)} of
+            {{ok, Info = #{result := R, events := N, mfa := {M, F, A}, strategy := St, wall_us := W}}, text} ->
+                warn_unwoven(Info),
+                Status = riarc_view_cli:chart(O, {ok, maps:get(monitoring, Info, riarc_result:make(#{}))},
+                                              verdicts(Info, #{})),
+                io:format("result: ~tp~n", [R]),
+                io:format("replayed ~b events of ~s:~s/~b (~s side), run time ~.1f ms~n",
+                          [N, M, F, length(A), St, W / 1000]),
+                Status;
+            {{ok, Info = #{result := R, events := N, mfa := {M, F, A}, strategy := St, wall_us := W}}, json} ->
+                %% The replay's own lines are fields of the summary; its result bounded.
+                Summary = #{result => riarc_result_json:text(riarc_term_show:show(R)),
+                            replayed_events => N, strategy => St, wall_us => W,
+                            mfa => riarc_result_json:text(riarc_result:format_mfa({M, F, A}))},
+                Warnings = [riarc_result_json:text(S) || S <- unwoven(Info)],
+                riarc_view_cli:chart(O, {ok, maps:get(monitoring, Info, riarc_result:make(#{}))},
+                                     verdicts(Info, #{format => json, summary => Summary, warnings => Warnings}));
+            {{error, Reason}, _} -> failed(O, Reason)
+        end
+    end).
 
 %% riarc_replay decodes the file's header (MFA, modules) without creating atoms, as it
 %% should for a file from anywhere; a fresh `bin/riarc' VM has not loaded the recorded
@@ -187,16 +203,25 @@ with_props_on_path(File, Fun) ->
 %% Modules left unwoven (no debug_info) ran without being recorded: the recording and its
 %% replays hold what the woven code did, not what these did. Said on every use of the
 %% file, since a replay that looks right may still differ there.
-warn_unwoven(#{unwoven := [_ | _] = Ms}) ->
-    io:format(standard_error, "riarc: warning: not woven (no debug_info): ~ts; what their code "
-              "does is not recorded, and a replay does not reproduce it~n",
-              [lists:join(", ", [atom_to_list(M) || M <- Ms])]);
-warn_unwoven(#{}) ->
+warn_unwoven(Info) ->
+    _ = [io:format(standard_error, "riarc: warning: ~ts~n", [S]) || S <- unwoven(Info)],
     ok.
 
-%% The verdicts of a monitored run, as `run' prints them; its status (0 unmonitored).
-verdicts(#{monitoring := Mon}) -> riarc_cli_report:result(Mon, #{});
-verdicts(#{}) -> 0.
+unwoven(#{unwoven := [_ | _] = Ms}) ->
+    [lists:flatten(io_lib:format("not woven (no debug_info): ~ts; what their code does is not "
+                                 "recorded, and a replay does not reproduce it",
+                                 [lists:join(", ", [atom_to_list(M) || M <- Ms])]))];
+unwoven(#{}) ->
+    [].
+
+%% The verdicts of a monitored run, as `run' prints them; its status (0 unmonitored). In
+%% json, the summary comes last whether monitored or not.
+verdicts(Info) -> verdicts(Info, #{}).
+
+verdicts(#{monitoring := Mon}, ReportOpts) -> riarc_cli_report:result(Mon, ReportOpts);
+verdicts(#{}, ReportOpts) ->
+    Fields = maps:merge(maps:with([warnings], ReportOpts), maps:get(summary, ReportOpts, #{})),
+    riarc_cli_report:summary(ReportOpts, Fields, 0).
 
 %%% record --replayable ------------------------------------------------------------------
 
@@ -397,6 +422,9 @@ timed(Fun) ->
 %% input (the file, a module that cannot be woven, the options, the predicate) is 2.
 failed(Reason) ->
     fail(sentence(Reason), status(Reason)).
+
+failed(O, Reason) ->
+    riarc_cli_report:fail(O, sentence(Reason), status(Reason)).
 
 status({diverged, _, _, _}) -> 1;
 status({riarc_replay, {timeout, _, _}}) -> 1;

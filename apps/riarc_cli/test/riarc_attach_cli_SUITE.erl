@@ -11,6 +11,7 @@
 -include_lib("common_test/include/ct.hrl").
 
 -export([all/0, groups/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
+-export([attach_json/1]).
 -export([run_follow/1, attach_new_sigterm/1, attach_kill9/1, attach_for_name/1, attach_errors/1,
          attach_follow/1]).
 
@@ -20,7 +21,7 @@ all() -> [attach_errors] ++ riarc_test_tier:slow_groups([distributed]).
 %% The full tier's cases (make test-all): riarc_test_tier.
 -spec groups() -> [{atom(), list(), [atom()]}].
 groups() -> [{distributed, [], [attach_new_sigterm, attach_kill9, attach_for_name, run_follow,
-          attach_follow]}].
+          attach_follow, attach_json]}].
 
 -spec suite() -> list().
 suite() -> [{timetrap, {minutes, 5}}].
@@ -84,6 +85,37 @@ attach_new_sigterm(Config) ->
                                     lists:prefix("riarc attach: 9 verdicts (", L) andalso
                                     string:find(L, "detached on sigterm") =/= nomatch
                       end, Rest)),
+    untraced_unloaded(Node).
+
+%% `--format json': an object per verdict as it is reached (standard error still says
+%% when it attached), then at SIGTERM the summary object, the exit status as in text.
+attach_json(Config) ->
+    Node = ?config(node, Config),
+    Props = filename:join(root(), "examples/props/pqr.prop"),
+    {M, Bin, File} = code:get_object_code(riarc_demo_pqr),
+    {module, M} = erpc:call(Node, code, load_binary, [M, File, Bin]),
+    Port = start_cli(["attach", "--node", atom_to_list(Node), "--cookie", cookie(), "--new",
+                      "--props", Props, "--for", "600", "--format", "json"]),
+    {os_pid, OsPid} = erlang:port_info(Port, os_pid),
+    _ = read_until(Port, fun(L) -> string:find(L, "riarc attach: attached") =/= nomatch end),
+    _ = erpc:call(Node, erlang, spawn, [riarc_demo_pqr, p, []]),
+    IsObject = fun(L) -> lists:prefix("{", L) end,
+    Verdicts = [begin
+                    Out = read_until(Port, IsObject),
+                    {ok, O} = riarc_json:decode(list_to_binary(lists:last(Out))),
+                    O
+                end || _ <- lists:seq(1, 3)],
+    ?assertEqual([<<"riarc_demo_pqr:p/0">>, <<"riarc_demo_pqr:q/0">>, <<"riarc_demo_pqr:r/0">>],
+                 lists:sort([maps:get(<<"mfa">>, V) || V <- Verdicts])),
+    [?assertNot(is_map_key(<<"summary">>, V)) || V <- Verdicts],
+    _ = os:cmd("kill -TERM " ++ integer_to_list(OsPid)),
+    Rest = read_until(Port, fun(_) -> false end),
+    ?assertEqual({status, 0}, lists:last(Rest)),
+    [SummaryLine] = [L || L <- Rest, is_list(L), IsObject(L)],
+    {ok, Summary} = riarc_json:decode(list_to_binary(SummaryLine)),
+    ?assertMatch(#{<<"summary">> := true, <<"exit_status">> := 0, <<"errors">> := [],
+                   <<"ended">> := <<"detached on sigterm">>}, Summary),
+    ?assertEqual(3, lists:sum(maps:values(maps:get(<<"verdicts">>, Summary)))),
     untraced_unloaded(Node).
 
 %% The attaching VM killed with SIGKILL (no chance to detach): the session on the peer
