@@ -350,18 +350,17 @@ process_label({riarc_unknown_atom, B}) when is_binary(B) -> process_label(B);
 process_label(S) -> label(S).
 
 %%% Bounded terms and escaping
-%%% A small bounded printer of its own, to be shared with the one being written for the
-%%% command line's lines (riarc_result, --format json) once that is in.
 
-%% @doc A term on one line as a chart shows it: references, funs and ports elided
-%% (`#Ref', `#Fun', `#Port'), at most 8 elements of a list, tuple or map and 6 levels
-%% deep, cut at 44 characters (`...' marks what was left out).
+%% @doc A term on one line as a chart shows it (riarc_term_show, at most 8 elements of a
+%% list, tuple or map, 6 levels deep, binaries and strings at 48), cut at 44 characters
+%% (`...' marks what was left out).
 -spec label(term()) -> string().
 label(T) -> label(T, ?LABEL).
 
 %% @doc label/1, cut at Max characters.
 -spec label(term(), pos_integer()) -> string().
-label(T, Max) -> cut(lists:flatten(pp(T, 6)), Max).
+label(T, Max) ->
+    cut(riarc_term_show:show(T, #{items => 8, depth => 6, bytes => 48, chars => 48, width => Max}), Max).
 
 cut(S, Max) ->
     case string:length(S) > Max of
@@ -369,75 +368,6 @@ cut(S, Max) ->
         false -> S
     end.
 
-pp(_, 0) -> "...";
-pp(T, _) when is_reference(T) -> "#Ref";
-pp(T, _) when is_function(T) -> "#Fun";
-pp(T, _) when is_port(T) -> "#Port";
-pp(T, _) when is_pid(T) -> pid_to_list(T);
-pp(T, _) when is_atom(T); is_number(T) -> io_lib:format("~0tp", [T]);
-%% An atom of a recording that this node lacks (riarc_offline reads it so): as the atom.
-pp({riarc_unknown_atom, B}, _) when is_binary(B), byte_size(B) =< 255 ->
-    Name = unicode:characters_to_list(B),
-    case is_list(Name) andalso re:run(Name, "^[a-z][a-zA-Z0-9_@]*$", [unicode]) =/= nomatch of
-        true -> Name;
-        false -> io_lib:format("'~ts'", [string:replace(Name, "'", "\\'", all)])
-    end;
-pp(T, _) when is_binary(T), byte_size(T) > 48 ->
-    [drop_last(2, io_lib:format("~0tp", [binary:part(T, 0, 48)])), "...>>"];
-pp(T, _) when is_bitstring(T), bit_size(T) > 48 * 8 ->
-    "<<...>>";
-pp(T, _) when is_bitstring(T) ->
-    io_lib:format("~0tp", [T]);
-pp(T, D) when is_tuple(T) ->
-    ["{", elements([element(I, T) || I <- lists:seq(1, min(9, tuple_size(T)))], D), "}"];
-pp(T, D) when is_map(T) ->
-    Pairs = take(maps:iterator(T), 9),
-    ["#{", elements(Pairs, D, fun({K, V}, D1) -> [pp(K, D1), " => ", pp(V, D1)] end), "}"];
-pp(T, D) when is_list(T) ->
-    {Head, Tail} = prefix(T, 64),
-    case Tail =:= [] andalso Head =/= [] andalso io_lib:printable_unicode_list(Head) of
-        true -> io_lib:format("~0tp", [Head]);
-        false ->
-            case Tail of
-                [] -> ["[", elements(lists:sublist(Head, 9), D), "]"];
-                more ->
-                    case io_lib:printable_unicode_list(Head) of
-                        true -> [drop_last(1, io_lib:format("~0tp", [Head])), "...\""];
-                        false -> ["[", elements(lists:sublist(Head, 8), D), ",...]"]
-                    end;
-                {improper, Last} -> ["[", elements(lists:sublist(Head, 8), D), "|", pp(Last, D - 1), "]"]
-            end
-    end.
-
-drop_last(N, Deep) ->
-    S = lists:flatten(Deep),
-    lists:sublist(S, length(S) - N).
-
-%% At most 8 elements shown; a ninth says there were more.
-elements(Es, D) -> elements(Es, D, fun pp/2).
-
-elements(Es, D, Pp) when length(Es) > 8 ->
-    [lists:join(",", [Pp(E, D - 1) || E <- lists:sublist(Es, 8)]), ",..."];
-elements(Es, D, Pp) ->
-    lists:join(",", [Pp(E, D - 1) || E <- Es]).
-
-%% The first N elements of a list without walking the rest: {Head, [] | more |
-%% {improper, Tail}}.
-prefix(L, N) -> prefix(L, N, []).
-prefix([], _, Acc) -> {lists:reverse(Acc), []};
-prefix([_ | _], 0, Acc) -> {lists:reverse(Acc), more};
-prefix([H | T], N, Acc) -> prefix(T, N - 1, [H | Acc]);
-prefix(Tail, _, Acc) -> {lists:reverse(Acc), {improper, Tail}}.
-
-take(_, 0) -> [];
-take(I, N) ->
-    case maps:next(I) of
-        {K, V, I1} -> [{K, V} | take(I1, N - 1)];
-        none -> []
-    end.
-
-%% @doc Text as HTML: `&', `<', `>', `"' and `''' as character references.
--spec escape(unicode:chardata()) -> string().
 escape(Text) ->
     lists:flatmap(fun($&) -> "&amp;";
                      ($<) -> "&lt;";
