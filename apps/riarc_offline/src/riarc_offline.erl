@@ -54,7 +54,8 @@
                       | {riarc_backend_log, riarc_backend_log:error_reason()}
                       | {undef, {module(), atom(), arity()}}
                       | {bad_mfa, term()}
-                      | {riarc_session, term()}.
+                      | {riarc_session, term()}
+                      | {truncated, file:filename_all(), non_neg_integer()}.
 %% What the check warns about, in `trace => #{warnings => [...]}' of its result: each is
 %% a way the offline verdicts may differ from the ones a live run would have given.
 -type warning() :: {unknown_atoms, string(), pos_integer()}
@@ -264,9 +265,21 @@ patch_verdicts(Result = #{verdicts := Vs, trace := Info}, #{silent := Silent}) -
     Max = maps:get(max_held, Info, 0),
     Errors = [{C, MFA, {no_events, P}} || {C, P, MFA} <- Silent]
              ++ [{S, undefined, {held_overflow, Lost, Max}} || {S, Lost} <- lists:sort(maps:to_list(Over))],
-    Vs1 = lists:foldl(fun({S, MFA, Why}, Acc) -> set_error(S, MFA, Why, Acc) end, Vs, Errors),
+    Vs1 = cut_short(maps:get(truncated, Info, false), file_of(Info),
+                    lists:foldl(fun({S, MFA, Why}, Acc) -> set_error(S, MFA, Why, Acc) end, Vs, Errors)),
     Result#{verdicts := Vs1, trace := Info#{warnings => maps:get(warnings, Info, []) ++
                                                 silent_warnings(Info, Silent)}}.
+
+%% A file cut at byte B (a recording that did not end cleanly) holds no more of the
+%% partitions that were still open there: a partition with no verdict by then would
+%% have had the rest of its trace, so it is inconclusive, never a silent none.
+cut_short(B, F, Vs) when is_integer(B) ->
+    [case E of
+         #{verdict := none} -> (maps:remove(why, E))#{verdict := inconclusive, reason => {?MODULE, {truncated, F, B}}};
+         #{} -> E
+     end || E <- Vs];
+cut_short(_, _F, Vs) ->
+    Vs.
 
 set_error(S, MFA, Why, Vs) ->
     case lists:partition(fun(#{pid := P}) -> P =:= S end, Vs) of
@@ -487,6 +500,9 @@ untrace(#recorder{live = L}) ->
 %% @doc A sentence for an error of check/3 or record/3 that is the offline engine's own;
 %% riarc:format_error/1 covers the errors of entry points and Specs and ends here.
 -spec format_error(error_reason()) -> string().
+format_error({truncated, F, B}) ->
+    flat("~ts is cut at byte ~b, before this partition's end: no verdict on the rest of its "
+         "trace", [F, B]);
 format_error({riarc_trace_file, Reason}) ->
     riarc_trace_file:format_error(Reason);
 format_error({riarc_trace_rules, Reason}) ->
