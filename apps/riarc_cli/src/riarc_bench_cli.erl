@@ -31,7 +31,7 @@
 %% '''
 -module(riarc_bench_cli).
 
--export([run/1, parse/1, format_error/1, commands/0, exit_status/1]).
+-export([run/1, parse/1, format_error/1, commands/0, exit_status/1, default_out/1]).
 -export_type([error_reason/0]).
 
 -type error_reason() :: no_command
@@ -65,6 +65,7 @@ execute({bench, Params, Out}) ->
     case riarc_bench_model:new(Params) of
         {error, Error} -> fail("bench", Error);
         {ok, _} ->
+            announce(Out),
             case riarc_bench_run:run(Params, #{out => Out, progress => true}) of
                 {ok, Summary} ->
                     report(Summary, Out),
@@ -83,6 +84,7 @@ execute({bench_user, Cfg, Out, Opts}) ->
     %% The user's -pa and --lib directories go on this VM's path, which every run's VM
     %% inherits, and which the checks of riarc_bench_user need to find the modules.
     ok = riarc_cli_args:add_code_paths(Opts),
+    announce(Out),
     case riarc_bench_user:run(Cfg, #{out => Out, progress => true}) of
         {ok, R = #{failed := Failed, crashed := Crashed, csv := Csv, html := Html}} ->
             io:put_chars(riarc_bench_user:table(R)),
@@ -239,7 +241,7 @@ command("bench") ->
 under the given instrumentation; writes its CSV files to "
                  "DIR.
 With -m MOD, your own system instead: see `riarc bench -m MOD --help'.",
-      flags => [F || {_, F} <- bench_flags()] ++ [out_flag()]};
+      flags => [F || {_, F} <- bench_flags()] ++ [bench_out_flag()]};
 command("experiment") ->
     #{name => "experiment",
       summary => "a series of bench runs, from a config file",
@@ -291,17 +293,50 @@ user_command() ->
                 #{name => "--instrumentation", key => setups, metavar => "SETUPS",
                   type => {check, fun riarc_bench_user:parse_setups/1}, default => [baseline, riarc],
                   help => "comma-separated: baseline,tracing,riarc,riarc_isolated,riarc_evm,centralised,inline"},
-                #{name => "--timeout", key => timeout, type => {int, 1}, metavar => "S",
-                  default => 300, help => "seconds per run before its VM is killed"},
+                #{name => "--timeout", key => timeout, type => {duration, second}, metavar => "TIME",
+                  default => 300, help => "time per run before its VM is killed (seconds, or 2m)"},
                 #{name => "--memory-limit", key => memory_limit, type => {int, 64}, metavar => "MB",
                   default => 8192, help => "resident memory per run's VM before it is killed"},
-                out_flag()]
+                bench_out_flag()]
           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags(),
       one_of => [[monitors, props]]}.
 
 out_flag() ->
     #{name => "--out", key => out, type => string, metavar => "DIR", required => true,
       help => "the output directory"}.
+
+%% `bench' is often run to have a look: without --out its files go to a fresh directory
+%% of their own (default_out/1), never over an earlier run's.
+bench_out_flag() ->
+    #{name => "--out", key => out, type => string, metavar => "DIR",
+      help => "the output directory (default: a new bench-results/YYYYMMDD-HHMMSS)"}.
+
+%% @doc The directory of a `bench' run without --out: `bench-results/YYYYMMDD-HHMMSS'
+%% (UTC) for the given system time in seconds, with `-2', `-3'... when a run of the same
+%% second already has it. Makes no directory: the run creates it.
+-spec default_out(integer()) -> file:filename().
+default_out(Seconds) ->
+    {{Y, Mo, D}, {H, Mi, S}} = calendar:system_time_to_universal_time(Seconds, second),
+    Base = filename:join("bench-results", fmt("~4..0b~2..0b~2..0b-~2..0b~2..0b~2..0b",
+                                              [Y, Mo, D, H, Mi, S])),
+    free_dir(Base, 1).
+
+free_dir(Base, N) ->
+    Dir = case N of 1 -> Base; _ -> Base ++ "-" ++ integer_to_list(N) end,
+    case filelib:is_file(Dir) of
+        true -> free_dir(Base, N + 1);
+        false -> Dir
+    end.
+
+out_dir(Opts = #{out := Out}) -> {Opts, Out};
+out_dir(Opts) ->
+    Out = default_out(erlang:system_time(second)),
+    {Opts#{out => Out}, Out}.
+
+%% Where a bench run writes is said before it starts, so that even a run that fails
+%% half-way tells where its files are.
+announce(Out) ->
+    io:format("riarc bench: writing to ~ts~n", [Out]).
 
 bench_flags() ->
     Flag = fun(Key, Type, Meta, Required, Help) ->
@@ -319,14 +354,15 @@ bench_flags() ->
      Flag(pinch, number, "P", false, "the pinch of the burst"),
      Flag(psend, number, "P", false, "probability that a worker sends on"),
      Flag(precv, number, "P", false, "probability that a worker receives"),
-     Flag(period, int, "MS", false, "the workers' start period"),
+     Flag(period, {duration, millisecond}, "TIME", false,
+          "the wall-clock length of one time unit (seconds, or 200ms)"),
      Flag(seed, int, "S", false, "the random seed"),
      Flag(schedulers, int, "K", false, "schedulers online for the run"),
      Flag(instrumentation, {enum, riarc_bench_run:setups()}, "", false, "what watches the system"),
      Flag(monitors, {enum, [none, soundness]}, "", false, "the monitors' analysis"),
      Flag(cost_us, int, "US", false, "the monitors' cost per event, in microseconds"),
      Flag(events, {enum, [recv, all]}, "", false, "the events traced"),
-     Flag(interval, int, "MS", false, "the sampling interval"),
+     Flag(interval, {duration, millisecond}, "TIME", false, "the sampling interval (seconds, or 100ms)"),
      Flag(sample, number, "F", false, "the fraction of response times sampled")].
 
 level(Arg) ->
@@ -347,7 +383,9 @@ parse([Name | Args]) when Name =:= "bench"; Name =:= "experiment"; Name =:= "stu
 parse([Cmd | _]) -> {error, {?MODULE, {unknown_command, Cmd}}};
 parse([]) -> {error, {?MODULE, no_command}}.
 
-to_command("bench", Opts) -> {bench, maps:remove(out, Opts), maps:get(out, Opts)};
+to_command("bench", Opts0) ->
+    {Opts, Out} = out_dir(Opts0),
+    {bench, maps:remove(out, Opts), Out};
 %% Without baseline flags the command keeps its older, shorter form.
 to_command("experiment", Opts = #{config := C, out := Out}) ->
     case maps:with([save_baseline, baseline], Opts) of
@@ -356,7 +394,8 @@ to_command("experiment", Opts = #{config := C, out := Out}) ->
     end;
 to_command("study", #{levels := Ls, out := Out}) -> {study, Ls, Out}.
 
-to_user_command(O = #{module := M, function := F, args := A, out := Out}) ->
+to_user_command(O0 = #{module := M, function := F, args := A}) ->
+    {O, Out} = out_dir(O0),
     Mons = case O of
                #{monitors := Mod} -> {module, Mod};
                #{props := File} -> {props, File}

@@ -11,7 +11,7 @@
 %% $ echo $?
 %% 1
 %% $ bin/riarc run --help
-%% usage: riarc run -m MOD -f FUN [-a ARGS] [--timeout MS] [-pa DIR]... [--lib DIR]...
+%% usage: riarc run -m MOD -f FUN [-a ARGS] [--timeout TIME] [-pa DIR]... [--lib DIR]...
 %%                  (--monitors MODULE | --props FILE)
 %% ...
 %% '''
@@ -51,7 +51,11 @@ crashed(Class, Reason, Stack) ->
 
 %% @doc Runs the command in Args and returns its exit status.
 -spec run([string()]) -> non_neg_integer().
-run([]) -> help();
+%% No command at all is a mistake (a script that lost its arguments), not a request for
+%% help: the usage goes to standard error and the status says bad input.
+run([]) ->
+    io:put_chars(standard_error, usage()),
+    2;
 run([H]) when H =:= "help"; H =:= "--help"; H =:= "-h" -> help();
 run(["help", Name]) ->
     case lists:keyfind(Name, 1, table()) of
