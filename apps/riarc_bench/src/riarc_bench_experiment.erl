@@ -289,15 +289,15 @@ setup_label(B = #{instrumentation := I, monitors := M}) ->
 variant_label(V) -> riarc_bench_report:variant_label(V).
 
 progress(I, Total, Id, Rep, {ok, S}) ->
-    io:format(standard_error, "[experiment] ~b/~b ~s rep ~b: ~b ms, MRT ~.3f ms, sched ~.1f %, "
-              "mem ~.1f MB, RSS peak ~.1f MB~s~n",
+    io:format(standard_error, "[experiment] ~b/~b ~s, run ~b: ~b ms, mean response time ~.3f ms, "
+              "schedulers busy ~.1f %, memory ~.1f MB (VM peak ~.1f MB)~s~n",
               [I, Total, Id, Rep, maps:get(duration_ms, S), maps:get(mrt_mean_ms, S),
                maps:get(sched_mean, S) * 100, maps:get(mem_mean, S) / 1.0e6,
                maps:get(rss_peak, S, 0) / 1.0e6, verdict_note(S)]);
 progress(I, Total, Id, Rep, {error, {crashed, Info}}) ->
-    io:format(standard_error, "[experiment] ~b/~b ~s rep ~b CRASHED: ~p~n", [I, Total, Id, Rep, Info]);
+    io:format(standard_error, "[experiment] ~b/~b ~s, run ~b CRASHED: ~p~n", [I, Total, Id, Rep, Info]);
 progress(I, Total, Id, Rep, {error, {?MODULE, R}}) ->
-    io:format(standard_error, "[experiment] ~b/~b ~s rep ~b failed: ~ts~n",
+    io:format(standard_error, "[experiment] ~b/~b ~s, run ~b failed: ~ts~n",
               [I, Total, Id, Rep, format_error(R)]).
 
 verdict_note(S = #{instrumentation := I}) ->

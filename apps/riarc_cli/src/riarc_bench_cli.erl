@@ -75,8 +75,10 @@ execute({bench, Params, Out}) ->
     end;
 execute({study, Levels, Out}) ->
     case riarc_bench_study:write(Levels, Out) of
-        {ok, #{text := Table, html := Html}} ->
-            io:format("~ts~nreport: ~ts~n", [Table, Html]),
+        {ok, #{rows := Rows, table := Table, html := Html}} ->
+            %% The sentences, not the table: the table is in the report and overhead.md.
+            io:put_chars([[L, $\n] || L <- riarc_demo_summary:cost_lines(Rows)]),
+            io:format("every set-up, as a table: ~ts~nthe report, with plots: ~ts~n", [Table, Html]),
             0;
         {error, Error} -> fail("study", Error)
     end;
@@ -149,10 +151,13 @@ baselines(Out, Opts) ->
     max(Compare, Save).
 
 report(S, Out) ->
-    io:format("~s n=~b w=~b: ~b messages in ~b ms (~.1f msg/s), every request acknowledged: ~s~n"
-              "MRT mean ~.3f ms, p50 ~.3f, p90 ~.3f, p99 ~.3f, max ~.3f (~b sampled)~n"
-              "memory mean ~.1f MB, peak ~.1f MB; scheduler utilisation mean ~.1f %~n"
-              "KS of MLE fits to response times: normal ~s, log-normal ~s, gamma ~s~n"
+    io:format("~s load, ~b workers x ~b requests: ~b messages in ~b ms (~.1f msg/s); "
+              "every request acknowledged: ~s~n"
+              "response time: mean ~.3f ms, median ~.3f, 90th percentile ~.3f, 99th ~.3f, "
+              "max ~.3f (~b requests timed)~n"
+              "memory: mean ~.1f MB, peak ~.1f MB; schedulers busy ~.1f % of the time~n"
+              "how well the response times fit a distribution (Kolmogorov-Smirnov distance, "
+              "smaller is better): normal ~s, log-normal ~s, gamma ~s~n"
               "files: ~ts/{summary,timeseries,rt_sample}.csv~n",
               [maps:get(shape, S), maps:get(workers, S), maps:get(requests, S),
                maps:get(messages, S), maps:get(duration_ms, S), float(maps:get(throughput, S)),
@@ -172,7 +177,7 @@ report(S, Out) ->
                            maps:get(verdict_errors, S), maps:get(inconclusive, S)])
     end.
 
-monitors_label(#{monitors := none}) -> "instrumentation alone (no analysis)";
+monitors_label(#{monitors := none}) -> "monitors that check nothing";
 monitors_label(#{monitors := M, cost_us := C}) -> io_lib:format("~s monitors at ~b us per event", [M, C]).
 
 %% A single wrong verdict fails the run loudly: the traces the monitors saw were not sound.
@@ -258,8 +263,9 @@ in DIR.",
 command("study") ->
     #{name => "study",
       summary => "the overhead table and plots of several experiments",
-      description => "The overhead table and plots of the study of paper 000, section 5, from experiments already run "
-                 "(docs/evaluation.md).",
+      description => "What each monitoring set-up costs against the unmonitored system, as a "
+                 "table and plots,\nfrom experiments already run (docs/evaluation.md). Prints "
+                 "one line per concurrency level\nand where the full report is.",
       flags => [out_flag()],
       positionals => [#{key => levels, metavar => "LABEL=EXPERIMENT_DIR", required => true,
                         repeat => true, type => {check, fun level/1},
