@@ -166,8 +166,8 @@ markdown(Table) ->
     Few = [T || T = #{cmp := Cmp} <- Table, #{enough := false} <- maps:values(Cmp)],
     [Head, [md_row(T) || T <- Table],
      "\nEach cell: the set-up's median over its runs as a multiple of the unmonitored "
-     "system's (2.00x: twice as much), the 95 % interval of that ratio in brackets, then the "
-     "two medians. \"no measurable difference\": the interval includes 1x.\n",
+     "system's (2.00x: twice as much), the 95 % interval of that ratio in parentheses, then "
+     "the two medians in brackets. \"no measurable difference\": the interval includes 1x.\n",
      case Few of
          [] -> "";
          _ -> ["Fewer than ", integer_to_list(riarc_bench_ci:min_n()), " runs per set-up here, "
@@ -329,7 +329,7 @@ guide(Table) ->
      "load and number of workers (the largest of its level). A value is the <b>median</b> over "
      "the runs (", runs_text(Reps), "); the cost is the set-up's median as a multiple of the "
      "unmonitored one (2.00x: twice as much), with its <b>95 % confidence interval</b> in "
-     "brackets (bootstrap percentile over the runs of both, seeded). The machine was shared "
+     "parentheses (bootstrap percentile over the runs of both, seeded). The machine was shared "
      "and runs vary, so a cost is only a finding when its interval excludes 1x: "
      "<span class=\"sig\">bold</span> ones do; <span class=\"ns\">grey ones, marked no measurable "
      "difference</span>, may be chance. <span class=\"small\">Values in orange</span> come "
