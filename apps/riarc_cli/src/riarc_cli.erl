@@ -220,7 +220,9 @@ demo_steps(Quick) ->
     Caught = #{runs => length(Rejects), caught => length([R || R <- Rejects, R > 0]),
                rejects => lists:sum(Rejects)},
     Cost = case Quick of
-               true -> 0;
+               true ->
+                   io:format("~n~s~n", riarc_demo_summary:lines(Caught, [], undefined)),
+                   0;
                false -> cost_step(Caught)
            end,
     lists:max([Replay, Cost | Statuses]).

@@ -59,8 +59,11 @@ measure([{Label, Config, Out} | Rest], Done) ->
     end.
 
 %% @doc The summary: what was caught, one cost sentence per level measured (at most
-%% three), and where the full table is. At most five lines, in plain words.
--spec lines(caught(), [map()], file:filename()) -> [string()].
+%% three), and where the full table is. At most five lines, in plain words. With no
+%% report (`demo --quick' measures nothing), what was caught alone.
+-spec lines(caught(), [map()], file:filename() | undefined) -> [string()].
+lines(Caught, _Rows, undefined) ->
+    [caught_line(Caught)];
 lines(Caught, Rows, Report) ->
     [caught_line(Caught)] ++ lists:sublist(cost_lines(Rows), 3)
         ++ [fmt("The full table (riarc, centralised and inline monitoring, both loads, memory and "

@@ -72,3 +72,8 @@ crashed_test() ->
 no_riarc_test() ->
     Rows = [R || R = #{key := K} <- rows(), K =/= "riarc-soundness"],
     ?assertEqual(2, length(riarc_demo_summary:lines(caught(), Rows, "r.html"))).
+
+%% `demo --quick' measures no cost: the caught line alone.
+quick_test() ->
+    ?assertMatch(["riarc caught the double-booking race" ++ _],
+                 riarc_demo_summary:lines(caught(), [], undefined)).
