@@ -207,7 +207,7 @@ demo_steps(Quick) ->
               "distinct tickets and exits normally.~n"),
     Steps = [{"1. online, properties as Erlang monitors (riarc_demo_monitors)",
               fun() -> riarc:run(MFA, riarc_demo_monitors, #{timeout => 30000, log => false}) end},
-             {"2. online, properties in sHML (examples/props/demo.prop)",
+             {"2. online, the same property in riarc's property language (examples/props/demo.prop)",
               fun() -> with_props("examples/props/demo.prop", fun(Spec, Opts) ->
                            riarc:run(MFA, Spec, Opts#{timeout => 30000, log => false}) end) end},
              {"3. offline: the run recorded to a trace file, then checked",

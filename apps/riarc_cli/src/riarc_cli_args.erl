@@ -23,6 +23,10 @@
 %% 5> io:format("~s~n", [riarc_cli_args:usage_line(Cmd)]).
 %% usage: riarc greet [-n TIMES] NAME
 %% ok
+%% 6> riarc_cli_args:duration("1.5m", millisecond).   % every time on the command line
+%% {ok,90000}
+%% 7> riarc_cli_args:duration("500ms", second).
+%% {error,"a whole number of seconds, such as 30, 90s or 2m"}
 %% '''
 -module(riarc_cli_args).
 
