@@ -53,8 +53,8 @@ dialyzer: toolchain
 check: xref dialyzer
 
 # The main job: the bundled buggy system monitored by riarc, then what monitoring costs on
-# a small scale (baseline, riarc, centralised and inline monitoring, 3 runs each; about
-# three minutes), ending with a summary of at most five lines and the report's path.
+# a small scale (baseline, riarc, centralised and inline monitoring, 3 runs each; a few
+# minutes), ending with a summary of at most five lines and the report's path.
 demo: build
 	@bin/riarc demo
 

@@ -4,15 +4,15 @@
 %% command of `bin/riarc'.
 %%
 %%   bench --shape steady|pulse|burst --workers N --requests W [--time T] [--rate L]
-%%         [--spread S] [--pinch P] [--psend P] [--precv P] [--period MS] [--seed S]
+%%         [--spread S] [--pinch P] [--psend P] [--precv P] [--period TIME] [--seed S]
 %%         [--schedulers K] [--instrumentation baseline|tracing|riarc|centralised|inline]
-%%         [--monitors none|soundness] [--cost US] [--events recv|all] [--interval MS]
-%%         [--sample F] --out DIR
+%%         [--monitors none|soundness] [--cost US] [--events recv|all] [--interval TIME]
+%%         [--sample F] [--out DIR]
 %%   bench -m MOD -f FUN [-a ARGS] (--monitors MOD | --props FILE) [--runs N]
-%%         [--instrumentation baseline,riarc,...] [-pa DIR] [--timeout S]
-%%         [--memory-limit MB] --out DIR     (your own system, see riarc_bench_user)
+%%         [--instrumentation baseline,riarc,...] [-pa DIR] [--timeout TIME]
+%%         [--memory-limit MB] [--out DIR]   (your own system, see riarc_bench_user)
 %%   experiment CONFIG [--save-baseline NAME] [--baseline NAME] --out DIR
-%%   study LABEL=EXPERIMENT_DIR... --out DIR     (the overhead table and plots of 000 §5)
+%%   study LABEL=EXPERIMENT_DIR... --out DIR     (what each set-up costs: sentences, table, plots)
 %%
 %% Bad input is reported as one sentence on stderr with exit status 2; a run that fails
 %% exits with 1, and so does a monitored run in which a single process was not accepted
@@ -20,7 +20,7 @@
 %% with 1 when a monitored run of the user's system got a reject or error verdict.
 %%
 %% ```
-%% $ bin/riarc bench --shape pulse --workers 5000 --requests 50 --time 10 --period 100 --out /tmp/p
+%% $ bin/riarc bench --shape pulse --workers 5000 --requests 50 --time 10 --period 100ms --out /tmp/p
 %% $ bin/riarc bench --shape steady --workers -3 --requests 5 --out /tmp/x
 %% riarc bench: the parameter workers must be an integer >= 1, not -3
 %% $ bin/riarc bench --shape steady --workers 3 --requests 5 --out /tmp/x --bogus 1
@@ -262,7 +262,7 @@ in DIR.",
                         help => "the experiment's config file (examples/bench/*.config)"}]};
 command("study") ->
     #{name => "study",
-      summary => "the overhead table and plots of several experiments",
+      summary => "what each set-up costs, from several experiments",
       description => "What each monitoring set-up costs against the unmonitored system, as a "
                  "table and plots,\nfrom experiments already run (docs/evaluation.md). Prints "
                  "one line per concurrency level\nand where the full report is.",

@@ -185,7 +185,7 @@ demo_command() ->
                      "clients),\nmonitored three ways: Erlang monitors online, a property file "
                      "online, and offline\nover a recording; then the race hunted with record & "
                      "replay and replayed three times;\nthen what monitoring costs, measured "
-                     "on a small scale (about 3 minutes). It ends with\na summary of what was "
+                     "on a small scale (a few minutes). It ends with\na summary of what was "
                      "caught and what it cost. Run it from the project's top directory.",
       flags => [#{name => "--quick", key => quick, type => boolean, default => false,
                   help => "skip the cost measurement"}]}.
@@ -231,7 +231,7 @@ demo_steps(Quick) ->
 %% (riarc_demo_summary): at most five lines, below everything else.
 cost_step(Caught) ->
     Title = "5. what monitoring costs: the load driver's system unmonitored and monitored "
-            "three ways,\n   3 runs each, each in a fresh VM (about 3 minutes; progress below)",
+            "three ways,\n   3 runs each, each in a fresh VM (a few minutes; progress below)",
     io:format("~n~s~n", [Title]),
     T0 = erlang:monotonic_time(millisecond),
     case riarc_demo_summary:measure(#{}) of
