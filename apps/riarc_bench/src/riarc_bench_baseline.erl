@@ -141,11 +141,11 @@ html(Name, Dir, ExpDir, Rows, Now, Base) ->
        riarc_bench_html:esc(filename:absname(ExpDir)), "</code>) with the same benchmark in the "
        "saved baseline <code>", riarc_bench_html:esc(Dir), "</code>. Values are medians over "
        "the runs with their 95 % bootstrap intervals; the change is the ratio of the medians "
-       "minus one, with its interval. Only a <span class=\"sig\">bold</span> change, whose "
-       "interval excludes 0 %, is a difference the runs can tell from noise; "
-       "<span class=\"ns\">not significant</span> ones may be chance, and with fewer than "
-       "three runs on either side there is no interval (<span class=\"small\">n too small</span>). "
-       "Click a column header to sort."],
+       "(now / baseline: 1.10x is 10 % more), with its interval. Only a <span class=\"sig\">bold</span> "
+       "change, whose interval excludes 1x, is a difference the runs can tell from noise; "
+       "<span class=\"ns\">no measurable difference</span> ones may be chance. "
+       "<span class=\"small\">Values in orange</span> come from fewer than three runs on either "
+       "side, too few for an interval. Click a column header to sort."],
       [riarc_bench_html:table(Cols, Table),
        [["<p>Only in this experiment: ", riarc_bench_html:esc(lists:join(", ", OnlyNow)), ".</p>\n"] || OnlyNow =/= []],
        [["<p>Only in the baseline: ", riarc_bench_html:esc(lists:join(", ", OnlyBase)), ".</p>\n"] || OnlyBase =/= []]]).

@@ -26,12 +26,14 @@
 %% #{ratio => 2.0,significant => true}
 %% 7> riarc_bench_ci:format_compare(C).
 %% "+100 % [+81.8, +120]"
+%% 8> riarc_bench_ci:format_ratio(C).
+%% "2.00x (1.82 to 2.20)"
 %% '''
 -module(riarc_bench_ci).
 
 -export([min_n/0, level/0, resamples/0]).
 -export([median/1, quantile/2, tukey/1, summary/1, compare/2, overhead/1]).
--export([format/1, format/2, format_compare/1, num/1]).
+-export([format/1, format/2, format_compare/1, format_ratio/1, num/1]).
 
 -export_type([summary/0, comparison/0]).
 
@@ -219,6 +221,21 @@ format_compare(C) ->
         {{P, {L, H}}, _} ->
             lists:flatten([signed(P), " % [", signed(L), ", ", signed(H), "]", not_sig(C)])
     end.
+
+%% @doc A comparison as a ratio to the baseline, in plain words: "2.00x (1.82 to 2.20)";
+%% "1.02x (0.95 to 1.10, no measurable difference)" when the interval includes 1; the
+%% ratio alone with too few runs for an interval (the reader is told that once, not in
+%% every cell); "n/a" without a ratio (a baseline of 0).
+-spec format_ratio(comparison()) -> string().
+format_ratio(#{ratio := R, lo := Lo, hi := Hi, significant := Sig}) ->
+    lists:flatten([ratio_num(R), "x (", ratio_num(Lo), " to ", ratio_num(Hi),
+                   case Sig of true -> ""; false -> ", no measurable difference" end, ")"]);
+format_ratio(#{ratio := R}) -> ratio_num(R) ++ "x";
+format_ratio(_) -> "n/a".
+
+%% Two decimals below 10 (a ratio near 1 needs them), none above.
+ratio_num(X) when X >= 10 -> float_to_list(float(X), [{decimals, 0}]);
+ratio_num(X) -> float_to_list(float(X), [{decimals, 2}]).
 
 not_sig(#{significant := true}) -> "";
 not_sig(_) -> " (not significant)".

@@ -136,7 +136,7 @@ window_mrt(Win) ->
 
 progress(#{progress := true, workers := N}, Elapsed, [Created, Ended, _Req, Acks, _Msgs], Util, All) ->
     io:format(standard_error, "\r[bench] ~6.1fs  workers ~b/~b created, ~b done  acks ~b  "
-              "MRT ~.3f ms  sched ~5.1f%   ",
+              "mean response ~.3f ms  schedulers busy ~5.1f%   ",
               [Elapsed / 1000, Created, N, Ended, Acks, us_to_ms(mean_or_zero(All)), Util * 100]);
 progress(_, _, _, _, _) -> ok.
 

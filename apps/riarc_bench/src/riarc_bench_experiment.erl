@@ -251,11 +251,12 @@ run_benches([{I, B} | Rest], Total, Cfg, Out, Acc) ->
 %% ends the benchmark's repetitions: at the same load the next one would crash too.
 run_bench(Bench, I, Total, Cfg = #{repetitions := Reps}, Out) ->
     Id = bench_id(Bench),
+    Label = progress_label(Bench, Cfg),
     RunOne = fun(Rep) ->
                      Dir = filename:join([Out, "runs", Id, "rep" ++ integer_to_list(Rep)]),
                      R = run_in_peer(Bench, Dir, maps:get(timeout, Cfg) * 1000,
                                      maps:get(memory_limit, Cfg)),
-                     progress(I, Total, Id, Rep, R),
+                     progress(I, Total, Label, Rep, R),
                      case R of
                          {error, {crashed, Info}} -> {crashed, Info#{rep => Rep}};
                          _ -> R
@@ -288,16 +289,33 @@ setup_label(B = #{instrumentation := I, monitors := M}) ->
 -spec variant_label(map()) -> string().
 variant_label(V) -> riarc_bench_report:variant_label(V).
 
+%% What a benchmark is, in words, for the progress lines ("steady load, 3000 workers,
+%% riarc, monitors checking every message"); its directory name (bench_id/1) is in the
+%% report. Schedulers, seed and variant are named only when the config varies them.
+progress_label(B = #{shape := S, workers := N, instrumentation := I}, Cfg) ->
+    Setup = case {I, riarc_bench_run:has_monitors(I), maps:get(monitors, B, none)} of
+                {baseline, _, _} -> "unmonitored";
+                {tracing, _, _} -> "the VM's tracing alone";
+                {_, true, none} -> atom_to_list(I) ++ ", monitors checking nothing";
+                {_, true, _} -> atom_to_list(I) ++ ", monitors checking every message";
+                {_, false, _} -> atom_to_list(I)
+            end,
+    Varies = fun(K) -> length(maps:get(K, Cfg, [x])) > 1 end,
+    lists:flatten([io_lib:format("~s load, ~b workers, ~s", [S, N, Setup]),
+                   [io_lib:format(", ~b schedulers", [maps:get(schedulers, B)]) || Varies(schedulers)],
+                   [io_lib:format(", seed ~b", [maps:get(seed, B)]) || Varies(seeds)],
+                   [variant_label(maps:get(variant, B, #{})) || Varies(variants)]]).
+
 progress(I, Total, Id, Rep, {ok, S}) ->
-    io:format(standard_error, "[experiment] ~b/~b ~s rep ~b: ~b ms, MRT ~.3f ms, sched ~.1f %, "
-              "mem ~.1f MB, RSS peak ~.1f MB~s~n",
+    io:format(standard_error, "[experiment] ~b/~b ~s, run ~b: ~b ms, mean response time ~.3f ms, "
+              "schedulers busy ~.1f %, memory ~.1f MB (VM peak ~.1f MB)~s~n",
               [I, Total, Id, Rep, maps:get(duration_ms, S), maps:get(mrt_mean_ms, S),
                maps:get(sched_mean, S) * 100, maps:get(mem_mean, S) / 1.0e6,
                maps:get(rss_peak, S, 0) / 1.0e6, verdict_note(S)]);
 progress(I, Total, Id, Rep, {error, {crashed, Info}}) ->
-    io:format(standard_error, "[experiment] ~b/~b ~s rep ~b CRASHED: ~p~n", [I, Total, Id, Rep, Info]);
+    io:format(standard_error, "[experiment] ~b/~b ~s, run ~b CRASHED: ~p~n", [I, Total, Id, Rep, Info]);
 progress(I, Total, Id, Rep, {error, {?MODULE, R}}) ->
-    io:format(standard_error, "[experiment] ~b/~b ~s rep ~b failed: ~ts~n",
+    io:format(standard_error, "[experiment] ~b/~b ~s, run ~b failed: ~ts~n",
               [I, Total, Id, Rep, format_error(R)]).
 
 verdict_note(S = #{instrumentation := I}) ->

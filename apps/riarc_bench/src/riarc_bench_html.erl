@@ -92,15 +92,16 @@ esc(S) ->
          $< -> "&lt;"; $> -> "&gt;"; $& -> "&amp;"; $" -> "&quot;"; _ -> C
      end || C <- unicode:characters_to_list(S)].
 
-%% @doc A table cell for a median and its interval (riarc_bench_ci:format/2), set small
-%% when there are too few runs for an interval.
+%% @doc A table cell for a median and its interval (riarc_bench_ci:format/2); with too
+%% few runs for an interval, the median alone in the colour the page's guide explains
+%% once (not "n too small" in every cell).
 -spec ci_cell(riarc_bench_ci:summary(), number()) -> cell().
-ci_cell(S = #{enough := false}, Scale) ->
-    {raw, ["<span class=\"small\">", esc(riarc_bench_ci:format(S, Scale)), "</span>"]};
+ci_cell(#{enough := false, median := M}, Scale) ->
+    {raw, ["<span class=\"small\">", esc(riarc_bench_ci:num(M * Scale)), "</span>"]};
 ci_cell(S, Scale) -> riarc_bench_ci:format(S, Scale).
 
-%% @doc A table cell for a comparison with the baseline, marked significant, not
-%% significant, or too small to tell.
+%% @doc A table cell for a comparison with the baseline, as a ratio (2.00x), marked
+%% significant, not significant, or from too few runs to tell.
 -spec change_cell(riarc_bench_ci:comparison()) -> cell().
 change_cell(C) ->
     Class = case C of
@@ -108,4 +109,4 @@ change_cell(C) ->
                 #{significant := true} -> "sig";
                 _ -> "ns"
             end,
-    {raw, ["<span class=\"", Class, "\">", esc(riarc_bench_ci:format_compare(C)), "</span>"]}.
+    {raw, ["<span class=\"", Class, "\">", esc(riarc_bench_ci:format_ratio(C)), "</span>"]}.

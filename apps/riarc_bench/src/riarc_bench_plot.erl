@@ -34,6 +34,17 @@
                     "#F0E442", "#000000"]).
 -define(TERMINAL, "set terminal svg size 760,430 font 'sans,12' background '#ffffff'\n").
 
+%% A series' name in a legend: the set-ups in plain words (their keys stay the keys of
+%% the colours and files); anything else as it is.
+legend("baseline") -> "unmonitored";
+legend("tracing") -> "VM tracing alone";
+legend(Key) ->
+    case string:split(Key, "-") of
+        [I, "none"] -> I ++ ", checking nothing";
+        [I, "soundness"] -> I ++ ", checking every message";
+        _ -> Key
+    end.
+
 %% @doc The colour of a series. Set-ups have a fixed one whatever else is plotted:
 %% the baseline black, bare tracing grey, and for riarc, centralised and inline a light
 %% shade for instrumentation alone and a dark one with monitors. Any other label (shapes,
@@ -81,7 +92,7 @@ bars(Dir, Name, Title, YLabel, Groups, Setups) ->
     ok = file:write_file(Dat, [[lists:join($\s, R), $\n] || R <- Rows]),
     Plots = [io_lib:format("'~ts' using ~b:~b:~b~s title ~s lc rgb '~s'",
                            [Dat, 2 + 3 * I, 3 + 3 * I, 4 + 3 * I,
-                            case I of 0 -> ":xtic(1)"; _ -> "" end, quote(S), colour(S, Setups)])
+                            case I of 0 -> ":xtic(1)"; _ -> "" end, quote(legend(S)), colour(S, Setups)])
              || {I, S} <- lists:zip(lists:seq(0, length(Setups) - 1), Setups)],
     [head(svg(Dir, Name), Title, "", YLabel),
      "set style data histogram\nset style histogram errorbars gap 1.5 lw 1.2\n",
@@ -111,7 +122,7 @@ boxes(Dir, Name, Title, YLabel, Groups, Setups) ->
                            "'' index ~b using (~b):1 with points pt 7 ps 0.6 lc rgb '~s'",
                            [Dat, I, X, colour(S, Setups), I, X, colour(S, Setups)])
              || {I, {_, S, X, _}} <- enumerate(Blocks)],
-    Keys = [io_lib:format("NaN with boxes fs solid 0.6 lc rgb '~s' title ~s", [colour(S, Setups), quote(S)])
+    Keys = [io_lib:format("NaN with boxes fs solid 0.6 lc rgb '~s' title ~s", [colour(S, Setups), quote(legend(S))])
             || S <- Setups],
     [head(svg(Dir, Name), Title, "", YLabel),
      "set style boxplot outliers pointtype 7\nset style data boxplot\n",
@@ -137,7 +148,7 @@ against_n(Dir, Name, Title, YLabel, Lines, All) ->
                          ok = file:write_file(Dat, [[integer_to_list(N), $\s, lists:join($\s, bar_cells(S)), $\n]
                                                     || {N, S = #{median := _}} <- lists:sort(Pts)]),
                          io_lib:format("'~ts' using 1:2:3:4 with yerrorlines lw 2 pt 7 lc rgb '~s' title ~s",
-                                       [Dat, colour(L, All), quote(L)])
+                                       [Dat, colour(L, All), quote(legend(L))])
                      end || {L, Pts} <- Lines],
             [head(svg(Dir, Name), Title, "workers (n)", YLabel),
              "set offsets graph 0.05, graph 0.05, graph 0.05, 0\nset yrange [0:*]\n",
@@ -152,7 +163,7 @@ against_n(Dir, Name, Title, YLabel, Lines, All) ->
 timeseries(Dir, Name, Title, YLabel, Col, Scale, Lines) ->
     All = [L || {L, _} <- Lines],
     Plots = [io_lib:format("'~ts' using ($1/1000):($~b*~p) every ::1 with lines lw 1.6 lc rgb '~s' title ~s",
-                           [Csv, Col, Scale, colour(L, All), quote(L)])
+                           [Csv, Col, Scale, colour(L, All), quote(legend(L))])
              || {L, Csv} <- Lines],
     [head(svg(Dir, Name), Title, "time (s)", YLabel),
      "set datafile separator ','\nset xrange [0:*]\nset yrange [0:*]\n",

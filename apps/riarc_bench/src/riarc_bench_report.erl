@@ -44,7 +44,7 @@
         [{5, created, "workers created", 1},
          {2, sched_util, "scheduler utilisation (%)", 100},
          {3, mem_total, "memory (MB)", 1.0e-6},
-         {10, mrt_interval_ms, "MRT in the sampling window (ms)", 1}]).
+         {10, mrt_interval_ms, "mean response time in the sampling window (ms)", 1}]).
 
 %% @doc The metrics the reports compare, with their labels and display scales.
 -spec metrics() -> [{atom(), string(), number()}].
@@ -143,8 +143,8 @@ plots(Out, Plots, Es) ->
                 N <- [lists:max([maps:get(n, E) || E <- Of])],
                 E = #{n := N1} <- Of, N1 =:= N],
     TopNote = case lists:usort([N || #{n := N} <- Top]) of
-                  [N] -> io_lib:format("n = ~b", [N]);
-                  _ -> "largest n of each shape"
+                  [N] -> io_lib:format("~b workers", [N]);
+                  _ -> "largest number of workers of each load"
               end,
     Bars = [fig(riarc_bench_plot:bars(Plots, "bars-" ++ atom_to_list(M),
                                       lists:flatten([Label, ", ", TopNote, ": median and 95 % interval"]),
@@ -173,18 +173,18 @@ plots(Out, Plots, Es) ->
              {Suffix, Series} <- ts_groups(Top, Shapes, Lines),
              Name <- ["ts-" ++ atom_to_list(TsName) ++ Suffix],
              Title <- [lists:flatten([Label, " over time", title_suffix(Suffix), " (", TopNote,
-                                      ", first repetition)"])]],
+                                      ", first run)"])]],
     Bars ++ Boxes ++ AgainstN ++ Ts.
 
 against_n(Plots, Es, Shapes, [_] = _Lines, M, Label, Scale) ->
     Name = "n-" ++ atom_to_list(M),
-    [{Name, [Label, " against n, one line per shape"],
-      riarc_bench_plot:against_n(Plots, Name, Label ++ " against n", Label,
+    [{Name, [Label, " against the number of workers, one line per load"],
+      riarc_bench_plot:against_n(Plots, Name, Label ++ " against the number of workers", Label,
                                  [{S, [{N, scaled(summary(M, E), Scale)} || E = #{shape := S1, n := N} <- Es, S1 =:= S]}
                                   || S <- Shapes], Shapes)}];
 against_n(Plots, Es, Shapes, Lines, M, Label, Scale) ->
-    [{Name, [Label, " against n, ", S],
-      riarc_bench_plot:against_n(Plots, Name, lists:flatten([Label, " against n, ", S]), Label,
+    [{Name, [Label, " against the number of workers, ", S],
+      riarc_bench_plot:against_n(Plots, Name, lists:flatten([Label, " against the number of workers, ", S]), Label,
                                  [{L, [{N, scaled(summary(M, E), Scale)}
                                        || E = #{shape := S1, line := L1, n := N} <- Es, S1 =:= S, L1 =:= L]}
                                   || L <- Lines], Lines)}
@@ -226,7 +226,7 @@ write_fit_data(Plots, #{id := Id, shape := S, line := L, runs := [Run | _]}) ->
     #{name => Name, label => S ++ " " ++ L, id => Id, fits => Fits, n => length(Sample), dat => Dat}.
 
 fit_plot(Plots, #{name := Name, label := Label, dat := Dat, n := N}) ->
-    Title = lists:flatten(["Response times, ", Label, ": MLE fits"]),
+    Title = lists:flatten(["Response times, ", Label, ": fitted distributions"]),
     Cmds = case N of
                0 -> [];
                _ -> riarc_bench_plot:fit(Plots, Name, Title, Dat)
@@ -287,26 +287,28 @@ html(Cfg, Entries, Figures, Fits, Gnuplot, Info, Out) ->
 
 guide(Cfg, Entries) ->
     Reps = case maps:get(repetitions, Cfg) of
-               N when is_integer(N) -> io_lib:format("~b repetition~s", [N, plural(N)]);
-               {cv, _} -> "repetitions chosen by the CV procedure of 000 App. C.5.1"
+               N when is_integer(N) -> io_lib:format("~b time~s", [N, plural(N)]);
+               {cv, _} -> "until its runs varied little (coefficient of variation settled)"
            end,
     Few = [E || E = #{runs := Runs} <- Entries, length(Runs) < riarc_bench_ci:min_n()],
     ["Every benchmark ran ", Reps, ", each in a fresh VM. A cell shows the <b>median</b> "
      "over the runs and, in brackets, its <b>95 % confidence interval</b> (bootstrap "
-     "percentile, seeded, so a redrawn report gives the same interval). With fewer than "
-     "three runs there is no interval and the cell says <span class=\"small\">n too small</span>",
+     "percentile, seeded, so a redrawn report gives the same interval). ",
      case Few of
          [] -> "";
-         _ -> io_lib:format(" (~b of the ~b benchmarks here)", [length(Few), length(Entries)])
+         _ -> io_lib:format("<span class=\"small\">Values in orange</span> (~b of the ~b "
+                            "benchmarks here) come from fewer than three runs, too few for an "
+                            "interval or a spread. ", [length(Few), length(Entries)])
      end,
-     ". The interval is about noise between runs on this machine, which was shared (see the load "
-     "average below): a difference between two set-ups is real only when the "
-     "<i>vs baseline</i> interval excludes 0 %; otherwise it is marked "
-     "<span class=\"ns\">not significant</span> and may be chance. "
-     "<span class=\"out\">&dagger;</span> marks a run outside Tukey's fences, most likely "
-     "disturbed by other work. With 3 to 5 runs the intervals are wide and nearly the range "
-     "of the runs. In the plots every set-up keeps one colour; bars are medians with their "
-     "intervals, box plots show every run. Click a column header to sort."].
+     "The interval is about noise between runs on this machine, which was shared (see the load "
+     "average below). The <i>x unmonitored</i> columns give a set-up's median as a multiple of "
+     "the unmonitored system's (2.00x: twice as much); a difference is real only when that "
+     "interval excludes 1x, otherwise it is marked <span class=\"ns\">no measurable "
+     "difference</span> and may be chance. "
+     "<span class=\"out\">&dagger;</span> marks a run far outside the others (Tukey's fences), "
+     "most likely disturbed by other work. With 3 to 5 runs the intervals are wide and nearly "
+     "the range of the runs. In the plots every set-up keeps one colour; bars are medians with "
+     "their intervals, box plots show every run. Click a column header to sort."].
 
 plural(1) -> "";
 plural(_) -> "s".
@@ -337,13 +339,13 @@ results_table(Cfg, Entries) ->
                                                       runs := [_ | _]} <- Entries]),
     HasBase = map_size(Bases) > 0 andalso length(lines(Entries)) > 1,
     [{_, MrtL, MrtS}, {_, P99L, P99S}, {_, MemL, MemS}, {_, SchedL, SchedS}, {_, DurL, DurS}] = ?METRICS,
-    Cols = [{"shape", text}, {"n", num}, {"set-up", text}, {"runs", num}, {"repetitions", text},
+    Cols = [{"load", text}, {"workers", num}, {"set-up", text}, {"runs", num}, {"runs chosen", text},
             {MrtL, num}]
-        ++ [{"MRT vs baseline", num} || HasBase]
+        ++ [{"mean response time x unmonitored", num} || HasBase]
         ++ [{MemL, num}]
-        ++ [{"memory vs baseline", num} || HasBase]
+        ++ [{"memory x unmonitored", num} || HasBase]
         ++ [{P99L, num}, {SchedL, num}, {DurL, num}, {"throughput (msg/s)", num}]
-        ++ [{"CV " ++ atom_to_list(M), num} || M <- cv_metrics()]
+        ++ [{"spread (CV) of " ++ cv_label(M), num} || M <- cv_metrics()]
         ++ [{"crashed", text}, {"benchmark (runs/...)", text}],
     Rows = [[S, N, L, length(Runs), reps_cell(Cfg, E), ci_cell(mrt_mean_ms, MrtS, E)]
              ++ [vs_cell(mrt_mean_ms, E, Bases) || HasBase]
@@ -356,20 +358,30 @@ results_table(Cfg, Entries) ->
             || E = #{id := Id, shape := S, n := N, line := L, runs := Runs} <- Entries],
     riarc_bench_html:table(Cols, Rows).
 
+cv_label(M) ->
+    case lists:keyfind(M, 1, ?METRICS) of
+        {_, Label, _} -> hd(string:split(Label, " ("));
+        false -> atom_to_list(M)
+    end.
+
 %% Fixed repetitions never looked at the CV, so "settled" would claim too much.
 reps_cell(Cfg, #{runs := Runs, chosen := Chosen, converged := Conv}) ->
     case {maps:get(repetitions, Cfg), length(Runs) < riarc_bench_ci:min_n()} of
-        {_, true} -> {raw, "<span class=\"small\">n too small</span>"};
+        {_, true} -> {raw, "<span class=\"small\">too few</span>"};
         {N, false} when is_integer(N) -> "fixed";
-        {{cv, _}, false} when Conv -> io_lib:format("CV settled at m = ~b", [Chosen]);
-        {{cv, _}, false} -> "CV not settled"
+        {{cv, _}, false} when Conv -> io_lib:format("settled after ~b", [Chosen]);
+        {{cv, _}, false} -> "not settled"
     end.
 
 ci_cell(M, Scale, E) ->
     case summary(M, E) of
         #{n := 0} -> {"n/a", ""};
-        S = #{median := _} ->
-            Text = riarc_bench_html:esc(riarc_bench_ci:format(S, Scale)),
+        S = #{median := Med} ->
+            %% Too few runs: the median alone, in the colour the guide explains once.
+            Text = riarc_bench_html:esc(case S of
+                                            #{enough := false} -> riarc_bench_ci:num(Med * Scale);
+                                            _ -> riarc_bench_ci:format(S, Scale)
+                                        end),
             Class = case S of #{enough := false} -> " class=\"small\""; _ -> "" end,
             Out = case maps:get(outliers, S, []) of
                       [] -> "";
@@ -388,7 +400,7 @@ vs_cell(M, E = #{setup := Setup, shape := S, n := N, rest := Rest}, Bases) ->
 
 %% The ratio to a baseline as a cell: bold when significant, grey when not.
 compare_cell(C) ->
-    Text = riarc_bench_html:esc(riarc_bench_ci:format_compare(C)),
+    Text = riarc_bench_html:esc(riarc_bench_ci:format_ratio(C)),
     Class = case C of
                 #{enough := false} -> "small";
                 #{significant := true} -> "sig";
@@ -398,12 +410,12 @@ compare_cell(C) ->
 
 cv_cell(M, E) ->
     case values(M, E) of
-        Vs when length(Vs) < 3 -> {raw, "<span class=\"small\">n too small</span>"};
+        Vs when length(Vs) < 3 -> "";
         Vs -> io_lib:format("~.1f %", [100 * riarc_bench_stats:cv(Vs)])
     end.
 
 crashed_cell([]) -> "";
-crashed_cell([#{why := Why, rep := Rep} | _]) -> io_lib:format("rep ~b: ~s", [Rep, Why]).
+crashed_cell([#{why := Why, rep := Rep} | _]) -> io_lib:format("run ~b: ~s", [Rep, Why]).
 
 figures(_Title, []) -> [];
 figures(Title, Figs) ->
@@ -414,9 +426,11 @@ fits_section([], _) -> [];
 fits_section(Fits, Figs) ->
     Rows = [[Label, Id, N] ++ [ks_cell(D, F) || D <- [normal, lognormal, gamma]] ++ [best(F)]
             || #{label := Label, id := Id, fits := F, n := N} <- Fits],
-    ["<h2>Realism check (004 &sect;4.1)</h2>\n<p>Normal, log-normal and gamma distributions fitted "
-     "by maximum likelihood to the sampled response times of the largest benchmark of each series "
-     "(first repetition); the Kolmogorov-Smirnov statistic D of each fit (smaller is better).</p>\n",
+    ["<h2>Do the response times look like a real system's?</h2>\n<p>Normal, log-normal and gamma "
+     "distributions fitted (maximum likelihood) to the sampled response times of the largest "
+     "benchmark of each series (first run); D is the largest gap between the data's and the "
+     "fit's cumulative distribution (Kolmogorov-Smirnov; smaller is a better fit). Real "
+     "systems' response times are usually skewed, closer to log-normal or gamma.</p>\n",
      riarc_bench_html:table([{"series", text}, {"benchmark", text}, {"sample", num}, {"D normal", num},
                              {"D log-normal", num}, {"D gamma", num}, {"best", text}], Rows),
      "<div class=\"figs\">\n", [riarc_bench_html:figure(Src, C) || {Src, C} <- Figs], "</div>\n"].

@@ -45,16 +45,16 @@
                       | {out_dir, file:filename(), file:posix()}.
 
 %% {column of aggregate.csv, what it is, scale to the unit shown}
--define(METRICS, [{mrt_mean_ms_mean, "MRT (ms)", 1},
+-define(METRICS, [{mrt_mean_ms_mean, "mean response time (ms)", 1},
                   {mem_mean_mean, "memory (MB)", 1.0e-6},
-                  {sched_mean_mean, "sched. (%)", 100}]).
+                  {sched_mean_mean, "scheduler use (%)", 100}]).
 
 %% {column of timeseries.csv, name, label, scale} for the Fig. 9 analogue.
 -define(TS, [{3, mem_total, "memory (MB)", 1.0e-6}, {2, sched_util, "scheduler utilisation (%)", 100}]).
 
 %% @doc Writes the study for the given levels, each `{Label, ExperimentDir}'.
 -spec write([{string(), file:filename()}], file:filename()) ->
-    {ok, #{table := file:filename(), html := file:filename(), text := binary()}}
+    {ok, #{table := file:filename(), html := file:filename(), text := binary(), rows := [map()]}}
     | {error, {?MODULE, error_reason()}}.
 write(Levels, Out) ->
     case read_levels(Levels, []) of
@@ -80,7 +80,7 @@ write_files(Read, Out, Plots) ->
     Html = filename:join(Out, "index.html"),
     Drawn = [F || F = {Src, _} <- Figures, filelib:is_regular(filename:join(Out, Src))],
     ok = file:write_file(Html, html(Read, Table, Gnuplot, Drawn)),
-    {ok, #{table => filename:join(Out, "overhead.md"), html => Html, text => Md}}.
+    {ok, #{table => filename:join(Out, "overhead.md"), html => Html, text => Md, rows => Table}}.
 
 %% Each aggregate row gets its runs (from runs.csv) under `runs'.
 read_levels([], Acc) -> {ok, lists:reverse(Acc)};
@@ -149,22 +149,31 @@ run_key(K) ->
     S = atom_to_list(K),
     list_to_atom(lists:sublist(S, length(S) - length("_mean"))).
 
-setup_label(#{instrumentation := "tracing"}) -> "VM tracing alone (the outline floor)";
+%% Plain words: what watches the system and what its monitors do.
+setup_label(#{instrumentation := "tracing"}) -> "the VM's tracing alone, no monitors (the least any outside monitoring costs)";
 setup_label(R) ->
     case maps:get(monitors, R) of
-        "none" -> maps:get(instrumentation, R) ++ " (instrumentation alone)";
-        M -> lists:flatten(io_lib:format("~s + ~s monitors, ~s us/event",
-                                         [maps:get(instrumentation, R), M, num(maps:get(cost_us, R))]))
+        "none" -> maps:get(instrumentation, R) ++ ", monitors that check nothing";
+        _ -> lists:flatten(io_lib:format("~s, monitors checking every message (~s us per event)",
+                                         [maps:get(instrumentation, R), num(maps:get(cost_us, R))]))
     end.
 
 markdown(Table) ->
-    Head = ["| level | shape | n | set-up |",
-            [[" ", L, " overhead (set-up / baseline) [95 % CI] |"] || {_, L, _} <- ?METRICS],
+    Head = ["| concurrency | load | workers | set-up |",
+            [[" ", L, ": x unmonitored (95 % interval) [set-up vs unmonitored] |"] || {_, L, _} <- ?METRICS],
             " verdicts as expected |\n",
             "|---|---|---|---|", ["---|" || _ <- ?METRICS], "---|\n"],
+    Few = [T || T = #{cmp := Cmp} <- Table, #{enough := false} <- maps:values(Cmp)],
     [Head, [md_row(T) || T <- Table],
-     "\nMedians over the repetitions; [95 % bootstrap interval of the overhead]; "
-     "\"not significant\": the interval includes 0; \"n too small\": fewer than 3 runs.\n"].
+     "\nEach cell: the set-up's median over its runs as a multiple of the unmonitored "
+     "system's (2.00x: twice as much), the 95 % interval of that ratio in parentheses, then "
+     "the two medians in brackets. \"no measurable difference\": the interval includes 1x.\n",
+     case Few of
+         [] -> "";
+         _ -> ["Fewer than ", integer_to_list(riarc_bench_ci:min_n()), " runs per set-up here, "
+               "too few for intervals: the ratios without one are single measurements "
+               "(`make bench` runs more).\n"]
+     end].
 
 md_row(T = #{level := L, shape := S, workers := N, setup := Setup, crashed := Crashed}) ->
     Cells = case {Crashed, has_runs(maps:get(row, T))} of
@@ -174,18 +183,10 @@ md_row(T = #{level := L, shape := S, workers := N, setup := Setup, crashed := Cr
     ["| ", L, " | ", S, " | ", integer_to_list(N), " | ", Setup, " |", Cells,
      verdict_cell(maps:get(row, T)), "\n"].
 
-%% "+50.0% (3.0 / 2.0) [+31, +72]": overhead, the two medians, the interval or why none.
+%% "1.50x (1.31 to 1.72) [3.0 vs 2.0]": the ratio, its interval when there is one (the
+%% table's note says once why some have none), the two medians.
 cmp_text(C = #{setup := #{median := V}, base := #{median := B}}, Scale) ->
-    case riarc_bench_ci:overhead(C) of
-        none -> io_lib:format("n/a (~s / ~s)", [num(V * Scale), num(B * Scale)]);
-        {P, Ci} ->
-            [io_lib:format("~s% (~s / ~s)", [signed(P), num(V * Scale), num(B * Scale)]),
-             case {Ci, C} of
-                 {none, _} -> " n too small";
-                 {{Lo, Hi}, #{significant := true}} -> io_lib:format(" [~s, ~s]", [signed(Lo), signed(Hi)]);
-                 {{Lo, Hi}, _} -> io_lib:format(" [~s, ~s] not significant", [signed(Lo), signed(Hi)])
-             end]
-    end;
+    io_lib:format("~s [~s vs ~s]", [riarc_bench_ci:format_ratio(C), num(V * Scale), num(B * Scale)]);
 cmp_text(_, _) -> "n/a".
 
 %% "15001 of 15001" over all repetitions; a wrong verdict is shouted.
@@ -243,7 +244,7 @@ level_plots(Level, Dir, Rows, Rows0, Plots) ->
     N = lists:max([maps:get(workers, R) || R <- Rows]),
     Top = [R || R <- Rows, maps:get(workers, R) =:= N],
     At = fun(S) -> [R || R <- Top, maps:get(shape, R) =:= S] end,
-    Note = io_lib:format("~s concurrency, n = ~b", [Level, N]),
+    Note = io_lib:format("~s concurrency, ~b workers", [Level, N]),
     Bars = [fig(riarc_bench_plot:bars(Plots, Name, lists:flatten([Label, ", ", Note]), Label,
                                       [{S, maps:from_list([{plot_setup(R), scaled(riarc_bench_ci:summary(values(K, R)), Scale)}
                                                            || R <- At(S)])} || S <- Shapes], Setups),
@@ -270,8 +271,8 @@ level_plots(Level, Dir, Rows, Rows0, Plots) ->
               Name, Title)
           || {Col, TsName, Label, Scale} <- ?TS, S <- Shapes, At(S) =/= [],
              Name <- [lists:flatten([Level, "-", S, "-ts-", atom_to_list(TsName)])],
-             Title <- [lists:flatten([Level, " concurrency, ", S, ", n = ", integer_to_list(N), ": ",
-                                      Label, " over the run (first repetition)"])]],
+             Title <- [lists:flatten([Level, " concurrency, ", S, ", ", integer_to_list(N), " workers: ",
+                                      Label, " over the run (first run)"])]],
     Bars ++ Boxes ++ AgainstN ++ Ts.
 
 fig(Cmds, Name, Caption) -> {{"plots/" ++ Name ++ ".svg", Caption}, Cmds}.
@@ -305,7 +306,7 @@ html(Read, Table, Gnuplot, Figures) ->
     Ts = Section("-ts-"),
     AgainstN = Figures -- (Bars ++ Boxes ++ Ts),
     riarc_bench_html:page(
-      "Inline, centralised and riarc monitoring against the baseline", guide(Table),
+      "Inline, centralised and riarc monitoring against the unmonitored system", guide(Table),
       ["<p>Experiments: ",
        lists:join(", ", [[riarc_bench_html:esc(L), " (<code>", riarc_bench_html:esc(D), "</code>)"]
                          || {L, D, _} <- Read]),
@@ -314,34 +315,36 @@ html(Read, Table, Gnuplot, Figures) ->
            ok -> "";
            {error, {riarc_bench_plot, Why}} -> ["<p><b>Plots missing:</b> ", riarc_bench_html:esc(riarc_bench_plot:format_error(Why)), "</p>"]
        end,
-       "<h2>Overhead at the largest n (Table 3 analogue)</h2>\n", table(Table),
+       "<h2>What each set-up costs against the unmonitored system (largest number of workers)</h2>\n",
+       table(Table),
        "<p>Also as <a href=\"overhead.md\">overhead.md</a> and <a href=\"overhead.csv\">overhead.csv</a>.</p>\n",
        figures("Set-ups side by side", Bars),
        figures("Every run", Boxes),
-       figures("Against the number of workers (Figs. 7 and 8)", AgainstN),
-       figures("Over one run (Fig. 9)", Ts)]).
+       figures("Against the number of workers", AgainstN),
+       figures("Over one run", Ts)]).
 
 guide(Table) ->
     Reps = lists:usort([maps:get(n, maps:get(setup, C)) || #{cmp := Cmp} <- Table, C <- maps:values(Cmp)]),
-    ["Each row compares one monitoring set-up with the unmonitored baseline of the same "
-     "shape and n (the largest n of its level). A value is the <b>median</b> over the "
-     "repetitions (", runs_text(Reps), "); the overhead is (set-up &minus; baseline) / baseline "
-     "of the medians, with its <b>95 % confidence interval</b> in brackets (bootstrap "
-     "percentile over the runs of both, seeded). The machine was shared and runs vary, so "
-     "an overhead is only a finding when its interval excludes 0 %: "
-     "<span class=\"sig\">bold</span> overheads do; <span class=\"ns\">grey ones marked not "
-     "significant</span> may be chance. With fewer than three runs there is no interval "
-     "(<span class=\"small\">n too small</span>), and with three to five it is about the range "
-     "of the runs. In the plots every set-up has one colour throughout; bars are medians "
-     "with their intervals, box plots show every run. Click a column header to sort."].
+    ["Each row compares one monitoring set-up with the unmonitored system under the same "
+     "load and number of workers (the largest of its level). A value is the <b>median</b> over "
+     "the runs (", runs_text(Reps), "); the cost is the set-up's median as a multiple of the "
+     "unmonitored one (2.00x: twice as much), with its <b>95 % confidence interval</b> in "
+     "parentheses (bootstrap percentile over the runs of both, seeded). The machine was shared "
+     "and runs vary, so a cost is only a finding when its interval excludes 1x: "
+     "<span class=\"sig\">bold</span> ones do; <span class=\"ns\">grey ones, marked no measurable "
+     "difference</span>, may be chance. <span class=\"small\">Values in orange</span> come "
+     "from fewer than three runs, too few for an interval; with three to five runs the "
+     "interval is about the range of the runs. In the plots every set-up has one colour "
+     "throughout; bars are medians with their intervals, box plots show every run. Click a "
+     "column header to sort."].
 
 runs_text([]) -> "no runs";
 runs_text([N]) -> io_lib:format("~b run~s each", [N, case N of 1 -> ""; _ -> "s" end]);
 runs_text(Ns) -> io_lib:format("~b to ~b runs each", [lists:min(Ns), lists:max(Ns)]).
 
 table(Table) ->
-    Cols = [{"level", text}, {"shape", text}, {"n", num}, {"set-up", text}, {"runs", num}]
-        ++ lists:append([[{L ++ " set-up", num}, {L ++ " baseline", num}, {L ++ " overhead", num}]
+    Cols = [{"concurrency", text}, {"load", text}, {"workers", num}, {"set-up", text}, {"runs", num}]
+        ++ lists:append([[{L ++ " set-up", num}, {L ++ " unmonitored", num}, {L ++ " x unmonitored", num}]
                          || {_, L, _} <- ?METRICS])
         ++ [{"verdicts as expected", text}],
     Rows = [[L, S, N, Setup, runs_of(T)]
@@ -404,8 +407,6 @@ format_error({out_dir, Out, Reason}) ->
     lists:flatten(io_lib:format("cannot create the output directory ~ts: ~ts",
                                 [Out, file:format_error(Reason)])).
 
-signed(P) when P >= 0 -> "+" ++ num(P);
-signed(P) -> num(P).
 
 num(X) when is_integer(X) -> integer_to_list(X);
 num(X) when abs(X) >= 100 -> float_to_list(float(X), [{decimals, 0}]);

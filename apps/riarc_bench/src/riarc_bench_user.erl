@@ -434,15 +434,13 @@ summarise(Setups, Rows) ->
                                                 inconclusive]])}}
      || S <- Setups].
 
-ratio_text(baseline, _) -> "1 (reference)";
-ratio_text(_, C) ->
-    case C of
-        #{ratio := R, lo := Lo, hi := Hi, significant := Sig} ->
-            lists:flatten([riarc_bench_ci:num(R), " [", riarc_bench_ci:num(Lo), ", ",
-                           riarc_bench_ci:num(Hi), "]", [" significant" || Sig]]);
-        #{ratio := R} -> riarc_bench_ci:num(R) ++ " (n too small)";
-        _ -> "n/a"
-    end.
+ratio_text(baseline, _) -> "1x (reference)";
+ratio_text(_, C) -> riarc_bench_ci:format_ratio(C).
+
+%% A median with its interval; with too few runs the median alone (the table's last line
+%% says why, once).
+value_text(#{enough := false, median := M}, Scale) -> riarc_bench_ci:num(M * Scale);
+value_text(S, Scale) -> riarc_bench_ci:format(S, Scale).
 
 verdict_text(baseline, _) -> "-";
 verdict_text(tracing, _) -> "-";
@@ -452,29 +450,32 @@ verdict_text(_, #{monitored := M, accepted := A, rejected := R, errors := E, inc
 
 lat_text([]) -> "-";
 lat_text(Ls) ->
-    string:join([P ++ " " ++ riarc_bench_ci:format(S) || {P, S} <- Ls], "; ").
+    string:join([P ++ " " ++ value_text(S, 1) || {P, S} <- Ls], "; ").
 
 %% @doc The table `bench -m' prints: per set-up the median wall time [95 % CI], its ratio
 %% to the baseline [CI] marked "significant" when the interval excludes 1, the median
 %% peak memory and the verdicts.
 %% ```
 %% 1> {ok, R} = riarc_bench_user:run(Cfg, #{out => "/tmp/u"}), io:put_chars(riarc_bench_user:table(R)).
-%% set-up       runs  wall ms [95 % CI]    vs baseline [CI]          memory MB  verdicts
-%% baseline     5     41.2 [39.0, 44.1]    1 (reference)             22.1       -
+%% set-up       runs  wall ms [95 % CI]    x unmonitored (95 % CI)   memory MB  verdicts
+%% baseline     5     41.2 [39.0, 44.1]    1x (reference)            22.1       -
 %% '''
 -spec table(#{summary := [{atom(), map()}], _ => _}) -> iolist().
 table(#{summary := Summary}) ->
-    Lines = [["set-up", "runs", "wall ms [95 % CI]", "vs baseline [CI]", "memory MB [CI]",
+    Lines = [["set-up", "runs", "wall ms [95 % CI]", "x unmonitored (95 % CI)", "memory MB [CI]",
               "verdicts", "latency us"]]
-        ++ [[atom_to_list(S), integer_to_list(Runs), riarc_bench_ci:format(W),
-             ratio_text(S, WV), riarc_bench_ci:format(Mem, 1.0e-6),
+        ++ [[atom_to_list(S), integer_to_list(Runs), value_text(W, 1),
+             ratio_text(S, WV), value_text(Mem, 1.0e-6),
              verdict_text(S, V), lat_text(L)]
             || {S, #{runs := Runs, wall := W, wall_vs := WV, mem := Mem, verdicts := V,
                      lat := L}} <- Summary],
     Widths = [lists:max([string:length(lists:nth(I, L)) || L <- Lines])
               || I <- lists:seq(1, 7)],
-    [[string:trim([string:pad(C, W + 2) || {C, W} <- lists:zip(L, Widths)], trailing), $\n]
-     || L <- Lines].
+    Few = [x || {_, #{wall := #{enough := false}}} <- Summary],
+    [[[string:trim([string:pad(C, W + 2) || {C, W} <- lists:zip(L, Widths)], trailing), $\n]
+      || L <- Lines],
+     [io_lib:format("fewer than ~b runs: no intervals (give --runs ~b or more)~n",
+                    [riarc_bench_ci:min_n(), riarc_bench_ci:min_n()]) || Few =/= []]].
 
 write_report(Out, #{mfa := {M, F, A}, monitors := Mons, runs := N}, Setups, Summary) ->
     Plots = filename:join(Out, "plots"),
@@ -494,13 +495,13 @@ write_report(Out, #{mfa := {M, F, A}, monitors := Mons, runs := N}, Setups, Summ
                   {error, {riarc_bench_plot, E}} -> ["<p>", riarc_bench_html:esc(riarc_bench_plot:format_error(E)), "</p>\n"]
               end,
     Cols = [{"set-up", text}, {"runs", num}, {"wall ms [95 % CI]", num},
-            {"wall vs baseline [CI]", num}, {"memory MB [CI]", num},
-            {"memory vs baseline [CI]", num}, {"RSS peak MB", num}, {"events traced", num},
+            {"wall x unmonitored (95 % CI)", num}, {"memory MB [CI]", num},
+            {"memory x unmonitored (95 % CI)", num}, {"RSS peak MB", num}, {"events traced", num},
             {"verdicts (all runs)", text}],
     Rows = [[atom_to_list(S), integer_to_list(Runs + Failed),
-             cell(riarc_bench_ci:format(W), W), ratio_cell(S, WV),
-             cell(riarc_bench_ci:format(Mem1, 1.0e-6), Mem1), ratio_cell(S, MV),
-             cell(riarc_bench_ci:format(Rss, 1.0e-6), Rss), cell(riarc_bench_ci:format(Ev), Ev),
+             cell(value_text(W, 1), W), ratio_cell(S, WV),
+             cell(value_text(Mem1, 1.0e-6), Mem1), ratio_cell(S, MV),
+             cell(value_text(Rss, 1.0e-6), Rss), cell(value_text(Ev, 1), Ev),
              verdict_text(S, V)]
             || {S, #{runs := Runs, failed_runs := Failed, wall := W, wall_vs := WV,
                      mem := Mem1, mem_vs := MV, rss := Rss, events := Ev, verdicts := V}}
@@ -523,7 +524,7 @@ write_report(Out, #{mfa := {M, F, A}, monitors := Mons, runs := N}, Setups, Summ
              integer_to_list(N), " counted runs per set-up, each in a fresh VM, interleaved, "
              "after one uncounted warm-up per set-up. A cell is the median over the runs and "
              "its 95 % bootstrap interval; a ratio to the baseline is marked significant when "
-             "its interval excludes 1. Fewer than three runs give no interval (n too small). "
+             "its interval excludes 1. Fewer than three runs give no interval: the value alone. "
              "Memory is the peak of erlang:memory(total); the RSS peak is the VM's VmHWM."],
     Body = ["<h2>Set-ups</h2>\n", riarc_bench_html:table(Cols, Rows), Lat, Figures,
             "<p>Every run: <code>runs.csv</code> next to this page.</p>\n"],
@@ -533,7 +534,7 @@ write_report(Out, #{mfa := {M, F, A}, monitors := Mons, runs := N}, Setups, Summ
 
 lat_cell(P, L) ->
     case lists:keyfind(P, 1, L) of
-        {P, S} -> cell(riarc_bench_ci:format(S), S);
+        {P, S} -> cell(value_text(S, 1), S);
         false -> "n/a"
     end.
 

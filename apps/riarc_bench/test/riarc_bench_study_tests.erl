@@ -45,17 +45,17 @@ overhead_test() ->
     ?assertEqual(["centralised", "inline", "riarc"],
                  lists:sort([maps:get(instrumentation, maps:get(row, T)) || T <- Table])).
 
-%% The table's text: +50 % response time and +25 % memory for riarc, a crashed set-up
-%% marked as such, and wrong verdicts shouted.
+%% The table's text: 1.5 times the response time and 1.25 times the memory for riarc
+%% (ratios, not percentages), a crashed set-up marked as such, and wrong verdicts shouted.
 table_text_test() ->
     Dir = write_aggregate("study-in"),
     Out = tmp_dir("study-out"),
     {ok, #{text := Text, table := Md}} = riarc_bench_study:write([{"high", Dir}], Out),
     ?assert(filelib:is_regular(Md)),
     Lines = binary:split(Text, <<"\n">>, [global, trim_all]),
-    [Riarc] = [L || L <- Lines, binary:match(L, <<"riarc +">>) =/= nomatch],
-    ?assertMatch({match, _}, re:run(Riarc, "\\+50\\.0% \\(3\\.0 / 2\\.0\\)")),
-    ?assertMatch({match, _}, re:run(Riarc, "\\+25\\.0% \\(2\\.5 / 2\\.0\\)")),
+    [Riarc] = [L || L <- Lines, binary:match(L, <<"| riarc, ">>) =/= nomatch],
+    ?assertMatch({match, _}, re:run(Riarc, "\\| 1\\.50x \\[3\\.0 vs 2\\.0\\]")),
+    ?assertMatch({match, _}, re:run(Riarc, "\\| 1\\.25x \\[2\\.5 vs 2\\.0\\]")),
     ?assertMatch({match, _}, re:run(Riarc, "201 of 201")),
     [Inline] = [L || L <- Lines, binary:match(L, <<"inline">>) =/= nomatch],
     ?assertMatch({match, _}, re:run(Inline, "crashed \\(memory_limit\\)")),
@@ -64,21 +64,25 @@ table_text_test() ->
     {ok, Csv} = file:read_file(filename:join(Out, "overhead.csv")),
     ?assertEqual(4, length(binary:split(Csv, <<"\n">>, [global, trim_all]))).
 
-%% With runs.csv: medians, intervals, significance, "n too small"; and the page is
-%% real HTML with every plot present.
+%% With runs.csv: ratios with intervals, significance, too few runs said once; and the
+%% page is real HTML with every plot present.
 study_with_runs_test() ->
     Dir = write_aggregate("study-runs"),
     ok = file:write_file(filename:join(Dir, "runs.csv"), runs()),
     Out = tmp_dir("study-runs-out"),
     {ok, #{text := Text, html := Html}} = riarc_bench_study:write([{"high", Dir}], Out),
     Lines = binary:split(Text, <<"\n">>, [global, trim_all]),
-    [Riarc] = [L || L <- Lines, binary:match(L, <<"riarc +">>) =/= nomatch],
-    ?assertMatch({match, _}, re:run(Riarc, "\\+50\\.0% \\(3\\.0 / 2\\.0\\) \\[\\+")),
-    ?assertEqual(nomatch, re:run(Riarc, "MRT[^|]*not significant")),
+    [Riarc] = [L || L <- Lines, binary:match(L, <<"| riarc, ">>) =/= nomatch],
+    ?assertMatch({match, _}, re:run(Riarc, "\\| 1\\.50x \\([0-9.]+ to [0-9.]+\\) \\[3\\.0 vs 2\\.0\\]")),
+    ?assertEqual(nomatch, re:run(Riarc, "^[^|]*\\|[^|]*\\|[^|]*\\|[^|]*\\|[^|]*no measurable difference")),
+    %% Two runs of centralised: its ratios have no interval, and the note says why once.
     [Central] = [L || L <- Lines, binary:match(L, <<"centralised">>) =/= nomatch],
-    ?assertMatch({match, _}, re:run(Central, "n too small")),
+    ?assertEqual(nomatch, re:run(Central, " to ")),
+    ?assertEqual(1, length([L || L <- Lines, binary:match(L, <<"too few for intervals">>) =/= nomatch])),
+    ?assertEqual(nomatch, re:run(Text, "[+-][0-9.]+ ?%")),
     Page = riarc_bench_report_check:tables(riarc_bench_report_check:html(Html)),
-    ?assertNotEqual(nomatch, binary:match(Page, <<"n too small">>)),
+    ?assertNotEqual(nomatch, binary:match(Page, <<"class=\"small\"">>)),
+    ?assertEqual(nomatch, binary:match(Page, <<"n too small">>)),
     ?assertNotEqual(nomatch, binary:match(Page, <<"class=\"sig\"">>)),
     %% Grouped bars and box plots at n = 200, and against n for the two n of the level.
     Svgs = filelib:wildcard("*.svg", filename:join(Out, "plots")),

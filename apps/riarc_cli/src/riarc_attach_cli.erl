@@ -2,7 +2,7 @@
 %% from the command line. It makes this VM a distributed node (a generated name; long
 %% names when the target's host has a dot), attaches there ({@link riarc_remote}), prints
 %% one verdict line as each verdict is reached (the format of `run'), and detaches at
-%% `--for' SECONDS, on SIGTERM or SIGHUP, or when the node goes; then the summary on
+%% `--for' TIME, on SIGTERM or SIGHUP, or when the node goes; then the summary on
 %% standard error. `--follow NODE' follows the system onto NODE as `run --follow' does
 %% (riarc's option follow with node: the followers are started from this VM).
 %% ```
@@ -50,8 +50,8 @@ commands() ->
                    help => "a supervision tree: a registered name or <0.123.0>"},
                  #{name => "--new", key => new, type => boolean,
                    help => "every process spawned from now on"},
-                 #{name => "--for", key => for, type => {int, 1}, metavar => "SECONDS",
-                   help => "detach after SECONDS (default: at a signal, or when the node goes)"},
+                 #{name => "--for", key => for, type => {duration, millisecond}, metavar => "TIME",
+                   help => "detach after TIME (seconds, or 500ms, 2m; default: at a signal, or when the node goes)"},
                  follow_flag()]
            ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags() ++ riarc_cli_limits:flags()
            ++ [riarc_view_cli:chart_flag()] ++ riarc_dashboard_cli:flags() ++ [riarc_cli_report:format_flag()],
@@ -167,7 +167,7 @@ watch(Node, {ok, S}, For, Opts) ->
     io:format(standard_error, "riarc attach: attached to ~s~n", [Node]),
     Print = fun(E, Printed) -> print(E, Printed, Format) end,
     Printed = lists:foldl(Print, #{}, riarc_remote:subscribe(S)),
-    Deadline = case For of infinity -> infinity; _ -> For * 1000 end,
+    Deadline = For,  % milliseconds, or infinity
     Timer = case Deadline of infinity -> undefined; _ -> erlang:send_after(Deadline, self(), riarc_attach_for) end,
     {Why, Printed1} = loop(S, Printed, Print),
     _ = Timer =/= undefined andalso erlang:cancel_timer(Timer),

@@ -4,15 +4,15 @@
 %% command of `bin/riarc'.
 %%
 %%   bench --shape steady|pulse|burst --workers N --requests W [--time T] [--rate L]
-%%         [--spread S] [--pinch P] [--psend P] [--precv P] [--period MS] [--seed S]
+%%         [--spread S] [--pinch P] [--psend P] [--precv P] [--period TIME] [--seed S]
 %%         [--schedulers K] [--instrumentation baseline|tracing|riarc|centralised|inline]
-%%         [--monitors none|soundness] [--cost US] [--events recv|all] [--interval MS]
-%%         [--sample F] --out DIR
+%%         [--monitors none|soundness] [--cost US] [--events recv|all] [--interval TIME]
+%%         [--sample F] [--out DIR]
 %%   bench -m MOD -f FUN [-a ARGS] (--monitors MOD | --props FILE) [--runs N]
-%%         [--instrumentation baseline,riarc,...] [-pa DIR] [--timeout S]
-%%         [--memory-limit MB] --out DIR     (your own system, see riarc_bench_user)
+%%         [--instrumentation baseline,riarc,...] [-pa DIR] [--timeout TIME]
+%%         [--memory-limit MB] [--out DIR]   (your own system, see riarc_bench_user)
 %%   experiment CONFIG [--save-baseline NAME] [--baseline NAME] --out DIR
-%%   study LABEL=EXPERIMENT_DIR... --out DIR     (the overhead table and plots of 000 §5)
+%%   study LABEL=EXPERIMENT_DIR... --out DIR     (what each set-up costs: sentences, table, plots)
 %%
 %% Bad input is reported as one sentence on stderr with exit status 2; a run that fails
 %% exits with 1, and so does a monitored run in which a single process was not accepted
@@ -20,7 +20,7 @@
 %% with 1 when a monitored run of the user's system got a reject or error verdict.
 %%
 %% ```
-%% $ bin/riarc bench --shape pulse --workers 5000 --requests 50 --time 10 --period 100 --out /tmp/p
+%% $ bin/riarc bench --shape pulse --workers 5000 --requests 50 --time 10 --period 100ms --out /tmp/p
 %% $ bin/riarc bench --shape steady --workers -3 --requests 5 --out /tmp/x
 %% riarc bench: the parameter workers must be an integer >= 1, not -3
 %% $ bin/riarc bench --shape steady --workers 3 --requests 5 --out /tmp/x --bogus 1
@@ -31,7 +31,7 @@
 %% '''
 -module(riarc_bench_cli).
 
--export([run/1, parse/1, format_error/1, commands/0, exit_status/1]).
+-export([run/1, parse/1, format_error/1, commands/0, exit_status/1, default_out/1]).
 -export_type([error_reason/0]).
 
 -type error_reason() :: no_command
@@ -65,6 +65,7 @@ execute({bench, Params, Out}) ->
     case riarc_bench_model:new(Params) of
         {error, Error} -> fail("bench", Error);
         {ok, _} ->
+            announce(Out),
             case riarc_bench_run:run(Params, #{out => Out, progress => true}) of
                 {ok, Summary} ->
                     report(Summary, Out),
@@ -74,8 +75,10 @@ execute({bench, Params, Out}) ->
     end;
 execute({study, Levels, Out}) ->
     case riarc_bench_study:write(Levels, Out) of
-        {ok, #{text := Table, html := Html}} ->
-            io:format("~ts~nreport: ~ts~n", [Table, Html]),
+        {ok, #{rows := Rows, table := Table, html := Html}} ->
+            %% The sentences, not the table: the table is in the report and overhead.md.
+            io:put_chars([[L, $\n] || L <- riarc_demo_summary:cost_lines(Rows)]),
+            io:format("every set-up, as a table: ~ts~nthe report, with plots: ~ts~n", [Table, Html]),
             0;
         {error, Error} -> fail("study", Error)
     end;
@@ -83,6 +86,7 @@ execute({bench_user, Cfg, Out, Opts}) ->
     %% The user's -pa and --lib directories go on this VM's path, which every run's VM
     %% inherits, and which the checks of riarc_bench_user need to find the modules.
     ok = riarc_cli_args:add_code_paths(Opts),
+    announce(Out),
     case riarc_bench_user:run(Cfg, #{out => Out, progress => true}) of
         {ok, R = #{failed := Failed, crashed := Crashed, csv := Csv, html := Html}} ->
             io:put_chars(riarc_bench_user:table(R)),
@@ -147,10 +151,13 @@ baselines(Out, Opts) ->
     max(Compare, Save).
 
 report(S, Out) ->
-    io:format("~s n=~b w=~b: ~b messages in ~b ms (~.1f msg/s), every request acknowledged: ~s~n"
-              "MRT mean ~.3f ms, p50 ~.3f, p90 ~.3f, p99 ~.3f, max ~.3f (~b sampled)~n"
-              "memory mean ~.1f MB, peak ~.1f MB; scheduler utilisation mean ~.1f %~n"
-              "KS of MLE fits to response times: normal ~s, log-normal ~s, gamma ~s~n"
+    io:format("~s load, ~b workers x ~b requests: ~b messages in ~b ms (~.1f msg/s); "
+              "every request acknowledged: ~s~n"
+              "response time: mean ~.3f ms, median ~.3f, 90th percentile ~.3f, 99th ~.3f, "
+              "max ~.3f (~b requests timed)~n"
+              "memory: mean ~.1f MB, peak ~.1f MB; schedulers busy ~.1f % of the time~n"
+              "how well the response times fit a distribution (Kolmogorov-Smirnov distance, "
+              "smaller is better): normal ~s, log-normal ~s, gamma ~s~n"
               "files: ~ts/{summary,timeseries,rt_sample}.csv~n",
               [maps:get(shape, S), maps:get(workers, S), maps:get(requests, S),
                maps:get(messages, S), maps:get(duration_ms, S), float(maps:get(throughput, S)),
@@ -170,7 +177,7 @@ report(S, Out) ->
                            maps:get(verdict_errors, S), maps:get(inconclusive, S)])
     end.
 
-monitors_label(#{monitors := none}) -> "instrumentation alone (no analysis)";
+monitors_label(#{monitors := none}) -> "monitors that check nothing";
 monitors_label(#{monitors := M, cost_us := C}) -> io_lib:format("~s monitors at ~b us per event", [M, C]).
 
 %% A single wrong verdict fails the run loudly: the traces the monitors saw were not sound.
@@ -239,7 +246,7 @@ command("bench") ->
 under the given instrumentation; writes its CSV files to "
                  "DIR.
 With -m MOD, your own system instead: see `riarc bench -m MOD --help'.",
-      flags => [F || {_, F} <- bench_flags()] ++ [out_flag()]};
+      flags => [F || {_, F} <- bench_flags()] ++ [bench_out_flag()]};
 command("experiment") ->
     #{name => "experiment",
       summary => "a series of bench runs, from a config file",
@@ -255,9 +262,10 @@ in DIR.",
                         help => "the experiment's config file (examples/bench/*.config)"}]};
 command("study") ->
     #{name => "study",
-      summary => "the overhead table and plots of several experiments",
-      description => "The overhead table and plots of the study of paper 000, section 5, from experiments already run "
-                 "(docs/evaluation.md).",
+      summary => "what each set-up costs, from several experiments",
+      description => "What each monitoring set-up costs against the unmonitored system, as a "
+                 "table and plots,\nfrom experiments already run (docs/evaluation.md). Prints "
+                 "one line per concurrency level\nand where the full report is.",
       flags => [out_flag()],
       positionals => [#{key => levels, metavar => "LABEL=EXPERIMENT_DIR", required => true,
                         repeat => true, type => {check, fun level/1},
@@ -291,17 +299,50 @@ user_command() ->
                 #{name => "--instrumentation", key => setups, metavar => "SETUPS",
                   type => {check, fun riarc_bench_user:parse_setups/1}, default => [baseline, riarc],
                   help => "comma-separated: baseline,tracing,riarc,riarc_isolated,riarc_evm,centralised,inline"},
-                #{name => "--timeout", key => timeout, type => {int, 1}, metavar => "S",
-                  default => 300, help => "seconds per run before its VM is killed"},
+                #{name => "--timeout", key => timeout, type => {duration, second}, metavar => "TIME",
+                  default => 300, help => "time per run before its VM is killed (seconds, or 2m)"},
                 #{name => "--memory-limit", key => memory_limit, type => {int, 64}, metavar => "MB",
                   default => 8192, help => "resident memory per run's VM before it is killed"},
-                out_flag()]
+                bench_out_flag()]
           ++ riarc_cli_args:code_flags() ++ riarc_cli_monitors:flags(),
       one_of => [[monitors, props]]}.
 
 out_flag() ->
     #{name => "--out", key => out, type => string, metavar => "DIR", required => true,
       help => "the output directory"}.
+
+%% `bench' is often run to have a look: without --out its files go to a fresh directory
+%% of their own (default_out/1), never over an earlier run's.
+bench_out_flag() ->
+    #{name => "--out", key => out, type => string, metavar => "DIR",
+      help => "the output directory (default: a new bench-results/YYYYMMDD-HHMMSS)"}.
+
+%% @doc The directory of a `bench' run without --out: `bench-results/YYYYMMDD-HHMMSS'
+%% (UTC) for the given system time in seconds, with `-2', `-3'... when a run of the same
+%% second already has it. Makes no directory: the run creates it.
+-spec default_out(integer()) -> file:filename().
+default_out(Seconds) ->
+    {{Y, Mo, D}, {H, Mi, S}} = calendar:system_time_to_universal_time(Seconds, second),
+    Base = filename:join("bench-results", fmt("~4..0b~2..0b~2..0b-~2..0b~2..0b~2..0b",
+                                              [Y, Mo, D, H, Mi, S])),
+    free_dir(Base, 1).
+
+free_dir(Base, N) ->
+    Dir = case N of 1 -> Base; _ -> Base ++ "-" ++ integer_to_list(N) end,
+    case filelib:is_file(Dir) of
+        true -> free_dir(Base, N + 1);
+        false -> Dir
+    end.
+
+out_dir(Opts = #{out := Out}) -> {Opts, Out};
+out_dir(Opts) ->
+    Out = default_out(erlang:system_time(second)),
+    {Opts#{out => Out}, Out}.
+
+%% Where a bench run writes is said before it starts, so that even a run that fails
+%% half-way tells where its files are.
+announce(Out) ->
+    io:format("riarc bench: writing to ~ts~n", [Out]).
 
 bench_flags() ->
     Flag = fun(Key, Type, Meta, Required, Help) ->
@@ -319,14 +360,15 @@ bench_flags() ->
      Flag(pinch, number, "P", false, "the pinch of the burst"),
      Flag(psend, number, "P", false, "probability that a worker sends on"),
      Flag(precv, number, "P", false, "probability that a worker receives"),
-     Flag(period, int, "MS", false, "the workers' start period"),
+     Flag(period, {duration, millisecond}, "TIME", false,
+          "the wall-clock length of one time unit (seconds, or 200ms)"),
      Flag(seed, int, "S", false, "the random seed"),
      Flag(schedulers, int, "K", false, "schedulers online for the run"),
      Flag(instrumentation, {enum, riarc_bench_run:setups()}, "", false, "what watches the system"),
      Flag(monitors, {enum, [none, soundness]}, "", false, "the monitors' analysis"),
      Flag(cost_us, int, "US", false, "the monitors' cost per event, in microseconds"),
      Flag(events, {enum, [recv, all]}, "", false, "the events traced"),
-     Flag(interval, int, "MS", false, "the sampling interval"),
+     Flag(interval, {duration, millisecond}, "TIME", false, "the sampling interval (seconds, or 100ms)"),
      Flag(sample, number, "F", false, "the fraction of response times sampled")].
 
 level(Arg) ->
@@ -347,7 +389,9 @@ parse([Name | Args]) when Name =:= "bench"; Name =:= "experiment"; Name =:= "stu
 parse([Cmd | _]) -> {error, {?MODULE, {unknown_command, Cmd}}};
 parse([]) -> {error, {?MODULE, no_command}}.
 
-to_command("bench", Opts) -> {bench, maps:remove(out, Opts), maps:get(out, Opts)};
+to_command("bench", Opts0) ->
+    {Opts, Out} = out_dir(Opts0),
+    {bench, maps:remove(out, Opts), Out};
 %% Without baseline flags the command keeps its older, shorter form.
 to_command("experiment", Opts = #{config := C, out := Out}) ->
     case maps:with([save_baseline, baseline], Opts) of
@@ -356,7 +400,8 @@ to_command("experiment", Opts = #{config := C, out := Out}) ->
     end;
 to_command("study", #{levels := Ls, out := Out}) -> {study, Ls, Out}.
 
-to_user_command(O = #{module := M, function := F, args := A, out := Out}) ->
+to_user_command(O0 = #{module := M, function := F, args := A}) ->
+    {O, Out} = out_dir(O0),
     Mons = case O of
                #{monitors := Mod} -> {module, Mod};
                #{props := File} -> {props, File}

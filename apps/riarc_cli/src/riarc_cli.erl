@@ -12,7 +12,7 @@
 %% $ echo $?
 %% 1
 %% $ bin/riarc run --help
-%% usage: riarc run -m MOD -f FUN [-a ARGS] [--timeout MS] [-pa DIR]... [--lib DIR]...
+%% usage: riarc run -m MOD -f FUN [-a ARGS] [--timeout TIME] [-pa DIR]... [--lib DIR]...
 %%                  (--monitors MODULE | --props FILE)
 %% ...
 %% '''
@@ -52,7 +52,11 @@ crashed(Class, Reason, Stack) ->
 
 %% @doc Runs the command in Args and returns its exit status.
 -spec run([string()]) -> non_neg_integer().
-run([]) -> help();
+%% No command at all is a mistake (a script that lost its arguments), not a request for
+%% help: the usage goes to standard error and the status says bad input.
+run([]) ->
+    io:put_chars(standard_error, usage()),
+    2;
 run([H]) when H =:= "help"; H =:= "--help"; H =:= "-h" -> help();
 run(["help", Name]) ->
     case lists:keyfind(Name, 1, table()) of
@@ -196,8 +200,11 @@ demo_command() ->
       description => "The bundled buggy ticket service (a gen_server with a lost-update race, 8 "
                      "clients),\nmonitored three ways: Erlang monitors online, a property file "
                      "online, and offline\nover a recording; then the race hunted with record & "
-                     "replay and replayed three times.\nRun it from the project's top directory.",
-      flags => []}.
+                     "replay and replayed three times;\nthen what monitoring costs, measured "
+                     "on a small scale (a few minutes). It ends with\na summary of what was "
+                     "caught and what it cost. Run it from the project's top directory.",
+      flags => [#{name => "--quick", key => quick, type => boolean, default => false,
+                  help => "skip the cost measurement"}]}.
 
 %% @doc `make demo': the ticket service with eight clients, monitored three ways: by
 %% Erlang monitors online, by a property file online, and offline over a recording; then
@@ -206,9 +213,9 @@ demo_command() ->
 %% Each step says how long it took.
 -spec demo([string()]) -> 0 | 1 | 2.
 demo(Args) ->
-    riarc_cli_args:run(demo_command(), Args, fun(_) -> demo() end).
+    riarc_cli_args:run(demo_command(), Args, fun(#{quick := Quick}) -> demo_steps(Quick) end).
 
-demo() ->
+demo_steps(Quick) ->
     MFA = {riarc_demo, main, [8, 25]},
     io:format("riarc demo: a supervised ticket dispenser (gen_server) with a lost-update race,~n"
               "8 concurrent clients x 25 tickets, every process monitored from outside.~n"
@@ -216,15 +223,43 @@ demo() ->
               "distinct tickets and exits normally.~n"),
     Steps = [{"1. online, properties as Erlang monitors (riarc_demo_monitors)",
               fun() -> riarc:run(MFA, riarc_demo_monitors, #{timeout => 30000, log => false}) end},
-             {"2. online, properties in sHML (examples/props/demo.prop)",
+             {"2. online, the same property in riarc's property language (examples/props/demo.prop)",
               fun() -> with_props("examples/props/demo.prop", fun(Spec, Opts) ->
                            riarc:run(MFA, Spec, Opts#{timeout => 30000, log => false}) end) end},
              {"3. offline: the run recorded to a trace file, then checked",
               fun() -> record_and_check(MFA) end}],
-    Statuses = [timed_step(Title, fun() -> demo_step(Title, Fun) end) || {Title, Fun} <- Steps],
+    Results = [timed_step(Title, fun() -> demo_step(Title, Fun) end) || {Title, Fun} <- Steps],
+    Statuses = [S || {S, _} <- Results],
     Title4 = "4. record & replay: hunt the race, then replay the recording three times",
     Replay = timed_step(Title4, fun() -> replay_step(Title4) end),
-    lists:max([Replay | Statuses]).
+    Rejects = [R || {_, R} <- Results, is_integer(R)],
+    Caught = #{runs => length(Rejects), caught => length([R || R <- Rejects, R > 0]),
+               rejects => lists:sum(Rejects)},
+    Cost = case Quick of
+               true ->
+                   io:format("~n~s~n", riarc_demo_summary:lines(Caught, [], undefined)),
+                   0;
+               false -> cost_step(Caught)
+           end,
+    lists:max([Replay, Cost | Statuses]).
+
+%% Step 5 measures what monitoring costs and ends the demo with its summary
+%% (riarc_demo_summary): at most five lines, below everything else.
+cost_step(Caught) ->
+    Title = "5. what monitoring costs: the load driver's system unmonitored and monitored "
+            "three ways,\n   3 runs each, each in a fresh VM (a few minutes; progress below)",
+    io:format("~n~s~n", [Title]),
+    T0 = erlang:monotonic_time(millisecond),
+    case riarc_demo_summary:measure(#{}) of
+        {ok, #{rows := Rows, html := Html}} ->
+            io:format("  (step 5 took ~.1f s)~n~n", [(erlang:monotonic_time(millisecond) - T0) / 1000]),
+            io:put_chars([[L, $\n] || L <- riarc_demo_summary:lines(Caught, Rows, Html)]),
+            0;
+        %% A measurement that failed is a failed run (1), as `experiment' says it.
+        {error, Reason} ->
+            io:format(standard_error, "riarc demo: ~ts~n", [riarc:format_error(Reason)]),
+            1
+    end.
 
 timed_step(Title, Fun) ->
     T0 = erlang:monotonic_time(millisecond),
@@ -250,12 +285,13 @@ demo_step(Title, Fun) ->
                       "~b analysed, ~b routed between tracers; ~b invariant violations; ~.1f ms~n",
                       [Sp, Pk, maps:get(events, R), maps:get(analysed, R), maps:get(routed, R),
                        length(maps:get(violations, R)), maps:get(duration_us, R) / 1000]),
-            io:format("  ~s~n", [case [V || V = #{verdict := reject} <- Vs] of
-                                     [] -> "this run happened not to hit the race; run it again";
+            Rejects = length([V || V = #{verdict := reject} <- Vs]),
+            io:format("  ~s~n", [case Rejects of
+                                     0 -> "this run happened not to hit the race; run it again";
                                      _ -> "caught: the dispenser handed out a duplicate ticket"
                                  end]),
-            0;
-        {error, Reason} -> fail(riarc:format_error(Reason))
+            {0, Rejects};
+        {error, Reason} -> {fail(riarc:format_error(Reason)), none}
     end.
 
 with_props(File, Fun) ->

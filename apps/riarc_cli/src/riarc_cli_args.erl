@@ -23,20 +23,28 @@
 %% 5> io:format("~s~n", [riarc_cli_args:usage_line(Cmd)]).
 %% usage: riarc greet [-n TIMES] NAME
 %% ok
+%% 6> riarc_cli_args:duration("1.5m", millisecond).   % every time on the command line
+%% {ok,90000}
+%% 7> riarc_cli_args:duration("500ms", second).
+%% {error,"a whole number of seconds, such as 30, 90s or 2m"}
 %% '''
 -module(riarc_cli_args).
 
 -export([parse/2, run/3, usage/1, usage_line/1, format_error/1, bad_input/2,
-         code_flags/0, strict_flag/0, timeout_flag/1, add_code_paths/1, term_list/1]).
+         code_flags/0, strict_flag/0, timeout_flag/1, add_code_paths/1, term_list/1,
+         duration/2, format_duration/2]).
 
--export_type([command/0, flag/0, positional/0, type/0, opts/0, reason/0]).
+-export_type([command/0, flag/0, positional/0, type/0, opts/0, reason/0, duration_unit/0]).
 
 -type type() :: string | atom | int | {int, integer()} | {int, integer(), integer()}
               | number | term_list
-              | {enum, [atom()]} | boolean
+              | {enum, [atom()]} | boolean | {duration, duration_unit()}
               | {check, fun((string()) -> {ok, term()} | {error, string()})}.
 %% `{int, Min}': a whole number >= Min; `{int, Min, Max}': and =< Max. `{check, Fun}': the command converts the value
-%% itself; Fun's error is one sentence naming what the flag takes.
+%% itself; Fun's error is one sentence naming what the flag takes. `{duration, Unit}': a
+%% duration (duration/2), as a whole number of Unit.
+
+-type duration_unit() :: millisecond | second.
 
 -type flag() :: #{name := string(),
                   short => string(),
@@ -225,6 +233,7 @@ value({enum, Allowed}, V) ->
         [A] -> {ok, A};
         [] -> error
     end;
+value({duration, Unit}, V) -> duration(V, Unit);
 value({check, Fun}, V) -> Fun(V).
 
 %% @doc The text of an Erlang list (`-a '[8, 20]'') as the list.
@@ -239,6 +248,61 @@ term_list(Text) ->
             end;
         _ -> Bad
     end.
+
+%% @doc A duration on the command line, as a whole number of Unit: a bare number is
+%% seconds (decimals allowed: `1.5'), or a number with a unit, `ms', `s' or `m' (`500ms',
+%% `2m'). It must be more than 0 and at most what a receive can wait (2^32 - 1 ms, about
+%% 49 days). A fraction of a millisecond is rounded up; in seconds, a fraction of a
+%% second is an error rather than a silent change.
+%% The arithmetic is exact (digits, not floats): `0.1' is 100 ms, not 101.
+-spec duration(string(), duration_unit()) -> {ok, pos_integer()} | {error, string()}.
+duration(Text, Unit) when length(Text) > 40 ->
+    {error, duration_words(Unit)};
+duration(Text, Unit) ->
+    case re:run(Text, "^([0-9]+)(?:\\.([0-9]+))?(ms|s|m)?$", [{capture, all_but_first, list}]) of
+        {match, Parts} ->
+            [Int, Frac, Suffix] = case Parts of
+                                      [I] -> [I, "", ""];
+                                      [I, F] -> [I, F, ""];
+                                      [_, _, _] -> Parts
+                                  end,
+            %% Text = Num / 10^Digits of the suffix's unit; in ms: Num * PerUnit / 10^Digits.
+            Num = list_to_integer(Int ++ Frac),
+            Den = pow10(length(Frac)),
+            Ms = Num * unit_ms(Suffix),
+            in_unit(Ms, Den, Unit);
+        nomatch -> {error, duration_words(Unit)}
+    end.
+
+unit_ms("ms") -> 1;
+unit_ms("m") -> 60000;
+unit_ms(S) when S =:= "s"; S =:= "" -> 1000.
+
+pow10(0) -> 1;
+pow10(N) -> 10 * pow10(N - 1).
+
+-define(MAX_MS, 16#ffffffff).
+
+%% Ms / Den milliseconds, as a whole number of Unit.
+in_unit(0, _Den, _Unit) -> {error, "a duration of more than 0, such as 30, 500ms or 2m"};
+in_unit(Ms, Den, _Unit) when Ms > ?MAX_MS * Den ->
+    {error, "a duration of at most 49 days (4294967295ms)"};
+in_unit(Ms, Den, millisecond) -> {ok, (Ms + Den - 1) div Den};
+in_unit(Ms, Den, second) when Ms rem (1000 * Den) =:= 0 -> {ok, Ms div (1000 * Den)};
+in_unit(_Ms, _Den, second) -> {error, "a whole number of seconds, such as 30, 90s or 2m"}.
+
+duration_words(millisecond) ->
+    "a duration: seconds (such as 30 or 1.5), or a number with a unit ms, s or m "
+    "(such as 500ms or 2m)";
+duration_words(second) ->
+    "a duration: seconds (such as 30), or a number with a unit s or m (such as 90s or 1.5m)".
+
+%% @doc A duration for the help: `60s', `500ms', `2m'.
+-spec format_duration(pos_integer(), duration_unit()) -> string().
+format_duration(N, second) -> format_duration(N * 1000, millisecond);
+format_duration(Ms, millisecond) when Ms rem 60000 =:= 0, Ms >= 120000 -> fmt("~bm", [Ms div 60000]);
+format_duration(Ms, millisecond) when Ms rem 1000 =:= 0 -> fmt("~bs", [Ms div 1000]);
+format_duration(Ms, millisecond) -> fmt("~bms", [Ms]).
 
 %%% Running a command ------------------------------------------------------------------
 
@@ -284,6 +348,7 @@ describe({int, 0}) -> "a number >= 0";
 describe({int, Min}) -> fmt("a whole number >= ~b", [Min]);
 describe({int, Min, Max}) -> fmt("a whole number from ~b to ~b", [Min, Max]);
 describe(number) -> "a number";
+describe({duration, Unit}) -> duration_words(Unit);
 describe(term_list) -> "an Erlang list, such as '[1, foo]'";
 describe({enum, As}) -> fmt("one of ~ts", [lists:join(", ", [atom_to_list(A) || A <- As])]);
 describe(_) -> "a value".
@@ -367,8 +432,11 @@ usage(Cmd = #{flags := Flags}) ->
 flag_help(F = #{help := H}) ->
     Extra = [" (repeatable)" || maps:get(repeat, F, false)]
         ++ [" (required)" || maps:get(required, F, false)]
-        ++ [fmt(" (default ~ts)", [show(D)]) || #{default := D} <- [F], D =/= []],
+        ++ [fmt(" (default ~ts)", [show(D, maps:get(type, F))]) || #{default := D} <- [F], D =/= []],
     lists:flatten([H | Extra]).
+
+show(D, {duration, Unit}) when is_integer(D) -> format_duration(D, Unit);
+show(D, _Type) -> show(D).
 
 show(D) when is_atom(D) -> atom_to_list(D);
 show(D) when is_integer(D) -> integer_to_list(D);
@@ -386,13 +454,14 @@ strict_flag() ->
     #{name => "--strict", key => strict, type => boolean, default => false,
       help => "exit with status 2 when a property clause or the Spec monitored no process"}.
 
-%% @doc The one `--timeout MS' of the commands that run or check a system: 60 s unless
-%% given (the API's own default is no timeout), at most what a receive can wait
-%% (2^32 - 1 ms, about 49 days).
+%% @doc The one `--timeout TIME' of the commands that run or check a system, a duration
+%% (duration/2) held in milliseconds: 60 s unless given (the API's own default is no
+%% timeout), at most what a receive can wait (2^32 - 1 ms, about 49 days).
 -spec timeout_flag(string()) -> flag().
 timeout_flag(What) ->
-    #{name => "--timeout", key => timeout, type => {int, 1, 16#ffffffff}, metavar => "MS",
-      default => 60000, help => "give up on the " ++ What ++ " after MS milliseconds"}.
+    #{name => "--timeout", key => timeout, type => {duration, millisecond}, metavar => "TIME",
+      default => 60000,
+      help => "give up on the " ++ What ++ " after TIME (seconds, or 500ms, 2m)"}.
 
 -spec code_flags() -> [flag()].
 code_flags() ->

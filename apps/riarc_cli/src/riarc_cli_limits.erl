@@ -31,9 +31,10 @@ flags() ->
        help => "at a limit: stop (detach everything), shed (drop the overloaded partition, "
                "inconclusive) or backpressure (suspend its processes a while, then shed); "
                "default stop"},
-     #{name => "--monitor-budget", key => monitor_budget, type => {int, 1}, metavar => "MS",
-       help => "a monitor step longer than MS is an error verdict for its partition "
-               "(default 10000; monitors run isolated)"},
+     #{name => "--monitor-budget", key => monitor_budget, type => {duration, millisecond},
+       metavar => "TIME",
+       help => "a monitor step longer than TIME (seconds, or 200ms) is an error verdict for "
+               "its partition (default 10s; monitors run isolated)"},
      #{name => "--analysis", key => analysis, type => {enum, [isolated, inline]},
        metavar => "WHERE",
        help => "where monitors run: isolated (a process each, under the step budget) or "

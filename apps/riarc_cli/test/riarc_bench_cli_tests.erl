@@ -12,7 +12,7 @@ cli_bad_input_test_() ->
              {"precv below 0", Replace("--precv", "-0.2")},
              {"unknown shape", Replace("--shape", "square")},
              {"not a number", Replace("--rate", "fast")},
-             {"missing --out", lists:sublist(Ok, 7)},
+             {"missing --workers", lists:sublist(Ok, 3) ++ lists:nthtail(5, Ok)},
              {"unknown flag", Ok ++ ["--colour", "red"]},
              {"flag without value", Ok ++ ["--seed"]},
              {"too many schedulers", Replace("--schedulers", "100000")},
@@ -94,8 +94,41 @@ cli_parse_test() ->
 
 cli_bench_ok_test() ->
     ?assertEqual(0, riarc_bench_cli:run(["bench", "--shape", "pulse", "--workers", "50", "--requests", "5",
-                                         "--time", "2", "--period", "5", "--out", tmp_dir("cliok")])).
+                                         "--time", "2", "--period", "5ms", "--out", tmp_dir("cliok")])).
 
 %%% Experiments ----------------------------------------------------------------------------
 
 tmp_dir(Name) -> riarc_test_tmp:dir("riarc_bench_cli_tests/" ++ Name).
+
+%%% Where bench writes without --out ---------------------------------------------------------
+
+%% A new directory per run, named for its time (UTC), never an earlier run's.
+default_out_test() ->
+    Dir = tmp_dir("default_out"),
+    {ok, Cwd} = file:get_cwd(),
+    ok = file:set_cwd(Dir),
+    try
+        T = 1795772712,                          % 2026-11-27 09:45:12 UTC
+        ?assertEqual("bench-results/20261127-094512", riarc_bench_cli:default_out(T)),
+        ok = filelib:ensure_path("bench-results/20261127-094512"),
+        ?assertEqual("bench-results/20261127-094512-2", riarc_bench_cli:default_out(T))
+    after ok = file:set_cwd(Cwd)
+    end.
+
+%% A tiny bench run without --out: it says where it writes, and writes there.
+cli_bench_default_out_test_() ->
+    {timeout, 60, fun() ->
+        Dir = tmp_dir("default_run"),
+        {ok, Cwd} = file:get_cwd(),
+        ok = file:set_cwd(Dir),
+        try
+            {Out, Status} = riarc_capture:capture(fun() ->
+                riarc_bench_cli:run(["bench", "--shape", "pulse", "--workers", "20", "--requests", "5",
+                                     "--time", "2", "--period", "5ms"]) end),
+            ?assertEqual(0, Status),
+            {match, [Where]} = re:run(Out, "riarc bench: writing to (bench-results/[0-9]{8}-[0-9]{6})\n",
+                                      [{capture, all_but_first, list}]),
+            ?assert(filelib:is_regular(filename:join(Where, "summary.csv")))
+        after ok = file:set_cwd(Cwd)
+        end
+    end}.

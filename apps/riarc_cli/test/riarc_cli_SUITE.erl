@@ -58,12 +58,14 @@ cli_bad_input(_Config) ->
 cli_unknown_command(_Config) ->
     ?assertMatch({_, "status=2"}, cli("frobnicate")).
 
-%% bin/riarc alone, `help', `help CMD', `CMD --help' and `--version' print to stdout and
-%% exit 0; so does `demo --help', without running the demo.
+%% `help', `help CMD', `CMD --help' and `--version' print to stdout and exit 0; so does
+%% `demo --help', without running the demo. bin/riarc alone prints the same usage to
+%% standard error and exits 2.
 cli_help(_Config) ->
-    {Usage, "status=0"} = cli(""),
+    {Usage, "status=0"} = cli("help"),
     ?assertMatch(["usage: riarc COMMAND" ++ _ | _], Usage),
-    ?assertEqual({Usage, "status=0"}, cli("help")),
+    ?assertEqual({[], "status=2"}, cli("")),
+    ?assertEqual({Usage, "status=2"}, cli("", " 2>&1")),
     [?assertMatch({["usage: riarc " ++ _ | _], "status=0"}, cli(C))
      || C <- ["help run", "run --help", "record -h", "check --help", "verify --help",
               "compile --help", "bench --help", "experiment --help", "study -h", "demo --help"]],
@@ -122,7 +124,7 @@ cli_check_mfa(_Config) ->
 cli_limits(_Config) ->
     {Lines, Status} = cli("run -m riarc_demo -f main -a '[6, 20, safe]' --monitors riarc_demo_monitors "
                           "--policy shed --max-queue 100000 --max-tracers 1000 --max-payload 65536 "
-                          "--monitor-budget 5000"),
+                          "--monitor-budget 5s"),
     ?assertEqual(7, length(riarc_test_cli:verdicts(Lines))),
     ?assertEqual("status=0", Status),
     {[Err | _], "status=2"} = cli("run -m riarc_demo -f main --monitors riarc_demo_monitors --policy never", " 2>&1"),

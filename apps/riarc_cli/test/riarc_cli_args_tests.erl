@@ -96,11 +96,17 @@ unknown_flag_of_every_command_test_() ->
     [{N, ?_assertMatch({"", 2}, capture(fun() -> riarc_cli:status([N, "--bogus", "1"]) end))}
      || N <- names()].
 
+%% bin/riarc with no arguments: the usage on standard error, nothing on standard output,
+%% status 2 (bad input); `help' prints the same usage to standard output with status 0.
+no_arguments_test() ->
+    {Out, Err, Status} = riarc_capture:capture_all(fun() -> riarc_cli:status([]) end),
+    ?assertEqual({"", 2}, {Out, Status}),
+    ?assertEqual({Err, 0}, capture(fun() -> riarc_cli:status(["help"]) end)).
+
 top_level_test() ->
-    {Usage, 0} = capture(fun() -> riarc_cli:status([]) end),
+    {Usage, 0} = capture(fun() -> riarc_cli:status(["help"]) end),
     ?assertMatch("usage: riarc COMMAND" ++ _, Usage),
     [?assertNotEqual(nomatch, string:find(Usage, "  " ++ N ++ " ")) || N <- names()],
-    ?assertEqual({Usage, 0}, capture(fun() -> riarc_cli:status(["help"]) end)),
     ?assertEqual({Usage, 0}, capture(fun() -> riarc_cli:status(["--help"]) end)),
     {RunHelp, 0} = capture(fun() -> riarc_cli:status(["help", "run"]) end),
     ?assertMatch("usage: riarc run -m MOD -f FUN" ++ _, RunHelp),
