@@ -9,7 +9,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([main/2, server/0, worker/3, waiting/1]).
+-export([main/2, main_held/2, server/0, worker/3, waiting/1]).
 
 clause(Formula) ->
     {ok, [C]} = riarc_shml:parse_string("with m:f(L) monitor [_ <- _, m:f(_)] " ++ Formula ++ ".",
@@ -204,6 +204,11 @@ joint_cover_test() ->
 %%% Online: a server, workers, round trips; one worker may get {error, _}
 
 %% @private The system: N workers, K round trips each; worker Bad (0: none) gets an error.
+-spec main_held(pos_integer(), {pos_integer(), non_neg_integer()}) -> ok.
+main_held(N, KB) ->
+    receive go -> main(N, KB) end.
+
+%% @private
 -spec main(pos_integer(), {pos_integer(), non_neg_integer()}) -> ok.
 main(N, {K, Bad}) ->
     Srv = spawn(?MODULE, server, []),
@@ -241,8 +246,12 @@ online() ->
     {ok, Mod} = riarc_shml:load_file("examples/props/no_error.prop"),
     %% While a session filters, the VM's patterns are the property's (with riarc's clause
     %% for receive timeouts), and the call pattern every session holds.
-    {ok, S} = riarc:start({?MODULE, main, [2, {1, 0}]}, Mod, #{}),
+    %% Held until the patterns are read: a system that ran to its end first would have
+    %% ended the session, and its patterns with it.
+    {ok, S} = riarc:start({?MODULE, main_held, [2, {1, 0}]}, Mod, #{}),
     During = riarc_trace_pattern:installed(),
+    #{processes := [Root]} = riarc:alive(S),
+    Root ! go,
     {ok, _} = riarc_session:finish(S, 60000),
     ?assertEqual(#{send => false,
                    'receive' => riarc_route:receive_pattern([{['_', '_', {error, '_'}], [], []}]),
