@@ -68,7 +68,7 @@ escape(<<C, R/binary>>, B, Start, Len, Acc)
 escape(<<C, R/binary>>, B, Start, Len, Acc) ->
     escape(R, B, Start + Len + 1, 0, [Acc, binary:part(B, Start, Len) | esc(C)]);
 escape(<<>>, B, Start, Len, Acc) ->
-    [Acc | binary:part(B, Start, Len)].
+    [Acc, binary:part(B, Start, Len)].
 
 esc($") -> <<"\\\"">>;
 esc($\\) -> <<"\\\\">>;

@@ -29,6 +29,9 @@
 -type verdict_entry() :: #{pid := riarc_event:sid(), mfa := riarc_event:mfa_args(),
                            verdict := riarc_monitor:verdict(), events := non_neg_integer(),
                            reason => term(), explanation => explanation(),
+                           %% An entry of a followed node's session: its node, the
+                           %% process that started it, the partition it is within.
+                           node => node(), parent => term(), within => term(),
                            why => #{event_no => pos_integer(), event => riarc_event:event(),
                                     words => string(), ended_after => non_neg_integer(),
                                     clause => {string(), pos_integer()}}}.

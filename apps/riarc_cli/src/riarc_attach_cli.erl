@@ -174,16 +174,16 @@ watch(Node, {ok, S}, For, Opts) ->
     {ok, Result = #{verdicts := Vs}} = riarc:stop(S),
     _ = lists:foldl(Print, Printed1, Vs),
     Status = riarc_result:status(Result),
-    case Format of
-        text -> summary(Node, Why, Vs);
-        json ->
-            %% The summary says what went wrong (an error, an overload), as run's does.
-            Fields = (riarc_cli_report:notes(Result, #{}))#{verdicts => riarc_result_json:counts(Vs),
-                                                            node => Node,
-                                                            ended => riarc_result_json:text(how(Why))},
-            riarc_cli_report:summary(#{format => json}, Fields, Status)
-    end,
-    riarc_dashboard_cli:wait(),
+    _ = case Format of
+            text -> summary(Node, Why, Vs);
+            json ->
+                %% The summary says what went wrong (an error, an overload), as run's does.
+                Fields = (riarc_cli_report:notes(Result, #{}))#{verdicts => riarc_result_json:counts(Vs),
+                                                                node => Node,
+                                                                ended => riarc_result_json:text(how(Why))},
+                riarc_cli_report:summary(#{format => json}, Fields, Status)
+        end,
+    _ = riarc_dashboard_cli:wait(),
     riarc_view_cli:chart(Opts, {ok, Result}, Status).
 
 loop(S, Printed, Print) ->

@@ -285,9 +285,7 @@ draw(K, {exit, P, Reason}, C) ->
      " M", int(X + 6), " ", int(Y - 6), " L", int(X - 6), " ", int(Y + 6), "\"/>",
      text(X + 10, Y + 4, "start", ["exit ", label(Reason)])];
 draw(K, {timeout, P}, C) ->
-    mark(K, P, "timeout", "timeout", C);
-draw(K, E, C) ->
-    mark(K, riarc_event:origin(E), "other", label(E), C).
+    mark(K, P, "timeout", "timeout", C).
 
 mark(K, P, Class, Text, C) ->
     X = lx(P, C),

@@ -169,7 +169,7 @@ entry_json(E = #{verdict := V}) ->
                  end,
     Why = string:slice(string:trim(riarc_result:format_why(E)), 0, ?WHY_CHARS),
     J = #{pid => text(Pid), mfa => text(MFA), verdict => V, why => text(Why),
-          events => case E of #{events := N} when is_integer(N) -> N; #{} -> null end},
+          events => maps:get(events, E, null)},
     J1 = case V of
              _ when V =:= reject; V =:= error -> J#{chart => text(riarc_chart:svg(E))};
              _ -> J
@@ -365,6 +365,9 @@ first_stats(S = #dashboard{session = Session}) ->
 %% The session's figures, and the events per second since the last ones: counted by the
 %% routing table as it sends them when riarc uses one (live), else as the tracers report
 %% them (as each ends).
+%% The session did not answer (it has ended): the last figures stay.
+stats(unavailable, S) ->
+    S;
 stats(Stats = #{events := Reported}, S) ->
     Now = erlang:monotonic_time(millisecond),
     {Source, Events} = case maps:get(routed, Stats, undefined) of
