@@ -42,7 +42,8 @@
          #{shape => "pingpong", metric => wall_ms, setup => "riarc", versus => "tracing",
            bound => 1.05, what => "ping-pong: riarc / the floor"}]).
 
--define(SETUPS, ["baseline", "tracing", "riarc", "riarc_isolated", "riarc_evm", "centralised", "inline"]).
+-define(SETUPS, ["baseline", "tracing", "riarc", "riarc_isolated", "riarc_inline", "riarc_low",
+                 "riarc_normal", "riarc_evm", "centralised", "inline"]).
 
 %% @doc Prints the summary of the shapes under Dir (the script's bench-results/shapes);
 %% exit status 0, or 2 when a shape's runs.csv cannot be read.
