@@ -56,9 +56,9 @@ pairs_test() ->
     Dir = filename:join(["/tmp", "riarc_bench_shapes_report_pairs", os:getpid()]),
     ok = filelib:ensure_dir(filename:join([Dir, "chains", "x"])),
     Rows = [io_lib:format("~s,~b,ok,~b,0\n", [S, I, W + I])
-            || I <- [1, 2, 3, 4, 5], {S, W} <- [{baseline, 10, 0}, {riarc_inline, 50, 0},
-                                                {riarc_isolated, 100, 0}, {riarc_low, 70, 0},
-                                                {riarc_normal, 70, 0}]],
+            || I <- [1, 2, 3, 4, 5], {S, W} <- [{baseline, 10}, {riarc_inline, 50},
+                                                {riarc_isolated, 100}, {riarc_low, 70},
+                                                {riarc_normal, 70}]],
     ok = file:write_file(filename:join([Dir, "chains", "runs.csv"]),
                          ["setup,rep,status,wall_ms,events\n" | Rows]),
     {ok, Md} = riarc_bench_shapes_report:summary(Dir, ["chains"]),
