@@ -65,13 +65,14 @@
 %%     slow step holds up the events that tracer routes; for monitors
 %%     whose steps are bounded and cheap, as a compiled property's are (guard tests and
 %%     pattern matches). A monitor that crashes is an `error' either way;</li>
-%% <li>`tracer_priority' (`low' or `normal', default riarc_opts:priority/1's): the
-%%     process priority of riarc's tracers and analysis processes. `low' lets the
-%%     system's own processes go first: on a loaded node the thousands of tracers of a
-%%     large system then do not take a share of the schedulers each, at the price of
-%%     tracers that fall behind and meet the limits above sooner (riarc then detaches
-%%     and says so: verdicts inconclusive, never an accept); docs/evaluation.md, "Tracer
-%%     priority", has what each costs;</li>
+%% <li>`tracer_priority' (`low' or `normal', default low): the process priority of
+%%     riarc's tracers and analysis processes. At `low' the system's own processes go
+%%     first: on a loaded node the thousands of tracers of a large system do not take a
+%%     share of the schedulers each, at the price of tracers that fall behind and meet
+%%     the limits above sooner (riarc then detaches and says so: verdicts inconclusive,
+%%     never an accept), and of monitor steps whose wall time includes a longer wait for
+%%     a scheduler (`monitor_budget''s time_ms); docs/evaluation.md, "Issue 30", has
+%%     what each costs;</li>
 %% <li>`node' (default this node): run, start or attach on that node (riarc_remote);</li>
 %% <li>`monitored_elsewhere' (default `[]'): nodes where a session of their own monitors
 %%     the processes started there (`attach(new_processes, Spec, #{node => N})'). A
