@@ -259,13 +259,16 @@ priorities(Prio) ->
 
 %% Low priority under load: with busy processes of normal priority on every scheduler,
 %% riarc's tracers run only in the gaps they leave. Every monitor still gets exactly its
-%% processes' local traces, in every arrangement of P, Q and R, wherever monitors run.
+%% processes' local traces, in every arrangement of P, Q and R, wherever monitors run
+%% (the fast tier: one run of each, the perturbations taking turns; the full tier: 30).
 low_priority_loaded_test_() ->
+    N = riarc_test_tier:count(1, 30),
+    Cases = lists:zip(lists:seq(0, 15), [{A, W} || A <- arrangements(), W <- [isolated, inline]]),
     {timeout, 300, fun() ->
         Spin = spinners(2 * erlang:system_info(schedulers_online)),
         try
-            [pqr_once(A, W, I, #{tracer_priority => low})
-             || A <- arrangements(), W <- [isolated, inline], I <- [0, 1, 2]]
+            [pqr_once(A, W, K + I, #{tracer_priority => low})
+             || {K, {A, W}} <- Cases, I <- lists:seq(0, N - 1)]
         after
             [exit(S, kill) || S <- Spin]
         end
@@ -273,9 +276,10 @@ low_priority_loaded_test_() ->
 
 %% And a tracer that falls behind under load meets the limit: riarc detaches and says so.
 %% The monitor accepts only the whole trace (every one of its process's messages, then
-%% its exit), so an accept with any event lost would show; under overload the verdict is
-%% inconclusive and the exit status 1, never accept. Which happens depends on the load:
-%% the assertion is that the two go together.
+%% its exit) and rejects an exit with any receive missing, so a lost event shows as a
+%% reject. Under overload the exit status is 1 and the verdict inconclusive, or accept
+%% when the monitor had the whole trace before riarc detached (seen with one busy
+%% process); never reject. Which happens depends on the load.
 low_priority_overload_test_() ->
     {timeout, 300, fun() ->
         N = 20000,
@@ -299,7 +303,10 @@ low_priority_overload_test_() ->
                 ?assertMatch(#{verdict := accept}, V),
                 ?assertEqual(0, riarc_result:status(R));
             _ ->
-                ?assertMatch(#{verdict := inconclusive, reason := {overload, _}}, V),
+                case V of
+                    #{verdict := accept, events := Events} -> ?assertEqual(N + 2, Events);
+                    _ -> ?assertMatch(#{verdict := inconclusive, reason := {overload, _}}, V)
+                end,
                 ?assertEqual(1, riarc_result:status(R))
         end
     end}.
