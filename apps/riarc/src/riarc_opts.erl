@@ -95,8 +95,9 @@ budget(Opts) ->
 
 %% @doc The priority riarc's tracers and analysis processes run at: option
 %% `tracer_priority' in Opts (a session's, or a tracer's configuration), else the default.
-%% At `low', the system's own processes are scheduled ahead of riarc's: on a loaded node
-%% thousands of runnable tracers no longer take a share each of the schedulers, but a
+%% At `low', the VM picks riarc's processes less often than the system's (low and normal
+%% share a run queue, a low one is passed over a few times before it runs): on a loaded
+%% node thousands of runnable tracers no longer take a share each of the schedulers, but a
 %% tracer that falls behind meets its limits (max_queue) sooner (docs/production.md).
 -spec priority(map()) -> low | normal.
 priority(Opts) ->
