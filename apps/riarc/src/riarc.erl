@@ -66,6 +66,14 @@
 %%     slow step holds up the events that tracer routes; for monitors
 %%     whose steps are bounded and cheap, as a compiled property's are (guard tests and
 %%     pattern matches). A monitor that crashes is an `error' either way;</li>
+%% <li>`tracer_priority' (`low' or `normal', default low): the process priority of
+%%     riarc's tracers and analysis processes. At `low' the system's own processes go
+%%     first: on a loaded node the thousands of tracers of a large system do not take a
+%%     share of the schedulers each, at the price of tracers that fall behind and meet
+%%     the limits above sooner (riarc then detaches and says so: verdicts inconclusive,
+%%     never an accept), and of monitor steps whose wall time includes a longer wait for
+%%     a scheduler (`monitor_budget''s time_ms); docs/evaluation.md, "Issue 30", has
+%%     what each costs;</li>
 %% <li>`node' (default this node): run, start or attach on that node (riarc_remote);</li>
 %% <li>`monitored_elsewhere' (default `[]'): nodes where a session of their own monitors
 %%     the processes started there (`attach(new_processes, Spec, #{node => N})'). A
@@ -143,7 +151,8 @@
                   monitor_budget => #{time_ms => pos_integer(),
                                       reductions => pos_integer() | infinity,
                                       heap_words => pos_integer()},
-                  analysis => isolated | inline, node => node(),
+                  analysis => isolated | inline, tracer_priority => low | normal,
+                  node => node(),
                   monitored_elsewhere => [node()], follow => [node()],
                   follow_joining => boolean(), follow_grace => timeout(),
                   %% Set by riarc itself on a followed node's session, never by the user:
@@ -312,7 +321,8 @@ session_opts(Full, Spec) ->
     case follows(Full) of
         false -> SOpts;
         true ->
-            FOpts = maps:with([events, invariants, log, explain, analysis, limits, monitor_budget], Full),
+            FOpts = maps:with([events, invariants, log, explain, analysis, limits, monitor_budget,
+                               tracer_priority], Full),
             From = maps:get(follow_from, Full, here),
             %% Relay: where the followers send the events of a child Λ puts in its
             %% parent's partition (one partition spanning nodes), with the session's secret.

@@ -39,7 +39,8 @@
 %% What the tracer's messages carry: a reference only it and this process hold.
 -opaque key() :: reference().
 -type cfg() :: #{session := pid(), explain := non_neg_integer(),
-                 monitor_budget => map(), token => reference(), atom() => term()}.
+                 monitor_budget => map(), token => reference(),
+                 tracer_priority => low | normal, atom() => term()}.
 
 -define(STEPS, 1).
 -define(BUSY, 2).
@@ -69,7 +70,8 @@ start(Cfg, Tracer, Part, Mon) ->
     Clock = atomics:new(4, [{signed, true}]),
     Key = make_ref(),
     #{heap_words := Heap} = riarc_opts:budget(Cfg),
-    Pid = proc_lib:spawn_opt(?MODULE, init, [Cfg#{key => Key}, Tracer, Part, {Mon, Clock}], ?OPTS(Heap)),
+    Pid = proc_lib:spawn_opt(?MODULE, init, [Cfg#{key => Key}, Tracer, Part, {Mon, Clock}],
+                             [{priority, riarc_opts:priority(Cfg)} | ?OPTS(Heap)]),
     {Pid, Key, Clock}.
 
 %% @doc Hands the analysis the partition's next events, in order; never waits.

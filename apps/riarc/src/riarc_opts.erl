@@ -13,8 +13,15 @@
 %% '''
 -module(riarc_opts).
 
--export([defaults/0, with_spec/2, limits/1, budget/1, check/1]).
+-export([defaults/0, with_spec/2, limits/1, budget/1, priority/1, check/1]).
 -export_type([limits/0, budget/0]).
+
+%% The default priority of riarc's tracers and analysis processes (option
+%% tracer_priority): low. Measured (docs/evaluation.md, "Issue 30"): at the load
+%% driver's own pace the system's median response time was lower in every one of 10
+%% interleaved repetitions (0.65 to 0.93 × normal's); under ten times that load, and on
+%% the other shapes, neither was cheaper by more than the noise; verdicts stay sound.
+-define(TRACER_PRIORITY, low).
 
 -type limits() :: #{max_queue := pos_integer(), max_queue_bytes := pos_integer() | infinity,
                     max_tracers := pos_integer(), max_events := pos_integer() | infinity,
@@ -30,15 +37,16 @@
 %% its own timeout), and verdicts are returned rather than logged unless asked for. A run
 %% that follows its system onto other nodes waits 30 s at most, once everything else is
 %% over, for a child started there to show (follow_grace): a start that failed there
-%% shows nowhere, and the run would otherwise wait for ever.
+%% shows nowhere, and the run would otherwise wait for ever. riarc's tracers and analysis
+%% processes run at low priority (tracer_priority, priority/1).
 -spec defaults() -> #{timeout := infinity, events := [send | recv], trace_patterns := map(),
                       invariants := boolean(), log := boolean(), perturb := undefined,
                       backend := auto, explain := non_neg_integer(), analysis := isolated,
-                      follow_grace := non_neg_integer()}.
+                      follow_grace := non_neg_integer(), tracer_priority := low | normal}.
 defaults() ->
     #{timeout => infinity, events => [send, recv], trace_patterns => #{}, invariants => true,
       log => false, perturb => undefined, backend => auto, explain => 8, analysis => isolated,
-      follow_grace => 30000}.
+      follow_grace => 30000, tracer_priority => ?TRACER_PRIORITY}.
 
 %% @doc What a Spec module sets (riarc_lambda:spec_defaults/1) under what the caller
 %% says. A caller who gives a step budget and does not say where monitors run gets them
@@ -85,6 +93,16 @@ budget(Opts) ->
     maps:merge(#{time_ms => 10000, reductions => 100000000, heap_words => 64 * 1024 * 1024},
                maps:get(monitor_budget, Opts, #{})).
 
+%% @doc The priority riarc's tracers and analysis processes run at: option
+%% `tracer_priority' in Opts (a session's, or a tracer's configuration), else the default.
+%% At `low', the VM picks riarc's processes less often than the system's (low and normal
+%% share a run queue, a low one is passed over a few times before it runs): on a loaded
+%% node thousands of runnable tracers no longer take a share each of the schedulers, but a
+%% tracer that falls behind meets its limits (max_queue) sooner (docs/production.md).
+-spec priority(map()) -> low | normal.
+priority(Opts) ->
+    maps:get(tracer_priority, Opts, ?TRACER_PRIORITY).
+
 %% @doc `ok' when every option is known and its value valid, else the first that is not.
 %% A step budget is kept only by a monitor's own process: `monitor_budget' with
 %% `analysis => inline' asks for what cannot be given.
@@ -107,6 +125,7 @@ valid(log, B) -> is_boolean(B);
 valid(backend, B) -> lists:member(B, [auto, route, evm]);
 valid(explain, K) -> is_integer(K) andalso K >= 0;
 valid(analysis, A) -> A =:= isolated orelse A =:= inline;
+valid(tracer_priority, P) -> P =:= low orelse P =:= normal;
 valid(monitored_elsewhere, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, Ns);
 valid(follow, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, Ns) andalso not lists:member(node(), Ns);
 valid(follow_joining, B) -> is_boolean(B);

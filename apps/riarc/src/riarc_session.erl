@@ -237,7 +237,7 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
             monitor_budget => Budget, token => Token},
     %% On a followed node: where a child from elsewhere that Λ puts in its parent's
     %% partition sends its events (riarc's option follow).
-    Cfg0 = maps:merge(Base, maps:with([relay_to], Opts)),
+    Cfg0 = maps:merge(Base, maps:with([relay_to, tracer_priority], Opts)),
     _ = monitor(process, Owner),
     _ = erlang:send_after(?VIEW_CHECK_MS, self(), riarc_view_check),
     S0 = #session{owner = Owner, spec = Spec, opts = Opts, backend = Backend, token = Token,

@@ -116,7 +116,8 @@
 -spec start_root(cfg(), riarc_event:sid(), riarc_event:mfa_args(),
                  riarc_event:event() | none) -> pid().
 start_root(Cfg, Root, MFA, Init) ->
-    proc_lib:spawn_opt(?MODULE, root_init, [Cfg, Root, MFA, Init], ?ROOT_OPTS).
+    proc_lib:spawn_opt(?MODULE, root_init, [Cfg, Root, MFA, Init],
+                       [{priority, riarc_opts:priority(Cfg)} | ?ROOT_OPTS]).
 
 %% @private
 -spec root_init(cfg(), riarc_event:sid(), riarc_event:mfa_args(),
@@ -189,7 +190,7 @@ ctl(#{}, Req) -> Req.
 core_cfg(Cfg0 = #{backend := Backend}) ->
     Base0 = maps:with([lambda, backend, session, checks, perturb, explain, max_queue,
                        max_queue_bytes, max_events, max_payload, monitor_budget, token, policy,
-                       max_suspend, analysis, relay_nodes, relay_to], Cfg0),
+                       max_suspend, analysis, relay_nodes, relay_to, tracer_priority], Cfg0),
     %% The root tracer this one descends from (itself, for a root): see traced/1.
     Base = Base0#{root_tracer => maps:get(root_tracer, Cfg0, self())},
     %% Monitors run in their partitions' analysis processes (riarc_analysis), or, with
@@ -199,7 +200,8 @@ core_cfg(Cfg0 = #{backend := Backend}) ->
           init_parent => riarc_backend:names_parents(Backend),
           start_tracer => fun(Mon, C, MFA, Disp) ->
                                   proc_lib:spawn_opt(?MODULE, tracer_init,
-                                                     [Base, Mon, C, MFA, Disp], ?TRACER_OPTS)
+                                                     [Base, Mon, C, MFA, Disp],
+                                                     [{priority, riarc_opts:priority(Base)} | ?TRACER_OPTS])
                           end}.
 
 %% @doc Asks a tracer for its state (Γ, Π, mode), for diagnostics; Token is its
@@ -497,7 +499,7 @@ effects([{clear, S} | Fx], L = #tracer_loop{cfg = #{backend := Backend}}, St) ->
     ok = riarc_backend:clear(Backend, S, self()),
     effects(Fx, L, St);
 effects([{analysis, Part, Mon} | Fx], L = #tracer_loop{cfg = Cfg = #{session := Session}}, St) ->
-    ACfg = maps:with([session, explain, monitor_budget, token], Cfg),
+    ACfg = maps:with([session, explain, monitor_budget, token, tracer_priority], Cfg),
     {An, Key, Clock} = riarc_analysis:start(ACfg, self(), Part, Mon),
     ARef = monitor(process, An),
     %% Before this tracer can end, so that the session waits for the analysis too.

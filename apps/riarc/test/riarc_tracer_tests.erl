@@ -6,7 +6,7 @@
 -include_lib("proper/include/proper.hrl").
 -include_lib("eunit/include/eunit.hrl").
 
--export([wait_forever/1]).
+-export([wait_forever/1, flood/1]).
 
 %% Runs per arrangement: a multiple of 3, so that each perturbation gets its share.
 -define(RUNS_PER_ARRANGEMENT, riarc_test_tier:count(30, 1000)).
@@ -35,10 +35,13 @@ pqr_runs({P, Q, R}, Where, N) ->
         _ -> ok
     end.
 
-pqr_once({P, Q, R}, Where, I) ->
+pqr_once(PQR, Where, I) ->
+    pqr_once(PQR, Where, I, #{}).
+
+pqr_once({P, Q, R}, Where, I, Opts) ->
     {Perturb, SlowQ} = case I rem 3 of 0 -> {300, 0}; 1 -> {undefined, 2000}; 2 -> {undefined, 0} end,
     Script = riarc_test_sys:pqr(P, Q, R, SlowQ),
-    {ok, Result, Logs, Seen} = riarc_test_sys:run(Script, self(), #{perturb => Perturb, analysis => Where}),
+    {ok, Result, Logs, Seen} = riarc_test_sys:run(Script, self(), Opts#{perturb => Perturb, analysis => Where}),
     ?assertEqual(ok, riarc_test_sys:check(Result, Logs, Seen)),
     Own = length([x || #{own := true} <- scripts(Script)]),
     ?assertMatch(#{tracers := #{spawned := _}}, Result),
@@ -227,3 +230,92 @@ core_relay_test() ->
 
 flush_seen(Tag) ->
     receive {Tag, S} -> [S | flush_seen(Tag)] after 0 -> [] end.
+
+%%% Option tracer_priority
+
+%% riarc's tracers and analysis processes run at the priority asked for; anything else
+%% is bad input.
+tracer_priority_test_() ->
+    [{atom_to_list(P), fun() -> priorities(P) end} || P <- [low, normal]]
+    ++ [?_assertMatch({error, {riarc, {bad_option, tracer_priority, high}}},
+                      riarc:run({riarc_demo_pqr, p, []}, fun(_) -> undefined end,
+                                #{tracer_priority => high}))].
+
+priorities(Prio) ->
+    Self = self(),
+    {ok, S} = riarc:start({?MODULE, wait_forever, [Self]}, fun(_) -> {ok, fun M(_) -> M end} end,
+                          #{log => false, analysis => isolated, tracer_priority => Prio}),
+    #{tracers := [T], processes := [Root]} = riarc:alive(S),
+    %% The partition's analysis process: the tracer's one monitor that is not of its
+    %% session.
+    {monitors, Ms} = process_info(T, monitors),
+    [An] = [P || {process, P} <- Ms, P =/= S],
+    ?assertEqual([{priority, Prio}, {priority, Prio}],
+                 [process_info(P, priority) || P <- [T, An]]),
+    %% The system's own processes keep theirs.
+    ?assertEqual({priority, normal}, process_info(Root, priority)),
+    {ok, _} = riarc:stop(S),
+    Root ! stop.
+
+%% Low priority under load: with busy processes of normal priority on every scheduler,
+%% riarc's tracers run only in the gaps they leave. Every monitor still gets exactly its
+%% processes' local traces, in every arrangement of P, Q and R, wherever monitors run
+%% (the fast tier: one run of each, the perturbations taking turns; the full tier: 30).
+low_priority_loaded_test_() ->
+    N = riarc_test_tier:count(1, 30),
+    Cases = lists:zip(lists:seq(0, 15), [{A, W} || A <- arrangements(), W <- [isolated, inline]]),
+    {timeout, 300, fun() ->
+        Spin = spinners(2 * erlang:system_info(schedulers_online)),
+        try
+            [pqr_once(A, W, K + I, #{tracer_priority => low})
+             || {K, {A, W}} <- Cases, I <- lists:seq(0, N - 1)]
+        after
+            [exit(S, kill) || S <- Spin]
+        end
+    end}.
+
+%% And a tracer that falls behind under load meets the limit: riarc detaches and says so.
+%% The monitor accepts only the whole trace (every one of its process's messages, then
+%% its exit) and rejects an exit with any receive missing, so a lost event shows as a
+%% reject. Under overload the exit status is 1 and the verdict inconclusive, or accept
+%% when the monitor had the whole trace before riarc detached (seen with one busy
+%% process); never reject. Which happens depends on the load.
+low_priority_overload_test_() ->
+    {timeout, 300, fun() ->
+        N = 20000,
+        Whole = fun M(K) -> fun({recv, _, {flood, _}}) -> M(K + 1);
+                               ({exit, _, normal}) when K =:= N -> accept;
+                               ({exit, _, _}) -> reject;
+                               (_) -> M(K) end end,
+        Spec = fun({?MODULE, flood, _}) -> {ok, Whole(0)}; (_) -> undefined end,
+        Spin = spinners(2 * erlang:system_info(schedulers_online)),
+        R = try
+                {ok, Res} = riarc:run({?MODULE, flood, [N]}, Spec,
+                                      #{log => false, events => [recv], tracer_priority => low,
+                                        limits => #{max_queue => 2000}}),
+                Res
+            after
+                [exit(S, kill) || S <- Spin]
+            end,
+        #{verdicts := [V]} = R,
+        case maps:get(overload, R) of
+            undefined ->
+                ?assertMatch(#{verdict := accept}, V),
+                ?assertEqual(0, riarc_result:status(R));
+            _ ->
+                case V of
+                    #{verdict := accept, events := Events} -> ?assertEqual(N + 2, Events);
+                    _ -> ?assertMatch(#{verdict := inconclusive, reason := {overload, _}}, V)
+                end,
+                ?assertEqual(1, riarc_result:status(R))
+        end
+    end}.
+
+%% Sends itself N messages, then takes them.
+flood(N) ->
+    _ = [self() ! {flood, I} || I <- lists:seq(1, N)],
+    _ = [receive {flood, I} -> ok end || I <- lists:seq(1, N)],
+    ok.
+
+spinners(K) ->
+    [spawn(fun Spin() -> _ = lists:seq(1, 100), Spin() end) || _ <- lists:seq(1, K)].

@@ -14,7 +14,9 @@
 %% <li>`pingpong(P, R)': P pingers, each with its own ponger, R round trips each;</li>
 %% <li>`load(Shape, N)': the load driver's master-worker system, N workers; it returns
 %%     the response times the master sampled (`{latencies_us, L}', riarc_bench_user's
-%%     convention), so the benchmark reports the load driver's mean response time.</li>
+%%     convention), so the benchmark reports the load driver's mean response time;
+%%     `load(Shape, N, Period)' the same over time units of Period ms (100 for load/2;
+%%     the load driver's own default, 1000, is a tenth of the load).</li>
 %% </ul>
 %% Every process has at most two arguments, so that examples/props/no_error.prop gives each
 %% its own monitor. `spec/1' and `trace_flags/0' are that property without its trace
@@ -29,7 +31,7 @@
 -export([spec/1, trace_flags/0]).
 %% The systems and their processes.
 -export([flat/2, server/0, worker/2, chains/2, chain/2, wide/2, child/2, grandchild/2,
-         pingpong/2, pinger/2, ponger/0, load/2]).
+         pingpong/2, pinger/2, ponger/0, load/2, load/3]).
 
 -define(PROP, "examples/props/no_error.prop").
 
@@ -124,11 +126,16 @@ ponger() ->
 %% batches, the last one before its result; their mean is the load driver's MRT.
 -spec load(steady | burst, pos_integer()) -> {latencies_us, [non_neg_integer()]}.
 load(Shape, N) ->
+    load(Shape, N, 100).
+
+%% @private As load/2, over 10 units of Period ms.
+-spec load(steady | burst, pos_integer(), pos_integer()) -> {latencies_us, [non_neg_integer()]}.
+load(Shape, N, Period) ->
     Given = case Shape of
                 burst -> #{shape => burst, time => 10};
                 steady -> #{shape => steady, rate => N / 10}
             end,
-    {ok, P} = riarc_bench_model:new(Given#{workers => N, requests => 100, period => 100}),
+    {ok, P} = riarc_bench_model:new(Given#{workers => N, requests => 100, period => Period}),
     Cfg = riarc_bench_master:config(P, self(), self(), undefined),
     Master = spawn(riarc_bench_master, start, [Cfg]),
     {latencies_us, collect(Master, [])}.

@@ -42,7 +42,9 @@
          #{shape => "pingpong", metric => wall_ms, setup => "riarc", versus => "tracing",
            bound => 1.05, what => "ping-pong: riarc / the floor"}]).
 
--define(SETUPS, ["baseline", "tracing", "riarc", "riarc_isolated", "riarc_evm", "centralised", "inline"]).
+-define(PAIRS, [{"riarc_inline", "riarc_isolated"}, {"riarc_low", "riarc_normal"}]).
+-define(SETUPS, ["baseline", "tracing", "riarc", "riarc_isolated", "riarc_inline", "riarc_low",
+                 "riarc_normal", "riarc_evm", "centralised", "inline"]).
 
 %% @doc Prints the summary of the shapes under Dir (the script's bench-results/shapes);
 %% exit status 0, or 2 when a shape's runs.csv cannot be read.
@@ -63,7 +65,7 @@ summary(Dir, Shapes) ->
         Runs ->
             Targets = [target(T, proplists:get_value(Sh, Runs))
                        || T = #{shape := Sh} <- ?TARGETS, lists:keymember(Sh, 1, Runs)],
-            {ok, iolist_to_binary([table(Runs), "\n", targets(Targets)])}
+            {ok, iolist_to_binary([table(Runs), "\n", pairs(Runs), targets(Targets)])}
     catch throw:{read, E} -> {error, {?MODULE, E}}
     end.
 
@@ -110,6 +112,33 @@ row(Shape, Rows, S) ->
     io_lib:format("| ~s | ~s | ~b | ~s | ~s | ~s | ~s | ~s | ~s |~n",
                   [Shape, S, length(Wall), riarc_bench_ci:format(riarc_bench_ci:summary(Wall)),
                    Ratio(wall_ms, "baseline"), Ratio(wall_ms, "tracing"), Events, Mrt, MrtVs]).
+
+%% Two variants of riarc measured side by side in the same batches (riarc_bench_user's
+%% set-ups): where the monitors run (option analysis) and the tracers' priority (option
+%% tracer_priority). Per shape that has both: the ratio of their medians, and which is
+%% cheaper when the interval says so.
+pairs(Runs) ->
+    Rows = [pair_row(Shape, Rows, A, B, Metric)
+            || {A, B} <- ?PAIRS, {Shape, Rows} <- Runs, Metric <- [wall_ms, lat_mean_us],
+               values(Rows, A, Metric) =/= [], values(Rows, B, Metric) =/= []],
+    case Rows of
+        [] -> [];
+        _ -> ["| shape | metric | set-up / other set-up | ratio of medians [95 % CI] | cheaper |\n",
+              "| --- | --- | --- | --- | --- |\n", Rows, "\n"]
+    end.
+
+pair_row(Shape, Rows, A, B, Metric) ->
+    C = riarc_bench_ci:compare(values(Rows, A, Metric), values(Rows, B, Metric)),
+    Cheaper = case C of
+                  #{hi := Hi} when Hi < 1 -> A;
+                  #{lo := Lo} when Lo > 1 -> B;
+                  _ -> "neither (the interval holds 1)"
+              end,
+    io_lib:format("| ~s | ~s | ~s / ~s | ~s | ~s |~n",
+                  [Shape, metric(Metric), A, B, ratio(C), Cheaper]).
+
+metric(wall_ms) -> "wall";
+metric(lat_mean_us) -> "MRT".
 
 %% @doc A target measured on one shape's successful runs (maps with setup and the
 %% metric): the ratio of the two set-ups' medians with its interval.

@@ -58,9 +58,17 @@
 
 -define(DEFAULTS, #{setups => [baseline, riarc], runs => 5, pa => [], timeout => 300,
                     memory_limit => 8192}).
-%% riarc_isolated: riarc with every monitor in an analysis process of its own, whatever
-%% the Spec module says (riarc's option `analysis').
--define(SETUPS, [baseline, tracing, riarc, riarc_isolated, riarc_evm, centralised, inline]).
+%% riarc_isolated, riarc_inline: riarc with every monitor in an analysis process of its
+%% own, or in its tracer, whatever the Spec module says (riarc's option `analysis');
+%% riarc_low, riarc_normal: riarc with its tracers and analysis processes at that
+%% priority (option `tracer_priority').
+-define(SETUPS, [baseline, tracing, riarc, riarc_isolated, riarc_inline, riarc_low, riarc_normal,
+                 riarc_evm, centralised, inline]).
+-define(RIARC_VARIANTS, #{riarc_isolated => #{analysis => isolated},
+                          riarc_inline => #{analysis => inline},
+                          riarc_low => #{tracer_priority => low},
+                          riarc_normal => #{tracer_priority => normal},
+                          riarc_evm => #{backend => evm}}).
 %% How often the run's VM has erlang:memory(total) read (in the VM) and its RSS read
 %% (from /proc, by the driver), in ms: often enough for runs of a fraction of a second.
 -define(MEM_POLL, 10).
@@ -71,7 +79,8 @@
 %% @doc The set-ups a user's system can run under.
 %% ```
 %% 1> riarc_bench_user:setups().
-%% [baseline,tracing,riarc,riarc_isolated,riarc_evm,centralised,inline]
+%% [baseline,tracing,riarc,riarc_isolated,riarc_inline,riarc_low,riarc_normal,riarc_evm,
+%%  centralised,inline]
 %% '''
 -spec setups() -> [atom()].
 setups() -> ?SETUPS.
@@ -81,7 +90,7 @@ setups() -> ?SETUPS.
 %% 1> riarc_bench_user:parse_setups("riarc,centralised").
 %% {ok,[riarc,centralised]}
 %% 2> riarc_bench_user:parse_setups("riarc,psychic").
-%% {error,"a comma-separated list of baseline, tracing, riarc, riarc_isolated, riarc_evm, centralised, inline"}
+%% {error,"a comma-separated list of baseline, tracing, riarc, riarc_isolated, riarc_inline, riarc_low, riarc_normal, riarc_evm, centralised, inline"}
 %% '''
 -spec parse_setups(string()) -> {ok, [atom()]} | {error, string()}.
 parse_setups(Text) ->
@@ -346,10 +355,8 @@ run_setup(tracing, {M, F, A}, _Spec, #{events := Events, trace_patterns := Patte
         riarc_trace_pattern:release(Key)
     end;
 run_setup(riarc, Root, Spec, Opts, _) -> monitored(riarc, riarc:run(Root, Spec, Opts));
-run_setup(riarc_isolated, Root, Spec, Opts, _) ->
-    monitored(riarc_isolated, riarc:run(Root, Spec, Opts#{analysis => isolated}));
-run_setup(riarc_evm, Root, Spec, Opts, _) ->
-    monitored(riarc_evm, riarc:run(Root, Spec, Opts#{backend => evm}));
+run_setup(Variant, Root, Spec, Opts, _) when is_map_key(Variant, ?RIARC_VARIANTS) ->
+    monitored(Variant, riarc:run(Root, Spec, maps:merge(Opts, map_get(Variant, ?RIARC_VARIANTS))));
 run_setup(centralised, Root, Spec, Opts, _) -> monitored(centralised, riarc_central:run(Root, Spec, Opts));
 run_setup(inline, Root, Spec, Opts, Weave) ->
     case riarc_inline:instrument(Weave) of

@@ -48,3 +48,23 @@ missing_test() ->
     {error, {riarc_bench_shapes_report, R}} =
         riarc_bench_shapes_report:summary("/nonexistent-riarc", ["flat"]),
     ?assert(io_lib:char_list(riarc_bench_shapes_report:format_error(R))).
+
+%% Two variants of riarc side by side: monitors in their tracers against in processes of
+%% their own (cheaper, the interval says so), tracers at low against normal priority
+%% (no difference the runs can tell); a shape without both variants has no such row.
+pairs_test() ->
+    Dir = filename:join(["/tmp", "riarc_bench_shapes_report_pairs", os:getpid()]),
+    ok = filelib:ensure_dir(filename:join([Dir, "chains", "x"])),
+    Rows = [io_lib:format("~s,~b,ok,~b,0\n", [S, I, W + I])
+            || I <- [1, 2, 3, 4, 5], {S, W} <- [{baseline, 10}, {riarc_inline, 50},
+                                                {riarc_isolated, 100}, {riarc_low, 70},
+                                                {riarc_normal, 70}]],
+    ok = file:write_file(filename:join([Dir, "chains", "runs.csv"]),
+                         ["setup,rep,status,wall_ms,events\n" | Rows]),
+    {ok, Md} = riarc_bench_shapes_report:summary(Dir, ["chains"]),
+    Text = binary_to_list(Md),
+    ?assertNotEqual(nomatch, string:find(Text, "| chains | wall | riarc_inline / riarc_isolated | 0.51 [0.50, 0.53] | riarc_inline |")),
+    ?assertNotEqual(nomatch, string:find(Text, "| chains | wall | riarc_low / riarc_normal | 1.00")),
+    ?assertNotEqual(nomatch, string:find(Text, "neither (the interval holds 1)")),
+    ?assertEqual(nomatch, string:find(Text, "| MRT |")),
+    ok = file:del_dir_r(Dir).

@@ -49,6 +49,14 @@ spec_defaults_test_() ->
      {"riarc_isolated",
       fun() -> ?assertMatch({ok, #{monitored := 6, rejected := 6}}, Run(riarc_isolated)) end}].
 
+%% The set-ups riarc_low and riarc_normal run riarc's processes at that priority (option
+%% tracer_priority): monitors that accept only at low priority.
+priority_setups_test_() ->
+    Run = fun(S) -> riarc_bench_user:run_one(S, {?SYS, main, [5]}, {module, riarc_bench_user_prio}, []) end,
+    [{"riarc_low", fun() -> ?assertMatch({ok, #{monitored := 6, accepted := 6}}, Run(riarc_low)) end},
+     {"riarc_normal",
+      fun() -> ?assertMatch({ok, #{monitored := 6, rejected := 6}}, Run(riarc_normal)) end}].
+
 %% The tracing floor traces what riarc would: with a property's trace patterns (no_error:
 %% the receives of {error, _} only, no send) the VM builds no event for the flat system's
 %% messages; with the same monitors and no patterns it builds one per send and receive.

@@ -18,7 +18,9 @@
 %% #{events => 9,reordered => 0,tracers => #{peak => 1,spawned => 1}}
 %% '''
 %% Options and result are those of {@link riarc:run/3}; `invariants' and `perturb' are
-%% accepted and have nothing to act on.
+%% accepted and have nothing to act on. `trace_patterns' (by default a property module's,
+%% as for riarc) are installed as riarc installs them ({@link riarc_trace_pattern}): the
+%% VM traces only the messages they keep, for this method as for riarc.
 -module(riarc_central).
 
 -export([run/3, format_error/1]).
@@ -60,19 +62,31 @@
     {ok, riarc_result:t()} | {error, {?MODULE, error_reason()}}.
 run(MFA, Spec, Opts) ->
     case riarc:validate(MFA, Spec, Opts) of
-        {ok, #{timeout := Timeout, events := Events, log := Log}} ->
+        {ok, #{timeout := Timeout, events := Events, log := Log, trace_patterns := Patterns}} ->
             Config = riarc_backend_evm:config(Events),
-            Root = riarc_backend_evm:spawn_paused(MFA),
-            Ref = make_ref(),
-            Tracer = spawn_opt(?MODULE, tracer_init,
-                               [self(), Ref, Config, {Root, MFA}, #{spec => Spec, log => Log}],
-                               %% The one tracer's mailbox holds the backlog of the whole
-                               %% system: off the heap, a garbage collection does not copy it.
-                               %% Its heap holds every process's monitor: a generational
-                               %% heap copies them once or twice, not at every collection
-                               %% (100 chains of depth 100: 475 ms sweeping fully, 347 ms so).
-                               [{message_queue_data, off_heap}, {fullsweep_after, 10}]),
-            await(Tracer, Ref, Root, Timeout);
+            %% The messages the VM traces at all: the trace patterns riarc's session would
+            %% hold (a property module's, else every message), installed the same way
+            %% (riarc_trace_pattern), so that both methods see the same events and a
+            %% comparison of the two compares methods, not filters. Held by this process
+            %% for the run (the keeper lets go should it die).
+            Key = make_ref(),
+            ok = riarc_trace_pattern:hold(Key, self(), Patterns),
+            try
+                Root = riarc_backend_evm:spawn_paused(MFA),
+                Ref = make_ref(),
+                Tracer = spawn_opt(?MODULE, tracer_init,
+                                   [self(), Ref, Config, {Root, MFA}, #{spec => Spec, log => Log}],
+                                   %% The one tracer's mailbox holds the backlog of the whole
+                                   %% system: off the heap, a garbage collection does not copy
+                                   %% it. Its heap holds every process's monitor: a
+                                   %% generational heap copies them once or twice, not at every
+                                   %% collection (100 chains of depth 100: 475 ms sweeping
+                                   %% fully, 347 ms so).
+                                   [{message_queue_data, off_heap}, {fullsweep_after, 10}]),
+                await(Tracer, Ref, Root, Timeout)
+            after
+                riarc_trace_pattern:release(Key)
+            end;
         {error, {riarc, _} = Error} -> {error, {?MODULE, Error}}
     end.
 

@@ -148,3 +148,32 @@ timeout_test() ->
     [Pid] = Alive,
     ?assertMatch({match, _}, re:run(riarc_central:format_error(E), "1 traced process")),
     Pid ! stop.
+
+%% Trace patterns as riarc's: the VM traces only the messages they keep, for centralised
+%% monitoring as for riarc, so both see the same events and give the same verdicts. Here
+%% sends are not traced and only the receives of `req': P's monitor expects its local
+%% trace without its send, Q's with its receive. The node's patterns are back afterwards.
+trace_patterns_test_() ->
+    Patterns = #{send => false, 'receive' => [{['_', '_', req], [], []}]},
+    Spec = fun({riarc_demo_pqr, Role, []}) ->
+                   {ok, trace_monitor(riarc_demo_pqr:local_traces(Role) -- [send])}
+           end,
+    Opts = #{log => false, trace_patterns => Patterns},
+    Expected = lists:sort([{{riarc_demo_pqr, R, []}, accept} || R <- [p, q, r]]),
+    [{atom_to_list(Name),
+      fun() ->
+              Before = riarc_trace_pattern:installed(),
+              {ok, Res} = Run({riarc_demo_pqr, p, []}, Spec, Opts),
+              ?assertEqual(Expected, verdicts(Res)),
+              ?assertEqual(Before, riarc_trace_pattern:installed())
+      end} || {Name, Run} <- [{centralised, fun riarc_central:run/3}, {riarc, fun riarc:run/3}]].
+
+%% With every message traced (no patterns), P's monitor sees its send and rejects the
+%% trace without it: the patterns above are what made the difference.
+no_trace_patterns_test() ->
+    Spec = fun({riarc_demo_pqr, Role, []}) ->
+                   {ok, trace_monitor(riarc_demo_pqr:local_traces(Role) -- [send])}
+           end,
+    {ok, Res} = riarc_central:run({riarc_demo_pqr, p, []}, Spec, #{log => false}),
+    ?assertEqual([{{riarc_demo_pqr, p, []}, reject}, {{riarc_demo_pqr, q, []}, accept},
+                  {{riarc_demo_pqr, r, []}, accept}], verdicts(Res)).
