@@ -146,9 +146,9 @@ check_agrees() ->
 
 %%% replay -------------------------------------------------------------------------------
 
-%% Each replay runs in a peer node (about 1.5 s).
+%% Each replay runs in a peer node (about 1.5 s): the full tier's.
 replay_test_() ->
-    {timeout, 120, fun replay_agrees/0}.
+    riarc_test_tier:slow({timeout, 120, fun replay_agrees/0}).
 
 replay_agrees() ->
     File = tmp("tickets.rr"),
