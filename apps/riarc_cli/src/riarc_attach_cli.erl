@@ -70,8 +70,8 @@ attach(Cmd, Opts = #{node := Node}) ->
     case distributed([Node | Follow], maps:get(cookie, Opts, undefined)) of
         ok ->
             case {target(Node, Opts), spec(Opts)} of
-                {{error, Msg}, _} -> bad_input(Cmd, Opts, Msg);
-                {_, {error, Reason}} -> bad_input(Cmd, Opts, riarc:format_error(Reason));
+                {{error, Msg}, _} -> riarc_cli_report:bad_input(Cmd, Opts, Msg);
+                {_, {error, Reason}} -> riarc_cli_report:bad_input(Cmd, Opts, riarc:format_error(Reason));
                 {{ok, Target}, {ok, Spec, RunOpts}} ->
                     Limits = riarc_cli_limits:opts(Opts),
                     AOpts = maps:merge(RunOpts, Limits#{node => Node, log => false}),
@@ -79,13 +79,6 @@ attach(Cmd, Opts = #{node := Node}) ->
                           maps:get(for, Opts, infinity), Opts)
             end;
         {error, Msg} -> fail(Msg, riarc_cli_report:format(Opts))
-    end.
-
-%% Bad input found after the options were read: in json, the summary says it.
-bad_input(Cmd, Opts, Msg) ->
-    case riarc_cli_report:format(Opts) of
-        json -> riarc_cli_report:fail(Opts, Msg, 2);
-        text -> riarc_cli_args:bad_input(Cmd, Msg)
     end.
 
 follow([], Opts) -> Opts;

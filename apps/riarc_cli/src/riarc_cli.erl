@@ -159,15 +159,8 @@ run_sys(Cmd, O = #{module := M, function := F, args := A}) ->
             Ran = riarc_dashboard_cli:run({M, F, A}, Spec, RunOpts#{timeout => maps:get(timeout, O), log => false}, O),
             riarc_view_cli:chart(O, Ran, report(Ran, #{spec => Spec, strict => maps:get(strict, O),
                                                        format => maps:get(format, O)}));
-        {{error, Reason}, _} -> bad_input(Cmd, O, riarc:format_error(Reason));
+        {{error, Reason}, _} -> riarc_cli_report:bad_input(Cmd, O, riarc:format_error(Reason));
         {_, {error, Msg}} -> riarc_cli_report:fail(O, Msg, 2)
-    end.
-
-%% Bad input found after the options were read: in json, the summary says it.
-bad_input(Cmd, O, Msg) ->
-    case riarc_cli_report:format(O) of
-        json -> riarc_cli_report:fail(O, Msg, 2);
-        text -> riarc_cli_args:bad_input(Cmd, Msg)
     end.
 
 %% `--follow' and `--monitored-elsewhere': riarc's options of the same names; with any

@@ -20,7 +20,7 @@
 -module(riarc_cli_report).
 
 -export([result/2, verdict_line/1, why_line/2]).
--export([format_flag/0, format/1, verdict/2, summary/3, fail/3, notes/2]).
+-export([format_flag/0, format/1, verdict/2, summary/3, fail/3, bad_input/3, notes/2]).
 -export_type([opts/0, format/0]).
 
 -type format() :: text | json.
@@ -153,6 +153,16 @@ summary(Opts, Fields, Status) ->
             text -> ok
         end,
     Status.
+
+%% @doc Bad input found after Cmd's options were read (a Spec that does not load, a
+%% node that does not answer): in text the sentence and the usage line (status 2), in
+%% json a summary object that says it.
+-spec bad_input(string(), #{atom() => term()}, unicode:chardata()) -> 2.
+bad_input(Cmd, Opts, Sentence) ->
+    case format(Opts) of
+        json -> fail(Opts, Sentence, 2);
+        text -> riarc_cli_args:bad_input(Cmd, Sentence)
+    end.
 
 %% @doc A command that failed with Sentence: `riarc: Sentence' on standard error in text,
 %% a summary object with it as the error in json. Returns Status.

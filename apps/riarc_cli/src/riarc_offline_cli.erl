@@ -110,11 +110,7 @@ check(Cmd, Opts = #{trace := File, timeout := T}) ->
             riarc_view_cli:chart(Opts, Checked, checked(Source, Checked,
                                                         #{spec => Spec, strict => maps:get(strict, Opts),
                                                           format => maps:get(format, Opts)}));
-        {error, Reason} ->
-            case riarc_cli_report:format(Opts) of
-                json -> riarc_cli_report:fail(Opts, riarc:format_error(Reason), 2);
-                text -> riarc_cli_args:bad_input(Cmd, riarc:format_error(Reason))
-            end
+        {error, Reason} -> riarc_cli_report:bad_input(Cmd, Opts, riarc:format_error(Reason))
     end.
 
 checked(_Source, {error, Reason}, ReportOpts) ->

@@ -119,12 +119,7 @@ run(_) ->
 
 replay(Cmd, O = #{file := File, timeout := T}) ->
     ok = load_user_code(),
-    BadInput = fun(Msg) ->
-                       case riarc_cli_report:format(O) of
-                           json -> riarc_cli_report:fail(O, Msg, 2);
-                           text -> riarc_cli_args:bad_input(Cmd, Msg)
-                       end
-               end,
+    BadInput = fun(Msg) -> riarc_cli_report:bad_input(Cmd, O, Msg) end,
     with_monitors(BadInput, O, fun(MOpts) ->
         case {riarc_replay:replay(File, MOpts#{otp => true, timeout => T}), riarc_cli_report:format(O)} of
             {{ok, Info = #{result := R, events := N, mfa := {M, F, A}, strategy := St, wall_us := W}}, text} ->

@@ -43,52 +43,41 @@ hook(Config, Opts) ->
     {Config, S1} = riarc_cth:pre_init_per_testcase(?MODULE, sample_case, Config, S),
     S1.
 
-%% The processes with trace flags, and the flags new processes get. A test compares them
-%% before and after: what riarc traced for it is untraced again (a process another test
-%% left traced, in the same VM, is not this test's).
-traced() ->
-    {lists:sort([P || P <- erlang:processes(), {flags, F} <- [erlang:trace_info(P, flags)], F =/= []]),
-     erlang:trace_info(new_processes, flags)}.
-
-untraced({Procs, New}) ->
-    {After, NewAfter} = traced(),
-    ?assertEqual([], [{P, erlang:trace_info(P, flags)} || P <- After -- Procs]),
-    ?assertEqual(New, NewAfter).
 
 %% A case that would pass fails, the reject named in its reason.
 violating_case_fails(Config) ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     S = hook(Config, #{}),
     ok = serve({error, out_of_stock}),
     {{fail, Why}, _} = riarc_cth:post_end_per_testcase(?MODULE, sample_case, Config, ok, S),
     ?assertMatch("riarc: " ++ _, Why),
     ?assertNotEqual(nomatch, string:find(Why, "riarc_cth_SUITE:worker/1 reject")),
     ?assertNotEqual(nomatch, string:find(Why, "{recv,")),
-    untraced(Before).
+    riarc_test_traced:untraced(Before).
 
 %% A case whose system keeps the property keeps its result, whatever it was.
 holding_case_passes(Config) ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     S = hook(Config, #{}),
     ok = serve({order, 1}),
     ok = serve({order, 2}),
     {{comment, "c"}, _} = riarc_cth:post_end_per_testcase(?MODULE, sample_case, Config, {comment, "c"}, S),
-    untraced(Before).
+    riarc_test_traced:untraced(Before).
 
 %% A case that failed on its own keeps its reason; the property's report goes to the log.
 failed_case_keeps_its_reason(Config) ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     S = hook(Config, #{}),
     ok = serve({error, x}),
     {{error, boom}, _} = riarc_cth:post_end_per_testcase(?MODULE, sample_case, Config, {error, boom}, S),
-    untraced(Before).
+    riarc_test_traced:untraced(Before).
 
 %% Options per case: the case's info function, Config's `riarc' (a group's), the hook's
 %% `cases'; `off' anywhere turns the hook off for the case; a later layer wins.
 -spec case_options() -> list().
 case_options() -> [{riarc, #{strict => true}}].
 case_options(Config) ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     {ok, S} = riarc_cth:init(riarc_cth, [{property, "worker.prop"},
                                          {cases, #{off_case => off}}]),
     %% Off by the hook's `cases': no watch, so a violation passes.
@@ -111,12 +100,12 @@ case_options(Config) ->
     {Other, S7} = riarc_cth:pre_init_per_testcase(?MODULE, sample_case, Other, S6),
     ok = serve({order, 3}),
     {{fail, _}, _} = riarc_cth:post_end_per_testcase(?MODULE, sample_case, Other, ok, S7),
-    untraced(Before).
+    riarc_test_traced:untraced(Before).
 
 %% A registered process as the target: the case's own processes are not watched, the
 %% registered one is, from the case's start to its end.
 registered_target(Config) ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     Name = riarc_cth_registered_worker,
     {W, MRef} = spawn_monitor(fun() -> register(Name, self()), worker(self()) end),
     wait_registered(Name),
@@ -126,7 +115,7 @@ registered_target(Config) ->
     receive {'DOWN', MRef, process, W, normal} -> ok end,
     {{fail, Why}, _} = riarc_cth:post_end_per_testcase(?MODULE, sample_case, Config, ok, S),
     ?assertNotEqual(nomatch, string:find(Why, "reject")),
-    untraced(Before).
+    riarc_test_traced:untraced(Before).
 
 wait_registered(Name) ->
     case whereis(Name) of
@@ -143,7 +132,7 @@ error_monitor() ->
 %% A case killed (by its timetrap, say) is judged by another process: the watch detached
 %% when the case's process ended and kept the verdicts.
 killed_case_judged_later(Config) ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     Self = self(),
     {Case, MRef} = spawn_monitor(fun() ->
                                          S = hook(Config, #{}),
@@ -157,12 +146,12 @@ killed_case_judged_later(Config) ->
     {{fail, Why}, _} = riarc_cth:post_end_per_testcase(?MODULE, sample_case, Config,
                                                          ok, S),
     ?assertNotEqual(nomatch, string:find(Why, "reject")),
-    untraced(Before).
+    riarc_test_traced:untraced(Before).
 
 %% A property that does not load, or a target that is not there, fails the case at its
 %% start, saying why; nothing is traced.
 bad_property_fails_case(Config) ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     {ok, S} = riarc_cth:init(riarc_cth, #{property => "no_such.prop"}),
     {{fail, Why}, S1} = riarc_cth:pre_init_per_testcase(?MODULE, sample_case, Config, S),
     ?assertNotEqual(nomatch, string:find(Why, "no_such.prop")),
@@ -170,24 +159,24 @@ bad_property_fails_case(Config) ->
     {{fail, Why2}, _} = riarc_cth:pre_init_per_testcase(?MODULE, sample_case, Config, S2),
     ?assertNotEqual(nomatch, string:find(Why2, "no process is registered as riarc_cth_nobody")),
     {ok, _} = riarc_cth:post_end_per_testcase(?MODULE, sample_case, Config, ok, S1),
-    untraced(Before).
+    riarc_test_traced:untraced(Before).
 
 %% init_per_testcase skipped the case: the watch ends there, the skip stands.
 init_skipped_case(Config) ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     S = hook(Config, #{}),
     ok = serve({error, x}),
     {{skip, "no"}, S1} = riarc_cth:post_init_per_testcase(?MODULE, sample_case, Config, {skip, "no"}, S),
-    untraced(Before),
+    riarc_test_traced:untraced(Before),
     {{skip, "no"}, _} = riarc_cth:post_end_per_testcase(?MODULE, sample_case, Config, {skip, "no"}, S1).
 
 %% A case the framework never ended is stopped by terminate/1.
 terminate_stops_watches(Config) ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     S = hook(Config, #{}),
     ok = serve({order, 1}),
     ok = riarc_cth:terminate(S),
-    untraced(Before).
+    riarc_test_traced:untraced(Before).
 
 %% The sample suite run by ct_run, the hook as a user installs it (suite/0). Its
 %% violating cases fail with riarc's reason (in a parallel group too), the reject's

@@ -24,47 +24,36 @@ prop() ->
     ok = file:write_file(File, "with riarc_eunit_tests:worker(_) never receive {error, _}.\n"),
     File.
 
-%% The processes with trace flags, and the flags new processes get. A test compares them
-%% before and after: what riarc traced for it is untraced again (a process another test
-%% left traced, in the same VM, is not this test's).
-traced() ->
-    {lists:sort([P || P <- erlang:processes(), {flags, F} <- [erlang:trace_info(P, flags)], F =/= []]),
-     erlang:trace_info(new_processes, flags)}.
-
-untraced({Procs, New}) ->
-    {After, NewAfter} = traced(),
-    ?assertEqual([], [{P, erlang:trace_info(P, flags)} || P <- After -- Procs]),
-    ?assertEqual(New, NewAfter).
 
 violating_fails_test() ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     {riarc_property, [F]} = try riarc_eunit:with_property(prop(), self, fun() -> serve({error, x}) end)
                             catch error:E -> E
                             end,
     ?assertNotEqual(nomatch, string:find(F, "riarc_eunit_tests:worker/1 reject")),
     ?assertNotEqual(nomatch, string:find(F, "{recv,")),
-    untraced(Before).
+    riarc_test_traced:untraced(Before).
 
 holding_passes_test() ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     ?assertEqual(ok, riarc_eunit:with_property(prop(), self, fun() -> serve({order, 1}) end)),
-    untraced(Before).
+    riarc_test_traced:untraced(Before).
 
 %% A Spec as the property; the test body's own failure comes first, as it was raised.
 spec_and_body_failure_test() ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     Spec = fun({?MODULE, worker, _}) -> {ok, fun M({recv, _, {error, _}}) -> reject; M(_) -> M end};
               (_) -> undefined end,
     ?assertError(body_failed, riarc_eunit:with_property(Spec, self, fun() ->
                                                                        serve({error, y}),
                                                                        erlang:error(body_failed)
                                                                end)),
-    untraced(Before).
+    riarc_test_traced:untraced(Before).
 
 %% A monitor that crashes is an error verdict, and a run cut by a limit is inconclusive
 %% with an overload: both fail, never pass as accepts.
 error_and_cut_fail_test() ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     Crashing = fun({?MODULE, worker, _}) -> {ok, fun(_) -> erlang:error(monitor_bug) end};
                   (_) -> undefined end,
     {riarc_property, [E]} = try riarc_eunit:with_property(Crashing, self, fun() -> serve({order, 1}) end)
@@ -76,7 +65,7 @@ error_and_cut_fail_test() ->
                            catch error:Y -> Y
                            end,
     ?assertNotEqual([], [F || F <- Fs, string:find(F, "overload") =/= nomatch]),
-    untraced(Before).
+    riarc_test_traced:untraced(Before).
 
 bad_property_test() ->
     {riarc_watch, Why} = try riarc_eunit:with_property("/nonexistent/x.prop", self, fun() -> ok end)
@@ -87,7 +76,7 @@ bad_property_test() ->
 %% The generated test and the setup fixture, run by EUnit: the violating ones fail.
 in_eunit_test_() ->
     {timeout, 60, fun() ->
-        Before = traced(),
+        Before = riarc_test_traced:traced(),
         P = prop(),
         ?assertEqual(error, eunit:test(riarc_eunit:test(P, self, fun() -> serve({error, z}) end), [no_tty])),
         ?assertEqual(ok, eunit:test(riarc_eunit:test(P, self, fun() -> serve({order, 2}) end), [no_tty])),
@@ -95,13 +84,13 @@ in_eunit_test_() ->
         ?assertEqual(error, eunit:test(Bad, [no_tty])),
         Good = riarc_eunit:setup(P, self, [fun() -> serve({order, 4}) end, fun() -> serve({order, 5}) end]),
         ?assertEqual(ok, eunit:test(Good, [no_tty])),
-        untraced(Before)
+        riarc_test_traced:untraced(Before)
     end}.
 
 %% A watch on a registered process, stopped from another process after the watching one
 %% was killed: the keeper detached at the kill and kept the verdict.
 guardian_killed_test() ->
-    Before = traced(),
+    Before = riarc_test_traced:traced(),
     Self = self(),
     {W, WRef} = spawn_monitor(fun() -> register(riarc_eunit_tests_worker, self()), worker(self()) end),
     wait_registered(riarc_eunit_tests_worker),
@@ -116,7 +105,7 @@ guardian_killed_test() ->
     exit(G, kill),
     receive {'DOWN', GRef, process, G, killed} -> ok end,
     {ok, #{status := fail, verdicts := [#{verdict := reject}]}} = riarc_watch:stop(Watch),
-    untraced(Before).
+    riarc_test_traced:untraced(Before).
 
 prop_spec() ->
     fun({_, _, _}) -> {ok, fun M({recv, _, {error, _}}) -> reject; M(_) -> M end};
