@@ -25,6 +25,7 @@
 -compile({no_auto_import, [spawn/3]}).
 
 -export([active/0, send/2, send/3, recv/2, spawn/3, ets/2,
+         took/4, took_plain/2, took_ver/3, took_timer/4, took_timeout/0,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1,
          timestamp/0, now/0, uniform/0, uniform/1, unique_integer/0, unique_integer/1,
          make_ref/0, send_after/3, send_after/4, start_timer/3, start_timer/4,
@@ -51,6 +52,18 @@
 %% to the binary reuses its buffer, and the chunk needs no conversion when it is written.
 -define(BUF, '$riarc_rr_buf').
 -define(CHUNK, 256).
+%% Recording: the pending run, not in ?BUF yet: consecutive events of the process's
+%% mergeable type (RECV on the receiver side, SEND on the sender side) whose data went
+%% up by one each time (a sender's messages taken one after the other, a receiver's
+%% versions taken one after the other) are written as the first event and REPEAT(N).
+%% ?RUN is the data that extends the run (-1: no run pending), ?RUN0 the first data.
+%% Extending a run is one get and one put of a small integer.
+-define(RUN, '$riarc_rr_run').
+-define(RUN0, '$riarc_rr_run0').
+%% What a woven receive does inline (riarc_replay_transform): rr (recording, receiver
+%% side), rv (recording, sender side, nothing in the version buffer); anything else
+%% calls recv/2.
+-define(MODE, '$riarc_rr_mode').
 %% Sender side: {Vnext, Vcount}: the lowest version that has not arrived yet, and the
 %% versioned receives since the last plain or timed-out one (the version buffer itself,
 %% which changes only when messages arrive out of order, is #replay_run.vbuf).
@@ -76,6 +89,7 @@
 -define(EV_SEND, 4).        % sender side: the receiver's version this message got
 -define(EV_ETS, 5).         % the table's turn (version) of this ETS operation
 -define(EV_FROM, 6).        % the plain message the RECV_EXT before took: kind:32, index:32
+-define(EV_REPEAT, 7).      % the event before it (RECV or SEND), N more times, data + 1 each
 -define(EV_MONO, 16).
 -define(EV_SYSTIME, 17).
 -define(EV_TIMESTAMP, 18).  % {Mega, Sec, Micro} packed as 20+20+24 bits
@@ -114,6 +128,11 @@
              pos = 0 :: non_neg_integer(),
              sides = {} :: tuple(),
              progress :: counters:counters_ref(),
+             %% Replay: a REPEAT being replayed: events of type rtype left, and the
+             %% next one's data.
+             rep = 0 :: non_neg_integer(),
+             rtype = 0 :: 0..255,
+             rdata = 0 :: integer(),
              seq :: atomics:atomics_ref(),
              %% Sender side: versioned messages taken out of the mailbox, not yet
              %% received (the lowest version not arrived yet is under ?VER).
@@ -219,6 +238,12 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
     put(?KEY, S),
     put(?PEERS, #{}),
     put(?BUF, <<>>),
+    put(?RUN, -1),
+    _ = case {Mode, Strategy} of
+            {record, receiver} -> put(?MODE, rr);
+            {record, sender} -> put(?MODE, rv);
+            _ -> ok
+        end,
     put(?VER, {1, 0}),
     case What of
         {root, {M, F, A}} ->
@@ -271,9 +296,11 @@ finish() ->
         S = #replay_run{mode = record} ->
             _ = flush(S, true),
             ok;
-        S = #replay_run{mode = replay, stream = Stream, pos = Pos} when Pos < byte_size(Stream) ->
-            <<_:Pos/binary, T:8, D:64/signed, _/binary>> = Stream,
-            diverge(S, event_name({T, D}), process_ended);
+        S = #replay_run{mode = replay} ->
+            case next_event(S) of
+                eos -> ok;
+                Ev -> diverge(S, event_name(Ev), process_ended)
+            end;
         _ ->
             ok
     end.
@@ -281,22 +308,69 @@ finish() ->
 %%% Events -------------------------------------------------------------------------------
 
 %% Returns the state, which is S unless a chunk was written (then the new state is also
-%% stored: a caller that keeps S as it was need not store it).
+%% stored: a caller that keeps S as it was need not store it). The pending run goes
+%% first.
 record_event(T, D, S) ->
+    append(<<T:8, D:64>>, close_run(S)).
+
+%% An event of the process's mergeable type (run_type/1): extends the pending run when
+%% its data is the run's next, else closes the run and starts one.
+record_run(D, S) ->
+    case get(?RUN) of
+        D ->
+            put(?RUN, D + 1),
+            S;
+        -1 ->
+            put(?RUN0, D),
+            put(?RUN, D + 1),
+            S;
+        Next ->
+            S1 = append(run_bin(get(?RUN0), Next, S), S),
+            put(?RUN0, D),
+            put(?RUN, D + 1),
+            S1
+    end.
+
+close_run(S) ->
+    case get(?RUN) of
+        -1 ->
+            S;
+        Next ->
+            put(?RUN, -1),
+            append(run_bin(get(?RUN0), Next, S), S)
+    end.
+
+%% A run from D0 to Next - 1: the first event, and REPEAT for the others.
+run_bin(D0, Next, S) ->
+    T = run_type(S),
+    case Next - D0 - 1 of
+        0 -> <<T:8, D0:64>>;
+        N -> <<T:8, D0:64, ?EV_REPEAT:8, N:64>>
+    end.
+
+run_type(#replay_run{strategy = receiver}) -> ?EV_RECV;
+run_type(#replay_run{strategy = sender}) -> ?EV_SEND.
+
+append(Bin, S) ->
     case get(?BUF) of
-        Buf when byte_size(Buf) < 9 * (?CHUNK - 1) ->
-            put(?BUF, <<Buf/binary, T:8, D:64>>),
+        Buf when byte_size(Buf) < 9 * (?CHUNK - 2) ->
+            put(?BUF, <<Buf/binary, Bin/binary>>),
             S;
         Buf ->
-            put(?BUF, <<Buf/binary, T:8, D:64>>),
+            put(?BUF, <<Buf/binary, Bin/binary>>),
             flush(S, false)
     end.
 
 record_side(T, Value, S = #replay_run{side = Side, nside = NS}) ->
     record_event(T bor ?SIDE, NS, S#replay_run{side = [Value | Side], nside = NS + 1}).
 
-%% Writes the pending events as the next chunk of the process's stream.
-flush(S, Last) ->
+%% Writes the pending events as the next chunk of the process's stream (the last one:
+%% with the pending run).
+flush(S0, Last) ->
+    S = case Last of
+            true -> close_run(S0);
+            false -> S0
+        end,
     case get(?BUF) of
         <<>> when not Last ->
             S;
@@ -341,8 +415,15 @@ salvage(Pid) ->
     case erlang:process_info(Pid, dictionary) of
         {dictionary, D} ->
             case {lists:keyfind(?KEY, 1, D), lists:keyfind(?BUF, 1, D)} of
-                {{_, S = #replay_run{mode = record}}, {_, Buf}} when byte_size(Buf) > 0 -> _ = write_chunk(S, Buf), ok;
-                _ -> ok
+                {{_, S = #replay_run{mode = record}}, {_, Buf0}} ->
+                    Buf = case {lists:keyfind(?RUN, 1, D), lists:keyfind(?RUN0, 1, D)} of
+                              {{_, Next}, {_, D0}} when Next =/= -1 -> <<Buf0/binary, (run_bin(D0, Next, S))/binary>>;
+                              _ -> Buf0
+                          end,
+                    _ = byte_size(Buf) > 0 andalso write_chunk(S, Buf),
+                    ok;
+                _ ->
+                    ok
             end;
         undefined ->
             ok
@@ -378,32 +459,46 @@ exit_signal(To, Reason) ->
         end,
     erlang:exit(To, Reason).
 
-%% The next event of a replaying process, or eos at the end of its stream.
-next_event(#replay_run{stream = Stream, pos = Pos}) when Pos + 9 =< byte_size(Stream) ->
+%% The next event of a replaying process, or eos at the end of its stream; within a
+%% REPEAT, the next of its events.
+next_event(#replay_run{rep = 0, stream = Stream, pos = Pos}) when Pos + 9 =< byte_size(Stream) ->
     <<_:Pos/binary, T:8, D:64/signed, _/binary>> = Stream,
     {T, D};
-next_event(_) ->
-    eos.
+next_event(#replay_run{rep = 0}) ->
+    eos;
+next_event(#replay_run{rtype = T, rdata = D}) ->
+    {T, D}.
+
+%% Past the next event: an event followed by REPEAT(N) starts N more of its kind.
+advance(S = #replay_run{rep = 0, stream = Stream, pos = Pos}) ->
+    case Stream of
+        <<_:Pos/binary, T:8, D:64/signed, ?EV_REPEAT:8, N:64, _/binary>> ->
+            S#replay_run{pos = Pos + 18, rep = N, rtype = T, rdata = D + 1};
+        _ ->
+            S#replay_run{pos = Pos + 9}
+    end;
+advance(S = #replay_run{rep = R, rdata = D}) ->
+    S#replay_run{rep = R - 1, rdata = D + 1}.
 
 %% Consumes the next event, which must be of type T; returns its data (or its side
 %% value). Anything else is a divergence.
-take(T, Got, S = #replay_run{pos = Pos, progress = Progress, sides = Sides}) ->
+take(T, Got, S = #replay_run{progress = Progress, sides = Sides}) ->
     case next_event(S) of
         {T, D} ->
             counters:add(Progress, 1, 1),
-            put(?KEY, S#replay_run{pos = Pos + 9}),
+            put(?KEY, advance(S)),
             D;
         {TS, D} when TS =:= T bor ?SIDE, D >= 0, D < tuple_size(Sides) ->
             counters:add(Progress, 1, 1),
-            put(?KEY, S#replay_run{pos = Pos + 9}),
+            put(?KEY, advance(S)),
             {side, element(D + 1, Sides)};
         Other ->
             diverge(S, event_name(Other), Got)
     end.
 
-skip(S = #replay_run{pos = Pos, progress = Progress}) ->
+skip(S = #replay_run{progress = Progress}) ->
     counters:add(Progress, 1, 1),
-    S1 = S#replay_run{pos = Pos + 9},
+    S1 = advance(S),
     put(?KEY, S1),
     S1.
 
@@ -422,6 +517,7 @@ event_name({?EV_TIMEOUT, _}) -> receive_timeout;
 event_name({?EV_SEND, V}) -> {send, {version, V}};
 event_name({?EV_ETS, V}) -> {ets, {turn, V}};
 event_name({?EV_FROM, D}) -> {from, D bsr 32, {index, D band 16#ffffffff}};
+event_name({?EV_REPEAT, N}) -> {repeat, N};
 event_name({T, _}) when T >= ?EV_MONO, T =< ?EV_DELAY -> {value, value_name(T)};
 event_name({T, _}) when T > ?SIDE, T band 16#7f >= ?EV_MONO, T band 16#7f =< ?EV_DELAY ->
     {value, value_name(T band 16#7f)};
@@ -524,7 +620,7 @@ wrap(_, Msg, S = #replay_run{strategy = receiver}) ->
     wrap_seq(Msg, S);
 wrap(Ver, Msg, S = #replay_run{strategy = sender, mode = record}) ->
     V = atomics:add_get(Ver, 1, 1),
-    _ = record_event(?EV_SEND, V, S),
+    _ = record_run(V, S),
     {'$riarc_rv', V, Msg};
 wrap(_Ver, Msg, S = #replay_run{strategy = sender, mode = replay}) ->
     V = take(?EV_SEND, send, S),
@@ -556,6 +652,60 @@ timed_out('$riarc_rr_timeout') ->
 timed_out(Taken) ->
     Taken.
 
+%% @doc Recording, receiver side: what a woven receive calls when it took, inline, the
+%% wrapped message V (sender index S, sequence number Q) with its clause K.
+-spec took(non_neg_integer(), non_neg_integer(), term(), pos_integer()) -> {pos_integer(), term()}.
+took(Sender, Seq, V, K) ->
+    S = get(?KEY),
+    _ = case V of
+            {timeout, _, _} -> fired(V, S);
+            _ -> true
+        end,
+    _ = record_run((Sender bsl ?SEQ_BITS) bor Seq, S),
+    {K, V}.
+
+%% @doc Recording: a woven receive took, inline, the plain message V with its clause K.
+-spec took_plain(term(), pos_integer()) -> {pos_integer(), term()}.
+took_plain(V, K) ->
+    _ = case get(?KEY) of
+            S = #replay_run{strategy = receiver} -> record_plain(V, 0, S);
+            S -> record_plain(V, reset_count(), S)
+        end,
+    {K, V}.
+
+%% @doc Recording: a woven receive's `after' fired (inline).
+-spec took_timeout() -> '$riarc_rr_timeout'.
+took_timeout() ->
+    _ = case get(?KEY) of
+            S = #replay_run{strategy = receiver} -> record_event(?EV_TIMEOUT, 0, S);
+            S -> record_event(?EV_TIMEOUT, reset_count(), S)
+        end,
+    timed_out('$riarc_rr_timeout').
+
+%% @doc Recording, sender side, nothing buffered (mode rv): a woven receive took, inline,
+%% the message V of version N with its clause K. It is the first candidate when N is the
+%% lowest version not received yet (take_in_order/4); otherwise it is buffered and the
+%% receive starts again through recv/2, which sees the buffer ('$riarc_rr_again').
+-spec took_ver(pos_integer(), term(), pos_integer()) -> {pos_integer(), term()} | '$riarc_rr_again'.
+took_ver(N, V, K) ->
+    case get(?VER) of
+        {N, C} ->
+            put(?VER, {N + 1, C + 1}),
+            {K, V};
+        _ ->
+            _ = add_versioned(N, V, get(?KEY)),
+            '$riarc_rr_again'
+    end.
+
+%% @doc Recording, sender side: a woven receive took, inline, a timer's wrapped message.
+-spec took_timer(non_neg_integer(), non_neg_integer(), term(), pos_integer()) -> {pos_integer(), term()}.
+took_timer(Sender, Seq, V, K) ->
+    S = get(?KEY),
+    S1 = record_event(?EV_RECV_EXT, reset_count(), S),
+    _ = record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
+    fired(V, S1),
+    {K, V}.
+
 plain_recv(F, Timeout) ->
     case F(rec, none, Timeout) of
         {K, _S, _Q, V} -> {K, V};
@@ -574,7 +724,7 @@ record_recv(F, Timeout, S) ->
                     {timeout, _, _} -> fired(V, S1);
                     _ -> true
                 end,
-            _ = record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
+            _ = record_run((Sender bsl ?SEQ_BITS) bor Seq, S1),
             {K, V};
         {K, ext, V} ->
             _ = record_plain(V, 0, S1),
@@ -876,9 +1026,10 @@ advance_from(N, Buf) ->
         false -> N
     end.
 
-add_versioned(V, M, S = #replay_run{vbuf = Buf}) ->
+add_versioned(V, M, S = #replay_run{vbuf = Buf, mode = Mode}) ->
     S1 = S#replay_run{vbuf = insert_versioned(V, M, Buf)},
     put(?KEY, S1),
+    _ = Mode =:= record andalso put(?MODE, rv_buffered),
     S1.
 
 %% The first candidate (version below Vnext) the clauses take, if any.
@@ -896,10 +1047,12 @@ candidate(F, {V, M, It}, Next) ->
         K -> {K, V, M}
     end.
 
-take_candidate(V, S = #replay_run{vbuf = Buf}) ->
+take_candidate(V, S = #replay_run{vbuf = Buf, mode = Mode}) ->
     {Next, N} = get(?VER),
     put(?VER, {Next, N + 1}),
-    put(?KEY, S#replay_run{vbuf = gb_trees:delete(V, Buf)}).
+    Buf1 = gb_trees:delete(V, Buf),
+    _ = Mode =:= record andalso gb_trees:is_empty(Buf1) andalso put(?MODE, rv),
+    put(?KEY, S#replay_run{vbuf = Buf1}).
 
 versioned_wait(F, S) ->
     case candidate(F, S) of
