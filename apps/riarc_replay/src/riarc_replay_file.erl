@@ -39,7 +39,8 @@
 -define(MAX_SIDE, (1 bsl 26)).
 -define(MAX_FILE, (1 bsl 30)).
 %% Event types a recording may hold (see riarc_replay_rt), with or without the side bit;
-%% REPEAT (7, version 4) only right after a RECV (1) or SEND (4), with a count of at least 1.
+%% REPEAT (7, version 4: Count:40 Step:24) only right after a RECV (1) or SEND (4), with
+%% a count of at least 1.
 -define(TYPES, [1, 2, 3, 4, 5, 6, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25]).
 
 %% `modules': what the recording wove (and the replay must weave); `unwoven': the
@@ -163,7 +164,7 @@ check_events(Events, O0, Version) ->
 
 check_events(Events, O0, At, Known, Repeats, Prev) ->
     case Events of
-        <<_:At/binary, ?EV_REPEAT:8, N:64, _/binary>> when Repeats ->
+        <<_:At/binary, ?EV_REPEAT:8, N:40, _:24, _/binary>> when Repeats ->
             (Prev =:= 1 orelse Prev =:= 4) orelse throw({corrupt, O0 + At, {repeat_after, Prev}}),
             N >= 1 orelse throw({corrupt, O0 + At, {repeat_count, N}}),
             check_events(Events, O0, At + 9, Known, Repeats, ?EV_REPEAT);

@@ -53,13 +53,15 @@
 -define(BUF, '$riarc_rr_buf').
 -define(CHUNK, 256).
 %% Recording: the pending run, not in ?BUF yet: consecutive events of the process's
-%% mergeable type (RECV on the receiver side, SEND on the sender side) whose data went
-%% up by one each time (a sender's messages taken one after the other, a receiver's
-%% versions taken one after the other) are written as the first event and REPEAT(N).
-%% ?RUN is the data that extends the run (-1: no run pending), ?RUN0 the first data.
-%% Extending a run is one get and one put of a small integer.
+%% mergeable type (RECV on the receiver side, SEND on the sender side) whose data goes
+%% up by the same step each time (a sender's messages taken one after the other, or
+%% every P-th of them when it sends to P processes in turn; versions taken one after
+%% the other, or the same version of P receivers in turn) are written as the first
+%% event and REPEAT(N, Step). ?RUN is none or {Next, D0, Step, N}: D0 and N more
+%% events, Next the data that extends the run (undefined while N is 0). Extending a
+%% run is one get and one put.
 -define(RUN, '$riarc_rr_run').
--define(RUN0, '$riarc_rr_run0').
+-define(STEP_BITS, 24).
 %% What a woven receive does inline (riarc_replay_transform): rr (recording, receiver
 %% side), rv (recording, sender side, nothing in the version buffer); anything else
 %% calls recv/2.
@@ -89,7 +91,7 @@
 -define(EV_SEND, 4).        % sender side: the receiver's version this message got
 -define(EV_ETS, 5).         % the table's turn (version) of this ETS operation
 -define(EV_FROM, 6).        % the plain message the RECV_EXT before took: kind:32, index:32
--define(EV_REPEAT, 7).      % the event before it (RECV or SEND), N more times, data + 1 each
+-define(EV_REPEAT, 7).      % the event before it (RECV or SEND) N:40 more times, data + Step:24 each
 -define(EV_MONO, 16).
 -define(EV_SYSTIME, 17).
 -define(EV_TIMESTAMP, 18).  % {Mega, Sec, Micro} packed as 20+20+24 bits
@@ -133,6 +135,7 @@
              rep = 0 :: non_neg_integer(),
              rtype = 0 :: 0..255,
              rdata = 0 :: integer(),
+             rstep = 0 :: non_neg_integer(),
              seq :: atomics:atomics_ref(),
              %% Sender side: versioned messages taken out of the mailbox, not yet
              %% received (the lowest version not arrived yet is under ?VER).
@@ -238,7 +241,7 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
     put(?KEY, S),
     put(?PEERS, #{}),
     put(?BUF, <<>>),
-    put(?RUN, -1),
+    put(?RUN, none),
     _ = case {Mode, Strategy} of
             {record, receiver} -> put(?MODE, rr);
             {record, sender} -> put(?MODE, rv);
@@ -314,39 +317,45 @@ record_event(T, D, S) ->
     append(<<T:8, D:64>>, close_run(S)).
 
 %% An event of the process's mergeable type (run_type/1): extends the pending run when
-%% its data is the run's next, else closes the run and starts one.
-record_run(D, S) ->
+%% its data is the run's next, else closes the run and starts one. The state is read
+%% only then.
+%% A process whose messages keep coming in one run writes no chunk, which is where
+%% it would move a long mailbox off the heap (queue_off_heap/0): every 256 events of a
+%% run it looks.
+record_run(D) ->
     case get(?RUN) of
-        D ->
-            put(?RUN, D + 1),
-            S;
-        -1 ->
-            put(?RUN0, D),
-            put(?RUN, D + 1),
-            S;
-        Next ->
-            S1 = append(run_bin(get(?RUN0), Next, S), S),
-            put(?RUN0, D),
-            put(?RUN, D + 1),
-            S1
+        {D, D0, Step, N} ->
+            _ = put(?RUN, {D + Step, D0, Step, N + 1}),
+            _ = N band 255 =/= 255 orelse queue_off_heap(),
+            ok;
+        {undefined, D0, undefined, 0} when D >= D0, D - D0 < 1 bsl ?STEP_BITS,
+                                           D bsr ?SEQ_BITS =:= D0 bsr ?SEQ_BITS ->
+            _ = put(?RUN, {D + (D - D0), D0, D - D0, 1}),
+            ok;
+        none ->
+            _ = put(?RUN, {undefined, D, undefined, 0}),
+            ok;
+        Run ->
+            S = get(?KEY),
+            _ = append(run_bin(Run, S), S),
+            _ = put(?RUN, {undefined, D, undefined, 0}),
+            ok
     end.
 
 close_run(S) ->
     case get(?RUN) of
-        -1 ->
+        none ->
             S;
-        Next ->
-            put(?RUN, -1),
-            append(run_bin(get(?RUN0), Next, S), S)
+        Run ->
+            put(?RUN, none),
+            append(run_bin(Run, S), S)
     end.
 
-%% A run from D0 to Next - 1: the first event, and REPEAT for the others.
-run_bin(D0, Next, S) ->
-    T = run_type(S),
-    case Next - D0 - 1 of
-        0 -> <<T:8, D0:64>>;
-        N -> <<T:8, D0:64, ?EV_REPEAT:8, N:64>>
-    end.
+%% The run's first event, and REPEAT for the others.
+run_bin({_, D0, _, 0}, S) ->
+    <<(run_type(S)):8, D0:64>>;
+run_bin({_, D0, Step, N}, S) ->
+    <<(run_type(S)):8, D0:64, ?EV_REPEAT:8, N:(64 - ?STEP_BITS), Step:?STEP_BITS>>.
 
 run_type(#replay_run{strategy = receiver}) -> ?EV_RECV;
 run_type(#replay_run{strategy = sender}) -> ?EV_SEND.
@@ -416,8 +425,8 @@ salvage(Pid) ->
         {dictionary, D} ->
             case {lists:keyfind(?KEY, 1, D), lists:keyfind(?BUF, 1, D)} of
                 {{_, S = #replay_run{mode = record}}, {_, Buf0}} ->
-                    Buf = case {lists:keyfind(?RUN, 1, D), lists:keyfind(?RUN0, 1, D)} of
-                              {{_, Next}, {_, D0}} when Next =/= -1 -> <<Buf0/binary, (run_bin(D0, Next, S))/binary>>;
+                    Buf = case lists:keyfind(?RUN, 1, D) of
+                              {_, Run} when Run =/= none -> <<Buf0/binary, (run_bin(Run, S))/binary>>;
                               _ -> Buf0
                           end,
                     _ = byte_size(Buf) > 0 andalso write_chunk(S, Buf),
@@ -472,13 +481,13 @@ next_event(#replay_run{rtype = T, rdata = D}) ->
 %% Past the next event: an event followed by REPEAT(N) starts N more of its kind.
 advance(S = #replay_run{rep = 0, stream = Stream, pos = Pos}) ->
     case Stream of
-        <<_:Pos/binary, T:8, D:64/signed, ?EV_REPEAT:8, N:64, _/binary>> ->
-            S#replay_run{pos = Pos + 18, rep = N, rtype = T, rdata = D + 1};
+        <<_:Pos/binary, T:8, D:64/signed, ?EV_REPEAT:8, N:(64 - ?STEP_BITS), Step:?STEP_BITS, _/binary>> ->
+            S#replay_run{pos = Pos + 18, rep = N, rtype = T, rdata = D + Step, rstep = Step};
         _ ->
             S#replay_run{pos = Pos + 9}
     end;
-advance(S = #replay_run{rep = R, rdata = D}) ->
-    S#replay_run{rep = R - 1, rdata = D + 1}.
+advance(S = #replay_run{rep = R, rdata = D, rstep = Step}) ->
+    S#replay_run{rep = R - 1, rdata = D + Step}.
 
 %% Consumes the next event, which must be of type T; returns its data (or its side
 %% value). Anything else is a divergence.
@@ -517,7 +526,7 @@ event_name({?EV_TIMEOUT, _}) -> receive_timeout;
 event_name({?EV_SEND, V}) -> {send, {version, V}};
 event_name({?EV_ETS, V}) -> {ets, {turn, V}};
 event_name({?EV_FROM, D}) -> {from, D bsr 32, {index, D band 16#ffffffff}};
-event_name({?EV_REPEAT, N}) -> {repeat, N};
+event_name({?EV_REPEAT, D}) -> {repeat, D bsr ?STEP_BITS, {step, D band (1 bsl ?STEP_BITS - 1)}};
 event_name({T, _}) when T >= ?EV_MONO, T =< ?EV_DELAY -> {value, value_name(T)};
 event_name({T, _}) when T > ?SIDE, T band 16#7f >= ?EV_MONO, T band 16#7f =< ?EV_DELAY ->
     {value, value_name(T band 16#7f)};
@@ -539,15 +548,12 @@ value_name(?EV_DELAY) -> timer_delay.
 %% @doc Woven `To ! Msg'.
 -spec send(term(), term()) -> term().
 send(To, Msg) when is_pid(To) ->
-    %% The common case, without the {Pid, Info} of peer/2.
-    case get(?KEY) of
-        undefined ->
-            erlang:send(To, Msg);
-        S ->
-            case peer_info(To, S) of
-                false -> erlang:send(To, Msg);
-                Info -> _ = erlang:send(To, wrap(Info, Msg, S)), Msg
-            end
+    %% The common case, without the {Pid, Info} of peer/2: a known peer's Info is one
+    %% map lookup, and on the receiver side it holds what the wrapping needs.
+    case get(?PEERS) of
+        #{To := Info} -> send_info(To, Info, Msg);
+        undefined -> erlang:send(To, Msg);
+        _ -> send_info(To, peer_info(To, get(?KEY)), Msg)
     end;
 send(To, Msg) ->
     case get(?KEY) of
@@ -573,8 +579,18 @@ send(To, Msg, Opts) ->
             end
     end.
 
-%% A receiver that takes part in the run: its pid and what the sender needs for it (0 on
-%% the receiver side, its version counter on the sender side). Anything else (a name not
+send_info(To, false, Msg) ->
+    erlang:send(To, Msg);
+send_info(To, {Idx, Seq}, Msg) ->
+    erlang:send(To, {'$riarc_rr', Idx, atomics:add_get(Seq, 1, 1) - 1, Msg}),
+    Msg;
+send_info(To, Ver, Msg) ->
+    erlang:send(To, wrap(Ver, Msg, get(?KEY))),
+    Msg.
+
+%% A receiver that takes part in the run: its pid and what the sender needs for it (on
+%% the receiver side, this process's own index and sequence counter, as wrap_seq/2
+%% uses them; on the sender side, the receiver's version counter). Anything else (a name not
 %% registered, a port, an alias, a remote process, a process not spawned by woven code)
 %% gets the plain message.
 peer(To, S) when is_atom(To) ->
@@ -594,14 +610,14 @@ peer(_To, _S) ->
 %% (a server of short-lived clients) starts afresh then; the run's table has the answer.
 -define(MAX_PEERS, 4096).
 
-peer_info(Pid, #replay_run{tab = Tab, strategy = Strategy}) ->
+peer_info(Pid, S = #replay_run{tab = Tab, strategy = Strategy}) ->
     case get(?PEERS) of
         #{Pid := Info} ->
             Info;
         Peers ->
             Info = case ets:lookup(Tab, Pid) of
                        [{_, _Idx, Ver}] when Strategy =:= sender -> Ver;
-                       [{_, _Idx, _}] -> 0;
+                       [{_, _Idx, _}] -> {S#replay_run.idx, S#replay_run.seq};
                        [] -> false
                    end,
             put(?PEERS, case map_size(Peers) < ?MAX_PEERS of
@@ -618,9 +634,9 @@ peer_info(Pid, #replay_run{tab = Tab, strategy = Strategy}) ->
 %% process's stream (replay).
 wrap(_, Msg, S = #replay_run{strategy = receiver}) ->
     wrap_seq(Msg, S);
-wrap(Ver, Msg, S = #replay_run{strategy = sender, mode = record}) ->
+wrap(Ver, Msg, #replay_run{strategy = sender, mode = record}) ->
     V = atomics:add_get(Ver, 1, 1),
-    _ = record_run(V, S),
+    ok = record_run(V),
     {'$riarc_rv', V, Msg};
 wrap(_Ver, Msg, S = #replay_run{strategy = sender, mode = replay}) ->
     V = take(?EV_SEND, send, S),
@@ -656,12 +672,11 @@ timed_out(Taken) ->
 %% wrapped message V (sender index S, sequence number Q) with its clause K.
 -spec took(non_neg_integer(), non_neg_integer(), term(), pos_integer()) -> {pos_integer(), term()}.
 took(Sender, Seq, V, K) ->
-    S = get(?KEY),
     _ = case V of
-            {timeout, _, _} -> fired(V, S);
+            {timeout, _, _} -> fired(V, get(?KEY));
             _ -> true
         end,
-    _ = record_run((Sender bsl ?SEQ_BITS) bor Seq, S),
+    ok = record_run((Sender bsl ?SEQ_BITS) bor Seq),
     {K, V}.
 
 %% @doc Recording: a woven receive took, inline, the plain message V with its clause K.
@@ -691,6 +706,9 @@ took_ver(N, V, K) ->
     case get(?VER) of
         {N, C} ->
             put(?VER, {N + 1, C + 1}),
+            %% No event is written here: every 256 versions it looks at the mailbox's
+            %% length (see record_run/1).
+            _ = N band 255 =/= 0 orelse queue_off_heap(),
             {K, V};
         _ ->
             _ = add_versioned(N, V, get(?KEY)),
@@ -724,7 +742,7 @@ record_recv(F, Timeout, S) ->
                     {timeout, _, _} -> fired(V, S1);
                     _ -> true
                 end,
-            _ = record_run((Sender bsl ?SEQ_BITS) bor Seq, S1),
+            ok = record_run((Sender bsl ?SEQ_BITS) bor Seq),
             {K, V};
         {K, ext, V} ->
             _ = record_plain(V, 0, S1),

@@ -245,6 +245,22 @@ corrupt() ->
     {error, {riarc_replay, {corrupt, Bad, 7, {unknown_version, 1}}} = E} = riarc_replay:replay(Bad, ?OPTS),
     ?assertMatch({match, _}, re:run(riarc_replay:format_error(element(2, E)), "format version 1.*record the run again")).
 
+%% The inline receive's copies of patterns and guards (riarc_replay_transform) take what
+%% the plain receive takes: a recording and its replay give the plain run's result, with
+%% each strategy.
+shapes_test_() ->
+    {timeout, 120, fun() ->
+                           Plain = ?P:shapes(),
+                           ?assertEqual([7, {same, 3}, {less, 1, 2}, a, <<"abc">>, 3, [1, 2], 5, timed_out, 41,
+                                         {k, 6}, #{key => 6, v => b}], Plain),
+                           [begin
+                                {File, #{result := R}} = record({?P, shapes, []}, "shapes_" ++ atom_to_list(St),
+                                                                #{strategy => St}),
+                                ?assertEqual({St, Plain}, {St, R}),
+                                replays(File, Plain, 1, #{})
+                            end || St <- [receiver, sender]]
+                   end}.
+
 %% Format version 4 writes a run of RECV (or SEND) events as the first and REPEAT(N);
 %% version 3, without REPEAT, is still read and replayed, and a REPEAT anywhere but
 %% after a RECV or SEND, or in a version 3 file, is corrupt.
@@ -278,11 +294,11 @@ repeat_format() ->
     [begin
          {ok, _} = riarc_replay_file:write(Bad, Hd, [{0, [], Evs, []}]),
          ?assertMatch({error, {riarc_replay_file, {corrupt, _, _, Why}}}, riarc_replay_file:read(Bad))
-     end || {Evs, Why} <- [{<<7, 1:64>>, {repeat_after, none}},
-                           {<<2, 0:64, 7, 1:64>>, {repeat_after, 2}},
-                           {<<1, 0:64, 7, 1:64, 7, 1:64>>, {repeat_after, 7}},
-                           {<<1, 0:64, 7, 0:64>>, {repeat_count, 0}}]],
-    {ok, _} = riarc_replay_file:write(Bad, Hd, [{0, [], <<1, 5:64, 7, 2:64, 4, 1:64, 7, 1:64>>, []}]),
+     end || {Evs, Why} <- [{<<7, 1:40, 1:24>>, {repeat_after, none}},
+                           {<<2, 0:64, 7, 1:40, 1:24>>, {repeat_after, 2}},
+                           {<<1, 0:64, 7, 1:40, 1:24, 7, 1:40, 1:24>>, {repeat_after, 7}},
+                           {<<1, 0:64, 7, 0:40, 1:24>>, {repeat_count, 0}}]],
+    {ok, _} = riarc_replay_file:write(Bad, Hd, [{0, [], <<1, 5:64, 7, 2:40, 3:24, 4, 1:64, 7, 1:40, 0:24>>, []}]),
     ?assertMatch({ok, _, [_]}, riarc_replay_file:read(Bad)),
     ok = set_version(Bad, 2),
     {error, {riarc_replay_file, {corrupt, _, 7, {unknown_version, 2}} = E}} = riarc_replay_file:read(Bad),
@@ -292,12 +308,12 @@ has_repeat(<<7, _:64, _/binary>>) -> true;
 has_repeat(<<_:72, Rest/binary>>) -> has_repeat(Rest);
 has_repeat(<<>>) -> false.
 
-%% REPEAT(N) after (T, D) written out: (T, D + 1) ... (T, D + N).
+%% REPEAT(N, Step) after (T, D) written out: (T, D + Step) ... (T, D + N * Step).
 expand(Evs) ->
     expand(Evs, none, []).
 
-expand(<<7, N:64, Rest/binary>>, {T, D}, Acc) ->
-    expand(Rest, {T, D + N}, lists:reverse([<<T, (D + K):64>> || K <- lists:seq(1, N)], Acc));
+expand(<<7, N:40, Step:24, Rest/binary>>, {T, D}, Acc) ->
+    expand(Rest, {T, D + N * Step}, lists:reverse([<<T, (D + K * Step):64>> || K <- lists:seq(1, N)], Acc));
 expand(<<T, D:64, Rest/binary>>, _, Acc) ->
     expand(Rest, {T, D}, [<<T, D:64>> | Acc]);
 expand(<<>>, _, Acc) ->
