@@ -57,10 +57,14 @@
 %% up by the same step each time (a sender's messages taken one after the other, or
 %% every P-th of them when it sends to P processes in turn; versions taken one after
 %% the other, or the same version of P receivers in turn) are written as the first
-%% event and REPEAT(N, Step). ?RUN is none or {Next, D0, Step, N}: D0 and N more
-%% events, Next the data that extends the run (undefined while N is 0). Extending a
-%% run is one get and one put.
+%% event and REPEAT(N, Step). ?RUN0 is the run's first data (none: no run pending),
+%% ?RUN the data that extends it (none while the run has one event), ?STEP its step
+%% and ?RUNN, for a run of step 0 only, its N; N is derived from the others for a step
+%% above 0. Extending a run is two gets and one put of small integers.
 -define(RUN, '$riarc_rr_run').
+-define(RUN0, '$riarc_rr_run0').
+-define(STEP, '$riarc_rr_step').
+-define(RUNN, '$riarc_rr_runn').
 -define(STEP_BITS, 24).
 %% What a woven receive does inline (riarc_replay_transform): rr (recording, receiver
 %% side), rv (recording, sender side, nothing in the version buffer); anything else
@@ -242,6 +246,7 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
     put(?PEERS, #{}),
     put(?BUF, <<>>),
     put(?RUN, none),
+    put(?RUN0, none),
     _ = case {Mode, Strategy} of
             {record, receiver} -> put(?MODE, rr);
             {record, sender} -> put(?MODE, rv);
@@ -320,41 +325,66 @@ record_event(T, D, S) ->
 %% its data is the run's next, else closes the run and starts one. The state is read
 %% only then.
 %% A process whose messages keep coming in one run writes no chunk, which is where
-%% it would move a long mailbox off the heap (queue_off_heap/0): every 256 events of a
-%% run it looks.
+%% it would move a long mailbox off the heap (queue_off_heap/0): it looks about every
+%% 4096 / Step events of a run.
 record_run(D) ->
     case get(?RUN) of
-        {D, D0, Step, N} ->
-            _ = put(?RUN, {D + Step, D0, Step, N + 1}),
-            _ = N band 255 =/= 255 orelse queue_off_heap(),
+        D ->
+            case get(?STEP) of
+                0 ->
+                    _ = put(?RUNN, get(?RUNN) + 1);
+                Step ->
+                    _ = put(?RUN, D + Step),
+                    _ = D band 4095 >= Step orelse queue_off_heap()
+            end,
             ok;
-        {undefined, D0, undefined, 0} when D >= D0, D - D0 < 1 bsl ?STEP_BITS,
-                                           D bsr ?SEQ_BITS =:= D0 bsr ?SEQ_BITS ->
-            _ = put(?RUN, {D + (D - D0), D0, D - D0, 1}),
+        _ ->
+            record_run_start(D)
+    end.
+
+%% The second event of a run, or the first of a new one.
+record_run_start(D) ->
+    case {get(?RUN), get(?RUN0)} of
+        {none, none} ->
+            _ = put(?RUN0, D),
             ok;
-        none ->
-            _ = put(?RUN, {undefined, D, undefined, 0}),
+        {none, D0} when D >= D0, D - D0 < 1 bsl ?STEP_BITS, D bsr ?SEQ_BITS =:= D0 bsr ?SEQ_BITS ->
+            Step = D - D0,
+            put(?STEP, Step),
+            put(?RUNN, 1),
+            _ = put(?RUN, D + Step),
             ok;
-        Run ->
+        _ ->
             S = get(?KEY),
-            _ = append(run_bin(Run, S), S),
-            _ = put(?RUN, {undefined, D, undefined, 0}),
+            _ = append(run_bin(run(), S), S),
+            put(?RUN, none),
+            _ = put(?RUN0, D),
             ok
     end.
 
 close_run(S) ->
-    case get(?RUN) of
+    case get(?RUN0) of
         none ->
             S;
-        Run ->
+        _ ->
+            Run = run(),
             put(?RUN, none),
+            put(?RUN0, none),
             append(run_bin(Run, S), S)
     end.
 
+%% The pending run: {D0, Next, Step, N of a step 0} (see ?RUN).
+run() ->
+    {get(?RUN0), get(?RUN), get(?STEP), get(?RUNN)}.
+
 %% The run's first event, and REPEAT for the others.
-run_bin({_, D0, _, 0}, S) ->
+run_bin({D0, none, _, _}, S) ->
     <<(run_type(S)):8, D0:64>>;
-run_bin({_, D0, Step, N}, S) ->
+run_bin({D0, Next, Step, N0}, S) ->
+    N = case Step of
+            0 -> N0;
+            _ -> (Next - D0) div Step - 1
+        end,
     <<(run_type(S)):8, D0:64, ?EV_REPEAT:8, N:(64 - ?STEP_BITS), Step:?STEP_BITS>>.
 
 run_type(#replay_run{strategy = receiver}) -> ?EV_RECV;
@@ -425,9 +455,10 @@ salvage(Pid) ->
         {dictionary, D} ->
             case {lists:keyfind(?KEY, 1, D), lists:keyfind(?BUF, 1, D)} of
                 {{_, S = #replay_run{mode = record}}, {_, Buf0}} ->
-                    Buf = case lists:keyfind(?RUN, 1, D) of
-                              {_, Run} when Run =/= none -> <<Buf0/binary, (run_bin(Run, S))/binary>>;
-                              _ -> Buf0
+                    Get = fun(K) -> case lists:keyfind(K, 1, D) of {_, Value} -> Value; false -> none end end,
+                    Buf = case Get(?RUN0) of
+                              none -> Buf0;
+                              D0 -> <<Buf0/binary, (run_bin({D0, Get(?RUN), Get(?STEP), Get(?RUNN)}, S))/binary>>
                           end,
                     _ = byte_size(Buf) > 0 andalso write_chunk(S, Buf),
                     ok;
