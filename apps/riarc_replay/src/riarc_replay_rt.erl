@@ -7,7 +7,8 @@
 %%
 %% Each process appends fixed 9-byte records (1-byte type, 8-byte data) to its own
 %% stream; values that do not fit in 8 bytes go to the process's side table and the data
-%% is their index there. Streams are written to the run's ETS table in chunks: every 256
+%% is their index there; a run of RECV (or SEND) events whose data go up by one step is
+%% written as its first event and REPEAT. Streams are written to the run's ETS table in chunks: every 256
 %% events and when the process ends; a process that waits when it is ended by another
 %% (the controller at the end of the run, a woven exit/2, the exit of a linked process)
 %% has its pending events written by that one first (salvage/1). The event types are listed

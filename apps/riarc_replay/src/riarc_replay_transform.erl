@@ -7,11 +7,14 @@
 %% <ul>
 %% <li>`To ! Msg', `erlang:send/2,3': {@link riarc_replay_rt:send/2}, `send/3' (the
 %%     message is wrapped for the receiver when the receiver takes part in the run);</li>
-%% <li>every `receive' with at least one clause: {@link riarc_replay_rt:recv/2} is given
-%%     one fun holding the receive's patterns and guards in the shapes the runtime needs
+%% <li>every `receive' with at least one clause: in a recording, an inline receive with
+%%     copies of its patterns and guards (wrapped, versioned and plain; fresh variables
+%%     renamed) whose bodies tell the runtime what was taken ({@link
+%%     riarc_replay_rt:took/4} and the like); anywhere else {@link riarc_replay_rt:recv/2}
+%%     is given one fun holding the patterns and guards in the shapes the runtime needs
 %%     (take a wrapped or plain message, take a plain one only, take a plain or a
-%%     versioned one, or test a message already taken); what it returns, `{K, Msg}' or a
-%%     timeout, is matched against the original clauses, tagged with their index K, so
+%%     versioned one, or test a message already taken); what either gives, `{K, Msg}' or
+%%     a timeout, is matched against the original clauses, tagged with their index K, so
 %%     the original bodies run with the original bindings;</li>
 %% <li>`spawn', `spawn_link', `spawn_monitor' (arity 1 and 3) and `spawn_opt' (2 and 4),
 %%     local or `erlang:': {@link riarc_replay_rt:spawn/3}, which gives the child its
@@ -33,8 +36,7 @@
 %%     {@link riarc_replay_rt:mnesia/2}, which takes the run's mnesia turn.</li>
 %% </ul>
 %% The woven module gets the attribute `-riarc_replay_woven(true)' and the option
-%% `nowarn_unused_vars' (the copies of the patterns inside the fun leave user variables
-%% unused). Use it at compile time with
+%% `nowarn_unused_vars' (the copies of the patterns leave user variables unused). Use it at compile time with
 %% `-compile({parse_transform, riarc_replay_transform}).', or on compiled modules with
 %% {@link riarc_replay:instrument/1}.
 %% ```
