@@ -648,13 +648,20 @@ send_info(To, false, Msg) ->
 send_info(To, {Idx, Seq}, Msg) ->
     erlang:send(To, {'$riarc_rr', Idx, atomics:add_get(Seq, 1, 1) - 1, Msg}),
     Msg;
+send_info(To, replay, Msg) ->
+    erlang:send(To, wrap(replay, Msg, get(?KEY))),
+    Msg;
 send_info(To, Ver, Msg) ->
-    erlang:send(To, wrap(Ver, Msg, get(?KEY))),
+    %% Sender side, recording (see wrap/3).
+    V = atomics:add_get(Ver, 1, 1),
+    ok = record_run(V),
+    erlang:send(To, {'$riarc_rv', V, Msg}),
     Msg.
 
 %% A receiver that takes part in the run: its pid and what the sender needs for it (on
 %% the receiver side, this process's own index and sequence counter, as wrap_seq/2
-%% uses them; on the sender side, the receiver's version counter). Anything else (a name not
+%% uses them; on the sender side, the receiver's version counter, or `replay', whose
+%% versions come from the stream). Anything else (a name not
 %% registered, a port, an alias, a remote process, a process not spawned by woven code)
 %% gets the plain message.
 peer(To, S) when is_atom(To) ->
@@ -680,6 +687,7 @@ peer_info(Pid, S = #replay_run{tab = Tab, strategy = Strategy}) ->
             Info;
         Peers ->
             Info = case ets:lookup(Tab, Pid) of
+                       [{_, _Idx, _}] when Strategy =:= sender, S#replay_run.mode =:= replay -> replay;
                        [{_, _Idx, Ver}] when Strategy =:= sender -> Ver;
                        [{_, _Idx, _}] -> {S#replay_run.idx, S#replay_run.seq};
                        [] -> false
