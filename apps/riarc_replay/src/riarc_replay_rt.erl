@@ -320,7 +320,10 @@ finish() ->
 %% stored: a caller that keeps S as it was need not store it). The pending run goes
 %% first.
 record_event(T, D, S) ->
-    append(<<T:8, D:64>>, close_run(S)).
+    case get(?RUN0) of
+        none -> append(<<T:8, D:64>>, S);
+        _ -> append(<<(take_run())/binary, T:8, D:64>>, S)
+    end.
 
 %% An event of the process's mergeable type (run_type/1): extends the pending run when
 %% its data is the run's next, else closes the run and starts one. The state is read
@@ -374,13 +377,18 @@ record_run_start(D) ->
 
 close_run(S) ->
     case get(?RUN0) of
-        none ->
-            S;
-        _ ->
-            Run = run(),
+        none -> S;
+        _ -> append(take_run(), S)
+    end.
+
+%% The pending run's events, which are no longer pending (a run is pending).
+take_run() ->
+    D0 = put(?RUN0, none),
+    case get(?RUN) of
+        none -> <<(run_type()):8, D0:64>>;
+        Next ->
             put(?RUN, none),
-            put(?RUN0, none),
-            append(run_bin(Run), S)
+            run_bin({D0, Next, get(?STEP), get(?RUNN)})
     end.
 
 %% The pending run: {D0, Next, Step, N of a step 0} (see ?RUN).
