@@ -58,10 +58,12 @@
 %% up by the same step each time (a sender's messages taken one after the other, or
 %% every P-th of them when it sends to P processes in turn; versions taken one after
 %% the other, or the same version of P receivers in turn) are written as the first
-%% event and REPEAT(N, Step). ?RUN0 is the run's first data (none: no run pending),
-%% ?RUN the data that extends it (none while the run has one event), ?STEP its step
-%% and ?RUNN, for a run of step 0 only, its N; N is derived from the others for a step
-%% above 0. Extending a run is two gets and one put of small integers.
+%% event and REPEAT(N, Step). The first event is written as any; ?RUN is then -1 - D
+%% (the event written last was of this kind, with data D), or, once a run is open, the
+%% data that extends it (an integer from 0), else none. An open run's first data is
+%% ?RUN0, its step ?STEP and, for a step of 0 only, its N ?RUNN; N is derived from the
+%% others for a step above 0. Extending a run is two gets and one put of small
+%% integers; an event that does not costs one get and one put more than appending.
 -define(RUN, '$riarc_rr_run').
 -define(RUN0, '$riarc_rr_run0').
 -define(STEP, '$riarc_rr_step').
@@ -247,7 +249,6 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
     put(?PEERS, #{}),
     put(?BUF, <<>>),
     put(?RUN, none),
-    put(?RUN0, none),
     _ = case {Mode, Strategy} of
             {record, receiver} -> put(?MODE, rr);
             {record, sender} -> put(?MODE, rv);
@@ -320,19 +321,25 @@ finish() ->
 %% stored: a caller that keeps S as it was need not store it). The pending run goes
 %% first.
 record_event(T, D, S) ->
-    case get(?RUN0) of
-        none -> append(<<T:8, D:64>>, S);
-        _ -> append(<<(take_run())/binary, T:8, D:64>>, S)
+    case get(?RUN) of
+        none ->
+            append(<<T:8, D:64>>, S);
+        Next when is_integer(Next), Next >= 0 ->
+            put(?RUN, none),
+            append(<<(repeat_bin(Next))/binary, T:8, D:64>>, S);
+        _ ->
+            put(?RUN, none),
+            append(<<T:8, D:64>>, S)
     end.
 
-%% An event of the process's mergeable type (run_type/1): extends the pending run when
-%% its data is the run's next, else closes the run and starts one. The state is read
-%% only then.
-%% A process whose messages keep coming in one run writes no chunk, which is where
-%% it would move a long mailbox off the heap (queue_off_heap/0): it looks about every
-%% 256 / Step events of a run (every 256 messages of one sender, as a chunk of 256
-%% events did; a look costs about 20 ns).
-record_run(D) ->
+%% An event of type T, the process's mergeable type (RECV on the receiver side, SEND on
+%% the sender side): extends the open run when D is its next data, opens one when the
+%% event written last was of this type and D can follow it, else is written as it is
+%% (after the open run's REPEAT). A process whose messages keep coming in one run writes
+%% no chunk, which is where it would move a long mailbox off the heap
+%% (queue_off_heap/0): it looks about every 256 / Step events of a run (every 256
+%% messages of one sender, as a chunk of 256 events did; a look costs about 20 ns).
+record_run(T, D) ->
     case get(?RUN) of
         D ->
             case get(?STEP) of
@@ -343,77 +350,44 @@ record_run(D) ->
                     _ = D band 255 >= Step orelse queue_off_heap()
             end,
             ok;
-        _ ->
-            record_run_start(D)
-    end.
-
-%% The second event of a run, or the first of a new one. Where runs are rare (a
-%% broker taking messages from 20 processes in turn), this is the path of most events:
-%% a pending event alone is written as it is.
-record_run_start(D) ->
-    case get(?RUN0) of
-        none ->
-            _ = put(?RUN0, D),
+        Last when is_integer(Last), Last < 0, D >= -1 - Last, D + 1 + Last < 1 bsl ?STEP_BITS,
+                  D bsr ?SEQ_BITS =:= (-1 - Last) bsr ?SEQ_BITS ->
+            %% D is the run's first repeat: not written.
+            D0 = -1 - Last,
+            Step = D - D0,
+            put(?RUN0, D0),
+            put(?STEP, Step),
+            put(?RUNN, 1),
+            _ = put(?RUN, D + Step),
             ok;
-        D0 ->
-            case get(?RUN) of
-                none when D >= D0, D - D0 < 1 bsl ?STEP_BITS, D bsr ?SEQ_BITS =:= D0 bsr ?SEQ_BITS ->
-                    Step = D - D0,
-                    put(?STEP, Step),
-                    put(?RUNN, 1),
-                    _ = put(?RUN, D + Step),
-                    ok;
-                none ->
-                    ok = append(<<(run_type()):8, D0:64>>),
-                    _ = put(?RUN0, D),
-                    ok;
-                _ ->
-                    ok = append(run_bin(run())),
-                    put(?RUN, none),
-                    _ = put(?RUN0, D),
-                    ok
-            end
+        Next when is_integer(Next), Next >= 0 ->
+            ok = append(<<(repeat_bin(Next))/binary, T:8, D:64>>),
+            _ = put(?RUN, -1 - D),
+            ok;
+        _ ->
+            ok = append(<<T:8, D:64>>),
+            _ = put(?RUN, -1 - D),
+            ok
     end.
 
+%% The open run's REPEAT, if a run is open.
 close_run(S) ->
-    case get(?RUN0) of
-        none -> S;
-        _ -> append(take_run(), S)
+    case put(?RUN, none) of
+        Next when is_integer(Next), Next >= 0 -> append(repeat_bin(Next), S);
+        _ -> S
     end.
 
-%% The pending run's events, which are no longer pending (a run is pending).
-take_run() ->
-    D0 = put(?RUN0, none),
-    case get(?RUN) of
-        none -> <<(run_type()):8, D0:64>>;
-        Next ->
-            put(?RUN, none),
-            run_bin({D0, Next, get(?STEP), get(?RUNN)})
-    end.
+repeat_bin(Next) ->
+    repeat_bin(get(?RUN0), Next, get(?STEP), get(?RUNN)).
 
-%% The pending run: {D0, Next, Step, N of a step 0} (see ?RUN).
-run() ->
-    {get(?RUN0), get(?RUN), get(?STEP), get(?RUNN)}.
-
-%% The run's first event, and REPEAT for the others.
-run_bin(Run) ->
-    run_bin(Run, run_type()).
-
-run_bin({D0, none, _, _}, T) ->
-    <<T:8, D0:64>>;
-run_bin({D0, Next, Step, N0}, T) ->
+%% REPEAT of a run from D0 whose next data would be Next (its N derived; counted for a
+%% step of 0).
+repeat_bin(D0, Next, Step, N0) ->
     N = case Step of
             0 -> N0;
             _ -> (Next - D0) div Step - 1
         end,
-    <<T:8, D0:64, ?EV_REPEAT:8, N:(64 - ?STEP_BITS), Step:?STEP_BITS>>.
-
-%% The mode says the strategy, and is one process-dictionary read.
-run_type() ->
-    case get(?MODE) of
-        rr -> ?EV_RECV;
-        _ -> ?EV_SEND
-    end.
+    <<?EV_REPEAT:8, N:(64 - ?STEP_BITS), Step:?STEP_BITS>>.
 
 %% Appends to the pending events; returns ok (the state is read only when a chunk is
 %% written).
@@ -494,13 +468,11 @@ salvage(Pid) ->
             case {lists:keyfind(?KEY, 1, D), lists:keyfind(?BUF, 1, D)} of
                 {{_, S = #replay_run{mode = record}}, {_, Buf0}} ->
                     Get = fun(K) -> case lists:keyfind(K, 1, D) of {_, Value} -> Value; false -> none end end,
-                    Buf = case Get(?RUN0) of
-                              none -> Buf0;
-                              D0 -> <<Buf0/binary, (run_bin({D0, Get(?RUN), Get(?STEP), Get(?RUNN)},
-                                                            case S#replay_run.strategy of
-                                                                receiver -> ?EV_RECV;
-                                                                sender -> ?EV_SEND
-                                                            end))/binary>>
+                    Buf = case Get(?RUN) of
+                              Next when is_integer(Next), Next >= 0 ->
+                                  <<Buf0/binary, (repeat_bin(Get(?RUN0), Next, Get(?STEP), Get(?RUNN)))/binary>>;
+                              _ ->
+                                  Buf0
                           end,
                     _ = byte_size(Buf) > 0 andalso write_chunk(S, Buf),
                     ok;
@@ -663,7 +635,7 @@ send_info(To, replay, Msg) ->
 send_info(To, Ver, Msg) ->
     %% Sender side, recording (see wrap/3).
     V = atomics:add_get(Ver, 1, 1),
-    ok = record_run(V),
+    ok = record_run(?EV_SEND, V),
     erlang:send(To, {'$riarc_rv', V, Msg}),
     Msg.
 
@@ -717,7 +689,7 @@ wrap(_, Msg, S = #replay_run{strategy = receiver}) ->
     wrap_seq(Msg, S);
 wrap(Ver, Msg, #replay_run{strategy = sender, mode = record}) ->
     V = atomics:add_get(Ver, 1, 1),
-    ok = record_run(V),
+    ok = record_run(?EV_SEND, V),
     {'$riarc_rv', V, Msg};
 wrap(_Ver, Msg, S = #replay_run{strategy = sender, mode = replay}) ->
     V = take(?EV_SEND, send, S),
@@ -757,7 +729,7 @@ took(Sender, Seq, V, K) ->
             {timeout, _, _} -> fired(V, get(?KEY));
             _ -> true
         end,
-    ok = record_run((Sender bsl ?SEQ_BITS) bor Seq),
+    ok = record_run(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq),
     {K, V}.
 
 %% @doc Recording: a woven receive took, inline, the plain message V with its clause K.
@@ -823,7 +795,7 @@ record_recv(F, Timeout, S) ->
                     {timeout, _, _} -> fired(V, S1);
                     _ -> true
                 end,
-            ok = record_run((Sender bsl ?SEQ_BITS) bor Seq),
+            ok = record_run(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq),
             {K, V};
         {K, ext, V} ->
             _ = record_plain(V, 0, S1),
