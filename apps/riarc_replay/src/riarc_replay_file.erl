@@ -6,9 +6,10 @@
 %%
 %% Layout (big-endian):
 %% ```
-%% "RIARCRR" Version:8            magic and format version (3: FROM names the source of
-%%                                a plain 'EXIT' or 'DOWN', and the sender side wraps
-%%                                timers; 2 had neither; 1 counted a RECV's seq per receiver)
+%% "RIARCRR" Version:8            magic and format version (4: REPEAT, a run of RECV or
+%%                                SEND events in two; 3, still read, had no REPEAT; 2 had
+%%                                no FROM and sent the sender side's timers plain; 1
+%%                                counted a RECV's seq per receiver)
 %% HLen:32 Header:HLen            term_to_binary(#{mfa, modules, strategy}), and
 %%                                `unwoven' when the recording could not weave some
 %% NStreams:32                    then, per process:
@@ -29,12 +30,17 @@
 -export_type([header/0, stream/0, error_reason/0]).
 
 -define(MAGIC, "RIARCRR").
--define(VERSION, 3).
+-define(VERSION, 4).
+%% Version 3 is version 4 without REPEAT: read as it is.
+-define(OLDEST, 3).
+-define(EV_REPEAT, 7).
 -define(MAX_HEADER, (1 bsl 20)).
 -define(MAX_STREAMS, (1 bsl 24)).
 -define(MAX_SIDE, (1 bsl 26)).
 -define(MAX_FILE, (1 bsl 30)).
-%% Event types a recording may hold (see riarc_replay_rt), with or without the side bit.
+%% Event types a recording may hold (see riarc_replay_rt), with or without the side bit;
+%% REPEAT (7, version 4: Count:40 Step:24) only right after a RECV (1) or SEND (4), with
+%% a count of at least 1.
 -define(TYPES, [1, 2, 3, 4, 5, 6, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25]).
 
 %% `modules': what the recording wove (and the replay must weave); `unwoven': the
@@ -100,7 +106,7 @@ read(File, MaxBytes) ->
 -spec format_error(error_reason()) -> string().
 format_error({corrupt, File, _Offset, {unknown_version, V}}) ->
     lists:flatten(io_lib:format("~ts is a recording of format version ~b, and this riarc reads "
-                                "version ~b only: record the run again", [File, V, ?VERSION]));
+                                "versions ~b to ~b only: record the run again", [File, V, ?OLDEST, ?VERSION]));
 format_error({corrupt, File, Offset, Why}) ->
     lists:flatten(io_lib:format("~ts is not a readable recording: at byte ~b, ~0tp", [File, Offset, Why]));
 format_error({file, File, Why}) ->
@@ -109,18 +115,18 @@ format_error({file, File, Why}) ->
 %%% Parsing: every step checks what is left; `throw({corrupt, Offset, Why})' ends it.
 
 parse(Bin) ->
-    case Bin of
-        <<?MAGIC, ?VERSION:8, _/binary>> -> ok;
-        <<?MAGIC, V:8, _/binary>> -> throw({corrupt, 7, {unknown_version, V}});
-        _ when byte_size(Bin) < 8 -> throw({corrupt, byte_size(Bin), truncated});
-        _ -> throw({corrupt, 0, bad_magic})
-    end,
+    Version = case Bin of
+                  <<?MAGIC, V0:8, _/binary>> when V0 >= ?OLDEST, V0 =< ?VERSION -> V0;
+                  <<?MAGIC, V:8, _/binary>> -> throw({corrupt, 7, {unknown_version, V}});
+                  _ when byte_size(Bin) < 8 -> throw({corrupt, byte_size(Bin), truncated});
+                  _ -> throw({corrupt, 0, bad_magic})
+              end,
     {HLen, O1} = u32(Bin, 8),
     HLen =< ?MAX_HEADER orelse throw({corrupt, 8, {header_too_large, HLen}}),
     Header = header(term(Bin, O1, HLen), O1),
     {N, O2} = u32(Bin, O1 + HLen),
     N =< ?MAX_STREAMS orelse throw({corrupt, O1 + HLen, {too_many_streams, N}}),
-    {Streams, O3} = streams(Bin, O2, N, #{}, []),
+    {Streams, O3} = streams(Bin, O2, N, #{}, [], Version),
     case Bin of
         <<Body:O3/binary, CRC:32>> ->
             erlang:crc32(Body) =:= CRC orelse throw({corrupt, O3, checksum_mismatch}),
@@ -132,9 +138,9 @@ parse(Bin) ->
             throw({corrupt, O3 + 4, trailing_bytes})
     end.
 
-streams(_Bin, O, 0, _Seen, Acc) ->
+streams(_Bin, O, 0, _Seen, Acc, _Version) ->
     {lists:reverse(Acc), O};
-streams(Bin, O, N, Seen, Acc) ->
+streams(Bin, O, N, Seen, Acc, Version) ->
     {Idx, O1} = u32(Bin, O),
     is_map_key(Idx, Seen) andalso throw({corrupt, O, {duplicate_stream, Idx}}),
     {LLen, O2} = u16(Bin, O1),
@@ -142,7 +148,7 @@ streams(Bin, O, N, Seen, Acc) ->
     is_lid(Lid) orelse throw({corrupt, O2, bad_logical_id}),
     {NEv, O3} = u32(Bin, O2 + LLen),
     Events = bytes(Bin, O3, NEv * 9),
-    check_events(Events, O3),
+    check_events(Events, O3, Version),
     {SLen, O4} = u32(Bin, O3 + NEv * 9),
     SLen =< ?MAX_SIDE orelse throw({corrupt, O3 + NEv * 9, {side_table_too_large, SLen}}),
     Side = case SLen of
@@ -150,17 +156,21 @@ streams(Bin, O, N, Seen, Acc) ->
                _ -> term(Bin, O4, SLen)
            end,
     is_list(Side) orelse throw({corrupt, O4, bad_side_table}),
-    streams(Bin, O4 + SLen, N - 1, Seen#{Idx => true}, [{Idx, Lid, Events, Side} | Acc]).
+    streams(Bin, O4 + SLen, N - 1, Seen#{Idx => true}, [{Idx, Lid, Events, Side} | Acc], Version).
 
-check_events(Events, O0) ->
+check_events(Events, O0, Version) ->
     Known = maps:from_list([{T, true} || T0 <- ?TYPES, T <- [T0, T0 bor 16#80]]),
-    check_events(Events, O0, 0, Known).
+    check_events(Events, O0, 0, Known, Version >= 4, none).
 
-check_events(Events, O0, At, Known) ->
+check_events(Events, O0, At, Known, Repeats, Prev) ->
     case Events of
+        <<_:At/binary, ?EV_REPEAT:8, N:40, _:24, _/binary>> when Repeats ->
+            (Prev =:= 1 orelse Prev =:= 4) orelse throw({corrupt, O0 + At, {repeat_after, Prev}}),
+            N >= 1 orelse throw({corrupt, O0 + At, {repeat_count, N}}),
+            check_events(Events, O0, At + 9, Known, Repeats, ?EV_REPEAT);
         <<_:At/binary, T:8, _:64, _/binary>> ->
             is_map_key(T, Known) orelse throw({corrupt, O0 + At, {unknown_event_type, T}}),
-            check_events(Events, O0, At + 9, Known);
+            check_events(Events, O0, At + 9, Known, Repeats, T);
         _ ->
             ok
     end.

@@ -7,7 +7,8 @@
 %%
 %% Each process appends fixed 9-byte records (1-byte type, 8-byte data) to its own
 %% stream; values that do not fit in 8 bytes go to the process's side table and the data
-%% is their index there. Streams are written to the run's ETS table in chunks: every 256
+%% is their index there; a run of RECV (or SEND) events whose data go up by one step is
+%% written as its first event and REPEAT. Streams are written to the run's ETS table in chunks: every 256
 %% events and when the process ends; a process that waits when it is ended by another
 %% (the controller at the end of the run, a woven exit/2, the exit of a linked process)
 %% has its pending events written by that one first (salvage/1). The event types are listed
@@ -25,6 +26,7 @@
 -compile({no_auto_import, [spawn/3]}).
 
 -export([active/0, send/2, send/3, recv/2, spawn/3, ets/2,
+         took/4, took_plain/2, took_ver/3, took_timer/4, took_timeout/0,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1,
          timestamp/0, now/0, uniform/0, uniform/1, unique_integer/0, unique_integer/1,
          make_ref/0, send_after/3, send_after/4, start_timer/3, start_timer/4,
@@ -51,6 +53,26 @@
 %% to the binary reuses its buffer, and the chunk needs no conversion when it is written.
 -define(BUF, '$riarc_rr_buf').
 -define(CHUNK, 256).
+%% Recording: the pending run, not in ?BUF yet: consecutive events of the process's
+%% mergeable type (RECV on the receiver side, SEND on the sender side) whose data goes
+%% up by the same step each time (a sender's messages taken one after the other, or
+%% every P-th of them when it sends to P processes in turn; versions taken one after
+%% the other, or the same version of P receivers in turn) are written as the first
+%% event and REPEAT(N, Step). The first event is written as any; ?RUN is then -1 - D
+%% (the event written last was of this kind, with data D), or, once a run is open, the
+%% data that extends it (an integer from 0), else none. An open run's first data is
+%% ?RUN0, its step ?STEP and, for a step of 0 only, its N ?RUNN; N is derived from the
+%% others for a step above 0. Extending a run is two gets and one put of small
+%% integers; an event that does not costs one get and one put more than appending.
+-define(RUN, '$riarc_rr_run').
+-define(RUN0, '$riarc_rr_run0').
+-define(STEP, '$riarc_rr_step').
+-define(RUNN, '$riarc_rr_runn').
+-define(STEP_BITS, 24).
+%% What a woven receive does inline (riarc_replay_transform): rr (recording, receiver
+%% side), rv (recording, sender side, nothing in the version buffer); anything else
+%% calls recv/2.
+-define(MODE, '$riarc_rr_mode').
 %% Sender side: {Vnext, Vcount}: the lowest version that has not arrived yet, and the
 %% versioned receives since the last plain or timed-out one (the version buffer itself,
 %% which changes only when messages arrive out of order, is #replay_run.vbuf).
@@ -76,6 +98,7 @@
 -define(EV_SEND, 4).        % sender side: the receiver's version this message got
 -define(EV_ETS, 5).         % the table's turn (version) of this ETS operation
 -define(EV_FROM, 6).        % the plain message the RECV_EXT before took: kind:32, index:32
+-define(EV_REPEAT, 7).      % the event before it (RECV or SEND) N:40 more times, data + Step:24 each
 -define(EV_MONO, 16).
 -define(EV_SYSTIME, 17).
 -define(EV_TIMESTAMP, 18).  % {Mega, Sec, Micro} packed as 20+20+24 bits
@@ -114,6 +137,12 @@
              pos = 0 :: non_neg_integer(),
              sides = {} :: tuple(),
              progress :: counters:counters_ref(),
+             %% Replay: a REPEAT being replayed: events of type rtype left, and the
+             %% next one's data.
+             rep = 0 :: non_neg_integer(),
+             rtype = 0 :: 0..255,
+             rdata = 0 :: integer(),
+             rstep = 0 :: non_neg_integer(),
              seq :: atomics:atomics_ref(),
              %% Sender side: versioned messages taken out of the mailbox, not yet
              %% received (the lowest version not arrived yet is under ?VER).
@@ -219,6 +248,12 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
     put(?KEY, S),
     put(?PEERS, #{}),
     put(?BUF, <<>>),
+    put(?RUN, none),
+    _ = case {Mode, Strategy} of
+            {record, receiver} -> put(?MODE, rr);
+            {record, sender} -> put(?MODE, rv);
+            _ -> ok
+        end,
     put(?VER, {1, 0}),
     case What of
         {root, {M, F, A}} ->
@@ -271,9 +306,11 @@ finish() ->
         S = #replay_run{mode = record} ->
             _ = flush(S, true),
             ok;
-        S = #replay_run{mode = replay, stream = Stream, pos = Pos} when Pos < byte_size(Stream) ->
-            <<_:Pos/binary, T:8, D:64/signed, _/binary>> = Stream,
-            diverge(S, event_name({T, D}), process_ended);
+        S = #replay_run{mode = replay} ->
+            case next_event(S) of
+                eos -> ok;
+                Ev -> diverge(S, event_name(Ev), process_ended)
+            end;
         _ ->
             ok
     end.
@@ -281,22 +318,110 @@ finish() ->
 %%% Events -------------------------------------------------------------------------------
 
 %% Returns the state, which is S unless a chunk was written (then the new state is also
-%% stored: a caller that keeps S as it was need not store it).
+%% stored: a caller that keeps S as it was need not store it). The pending run goes
+%% first.
 record_event(T, D, S) ->
+    case get(?RUN) of
+        none ->
+            append(<<T:8, D:64>>, S);
+        Next when is_integer(Next), Next >= 0 ->
+            put(?RUN, none),
+            append(<<(repeat_bin(Next))/binary, T:8, D:64>>, S);
+        _ ->
+            put(?RUN, none),
+            append(<<T:8, D:64>>, S)
+    end.
+
+%% An event of type T, the process's mergeable type (RECV on the receiver side, SEND on
+%% the sender side): extends the open run when D is its next data, opens one when the
+%% event written last was of this type and D can follow it, else is written as it is
+%% (after the open run's REPEAT). A process whose messages keep coming in one run writes
+%% no chunk, which is where it would move a long mailbox off the heap
+%% (queue_off_heap/0): it looks about every 256 / Step events of a run (every 256
+%% messages of one sender, as a chunk of 256 events did; a look costs about 20 ns).
+record_run(T, D) ->
+    case get(?RUN) of
+        D ->
+            case get(?STEP) of
+                0 ->
+                    _ = put(?RUNN, get(?RUNN) + 1);
+                Step ->
+                    _ = put(?RUN, D + Step),
+                    _ = D band 255 >= Step orelse queue_off_heap()
+            end,
+            ok;
+        Last when is_integer(Last), Last < 0, D >= -1 - Last, D + 1 + Last < 1 bsl ?STEP_BITS,
+                  D bsr ?SEQ_BITS =:= (-1 - Last) bsr ?SEQ_BITS ->
+            %% D is the run's first repeat: not written.
+            D0 = -1 - Last,
+            Step = D - D0,
+            put(?RUN0, D0),
+            put(?STEP, Step),
+            put(?RUNN, 1),
+            _ = put(?RUN, D + Step),
+            ok;
+        Next when is_integer(Next), Next >= 0 ->
+            ok = append(<<(repeat_bin(Next))/binary, T:8, D:64>>),
+            _ = put(?RUN, -1 - D),
+            ok;
+        _ ->
+            ok = append(<<T:8, D:64>>),
+            _ = put(?RUN, -1 - D),
+            ok
+    end.
+
+%% The open run's REPEAT, if a run is open.
+close_run(S) ->
+    case put(?RUN, none) of
+        Next when is_integer(Next), Next >= 0 -> append(repeat_bin(Next), S);
+        _ -> S
+    end.
+
+repeat_bin(Next) ->
+    repeat_bin(get(?RUN0), Next, get(?STEP), get(?RUNN)).
+
+%% REPEAT of a run from D0 whose next data would be Next (its N derived; counted for a
+%% step of 0).
+repeat_bin(D0, Next, Step, N0) ->
+    N = case Step of
+            0 -> N0;
+            _ -> (Next - D0) div Step - 1
+        end,
+    <<?EV_REPEAT:8, N:(64 - ?STEP_BITS), Step:?STEP_BITS>>.
+
+%% Appends to the pending events; returns ok (the state is read only when a chunk is
+%% written).
+append(Bin) ->
     case get(?BUF) of
-        Buf when byte_size(Buf) < 9 * (?CHUNK - 1) ->
-            put(?BUF, <<Buf/binary, T:8, D:64>>),
+        Buf when byte_size(Buf) < 9 * (?CHUNK - 2) ->
+            _ = put(?BUF, <<Buf/binary, Bin/binary>>),
+            ok;
+        Buf ->
+            put(?BUF, <<Buf/binary, Bin/binary>>),
+            _ = flush(get(?KEY), false),
+            ok
+    end.
+
+append(Bin, S) ->
+    case get(?BUF) of
+        Buf when byte_size(Buf) < 9 * (?CHUNK - 2) ->
+            put(?BUF, <<Buf/binary, Bin/binary>>),
             S;
         Buf ->
-            put(?BUF, <<Buf/binary, T:8, D:64>>),
+            put(?BUF, <<Buf/binary, Bin/binary>>),
             flush(S, false)
     end.
 
 record_side(T, Value, S = #replay_run{side = Side, nside = NS}) ->
     record_event(T bor ?SIDE, NS, S#replay_run{side = [Value | Side], nside = NS + 1}).
 
-%% Writes the pending events as the next chunk of the process's stream.
-flush(S, Last) ->
+%% Writes the pending events as the next chunk of the process's stream (the last one:
+%% with the pending run).
+flush(S0, Last) ->
+    S = case Last of
+            true -> close_run(S0);
+            false -> S0
+        end,
     case get(?BUF) of
         <<>> when not Last ->
             S;
@@ -341,8 +466,18 @@ salvage(Pid) ->
     case erlang:process_info(Pid, dictionary) of
         {dictionary, D} ->
             case {lists:keyfind(?KEY, 1, D), lists:keyfind(?BUF, 1, D)} of
-                {{_, S = #replay_run{mode = record}}, {_, Buf}} when byte_size(Buf) > 0 -> _ = write_chunk(S, Buf), ok;
-                _ -> ok
+                {{_, S = #replay_run{mode = record}}, {_, Buf0}} ->
+                    Get = fun(K) -> case lists:keyfind(K, 1, D) of {_, Value} -> Value; false -> none end end,
+                    Buf = case Get(?RUN) of
+                              Next when is_integer(Next), Next >= 0 ->
+                                  <<Buf0/binary, (repeat_bin(Get(?RUN0), Next, Get(?STEP), Get(?RUNN)))/binary>>;
+                              _ ->
+                                  Buf0
+                          end,
+                    _ = byte_size(Buf) > 0 andalso write_chunk(S, Buf),
+                    ok;
+                _ ->
+                    ok
             end;
         undefined ->
             ok
@@ -378,32 +513,46 @@ exit_signal(To, Reason) ->
         end,
     erlang:exit(To, Reason).
 
-%% The next event of a replaying process, or eos at the end of its stream.
-next_event(#replay_run{stream = Stream, pos = Pos}) when Pos + 9 =< byte_size(Stream) ->
+%% The next event of a replaying process, or eos at the end of its stream; within a
+%% REPEAT, the next of its events.
+next_event(#replay_run{rep = 0, stream = Stream, pos = Pos}) when Pos + 9 =< byte_size(Stream) ->
     <<_:Pos/binary, T:8, D:64/signed, _/binary>> = Stream,
     {T, D};
-next_event(_) ->
-    eos.
+next_event(#replay_run{rep = 0}) ->
+    eos;
+next_event(#replay_run{rtype = T, rdata = D}) ->
+    {T, D}.
+
+%% Past the next event: an event followed by REPEAT(N) starts N more of its kind.
+advance(S = #replay_run{rep = 0, stream = Stream, pos = Pos}) ->
+    case Stream of
+        <<_:Pos/binary, T:8, D:64/signed, ?EV_REPEAT:8, N:(64 - ?STEP_BITS), Step:?STEP_BITS, _/binary>> ->
+            S#replay_run{pos = Pos + 18, rep = N, rtype = T, rdata = D + Step, rstep = Step};
+        _ ->
+            S#replay_run{pos = Pos + 9}
+    end;
+advance(S = #replay_run{rep = R, rdata = D, rstep = Step}) ->
+    S#replay_run{rep = R - 1, rdata = D + Step}.
 
 %% Consumes the next event, which must be of type T; returns its data (or its side
 %% value). Anything else is a divergence.
-take(T, Got, S = #replay_run{pos = Pos, progress = Progress, sides = Sides}) ->
+take(T, Got, S = #replay_run{progress = Progress, sides = Sides}) ->
     case next_event(S) of
         {T, D} ->
             counters:add(Progress, 1, 1),
-            put(?KEY, S#replay_run{pos = Pos + 9}),
+            put(?KEY, advance(S)),
             D;
         {TS, D} when TS =:= T bor ?SIDE, D >= 0, D < tuple_size(Sides) ->
             counters:add(Progress, 1, 1),
-            put(?KEY, S#replay_run{pos = Pos + 9}),
+            put(?KEY, advance(S)),
             {side, element(D + 1, Sides)};
         Other ->
             diverge(S, event_name(Other), Got)
     end.
 
-skip(S = #replay_run{pos = Pos, progress = Progress}) ->
+skip(S = #replay_run{progress = Progress}) ->
     counters:add(Progress, 1, 1),
-    S1 = S#replay_run{pos = Pos + 9},
+    S1 = advance(S),
     put(?KEY, S1),
     S1.
 
@@ -422,6 +571,7 @@ event_name({?EV_TIMEOUT, _}) -> receive_timeout;
 event_name({?EV_SEND, V}) -> {send, {version, V}};
 event_name({?EV_ETS, V}) -> {ets, {turn, V}};
 event_name({?EV_FROM, D}) -> {from, D bsr 32, {index, D band 16#ffffffff}};
+event_name({?EV_REPEAT, D}) -> {repeat, D bsr ?STEP_BITS, {step, D band (1 bsl ?STEP_BITS - 1)}};
 event_name({T, _}) when T >= ?EV_MONO, T =< ?EV_DELAY -> {value, value_name(T)};
 event_name({T, _}) when T > ?SIDE, T band 16#7f >= ?EV_MONO, T band 16#7f =< ?EV_DELAY ->
     {value, value_name(T band 16#7f)};
@@ -443,15 +593,12 @@ value_name(?EV_DELAY) -> timer_delay.
 %% @doc Woven `To ! Msg'.
 -spec send(term(), term()) -> term().
 send(To, Msg) when is_pid(To) ->
-    %% The common case, without the {Pid, Info} of peer/2.
-    case get(?KEY) of
-        undefined ->
-            erlang:send(To, Msg);
-        S ->
-            case peer_info(To, S) of
-                false -> erlang:send(To, Msg);
-                Info -> _ = erlang:send(To, wrap(Info, Msg, S)), Msg
-            end
+    %% The common case, without the {Pid, Info} of peer/2: a known peer's Info is one
+    %% map lookup, and on the receiver side it holds what the wrapping needs.
+    case get(?PEERS) of
+        #{To := Info} -> send_info(To, Info, Msg);
+        undefined -> erlang:send(To, Msg);
+        _ -> send_info(To, peer_info(To, get(?KEY)), Msg)
     end;
 send(To, Msg) ->
     case get(?KEY) of
@@ -477,8 +624,25 @@ send(To, Msg, Opts) ->
             end
     end.
 
-%% A receiver that takes part in the run: its pid and what the sender needs for it (0 on
-%% the receiver side, its version counter on the sender side). Anything else (a name not
+send_info(To, false, Msg) ->
+    erlang:send(To, Msg);
+send_info(To, {Idx, Seq}, Msg) ->
+    erlang:send(To, {'$riarc_rr', Idx, atomics:add_get(Seq, 1, 1) - 1, Msg}),
+    Msg;
+send_info(To, replay, Msg) ->
+    erlang:send(To, wrap(replay, Msg, get(?KEY))),
+    Msg;
+send_info(To, Ver, Msg) ->
+    %% Sender side, recording (see wrap/3).
+    V = atomics:add_get(Ver, 1, 1),
+    ok = record_run(?EV_SEND, V),
+    erlang:send(To, {'$riarc_rv', V, Msg}),
+    Msg.
+
+%% A receiver that takes part in the run: its pid and what the sender needs for it (on
+%% the receiver side, this process's own index and sequence counter, as wrap_seq/2
+%% uses them; on the sender side, the receiver's version counter, or `replay', whose
+%% versions come from the stream). Anything else (a name not
 %% registered, a port, an alias, a remote process, a process not spawned by woven code)
 %% gets the plain message.
 peer(To, S) when is_atom(To) ->
@@ -498,14 +662,15 @@ peer(_To, _S) ->
 %% (a server of short-lived clients) starts afresh then; the run's table has the answer.
 -define(MAX_PEERS, 4096).
 
-peer_info(Pid, #replay_run{tab = Tab, strategy = Strategy}) ->
+peer_info(Pid, S = #replay_run{tab = Tab, strategy = Strategy}) ->
     case get(?PEERS) of
         #{Pid := Info} ->
             Info;
         Peers ->
             Info = case ets:lookup(Tab, Pid) of
+                       [{_, _Idx, _}] when Strategy =:= sender, S#replay_run.mode =:= replay -> replay;
                        [{_, _Idx, Ver}] when Strategy =:= sender -> Ver;
-                       [{_, _Idx, _}] -> 0;
+                       [{_, _Idx, _}] -> {S#replay_run.idx, S#replay_run.seq};
                        [] -> false
                    end,
             put(?PEERS, case map_size(Peers) < ?MAX_PEERS of
@@ -522,9 +687,9 @@ peer_info(Pid, #replay_run{tab = Tab, strategy = Strategy}) ->
 %% process's stream (replay).
 wrap(_, Msg, S = #replay_run{strategy = receiver}) ->
     wrap_seq(Msg, S);
-wrap(Ver, Msg, S = #replay_run{strategy = sender, mode = record}) ->
+wrap(Ver, Msg, #replay_run{strategy = sender, mode = record}) ->
     V = atomics:add_get(Ver, 1, 1),
-    _ = record_event(?EV_SEND, V, S),
+    ok = record_run(?EV_SEND, V),
     {'$riarc_rv', V, Msg};
 wrap(_Ver, Msg, S = #replay_run{strategy = sender, mode = replay}) ->
     V = take(?EV_SEND, send, S),
@@ -556,6 +721,62 @@ timed_out('$riarc_rr_timeout') ->
 timed_out(Taken) ->
     Taken.
 
+%% @doc Recording, receiver side: what a woven receive calls when it took, inline, the
+%% wrapped message V (sender index S, sequence number Q) with its clause K.
+-spec took(non_neg_integer(), non_neg_integer(), term(), pos_integer()) -> {pos_integer(), term()}.
+took(Sender, Seq, V, K) ->
+    _ = case V of
+            {timeout, _, _} -> fired(V, get(?KEY));
+            _ -> true
+        end,
+    ok = record_run(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq),
+    {K, V}.
+
+%% @doc Recording: a woven receive took, inline, the plain message V with its clause K.
+-spec took_plain(term(), pos_integer()) -> {pos_integer(), term()}.
+took_plain(V, K) ->
+    _ = case get(?KEY) of
+            S = #replay_run{strategy = receiver} -> record_plain(V, 0, S);
+            S -> record_plain(V, reset_count(), S)
+        end,
+    {K, V}.
+
+%% @doc Recording: a woven receive's `after' fired (inline).
+-spec took_timeout() -> '$riarc_rr_timeout'.
+took_timeout() ->
+    _ = case get(?KEY) of
+            S = #replay_run{strategy = receiver} -> record_event(?EV_TIMEOUT, 0, S);
+            S -> record_event(?EV_TIMEOUT, reset_count(), S)
+        end,
+    timed_out('$riarc_rr_timeout').
+
+%% @doc Recording, sender side, nothing buffered (mode rv): a woven receive took, inline,
+%% the message V of version N with its clause K. It is the first candidate when N is the
+%% lowest version not received yet (take_in_order/4); otherwise it is buffered and the
+%% receive starts again through recv/2, which sees the buffer ('$riarc_rr_again').
+-spec took_ver(pos_integer(), term(), pos_integer()) -> {pos_integer(), term()} | '$riarc_rr_again'.
+took_ver(N, V, K) ->
+    case get(?VER) of
+        {N, C} ->
+            put(?VER, {N + 1, C + 1}),
+            %% No event is written here: every 256 versions it looks at the mailbox's
+            %% length (see record_run/1).
+            _ = N band 255 =/= 0 orelse queue_off_heap(),
+            {K, V};
+        _ ->
+            _ = add_versioned(N, V, get(?KEY)),
+            '$riarc_rr_again'
+    end.
+
+%% @doc Recording, sender side: a woven receive took, inline, a timer's wrapped message.
+-spec took_timer(non_neg_integer(), non_neg_integer(), term(), pos_integer()) -> {pos_integer(), term()}.
+took_timer(Sender, Seq, V, K) ->
+    S = get(?KEY),
+    S1 = record_event(?EV_RECV_EXT, reset_count(), S),
+    _ = record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
+    fired(V, S1),
+    {K, V}.
+
 plain_recv(F, Timeout) ->
     case F(rec, none, Timeout) of
         {K, _S, _Q, V} -> {K, V};
@@ -574,7 +795,7 @@ record_recv(F, Timeout, S) ->
                     {timeout, _, _} -> fired(V, S1);
                     _ -> true
                 end,
-            _ = record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
+            ok = record_run(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq),
             {K, V};
         {K, ext, V} ->
             _ = record_plain(V, 0, S1),
@@ -876,9 +1097,10 @@ advance_from(N, Buf) ->
         false -> N
     end.
 
-add_versioned(V, M, S = #replay_run{vbuf = Buf}) ->
+add_versioned(V, M, S = #replay_run{vbuf = Buf, mode = Mode}) ->
     S1 = S#replay_run{vbuf = insert_versioned(V, M, Buf)},
     put(?KEY, S1),
+    _ = Mode =:= record andalso put(?MODE, rv_buffered),
     S1.
 
 %% The first candidate (version below Vnext) the clauses take, if any.
@@ -896,10 +1118,12 @@ candidate(F, {V, M, It}, Next) ->
         K -> {K, V, M}
     end.
 
-take_candidate(V, S = #replay_run{vbuf = Buf}) ->
+take_candidate(V, S = #replay_run{vbuf = Buf, mode = Mode}) ->
     {Next, N} = get(?VER),
     put(?VER, {Next, N + 1}),
-    put(?KEY, S#replay_run{vbuf = gb_trees:delete(V, Buf)}).
+    Buf1 = gb_trees:delete(V, Buf),
+    _ = Mode =:= record andalso gb_trees:is_empty(Buf1) andalso put(?MODE, rv),
+    put(?KEY, S#replay_run{vbuf = Buf1}).
 
 versioned_wait(F, S) ->
     case candidate(F, S) of

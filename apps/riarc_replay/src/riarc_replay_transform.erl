@@ -7,11 +7,14 @@
 %% <ul>
 %% <li>`To ! Msg', `erlang:send/2,3': {@link riarc_replay_rt:send/2}, `send/3' (the
 %%     message is wrapped for the receiver when the receiver takes part in the run);</li>
-%% <li>every `receive' with at least one clause: {@link riarc_replay_rt:recv/2} is given
-%%     one fun holding the receive's patterns and guards in the shapes the runtime needs
+%% <li>every `receive' with at least one clause: in a recording, an inline receive with
+%%     copies of its patterns and guards (wrapped, versioned and plain; fresh variables
+%%     renamed) whose bodies tell the runtime what was taken ({@link
+%%     riarc_replay_rt:took/4} and the like); anywhere else {@link riarc_replay_rt:recv/2}
+%%     is given one fun holding the patterns and guards in the shapes the runtime needs
 %%     (take a wrapped or plain message, take a plain one only, take a plain or a
-%%     versioned one, or test a message already taken); what it returns, `{K, Msg}' or a
-%%     timeout, is matched against the original clauses, tagged with their index K, so
+%%     versioned one, or test a message already taken); what either gives, `{K, Msg}' or
+%%     a timeout, is matched against the original clauses, tagged with their index K, so
 %%     the original bodies run with the original bindings;</li>
 %% <li>`spawn', `spawn_link', `spawn_monitor' (arity 1 and 3) and `spawn_opt' (2 and 4),
 %%     local or `erlang:': {@link riarc_replay_rt:spawn/3}, which gives the child its
@@ -33,8 +36,7 @@
 %%     {@link riarc_replay_rt:mnesia/2}, which takes the run's mnesia turn.</li>
 %% </ul>
 %% The woven module gets the attribute `-riarc_replay_woven(true)' and the option
-%% `nowarn_unused_vars' (the copies of the patterns inside the fun leave user variables
-%% unused). Use it at compile time with
+%% `nowarn_unused_vars' (the copies of the patterns leave user variables unused). Use it at compile time with
 %% `-compile({parse_transform, riarc_replay_transform}).', or on compiled modules with
 %% {@link riarc_replay:instrument/1}.
 %% ```
@@ -107,16 +109,61 @@ add_attributes([F | Rest]) ->
 add_attributes([]) ->
     [].
 
-form({function, L, Name, Arity, Clauses}, Ctx) ->
+form(F = {function, L, Name, Arity, _}, Ctx) ->
+    {function, _, _, _, Clauses} = mark_receives(F),
     {Clauses1, _} = walk(Clauses, 0, Ctx),
     {function, L, Name, Arity, Clauses1};
 form(Other, _Ctx) ->
     Other.
 
+%%% Bound variables -------------------------------------------------------------------
+
+%% Each receive of the function, wrapped in a marker call that holds the variables bound
+%% where it is (erl_syntax_lib:annotate_bindings/2): `'$riarc_rr_env'(Vars, Receive)'.
+%% The inline receive (receive_expr/5) needs them: its copies of the patterns must bind
+%% fresh names for the variables the patterns bind, and match the ones bound before.
+%% A function the analysis cannot read keeps its receives unmarked, woven as calls of
+%% riarc_replay_rt:recv/2 only.
+mark_receives(F) ->
+    try
+        Marked = erl_syntax_lib:map(fun mark/1, erl_syntax_lib:annotate_bindings(F, ordsets:new())),
+        {function, _, _, _, _} = erl_syntax:revert(Marked)
+    catch
+        _:_ -> F
+    end.
+
+mark(Node) ->
+    case erl_syntax:type(Node) of
+        receive_expr ->
+            {env, Env} = lists:keyfind(env, 1, erl_syntax:get_ann(Node)),
+            Pos = erl_syntax:get_pos(Node),
+            Vars = erl_syntax:set_pos(erl_syntax:abstract(Env), Pos),
+            erl_syntax:set_pos(erl_syntax:application(erl_syntax:set_pos(erl_syntax:atom('$riarc_rr_env'), Pos),
+                                                      [Vars, Node]), Pos);
+        _ ->
+            Node
+    end.
+
+%% The copy of a pattern or guard for an inline receive: every variable not bound
+%% before the receive gets a name of its own (the tag makes it unique in the function).
+rename({var, L, V}, Env, Tag) when V =/= '_' ->
+    case ordsets:is_element(V, Env) of
+        true -> {var, L, V};
+        false -> {var, L, list_to_atom("RiarcRr" ++ Tag ++ "_" ++ atom_to_list(V))}
+    end;
+rename(T, Env, Tag) when is_tuple(T) ->
+    list_to_tuple(rename(tuple_to_list(T), Env, Tag));
+rename([H | T], Env, Tag) ->
+    [rename(H, Env, Tag) | rename(T, Env, Tag)];
+rename(X, _Env, _Tag) ->
+    X.
+
 %%% The walk -----------------------------------------------------------------------------
 
 %% A walk over the abstract code threading a counter for fresh variable names. Only
 %% expression shapes are rewritten; patterns and guards cannot contain them.
+walk({call, _, {atom, _, '$riarc_rr_env'}, [Vars, R]}, N0, Ctx) ->
+    walk(R, N0, Ctx#{env => erl_parse:normalise(Vars)});
 walk({op, L, '!', To, Msg}, N0, Ctx) ->
     {[To1, Msg1], N1} = walk([To, Msg], N0, Ctx),
     {rt(L, send, [To1, Msg1]), N1};
@@ -149,12 +196,12 @@ walk({'receive', L, Clauses}, N0, Ctx) ->
     receive_expr(L, Clauses, none, N0, Ctx);
 walk({'receive', L, [], Timeout, After}, N0, Ctx) ->
     %% A pure wait takes no message: nothing to record, the program is deterministic.
-    {[Timeout1 | After1], N1} = walk([Timeout | After], N0, Ctx),
+    {[Timeout1 | After1], N1} = walk([Timeout | After], N0, maps:remove(env, Ctx)),
     {{'receive', L, [], Timeout1, After1}, N1};
 walk({'receive', L, Clauses, Timeout, After}, N0, Ctx) ->
     receive_expr(L, Clauses, {Timeout, After}, N0, Ctx);
 walk(Node, N0, Ctx) ->
-    walk_parts(Node, N0, Ctx).
+    walk_parts(Node, N0, maps:remove(env, Ctx)).
 
 %% Anything else (a call left as it is among them): its parts are walked.
 walk_parts(Node, N0, Ctx) ->
@@ -220,7 +267,8 @@ spawn_call(L, Kind, Args) ->
 %%   ver:   the wrapped and plain clauses (sender side: timer messages are wrapped as
 %%          the receiver side's), and {'$riarc_rv', N, X} -> {ver, N, X};
 %%   match: case M of P1 when G1 -> 1; ...; _ -> 0 end.
-receive_expr(L, Clauses, TimeoutAfter, N0, Ctx) ->
+receive_expr(L, Clauses, TimeoutAfter, N0, Ctx0) ->
+    Ctx = maps:remove(env, Ctx0),
     {Clauses1, N1} = walk(Clauses, N0, Ctx),
     {TimeoutAfter1, N2} = case TimeoutAfter of
                               none -> {none, N1};
@@ -266,7 +314,74 @@ receive_expr(L, Clauses, TimeoutAfter, N0, Ctx) ->
                       none -> [];
                       {_, After} -> [{clause, L, [{atom, L, '$riarc_rr_timeout'}], [], After}]
                   end,
-    {{'case', L, rt(L, recv, [Fun, Timeout]), Tagged ++ AfterClause}, N2 + 1}.
+    Woven = case Ctx0 of
+                #{env := Env} ->
+                    inline(L, Tag, Env, Indexed, TimeoutAfter1 =/= none, Fun, Timeout, Tagged ++ AfterClause);
+                #{} ->
+                    {'case', L, rt(L, recv, [Fun, Timeout]), Tagged ++ AfterClause}
+            end,
+    {Woven, N2 + 1}.
+
+%% The inline receive: in the modes a recording's processes are in (erlang:get of
+%% '$riarc_rr_mode', see riarc_replay_rt), the receive itself, with copies of the
+%% clauses' patterns and guards (fresh variables renamed, see rename/3), whose bodies
+%% tell the runtime what was taken (riarc_replay_rt:took/4 and the like) and give
+%% {K, Msg}; no fun is made or called. Anywhere else (a replay, outside a run, the
+%% sender side with versions buffered) riarc_replay_rt:recv/2 with the fun. The original
+%% clauses then take {K, Msg} as above. The timeout is evaluated once:
+%%   begin T = Timeout,
+%%         case case erlang:get('$riarc_rr_mode') of
+%%                  rr -> receive {'$riarc_rr', S, Q, P1' = V} when G1' -> took(S, Q, V, 1); ...
+%%                                P1' = V when G1', not wrapped(V) -> took_plain(V, 1); ...
+%%                        after T -> took_timeout() end;
+%%                  rv -> case receive {'$riarc_rv', N, P1' = V} when G1' -> took_ver(N, V, 1); ...
+%%                                     (timer messages: took_timer/4; the plain clauses)
+%%                             after T -> took_timeout() end of
+%%                            '$riarc_rr_again' -> recv(Fun, T);
+%%                            R -> R
+%%                        end;
+%%                  _ -> recv(Fun, T)
+%%              end of
+%%             {1, P1} when G1 -> B1; ...
+%%         end
+%%   end
+inline(L, Tag, Env, Indexed, HasAfter, Fun, Timeout, Clauses) ->
+    Ren = fun(X) -> rename(X, Env, Tag) end,
+    %% Names of their own: the fun of the fallback uses RiarcRrV etc. as fresh variables.
+    V = var(L, "RiarcRrIV" ++ Tag),
+    S = var(L, "RiarcRrIS" ++ Tag),
+    Q = var(L, "RiarcRrIQ" ++ Tag),
+    N = var(L, "RiarcRrIN" ++ Tag),
+    R = var(L, "RiarcRrIR" ++ Tag),
+    {Bind, T} = case Timeout of
+                    {atom, _, infinity} -> {[], Timeout};
+                    {integer, _, _} -> {[], Timeout};
+                    _ -> {[{match, L, var(L, "RiarcRrT" ++ Tag), Timeout}], var(L, "RiarcRrT" ++ Tag)}
+                end,
+    Took = fun(F, CL, Args) -> [rt(CL, F, Args)] end,
+    Wrapped = fun(F) ->
+                      [{clause, CL, [{tuple, CL, [{atom, CL, '$riarc_rr'}, S, Q, {match, CL, Ren(P), V}]}], Ren(G),
+                        Took(F, CL, [S, Q, V, {integer, CL, K}])}
+                       || {K, {clause, CL, [P], G, _}} <- Indexed]
+              end,
+    Plain = [{clause, CL, [{match, CL, Ren(P), V}], plain_guard(Ren(G), V, CL),
+              Took(took_plain, CL, [V, {integer, CL, K}])}
+             || {K, {clause, CL, [P], G, _}} <- Indexed],
+    Versioned = [{clause, CL, [{tuple, CL, [{atom, CL, '$riarc_rv'}, N, {match, CL, Ren(P), V}]}], Ren(G),
+                  Took(took_ver, CL, [N, V, {integer, CL, K}])}
+                 || {K, {clause, CL, [P], G, _}} <- Indexed],
+    Recv = fun(Cs) when HasAfter -> {'receive', L, Cs, T, [rt(L, took_timeout, [])]};
+              (Cs) -> {'receive', L, Cs}
+           end,
+    Generic = rt(L, recv, [Fun, T]),
+    Dispatch = {'case', L, {call, L, {remote, L, {atom, L, erlang}, {atom, L, get}}, [{atom, L, '$riarc_rr_mode'}]},
+                [{clause, L, [{atom, L, rr}], [], [Recv(Wrapped(took) ++ Plain)]},
+                 {clause, L, [{atom, L, rv}], [],
+                  [{'case', L, Recv(Versioned ++ Wrapped(took_timer) ++ Plain),
+                    [{clause, L, [{atom, L, '$riarc_rr_again'}], [], [Generic]},
+                     {clause, L, [R], [], [R]}]}]},
+                 {clause, L, [{var, L, '_'}], [], [Generic]}]},
+    {block, L, Bind ++ [{'case', L, Dispatch, Clauses}]}.
 
 %% The guard of a plain-message clause: the original guard, and the message is not one
 %% the runtime wrapped (a catch-all pattern would otherwise take a wrapped message raw).

@@ -11,7 +11,8 @@
 
 -export([race/2, sender/3, timeouts/1, ets_race/2, values/0, tree/1, variant/1,
          selective/1, mixed/2, timers/1, timer_sender/2, mnesia_race/2, mnesia_worker/3, mnesia_dirty_race/2, mnesia_dirty_worker/3,
-         fanout/2, fan_sender/3, fan_collector/3, flood/1, exits/1, held/0, timer_race/1, ticks/1, applied/2, tick_sender/2]).
+         fanout/2, fan_sender/3, fan_collector/3, flood/1, exits/1, held/0, timer_race/1, ticks/1, applied/2, tick_sender/2,
+         shapes/0]).
 
 %% @doc N senders send M messages each to this process, which returns the arrival order.
 -spec race(pos_integer(), pos_integer()) -> [{pos_integer(), pos_integer()}].
@@ -372,3 +373,30 @@ flood(N) ->
 
 flood_sum(0, Acc) -> Acc;
 flood_sum(K, Acc) -> receive {n, X} -> flood_sum(K - 1, (Acc * 31 + X) rem 1000000007) end.
+
+%% @doc Receives of the shapes the weaver's inline receive copies with renamed variables
+%% (riarc_replay_transform): patterns on variables bound before, repeated variables, a
+%% guard on a pattern's variable, a map key and a binary size bound before or in the
+%% pattern, receives nested in a body, in a fun and in a comprehension, an `after'
+%% expression, a variable every clause binds. The process
+%% sends every message to itself first, so the result is the same in every run.
+-spec shapes() -> list().
+shapes() ->
+    Self = self(),
+    K = 7,
+    _ = [Self ! M || M <- [{k, 6}, {k, 7}, {pair, 1, 2}, {pair, 3, 3}, #{key => 6, v => b},
+                           #{key => 7, v => a}, <<3, "abcde">>, {nested, 1}, {inner, 2},
+                           {lc, 1}, {lc, 2}, {fun_msg, 3}, {fun_msg, 5}, {v2, 40}]],
+    A = receive {k, K} -> K end,
+    B = receive {pair, X, X} -> {same, X} end,
+    C = receive {pair, Y, Z} when Y < Z -> {less, Y, Z} end,
+    D = receive #{key := K, v := V} -> V end,
+    E = receive <<L:8, Bin:L/binary, _/binary>> -> Bin end,
+    F = receive {nested, N1} -> receive {inner, N2} -> N1 + N2 end end,
+    G = [receive {lc, I} -> I end || _ <- [1, 2]],
+    H = (fun() -> receive {fun_msg, M} when M > K - 3 -> M end end)(),
+    T = 5,
+    J = receive never -> never after T - 5 -> timed_out end,
+    Q = receive {v1, Q1} -> Q1; {v2, Q1} -> Q1 end,
+    Left = receive {k, _} = Km -> Km; {fun_msg, _} = Fm -> Fm after 0 -> none end,
+    [A, B, C, D, E, F, G, H, J, Q + 1, Left, receive R -> R after 0 -> empty end].

@@ -245,6 +245,86 @@ corrupt() ->
     {error, {riarc_replay, {corrupt, Bad, 7, {unknown_version, 1}}} = E} = riarc_replay:replay(Bad, ?OPTS),
     ?assertMatch({match, _}, re:run(riarc_replay:format_error(element(2, E)), "format version 1.*record the run again")).
 
+%% The inline receive's copies of patterns and guards (riarc_replay_transform) take what
+%% the plain receive takes: a recording and its replay give the plain run's result, with
+%% each strategy.
+shapes_test_() ->
+    {timeout, 120, fun() ->
+                           Plain = ?P:shapes(),
+                           ?assertEqual([7, {same, 3}, {less, 1, 2}, a, <<"abc">>, 3, [1, 2], 5, timed_out, 41,
+                                         {k, 6}, #{key => 6, v => b}], Plain),
+                           [begin
+                                {File, #{result := R}} = record({?P, shapes, []}, "shapes_" ++ atom_to_list(St),
+                                                                #{strategy => St}),
+                                ?assertEqual({St, Plain}, {St, R}),
+                                replays(File, Plain, 1, #{})
+                            end || St <- [receiver, sender]]
+                   end}.
+
+%% Format version 4 writes a run of RECV (or SEND) events as the first and REPEAT(N);
+%% version 3, without REPEAT, is still read and replayed, and a REPEAT anywhere but
+%% after a RECV or SEND, or in a version 3 file, is corrupt.
+repeat_format_test_() ->
+    {timeout, 120, fun repeat_format/0}.
+
+repeat_format() ->
+    Opts = #{modules => [riarc_replay_savina]},
+    [begin
+         {File, #{result := 200, events := Ev}} =
+             record({riarc_replay_savina, pingpong, [200]}, "repeat_" ++ atom_to_list(St), Opts#{strategy => St}),
+         %% 400 messages taken (receiver side) or sent (sender side) in far fewer events.
+         ?assert(Ev < 100),
+         {ok, H, Ss} = riarc_replay_file:read(File),
+         ?assert(lists:any(fun({_, _, Evs, _}) -> has_repeat(Evs) end, Ss)),
+         replays(File, 200, 1, #{}),
+         %% The same recording without REPEAT, as version 3 wrote it, replays the same.
+         V3 = file("v3_" ++ atom_to_list(St)),
+         {ok, _} = riarc_replay_file:write(V3, H, [{I, L, expand(Evs), Sd} || {I, L, Evs, Sd} <- Ss]),
+         ok = set_version(V3, 3),
+         {ok, _, Ss3} = riarc_replay_file:read(V3),
+         ?assertNot(lists:any(fun({_, _, Evs, _}) -> has_repeat(Evs) end, Ss3)),
+         ?assertMatch({ok, #{result := 200}}, riarc_replay:replay(V3, ?OPTS)),
+         %% A version 3 file with a REPEAT in it is corrupt.
+         ok = set_version(File, 3),
+         ?assertMatch({error, {riarc_replay_file, {corrupt, _, _, {unknown_event_type, 7}}}},
+                      riarc_replay_file:read(File))
+     end || St <- [receiver, sender]],
+    Bad = file("repeat_bad"),
+    Hd = #{mfa => {m, f, []}, modules => [m], strategy => receiver},
+    [begin
+         {ok, _} = riarc_replay_file:write(Bad, Hd, [{0, [], Evs, []}]),
+         ?assertMatch({error, {riarc_replay_file, {corrupt, _, _, Why}}}, riarc_replay_file:read(Bad))
+     end || {Evs, Why} <- [{<<7, 1:40, 1:24>>, {repeat_after, none}},
+                           {<<2, 0:64, 7, 1:40, 1:24>>, {repeat_after, 2}},
+                           {<<1, 0:64, 7, 1:40, 1:24, 7, 1:40, 1:24>>, {repeat_after, 7}},
+                           {<<1, 0:64, 7, 0:40, 1:24>>, {repeat_count, 0}}]],
+    {ok, _} = riarc_replay_file:write(Bad, Hd, [{0, [], <<1, 5:64, 7, 2:40, 3:24, 4, 1:64, 7, 1:40, 0:24>>, []}]),
+    ?assertMatch({ok, _, [_]}, riarc_replay_file:read(Bad)),
+    ok = set_version(Bad, 2),
+    {error, {riarc_replay_file, {corrupt, _, 7, {unknown_version, 2}} = E}} = riarc_replay_file:read(Bad),
+    ?assertMatch({match, _}, re:run(riarc_replay_file:format_error(E), "format version 2.*versions 3 to 4.*record the run again")).
+
+has_repeat(<<7, _:64, _/binary>>) -> true;
+has_repeat(<<_:72, Rest/binary>>) -> has_repeat(Rest);
+has_repeat(<<>>) -> false.
+
+%% REPEAT(N, Step) after (T, D) written out: (T, D + Step) ... (T, D + N * Step).
+expand(Evs) ->
+    expand(Evs, none, []).
+
+expand(<<7, N:40, Step:24, Rest/binary>>, {T, D}, Acc) ->
+    expand(Rest, {T, D + N * Step}, lists:reverse([<<T, (D + K * Step):64>> || K <- lists:seq(1, N)], Acc));
+expand(<<T, D:64, Rest/binary>>, _, Acc) ->
+    expand(Rest, {T, D}, [<<T, D:64>> | Acc]);
+expand(<<>>, _, Acc) ->
+    iolist_to_binary(lists:reverse(Acc)).
+
+%% The file as that format version would have it: the version byte and the CRC.
+set_version(File, V) ->
+    {ok, <<"RIARCRR", _:8, Rest/binary>>} = file:read_file(File),
+    Body = binary:part(<<"RIARCRR", V:8, Rest/binary>>, 0, 8 + byte_size(Rest) - 4),
+    file:write_file(File, <<Body/binary, (erlang:crc32(Body)):32>>).
+
 crypto_free_bytes(N) ->
     << <<(rand:uniform(256) - 1):8>> || _ <- lists:seq(1, N) >>.
 
