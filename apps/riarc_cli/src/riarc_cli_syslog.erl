@@ -57,7 +57,7 @@ redirect(Target) ->
     %% been quiet (settle/3).
     Count = counters:new(1, []),
     Counted = {riarc_counted, {fun counted/2, Count}},
-    Filters = [Counted | maps:get(filters, Default, [])],
+    Filters = [Counted, {riarc_closed_stdout, {fun closed_stdout/2, []}} | maps:get(filters, Default, [])],
     Handler = (maps:with([level, filter_default, formatter], Default))#{config => Config,
                                                                         filters => Filters},
     case logger:add_handler(?HANDLER, logger_std_h, Handler) of
@@ -79,6 +79,18 @@ undo(Default, Count) ->
 
 %% A filter that counts every event and decides nothing (`ignore': the default
 %% handler's filters and filter_default decide, as they would have).
+%% The reader of standard output went away (`bin/riarc run ... | head -1'): this VM's own
+%% `user' process ends with epipe, and its supervisor reports it. That is not the
+%% system's log, and riarc ends quietly then.
+closed_stdout(Event = #{msg := {report, Report}}, _) ->
+    Text = lists:flatten(io_lib:format("~0tP", [Report, 40])),
+    case string:find(Text, "user_sup") =/= nomatch andalso string:find(Text, "epipe") =/= nomatch of
+        true -> stop;
+        false -> Event
+    end;
+closed_stdout(Event, _) ->
+    Event.
+
 counted(_Event, Count) ->
     counters:add(Count, 1, 1),
     ignore.
