@@ -80,11 +80,11 @@ undo(Default, Count) ->
 %% A filter that counts every event and decides nothing (`ignore': the default
 %% handler's filters and filter_default decide, as they would have).
 %% The reader of standard output went away (`bin/riarc run ... | head -1'): this VM's own
-%% `user' process ends with epipe, and its supervisor reports it. That is not the
-%% system's log, and riarc ends quietly then.
+%% `user' process ends (epipe, or badarg on the closed port), and its supervisor,
+%% user_sup, reports it. That is not the system's log, and riarc ends quietly then.
 closed_stdout(Event = #{msg := {report, Report}}, _) ->
     Text = lists:flatten(io_lib:format("~0tP", [Report, 40])),
-    case string:find(Text, "user_sup") =/= nomatch andalso string:find(Text, "epipe") =/= nomatch of
+    case string:find(Text, "user_sup") =/= nomatch of
         true -> stop;
         false -> Event
     end;
