@@ -157,7 +157,7 @@ summary(Opts, Fields, Status) ->
 %% @doc Bad input found after Cmd's options were read (a Spec that does not load, a
 %% node that does not answer): in text the sentence and the usage line (status 2), in
 %% json a summary object that says it.
--spec bad_input(string(), #{atom() => term()}, unicode:chardata()) -> 2.
+-spec bad_input(riarc_cli_args:command(), #{atom() => term()}, unicode:chardata()) -> 2.
 bad_input(Cmd, Opts, Sentence) ->
     case format(Opts) of
         json -> fail(Opts, Sentence, 2);
