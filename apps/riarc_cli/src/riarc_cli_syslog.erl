@@ -57,7 +57,8 @@ redirect(Target) ->
     %% been quiet (settle/3).
     Count = counters:new(1, []),
     Counted = {riarc_counted, {fun counted/2, Count}},
-    Filters = [Counted, {riarc_closed_stdout, {fun closed_stdout/2, []}} | maps:get(filters, Default, [])],
+    Own = {riarc_closed_stdout, {fun closed_stdout/2, stdout_processes()}},
+    Filters = [Counted, Own | maps:get(filters, Default, [])],
     Handler = (maps:with([level, filter_default, formatter], Default))#{config => Config,
                                                                         filters => Filters},
     case logger:add_handler(?HANDLER, logger_std_h, Handler) of
@@ -77,20 +78,37 @@ undo(Default, Count) ->
         end,
     ok.
 
-%% A filter that counts every event and decides nothing (`ignore': the default
-%% handler's filters and filter_default decide, as they would have).
 %% The reader of standard output went away (`bin/riarc run ... | head -1'): this VM's own
-%% `user' process ends (epipe, or badarg on the closed port), and its supervisor,
-%% user_sup, reports it. That is not the system's log, and riarc ends quietly then.
-closed_stdout(Event = #{msg := {report, Report}}, _) ->
-    Text = lists:flatten(io_lib:format("~0tP", [Report, 40])),
-    case string:find(Text, "user_sup") =/= nomatch of
+%% `user' process ends (exit epipe, or an error badarg on its closed port: the emulator's
+%% "Error in process" report); its supervisor (kernel_sup's child `user') and kernel_sup
+%% report it.
+%% Neither is the system's log, and riarc ends quietly then. Told apart by the process
+%% that logged, not by the text: a system's report may mention anything.
+closed_stdout(Event = #{meta := Meta, msg := Msg}, Own) ->
+    case lists:member(maps:get(pid, Meta, undefined), Own) orelse reports_end_of(Msg, Own) of
         true -> stop;
         false -> Event
     end;
-closed_stdout(Event, _) ->
+closed_stdout(Event, _Own) ->
     Event.
 
+%% kernel_sup's report that its child `user' (user_sup) ended.
+reports_end_of({report, #{label := {supervisor, _}, report := Report}}, Own) when is_list(Report) ->
+    Offender = proplists:get_value(offender, Report, []),
+    is_list(Offender) andalso lists:member(proplists:get_value(pid, Offender), Own);
+reports_end_of(_Msg, _Own) ->
+    false.
+
+%% This VM's standard output process and its supervisor, as they are now.
+stdout_processes() ->
+    Sup = try supervisor:which_children(kernel_sup) of
+              Children -> [P || {user, P, _, _} <- Children, is_pid(P)]
+          catch exit:_ -> []
+          end,
+    [P || P <- [whereis(user) | Sup], is_pid(P)].
+
+%% A filter that counts every event and decides nothing (`ignore': the default
+%% handler's filters and filter_default decide, as they would have).
 counted(_Event, Count) ->
     counters:add(Count, 1, 1),
     ignore.

@@ -248,3 +248,26 @@ system_log_in_vm_test() ->
     ?assertNot(lists:member(riarc_system_log, logger:get_handler_ids())),
     {ok, Text} = file:read_file(Log),
     ?assertNotEqual(nomatch, binary:match(Text, <<"riarc_json_cli_tests in the system log">>)).
+
+%% The VM's own standard output process, ending because the reader went away, is not the
+%% system's log: dropped by who logged it. A system's report that merely names user_sup
+%% is kept.
+system_log_drops_own_stdout_test() ->
+    Log = tmp("own_stdout.log"),
+    _ = file:delete(Log),
+    User = whereis(user),
+    ok = riarc_cli_syslog:with(#{system_log => Log}, fun() ->
+             logger:error("riarc_json_cli_tests own stdout ~p", [epipe], #{pid => User}),
+             logger:error(#{label => {supervisor, child_terminated},
+                            report => [{supervisor, {local, kernel_sup}},
+                                       {errorContext, child_terminated},
+                                       {reason, riarc_json_cli_tests_own_stdout},
+                                       {offender, [{pid, User}, {id, user}]}]}),
+             logger:error(#{label => {supervisor, child_terminated}, supervisor => user_sup,
+                            text => "riarc_json_cli_tests a system's report"}),
+             ok
+         end),
+    {ok, Text} = file:read_file(Log),
+    ?assertEqual(nomatch, binary:match(Text, <<"riarc_json_cli_tests own stdout">>)),
+    ?assertEqual(nomatch, binary:match(Text, <<"riarc_json_cli_tests_own_stdout">>)),
+    ?assertNotEqual(nomatch, binary:match(Text, <<"riarc_json_cli_tests a system's report">>)).
