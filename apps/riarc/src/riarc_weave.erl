@@ -32,26 +32,53 @@ descend(_Walk, Leaf, N) ->
 
 %% @doc Module M's abstract code, transformed by Transform:parse_transform/2 and compiled
 %% (with debug_info, so that it can be woven again): the binary to load, and the file
-%% the module was loaded from.
+%% the module was loaded from. Unchanged modules are woven once per VM (stamp/3).
 -spec compile(module(), module()) -> {ok, file:filename(), binary()} | {error, {riarc_weave, error_reason()}}.
 compile(M, Transform) ->
     case code:which(M) of
         File when is_list(File) ->
-            case abstract_code(M, File) of
-                {ok, Forms} ->
-                    Woven = Transform:parse_transform(Forms, []),
-                    case compile:forms(Woven, [binary, return_errors, debug_info]) of
-                        {ok, M, Bin} -> {ok, File, Bin};
-                        {ok, M, Bin, _Warnings} -> {ok, File, Bin};
-                        {error, Errors, _} -> {error, {?MODULE, {weave_failed, M, Errors}}}
-                    end;
-                Error -> Error
+            Key = {?MODULE, M, Transform},
+            Stamp = stamp(M, File, Transform),
+            case persistent_term:get(Key, none) of
+                {Stamp, Bin} when Stamp =/= none ->
+                    {ok, File, Bin};
+                _ ->
+                    case weave(M, File, Transform) of
+                        {ok, Bin} ->
+                            _ = Stamp =/= none andalso persistent_term:put(Key, {Stamp, Bin}),
+                            {ok, File, Bin};
+                        Error ->
+                            Error
+                    end
             end;
         _ -> {error, {?MODULE, {not_loaded, M}}}
     end.
 
-%% @doc Loads woven code in place of M's. A sticky module (OTP's) is unstuck first: only
-%% in a VM made for the purpose (riarc_replay weaves OTP's modules in a peer node).
+%% Woven code is about ten times the size of the module's and takes the compiler about
+%% as many times as long (measured: riarc_replay_progs, 87 ms plain, 1.4 s woven), and a
+%% replay or an inline run weaves again each time. So the last weave of each module and
+%% transform is kept for the VM's life (persistent_term: read without copying, written
+%% once per module, again only when its beam file or the transform changed), under the
+%% beam file's and the transform's MD5s: the same stamp, the same forms read, the same
+%% binary compiled. A file that cannot be read has no stamp and is never cached.
+stamp(M, File, Transform) ->
+    case beam_lib:md5(File) of
+        {ok, {M, Md5}} -> {File, Md5, Transform:module_info(md5)};
+        _ -> none
+    end.
+
+weave(M, File, Transform) ->
+    case abstract_code(M, File) of
+        {ok, Forms} ->
+            Woven = Transform:parse_transform(Forms, []),
+            case compile:forms(Woven, [binary, return_errors, debug_info]) of
+                {ok, M, Bin} -> {ok, Bin};
+                {ok, M, Bin, _Warnings} -> {ok, Bin};
+                {error, Errors, _} -> {error, {?MODULE, {weave_failed, M, Errors}}}
+            end;
+        Error -> Error
+    end.
+
 -spec load(module(), file:filename(), binary()) -> ok | {error, {riarc_weave, error_reason()}}.
 load(M, File, Bin) ->
     _ = code:unstick_mod(M),
