@@ -11,11 +11,13 @@
 %% '''
 -module(riarc_weave).
 
--export([compile/2, load/3, restore/1, descend/3, format_error/1]).
--export_type([error_reason/0]).
+-export([compile/2, load/3, restore/1, descend/3, kept/2, keep/1, format_error/1]).
+-export_type([error_reason/0, kept/0]).
 
 -type error_reason() :: {not_loaded, module()} | {no_abstract_code, module(), term()}
                       | {weave_failed, module(), term()} | {load_failed, module(), term()}.
+%% A kept weave, to hand to another VM (kept/2, keep/1).
+-opaque kept() :: {{riarc_weave, module(), module()}, {{file:filename(), binary(), binary()}, binary()}}.
 
 %% @doc The generic step of a transform's walk over abstract code: each part of Node (a
 %% tuple's elements, a list's members) walked with Walk, a counter (for fresh variable
@@ -66,6 +68,24 @@ stamp(M, File, Transform) ->
         {ok, {M, Md5}} -> {File, Md5, Transform:module_info(md5)};
         _ -> none
     end.
+
+%% @doc The kept weaves of Modules with Transform, weaving those not kept yet (a module
+%% that cannot be woven is left out: the VM that needs it says why). Handed to another VM
+%% of the same installation (a peer started with this VM's code path), keep/1 spares it
+%% the weaving: each entry is used there only if its stamp matches that VM's own files.
+-spec kept([module()], module()) -> [kept()].
+kept(Modules, Transform) ->
+    [{Key, Entry} || M <- Modules, {ok, _, _} <- [compile(M, Transform)],
+                     Key <- [{?MODULE, M, Transform}],
+                     {_, _} = Entry <- [persistent_term:get(Key, none)]].
+
+%% @doc Keeps weaves made by kept/2 in another VM, as if made here.
+-spec keep([kept()]) -> ok.
+keep(Entries) ->
+    _ = [persistent_term:put(Key, Entry) || {Key = {?MODULE, M, T}, Entry = {{_, _, _}, Bin}} <- Entries,
+                                            is_atom(M), is_atom(T), is_binary(Bin),
+                                            persistent_term:get(Key, none) =/= Entry],
+    ok.
 
 weave(M, File, Transform) ->
     case abstract_code(M, File) of

@@ -56,12 +56,26 @@ cache_test() ->
         ok = riarc_weave:load(?PROBE, File, Bin2),
         ?assertEqual(2, ?PROBE:value()),
         ok = riarc_weave:restore([?PROBE]),
-        ?assertEqual(2, ?PROBE:value())
+        ?assertEqual(2, ?PROBE:value()),
+        %% Handed to another VM (here: this one, its weave forgotten), the kept weave is
+        %% used there without weaving; one for other files is not.
+        Kept = riarc_weave:kept([?PROBE], ?MODULE),
+        ?assertMatch([_], Kept),
+        true = persistent_term:erase({riarc_weave, ?PROBE, ?MODULE}),
+        ok = riarc_weave:keep(Kept),
+        ?assertEqual({ok, File, Bin2}, riarc_weave:compile(?PROBE, ?MODULE)),
+        ?assertEqual(2, weaves()),
+        File = probe(Dir, 3),
+        ok = riarc_weave:keep(Kept),
+        {ok, File, Bin3} = riarc_weave:compile(?PROBE, ?MODULE),
+        ?assertEqual(3, weaves()),
+        ?assertNotEqual(Bin2, Bin3)
     after
         _ = code:purge(?PROBE),
         _ = code:delete(?PROBE),
         _ = code:purge(?PROBE),
         ets:delete(?MODULE),
+        _ = persistent_term:erase({riarc_weave, ?PROBE, ?MODULE}),
         _ = code:del_path(Dir),
         _ = file:del_dir_r(Dir)
     end.

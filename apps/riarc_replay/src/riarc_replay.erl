@@ -245,16 +245,9 @@ execute(Mode, Header, Streams, Opts) ->
 -spec run_local(record | replay, riarc_replay_file:header(), [riarc_replay_file:stream()], opts()) ->
     {ok, term(), [riarc_replay_file:stream()], non_neg_integer(), none | riarc:result(), [module()]}
     | {error, term()}.
-run_local(Mode, Header = #{modules := Mods}, Streams, Opts) ->
-    {How, Skip} = case Mode of
-                      record -> {lenient, []};
-                      replay -> {strict, maps:get(unwoven, Header, [])}
-                  end,
-    Otp = case maps:get(otp, Opts, false) of
-              true -> ?OTP_MODULES;
-              false -> []
-          end,
-    case weave_all([M || M <- lists:usort(Otp ++ Mods) -- Skip, not is_woven(M)], How, [], []) of
+run_local(Mode, Header, Streams, Opts) ->
+    {How, Modules} = to_weave(Mode, Header, Opts),
+    case weave_all([M || M <- Modules, not is_woven(M)], How, [], []) of
         {ok, Woven, Unwoven} ->
             try control(Mode, Header, Streams, Opts) of
                 {ok, Result, Streams1, Wall, Mon} -> {ok, Result, Streams1, Wall, Mon, Unwoven};
@@ -266,6 +259,18 @@ run_local(Mode, Header = #{modules := Mods}, Streams, Opts) ->
             Error
     end.
 
+%% What a run weaves, and how strictly.
+to_weave(Mode, Header = #{modules := Mods}, Opts) ->
+    {How, Skip} = case Mode of
+                      record -> {lenient, []};
+                      replay -> {strict, maps:get(unwoven, Header, [])}
+                  end,
+    Otp = case maps:get(otp, Opts, false) of
+              true -> ?OTP_MODULES;
+              false -> []
+          end,
+    {How, lists:usort(Otp ++ Mods) -- Skip}.
+
 restore_local(Woven, #{vm := local}) -> _ = restore(Woven), ok;
 restore_local(_Woven, _Opts) -> ok.
 
@@ -276,6 +281,10 @@ in_peer(Mode, Header, Streams, Opts) ->
         {ok, Peer, _Node} ->
             Limit = maps:get(timeout, Opts, ?DEFAULT_TIMEOUT) + 30000,
             try
+                %% Woven here, where the weaves are kept for the next run, not in the
+                %% fresh peer (OTP's behaviours take the compiler seconds).
+                {_, Modules} = to_weave(Mode, Header, Opts),
+                ok = peer:call(Peer, riarc_weave, keep, [riarc_weave:kept(Modules, riarc_replay_transform)], Limit),
                 peer:call(Peer, ?MODULE, run_local, [Mode, Header, Streams, Opts#{vm => peer}], Limit)
             catch
                 Class:Why -> {error, {?MODULE, {peer, {Class, Why}}}}
