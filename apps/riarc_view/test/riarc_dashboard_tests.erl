@@ -182,9 +182,10 @@ loopback() ->
 
 %% A browser that stops reading: its socket's buffers fill, its queue (4 events here)
 %% fills, and the rest of its events are dropped and counted; the session ends on time
-%% with every verdict, and a browser that reads still gets the summary.
+%% with every verdict, and a browser that reads still gets the summary. 3 000 verdicts:
+%% the full tier.
 slow_browser_test_() ->
-    {timeout, 120, fun slow_browser/0}.
+    riarc_test_tier:slow([{timeout, 120, fun slow_browser/0}]).
 
 slow_browser() ->
     N = 3000,
