@@ -49,7 +49,8 @@
 -behaviour(gen_server).
 -behaviour(riarc_monitor).
 
--export([attach/4, start/4, follower/4, subscribe/1, partitions/1, node_modules/1, format_error/1]).
+-export([attach/4, start/4, follower/4, subscribe/1, partitions/1, partitions/3, node_modules/1,
+         format_error/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 %% A monitor, wrapping the Spec's monitors on the remote node.
 -export([analyse/2, explain/2]).
@@ -74,6 +75,7 @@
     verdicts = #{} :: #{term() => map()},     % process -> verdict entry, as last seen
     order = [] :: [term()],                   % processes in the order their verdicts came
     parts = #{} :: #{term() => term()},       % process -> MFA, partitions started
+    part_waiters = [] :: [{pos_integer(), gen_server:from()}], % callers of partitions/3
     subscribers = [] :: [{pid(), term()}],   % and the tag each one's messages carry
     result = undefined :: undefined | map(),
     await :: gen_server:request_id() | undefined, % the remote session's end, asked for
@@ -132,6 +134,12 @@ subscribe(Proxy) -> gen_server:call(Proxy, {subscribe, self()}, 30000).
 %% @doc The partitions the proxy knows have started: process and MFA.
 -spec partitions(pid()) -> [{term(), term()}].
 partitions(Proxy) -> gen_server:call(Proxy, partitions, 30000).
+
+%% @doc The partitions the proxy knows have started, once there are at least N of them;
+%% exits with `timeout' if that takes longer than Timeout (a partition is known from its
+%% first event, which reaches the proxy over the link from the remote tracer).
+-spec partitions(pid(), pos_integer(), timeout()) -> [{term(), term()}].
+partitions(Proxy, N, Timeout) when is_integer(N), N > 0 -> gen_server:call(Proxy, {partitions, N}, Timeout).
 
 %% @doc The modules riarc needs on a node to run a session with Spec there.
 -spec node_modules(riarc_lambda:spec()) -> [module()].
@@ -234,6 +242,8 @@ handle_call(alive, _From, S) ->
     {reply, #{tracers => [], processes => [], traced => #{}}, S};
 handle_call(partitions, _From, S) ->
     {reply, lists:sort(maps:to_list(S#proxy.parts)), S};
+handle_call({partitions, N}, From, S = #proxy{part_waiters = Ws}) ->
+    {noreply, parts_known(S#proxy{part_waiters = [{N, From} | Ws]})};
 handle_call(launched, _From, S) ->
     {reply, ok, S};
 handle_call(await, From, S = #proxy{down = undefined, await = undefined, remote = R}) ->
@@ -286,7 +296,7 @@ handle_info(Msg, S) ->
 info({riarc_session_verdict, Tag, E}, S = #proxy{tag = Tag}) ->
     {noreply, learn([E], S)};
 info({riarc_remote_part, P, MFA}, S) ->
-    {noreply, S#proxy{parts = (S#proxy.parts)#{P => MFA}}};
+    {noreply, parts_known(S#proxy{parts = (S#proxy.parts)#{P => MFA}})};
 info({'DOWN', _, process, Owner, _}, S = #proxy{owner = Owner, down = undefined, remote = R}) ->
     %% Nobody waits for this view: the remote session stops (it would, seeing its
     %% owner, this proxy, go; stopping it first lets riarc's code be unloaded now).
@@ -560,3 +570,9 @@ rpc(Node, M, F, A) ->
     end.
 
 flat(F, A) -> lists:flatten(io_lib:format(F, A)).
+
+%% Answers the callers of partitions/3 whose count is reached.
+parts_known(S = #proxy{parts = Parts, part_waiters = Ws}) ->
+    {Done, Waiting} = lists:partition(fun({N, _}) -> map_size(Parts) >= N end, Ws),
+    _ = [gen_server:reply(From, lists:sort(maps:to_list(Parts))) || {_, From} <- Done],
+    S#proxy{part_waiters = Waiting}.
