@@ -87,7 +87,7 @@
     %% last seen as riarc installed them.
     view_decided = #{} :: #{pid() => true},
     %% Following the system onto other nodes: the module of that part and its state.
-    dist = undefined :: undefined | {module(), term()}
+    dist = undefined :: riarc_session_follow:t()
 }).
 
 -ifdef(TEST).
@@ -247,12 +247,9 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
                   limits = riarc_session_limits:new(Limits, Budget)},
     %% Following the system onto other nodes starts before the system does, so that no
     %% child it starts there is missed.
-    case dist_init(Opts, Backend, Limits, Token, Spec) of
+    case riarc_session_follow:init(Opts, Backend, Limits, Token, Spec) of
         {ok, Dist} ->
-            Cfg = case Dist of
-                      {Mod, D} -> Mod:tracer_cfg(Cfg0, D);
-                      undefined -> Cfg0
-                  end,
+            Cfg = riarc_session_follow:tracer_cfg(Cfg0, Dist),
             %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced
             %% is an error of start/4, at once.
             S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
@@ -261,17 +258,6 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
             {ok, S1#session{launch = #launch{pending = maps:keys(S1#session.tracers)}}};
         {error, Reason} ->
             {stop, Reason}
-    end.
-
-%% The distribution part (riarc_distribution), when riarc has one.
-dist_init(Opts, Backend, Limits, Token, Spec) ->
-    case riarc_distribution:module() of
-        {ok, Mod} ->
-            case Mod:session_init(self(), Opts, Backend, Limits, Token, Spec) of
-                {ok, D} -> {ok, {Mod, D}};
-                {error, _} = E -> E
-            end;
-        none -> {ok, undefined}
     end.
 
 %% @private
@@ -288,7 +274,7 @@ handle_call(verdicts, _From, S) ->
 handle_call({subscribe, Pid, Tag}, _From, S) ->
     {reply, entry_list(S), S#session{subs = riarc_session_subs:add(Pid, Tag, S#session.subs)}};
 handle_call(alive, _From, S) ->
-    Waiting = case S#session.dist of {Mod, D} -> Mod:held(D); undefined -> 0 end,
+    Waiting = riarc_session_follow:held(S#session.dist),
     {reply, riarc_session_stats:alive(S#session.tracers, S#session.token, Waiting), S};
 handle_call(stats, _From, S) ->
     {reply, riarc_session_stats:stats(#{tracers => S#session.tracers, limits => S#session.limits,
@@ -351,15 +337,13 @@ handle_info(Msg, S) when (element(1, Msg) =:= 'DOWN' orelse element(1, Msg) =:= 
 handle_info(Msg, S) ->
     routed_info(Msg, S).
 
-routed_info(Msg, S = #session{dist = {Mod, D}}) ->
+routed_info(Msg, S) ->
     %% The distribution part's own messages: its followers' streams, relayed events,
     %% nodes joining, its timers.
-    case Mod:handle_info(Msg, ctx(S), D) of
+    case riarc_session_follow:handle_info(Msg, ctx(S), S#session.dist) of
         unknown -> info(Msg, S);
-        {Next, D1, Fx} -> next(Next, effects(Fx, S#session{dist = {Mod, D1}}))
-    end;
-routed_info(Msg, S) ->
-    info(Msg, S).
+        {Next, D1, Fx} -> next(Next, effects(Fx, S#session{dist = D1}))
+    end.
 
 info({riarc_s, _, _}, S) ->
     %% Trust boundary: a message in riarc's shape without the session's token was forged
@@ -526,18 +510,11 @@ trusted({riarc_remote_child, Tracer, partition, Info}, S) ->
         {E, false} -> {noreply, S#session{entries = E}}
     end;
 %% Relayed into its parent's partition, or followed onto its node: the distribution part's.
-trusted({riarc_remote_child, Tracer, Kind, Info}, S = #session{dist = {Mod, D}}) when Kind =:= relayed; Kind =:= own ->
-    {D1, Fx} = Mod:remote_child(Tracer, Kind, Info, ctx(S), D),
-    {noreply, effects(Fx, S#session{dist = {Mod, D1}})};
-trusted({riarc_remote_child, _Tracer, own, Info = #{node := Node}}, S) ->
-    %% Nothing follows the system onto other nodes: the user's word that a session there
-    %% monitors what starts there, or an error.
-    case lists:member(Node, maps:get(monitored_elsewhere, S#session.opts, [])) of
-        true -> {noreply, S};
-        false -> {noreply, add_error({?MODULE, {remote_child, Info}}, S)}
+trusted({riarc_remote_child, Tracer, Kind, Info}, S) when Kind =:= relayed; Kind =:= own ->
+    case riarc_session_follow:remote_child(Tracer, Kind, Info, ctx(S), S#session.dist) of
+        {D1, Fx} -> {noreply, effects(Fx, S#session{dist = D1})};
+        none -> unfollowed(Kind, Info, S)
     end;
-trusted({riarc_remote_child, _Tracer, relayed, _Info}, S) ->
-    {noreply, S};
 trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->
     logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
     {noreply, add_error({spec, MFA, Reason}, S)}.
@@ -561,6 +538,17 @@ add_error(E, S) -> tally(S, fun(T) -> riarc_session_tally:add_error(E, T) end).
 violation(V, S) -> tally(S, fun(T) -> riarc_session_tally:violation(V, T) end).
 forged(N, S = #session{limits = L}) -> S#session{limits = riarc_session_limits:add_forged(N, L)}.
 overload_of(#session{limits = L}) -> riarc_session_limits:overload(L).
+
+%% A child on another node, and nothing follows the system onto other nodes: relayed,
+%% nothing to do; with a monitor of its own, the user's word that a session there
+%% monitors what starts there, or an error.
+unfollowed(relayed, _Info, S) ->
+    {noreply, S};
+unfollowed(own, Info = #{node := Node}, S) ->
+    case lists:member(Node, maps:get(monitored_elsewhere, S#session.opts, [])) of
+        true -> {noreply, S};
+        false -> {noreply, add_error({?MODULE, {remote_child, Info}}, S)}
+    end.
 
 %% What the distribution part is told of the session.
 ctx(#session{finished = F, stopping = Stopping, subs = Subs}) ->
@@ -711,21 +699,20 @@ tracer_crash(Pid, Reason, S) ->
 
 maybe_done(S = #session{tracers = T}) when map_size(T) > 0 ->
     {noreply, S};
-maybe_done(S = #session{analyses = As, dist = Dist, stopping = Stopping}) ->
-    case {riarc_session_analyses:any(As), Dist} of
+maybe_done(S = #session{analyses = As}) ->
+    case riarc_session_analyses:any(As) of
         %% Every process is untraced; the monitors are still at their partitions' events
         %% (each step within its budget). After stop/1, they get a grace period.
-        {true, _} -> {noreply, grace(close(S))};
-        {false, {Mod, D}} -> dist_done(Mod, D, Stopping, S);
-        {false, undefined} -> done(stop_followers(close(S)))
+        true -> {noreply, grace(close(S))};
+        false -> dist_done(S)
     end.
 
-dist_done(Mod, D, Stopping, S) ->
+dist_done(S = #session{dist = Dist, stopping = Stopping}) ->
     %% Nodes being joined, children on followed nodes not accounted for yet
     %% (riarc_distribution's wait/2).
-    case Mod:wait(Stopping, D) of
-        {wait, D1} -> {noreply, S#session{dist = {Mod, D1}}};
-        {wait_closed, D1} -> {noreply, close(S#session{dist = {Mod, D1}})};
+    case riarc_session_follow:wait(Stopping, Dist) of
+        {wait, D1} -> {noreply, S#session{dist = D1}};
+        {wait_closed, D1} -> {noreply, close(S#session{dist = D1})};
         done -> done(stop_followers(close(S)))
     end.
 
@@ -741,8 +728,8 @@ done(S = #session{waiters = Ws, stopping = Stopping}) ->
 grace(S = #session{stopping = true, limits = L}) -> S#session{limits = riarc_session_limits:grace(L)};
 grace(S) -> S.
 
-stop_followers(S = #session{dist = {Mod, D}, cut = Cut}) -> S#session{dist = {Mod, Mod:stop_followers(Cut, D)}};
-stop_followers(S) -> S.
+stop_followers(S = #session{dist = D, cut = Cut}) ->
+    S#session{dist = riarc_session_follow:stop_followers(Cut, D)}.
 
 %% The partition a tracer started for (riarc_session_entries:part/5).
 part(Pid, Proc, MFA, Lineage, S) ->
@@ -773,10 +760,7 @@ result(S = #session{limits = L}) ->
 %% Every partition's entry, and the system's entries on followed nodes.
 entry_list(S = #session{dist = Dist, finished = Finished}) ->
     riarc_session_entries:list(overload_of(S), S#session.entries)
-        ++ case Dist of
-               {Mod, D} -> Mod:entries(Finished =/= undefined, D);
-               undefined -> []
-           end.
+        ++ riarc_session_follow:entries(Finished =/= undefined, Dist).
 
 %% The one way a partition's verdict entry is set: its subscribers hear of it.
 put_verdict(Tracer, Entry, S) ->
