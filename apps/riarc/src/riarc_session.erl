@@ -80,12 +80,8 @@
     waiters = [] :: [gen_server:from()],
     stopping = false :: boolean(),
     tally :: riarc_session_tally:t(),                 % what the result tallies
-    entries :: riarc_session_entries:t(),            % the partitions' entries
+    verdicts :: riarc_session_verdicts:t(),          % the entries, and who hears of them
     limits :: riarc_session_limits:t(),              % overload, budgets, counts
-    subs = riarc_session_subs:new() :: riarc_session_subs:t(), % verdict subscribers
-    %% Cut detection: the partitions whose verdicts were in when the node's patterns were
-    %% last seen as riarc installed them.
-    view_decided = #{} :: #{pid() => true},
     %% Following the system onto other nodes: the module of that part and its state.
     dist = undefined :: riarc_session_follow:t()
 }).
@@ -243,7 +239,7 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     S0 = #session{owner = Owner, spec = Spec, opts = Opts, backend = Backend, token = Token,
                   started = erlang:monotonic_time(microsecond),
                   tally = riarc_session_tally:new(unsealed(Backend)),
-                  entries = riarc_session_entries:new(maps:get(lineage, Opts, false)),
+                  verdicts = riarc_session_verdicts:new(maps:get(lineage, Opts, false)),
                   limits = riarc_session_limits:new(Limits, Budget)},
     %% Following the system onto other nodes starts before the system does, so that no
     %% child it starts there is missed.
@@ -272,7 +268,7 @@ handle_call(await, _From, S) ->
 handle_call(verdicts, _From, S) ->
     {reply, entry_list(S), S};
 handle_call({subscribe, Pid, Tag}, _From, S) ->
-    {reply, entry_list(S), S#session{subs = riarc_session_subs:add(Pid, Tag, S#session.subs)}};
+    {reply, entry_list(S), verdicts(S, fun(_, V) -> riarc_session_verdicts:subscribe(Pid, Tag, V) end)};
 handle_call(alive, _From, S) ->
     Waiting = riarc_session_follow:held(S#session.dist),
     {reply, riarc_session_stats:alive(S#session.tracers, S#session.token, Waiting), S};
@@ -397,10 +393,8 @@ down(Pid, Reason, S) ->
     case riarc_session_analyses:down(Pid, Reason, heap_words(S), S#session.analyses) of
         {Tracer, As, Fx} ->
             S1 = analyses(Fx, S#session{analyses = As}),
-            maybe_done(case riarc_session_entries:verdict(Tracer, S1#session.entries) of
-                           none -> closed_told(Tracer, S1);
-                           _ -> S1
-                       end);
+            Analysing = analysers_of(Tracer, S1) =/= [],
+            maybe_done(verdicts(S1, fun(Over, V) -> riarc_session_verdicts:analysis_ended(Tracer, Analysing, Over, V) end));
         unknown -> down_other(Pid, Reason, S)
     end.
 
@@ -408,9 +402,9 @@ down_other(Owner, _, S = #session{owner = Owner}) ->
     %% Nobody waits for this run any more: stop tracing, leave the system alone.
     _ = [riarc_tracer:stop(Pid, S#session.token) || Pid <- maps:keys(S#session.tracers)],
     {stop, normal, S};
-down_other(Pid, Reason, S0 = #session{subs = Subs, tracers = T}) ->
-    case {riarc_session_subs:member(Pid, Subs), is_map_key(Pid, T)} of
-        {true, _} -> {noreply, S0#session{subs = riarc_session_subs:remove(Pid, Subs)}};
+down_other(Pid, Reason, S0 = #session{verdicts = Vs, tracers = T}) ->
+    case {riarc_session_verdicts:unsubscribe(Pid, Vs), is_map_key(Pid, T)} of
+        {{true, Vs1}, _} -> {noreply, S0#session{verdicts = Vs1}};
         {false, true} ->
             S = case lists:member(Pid, (S0#session.launch)#launch.pending) of
                     true -> launch_result(Pid, {error, {?MODULE, {root_tracer_down, Reason}}}, S0);
@@ -466,19 +460,13 @@ trusted({riarc_analysis_up, Tracer, An, Clock}, S) ->
             {noreply, analyses(riarc_session_analyses:kill(An, Over, As), S1)};
         _ -> {noreply, watchdog(S1)}
     end;
-trusted({riarc_partition_events, Tracer, N}, S) ->
-    {noreply, shed_count(Tracer, entries(S, fun(E) -> riarc_session_entries:partition_events(Tracer, N, E) end))};
 trusted({riarc_tracer_down, _Pid, Stats}, S) ->
     {noreply, tally(S, fun(T) -> riarc_session_tally:stats(Stats, T) end)};
 trusted({riarc_root_exit, _Tracer, Root, MFA, Reason}, S) ->
     {noreply, tally(S, fun(T) -> riarc_session_tally:root_exit(#{pid => Root, mfa => MFA, reason => Reason}, T) end)};
-trusted({riarc_partition, Tracer, Proc, MFA}, S) ->
-    {noreply, entries(S, fun(E) -> riarc_session_entries:partition(Tracer, Proc, MFA, E) end)};
-trusted({riarc_explanation, Tracer, Expl}, S) ->
-    {noreply, entries(S, fun(E) -> riarc_session_entries:explained(Tracer, Expl, E) end)};
 trusted({riarc_verdict, Tracer, Proc, MFA, V, Why, N}, S) ->
     Entry = riarc_session_entries:monitor_entry(Tracer, {Proc, MFA}, {V, Why, N}, S#session.cut,
-                                                S#session.entries),
+                                                riarc_session_verdicts:entries(S#session.verdicts)),
     riarc_result:log_verdict(maps:get(log, S#session.opts), "", Entry),
     %% The analysis process's count of the events its monitor took.
     {noreply, put_verdict(Tracer, Entry,
@@ -487,28 +475,7 @@ trusted({riarc_violation, Tracer, Id, Info, State}, S) ->
     logger:error("riarc: invariant ~p violated in tracer ~p: ~0tp~n  tracer state: ~0tp",
                  [Id, Tracer, Info, State]),
     {noreply, violation(#{tracer => Tracer, invariant => Id, info => Info, state => State}, S)};
-trusted({riarc_cut, Tracer, Who, Why}, S) ->
-    case riarc_session_entries:cut(Tracer, Who, Why, S#session.entries) of
-        {E, own} ->
-            Told = [Tracer || riarc_session_entries:verdict(Tracer, E) =/= none],
-            {noreply, publish(Told, S#session{entries = E})};
-        {E, all} -> {noreply, republish(fun(_) -> true end, S#session{entries = E})}
-    end;
-trusted({riarc_incomplete, _Tracer, Pending}, S) ->
-    {E, Lost} = riarc_session_entries:incomplete(Pending, S#session.entries),
-    {noreply, republish(fun(#{pid := P}) -> is_map_key(P, Lost) end, S#session{entries = E})};
-%% A process started one on another node (riarc_tracer_core's remote_child/2). In its own
-%% partition: that partition's trace lacks the child's events from then on, so its verdict
-%% is not to be trusted, unless its monitor had reached one before (here already, when
-%% the monitor runs in the tracer; one still on its way from an analysis process is
-%% distrusted too: a false error, never a false accept). With a monitor of its own: a
-%% monitor that never ran, an error of the run.
-trusted({riarc_remote_child, Tracer, partition, Info}, S) ->
-    case riarc_session_entries:remote_child(Tracer, Info, S#session.entries) of
-        unchanged -> {noreply, S};
-        {E, true} -> {noreply, publish([Tracer], S#session{entries = E})};
-        {E, false} -> {noreply, S#session{entries = E}}
-    end;
+%% A child on another node, in its own partition: riarc_session_verdicts:learnt/3.
 %% Relayed into its parent's partition, or followed onto its node: the distribution part's.
 trusted({riarc_remote_child, Tracer, Kind, Info}, S) when Kind =:= relayed; Kind =:= own ->
     case riarc_session_follow:remote_child(Tracer, Kind, Info, ctx(S), S#session.dist) of
@@ -517,7 +484,11 @@ trusted({riarc_remote_child, Tracer, Kind, Info}, S) when Kind =:= relayed; Kind
     end;
 trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->
     logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
-    {noreply, add_error({spec, MFA, Reason}, S)}.
+    {noreply, add_error({spec, MFA, Reason}, S)};
+%% What only the partitions' entries learn (a partition's event count, process,
+%% explanation, cut, lost events, child on another node).
+trusted(Msg, S) ->
+    {noreply, verdicts(S, fun(Over, V) -> riarc_session_verdicts:learnt(Msg, Over, V) end)}.
 
 %% @private Whatever way the session ends, no analysis outlives it: nobody would watch its
 %% budget or read its verdict.
@@ -532,7 +503,9 @@ terminate(_Reason, S = #session{analyses = As}) ->
 
 %% The parts' state, updated.
 tally(S = #session{tally = T}, F) -> S#session{tally = F(T)}.
-entries(S = #session{entries = E}, F) -> S#session{entries = F(E)}.
+%% The verdicts part is told why riarc detached, if it did (riarc_session_verdicts).
+verdicts(S = #session{verdicts = V, limits = L}, F) ->
+    S#session{verdicts = F(riarc_session_limits:overload(L), V)}.
 
 add_error(E, S) -> tally(S, fun(T) -> riarc_session_tally:add_error(E, T) end).
 violation(V, S) -> tally(S, fun(T) -> riarc_session_tally:violation(V, T) end).
@@ -551,15 +524,15 @@ unfollowed(own, Info = #{node := Node}, S) ->
     end.
 
 %% What the distribution part is told of the session.
-ctx(#session{finished = F, stopping = Stopping, subs = Subs}) ->
-    #{finished => F =/= undefined, stopping => Stopping, subscribed => riarc_session_subs:any(Subs)}.
+ctx(#session{finished = F, stopping = Stopping, verdicts = V}) ->
+    #{finished => F =/= undefined, stopping => Stopping, subscribed => riarc_session_verdicts:subscribed(V)}.
 
 %% The distribution part's effects on the session's books, in order.
 effects(Fx, S) ->
     lists:foldl(fun({error, E}, A) -> add_error(E, A);
                    ({forged, N}, A) -> forged(N, A);
-                   ({followed, Es}, A = #session{subs = Subs}) ->
-                        A#session{subs = riarc_session_subs:publish_new(Es, Subs)}
+                   ({followed, Es}, A) ->
+                        verdicts(A, fun(_, V) -> riarc_session_verdicts:followed(Es, V) end)
                 end, S, Fx).
 
 next(noreply, S) -> {noreply, S};
@@ -597,7 +570,8 @@ shed(What = {analysis, Tracer, _, _}, S) ->
         [] -> S;
         Fx ->
             logger:warning("riarc: overload (~0tp): shedding the partition's events", [What]),
-            shed_count(Tracer, analyses(Fx, S))
+            S1 = analyses(Fx, S),
+            verdicts(S1, fun(Over, V) -> riarc_session_verdicts:shed_count(Tracer, Over, V) end)
     end.
 
 detach(What, S = #session{backend = Backend, limits = L}) ->
@@ -610,31 +584,14 @@ detach(What, S = #session{backend = Backend, limits = L}) ->
     %% slow on a loaded node: 150 ms seen), and tracers go on taking events meanwhile.
     logger:warning("riarc: overload (~0tp): detaching from the system", [What]),
     %% The partitions with no verdict yet now read inconclusive (as_known/2).
-    S1 = republish(fun(#{verdict := V}) -> V =:= none end,
-                   S#session{limits = riarc_session_limits:overloaded(What, L)}),
+    S1 = verdicts(S#session{limits = riarc_session_limits:overloaded(What, L)},
+                  fun(Over, V) -> riarc_session_verdicts:republish(fun(#{verdict := N}) -> N =:= none end, Over, V) end),
     analyses(riarc_session_analyses:kill_all(fun(_) -> {inconclusive, {overload, What}} end,
                                              S1#session.analyses), S1).
 
-%% A shed partition's count of dropped events, once its tracer has given it.
-shed_count(Tracer, S) ->
-    case riarc_session_entries:shed_entry(Tracer, S#session.entries) of
-        none -> S;
-        Entry -> put_verdict(Tracer, Entry, S)
-    end.
-
-%% Cut detection: the node's send and receive patterns changed under riarc (by a process
-%% riarc does not trace, or another tool) cut every partition's view from then on. Looked
-%% at every ?VIEW_CHECK_MS and once more when the session lets go of its own (close/1).
-%% A change found by looking was made at some time since the last look: only the
-%% verdicts in by then stand (view_decided).
-view_check(S = #session{entries = E}) ->
-    case riarc_trace_pattern:intact() of
-        ok -> S#session{view_decided = riarc_session_entries:decided(E)};
-        {changed, Info} ->
-            Why = #{process => undefined, call => {patterns_changed, Info}},
-            E1 = riarc_session_entries:view_cut(Why, S#session.view_decided, E),
-            republish(fun(_) -> true end, S#session{entries = E1})
-    end.
+%% Cut detection, every ?VIEW_CHECK_MS and at close/1 (riarc_session_verdicts:view_check/2).
+view_check(S) ->
+    verdicts(S, fun(Over, V) -> riarc_session_verdicts:view_check(Over, V) end).
 
 watchdog(S = #session{analyses = As, limits = L}) ->
     S#session{limits = riarc_session_limits:watchdog(riarc_session_analyses:any(As), L)}.
@@ -643,22 +600,14 @@ watchdog(S = #session{analyses = As, limits = L}) ->
 analyses(Fx, S) ->
     lists:foldl(fun({monitor, An}, A) -> _ = monitor(process, An), A;
                    ({kill, An}, A) -> exit(An, kill), A;
-                   ({entry, Tracer, Steps, Verdict}, A) -> set_entry(Tracer, Steps, Verdict, A)
+                   ({entry, Tracer, Steps, Verdict}, A) ->
+                        Log = maps:get(log, A#session.opts),
+                        verdicts(A, fun(Over, V) -> riarc_session_verdicts:set(Tracer, Steps, Verdict, Log,
+                                                                          Over, V) end)
                 end, S, Fx).
 
 heap_words(#session{limits = L}) ->
     maps:get(heap_words, riarc_session_limits:budget(L), undefined).
-
-%% A verdict the session gives a partition itself (its analysis was ended): only when the
-%% monitor has not given one. Steps: the monitor had begun that many, finished one less.
-set_entry(Tracer, Steps, {V, Why}, S = #session{entries = E}) ->
-    case {riarc_session_entries:verdict(Tracer, E), riarc_session_entries:part_of(Tracer, E)} of
-        {none, {Proc, MFA}} ->
-            Entry = riarc_result:entry(Proc, MFA, V, max(0, Steps - 1), Why),
-            riarc_result:log_verdict(maps:get(log, S#session.opts), "", Entry),
-            put_verdict(Tracer, Entry, S);
-        _ -> S
-    end.
 
 close(S = #session{backend_closed = true}) -> S;
 close(S0) ->
@@ -679,7 +628,7 @@ launch_result(T, Res, S = #session{launch = L = #launch{pending = P, error = E0}
 tracer_up(Pid, S = #session{tracers = T}) ->
     _ = monitor(process, Pid),
     T1 = T#{Pid => true},
-    entries(S#session{tracers = T1}, fun(E) -> riarc_session_entries:tracer_up(Pid, map_size(T1), E) end).
+    verdicts(S#session{tracers = T1}, fun(_, V) -> riarc_session_verdicts:tracer_up(Pid, map_size(T1), V) end).
 
 %% A tracer that dies of anything but its own TRYGC is a fault in riarc: its partition
 %% gets the verdict error, and the rest of the run goes on.
@@ -689,7 +638,8 @@ tracer_crash(_Pid, normal, S) -> S;
 %% which is not a crash. Replayed traces (riarc_backend_log) hit this often.
 tracer_crash(_Pid, noproc, S) -> S;
 tracer_crash(Pid, Reason, S) ->
-    case riarc_session_entries:crash_entry(Pid, Reason, overload_of(S), S#session.entries) of
+    Entries = riarc_session_verdicts:entries(S#session.verdicts),
+    case riarc_session_entries:crash_entry(Pid, Reason, overload_of(S), Entries) of
         none -> S;
         {cut_short, Entry} -> put_verdict(Pid, Entry, S);
         {crashed, Entry} ->
@@ -731,27 +681,24 @@ grace(S) -> S.
 stop_followers(S = #session{dist = D, cut = Cut}) ->
     S#session{dist = riarc_session_follow:stop_followers(Cut, D)}.
 
-%% The partition a tracer started for (riarc_session_entries:part/5).
+%% The partition a tracer started for, told.
 part(Pid, Proc, MFA, Lineage, S) ->
-    {E, Changed} = riarc_session_entries:part(Pid, Proc, MFA, Lineage, S#session.entries),
-    publish(Changed, S#session{entries = E}).
+    verdicts(S, fun(Over, V) -> riarc_session_verdicts:part(Pid, Proc, MFA, Lineage, Over, V) end).
 
-%% A partition's tracer has ended (riarc_session_entries:closed/3).
+%% A partition's tracer has ended.
 closed(Pid, S) ->
-    {E, Changed} = riarc_session_entries:closed(Pid, analysers_of(Pid, S) =/= [], S#session.entries),
-    publish(Changed, S#session{entries = E}).
-
-closed_told(Pid, S) ->
-    publish(riarc_session_entries:closed_told(Pid, analysers_of(Pid, S) =/= [], S#session.entries), S).
+    Analysing = analysers_of(Pid, S) =/= [],
+    verdicts(S, fun(Over, V) -> riarc_session_verdicts:closed(Pid, Analysing, Over, V) end).
 
 analysers_of(Tracer, #session{analyses = As}) ->
     riarc_session_analyses:of_tracer(Tracer, As).
 
 result(S = #session{limits = L}) ->
     End = case S#session.finished of undefined -> erlang:monotonic_time(microsecond); F -> F end,
+    Entries = riarc_session_verdicts:entries(S#session.verdicts),
     riarc_session_tally:result(S#session.tally,
                                #{verdicts => entry_list(S), spec => S#session.spec,
-                                 tracers => riarc_session_entries:counts(S#session.entries),
+                                 tracers => riarc_session_entries:counts(Entries),
                                  events => riarc_session_limits:events(L),
                                  forged => riarc_session_limits:forged(L),
                                  overload => riarc_session_limits:overload(L),
@@ -759,32 +706,9 @@ result(S = #session{limits = L}) ->
 
 %% Every partition's entry, and the system's entries on followed nodes.
 entry_list(S = #session{dist = Dist, finished = Finished}) ->
-    riarc_session_entries:list(overload_of(S), S#session.entries)
+    riarc_session_verdicts:list(overload_of(S), S#session.verdicts)
         ++ riarc_session_follow:entries(Finished =/= undefined, Dist).
 
 %% The one way a partition's verdict entry is set: its subscribers hear of it.
 put_verdict(Tracer, Entry, S) ->
-    publish([Tracer], entries(S, fun(E) -> riarc_session_entries:put(Tracer, Entry, E) end)).
-
-%% The entries that read otherwise now the session knows more (an incomplete trace, an
-%% overload), though none was set (put_verdict/3 alone sets them): those Changed holds
-%% of, to every subscriber. Nobody subscribed (the usual case): that is checked first, so
-%% no walk of every partition's entry is made for nobody.
-republish(Changed, S) ->
-    case riarc_session_subs:any(S#session.subs) of
-        false -> S;
-        true -> publish(riarc_session_entries:changed(Changed, S#session.entries), S)
-    end.
-
-%% The entries of these tracers' partitions, as the result will list them, to every
-%% subscriber.
-publish([], S) ->
-    S;
-publish(Tracers, S = #session{subs = Subs, entries = E}) ->
-    case riarc_session_subs:any(Subs) of
-        false -> S;
-        true ->
-            Over = overload_of(S),
-            ok = riarc_session_subs:publish([riarc_session_entries:as_known(T, Over, E) || T <- Tracers], Subs),
-            S
-    end.
+    verdicts(S, fun(Over, V) -> riarc_session_verdicts:put(Tracer, Entry, Over, V) end).
