@@ -350,31 +350,19 @@ info(riarc_view_check, S = #session{finished = undefined}) ->
     {noreply, view_check(S)};
 info(riarc_view_check, S) ->
     {noreply, S};
-info(riarc_watchdog, S = #session{limits = L}) ->
-    L1 = riarc_session_limits:watchdog_fired(L),
-    {noreply, watchdog(analyses(riarc_session_analyses:over_budget(L1, S#session.analyses),
-                                S#session{limits = L1}))};
-info(Msg = {riarc_grace, Ref}, S = #session{limits = L}) ->
-    case riarc_session_limits:grace_over(Ref, L) of
-        {true, L1} ->
-            %% stop/1: the analyses that have not finished their partitions' events by now
-            %% are ended; their partitions were not analysed to the end: inconclusive.
-            Stopped = fun(An) ->
-                              Left = case erlang:process_info(An, message_queue_len) of
-                                         {message_queue_len, Len} -> Len;
-                                         undefined -> 0
-                                     end,
-                              {inconclusive, {stopped, #{unanalysed => Left}}}
-                      end,
-            {noreply, analyses(riarc_session_analyses:kill_all(Stopped, S#session.analyses),
-                               S#session{limits = L1})};
+info(riarc_watchdog, S = #session{limits = L, analyses = As}) ->
+    {L1, Fx} = riarc_session_overload:watchdog_fired(L, As),
+    {noreply, perform(Fx, S#session{limits = L1})};
+info(Msg = {riarc_grace, Ref}, S = #session{limits = L, analyses = As}) ->
+    case riarc_session_overload:grace_over(Ref, L, As) of
+        {L1, Fx} -> {noreply, perform(Fx, S#session{limits = L1})};
         false -> other(Msg, S)
     end;
 info({'DOWN', _, process, Pid, Reason}, S) ->
     down(Pid, Reason, S);
 info({'EXIT', An, Reason}, S) when Reason =/= normal ->
     {As, Fx} = riarc_session_analyses:exited(An, Reason, heap_words(S), S#session.analyses),
-    {noreply, analyses(Fx, S#session{analyses = As})};
+    {noreply, perform(Fx, S#session{analyses = As})};
 info({'EXIT', _, _}, S) ->
     {noreply, S};
 info(Msg, S) ->
@@ -392,7 +380,7 @@ other(_Other, S) ->
 down(Pid, Reason, S) ->
     case riarc_session_analyses:down(Pid, Reason, heap_words(S), S#session.analyses) of
         {Tracer, As, Fx} ->
-            S1 = analyses(Fx, S#session{analyses = As}),
+            S1 = perform(Fx, S#session{analyses = As}),
             Analysing = analysers_of(Tracer, S1) =/= [],
             maybe_done(verdicts(S1, fun(Over, V) -> riarc_session_verdicts:analysis_ended(Tracer, Analysing, Over, V) end));
         unknown -> down_other(Pid, Reason, S)
@@ -450,16 +438,8 @@ trusted({riarc_counts, Tracer, Events, Forged}, S) ->
         {L, {overload, What}} -> {noreply, overload(What, S#session{limits = L})}
     end;
 trusted({riarc_analysis_up, Tracer, An, Clock}, S) ->
-    {As, Fx} = riarc_session_analyses:up(An, Tracer, Clock, S#session.analyses),
-    S1 = analyses(Fx, S#session{analyses = As}),
-    case overload_of(S) =/= undefined andalso riarc_session_limits:limits(S#session.limits) of
-        #{policy := stop} ->
-            %% Race: started by a tracer the overload policy ended, announced after the
-            %% detach.
-            Over = {inconclusive, {overload, overload_of(S)}},
-            {noreply, analyses(riarc_session_analyses:kill(An, Over, As), S1)};
-        _ -> {noreply, watchdog(S1)}
-    end;
+    {As, Fx} = riarc_session_overload:analysis_up(An, Tracer, Clock, S#session.limits, S#session.analyses),
+    {noreply, perform(Fx, S#session{analyses = As})};
 trusted({riarc_tracer_down, _Pid, Stats}, S) ->
     {noreply, tally(S, fun(T) -> riarc_session_tally:stats(Stats, T) end)};
 trusted({riarc_root_exit, _Tracer, Root, MFA, Reason}, S) ->
@@ -556,55 +536,43 @@ unsealed(Backend) ->
         _ -> false
     end.
 
-%% The overload policy (riarc_session_limits:policy/2): shed one partition, or detach
-%% from the whole system.
-overload(What, S) ->
-    case riarc_session_limits:policy(What, S#session.limits) of
-        shed -> shed(What, S);
-        stop -> detach(What, S);
-        ignore -> S
-    end.
-
-shed(What = {analysis, Tracer, _, _}, S) ->
-    case riarc_session_analyses:shed(Tracer, What, S#session.analyses) of
-        [] -> S;
-        Fx ->
-            logger:warning("riarc: overload (~0tp): shedding the partition's events", [What]),
-            S1 = analyses(Fx, S),
-            verdicts(S1, fun(Over, V) -> riarc_session_verdicts:shed_count(Tracer, Over, V) end)
-    end.
-
-detach(What, S = #session{backend = Backend, limits = L}) ->
-    %% The tracers are behind (that is the overload): a stop request would wait behind
-    %% their whole mailbox. The backend detaches the system at once instead, and the
-    %% tracers are ended; what they had not decided is inconclusive.
-    ok = riarc_backend:close(Backend),
-    _ = [exit(Pid, kill) || Pid <- maps:keys(S#session.tracers)],
-    %% Said after the detach: a first log message may load modules (the code server is
-    %% slow on a loaded node: 150 ms seen), and tracers go on taking events meanwhile.
-    logger:warning("riarc: overload (~0tp): detaching from the system", [What]),
-    %% The partitions with no verdict yet now read inconclusive (as_known/2).
-    S1 = verdicts(S#session{limits = riarc_session_limits:overloaded(What, L)},
-                  fun(Over, V) -> riarc_session_verdicts:republish(fun(#{verdict := N}) -> N =:= none end, Over, V) end),
-    analyses(riarc_session_analyses:kill_all(fun(_) -> {inconclusive, {overload, What}} end,
-                                             S1#session.analyses), S1).
+%% The overload policy at What (riarc_session_overload:act/3).
+overload(What, S = #session{limits = L, analyses = As}) ->
+    {L1, Fx} = riarc_session_overload:act(What, L, As),
+    perform(Fx, S#session{limits = L1}).
 
 %% Cut detection, every ?VIEW_CHECK_MS and at close/1 (riarc_session_verdicts:view_check/2).
 view_check(S) ->
     verdicts(S, fun(Over, V) -> riarc_session_verdicts:view_check(Over, V) end).
 
-watchdog(S = #session{analyses = As, limits = L}) ->
-    S#session{limits = riarc_session_limits:watchdog(riarc_session_analyses:any(As), L)}.
+%% The effects of the analysis book and the overload part (riarc_session_analyses,
+%% riarc_session_overload), in order.
+perform(Fx, S) ->
+    lists:foldl(fun effect/2, S, Fx).
 
-%% The analysis book's effects (riarc_session_analyses), in order.
-analyses(Fx, S) ->
-    lists:foldl(fun({monitor, An}, A) -> _ = monitor(process, An), A;
-                   ({kill, An}, A) -> exit(An, kill), A;
-                   ({entry, Tracer, Steps, Verdict}, A) ->
-                        Log = maps:get(log, A#session.opts),
-                        verdicts(A, fun(Over, V) -> riarc_session_verdicts:set(Tracer, Steps, Verdict, Log,
-                                                                          Over, V) end)
-                end, S, Fx).
+effect({monitor, An}, S) ->
+    _ = monitor(process, An),
+    S;
+effect({kill, An}, S) ->
+    exit(An, kill),
+    S;
+effect({entry, Tracer, Steps, Verdict}, S) ->
+    Log = maps:get(log, S#session.opts),
+    verdicts(S, fun(Over, V) -> riarc_session_verdicts:set(Tracer, Steps, Verdict, Log, Over, V) end);
+effect({warning, Format, Args}, S) ->
+    logger:warning(Format, Args),
+    S;
+%% At once, not by a stop request (riarc_session_overload's detach/2 says why).
+effect(detach, S = #session{backend = Backend}) ->
+    ok = riarc_backend:close(Backend),
+    _ = [exit(Pid, kill) || Pid <- maps:keys(S#session.tracers)],
+    S;
+effect({republish, Changed}, S) ->
+    verdicts(S, fun(Over, V) -> riarc_session_verdicts:republish(Changed, Over, V) end);
+effect({shed_count, Tracer}, S) ->
+    verdicts(S, fun(Over, V) -> riarc_session_verdicts:shed_count(Tracer, Over, V) end);
+effect(watchdog, S = #session{analyses = As, limits = L}) ->
+    S#session{limits = riarc_session_limits:watchdog(riarc_session_analyses:any(As), L)}.
 
 heap_words(#session{limits = L}) ->
     maps:get(heap_words, riarc_session_limits:budget(L), undefined).
