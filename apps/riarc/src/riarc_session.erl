@@ -238,7 +238,7 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     _ = erlang:send_after(?VIEW_CHECK_MS, self(), riarc_view_check),
     S0 = #session{owner = Owner, spec = Spec, opts = Opts, backend = Backend, token = Token,
                   started = erlang:monotonic_time(microsecond),
-                  tally = riarc_session_tally:new(unsealed(Backend)),
+                  tally = riarc_session_tally:new(riarc_session_trust:unsealed(Backend)),
                   verdicts = riarc_session_verdicts:new(maps:get(lineage, Opts, false)),
                   limits = riarc_session_limits:new(Limits, Budget)},
     %% Following the system onto other nodes starts before the system does, so that no
@@ -309,42 +309,26 @@ handle_cast(_Msg, S) ->
     {noreply, S}.
 
 %% @private
-handle_info({riarc_s, Token, Msg}, S = #session{token = Token}) ->
-    trusted(Msg, S);
-handle_info(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= riarc_sealed ->
-    %% The routing table's default owner: an event of a process no tracer owned. Its
-    %% process's trace is incomplete; the run's result says how many such events came.
-    %% Trust boundary: only the table's own (sealed) events count; forged ones are
-    %% counted as forged.
-    case riarc_backend:event(S#session.backend, Msg) of
-        {ok, _} -> {noreply, tally(S, fun riarc_session_tally:orphan/1)};
+%% Trust boundary: riarc_session_trust:check/3 says who sent it.
+handle_info(Msg, S = #session{token = Token, backend = Backend}) ->
+    case riarc_session_trust:check(Msg, Token, Backend) of
+        {trusted, Inner} -> trusted(Inner, S);
+        %% The routing table's default owner: an event of a process no tracer owned. Its
+        %% process's trace is incomplete; the run's result says how many such events came.
+        orphan -> {noreply, tally(S, fun riarc_session_tally:orphan/1)};
         skip -> {noreply, S};
-        no -> {noreply, forged(1, S)}
-    end;
-handle_info(Msg, S) when (element(1, Msg) =:= 'DOWN' orelse element(1, Msg) =:= 'EXIT'),
-                          is_pid(element(tuple_size(Msg) - 1, Msg)) ->
-    %% Trust boundary: the VM sends 'DOWN' and 'EXIT' once their process has ended; one
-    %% about a process of this node that still lives was sent by someone else.
-    Pid = element(tuple_size(Msg) - 1, Msg),
-    case node(Pid) =:= node() andalso is_process_alive(Pid) of
-        true -> {noreply, forged(1, S)};
-        false -> routed_info(Msg, S)
-    end;
-handle_info(Msg, S) ->
-    routed_info(Msg, S).
+        forged -> {noreply, forged(1, S)};
+        other -> routed_info(Msg, S)
+    end.
 
 routed_info(Msg, S) ->
     %% The distribution part's own messages: its followers' streams, relayed events,
     %% nodes joining, its timers.
     case riarc_session_follow:handle_info(Msg, ctx(S), S#session.dist) of
         unknown -> info(Msg, S);
-        {Next, D1, Fx} -> next(Next, effects(Fx, S#session{dist = D1}))
+        {Next, D1, Fx} -> next(Next, perform(Fx, S#session{dist = D1}))
     end.
 
-info({riarc_s, _, _}, S) ->
-    %% Trust boundary: a message in riarc's shape without the session's token was forged
-    %% (by the monitored system): counted, not believed.
-    {noreply, forged(1, S)};
 info(riarc_view_check, S = #session{finished = undefined}) ->
     _ = erlang:send_after(?VIEW_CHECK_MS, self(), riarc_view_check),
     {noreply, view_check(S)};
@@ -368,14 +352,12 @@ info({'EXIT', _, _}, S) ->
 info(Msg, S) ->
     other(Msg, S).
 
-%% Anything else in riarc's shape is forged.
-other(Msg, S) when is_tuple(Msg), tuple_size(Msg) > 1, is_atom(element(1, Msg)) ->
-    case atom_to_list(element(1, Msg)) of
-        "riarc_" ++ _ -> {noreply, forged(1, S)};
-        _ -> {noreply, S}
-    end;
-other(_Other, S) ->
-    {noreply, S}.
+%% Anything else in riarc's shape (one without the session's token, say) is forged.
+other(Msg, S) ->
+    case riarc_session_trust:unknown(Msg) of
+        forged -> {noreply, forged(1, S)};
+        ignore -> {noreply, S}
+    end.
 
 down(Pid, Reason, S) ->
     case riarc_session_analyses:down(Pid, Reason, heap_words(S), S#session.analyses) of
@@ -398,8 +380,13 @@ down_other(Pid, Reason, S0 = #session{verdicts = Vs, tracers = T}) ->
                     true -> launch_result(Pid, {error, {?MODULE, {root_tracer_down, Reason}}}, S0);
                     false -> S0
                 end,
-            S1 = closed(Pid, tracer_crash(Pid, Reason, S)),
-            maybe_done(S1#session{tracers = maps:remove(Pid, T),
+            {Vs1, Crash} = riarc_session_verdicts:tracer_down(Pid, Reason, analysers_of(Pid, S) =/= [],
+                                                              overload_of(S), S#session.verdicts),
+            S1 = case Crash of
+                     crashed -> violation(#{tracer => Pid, invariant => crash, info => Reason}, S);
+                     ok -> S
+                 end,
+            maybe_done(S1#session{verdicts = Vs1, tracers = maps:remove(Pid, T),
                                   limits = riarc_session_limits:tracer_gone(Pid, S1#session.limits)});
         {false, false} -> {noreply, S0}
     end.
@@ -440,10 +427,11 @@ trusted({riarc_counts, Tracer, Events, Forged}, S) ->
 trusted({riarc_analysis_up, Tracer, An, Clock}, S) ->
     {As, Fx} = riarc_session_overload:analysis_up(An, Tracer, Clock, S#session.limits, S#session.analyses),
     {noreply, perform(Fx, S#session{analyses = As})};
-trusted({riarc_tracer_down, _Pid, Stats}, S) ->
-    {noreply, tally(S, fun(T) -> riarc_session_tally:stats(Stats, T) end)};
-trusted({riarc_root_exit, _Tracer, Root, MFA, Reason}, S) ->
-    {noreply, tally(S, fun(T) -> riarc_session_tally:root_exit(#{pid => Root, mfa => MFA, reason => Reason}, T) end)};
+%% What only the tally learns (a tracer's statistics, a root's abnormal exit, an
+%% invariant violated, the Spec failing).
+trusted(Msg, S) when element(1, Msg) =:= riarc_tracer_down; element(1, Msg) =:= riarc_root_exit;
+                     element(1, Msg) =:= riarc_violation; element(1, Msg) =:= riarc_spec_error ->
+    {noreply, tally(S, fun(T) -> riarc_session_tally:learnt(Msg, T) end)};
 trusted({riarc_verdict, Tracer, Proc, MFA, V, Why, N}, S) ->
     Entry = riarc_session_entries:monitor_entry(Tracer, {Proc, MFA}, {V, Why, N}, S#session.cut,
                                                 riarc_session_verdicts:entries(S#session.verdicts)),
@@ -451,20 +439,13 @@ trusted({riarc_verdict, Tracer, Proc, MFA, V, Why, N}, S) ->
     %% The analysis process's count of the events its monitor took.
     {noreply, put_verdict(Tracer, Entry,
                           tally(S, fun(T) -> riarc_session_tally:analysed(N, T) end))};
-trusted({riarc_violation, Tracer, Id, Info, State}, S) ->
-    logger:error("riarc: invariant ~p violated in tracer ~p: ~0tp~n  tracer state: ~0tp",
-                 [Id, Tracer, Info, State]),
-    {noreply, violation(#{tracer => Tracer, invariant => Id, info => Info, state => State}, S)};
 %% A child on another node, in its own partition: riarc_session_verdicts:learnt/3.
 %% Relayed into its parent's partition, or followed onto its node: the distribution part's.
 trusted({riarc_remote_child, Tracer, Kind, Info}, S) when Kind =:= relayed; Kind =:= own ->
     case riarc_session_follow:remote_child(Tracer, Kind, Info, ctx(S), S#session.dist) of
-        {D1, Fx} -> {noreply, effects(Fx, S#session{dist = D1})};
+        {D1, Fx} -> {noreply, perform(Fx, S#session{dist = D1})};
         none -> unfollowed(Kind, Info, S)
     end;
-trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->
-    logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
-    {noreply, add_error({spec, MFA, Reason}, S)};
 %% What only the partitions' entries learn (a partition's event count, process,
 %% explanation, cut, lost events, child on another node).
 trusted(Msg, S) ->
@@ -507,34 +488,12 @@ unfollowed(own, Info = #{node := Node}, S) ->
 ctx(#session{finished = F, stopping = Stopping, verdicts = V}) ->
     #{finished => F =/= undefined, stopping => Stopping, subscribed => riarc_session_verdicts:subscribed(V)}.
 
-%% The distribution part's effects on the session's books, in order.
-effects(Fx, S) ->
-    lists:foldl(fun({error, E}, A) -> add_error(E, A);
-                   ({forged, N}, A) -> forged(N, A);
-                   ({followed, Es}, A) ->
-                        verdicts(A, fun(_, V) -> riarc_session_verdicts:followed(Es, V) end)
-                end, S, Fx).
-
 next(noreply, S) -> {noreply, S};
-next(changed, S) -> follow_changed(S);
-next(finish, S) -> done(stop_followers(close(S))).
-
 %% The run may be over now: every tracer here had ended, and the last followed child is
 %% accounted for.
-follow_changed(S = #session{finished = undefined}) ->
-    maybe_done(S);
-follow_changed(S) ->
-    {noreply, S}.
-
-%% Trust boundary: a backend that takes as an event a trace message the session made up
-%% would take one the monitored system made up too (the process tracers' backend: the
-%% VM's trace messages carry no seal, and an Erlang process cannot tell who sent a
-%% message). Asked once, with a message of the session's own.
-unsealed(Backend) ->
-    case riarc_backend:event(Backend, {trace, self(), exit, normal}) of
-        {ok, _} -> true;
-        _ -> false
-    end.
+next(changed, S = #session{finished = undefined}) -> maybe_done(S);
+next(changed, S) -> {noreply, S};
+next(finish, S) -> done(stop_followers(close(S))).
 
 %% The overload policy at What (riarc_session_overload:act/3).
 overload(What, S = #session{limits = L, analyses = As}) ->
@@ -545,11 +504,17 @@ overload(What, S = #session{limits = L, analyses = As}) ->
 view_check(S) ->
     verdicts(S, fun(Over, V) -> riarc_session_verdicts:view_check(Over, V) end).
 
-%% The effects of the analysis book and the overload part (riarc_session_analyses,
-%% riarc_session_overload), in order.
+%% The effects of the analysis book, the overload part and the distribution part
+%% (riarc_session_analyses, riarc_session_overload, riarc_distribution), in order.
 perform(Fx, S) ->
     lists:foldl(fun effect/2, S, Fx).
 
+effect({error, E}, S) ->
+    add_error(E, S);
+effect({forged, N}, S) ->
+    forged(N, S);
+effect({followed, Es}, S) ->
+    verdicts(S, fun(_, V) -> riarc_session_verdicts:followed(Es, V) end);
 effect({monitor, An}, S) ->
     _ = monitor(process, An),
     S;
@@ -598,23 +563,6 @@ tracer_up(Pid, S = #session{tracers = T}) ->
     T1 = T#{Pid => true},
     verdicts(S#session{tracers = T1}, fun(_, V) -> riarc_session_verdicts:tracer_up(Pid, map_size(T1), V) end).
 
-%% A tracer that dies of anything but its own TRYGC is a fault in riarc: its partition
-%% gets the verdict error, and the rest of the run goes on.
-tracer_crash(_Pid, normal, S) -> S;
-%% (offline helper's minimal fix) A short-lived tracer can finish (TRYGC) before the
-%% session handles its riarc_tracer_up and monitors it: the monitor then reports noproc,
-%% which is not a crash. Replayed traces (riarc_backend_log) hit this often.
-tracer_crash(_Pid, noproc, S) -> S;
-tracer_crash(Pid, Reason, S) ->
-    Entries = riarc_session_verdicts:entries(S#session.verdicts),
-    case riarc_session_entries:crash_entry(Pid, Reason, overload_of(S), Entries) of
-        none -> S;
-        {cut_short, Entry} -> put_verdict(Pid, Entry, S);
-        {crashed, Entry} ->
-            logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
-            put_verdict(Pid, Entry, violation(#{tracer => Pid, invariant => crash, info => Reason}, S))
-    end.
-
 maybe_done(S = #session{tracers = T}) when map_size(T) > 0 ->
     {noreply, S};
 maybe_done(S = #session{analyses = As}) ->
@@ -652,11 +600,6 @@ stop_followers(S = #session{dist = D, cut = Cut}) ->
 %% The partition a tracer started for, told.
 part(Pid, Proc, MFA, Lineage, S) ->
     verdicts(S, fun(Over, V) -> riarc_session_verdicts:part(Pid, Proc, MFA, Lineage, Over, V) end).
-
-%% A partition's tracer has ended.
-closed(Pid, S) ->
-    Analysing = analysers_of(Pid, S) =/= [],
-    verdicts(S, fun(Over, V) -> riarc_session_verdicts:closed(Pid, Analysing, Over, V) end).
 
 analysers_of(Tracer, #session{analyses = As}) ->
     riarc_session_analyses:of_tracer(Tracer, As).

@@ -17,7 +17,7 @@
 %% '''
 -module(riarc_session_verdicts).
 
--export([new/1, entries/1, tracer_up/3, part/6, closed/4, analysis_ended/4, put/4, set/6,
+-export([new/1, entries/1, tracer_up/3, part/6, tracer_down/5, analysis_ended/4, put/4, set/6,
          learnt/3, shed_count/3, republish/3, view_check/2,
          subscribe/3, unsubscribe/2, subscribed/1, followed/2, list/2]).
 -export_type([t/0, learnt/0]).
@@ -59,12 +59,30 @@ part(Pid, Proc, MFA, Lineage, Over, V) ->
     {E, Changed} = riarc_session_entries:part(Pid, Proc, MFA, Lineage, V#verdicts.entries),
     publish(Changed, Over, V#verdicts{entries = E}).
 
-%% @doc A partition's tracer has ended (riarc_session_entries:closed/3); Analysing: its
-%% monitor's process still runs.
--spec closed(pid(), boolean(), term(), t()) -> t().
-closed(Pid, Analysing, Over, V) ->
+%% @doc A partition's tracer has ended (Reason; Analysing: its monitor's process still
+%% runs): its entry, closed (riarc_session_entries:closed/3), and whether the tracer
+%% crashed (an invariant of riarc's broken: the session counts it).
+-spec tracer_down(pid(), term(), boolean(), term(), t()) -> {t(), ok | crashed}.
+tracer_down(Pid, Reason, Analysing, Over, V0) ->
+    {V, Crash} = crash(Pid, Reason, Over, V0),
     {E, Changed} = riarc_session_entries:closed(Pid, Analysing, V#verdicts.entries),
-    publish(Changed, Over, V#verdicts{entries = E}).
+    {publish(Changed, Over, V#verdicts{entries = E}), Crash}.
+
+%% A tracer that dies of anything but its own TRYGC is a fault in riarc: its partition
+%% gets the verdict error, and the rest of the run goes on.
+crash(_Pid, normal, _Over, V) -> {V, ok};
+%% (offline helper's minimal fix) A short-lived tracer can finish (TRYGC) before the
+%% session handles its riarc_tracer_up and monitors it: the monitor then reports noproc,
+%% which is not a crash. Replayed traces (riarc_backend_log) hit this often.
+crash(_Pid, noproc, _Over, V) -> {V, ok};
+crash(Pid, Reason, Over, V) ->
+    case riarc_session_entries:crash_entry(Pid, Reason, Over, V#verdicts.entries) of
+        none -> {V, ok};
+        {cut_short, Entry} -> {put(Pid, Entry, Over, V), ok};
+        {crashed, Entry} ->
+            logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
+            {put(Pid, Entry, Over, V), crashed}
+    end.
 
 %% @doc An analysis process of Tracer's partition ended (Analysing: another still runs):
 %% a closed entry with no verdict is told now (riarc_session_entries:closed_told/3).
