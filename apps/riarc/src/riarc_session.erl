@@ -364,7 +364,9 @@ down(Pid, Reason, S) ->
         {Tracer, As, Fx} ->
             S1 = perform(Fx, S#session{analyses = As}),
             Analysing = analysers_of(Tracer, S1) =/= [],
-            maybe_done(verdicts(S1, fun(Over, V) -> riarc_session_verdicts:analysis_ended(Tracer, Analysing, Over, V) end));
+            maybe_done(verdicts(S1, fun(Over, V) ->
+                                        riarc_session_verdicts:analysis_ended(Tracer, Analysing, Over, V)
+                                    end));
         unknown -> down_other(Pid, Reason, S)
     end.
 
