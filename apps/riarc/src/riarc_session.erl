@@ -434,19 +434,24 @@ trusted({riarc_analysis_up, Tracer, An, Clock}, S) ->
 trusted(Msg, S) when element(1, Msg) =:= riarc_tracer_down; element(1, Msg) =:= riarc_root_exit;
                      element(1, Msg) =:= riarc_violation; element(1, Msg) =:= riarc_spec_error ->
     {noreply, tally(S, fun(T) -> riarc_session_tally:learnt(Msg, T) end)};
-trusted({riarc_verdict, Tracer, Proc, MFA, V, Why, N}, S) ->
-    Entry = riarc_session_entries:monitor_entry(Tracer, {Proc, MFA}, {V, Why, N}, S#session.cut,
-                                                riarc_session_verdicts:entries(S#session.verdicts)),
-    riarc_result:log_verdict(maps:get(log, S#session.opts), "", Entry),
+trusted(Msg = {riarc_verdict, _Tracer, _Proc, _MFA, _V, _Why, N}, S = #session{cut = Cut}) ->
+    Log = maps:get(log, S#session.opts),
     %% The analysis process's count of the events its monitor took.
-    {noreply, put_verdict(Tracer, Entry,
-                          tally(S, fun(T) -> riarc_session_tally:analysed(N, T) end))};
+    S1 = tally(S, fun(T) -> riarc_session_tally:analysed(N, T) end),
+    {noreply, verdicts(S1, fun(Over, V) -> riarc_session_verdicts:monitor_verdict(Msg, Cut, Log, Over, V) end)};
 %% A child on another node, in its own partition: riarc_session_verdicts:learnt/3.
 %% Relayed into its parent's partition, or followed onto its node: the distribution part's.
 trusted({riarc_remote_child, Tracer, Kind, Info}, S) when Kind =:= relayed; Kind =:= own ->
     case riarc_session_follow:remote_child(Tracer, Kind, Info, ctx(S), S#session.dist) of
         {D1, Fx} -> {noreply, perform(Fx, S#session{dist = D1})};
-        none -> unfollowed(Kind, Info, S)
+        %% Nothing follows the system onto other nodes: the user's word that a session
+        %% there monitors what starts there, or an error.
+        none when Kind =:= own ->
+            case lists:member(maps:get(node, Info), maps:get(monitored_elsewhere, S#session.opts, [])) of
+                true -> {noreply, S};
+                false -> {noreply, add_error({?MODULE, {remote_child, Info}}, S)}
+            end;
+        none -> {noreply, S}
     end;
 %% What only the partitions' entries learn (a partition's event count, process,
 %% explanation, cut, lost events, child on another node).
@@ -474,17 +479,6 @@ add_error(E, S) -> tally(S, fun(T) -> riarc_session_tally:add_error(E, T) end).
 violation(V, S) -> tally(S, fun(T) -> riarc_session_tally:violation(V, T) end).
 forged(N, S = #session{limits = L}) -> S#session{limits = riarc_session_limits:add_forged(N, L)}.
 overload_of(#session{limits = L}) -> riarc_session_limits:overload(L).
-
-%% A child on another node, and nothing follows the system onto other nodes: relayed,
-%% nothing to do; with a monitor of its own, the user's word that a session there
-%% monitors what starts there, or an error.
-unfollowed(relayed, _Info, S) ->
-    {noreply, S};
-unfollowed(own, Info = #{node := Node}, S) ->
-    case lists:member(Node, maps:get(monitored_elsewhere, S#session.opts, [])) of
-        true -> {noreply, S};
-        false -> {noreply, add_error({?MODULE, {remote_child, Info}}, S)}
-    end.
 
 %% What the distribution part is told of the session.
 ctx(#session{finished = F, stopping = Stopping, verdicts = V}) ->
@@ -621,7 +615,3 @@ result(S = #session{limits = L}) ->
 entry_list(S = #session{dist = Dist, finished = Finished}) ->
     riarc_session_verdicts:list(overload_of(S), S#session.verdicts)
         ++ riarc_session_follow:entries(Finished =/= undefined, Dist).
-
-%% The one way a partition's verdict entry is set: its subscribers hear of it.
-put_verdict(Tracer, Entry, S) ->
-    verdicts(S, fun(Over, V) -> riarc_session_verdicts:put(Tracer, Entry, Over, V) end).

@@ -17,7 +17,8 @@
 %% '''
 -module(riarc_session_verdicts).
 
--export([new/1, entries/1, tracer_up/3, part/6, tracer_down/5, analysis_ended/4, put/4, set/6,
+-export([new/1, entries/1, tracer_up/3, part/6, tracer_down/5, analysis_ended/4, put/4,
+         monitor_verdict/5, set/6,
          learnt/3, shed_count/3, republish/3, view_check/2,
          subscribe/3, unsubscribe/2, subscribed/1, followed/2, list/2]).
 -export_type([t/0, learnt/0]).
@@ -97,6 +98,19 @@ analysis_ended(Tracer, Analysing, Over, V = #verdicts{entries = E}) ->
 -spec put(pid(), map(), term(), t()) -> t().
 put(Tracer, Entry, Over, V = #verdicts{entries = E}) ->
     publish([Tracer], Over, V#verdicts{entries = riarc_session_entries:put(Tracer, Entry, E)}).
+
+%% @doc A verdict a partition's monitor gave (`riarc_verdict'), with its explanation if
+%% the tracer sent one. Cut: why riarc cut the run short, if it did
+%% (riarc_session_entries:monitor_entry/5); Log: whether verdicts are logged as they
+%% come (option log).
+-spec monitor_verdict({riarc_verdict, pid(), riarc_event:sid(), riarc_event:mfa_args(),
+                       riarc_monitor:verdict() | none, term(), non_neg_integer()},
+                      term(), boolean(), term(), t()) -> t().
+monitor_verdict({riarc_verdict, Tracer, Proc, MFA, Verdict, Why, N}, Cut, Log, Over, V) ->
+    Entry = riarc_session_entries:monitor_entry(Tracer, {Proc, MFA}, {Verdict, Why, N}, Cut,
+                                                V#verdicts.entries),
+    riarc_result:log_verdict(Log, "", Entry),
+    put(Tracer, Entry, Over, V).
 
 %% @doc A verdict the session gives a partition itself (its analysis was ended): only when
 %% the monitor has not given one. Steps: the monitor had begun that many, finished one

@@ -80,3 +80,14 @@ learnt_incomplete_test() ->
     V2 = riarc_session_verdicts:learnt({riarc_incomplete, tracer, #{proc => [e1, e2]}}, undefined, V1),
     ?assertMatch([#{verdict := error, reason := {incomplete_trace, #{lost_events := 2}}}], told(Tag)),
     ?assertMatch([#{verdict := error}], riarc_session_verdicts:list(undefined, V2)).
+
+monitor_verdict_test() ->
+    Tag = make_ref(),
+    V = book(tracer, proc, self(), Tag),
+    _ = riarc_session_verdicts:monitor_verdict({riarc_verdict, tracer, proc, ?MFA, accept, undefined, 3},
+                                               undefined, false, undefined, V),
+    ?assertMatch([#{pid := proc, verdict := accept, events := 3}], told(Tag)),
+    %% No verdict, and riarc's timeout cut the run short: inconclusive, saying so.
+    _ = riarc_session_verdicts:monitor_verdict({riarc_verdict, tracer, proc, ?MFA, none, undefined, 2},
+                                               {timeout, 50, #{}}, false, undefined, V),
+    ?assertMatch([#{verdict := inconclusive, reason := {timeout, 50}}], told(Tag)).
