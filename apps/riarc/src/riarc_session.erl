@@ -80,14 +80,10 @@
     waiters = [] :: [gen_server:from()],
     stopping = false :: boolean(),
     tally :: riarc_session_tally:t(),                 % what the result tallies
-    entries :: riarc_session_entries:t(),            % the partitions' entries
+    verdicts :: riarc_session_verdicts:t(),          % the entries, and who hears of them
     limits :: riarc_session_limits:t(),              % overload, budgets, counts
-    subs = riarc_session_subs:new() :: riarc_session_subs:t(), % verdict subscribers
-    %% Cut detection: the partitions whose verdicts were in when the node's patterns were
-    %% last seen as riarc installed them.
-    view_decided = #{} :: #{pid() => true},
     %% Following the system onto other nodes: the module of that part and its state.
-    dist = undefined :: undefined | {module(), term()}
+    dist = undefined :: riarc_session_follow:t()
 }).
 
 -ifdef(TEST).
@@ -242,17 +238,14 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
     _ = erlang:send_after(?VIEW_CHECK_MS, self(), riarc_view_check),
     S0 = #session{owner = Owner, spec = Spec, opts = Opts, backend = Backend, token = Token,
                   started = erlang:monotonic_time(microsecond),
-                  tally = riarc_session_tally:new(unsealed(Backend)),
-                  entries = riarc_session_entries:new(maps:get(lineage, Opts, false)),
+                  tally = riarc_session_tally:new(riarc_session_trust:unsealed(Backend)),
+                  verdicts = riarc_session_verdicts:new(maps:get(lineage, Opts, false)),
                   limits = riarc_session_limits:new(Limits, Budget)},
     %% Following the system onto other nodes starts before the system does, so that no
     %% child it starts there is missed.
-    case dist_init(Opts, Backend, Limits, Token, Spec) of
+    case riarc_session_follow:init(Opts, Backend, Limits, Token, Spec) of
         {ok, Dist} ->
-            Cfg = case Dist of
-                      {Mod, D} -> Mod:tracer_cfg(Cfg0, D);
-                      undefined -> Cfg0
-                  end,
+            Cfg = riarc_session_follow:tracer_cfg(Cfg0, Dist),
             %% Alg. 6 ROOT, once per root of the system; a root that cannot be traced
             %% is an error of start/4, at once.
             S1 = lists:foldl(fun({Root, MFA, Init}, S) ->
@@ -261,17 +254,6 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
             {ok, S1#session{launch = #launch{pending = maps:keys(S1#session.tracers)}}};
         {error, Reason} ->
             {stop, Reason}
-    end.
-
-%% The distribution part (riarc_distribution), when riarc has one.
-dist_init(Opts, Backend, Limits, Token, Spec) ->
-    case riarc_distribution:module() of
-        {ok, Mod} ->
-            case Mod:session_init(self(), Opts, Backend, Limits, Token, Spec) of
-                {ok, D} -> {ok, {Mod, D}};
-                {error, _} = E -> E
-            end;
-        none -> {ok, undefined}
     end.
 
 %% @private
@@ -286,9 +268,9 @@ handle_call(await, _From, S) ->
 handle_call(verdicts, _From, S) ->
     {reply, entry_list(S), S};
 handle_call({subscribe, Pid, Tag}, _From, S) ->
-    {reply, entry_list(S), S#session{subs = riarc_session_subs:add(Pid, Tag, S#session.subs)}};
+    {reply, entry_list(S), verdicts(S, fun(_, V) -> riarc_session_verdicts:subscribe(Pid, Tag, V) end)};
 handle_call(alive, _From, S) ->
-    Waiting = case S#session.dist of {Mod, D} -> Mod:held(D); undefined -> 0 end,
+    Waiting = riarc_session_follow:held(S#session.dist),
     {reply, riarc_session_stats:alive(S#session.tracers, S#session.token, Waiting), S};
 handle_call(stats, _From, S) ->
     {reply, riarc_session_stats:stats(#{tracers => S#session.tracers, limits => S#session.limits,
@@ -327,96 +309,64 @@ handle_cast(_Msg, S) ->
     {noreply, S}.
 
 %% @private
-handle_info({riarc_s, Token, Msg}, S = #session{token = Token}) ->
-    trusted(Msg, S);
-handle_info(Msg, S) when element(1, Msg) =:= trace; element(1, Msg) =:= riarc_sealed ->
-    %% The routing table's default owner: an event of a process no tracer owned. Its
-    %% process's trace is incomplete; the run's result says how many such events came.
-    %% Trust boundary: only the table's own (sealed) events count; forged ones are
-    %% counted as forged.
-    case riarc_backend:event(S#session.backend, Msg) of
-        {ok, _} -> {noreply, tally(S, fun riarc_session_tally:orphan/1)};
+%% Trust boundary: riarc_session_trust:check/3 says who sent it.
+handle_info(Msg, S = #session{token = Token, backend = Backend}) ->
+    case riarc_session_trust:check(Msg, Token, Backend) of
+        {trusted, Inner} -> trusted(Inner, S);
+        %% The routing table's default owner: an event of a process no tracer owned. Its
+        %% process's trace is incomplete; the run's result says how many such events came.
+        orphan -> {noreply, tally(S, fun riarc_session_tally:orphan/1)};
         skip -> {noreply, S};
-        no -> {noreply, forged(1, S)}
-    end;
-handle_info(Msg, S) when (element(1, Msg) =:= 'DOWN' orelse element(1, Msg) =:= 'EXIT'),
-                          is_pid(element(tuple_size(Msg) - 1, Msg)) ->
-    %% Trust boundary: the VM sends 'DOWN' and 'EXIT' once their process has ended; one
-    %% about a process of this node that still lives was sent by someone else.
-    Pid = element(tuple_size(Msg) - 1, Msg),
-    case node(Pid) =:= node() andalso is_process_alive(Pid) of
-        true -> {noreply, forged(1, S)};
-        false -> routed_info(Msg, S)
-    end;
-handle_info(Msg, S) ->
-    routed_info(Msg, S).
+        forged -> {noreply, forged(1, S)};
+        other -> routed_info(Msg, S)
+    end.
 
-routed_info(Msg, S = #session{dist = {Mod, D}}) ->
+routed_info(Msg, S) ->
     %% The distribution part's own messages: its followers' streams, relayed events,
     %% nodes joining, its timers.
-    case Mod:handle_info(Msg, ctx(S), D) of
+    case riarc_session_follow:handle_info(Msg, ctx(S), S#session.dist) of
         unknown -> info(Msg, S);
-        {Next, D1, Fx} -> next(Next, effects(Fx, S#session{dist = {Mod, D1}}))
-    end;
-routed_info(Msg, S) ->
-    info(Msg, S).
+        {Next, D1, Fx} -> next(Next, perform(Fx, S#session{dist = D1}))
+    end.
 
-info({riarc_s, _, _}, S) ->
-    %% Trust boundary: a message in riarc's shape without the session's token was forged
-    %% (by the monitored system): counted, not believed.
-    {noreply, forged(1, S)};
 info(riarc_view_check, S = #session{finished = undefined}) ->
     _ = erlang:send_after(?VIEW_CHECK_MS, self(), riarc_view_check),
     {noreply, view_check(S)};
 info(riarc_view_check, S) ->
     {noreply, S};
-info(riarc_watchdog, S = #session{limits = L}) ->
-    L1 = riarc_session_limits:watchdog_fired(L),
-    {noreply, watchdog(analyses(riarc_session_analyses:over_budget(L1, S#session.analyses),
-                                S#session{limits = L1}))};
-info(Msg = {riarc_grace, Ref}, S = #session{limits = L}) ->
-    case riarc_session_limits:grace_over(Ref, L) of
-        {true, L1} ->
-            %% stop/1: the analyses that have not finished their partitions' events by now
-            %% are ended; their partitions were not analysed to the end: inconclusive.
-            Stopped = fun(An) ->
-                              Left = case erlang:process_info(An, message_queue_len) of
-                                         {message_queue_len, Len} -> Len;
-                                         undefined -> 0
-                                     end,
-                              {inconclusive, {stopped, #{unanalysed => Left}}}
-                      end,
-            {noreply, analyses(riarc_session_analyses:kill_all(Stopped, S#session.analyses),
-                               S#session{limits = L1})};
+info(riarc_watchdog, S = #session{limits = L, analyses = As}) ->
+    {L1, Fx} = riarc_session_overload:watchdog_fired(L, As),
+    {noreply, perform(Fx, S#session{limits = L1})};
+info(Msg = {riarc_grace, Ref}, S = #session{limits = L, analyses = As}) ->
+    case riarc_session_overload:grace_over(Ref, L, As) of
+        {L1, Fx} -> {noreply, perform(Fx, S#session{limits = L1})};
         false -> other(Msg, S)
     end;
 info({'DOWN', _, process, Pid, Reason}, S) ->
     down(Pid, Reason, S);
 info({'EXIT', An, Reason}, S) when Reason =/= normal ->
     {As, Fx} = riarc_session_analyses:exited(An, Reason, heap_words(S), S#session.analyses),
-    {noreply, analyses(Fx, S#session{analyses = As})};
+    {noreply, perform(Fx, S#session{analyses = As})};
 info({'EXIT', _, _}, S) ->
     {noreply, S};
 info(Msg, S) ->
     other(Msg, S).
 
-%% Anything else in riarc's shape is forged.
-other(Msg, S) when is_tuple(Msg), tuple_size(Msg) > 1, is_atom(element(1, Msg)) ->
-    case atom_to_list(element(1, Msg)) of
-        "riarc_" ++ _ -> {noreply, forged(1, S)};
-        _ -> {noreply, S}
-    end;
-other(_Other, S) ->
-    {noreply, S}.
+%% Anything else in riarc's shape (one without the session's token, say) is forged.
+other(Msg, S) ->
+    case riarc_session_trust:unknown(Msg) of
+        forged -> {noreply, forged(1, S)};
+        ignore -> {noreply, S}
+    end.
 
 down(Pid, Reason, S) ->
     case riarc_session_analyses:down(Pid, Reason, heap_words(S), S#session.analyses) of
         {Tracer, As, Fx} ->
-            S1 = analyses(Fx, S#session{analyses = As}),
-            maybe_done(case riarc_session_entries:verdict(Tracer, S1#session.entries) of
-                           none -> closed_told(Tracer, S1);
-                           _ -> S1
-                       end);
+            S1 = perform(Fx, S#session{analyses = As}),
+            Analysing = analysers_of(Tracer, S1) =/= [],
+            maybe_done(verdicts(S1, fun(Over, V) ->
+                                        riarc_session_verdicts:analysis_ended(Tracer, Analysing, Over, V)
+                                    end));
         unknown -> down_other(Pid, Reason, S)
     end.
 
@@ -424,16 +374,21 @@ down_other(Owner, _, S = #session{owner = Owner}) ->
     %% Nobody waits for this run any more: stop tracing, leave the system alone.
     _ = [riarc_tracer:stop(Pid, S#session.token) || Pid <- maps:keys(S#session.tracers)],
     {stop, normal, S};
-down_other(Pid, Reason, S0 = #session{subs = Subs, tracers = T}) ->
-    case {riarc_session_subs:member(Pid, Subs), is_map_key(Pid, T)} of
-        {true, _} -> {noreply, S0#session{subs = riarc_session_subs:remove(Pid, Subs)}};
+down_other(Pid, Reason, S0 = #session{verdicts = Vs, tracers = T}) ->
+    case {riarc_session_verdicts:unsubscribe(Pid, Vs), is_map_key(Pid, T)} of
+        {{true, Vs1}, _} -> {noreply, S0#session{verdicts = Vs1}};
         {false, true} ->
             S = case lists:member(Pid, (S0#session.launch)#launch.pending) of
                     true -> launch_result(Pid, {error, {?MODULE, {root_tracer_down, Reason}}}, S0);
                     false -> S0
                 end,
-            S1 = closed(Pid, tracer_crash(Pid, Reason, S)),
-            maybe_done(S1#session{tracers = maps:remove(Pid, T),
+            {Vs1, Crash} = riarc_session_verdicts:tracer_down(Pid, Reason, analysers_of(Pid, S) =/= [],
+                                                              overload_of(S), S#session.verdicts),
+            S1 = case Crash of
+                     crashed -> violation(#{tracer => Pid, invariant => crash, info => Reason}, S);
+                     ok -> S
+                 end,
+            maybe_done(S1#session{verdicts = Vs1, tracers = maps:remove(Pid, T),
                                   limits = riarc_session_limits:tracer_gone(Pid, S1#session.limits)});
         {false, false} -> {noreply, S0}
     end.
@@ -472,75 +427,36 @@ trusted({riarc_counts, Tracer, Events, Forged}, S) ->
         {L, {overload, What}} -> {noreply, overload(What, S#session{limits = L})}
     end;
 trusted({riarc_analysis_up, Tracer, An, Clock}, S) ->
-    {As, Fx} = riarc_session_analyses:up(An, Tracer, Clock, S#session.analyses),
-    S1 = analyses(Fx, S#session{analyses = As}),
-    case overload_of(S) =/= undefined andalso riarc_session_limits:limits(S#session.limits) of
-        #{policy := stop} ->
-            %% Race: started by a tracer the overload policy ended, announced after the
-            %% detach.
-            Over = {inconclusive, {overload, overload_of(S)}},
-            {noreply, analyses(riarc_session_analyses:kill(An, Over, As), S1)};
-        _ -> {noreply, watchdog(S1)}
-    end;
-trusted({riarc_partition_events, Tracer, N}, S) ->
-    {noreply, shed_count(Tracer, entries(S, fun(E) -> riarc_session_entries:partition_events(Tracer, N, E) end))};
-trusted({riarc_tracer_down, _Pid, Stats}, S) ->
-    {noreply, tally(S, fun(T) -> riarc_session_tally:stats(Stats, T) end)};
-trusted({riarc_root_exit, _Tracer, Root, MFA, Reason}, S) ->
-    {noreply, tally(S, fun(T) -> riarc_session_tally:root_exit(#{pid => Root, mfa => MFA, reason => Reason}, T) end)};
-trusted({riarc_partition, Tracer, Proc, MFA}, S) ->
-    {noreply, entries(S, fun(E) -> riarc_session_entries:partition(Tracer, Proc, MFA, E) end)};
-trusted({riarc_explanation, Tracer, Expl}, S) ->
-    {noreply, entries(S, fun(E) -> riarc_session_entries:explained(Tracer, Expl, E) end)};
-trusted({riarc_verdict, Tracer, Proc, MFA, V, Why, N}, S) ->
-    Entry = riarc_session_entries:monitor_entry(Tracer, {Proc, MFA}, {V, Why, N}, S#session.cut,
-                                                S#session.entries),
-    riarc_result:log_verdict(maps:get(log, S#session.opts), "", Entry),
+    {As, Fx} = riarc_session_overload:analysis_up(An, Tracer, Clock, S#session.limits, S#session.analyses),
+    {noreply, perform(Fx, S#session{analyses = As})};
+%% What only the tally learns (a tracer's statistics, a root's abnormal exit, an
+%% invariant violated, the Spec failing).
+trusted(Msg, S) when element(1, Msg) =:= riarc_tracer_down; element(1, Msg) =:= riarc_root_exit;
+                     element(1, Msg) =:= riarc_violation; element(1, Msg) =:= riarc_spec_error ->
+    {noreply, tally(S, fun(T) -> riarc_session_tally:learnt(Msg, T) end)};
+trusted(Msg = {riarc_verdict, _Tracer, _Proc, _MFA, _V, _Why, N}, S = #session{cut = Cut}) ->
+    Log = maps:get(log, S#session.opts),
     %% The analysis process's count of the events its monitor took.
-    {noreply, put_verdict(Tracer, Entry,
-                          tally(S, fun(T) -> riarc_session_tally:analysed(N, T) end))};
-trusted({riarc_violation, Tracer, Id, Info, State}, S) ->
-    logger:error("riarc: invariant ~p violated in tracer ~p: ~0tp~n  tracer state: ~0tp",
-                 [Id, Tracer, Info, State]),
-    {noreply, violation(#{tracer => Tracer, invariant => Id, info => Info, state => State}, S)};
-trusted({riarc_cut, Tracer, Who, Why}, S) ->
-    case riarc_session_entries:cut(Tracer, Who, Why, S#session.entries) of
-        {E, own} ->
-            Told = [Tracer || riarc_session_entries:verdict(Tracer, E) =/= none],
-            {noreply, publish(Told, S#session{entries = E})};
-        {E, all} -> {noreply, republish(fun(_) -> true end, S#session{entries = E})}
-    end;
-trusted({riarc_incomplete, _Tracer, Pending}, S) ->
-    {E, Lost} = riarc_session_entries:incomplete(Pending, S#session.entries),
-    {noreply, republish(fun(#{pid := P}) -> is_map_key(P, Lost) end, S#session{entries = E})};
-%% A process started one on another node (riarc_tracer_core's remote_child/2). In its own
-%% partition: that partition's trace lacks the child's events from then on, so its verdict
-%% is not to be trusted, unless its monitor had reached one before (here already, when
-%% the monitor runs in the tracer; one still on its way from an analysis process is
-%% distrusted too: a false error, never a false accept). With a monitor of its own: a
-%% monitor that never ran, an error of the run.
-trusted({riarc_remote_child, Tracer, partition, Info}, S) ->
-    case riarc_session_entries:remote_child(Tracer, Info, S#session.entries) of
-        unchanged -> {noreply, S};
-        {E, true} -> {noreply, publish([Tracer], S#session{entries = E})};
-        {E, false} -> {noreply, S#session{entries = E}}
-    end;
+    S1 = tally(S, fun(T) -> riarc_session_tally:analysed(N, T) end),
+    {noreply, verdicts(S1, fun(Over, V) -> riarc_session_verdicts:monitor_verdict(Msg, Cut, Log, Over, V) end)};
+%% A child on another node, in its own partition: riarc_session_verdicts:learnt/3.
 %% Relayed into its parent's partition, or followed onto its node: the distribution part's.
-trusted({riarc_remote_child, Tracer, Kind, Info}, S = #session{dist = {Mod, D}}) when Kind =:= relayed; Kind =:= own ->
-    {D1, Fx} = Mod:remote_child(Tracer, Kind, Info, ctx(S), D),
-    {noreply, effects(Fx, S#session{dist = {Mod, D1}})};
-trusted({riarc_remote_child, _Tracer, own, Info = #{node := Node}}, S) ->
-    %% Nothing follows the system onto other nodes: the user's word that a session there
-    %% monitors what starts there, or an error.
-    case lists:member(Node, maps:get(monitored_elsewhere, S#session.opts, [])) of
-        true -> {noreply, S};
-        false -> {noreply, add_error({?MODULE, {remote_child, Info}}, S)}
+trusted({riarc_remote_child, Tracer, Kind, Info}, S) when Kind =:= relayed; Kind =:= own ->
+    case riarc_session_follow:remote_child(Tracer, Kind, Info, ctx(S), S#session.dist) of
+        {D1, Fx} -> {noreply, perform(Fx, S#session{dist = D1})};
+        %% Nothing follows the system onto other nodes: the user's word that a session
+        %% there monitors what starts there, or an error.
+        none when Kind =:= own ->
+            case lists:member(maps:get(node, Info), maps:get(monitored_elsewhere, S#session.opts, [])) of
+                true -> {noreply, S};
+                false -> {noreply, add_error({?MODULE, {remote_child, Info}}, S)}
+            end;
+        none -> {noreply, S}
     end;
-trusted({riarc_remote_child, _Tracer, relayed, _Info}, S) ->
-    {noreply, S};
-trusted({riarc_spec_error, Tracer, MFA, Reason}, S) ->
-    logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
-    {noreply, add_error({spec, MFA, Reason}, S)}.
+%% What only the partitions' entries learn (a partition's event count, process,
+%% explanation, cut, lost events, child on another node).
+trusted(Msg, S) ->
+    {noreply, verdicts(S, fun(Over, V) -> riarc_session_verdicts:learnt(Msg, Over, V) end)}.
 
 %% @private Whatever way the session ends, no analysis outlives it: nobody would watch its
 %% budget or read its verdict.
@@ -555,7 +471,9 @@ terminate(_Reason, S = #session{analyses = As}) ->
 
 %% The parts' state, updated.
 tally(S = #session{tally = T}, F) -> S#session{tally = F(T)}.
-entries(S = #session{entries = E}, F) -> S#session{entries = F(E)}.
+%% The verdicts part is told why riarc detached, if it did (riarc_session_verdicts).
+verdicts(S = #session{verdicts = V, limits = L}, F) ->
+    S#session{verdicts = F(riarc_session_limits:overload(L), V)}.
 
 add_error(E, S) -> tally(S, fun(T) -> riarc_session_tally:add_error(E, T) end).
 violation(V, S) -> tally(S, fun(T) -> riarc_session_tally:violation(V, T) end).
@@ -563,114 +481,62 @@ forged(N, S = #session{limits = L}) -> S#session{limits = riarc_session_limits:a
 overload_of(#session{limits = L}) -> riarc_session_limits:overload(L).
 
 %% What the distribution part is told of the session.
-ctx(#session{finished = F, stopping = Stopping, subs = Subs}) ->
-    #{finished => F =/= undefined, stopping => Stopping, subscribed => riarc_session_subs:any(Subs)}.
-
-%% The distribution part's effects on the session's books, in order.
-effects(Fx, S) ->
-    lists:foldl(fun({error, E}, A) -> add_error(E, A);
-                   ({forged, N}, A) -> forged(N, A);
-                   ({followed, Es}, A = #session{subs = Subs}) ->
-                        A#session{subs = riarc_session_subs:publish_new(Es, Subs)}
-                end, S, Fx).
+ctx(#session{finished = F, stopping = Stopping, verdicts = V}) ->
+    #{finished => F =/= undefined, stopping => Stopping, subscribed => riarc_session_verdicts:subscribed(V)}.
 
 next(noreply, S) -> {noreply, S};
-next(changed, S) -> follow_changed(S);
-next(finish, S) -> done(stop_followers(close(S))).
-
 %% The run may be over now: every tracer here had ended, and the last followed child is
 %% accounted for.
-follow_changed(S = #session{finished = undefined}) ->
-    maybe_done(S);
-follow_changed(S) ->
-    {noreply, S}.
+next(changed, S = #session{finished = undefined}) -> maybe_done(S);
+next(changed, S) -> {noreply, S};
+next(finish, S) -> done(stop_followers(close(S))).
 
-%% Trust boundary: a backend that takes as an event a trace message the session made up
-%% would take one the monitored system made up too (the process tracers' backend: the
-%% VM's trace messages carry no seal, and an Erlang process cannot tell who sent a
-%% message). Asked once, with a message of the session's own.
-unsealed(Backend) ->
-    case riarc_backend:event(Backend, {trace, self(), exit, normal}) of
-        {ok, _} -> true;
-        _ -> false
-    end.
+%% The overload policy at What (riarc_session_overload:act/3).
+overload(What, S = #session{limits = L, analyses = As}) ->
+    {L1, Fx} = riarc_session_overload:act(What, L, As),
+    perform(Fx, S#session{limits = L1}).
 
-%% The overload policy (riarc_session_limits:policy/2): shed one partition, or detach
-%% from the whole system.
-overload(What, S) ->
-    case riarc_session_limits:policy(What, S#session.limits) of
-        shed -> shed(What, S);
-        stop -> detach(What, S);
-        ignore -> S
-    end.
+%% Cut detection, every ?VIEW_CHECK_MS and at close/1 (riarc_session_verdicts:view_check/2).
+view_check(S) ->
+    verdicts(S, fun(Over, V) -> riarc_session_verdicts:view_check(Over, V) end).
 
-shed(What = {analysis, Tracer, _, _}, S) ->
-    case riarc_session_analyses:shed(Tracer, What, S#session.analyses) of
-        [] -> S;
-        Fx ->
-            logger:warning("riarc: overload (~0tp): shedding the partition's events", [What]),
-            shed_count(Tracer, analyses(Fx, S))
-    end.
+%% The effects of the analysis book, the overload part and the distribution part
+%% (riarc_session_analyses, riarc_session_overload, riarc_distribution), in order.
+perform(Fx, S) ->
+    lists:foldl(fun effect/2, S, Fx).
 
-detach(What, S = #session{backend = Backend, limits = L}) ->
-    %% The tracers are behind (that is the overload): a stop request would wait behind
-    %% their whole mailbox. The backend detaches the system at once instead, and the
-    %% tracers are ended; what they had not decided is inconclusive.
+effect({error, E}, S) ->
+    add_error(E, S);
+effect({forged, N}, S) ->
+    forged(N, S);
+effect({followed, Es}, S) ->
+    verdicts(S, fun(_, V) -> riarc_session_verdicts:followed(Es, V) end);
+effect({monitor, An}, S) ->
+    _ = monitor(process, An),
+    S;
+effect({kill, An}, S) ->
+    exit(An, kill),
+    S;
+effect({entry, Tracer, Steps, Verdict}, S) ->
+    Log = maps:get(log, S#session.opts),
+    verdicts(S, fun(Over, V) -> riarc_session_verdicts:set(Tracer, Steps, Verdict, Log, Over, V) end);
+effect({warning, Format, Args}, S) ->
+    logger:warning(Format, Args),
+    S;
+%% At once, not by a stop request (riarc_session_overload's detach/2 says why).
+effect(detach, S = #session{backend = Backend}) ->
     ok = riarc_backend:close(Backend),
     _ = [exit(Pid, kill) || Pid <- maps:keys(S#session.tracers)],
-    %% Said after the detach: a first log message may load modules (the code server is
-    %% slow on a loaded node: 150 ms seen), and tracers go on taking events meanwhile.
-    logger:warning("riarc: overload (~0tp): detaching from the system", [What]),
-    %% The partitions with no verdict yet now read inconclusive (as_known/2).
-    S1 = republish(fun(#{verdict := V}) -> V =:= none end,
-                   S#session{limits = riarc_session_limits:overloaded(What, L)}),
-    analyses(riarc_session_analyses:kill_all(fun(_) -> {inconclusive, {overload, What}} end,
-                                             S1#session.analyses), S1).
-
-%% A shed partition's count of dropped events, once its tracer has given it.
-shed_count(Tracer, S) ->
-    case riarc_session_entries:shed_entry(Tracer, S#session.entries) of
-        none -> S;
-        Entry -> put_verdict(Tracer, Entry, S)
-    end.
-
-%% Cut detection: the node's send and receive patterns changed under riarc (by a process
-%% riarc does not trace, or another tool) cut every partition's view from then on. Looked
-%% at every ?VIEW_CHECK_MS and once more when the session lets go of its own (close/1).
-%% A change found by looking was made at some time since the last look: only the
-%% verdicts in by then stand (view_decided).
-view_check(S = #session{entries = E}) ->
-    case riarc_trace_pattern:intact() of
-        ok -> S#session{view_decided = riarc_session_entries:decided(E)};
-        {changed, Info} ->
-            Why = #{process => undefined, call => {patterns_changed, Info}},
-            E1 = riarc_session_entries:view_cut(Why, S#session.view_decided, E),
-            republish(fun(_) -> true end, S#session{entries = E1})
-    end.
-
-watchdog(S = #session{analyses = As, limits = L}) ->
+    S;
+effect({republish, Changed}, S) ->
+    verdicts(S, fun(Over, V) -> riarc_session_verdicts:republish(Changed, Over, V) end);
+effect({shed_count, Tracer}, S) ->
+    verdicts(S, fun(Over, V) -> riarc_session_verdicts:shed_count(Tracer, Over, V) end);
+effect(watchdog, S = #session{analyses = As, limits = L}) ->
     S#session{limits = riarc_session_limits:watchdog(riarc_session_analyses:any(As), L)}.
-
-%% The analysis book's effects (riarc_session_analyses), in order.
-analyses(Fx, S) ->
-    lists:foldl(fun({monitor, An}, A) -> _ = monitor(process, An), A;
-                   ({kill, An}, A) -> exit(An, kill), A;
-                   ({entry, Tracer, Steps, Verdict}, A) -> set_entry(Tracer, Steps, Verdict, A)
-                end, S, Fx).
 
 heap_words(#session{limits = L}) ->
     maps:get(heap_words, riarc_session_limits:budget(L), undefined).
-
-%% A verdict the session gives a partition itself (its analysis was ended): only when the
-%% monitor has not given one. Steps: the monitor had begun that many, finished one less.
-set_entry(Tracer, Steps, {V, Why}, S = #session{entries = E}) ->
-    case {riarc_session_entries:verdict(Tracer, E), riarc_session_entries:part_of(Tracer, E)} of
-        {none, {Proc, MFA}} ->
-            Entry = riarc_result:entry(Proc, MFA, V, max(0, Steps - 1), Why),
-            riarc_result:log_verdict(maps:get(log, S#session.opts), "", Entry),
-            put_verdict(Tracer, Entry, S);
-        _ -> S
-    end.
 
 close(S = #session{backend_closed = true}) -> S;
 close(S0) ->
@@ -691,41 +557,24 @@ launch_result(T, Res, S = #session{launch = L = #launch{pending = P, error = E0}
 tracer_up(Pid, S = #session{tracers = T}) ->
     _ = monitor(process, Pid),
     T1 = T#{Pid => true},
-    entries(S#session{tracers = T1}, fun(E) -> riarc_session_entries:tracer_up(Pid, map_size(T1), E) end).
-
-%% A tracer that dies of anything but its own TRYGC is a fault in riarc: its partition
-%% gets the verdict error, and the rest of the run goes on.
-tracer_crash(_Pid, normal, S) -> S;
-%% (offline helper's minimal fix) A short-lived tracer can finish (TRYGC) before the
-%% session handles its riarc_tracer_up and monitors it: the monitor then reports noproc,
-%% which is not a crash. Replayed traces (riarc_backend_log) hit this often.
-tracer_crash(_Pid, noproc, S) -> S;
-tracer_crash(Pid, Reason, S) ->
-    case riarc_session_entries:crash_entry(Pid, Reason, overload_of(S), S#session.entries) of
-        none -> S;
-        {cut_short, Entry} -> put_verdict(Pid, Entry, S);
-        {crashed, Entry} ->
-            logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
-            put_verdict(Pid, Entry, violation(#{tracer => Pid, invariant => crash, info => Reason}, S))
-    end.
+    verdicts(S#session{tracers = T1}, fun(_, V) -> riarc_session_verdicts:tracer_up(Pid, map_size(T1), V) end).
 
 maybe_done(S = #session{tracers = T}) when map_size(T) > 0 ->
     {noreply, S};
-maybe_done(S = #session{analyses = As, dist = Dist, stopping = Stopping}) ->
-    case {riarc_session_analyses:any(As), Dist} of
+maybe_done(S = #session{analyses = As}) ->
+    case riarc_session_analyses:any(As) of
         %% Every process is untraced; the monitors are still at their partitions' events
         %% (each step within its budget). After stop/1, they get a grace period.
-        {true, _} -> {noreply, grace(close(S))};
-        {false, {Mod, D}} -> dist_done(Mod, D, Stopping, S);
-        {false, undefined} -> done(stop_followers(close(S)))
+        true -> {noreply, grace(close(S))};
+        false -> dist_done(S)
     end.
 
-dist_done(Mod, D, Stopping, S) ->
+dist_done(S = #session{dist = Dist, stopping = Stopping}) ->
     %% Nodes being joined, children on followed nodes not accounted for yet
     %% (riarc_distribution's wait/2).
-    case Mod:wait(Stopping, D) of
-        {wait, D1} -> {noreply, S#session{dist = {Mod, D1}}};
-        {wait_closed, D1} -> {noreply, close(S#session{dist = {Mod, D1}})};
+    case riarc_session_follow:wait(Stopping, Dist) of
+        {wait, D1} -> {noreply, S#session{dist = D1}};
+        {wait_closed, D1} -> {noreply, close(S#session{dist = D1})};
         done -> done(stop_followers(close(S)))
     end.
 
@@ -741,30 +590,22 @@ done(S = #session{waiters = Ws, stopping = Stopping}) ->
 grace(S = #session{stopping = true, limits = L}) -> S#session{limits = riarc_session_limits:grace(L)};
 grace(S) -> S.
 
-stop_followers(S = #session{dist = {Mod, D}, cut = Cut}) -> S#session{dist = {Mod, Mod:stop_followers(Cut, D)}};
-stop_followers(S) -> S.
+stop_followers(S = #session{dist = D, cut = Cut}) ->
+    S#session{dist = riarc_session_follow:stop_followers(Cut, D)}.
 
-%% The partition a tracer started for (riarc_session_entries:part/5).
+%% The partition a tracer started for, told.
 part(Pid, Proc, MFA, Lineage, S) ->
-    {E, Changed} = riarc_session_entries:part(Pid, Proc, MFA, Lineage, S#session.entries),
-    publish(Changed, S#session{entries = E}).
-
-%% A partition's tracer has ended (riarc_session_entries:closed/3).
-closed(Pid, S) ->
-    {E, Changed} = riarc_session_entries:closed(Pid, analysers_of(Pid, S) =/= [], S#session.entries),
-    publish(Changed, S#session{entries = E}).
-
-closed_told(Pid, S) ->
-    publish(riarc_session_entries:closed_told(Pid, analysers_of(Pid, S) =/= [], S#session.entries), S).
+    verdicts(S, fun(Over, V) -> riarc_session_verdicts:part(Pid, Proc, MFA, Lineage, Over, V) end).
 
 analysers_of(Tracer, #session{analyses = As}) ->
     riarc_session_analyses:of_tracer(Tracer, As).
 
 result(S = #session{limits = L}) ->
     End = case S#session.finished of undefined -> erlang:monotonic_time(microsecond); F -> F end,
+    Entries = riarc_session_verdicts:entries(S#session.verdicts),
     riarc_session_tally:result(S#session.tally,
                                #{verdicts => entry_list(S), spec => S#session.spec,
-                                 tracers => riarc_session_entries:counts(S#session.entries),
+                                 tracers => riarc_session_entries:counts(Entries),
                                  events => riarc_session_limits:events(L),
                                  forged => riarc_session_limits:forged(L),
                                  overload => riarc_session_limits:overload(L),
@@ -772,35 +613,5 @@ result(S = #session{limits = L}) ->
 
 %% Every partition's entry, and the system's entries on followed nodes.
 entry_list(S = #session{dist = Dist, finished = Finished}) ->
-    riarc_session_entries:list(overload_of(S), S#session.entries)
-        ++ case Dist of
-               {Mod, D} -> Mod:entries(Finished =/= undefined, D);
-               undefined -> []
-           end.
-
-%% The one way a partition's verdict entry is set: its subscribers hear of it.
-put_verdict(Tracer, Entry, S) ->
-    publish([Tracer], entries(S, fun(E) -> riarc_session_entries:put(Tracer, Entry, E) end)).
-
-%% The entries that read otherwise now the session knows more (an incomplete trace, an
-%% overload), though none was set (put_verdict/3 alone sets them): those Changed holds
-%% of, to every subscriber. Nobody subscribed (the usual case): that is checked first, so
-%% no walk of every partition's entry is made for nobody.
-republish(Changed, S) ->
-    case riarc_session_subs:any(S#session.subs) of
-        false -> S;
-        true -> publish(riarc_session_entries:changed(Changed, S#session.entries), S)
-    end.
-
-%% The entries of these tracers' partitions, as the result will list them, to every
-%% subscriber.
-publish([], S) ->
-    S;
-publish(Tracers, S = #session{subs = Subs, entries = E}) ->
-    case riarc_session_subs:any(Subs) of
-        false -> S;
-        true ->
-            Over = overload_of(S),
-            ok = riarc_session_subs:publish([riarc_session_entries:as_known(T, Over, E) || T <- Tracers], Subs),
-            S
-    end.
+    riarc_session_verdicts:list(overload_of(S), S#session.verdicts)
+        ++ riarc_session_follow:entries(Finished =/= undefined, Dist).

@@ -12,8 +12,8 @@
 -module(riarc_session_tally).
 
 -export([new/1, orphan/1, add_error/2, append_error/2, violation/2, root_exit/2, stats/2,
-         analysed/2, result/2]).
--export_type([t/0]).
+         analysed/2, learnt/2, result/2]).
+-export_type([t/0, learnt/0]).
 
 -record(tally, {
     orphans = 0 :: non_neg_integer(),                % events of processes nobody traced
@@ -27,6 +27,11 @@
 }).
 
 -opaque t() :: #tally{}.
+%% What riarc's own processes tell the session that only the tally learns.
+-type learnt() :: {riarc_tracer_down, pid(), map()}
+                | {riarc_root_exit, pid(), riarc_event:sid(), riarc_event:mfa_args(), term()}
+                | {riarc_violation, pid(), atom(), term(), term()}
+                | {riarc_spec_error, pid(), riarc_event:mfa_args(), term()}.
 
 %% @doc Nothing tallied yet; Unsealed: the backend's trace messages carry no seal.
 -spec new(boolean()) -> t().
@@ -62,6 +67,22 @@ stats(Stats, T = #tally{stats = Acc}) ->
 -spec analysed(non_neg_integer(), t()) -> t().
 analysed(N, T = #tally{stats = Stats}) ->
     T#tally{stats = maps:update_with(analysed, fun(A) -> A + N end, N, Stats)}.
+
+%% @doc What riarc's own processes tell the session that only the tally learns: a
+%% tracer's statistics as it ends, a root that ended abnormally, an invariant violated
+%% in a tracer and the Spec failing for a process (both logged too).
+-spec learnt(learnt(), t()) -> t().
+learnt({riarc_tracer_down, _Pid, Stats}, T) ->
+    stats(Stats, T);
+learnt({riarc_root_exit, _Tracer, Root, MFA, Reason}, T) ->
+    root_exit(#{pid => Root, mfa => MFA, reason => Reason}, T);
+learnt({riarc_violation, Tracer, Id, Info, State}, T) ->
+    logger:error("riarc: invariant ~p violated in tracer ~p: ~0tp~n  tracer state: ~0tp",
+                 [Id, Tracer, Info, State]),
+    violation(#{tracer => Tracer, invariant => Id, info => Info, state => State}, T);
+learnt({riarc_spec_error, Tracer, MFA, Reason}, T) ->
+    logger:warning("riarc: the Spec failed for ~0tp (tracer ~p): ~0tp", [MFA, Tracer, Reason]),
+    add_error({spec, MFA, Reason}, T).
 
 %% @doc The run's result: the tally, with the verdicts, the Spec (for the warnings), the
 %% tracers' counts, the events the tracers reported taking, the forged messages refused,

@@ -1,0 +1,93 @@
+%% The session's verdicts part (riarc_session_verdicts): what the subscribers are told
+%% and when, that a verdict the session gives never overrides the monitor's, and what a
+%% tracer's end makes of its partition's entry.
+-module(riarc_session_verdicts_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(MFA, {m, f, []}).
+
+%% A book with one partition, Tracer's, of process Proc; Sub subscribed with Tag.
+book(Tracer, Proc, Sub, Tag) ->
+    V0 = riarc_session_verdicts:tracer_up(Tracer, 1, riarc_session_verdicts:new(false)),
+    V1 = riarc_session_verdicts:part(Tracer, Proc, ?MFA, {none, none}, undefined, V0),
+    riarc_session_verdicts:subscribe(Sub, Tag, V1).
+
+%% Everything told to Tag so far (sends to oneself are in the mailbox at once).
+told(Tag) ->
+    receive {riarc_session_verdict, Tag, E} -> [E | told(Tag)] after 0 -> [] end.
+
+put_told_test() ->
+    Tag = make_ref(),
+    V = book(tracer, proc, self(), Tag),
+    ?assertEqual([], told(Tag)),
+    V1 = riarc_session_verdicts:put(tracer, riarc_result:entry(proc, ?MFA, accept, 3, undefined), undefined, V),
+    ?assertMatch([#{pid := proc, verdict := accept}], told(Tag)),
+    ?assertMatch([#{pid := proc, verdict := accept}], riarc_session_verdicts:list(undefined, V1)),
+    %% The subscriber gone: nobody is told.
+    {true, V2} = riarc_session_verdicts:unsubscribe(self(), V1),
+    ?assertEqual(false, riarc_session_verdicts:unsubscribe(self(), V2)),
+    ?assertNot(riarc_session_verdicts:subscribed(V2)),
+    _ = riarc_session_verdicts:put(tracer, riarc_result:entry(proc, ?MFA, reject, 4, undefined), undefined, V2),
+    ?assertEqual([], told(Tag)).
+
+set_keeps_monitor_verdict_test() ->
+    Tag = make_ref(),
+    V = book(tracer, proc, self(), Tag),
+    V1 = riarc_session_verdicts:put(tracer, riarc_result:entry(proc, ?MFA, accept, 3, undefined), undefined, V),
+    _ = told(Tag),
+    %% The session's own verdict (its analysis ended) only where the monitor gave none.
+    V2 = riarc_session_verdicts:set(tracer, 9, {error, killed}, false, undefined, V1),
+    ?assertEqual([], told(Tag)),
+    ?assertMatch([#{verdict := accept}], riarc_session_verdicts:list(undefined, V2)),
+    V3 = riarc_session_verdicts:set(tracer, 9, {error, killed}, false, undefined, V),
+    ?assertMatch([#{verdict := error, events := 8}], told(Tag)),
+    ?assertMatch([#{verdict := error}], riarc_session_verdicts:list(undefined, V3)).
+
+overload_told_test() ->
+    %% Detached with no verdict yet: the partition reads inconclusive, and republish
+    %% tells it so.
+    Tag = make_ref(),
+    V = book(tracer, proc, self(), Tag),
+    V1 = riarc_session_verdicts:put(tracer, riarc_result:entry(proc, ?MFA, none, 0, undefined), undefined, V),
+    _ = told(Tag),
+    Over = {tracers, 11, 10},
+    _ = riarc_session_verdicts:republish(fun(#{verdict := N}) -> N =:= none end, Over, V1),
+    ?assertMatch([#{verdict := inconclusive, reason := {overload, Over}}], told(Tag)).
+
+tracer_down_test() ->
+    Tag = make_ref(),
+    V = book(tracer, proc, self(), Tag),
+    %% Its own end (TRYGC), or ended before it was watched: no crash, nothing told.
+    ?assertMatch({_, ok}, riarc_session_verdicts:tracer_down(tracer, normal, false, undefined, V)),
+    ?assertMatch({_, ok}, riarc_session_verdicts:tracer_down(tracer, noproc, false, undefined, V)),
+    ?assertEqual([], told(Tag)),
+    %% Any other end is a crash of riarc's: the partition's verdict is error.
+    {V1, crashed} = riarc_session_verdicts:tracer_down(tracer, boom, false, undefined, V),
+    ?assertMatch([#{verdict := error, reason := {tracer_crashed, boom}}], told(Tag)),
+    ?assertMatch([#{verdict := error}], riarc_session_verdicts:list(undefined, V1)),
+    %% Killed by the overload policy: cut short, inconclusive, not a crash.
+    Over = {tracers, 11, 10},
+    ?assertMatch({_, ok}, riarc_session_verdicts:tracer_down(tracer, killed, false, Over, V)),
+    ?assertMatch([#{verdict := inconclusive, reason := {overload, Over}}], told(Tag)).
+
+learnt_incomplete_test() ->
+    Tag = make_ref(),
+    V = book(tracer, proc, self(), Tag),
+    V1 = riarc_session_verdicts:put(tracer, riarc_result:entry(proc, ?MFA, accept, 3, undefined), undefined, V),
+    _ = told(Tag),
+    %% Lost events of the partition's process: its accept no longer stands.
+    V2 = riarc_session_verdicts:learnt({riarc_incomplete, tracer, #{proc => [e1, e2]}}, undefined, V1),
+    ?assertMatch([#{verdict := error, reason := {incomplete_trace, #{lost_events := 2}}}], told(Tag)),
+    ?assertMatch([#{verdict := error}], riarc_session_verdicts:list(undefined, V2)).
+
+monitor_verdict_test() ->
+    Tag = make_ref(),
+    V = book(tracer, proc, self(), Tag),
+    _ = riarc_session_verdicts:monitor_verdict({riarc_verdict, tracer, proc, ?MFA, accept, undefined, 3},
+                                               undefined, false, undefined, V),
+    ?assertMatch([#{pid := proc, verdict := accept, events := 3}], told(Tag)),
+    %% No verdict, and riarc's timeout cut the run short: inconclusive, saying so.
+    _ = riarc_session_verdicts:monitor_verdict({riarc_verdict, tracer, proc, ?MFA, none, undefined, 2},
+                                               {timeout, 50, #{}}, false, undefined, V),
+    ?assertMatch([#{verdict := inconclusive, reason := {timeout, 50}}], told(Tag)).
