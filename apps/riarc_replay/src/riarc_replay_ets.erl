@@ -9,8 +9,8 @@
 %% true
 %% 2> riarc_replay_ets:ets(lookup, [T, k]).
 %% [{k,1}]
-%% 3> riarc_replay_ets:mnesia(system_info, [is_running]).
-%% no
+%% 3> riarc_replay_ets:mnesia(error_description, [bad_type]).
+%% "Bad type on some provided arguments"
 %% '''
 -module(riarc_replay_ets).
 

@@ -7,12 +7,14 @@
 %% timer's delay) is recorded in its stream. Outside a run each function does what the
 %% plain one does.
 %% ```
-%% 1> riarc_replay_timers:read_timer(riarc_replay_timers:send_after(60000, self(), tick)) > 0.
+%% 1> R = riarc_replay_timers:start_timer(60000, self(), t), riarc_replay_timers:read_timer(R) > 0.
 %% true
-%% 2> riarc_replay_timers:cancel_timer(riarc_replay_timers:start_timer(0, self(), t), [{info, false}]).
+%% 2> riarc_replay_timers:cancel_timer(R, [{info, false}]).
 %% ok
-%% 3> riarc_replay_timers:timer_send_after(0, self(), hi), receive M -> M end.
-%% hi
+%% 3> riarc_replay_timers:read_timer(R).
+%% false
+%% 4> {ok, _} = riarc_replay_timers:timer_send_after(0, self(), hi), receive hi -> got end.
+%% got
 %% '''
 -module(riarc_replay_timers).
 
