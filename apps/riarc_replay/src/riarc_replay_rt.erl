@@ -422,7 +422,7 @@ took_ver(N, V, K) ->
         {N, C} ->
             put(?VER, {N + 1, C + 1}),
             %% No event is written here: every 256 versions it looks at the mailbox's
-            %% length (see record_run/1).
+            %% length (see riarc_replay_stream:record_run/2).
             _ = N band 255 =/= 0 orelse riarc_replay_stream:queue_off_heap(),
             {K, V};
         _ ->
@@ -454,7 +454,7 @@ plain_recv(F, Timeout) ->
     end.
 
 %% The process blocks with its pending events in its own state: whoever ends it while it
-%% waits writes them first (salvage/1).
+%% waits writes them first (riarc_replay_stream:salvage/1).
 record_recv(F, Timeout, S) ->
     R = F(rec, none, Timeout),
     S1 = S,
@@ -827,7 +827,7 @@ versioned_record(F, Deadline, S) ->
                     _ = record_plain(M, reset_count(), S),
                     {K, M};
                 {K, Sender, Seq, M} ->
-                    %% A timer's message, wrapped as on the receiver side (see Timers).
+                    %% A timer's message, wrapped as on the receiver side (see riarc_replay_timers).
                     S1 = riarc_replay_stream:record_event(?EV_RECV_EXT, reset_count(), S),
                     _ = riarc_replay_stream:record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
                     fired(M, S1),
