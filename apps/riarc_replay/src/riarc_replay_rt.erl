@@ -440,7 +440,8 @@ took_timer(Sender, Seq, V, K) ->
     {K, V}.
 
 %% A start_timer message was taken: its ref no longer needs its real timer (a later
-%% cancel_timer of it finds nothing, as for a timer that fired).
+%% cancel_timer of it finds nothing, as for a timer that fired). Here, not in
+%% riarc_replay_timers: that module calls this one, and modules call in no cycle.
 fired({timeout, Ref, _}, #replay_run{tab = Tab}) when is_reference(Ref) ->
     ets:delete(Tab, {timer, Ref});
 fired(_, _) ->
@@ -487,7 +488,8 @@ replay_recv(F, Timeout, S) ->
         eos ->
             end_of_recording(Timeout);
         Other ->
-            riarc_replay_stream:diverge(S, riarc_replay_stream:event_name(Other), {'receive', {'after', Timeout}})
+            riarc_replay_stream:diverge(S, riarc_replay_stream:event_name(Other),
+                                        {'receive', {'after', Timeout}})
     end.
 
 %% Replay of RECV: exactly the recorded message, by its sender and sequence number; the
@@ -504,7 +506,9 @@ take_wrapped(D, F, S) ->
         end,
     fired(V, S),
     case F(match, V, 0) of
-        0 -> riarc_replay_stream:diverge(S, {receive_message, sender_lid(Sender, S), Seq}, {no_clause_matches, V});
+        0 ->
+            riarc_replay_stream:diverge(S, {receive_message, sender_lid(Sender, S), Seq},
+                                        {no_clause_matches, V});
         K -> {K, V}
     end.
 
