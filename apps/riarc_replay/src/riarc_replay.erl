@@ -414,10 +414,10 @@ tick(C = #controller{live = Live, progress = Progress, last = Last, stall = Stal
                 {_, _, undefined, record} ->
                     next_tick(C, Sig, Stall);
                 {_, _, _, _} ->
-                    %% What still waits has not written its last events (riarc_replay_rt
+                    %% What still waits has not written its last events (riarc_replay_stream
                     %% writes when a process ends or is ended, not when it blocks).
                     _ = C#controller.mode =:= record andalso
-                        [riarc_replay_rt:salvage(P) || P <- maps:keys(Live)],
+                        [riarc_replay_stream:salvage(P) || P <- maps:keys(Live)],
                     kill_all(C),
                     {done, C#controller{live = #{}}}
             end;

@@ -5,14 +5,9 @@
 %% function does what the plain operation does (a wrapped message that reaches such a
 %% process is unwrapped).
 %%
-%% Each process appends fixed 9-byte records (1-byte type, 8-byte data) to its own
-%% stream; values that do not fit in 8 bytes go to the process's side table and the data
-%% is their index there; a run of RECV (or SEND) events whose data go up by one step is
-%% written as its first event and REPEAT. Streams are written to the run's ETS table in chunks: every 256
-%% events and when the process ends; a process that waits when it is ended by another
-%% (the controller at the end of the run, a woven exit/2, the exit of a linked process)
-%% has its pending events written by that one first (salvage/1). The event types are listed
-%% in docs/replay.md.
+%% This module has processes, sends, receives and values; each process's events go to
+%% its stream ({@link riarc_replay_stream}); timers are {@link riarc_replay_timers}'s, ETS
+%% and mnesia {@link riarc_replay_ets}'s.
 %% ```
 %% 1> riarc_replay_rt:active().
 %% false
@@ -22,53 +17,26 @@
 -module(riarc_replay_rt).
 %% now/0 is woven because programs still call it; the runtime calls it for them.
 -compile({nowarn_deprecated_function, [{erlang, now, 0}]}).
-%% spawn/3 here is the woven spawn (a ticker spawns as woven code does).
+%% spawn/3 here is the woven spawn.
 -compile({no_auto_import, [spawn/3]}).
 
--export([active/0, send/2, send/3, recv/2, spawn/3, ets/2,
+-export([active/0, send/2, send/3, recv/2, spawn/3,
          took/4, took_plain/2, took_ver/3, took_timer/4, took_timeout/0,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1,
          timestamp/0, now/0, uniform/0, uniform/1, unique_integer/0, unique_integer/1,
-         make_ref/0, send_after/3, send_after/4, start_timer/3, start_timer/4,
-         cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
-         timer_send_after/2, timer_send_after/3, timer_cancel/1, timer_send_interval/2,
-         timer_send_interval/3, timer_apply_after/4, timer_apply_interval/4,
-         exit_signal/2, mnesia/2]).
+         make_ref/0, exit_signal/2]).
 %% Used by the run controller (riarc_replay) and as spawn entry points.
--export([start_root/2, child/2, event_name/1, format_error/1, salvage/1]).
--export_type([run/0, error_reason/0, event/0]).
+-export([start_root/2, child/2, format_error/1]).
+%% Used by riarc_replay_timers.
+-export([peer/2, wrap_seq/2, int_value/2]).
+-export_type([run/0, error_reason/0]).
 
--define(KEY, '$riarc_rr').
--define(WAIT, '$riarc_rr_wait').
+-include("riarc_replay_rt.hrl").
+
 %% What a sender knows of the processes it sends to: #{Pid => false | 0 | Version
 %% counter}, filled on first contact, so a send to a known peer reads it and changes
 %% nothing.
 -define(PEERS, '$riarc_rr_peers').
-%% Inside a mnesia transaction, activity or dirty operation (which holds the run's
-%% mnesia turn).
--define(TXN, '$riarc_rr_txn').
-%% Recording: the events not written yet, as the chunk's binary (9-byte records, oldest
-%% first) that each event appends to. Kept out of the #rr record, so that recording an
-%% event updates one small process-dictionary entry, not the 18-field record; appending
-%% to the binary reuses its buffer, and the chunk needs no conversion when it is written.
--define(BUF, '$riarc_rr_buf').
--define(CHUNK, 256).
-%% Recording: the pending run, not in ?BUF yet: consecutive events of the process's
-%% mergeable type (RECV on the receiver side, SEND on the sender side) whose data goes
-%% up by the same step each time (a sender's messages taken one after the other, or
-%% every P-th of them when it sends to P processes in turn; versions taken one after
-%% the other, or the same version of P receivers in turn) are written as the first
-%% event and REPEAT(N, Step). The first event is written as any; ?RUN is then -1 - D
-%% (the event written last was of this kind, with data D), or, once a run is open, the
-%% data that extends it (an integer from 0), else none. An open run's first data is
-%% ?RUN0, its step ?STEP and, for a step of 0 only, its N ?RUNN; N is derived from the
-%% others for a step above 0. Extending a run is two gets and one put of small
-%% integers; an event that does not costs one get and one put more than appending.
--define(RUN, '$riarc_rr_run').
--define(RUN0, '$riarc_rr_run0').
--define(STEP, '$riarc_rr_step').
--define(RUNN, '$riarc_rr_runn').
--define(STEP_BITS, 24).
 %% What a woven receive does inline (riarc_replay_transform): rr (recording, receiver
 %% side), rv (recording, sender side, nothing in the version buffer); anything else
 %% calls recv/2.
@@ -83,71 +51,17 @@
 %% Replay: wrapped messages taken out of the mailbox before the one a RECV named, by
 %% their RECV data (sender:24, seq:40), until a RECV names them (see wait_wrapped/2).
 -define(RBUF, '$riarc_rr_rbuf').
-%% Receiver side: this process's wrapped sends so far (the next message's seq), slot 1 of
-%% #replay_run.seq, an atomics array of the process: one call, and nothing allocated, per send.
--define(SEQ_BITS, 40).
+%% At most this many processes in a run: a RECV holds its sender's index in 24 bits.
 -define(MAX_IDX, (1 bsl 24 - 1)).
-
-%% Event types (the 1-byte header). A value type with bit 7 set means: the data is an
-%% index into the process's side table, which holds the value.
--define(EV_RECV, 1).        % receiver side: took the message (sender index:24, seq:40)
--define(EV_RECV_EXT, 2).    % took a message no woven sender wrapped
 %% What a woven process receives from itself when its receive times out (timed_out/1).
 -define(TIMEOUT_MARK, '$riarc_rr_timed_out').
--define(EV_TIMEOUT, 3).     % the receive's `after' fired
--define(EV_SEND, 4).        % sender side: the receiver's version this message got
--define(EV_ETS, 5).         % the table's turn (version) of this ETS operation
--define(EV_FROM, 6).        % the plain message the RECV_EXT before took: kind:32, index:32
--define(EV_REPEAT, 7).      % the event before it (RECV or SEND) N:40 more times, data + Step:24 each
--define(EV_MONO, 16).
--define(EV_SYSTIME, 17).
--define(EV_TIMESTAMP, 18).  % {Mega, Sec, Micro} packed as 20+20+24 bits
--define(EV_NOW, 19).        % same packing
--define(EV_RAND_FLOAT, 20). % the IEEE 754 double's bits
--define(EV_RAND_INT, 21).
--define(EV_UNIQUE, 22).
--define(EV_REF, 23).        % data: the ordinal of this ref among the process's refs
--define(EV_TIMER, 24).      % cancel_timer/read_timer: ms left, -1 for false
--define(EV_DELAY, 25).      % an absolute timer's delay in ms, from its start
--define(SIDE, 16#80).
 
--type event() :: {0..255, integer()}.
 -type mode() :: record | replay.
 -type strategy() :: receiver | sender.
 %% What every process of a run shares: mode, strategy, the run's ETS table, the
 %% controller, the progress counter the replay watchdog reads.
 -type run() :: {mode(), strategy(), ets:tid(), pid(), counters:counters_ref()}.
 -type error_reason() :: {diverged, [pos_integer()], term(), term()}.
-
--record(replay_run, {run :: run(),
-             mode :: mode(),
-             strategy :: strategy(),
-             tab :: ets:tid(),
-             idx :: non_neg_integer(),
-             lid :: [pos_integer()],
-             kids = 0 :: non_neg_integer(),
-             refs = 0 :: non_neg_integer(),
-             %% Recording: the next chunk's number, and side values (the events are
-             %% under ?BUF).
-             chunk = 0 :: non_neg_integer(),
-             side = [] :: [term()],
-             nside = 0 :: non_neg_integer(),
-             %% Replay: the process's stream and side table, and where it is.
-             stream = <<>> :: binary(),
-             pos = 0 :: non_neg_integer(),
-             sides = {} :: tuple(),
-             progress :: counters:counters_ref(),
-             %% Replay: a REPEAT being replayed: events of type rtype left, and the
-             %% next one's data.
-             rep = 0 :: non_neg_integer(),
-             rtype = 0 :: 0..255,
-             rdata = 0 :: integer(),
-             rstep = 0 :: non_neg_integer(),
-             seq :: atomics:atomics_ref(),
-             %% Sender side: versioned messages taken out of the mailbox, not yet
-             %% received (the lowest version not arrived yet is under ?VER).
-             vbuf = gb_trees:empty() :: gb_trees:tree(),
-             tabs = #{} :: #{term() => atomics:atomics_ref() | private}}).
 
 %% @doc Whether the calling process takes part in a run.
 -spec active() -> boolean().
@@ -205,12 +119,12 @@ child_index(S = #replay_run{mode = record, tab = Tab}, Lid) ->
             true = ets:insert(Tab, {{lid, Idx}, Lid}),
             Idx;
         _ ->
-            diverge(S, {at_most, ?MAX_IDX, processes}, {spawn, Lid})
+            riarc_replay_stream:diverge(S, {at_most, ?MAX_IDX, processes}, {spawn, Lid})
     end;
 child_index(S = #replay_run{mode = replay, tab = Tab}, Lid) ->
     case ets:lookup(Tab, {idx, Lid}) of
         [{_, Idx}] -> Idx;
-        [] -> diverge(S, no_such_process, {spawn, Lid})
+        [] -> riarc_replay_stream:diverge(S, no_such_process, {spawn, Lid})
     end.
 
 plain_spawn(Kind, What, Opts) when is_function(What) ->
@@ -247,8 +161,7 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
         end,
     put(?KEY, S),
     put(?PEERS, #{}),
-    put(?BUF, <<>>),
-    put(?RUN, none),
+    ok = riarc_replay_stream:init(),
     _ = case {Mode, Strategy} of
             {record, receiver} -> put(?MODE, rr);
             {record, sender} -> put(?MODE, rv);
@@ -292,7 +205,7 @@ salvage_links() ->
     case get(?KEY) of
         #replay_run{mode = record, tab = Tab} ->
             {links, Ls} = erlang:process_info(self(), links),
-            _ = [salvage_tree(L, Tab) || L <- Ls, is_pid(L), ets:member(Tab, L),
+            _ = [riarc_replay_stream:salvage_tree(L, Tab) || L <- Ls, is_pid(L), ets:member(Tab, L),
                                          erlang:process_info(L, trap_exit) =:= {trap_exit, false}],
             ok;
         _ ->
@@ -304,202 +217,16 @@ salvage_links() ->
 finish() ->
     case get(?KEY) of
         S = #replay_run{mode = record} ->
-            _ = flush(S, true),
+            _ = riarc_replay_stream:close(S),
             ok;
         S = #replay_run{mode = replay} ->
-            case next_event(S) of
+            case riarc_replay_stream:next_event(S) of
                 eos -> ok;
-                Ev -> diverge(S, event_name(Ev), process_ended)
+                Ev -> riarc_replay_stream:diverge(S, riarc_replay_stream:event_name(Ev), process_ended)
             end;
         _ ->
             ok
     end.
-
-%%% Events -------------------------------------------------------------------------------
-
-%% Returns the state, which is S unless a chunk was written (then the new state is also
-%% stored: a caller that keeps S as it was need not store it). The pending run goes
-%% first.
-record_event(T, D, S) ->
-    case get(?RUN) of
-        none ->
-            append(<<T:8, D:64>>, S);
-        Next when is_integer(Next), Next >= 0 ->
-            put(?RUN, none),
-            append(<<(repeat_bin(Next))/binary, T:8, D:64>>, S);
-        _ ->
-            put(?RUN, none),
-            append(<<T:8, D:64>>, S)
-    end.
-
-%% An event of type T, the process's mergeable type (RECV on the receiver side, SEND on
-%% the sender side): extends the open run when D is its next data, opens one when the
-%% event written last was of this type and D can follow it, else is written as it is
-%% (after the open run's REPEAT). A process whose messages keep coming in one run writes
-%% no chunk, which is where it would move a long mailbox off the heap
-%% (queue_off_heap/0): it looks about every 256 / Step events of a run (every 256
-%% messages of one sender, as a chunk of 256 events did; a look costs about 20 ns).
-record_run(T, D) ->
-    case get(?RUN) of
-        D ->
-            case get(?STEP) of
-                0 ->
-                    _ = put(?RUNN, get(?RUNN) + 1);
-                Step ->
-                    _ = put(?RUN, D + Step),
-                    _ = D band 255 >= Step orelse queue_off_heap()
-            end,
-            ok;
-        Last when is_integer(Last), Last < 0, D >= -1 - Last, D + 1 + Last < 1 bsl ?STEP_BITS,
-                  D bsr ?SEQ_BITS =:= (-1 - Last) bsr ?SEQ_BITS ->
-            %% D is the run's first repeat: not written.
-            D0 = -1 - Last,
-            Step = D - D0,
-            put(?RUN0, D0),
-            put(?STEP, Step),
-            put(?RUNN, 1),
-            _ = put(?RUN, D + Step),
-            ok;
-        Next when is_integer(Next), Next >= 0 ->
-            ok = append(<<(repeat_bin(Next))/binary, T:8, D:64>>),
-            _ = put(?RUN, -1 - D),
-            ok;
-        _ ->
-            ok = append(<<T:8, D:64>>),
-            _ = put(?RUN, -1 - D),
-            ok
-    end.
-
-%% The open run's REPEAT, if a run is open.
-close_run(S) ->
-    case put(?RUN, none) of
-        Next when is_integer(Next), Next >= 0 -> append(repeat_bin(Next), S);
-        _ -> S
-    end.
-
-repeat_bin(Next) ->
-    repeat_bin(get(?RUN0), Next, get(?STEP), get(?RUNN)).
-
-%% REPEAT of a run from D0 whose next data would be Next (its N derived; counted for a
-%% step of 0).
-repeat_bin(D0, Next, Step, N0) ->
-    N = case Step of
-            0 -> N0;
-            _ -> (Next - D0) div Step - 1
-        end,
-    <<?EV_REPEAT:8, N:(64 - ?STEP_BITS), Step:?STEP_BITS>>.
-
-%% Appends to the pending events; returns ok (the state is read only when a chunk is
-%% written).
-append(Bin) ->
-    case get(?BUF) of
-        Buf when byte_size(Buf) < 9 * (?CHUNK - 2) ->
-            _ = put(?BUF, <<Buf/binary, Bin/binary>>),
-            ok;
-        Buf ->
-            put(?BUF, <<Buf/binary, Bin/binary>>),
-            _ = flush(get(?KEY), false),
-            ok
-    end.
-
-append(Bin, S) ->
-    case get(?BUF) of
-        Buf when byte_size(Buf) < 9 * (?CHUNK - 2) ->
-            put(?BUF, <<Buf/binary, Bin/binary>>),
-            S;
-        Buf ->
-            put(?BUF, <<Buf/binary, Bin/binary>>),
-            flush(S, false)
-    end.
-
-record_side(T, Value, S = #replay_run{side = Side, nside = NS}) ->
-    record_event(T bor ?SIDE, NS, S#replay_run{side = [Value | Side], nside = NS + 1}).
-
-%% Writes the pending events as the next chunk of the process's stream (the last one:
-%% with the pending run).
-flush(S0, Last) ->
-    S = case Last of
-            true -> close_run(S0);
-            false -> S0
-        end,
-    case get(?BUF) of
-        <<>> when not Last ->
-            S;
-        Buf ->
-            S1 = write_chunk(S, Buf),
-            put(?BUF, <<>>),
-            put(?KEY, S1),
-            _ = Last orelse queue_off_heap(),
-            S1
-    end.
-
-%% A woven receive allocates (the recorded event, the receive's fun) where the plain one
-%% may allocate nothing, so a recorded process collects garbage more often, and each
-%% collection of a process whose mailbox is on its heap copies the whole mailbox: a
-%% counter with 10^5 messages queued spends most of its time there (riarc_replay_savina's
-%% counting: 4x its plain run time). So a recorded process whose mailbox is long when it
-%% writes a chunk keeps its mailbox off the heap from then on (message_queue_data: the
-%% same messages in the same order, only where they are stored).
--define(LONG_QUEUE, 1000).
-
-queue_off_heap() ->
-    case erlang:process_info(self(), message_queue_len) of
-        {message_queue_len, L} when L > ?LONG_QUEUE -> process_flag(message_queue_data, off_heap);
-        _ -> on_heap
-    end.
-
-%% The copy drops the spare room the appends left in the binary's buffer.
-write_chunk(S = #replay_run{tab = Tab, idx = Idx, chunk = C, side = Side}, Buf) ->
-    true = ets:insert(Tab, {{chunk, Idx, C}, binary:copy(Buf), lists:reverse(Side)}),
-    S#replay_run{chunk = C + 1, side = []}.
-
-%% @doc Writes the pending events of Pid, a process of a recording run, as its next
-%% chunk, from a copy of its state: a process does not write when it blocks (that would
-%% cost a table write per receive), so whatever ends a waiting process writes for it
-%% first: the controller at the end of the run, a woven `exit/2' (exit_signal/2), a
-%% process of the run that ends abnormally for the processes its exit kills. If Pid runs
-%% on and writes that chunk itself, its write holds the same events and more and
-%% replaces this one. Race: a process killed while running loses the events since it was
-%% copied (see docs/replay.md).
--spec salvage(pid()) -> ok.
-salvage(Pid) ->
-    case erlang:process_info(Pid, dictionary) of
-        {dictionary, D} ->
-            case {lists:keyfind(?KEY, 1, D), lists:keyfind(?BUF, 1, D)} of
-                {{_, S = #replay_run{mode = record}}, {_, Buf0}} ->
-                    Get = fun(K) -> case lists:keyfind(K, 1, D) of {_, Value} -> Value; false -> none end end,
-                    Buf = case Get(?RUN) of
-                              Next when is_integer(Next), Next >= 0 ->
-                                  <<Buf0/binary, (repeat_bin(Get(?RUN0), Next, Get(?STEP), Get(?RUNN)))/binary>>;
-                              _ ->
-                                  Buf0
-                          end,
-                    _ = byte_size(Buf) > 0 andalso write_chunk(S, Buf),
-                    ok;
-                _ ->
-                    ok
-            end;
-        undefined ->
-            ok
-    end.
-
-%% Salvages Pid and, since an exit signal that kills Pid kills its links in turn, every
-%% process of the run linked to it (transitively) that does not trap exits.
-salvage_tree(Pid, Tab) ->
-    salvage_tree([Pid], Tab, #{}).
-
-salvage_tree([], _Tab, _Seen) ->
-    ok;
-salvage_tree([P | Ps], Tab, Seen) when is_map_key(P, Seen) ->
-    salvage_tree(Ps, Tab, Seen);
-salvage_tree([P | Ps], Tab, Seen) ->
-    ok = salvage(P),
-    Next = case erlang:process_info(P, links) of
-               {links, Ls} -> [L || L <- Ls, is_pid(L), not is_map_key(L, Seen), ets:member(Tab, L),
-                                    erlang:process_info(L, trap_exit) =:= {trap_exit, false}];
-               undefined -> []
-           end,
-    salvage_tree(Next ++ Ps, Tab, Seen#{P => true}).
 
 %% @doc Woven `exit(Pid, Reason)' (erlang:exit/2): in a recording, the target's pending
 %% events (and those of the links its exit takes along) are written before the signal.
@@ -507,86 +234,11 @@ salvage_tree([P | Ps], Tab, Seen) ->
 exit_signal(To, Reason) ->
     _ = case get(?KEY) of
             #replay_run{mode = record, tab = Tab} when is_pid(To), Reason =/= normal ->
-                ets:member(Tab, To) andalso salvage_tree(To, Tab);
+                ets:member(Tab, To) andalso riarc_replay_stream:salvage_tree(To, Tab);
             _ ->
                 ok
         end,
     erlang:exit(To, Reason).
-
-%% The next event of a replaying process, or eos at the end of its stream; within a
-%% REPEAT, the next of its events.
-next_event(#replay_run{rep = 0, stream = Stream, pos = Pos}) when Pos + 9 =< byte_size(Stream) ->
-    <<_:Pos/binary, T:8, D:64/signed, _/binary>> = Stream,
-    {T, D};
-next_event(#replay_run{rep = 0}) ->
-    eos;
-next_event(#replay_run{rtype = T, rdata = D}) ->
-    {T, D}.
-
-%% Past the next event: an event followed by REPEAT(N) starts N more of its kind.
-advance(S = #replay_run{rep = 0, stream = Stream, pos = Pos}) ->
-    case Stream of
-        <<_:Pos/binary, T:8, D:64/signed, ?EV_REPEAT:8, N:(64 - ?STEP_BITS), Step:?STEP_BITS, _/binary>> ->
-            S#replay_run{pos = Pos + 18, rep = N, rtype = T, rdata = D + Step, rstep = Step};
-        _ ->
-            S#replay_run{pos = Pos + 9}
-    end;
-advance(S = #replay_run{rep = R, rdata = D, rstep = Step}) ->
-    S#replay_run{rep = R - 1, rdata = D + Step}.
-
-%% Consumes the next event, which must be of type T; returns its data (or its side
-%% value). Anything else is a divergence.
-take(T, Got, S = #replay_run{progress = Progress, sides = Sides}) ->
-    case next_event(S) of
-        {T, D} ->
-            counters:add(Progress, 1, 1),
-            put(?KEY, advance(S)),
-            D;
-        {TS, D} when TS =:= T bor ?SIDE, D >= 0, D < tuple_size(Sides) ->
-            counters:add(Progress, 1, 1),
-            put(?KEY, advance(S)),
-            {side, element(D + 1, Sides)};
-        Other ->
-            diverge(S, event_name(Other), Got)
-    end.
-
-skip(S = #replay_run{progress = Progress}) ->
-    counters:add(Progress, 1, 1),
-    S1 = advance(S),
-    put(?KEY, S1),
-    S1.
-
-%% Tells the controller, which ends the run (and this process) at once.
--spec diverge(#replay_run{}, term(), term()) -> no_return().
-diverge(#replay_run{lid = Lid, run = Run}, Expected, Got) ->
-    element(4, Run) ! {riarc_rr_diverged, self(), Lid, Expected, Got},
-    receive after infinity -> exit(diverged) end.
-
-%% @doc What an event is, in words, for divergence reports and the docs.
--spec event_name(event() | eos) -> term().
-event_name(eos) -> end_of_recording;
-event_name({?EV_RECV, D}) -> {receive_message, {sender, D bsr ?SEQ_BITS}, {seq, D band (1 bsl ?SEQ_BITS - 1)}};
-event_name({?EV_RECV_EXT, _}) -> receive_unwrapped_message;
-event_name({?EV_TIMEOUT, _}) -> receive_timeout;
-event_name({?EV_SEND, V}) -> {send, {version, V}};
-event_name({?EV_ETS, V}) -> {ets, {turn, V}};
-event_name({?EV_FROM, D}) -> {from, D bsr 32, {index, D band 16#ffffffff}};
-event_name({?EV_REPEAT, D}) -> {repeat, D bsr ?STEP_BITS, {step, D band (1 bsl ?STEP_BITS - 1)}};
-event_name({T, _}) when T >= ?EV_MONO, T =< ?EV_DELAY -> {value, value_name(T)};
-event_name({T, _}) when T > ?SIDE, T band 16#7f >= ?EV_MONO, T band 16#7f =< ?EV_DELAY ->
-    {value, value_name(T band 16#7f)};
-event_name({T, D}) -> {unknown_event, T, D}.
-
-value_name(?EV_MONO) -> monotonic_time;
-value_name(?EV_SYSTIME) -> system_time;
-value_name(?EV_TIMESTAMP) -> timestamp;
-value_name(?EV_NOW) -> now;
-value_name(?EV_RAND_FLOAT) -> uniform;
-value_name(?EV_RAND_INT) -> uniform;
-value_name(?EV_UNIQUE) -> unique_integer;
-value_name(?EV_REF) -> make_ref;
-value_name(?EV_TIMER) -> timer_left;
-value_name(?EV_DELAY) -> timer_delay.
 
 %%% Send ---------------------------------------------------------------------------------
 
@@ -635,16 +287,17 @@ send_info(To, replay, Msg) ->
 send_info(To, Ver, Msg) ->
     %% Sender side, recording (see wrap/3).
     V = atomics:add_get(Ver, 1, 1),
-    ok = record_run(?EV_SEND, V),
+    ok = riarc_replay_stream:record_run(?EV_SEND, V),
     erlang:send(To, {'$riarc_rv', V, Msg}),
     Msg.
 
-%% A receiver that takes part in the run: its pid and what the sender needs for it (on
+%% @doc A receiver that takes part in the run: its pid and what the sender needs for it (on
 %% the receiver side, this process's own index and sequence counter, as wrap_seq/2
 %% uses them; on the sender side, the receiver's version counter, or `replay', whose
 %% versions come from the stream). Anything else (a name not
 %% registered, a port, an alias, a remote process, a process not spawned by woven code)
 %% gets the plain message.
+-spec peer(term(), #replay_run{}) -> {pid(), term()} | false.
 peer(To, S) when is_atom(To) ->
     case whereis(To) of
         Pid when is_pid(Pid) -> peer(Pid, S);
@@ -689,11 +342,20 @@ wrap(_, Msg, S = #replay_run{strategy = receiver}) ->
     wrap_seq(Msg, S);
 wrap(Ver, Msg, #replay_run{strategy = sender, mode = record}) ->
     V = atomics:add_get(Ver, 1, 1),
-    ok = record_run(?EV_SEND, V),
+    ok = riarc_replay_stream:record_run(?EV_SEND, V),
     {'$riarc_rv', V, Msg};
 wrap(_Ver, Msg, S = #replay_run{strategy = sender, mode = replay}) ->
-    V = take(?EV_SEND, send, S),
+    V = riarc_replay_stream:take(?EV_SEND, send, S),
     {'$riarc_rv', V, Msg}.
+
+%% @doc {'$riarc_rr', Index, Seq, Msg}: the receiver side's wrapping of every message, and
+%% of a timer's message with either strategy (with its starter's next sequence number):
+%% on the sender side a version taken when the timer starts would hold back every later
+%% version until it fires, and for good if it is cancelled.
+-spec wrap_seq(term(), #replay_run{}) -> {'$riarc_rr', non_neg_integer(), non_neg_integer(), term()}.
+-compile({inline, [wrap_seq/2]}).
+wrap_seq(Msg, #replay_run{idx = Idx, seq = Seq}) ->
+    {'$riarc_rr', Idx, atomics:add_get(Seq, 1, 1) - 1, Msg}.
 
 %%% Receive ------------------------------------------------------------------------------
 
@@ -729,7 +391,7 @@ took(Sender, Seq, V, K) ->
             {timeout, _, _} -> fired(V, get(?KEY));
             _ -> true
         end,
-    ok = record_run(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq),
+    ok = riarc_replay_stream:record_run(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq),
     {K, V}.
 
 %% @doc Recording: a woven receive took, inline, the plain message V with its clause K.
@@ -745,8 +407,8 @@ took_plain(V, K) ->
 -spec took_timeout() -> '$riarc_rr_timeout'.
 took_timeout() ->
     _ = case get(?KEY) of
-            S = #replay_run{strategy = receiver} -> record_event(?EV_TIMEOUT, 0, S);
-            S -> record_event(?EV_TIMEOUT, reset_count(), S)
+            S = #replay_run{strategy = receiver} -> riarc_replay_stream:record_event(?EV_TIMEOUT, 0, S);
+            S -> riarc_replay_stream:record_event(?EV_TIMEOUT, reset_count(), S)
         end,
     timed_out('$riarc_rr_timeout').
 
@@ -760,8 +422,8 @@ took_ver(N, V, K) ->
         {N, C} ->
             put(?VER, {N + 1, C + 1}),
             %% No event is written here: every 256 versions it looks at the mailbox's
-            %% length (see record_run/1).
-            _ = N band 255 =/= 0 orelse queue_off_heap(),
+            %% length (see riarc_replay_stream:record_run/2).
+            _ = N band 255 =/= 0 orelse riarc_replay_stream:queue_off_heap(),
             {K, V};
         _ ->
             _ = add_versioned(N, V, get(?KEY)),
@@ -772,10 +434,18 @@ took_ver(N, V, K) ->
 -spec took_timer(non_neg_integer(), non_neg_integer(), term(), pos_integer()) -> {pos_integer(), term()}.
 took_timer(Sender, Seq, V, K) ->
     S = get(?KEY),
-    S1 = record_event(?EV_RECV_EXT, reset_count(), S),
-    _ = record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
+    S1 = riarc_replay_stream:record_event(?EV_RECV_EXT, reset_count(), S),
+    _ = riarc_replay_stream:record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
     fired(V, S1),
     {K, V}.
+
+%% A start_timer message was taken: its ref no longer needs its real timer (a later
+%% cancel_timer of it finds nothing, as for a timer that fired). Here, not in
+%% riarc_replay_timers: that module calls this one, and modules call in no cycle.
+fired({timeout, Ref, _}, #replay_run{tab = Tab}) when is_reference(Ref) ->
+    ets:delete(Tab, {timer, Ref});
+fired(_, _) ->
+    true.
 
 plain_recv(F, Timeout) ->
     case F(rec, none, Timeout) of
@@ -785,7 +455,7 @@ plain_recv(F, Timeout) ->
     end.
 
 %% The process blocks with its pending events in its own state: whoever ends it while it
-%% waits writes them first (salvage/1).
+%% waits writes them first (riarc_replay_stream:salvage/1).
 record_recv(F, Timeout, S) ->
     R = F(rec, none, Timeout),
     S1 = S,
@@ -795,30 +465,31 @@ record_recv(F, Timeout, S) ->
                     {timeout, _, _} -> fired(V, S1);
                     _ -> true
                 end,
-            ok = record_run(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq),
+            ok = riarc_replay_stream:record_run(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq),
             {K, V};
         {K, ext, V} ->
             _ = record_plain(V, 0, S1),
             {K, V};
         '$riarc_rr_timeout' ->
-            _ = record_event(?EV_TIMEOUT, 0, S1),
+            _ = riarc_replay_stream:record_event(?EV_TIMEOUT, 0, S1),
             '$riarc_rr_timeout'
     end.
 
 replay_recv(F, Timeout, S) ->
-    case next_event(S) of
+    case riarc_replay_stream:next_event(S) of
         {?EV_RECV, D} ->
-            take_wrapped(D, F, skip(S));
+            take_wrapped(D, F, riarc_replay_stream:skip(S));
         {?EV_RECV_EXT, _} ->
-            replay_plain(F, skip(S));
+            replay_plain(F, riarc_replay_stream:skip(S));
         {?EV_TIMEOUT, _} when Timeout =/= infinity ->
             %% Recorded as timed out: no message was taken, whatever is in the mailbox.
-            _ = skip(S),
+            _ = riarc_replay_stream:skip(S),
             '$riarc_rr_timeout';
         eos ->
             end_of_recording(Timeout);
         Other ->
-            diverge(S, event_name(Other), {'receive', {'after', Timeout}})
+            riarc_replay_stream:diverge(S, riarc_replay_stream:event_name(Other),
+                                        {'receive', {'after', Timeout}})
     end.
 
 %% Replay of RECV: exactly the recorded message, by its sender and sequence number; the
@@ -835,7 +506,9 @@ take_wrapped(D, F, S) ->
         end,
     fired(V, S),
     case F(match, V, 0) of
-        0 -> diverge(S, {receive_message, sender_lid(Sender, S), Seq}, {no_clause_matches, V});
+        0 ->
+            riarc_replay_stream:diverge(S, {receive_message, sender_lid(Sender, S), Seq},
+                                        {no_clause_matches, V});
         K -> {K, V}
     end.
 
@@ -877,10 +550,10 @@ dict_get(Key, Default) ->
 %% supervisor, the 'DOWN's of a pool's workers); naming the source makes the replay
 %% take the same one, while one source's signals keep their order in every run.
 record_plain(V, N, S = #replay_run{tab = Tab}) ->
-    S1 = record_event(?EV_RECV_EXT, N, S),
+    S1 = riarc_replay_stream:record_event(?EV_RECV_EXT, N, S),
     case plain_source(V, Tab) of
         none -> S1;
-        {Kind, Idx} -> record_event(?EV_FROM, (Kind bsl 32) bor Idx, S1)
+        {Kind, Idx} -> riarc_replay_stream:record_event(?EV_FROM, (Kind bsl 32) bor Idx, S1)
     end.
 
 plain_source(V, Tab) ->
@@ -907,11 +580,11 @@ plain_from(_) -> none.
 %% held for the keyed receive that will name it (it is not a message any unkeyed receive
 %% took in the recording).
 replay_plain(F, S = #replay_run{strategy = Strategy, tab = Tab}) ->
-    case next_event(S) of
+    case riarc_replay_stream:next_event(S) of
         {?EV_FROM, D} ->
-            keyed_take(D bsr 32, D band 16#ffffffff, F, skip(S));
+            keyed_take(D bsr 32, D band 16#ffffffff, F, riarc_replay_stream:skip(S));
         {?EV_RECV, D} when Strategy =:= sender ->
-            take_wrapped(D, F, skip(S));
+            take_wrapped(D, F, riarc_replay_stream:skip(S));
         _ ->
             put(?WAIT, receive_unwrapped_message),
             R = unkeyed_take(F, Tab),
@@ -945,7 +618,7 @@ keyed_take(Kind, Idx, F, S) ->
                 M
         end,
     case F(match, V, 0) of
-        0 -> diverge(S, Want, {no_clause_matches, V});
+        0 -> riarc_replay_stream:diverge(S, Want, {no_clause_matches, V});
         K -> {K, V}
     end.
 
@@ -994,13 +667,13 @@ versioned_recv(F, Timeout, S = #replay_run{mode = replay}) ->
     %% how many versioned receives came before it (since the last such event): it is
     %% this receive's only if the count is the one we are at.
     {_, N} = get(?VER),
-    case next_event(S) of
+    case riarc_replay_stream:next_event(S) of
         {?EV_RECV_EXT, N} ->
             _ = reset_count(),
-            replay_plain(F, skip(S));
+            replay_plain(F, riarc_replay_stream:skip(S));
         {?EV_TIMEOUT, N} when Timeout =/= infinity ->
             _ = reset_count(),
-            _ = skip(S),
+            _ = riarc_replay_stream:skip(S),
             '$riarc_rr_timeout';
         _ ->
             case gb_trees:is_empty(S#replay_run.vbuf) of
@@ -1056,7 +729,7 @@ next_versioned(S) ->
     receive
         {'$riarc_rv', V, M} -> {V, M}
     after 0 ->
-        put(?WAIT, case next_event(S) of
+        put(?WAIT, case riarc_replay_stream:next_event(S) of
                        eos -> {end_of_recording, {'receive', versioned}};
                        _ -> {receive_versioned_message, element(1, get(?VER))}
                    end),
@@ -1158,13 +831,13 @@ versioned_record(F, Deadline, S) ->
                     _ = record_plain(M, reset_count(), S),
                     {K, M};
                 {K, Sender, Seq, M} ->
-                    %% A timer's message, wrapped as on the receiver side (see Timers).
-                    S1 = record_event(?EV_RECV_EXT, reset_count(), S),
-                    _ = record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
+                    %% A timer's message, wrapped as on the receiver side (see riarc_replay_timers).
+                    S1 = riarc_replay_stream:record_event(?EV_RECV_EXT, reset_count(), S),
+                    _ = riarc_replay_stream:record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
                     fired(M, S1),
                     {K, M};
                 '$riarc_rr_timeout' ->
-                    _ = record_event(?EV_TIMEOUT, reset_count(), S),
+                    _ = riarc_replay_stream:record_event(?EV_TIMEOUT, reset_count(), S),
                     '$riarc_rr_timeout'
             end
     end.
@@ -1179,16 +852,22 @@ value(T, Fun, Encode, Decode) ->
         S = #replay_run{mode = record} ->
             V = Fun(),
             case Encode(V) of
-                {ok, D} -> _ = record_event(T, D, S);
-                side -> put(?KEY, record_side(T, V, S))
+                {ok, D} -> _ = riarc_replay_stream:record_event(T, D, S);
+                side -> put(?KEY, riarc_replay_stream:record_side(T, V, S))
             end,
             V;
         S = #replay_run{mode = replay} ->
-            case take(T, {value, value_name(T)}, S) of
+            case riarc_replay_stream:take(T, riarc_replay_stream:event_name({T, 0}), S) of
                 {side, V} -> V;
                 D -> Decode(D)
             end
     end.
+
+%% @doc value/4 of a BIF whose result is an integer: written as the event's data when
+%% it fits in 64 bits, else to the side table.
+-spec int_value(0..255, fun(() -> integer())) -> integer().
+int_value(T, Fun) ->
+    value(T, Fun, fun int/1, fun id/1).
 
 int(V) when is_integer(V), V >= -(1 bsl 63), V < 1 bsl 63 -> {ok, V};
 int(_) -> side.
@@ -1208,16 +887,16 @@ bits_float(D) -> <<F:64/float>> = <<D:64/signed>>, F.
 
 %% @doc Woven `erlang:monotonic_time/0'.
 -spec monotonic_time() -> integer().
-monotonic_time() -> value(?EV_MONO, fun erlang:monotonic_time/0, fun int/1, fun id/1).
+monotonic_time() -> int_value(?EV_MONO, fun erlang:monotonic_time/0).
 %% @doc Woven `erlang:monotonic_time/1'.
 -spec monotonic_time(erlang:time_unit()) -> integer().
-monotonic_time(U) -> value(?EV_MONO, fun() -> erlang:monotonic_time(U) end, fun int/1, fun id/1).
+monotonic_time(U) -> int_value(?EV_MONO, fun() -> erlang:monotonic_time(U) end).
 %% @doc Woven `erlang:system_time/0'.
 -spec system_time() -> integer().
-system_time() -> value(?EV_SYSTIME, fun erlang:system_time/0, fun int/1, fun id/1).
+system_time() -> int_value(?EV_SYSTIME, fun erlang:system_time/0).
 %% @doc Woven `erlang:system_time/1'.
 -spec system_time(erlang:time_unit()) -> integer().
-system_time(U) -> value(?EV_SYSTIME, fun() -> erlang:system_time(U) end, fun int/1, fun id/1).
+system_time(U) -> int_value(?EV_SYSTIME, fun() -> erlang:system_time(U) end).
 %% @doc Woven `os:timestamp/0'.
 -spec timestamp() -> erlang:timestamp().
 timestamp() -> value(?EV_TIMESTAMP, fun os:timestamp/0, fun pack_ts/1, fun unpack_ts/1).
@@ -1229,13 +908,13 @@ now() -> value(?EV_NOW, fun() -> erlang:now() end, fun pack_ts/1, fun unpack_ts/
 uniform() -> value(?EV_RAND_FLOAT, fun rand:uniform/0, fun float_bits/1, fun bits_float/1).
 %% @doc Woven `rand:uniform/1'.
 -spec uniform(pos_integer()) -> pos_integer().
-uniform(N) -> value(?EV_RAND_INT, fun() -> rand:uniform(N) end, fun int/1, fun id/1).
+uniform(N) -> int_value(?EV_RAND_INT, fun() -> rand:uniform(N) end).
 %% @doc Woven `erlang:unique_integer/0'.
 -spec unique_integer() -> integer().
-unique_integer() -> value(?EV_UNIQUE, fun erlang:unique_integer/0, fun int/1, fun id/1).
+unique_integer() -> int_value(?EV_UNIQUE, fun erlang:unique_integer/0).
 %% @doc Woven `erlang:unique_integer/1'.
 -spec unique_integer([positive | monotonic]) -> integer().
-unique_integer(M) -> value(?EV_UNIQUE, fun() -> erlang:unique_integer(M) end, fun int/1, fun id/1).
+unique_integer(M) -> int_value(?EV_UNIQUE, fun() -> erlang:unique_integer(M) end).
 
 %% @doc Woven `make_ref/0'. A reference cannot be made again: the replay makes a fresh
 %% one; the event holds the ref's ordinal among the process's refs, which the replay
@@ -1246,465 +925,11 @@ make_ref() ->
         undefined ->
             erlang:make_ref();
         S = #replay_run{mode = record, refs = N} ->
-            put(?KEY, record_event(?EV_REF, N, S#replay_run{refs = N + 1})),
+            put(?KEY, riarc_replay_stream:record_event(?EV_REF, N, S#replay_run{refs = N + 1})),
             erlang:make_ref();
         S = #replay_run{mode = replay, refs = N} ->
-            case take(?EV_REF, {value, make_ref}, S) of
+            case riarc_replay_stream:take(?EV_REF, {value, make_ref}, S) of
                 N -> put(?KEY, (get(?KEY))#replay_run{refs = N + 1}), erlang:make_ref();
-                Other -> diverge(S, {make_ref, Other}, {make_ref, N})
+                Other -> riarc_replay_stream:diverge(S, {make_ref, Other}, {make_ref, N})
             end
     end.
-
-%%% ETS ----------------------------------------------------------------------------------
-
-%% @doc Woven `ets:Op(Args...)' on a table that is not private: the operation takes the
-%% table's next turn. Recording: a per-table lock (an atomics compare-exchange) makes
-%% "do the operation, take the version" atomic, and the version is written. Replay: the
-%% process waits until the table is at the recorded version, does the operation and
-%% moves the version on (003's lock replay). Reads take turns too: a lookup racing with
-%% an insert is as nondeterministic as two inserts.
--spec ets(atom(), list()) -> term().
-ets(Op, Args = [Tab | _]) ->
-    case get(?KEY) of
-        undefined ->
-            apply(ets, Op, Args);
-        S ->
-            case table(Tab, S) of
-                private -> apply(ets, Op, Args);
-                Ref -> ets_turn(Op, Args, Ref, get(?KEY))
-            end
-    end.
-
-%% The table's lock (index 1) and version (index 2), shared by every process of the run
-%% through the run's table; private tables and tables that do not exist are not
-%% shared.
-table(Tab, S = #replay_run{tabs = Tabs, tab = RunTab}) ->
-    case Tabs of
-        #{Tab := Ref} ->
-            Ref;
-        #{} ->
-            Ref = case ets:info(Tab, protection) of
-                      private -> private;
-                      undefined -> private;
-                      _ ->
-                          Id = case ets:info(Tab, named_table) of
-                                   true -> Tab;
-                                   false -> ets:info(Tab, id)
-                               end,
-                          New = atomics:new(2, []),
-                          _ = ets:insert_new(RunTab, {{table, Id}, New}),
-                          ets:lookup_element(RunTab, {table, Id}, 2)
-                  end,
-            put(?KEY, S#replay_run{tabs = Tabs#{Tab => Ref}}),
-            Ref
-    end.
-
-ets_turn(Op, Args, Ref, S) ->
-    turn(ets, Op, Args, Ref, S).
-
-%% Step (003, lock replay): the operation holds the shared object's turn. Recording: the
-%% lock makes "do it, take the version" atomic and the version is written; replay: wait
-%% until the object is at the recorded version, do it, move the version on.
-turn(Mod, Op, Args, Ref, #replay_run{mode = record}) ->
-    lock(Ref),
-    %% The turn is written before the operation runs, where the replay takes it: a
-    %% transaction's or an activity's fun records events of its own (a receive, a random
-    %% number), and those come after the turn in both.
-    V = atomics:get(Ref, 2),
-    _ = record_event(?EV_ETS, V, get(?KEY)),
-    try
-        apply(Mod, Op, Args)
-    after
-        atomics:put(Ref, 2, V + 1),
-        atomics:put(Ref, 1, 0)
-    end;
-turn(Mod, Op, Args, Ref, S = #replay_run{mode = replay}) ->
-    V = take(?EV_ETS, {Mod, Op}, S),
-    wait_turn(Ref, V, 0),
-    try
-        apply(Mod, Op, Args)
-    after
-        atomics:put(Ref, 2, V + 1)
-    end.
-
-%% @doc Woven `mnesia:transaction/1,2,3' and `mnesia:sync_transaction/1,2,3' (003's STM
-%% replay: the commit order): a transaction of a process of the run takes the turn of
-%% the run's mnesia, a lock and version shared by the run's processes like an ETS
-%% table's, for its whole length. Recording therefore runs the run's transactions one at
-%% a time (a legal execution: mnesia's transactions are serialisable; none restarts
-%% for a conflict with another of the run) and writes the turn (an `ETS' event); the
-%% replay runs them in the recorded order. An activity (`activity/2,4', `async_dirty',
-%% `sync_dirty', `ets') takes the turn for its whole fun as a transaction does; a dirty
-%% operation outside them takes it for itself, so that dirty operations, which race
-%% like unrecorded ETS operations, are ordered among themselves and with the
-%% transactions as in the recording (a dirty read and write of one record by two
-%% processes loses the same update in the replay). Anything inside a transaction or an
-%% activity is part of it and takes no turn.
--spec mnesia(atom(), list()) -> term().
-mnesia(Op, Args) ->
-    case {get(?KEY), get(?TXN)} of
-        {S = #replay_run{}, undefined} ->
-            Ref = shared_ref(mnesia, S),
-            put(?TXN, true),
-            try turn(mnesia, Op, Args, Ref, get(?KEY))
-            after erase(?TXN)
-            end;
-        _ ->
-            apply(mnesia, Op, Args)
-    end.
-
-%% The lock and version of a shared object of the run, by name.
-shared_ref(Name, S = #replay_run{tabs = Tabs, tab = RunTab}) ->
-    case Tabs of
-        #{{shared, Name} := Ref} ->
-            Ref;
-        #{} ->
-            _ = ets:insert_new(RunTab, {{table, {shared, Name}}, atomics:new(2, [])}),
-            Ref = ets:lookup_element(RunTab, {table, {shared, Name}}, 2),
-            put(?KEY, S#replay_run{tabs = Tabs#{{shared, Name} => Ref}}),
-            Ref
-    end.
-
-lock(Ref) ->
-    case atomics:compare_exchange(Ref, 1, 0, 1) of
-        ok -> ok;
-        _ -> erlang:yield(), lock(Ref)
-    end.
-
-%% Waiting for a turn is not a receive the watchdog can see. The process whose turn it is
-%% is usually runnable, so yielding lets it run; only after many yields does the waiter
-%% say what it waits for (?WAIT) and back off 1 ms at a time.
--define(YIELDS, 5000).
-
-wait_turn(Ref, V, Spins) ->
-    case atomics:get(Ref, 2) of
-        V ->
-            case Spins > ?YIELDS of
-                true -> erase(?WAIT);
-                false -> ok
-            end,
-            ok;
-        _ when Spins < ?YIELDS ->
-            erlang:yield(),
-            wait_turn(Ref, V, Spins + 1);
-        Now ->
-            put(?WAIT, {ets_turn, V, {table_at, Now}}),
-            receive after 1 -> ok end,
-            wait_turn(Ref, V, Spins + 1)
-    end.
-
-%%% Timers -------------------------------------------------------------------------------
-
-%% A timer's message is a message from the process that started the timer: it is
-%% wrapped when the timer starts, with the starter's next sequence number, so the
-%% receive that takes it records RECV(starter, seq) and the replay takes exactly that
-%% message, whether the timer fires before or after the messages it raced with. start_timer's message {timeout, TRef, Msg} holds its ref: the
-%% woven start_timer makes the ref itself, sends the wrapped message with send_after and
-%% keeps ref -> real timer in the run's table (until the message is received), so that
-%% cancel_timer and read_timer reach the real timer. Whether a cancel came in time is
-%% recorded (TIMER); a replay cancels only when the recording did (had the timer fired in
-%% the recording, its message is one a recorded receive may take). An absolute timer's
-%% delay is recorded (DELAY): the program's time values are the recording's, not this
-%% VM's. The wrapping is the same with either strategy; on the sender side the receive
-%% that takes a timer's message records RECV_EXT and then RECV(starter, seq). Timers to
-%% names not registered and to processes outside the run send plain messages.
-
-%% @doc Woven `erlang:send_after/3'.
--spec send_after(non_neg_integer(), pid() | atom(), term()) -> reference().
-send_after(T, Dest, Msg) ->
-    send_after(T, Dest, Msg, []).
-
-%% @doc Woven `erlang:send_after/4'.
--spec send_after(integer(), pid() | atom(), term(), list()) -> reference().
-send_after(T, Dest, Msg, Opts) ->
-    timer(send_after, T, Dest, Msg, Opts).
-
-%% @doc Woven `erlang:start_timer/3'.
--spec start_timer(non_neg_integer(), pid() | atom(), term()) -> reference().
-start_timer(T, Dest, Msg) ->
-    start_timer(T, Dest, Msg, []).
-
-%% @doc Woven `erlang:start_timer/4'.
--spec start_timer(integer(), pid() | atom(), term(), list()) -> reference().
-start_timer(T, Dest, Msg, Opts) ->
-    timer(start_timer, T, Dest, Msg, Opts).
-
-%% A woven send_after or start_timer: outside a run, or to a receiver that is not wrapped
-%% for (see timer_peer/1), the plain timer with the delay from now.
-timer(Kind, T, Dest, Msg, Opts) ->
-    case get(?KEY) of
-        undefined ->
-            erlang:Kind(T, Dest, Msg, Opts);
-        _ ->
-            D = delay(T, Opts),
-            case timer_peer(Dest) of
-                false -> erlang:Kind(D, Dest, Msg, []);
-                {Pid, S} -> wrapped_timer(Kind, D, Pid, Msg, S)
-            end
-    end.
-
-wrapped_timer(send_after, D, Pid, Msg, S) ->
-    erlang:send_after(D, Pid, wrap_seq(Msg, S));
-wrapped_timer(start_timer, D, Pid, Msg, S = #replay_run{tab = Tab}) ->
-    Ref = erlang:make_ref(),
-    Real = erlang:send_after(D, Pid, wrap_seq({timeout, Ref, Msg}, S)),
-    true = ets:insert(Tab, {{timer, Ref}, Real}),
-    Ref.
-
-%% @doc Woven `erlang:cancel_timer/1'.
--spec cancel_timer(reference()) -> non_neg_integer() | false.
-cancel_timer(Ref) ->
-    cancel_timer(Ref, []).
-
-%% @doc Woven `erlang:cancel_timer/2'. With `{async, true}' the result is a plain
-%% message and nothing is recorded.
--spec cancel_timer(reference(), list()) -> non_neg_integer() | false | ok.
-cancel_timer(Ref, Opts) ->
-    timer_query(cancel_timer, Ref, Opts).
-
-%% @doc Woven `erlang:read_timer/1'.
--spec read_timer(reference()) -> non_neg_integer() | false.
-read_timer(Ref) ->
-    read_timer(Ref, []).
-
-%% @doc Woven `erlang:read_timer/2' (with `{async, true}': not recorded, as cancel_timer/2).
--spec read_timer(reference(), list()) -> non_neg_integer() | false | ok.
-read_timer(Ref, Opts) ->
-    timer_query(read_timer, Ref, Opts).
-
-%% A woven cancel_timer or read_timer: of the real timer behind a woven start_timer's
-%% ref; recorded unless asynchronous.
-timer_query(Kind, Ref, Opts) ->
-    case get(?KEY) of
-        undefined ->
-            erlang:Kind(Ref, Opts);
-        S ->
-            Real = real_timer(Ref, S),
-            case proplists:get_value(async, Opts, false) of
-                true -> erlang:Kind(Real, Opts);
-                false -> recorded_query(Kind, Ref, Real, Opts, S)
-            end
-    end.
-
-recorded_query(read_timer, _Ref, Real, _Opts, S) ->
-    timer_value(fun() -> erlang:read_timer(Real) end, S);
-recorded_query(cancel_timer, Ref, Real, Opts, S) ->
-    Left = timer_value(fun() -> erlang:cancel_timer(Real) end, S),
-    %% Replay: cancel when the recording's cancel came in time.
-    _ = S#replay_run.mode =:= replay andalso Left =/= false andalso replay_cancel(Ref, Real),
-    _ = Left =/= false andalso ets:delete(S#replay_run.tab, {timer, Ref}),
-    case proplists:get_value(info, Opts, true) of
-        true -> Left;
-        false -> ok
-    end.
-
-%% @doc Woven `timer:send_after/2'.
--spec timer_send_after(non_neg_integer(), term()) -> {ok, term()} | {error, term()}.
-timer_send_after(T, Msg) ->
-    timer_send_after(T, self(), Msg).
-
-%% @doc Woven `timer:send_after/3': a local timer is erlang:send_after (as in timer
-%% itself), woven; anything else goes to the timer server, a plain message.
--spec timer_send_after(non_neg_integer(), pid() | atom() | {atom(), node()}, term()) ->
-    {ok, term()} | {error, term()}.
-timer_send_after(T, Dest, Msg) when is_integer(T), T > 0, is_pid(Dest), node(Dest) =:= node() ->
-    case get(?KEY) of
-        undefined -> timer:send_after(T, Dest, Msg);
-        _ -> {ok, {send_local, send_after(T, Dest, Msg)}}
-    end;
-timer_send_after(0, Dest, Msg) when is_pid(Dest); is_atom(Dest) ->
-    case get(?KEY) of
-        undefined -> timer:send_after(0, Dest, Msg);
-        _ -> _ = send(Dest, Msg), {ok, {instant, erlang:make_ref()}}
-    end;
-timer_send_after(T, Dest, Msg) ->
-    timer:send_after(T, Dest, Msg).
-
-%% @doc Woven `timer:cancel/1'. A ticker's (see timer_send_interval/3) is cancelled by a
-%% message, sent as woven code sends it, so that where its cancel falls among its ticks
-%% is recorded by the ticker's receive; the caller waits for the ticker to end (its
-%% 'DOWN', a recorded receive), so that, as with OTP's timer server, every tick it sent
-%% is in its receiver's mailbox when the cancel returns and none follows.
--spec timer_cancel(term()) -> {ok, cancel} | {error, term()}.
-timer_cancel({riarc_ticker, Pid}) when is_pid(Pid) ->
-    MRef = erlang:monitor(process, Pid),
-    _ = send(Pid, '$riarc_rr_cancel'),
-    {1, _} = recv(fun(match, {'DOWN', R, process, _, _}, _) when R =:= MRef -> 1;
-                     (match, _, _) -> 0;
-                     (_Op, _, Tmo) ->
-                          receive {'DOWN', MRef, process, _, _} = V -> {1, ext, V}
-                          after Tmo -> '$riarc_rr_timeout'
-                          end
-                  end, infinity),
-    {ok, cancel};
-timer_cancel(TRef) ->
-    case {get(?KEY), TRef} of
-        {#replay_run{}, {send_local, Ref}} when is_reference(Ref) -> _ = cancel_timer(Ref), {ok, cancel};
-        _ -> timer:cancel(TRef)
-    end.
-
-%% Interval timers and timed applies. OTP's timer server sends or applies them from its
-%% own processes, which are not part of the run, so their messages would be plain and
-%% race with each other unrecorded. In a run, a ticker does it instead: a process of the
-%% run (spawned as woven code spawns, a child of the caller), whose wait between ticks
-%% is a receive with a timeout, recorded like any (TIMEOUT per tick, RECV for a cancel,
-%% RECV_EXT and FROM for the end of the process it is tied to), and whose sends and
-%% spawns are woven. A replay
-%% ticks as the recording did without waiting (a recorded TIMEOUT is not waited for), and
-%% the receivers take the ticks where the recording has them. Ticks come every Time ms
-%% after the previous one, not on a fixed schedule as OTP's do (a recording is not
-%% timing-exact anyway).
-
-%% @doc Woven `timer:send_interval/2'.
--spec timer_send_interval(non_neg_integer(), term()) -> {ok, term()} | {error, term()}.
-timer_send_interval(T, Msg) ->
-    timer_send_interval(T, self(), Msg).
-
-%% @doc Woven `timer:send_interval/3': to a process of the run, a ticker tied to it, as
-%% OTP ties the interval to a destination pid; to a name, a ticker tied to the caller
-%% that sends to the name each time; anything else, the timer server.
--spec timer_send_interval(non_neg_integer(), pid() | atom() | {atom(), node()}, term()) ->
-    {ok, term()} | {error, term()}.
-timer_send_interval(T, Dest, Msg) when is_integer(T), T >= 0 ->
-    case {get(?KEY), Dest} of
-        {S = #replay_run{}, _} when is_pid(Dest) ->
-            case peer_info(Dest, S) of
-                false -> timer:send_interval(T, Dest, Msg);
-                _ -> ticker(T, {send, Dest, Msg}, interval, Dest)
-            end;
-        {#replay_run{}, _} when is_atom(Dest) ->
-            ticker(T, {send, Dest, Msg}, interval, self());
-        _ ->
-            timer:send_interval(T, Dest, Msg)
-    end;
-timer_send_interval(T, Dest, Msg) ->
-    timer:send_interval(T, Dest, Msg).
-
-%% @doc Woven `timer:apply_after/4': in a run, a ticker that spawns M:F(A) once.
--spec timer_apply_after(non_neg_integer(), module(), atom(), [term()]) -> {ok, term()} | {error, term()}.
-timer_apply_after(T, M, F, A) when is_integer(T), T >= 0, is_atom(M), is_atom(F), is_list(A) ->
-    case get(?KEY) of
-        #replay_run{} -> ticker(T, {apply, M, F, A}, once, none);
-        undefined -> timer:apply_after(T, M, F, A)
-    end;
-timer_apply_after(T, M, F, A) ->
-    timer:apply_after(T, M, F, A).
-
-%% @doc Woven `timer:apply_interval/4': in a run, a ticker tied to the caller that spawns
-%% M:F(A) each time.
--spec timer_apply_interval(non_neg_integer(), module(), atom(), [term()]) -> {ok, term()} | {error, term()}.
-timer_apply_interval(T, M, F, A) when is_integer(T), T >= 0, is_atom(M), is_atom(F), is_list(A) ->
-    case get(?KEY) of
-        #replay_run{} -> ticker(T, {apply, M, F, A}, interval, self());
-        undefined -> timer:apply_interval(T, M, F, A)
-    end;
-timer_apply_interval(T, M, F, A) ->
-    timer:apply_interval(T, M, F, A).
-
-ticker(T, Action, Repeat, Tied) ->
-    Pid = spawn(spawn, fun() -> ticker_init(T, Action, Repeat, Tied) end, []),
-    {ok, {riarc_ticker, Pid}}.
-
-ticker_init(T, Action, Repeat, Tied) ->
-    MRef = case Tied of
-               none -> none;
-               _ -> erlang:monitor(process, Tied)
-           end,
-    ticker_loop(T, Action, Repeat, ticker_receive(MRef)).
-
-ticker_loop(T, Action, Repeat, F) ->
-    case recv(F, T) of
-        '$riarc_rr_timeout' ->
-            _ = case Action of
-                    {send, Dest, Msg} -> catch send(Dest, Msg);
-                    {apply, M, Fn, A} -> spawn(spawn, {M, Fn, A}, [])
-                end,
-            case Repeat of
-                once -> ok;
-                interval -> ticker_loop(T, Action, Repeat, F)
-            end;
-        {_K, _CancelOrTiedEnded} ->
-            ok
-    end.
-
-%% The ticker's receive, as the weaver makes one (riarc_replay_transform) of
-%%   receive '$riarc_rr_cancel' -> cancel; {'DOWN', MRef, process, _, _} -> tied_ended
-%%   after T -> tick end
-%% in one receive whose guards on Op keep each mode's clauses: rec the wrapped and plain
-%% ones, ext the plain ones, ver these and the versioned messages.
-ticker_receive(MRef) ->
-    fun(match, M, _) ->
-            case M of
-                '$riarc_rr_cancel' -> 1;
-                {'DOWN', MRef, process, _, _} -> 2;
-                _ -> 0
-            end;
-       (Op, _, Tmo) ->
-            receive
-                {'$riarc_rr', S, Q, '$riarc_rr_cancel' = V} when Op =/= ext -> {1, S, Q, V};
-                {'$riarc_rv', N, X} when Op =:= ver -> {ver, N, X};
-                '$riarc_rr_cancel' = V -> {1, ext, V};
-                {'DOWN', MRef, process, _, _} = V -> {2, ext, V}
-            after Tmo -> '$riarc_rr_timeout'
-            end
-    end.
-
-%% Race: the recording's cancel came in time, this replay's timer has fired already. A
-%% wrapped timer message is never taken, since no recorded receive names it; a plain
-%% start_timer message (a timer to a process outside the run's wrapping) would be taken
-%% by the next receive that takes plain messages, a message the recorded process never
-%% had: it is removed (its ref is unique, so nothing else matches). A plain send_after
-%% message cannot be told from other messages and stays (docs/replay.md).
-replay_cancel(Ref, Real) ->
-    case erlang:cancel_timer(Real) of
-        false when Real =:= Ref -> receive {timeout, Ref, _} -> true after 0 -> true end;
-        _ -> true
-    end.
-
-%% The receiver, when it takes part in the run (see above).
-timer_peer(Dest) ->
-    case get(?KEY) of
-        S = #replay_run{} ->
-            case peer(Dest, S) of
-                {Pid, _Info} -> {Pid, S};
-                false -> false
-            end;
-        _ -> false
-    end.
-
-%% {'$riarc_rr', Index, Seq, Msg}: the receiver side's wrapping of every message, and
-%% of a timer's message with either strategy (with its starter's next sequence number):
-%% on the sender side a version taken when the timer starts would hold back every later
-%% version until it fires, and for good if it is cancelled.
--compile({inline, [wrap_seq/2]}).
-wrap_seq(Msg, #replay_run{idx = Idx, seq = Seq}) ->
-    {'$riarc_rr', Idx, atomics:add_get(Seq, 1, 1) - 1, Msg}.
-
-%% The timer's delay from now: relative as given; absolute (`{abs, true}') recorded,
-%% since the program's time values in a replay are the recording's.
-delay(T, Opts) ->
-    case proplists:get_value(abs, Opts, false) of
-        false -> T;
-        true -> value(?EV_DELAY, fun() -> max(0, T - erlang:monotonic_time(millisecond)) end,
-                      fun int/1, fun id/1)
-    end.
-
-real_timer(Ref, #replay_run{tab = Tab}) when is_reference(Ref) ->
-    case ets:lookup(Tab, {timer, Ref}) of
-        [{_, Real}] -> Real;
-        [] -> Ref
-    end;
-real_timer(Ref, _S) ->
-    Ref.
-
-%% cancel_timer/read_timer's result: ms left, or false (-1 in the event).
-timer_value(Fun, _S) ->
-    value(?EV_TIMER, Fun, fun(false) -> {ok, -1}; (N) -> int(N) end,
-          fun(-1) -> false; (N) -> N end).
-
-%% A start_timer message was taken: its ref no longer needs its real timer (a later
-%% cancel_timer of it finds nothing, as for a timer that fired).
-fired({timeout, Ref, _}, #replay_run{tab = Tab}) when is_reference(Ref) ->
-    ets:delete(Tab, {timer, Ref});
-fired(_, _) ->
-    true.

@@ -1,7 +1,8 @@
 %% @doc The record &amp; replay weaver: a parse transform that routes every source of
-%% nondeterminism of a module through {@link riarc_replay_rt}, which records it (in a
-%% recording run), reproduces it (in a replay) or does what the plain code would do
-%% (outside any run).
+%% nondeterminism of a module through the runtime ({@link riarc_replay_rt}, {@link
+%% riarc_replay_timers}, {@link riarc_replay_ets}), which records it (in a recording
+%% run), reproduces it (in a replay) or does what the plain code would do (outside any
+%% run).
 %%
 %% What it rewrites, in every function and fun of the module:
 %% <ul>
@@ -22,18 +23,18 @@
 %% <li>`erlang:monotonic_time/0,1', `system_time/0,1', `now/0', `unique_integer/0,1',
 %%     `make_ref/0', `os:timestamp/0', `rand:uniform/0,1': the runtime function of the
 %%     same name;</li>
-%% <li>ETS operations on a table (reads and writes, see {@link riarc_replay_rt:ets/2}):
-%%     {@link riarc_replay_rt:ets/2}, which takes the table's turn;</li>
+%% <li>ETS operations on a table (reads and writes, see {@link riarc_replay_ets:ets/2}):
+%%     {@link riarc_replay_ets:ets/2}, which takes the table's turn;</li>
 %% <li>timers: `erlang:send_after/3,4', `start_timer/3,4', `cancel_timer/1,2',
 %%     `read_timer/1,2', `timer:send_after/2,3', `send_interval/2,3', `apply_after/4',
-%%     `apply_interval/4', `cancel/1': the runtime function of the same name (with
-%%     `timer_' before it for timer's);</li>
+%%     `apply_interval/4', `cancel/1': the {@link riarc_replay_timers} function of the
+%%     same name (with `timer_' before it for timer's);</li>
 %% <li>`exit/2' (local or `erlang:'): {@link riarc_replay_rt:exit_signal/2}, which writes
 %%     the pending events of the process it ends;</li>
 %% <li>`mnesia:transaction/1,2,3', `sync_transaction/1,2,3', the activities
 %%     (`activity/2,4', `async_dirty/1,2', `sync_dirty/1,2', `ets/1,2') and the dirty
 %%     operations (`dirty_read/1,2', `dirty_write/1,2', `dirty_update_counter/2,3', ...):
-%%     {@link riarc_replay_rt:mnesia/2}, which takes the run's mnesia turn.</li>
+%%     {@link riarc_replay_ets:mnesia/2}, which takes the run's mnesia turn.</li>
 %% </ul>
 %% The woven module gets the attribute `-riarc_replay_woven(true)' and the option
 %% `nowarn_unused_vars' (the copies of the patterns leave user variables unused). Use it at compile time with
@@ -52,6 +53,8 @@
 -type error_reason() :: {no_module_attribute, [erl_parse:abstract_form()]}.
 
 -define(RT, riarc_replay_rt).
+-define(TIMERS, riarc_replay_timers).
+-define(ETS, riarc_replay_ets).
 -define(SPAWNS, [{spawn, 1}, {spawn, 3}, {spawn_link, 1}, {spawn_link, 3},
                  {spawn_monitor, 1}, {spawn_monitor, 3}, {spawn_opt, 2}, {spawn_opt, 4}]).
 -define(ERLANG_VALUES, [{monotonic_time, 0}, {monotonic_time, 1}, {system_time, 0},
@@ -59,7 +62,7 @@
                         {unique_integer, 1}, {make_ref, 0}]).
 %% Local calls that are auto-imported BIFs (unless the module defines them).
 -define(AUTO_VALUES, [{now, 0}, {make_ref, 0}]).
-%% mnesia: what takes the run's mnesia turn (riarc_replay_rt:mnesia/2), for a whole
+%% mnesia: what takes the run's mnesia turn (riarc_replay_ets:mnesia/2), for a whole
 %% transaction or activity, or for one dirty operation.
 -define(MNESIA_OPS, [{transaction, 1}, {transaction, 2}, {transaction, 3},
                      {sync_transaction, 1}, {sync_transaction, 2}, {sync_transaction, 3},
@@ -171,9 +174,10 @@ walk({call, L, {remote, _, {atom, _, Mod}, {atom, _, F}}, Args} = C, N0, Ctx) ->
     {Args1, N1} = walk(Args, N0, Ctx),
     case remote(Mod, F, length(Args)) of
         {rt, Name} -> {rt(L, Name, Args1), N1};
+        {timers, Name} -> {call(L, ?TIMERS, Name, Args1), N1};
         {spawn, Kind} -> {spawn_call(L, Kind, Args1), N1};
-        ets -> {rt(L, ets, [{atom, L, F}, list(Args1, L)]), N1};
-        mnesia -> {rt(L, mnesia, [{atom, L, F}, list(Args1, L)]), N1};
+        ets -> {call(L, ?ETS, ets, [{atom, L, F}, list(Args1, L)]), N1};
+        mnesia -> {call(L, ?ETS, mnesia, [{atom, L, F}, list(Args1, L)]), N1};
         keep -> walk_parts(C, N0, Ctx)
     end;
 walk({call, L, {atom, _, F}, Args} = C, N0, Ctx = #{local := Local}) ->
@@ -214,18 +218,18 @@ remote(erlang, F, A) when F =:= send_after, A =:= 3 orelse A =:= 4;
                          F =:= start_timer, A =:= 3 orelse A =:= 4;
                          F =:= cancel_timer, A =:= 1 orelse A =:= 2;
                          F =:= read_timer, A =:= 1 orelse A =:= 2 ->
-    {rt, F};
+    {timers, F};
 remote(erlang, F, A) ->
     case {lists:member({F, A}, ?SPAWNS), lists:member({F, A}, ?ERLANG_VALUES)} of
         {true, _} -> {spawn, F};
         {_, true} -> {rt, F};
         _ -> keep
     end;
-remote(timer, send_after, A) when A =:= 2; A =:= 3 -> {rt, timer_send_after};
-remote(timer, cancel, 1) -> {rt, timer_cancel};
-remote(timer, send_interval, A) when A =:= 2; A =:= 3 -> {rt, timer_send_interval};
-remote(timer, apply_after, 4) -> {rt, timer_apply_after};
-remote(timer, apply_interval, 4) -> {rt, timer_apply_interval};
+remote(timer, send_after, A) when A =:= 2; A =:= 3 -> {timers, timer_send_after};
+remote(timer, cancel, 1) -> {timers, timer_cancel};
+remote(timer, send_interval, A) when A =:= 2; A =:= 3 -> {timers, timer_send_interval};
+remote(timer, apply_after, 4) -> {timers, timer_apply_after};
+remote(timer, apply_interval, 4) -> {timers, timer_apply_interval};
 remote(mnesia, F, A) ->
     case lists:member({F, A}, ?MNESIA_OPS) of
         true -> mnesia;
@@ -402,7 +406,10 @@ var(L, Name) ->
     {var, L, list_to_atom(Name)}.
 
 rt(L, F, Args) ->
-    {call, L, {remote, L, {atom, L, ?RT}, {atom, L, F}}, Args}.
+    call(L, ?RT, F, Args).
+
+call(L, M, F, Args) ->
+    {call, L, {remote, L, {atom, L, M}, {atom, L, F}}, Args}.
 
 list([], L) -> {nil, L};
 list([H | T], L) -> {cons, L, H, list(T, L)}.

@@ -174,7 +174,7 @@ timer_race(N) ->
 %% sender's N messages, sent after work that differs from run to run and is not
 %% recorded; returns the order of the first 2N messages taken. Both intervals are
 %% cancelled at the end; in a run, the result ends with whether each ticker
-%% (riarc_replay_rt:timer_send_interval/3) had ended when its cancel returned.
+%% (riarc_replay_timers:timer_send_interval/3) had ended when its cancel returned.
 -spec ticks(pos_integer()) -> [term()].
 ticks(N) ->
     Self = self(),
@@ -357,7 +357,7 @@ fan_collector(Root, C, K) ->
 
 %% @doc A process finds N messages in its mailbox when it starts receiving them; returns
 %% a checksum of the order it took them in and where its mailbox was kept at the end
-%% (a recording moves a long mailbox off the heap, see riarc_replay_rt).
+%% (a recording moves a long mailbox off the heap, see riarc_replay_stream).
 -spec flood(pos_integer()) -> {non_neg_integer(), on_heap | off_heap}.
 flood(N) ->
     Self = self(),
