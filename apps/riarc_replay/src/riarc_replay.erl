@@ -31,6 +31,9 @@
 -define(OTP_MODULES, [proc_lib, gen, gen_server, gen_statem, supervisor]).
 -define(DEFAULT_TIMEOUT, 60000).
 -define(DEFAULT_STALL, 1000).
+%% What woven code calls (riarc_replay_transform), loaded before a run starts.
+-define(RUNTIME_MODULES, [riarc_replay_rt, riarc_replay_stream, riarc_replay_timers, riarc_replay_ets,
+                          riarc_replay_monitor]).
 
 -type opts() :: #{modules => [module()],
                   strategy => receiver | sender,
@@ -246,6 +249,10 @@ execute(Mode, Header, Streams, Opts) ->
     {ok, term(), [riarc_replay_file:stream()], non_neg_integer(), none | riarc:result(), [module()]}
     | {error, term()}.
 run_local(Mode, Header, Streams, Opts) ->
+    %% Invariant: the run's processes never load riarc's runtime. A woven process that
+    %% called a runtime module not loaded yet would ask code_server for it, a send of
+    %% riarc's doing that its monitor would take for the system's (and decide on).
+    ok = code:ensure_modules_loaded(?RUNTIME_MODULES),
     {How, Modules} = to_weave(Mode, Header, Opts),
     case weave_all([M || M <- Modules, not is_woven(M)], How, [], []) of
         {ok, Woven, Unwoven} ->

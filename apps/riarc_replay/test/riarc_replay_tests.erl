@@ -377,6 +377,23 @@ monitored(Strategy) ->
     {ok, Info} = riarc_replay:replay(File, ?OPTS),
     ?assertNot(is_map_key(monitoring, Info)).
 
+%% In a fresh VM (a peer), the run's processes find riarc's runtime loaded: a woven
+%% process never asks code_server for it, a send its monitor would take for the
+%% system's. The recording and its replay give every process the same accept.
+fresh_vm_test_() ->
+    {timeout, 120, fun() ->
+                           Opts = #{monitor => fun no_code_server/1, vm => peer},
+                           {File, #{monitoring := M0}} = record({?P, race, [2, 2]}, "fresh", Opts),
+                           {ok, #{monitoring := M1}} = riarc_replay:replay(File, maps:merge(?OPTS, Opts)),
+                           [?assertEqual([accept, accept, accept], [V || {_, V} <- verdicts(M)]) || M <- [M0, M1]]
+                   end}.
+
+no_code_server(_MFA) ->
+    {ok, fun M({send, _, code_server, _}) -> reject;
+             M({exit, _, normal}) -> accept;
+             M(_) -> M
+         end}.
+
 verdicts(#{verdicts := Vs}) ->
     lists:sort([{case MFA of {?P, sender, [_, I, N]} -> {?P, sender, [x, I, N]}; _ -> MFA end, V}
                 || #{mfa := MFA, verdict := V} <- Vs]).
