@@ -208,6 +208,14 @@ system_log() ->
     %% The explanation bounds the 100 kB binary the process crashed with.
     ?assert(lists:all(fun(L) -> length(L) < 800 end, Out)),
     ?assert(lists:any(fun(L) -> string:find(L, "...>> (100000 bytes)") =/= nomatch end, Out)),
+    %% JSON and --system-log through bin/riarc in the full tier (system_log_in_vm_test
+    %% covers the file in this VM).
+    case riarc_test_tier:tier() of
+        all -> system_log_json_and_file();
+        fast -> ok
+    end.
+
+system_log_json_and_file() ->
     %% JSON: only JSON on stdout, the report on stderr.
     {JsonOut, JsonErr, "status=1"} = crash_run("--format json"),
     {[V], _} = json(lists:join("\n", JsonOut), 1),

@@ -80,9 +80,10 @@ por_catches_ignored_cut_test_() ->
              ?assert(length(Caught) >= 6)
      end}.
 
-%% A slice of `make verify': every tree of 4 processes with monitors on none or on the leaves.
+%% A slice of `make verify': every tree of 4 processes with monitors on none or on the
+%% leaves (the full tier; the fast one checks every system up to 3 processes above).
 verify_slice_test_() ->
-    {timeout, 60, ?_assertEqual(ok, riarc_explore:sweep([{4, [none, leaves]}]))}.
+    riarc_test_tier:slow([{timeout, 60, ?_assertEqual(ok, riarc_explore:sweep([{4, [none, leaves]}]))}]).
 
 %% The persistent sets are a function of the state alone, so a search visits the same
 %% number of states every time: these counts pin the reduction (a change to who may

@@ -6,13 +6,14 @@
 -include_lib("proper/include/proper.hrl").
 -include_lib("eunit/include/eunit.hrl").
 
-%% All 3150 interleavings x 8 arrangements (C1-C5 of §4.2 and the rest).
+%% All 3150 interleavings x 8 arrangements (C1-C5 of §4.2 and the rest): the full tier
+%% (25 200 runs); the fast one checks random systems' interleavings below.
 pqr_exhaustive_test_() ->
-    {timeout, 120, fun() ->
+    riarc_test_tier:slow({timeout, 120, fun() ->
         {ok, Stats} = riarc_interleave:verify(riarc_interleave:pqr(), #{}),
         ?assertMatch(#{interleavings := 3150, arrangements := 8, runs := 25200}, Stats),
         ?debugFmt("P/Q/R: ~p", [Stats])
-    end}.
+    end}).
 
 counts_test() ->
     Sys = riarc_interleave:pqr(),
