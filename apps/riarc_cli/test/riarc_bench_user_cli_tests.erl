@@ -9,24 +9,27 @@ user_args(Out) ->
     ["bench", "-m", "riarc_user_sys", "-f", "main", "-a", "[20, 10]",
      "-pa", filename:dirname(code:which(riarc_user_sys)), "--out", Out].
 
-%% 2 set-ups x 3 runs (after two warm-ups): six rows, a report with a table and the
-%% latencies the system returned, status 0. Peer VMs start in about a second each.
+%% 2 set-ups x 3 runs (1 in the fast tier), after two warm-ups: a row a run, a report
+%% with a table and the latencies the system returned, status 0. Peer VMs start in about
+%% a second each.
 user_bench_ok_test_() ->
     {timeout, 120,
      fun() ->
              Out = tmp_dir("user-ok"),
+             Runs = riarc_test_tier:count(1, 3),
              ?assertEqual(0, riarc_bench_cli:run(user_args(Out) ++
-                                                 ["--monitors", "riarc_user_sys", "--runs", "3",
+                                                 ["--monitors", "riarc_user_sys",
+                                                  "--runs", integer_to_list(Runs),
                                                   "--instrumentation", "baseline,riarc"])),
              {ok, Csv} = file:read_file(filename:join(Out, "runs.csv")),
              [Header | Rows] = binary:split(Csv, <<"\n">>, [global, trim_all]),
-             ?assertEqual(6, length(Rows)),
+             ?assertEqual(2 * Runs, length(Rows)),
              Cols = binary:split(Header, <<",">>, [global]),
              Col = fun(Name, Row) ->
                            lists:nth(index(Name, Cols), binary:split(Row, <<",">>, [global]))
                    end,
-             ?assertEqual([<<"baseline">>, <<"riarc">>, <<"baseline">>, <<"riarc">>,
-                           <<"baseline">>, <<"riarc">>], [Col(<<"setup">>, R) || R <- Rows]),
+             ?assertEqual(lists:append(lists:duplicate(Runs, [<<"baseline">>, <<"riarc">>])),
+                          [Col(<<"setup">>, R) || R <- Rows]),
              [?assertNotEqual(<<>>, Col(K, R)) || R <- Rows,
                                                  K <- [<<"lat_p50_us">>, <<"lat_p90_us">>, <<"lat_p99_us">>]],
              ?assertEqual([<<"200">>], lists:usort([Col(<<"lat_count">>, R) || R <- Rows])),
