@@ -211,10 +211,15 @@ incomplete(Pending, B = #entries{incomplete = Inc}) ->
 %% @doc A process of Tracer's partition started one on another node in the partition:
 %% the book, and whether the entry reads otherwise now (it has a verdict that is not
 %% accept or reject), unless it had one, when nothing changes.
+%% A relayed child whose trace was lost (`lost' in Info: its node went down, its relaying
+%% tracer crashed, it never showed there) was spawned before, and what it did before the
+%% deciding event may be what was lost (relayed events come in batches, after the fact):
+%% an accept then is not to be trusted either; a reject stands.
 -spec remote_child(pid(), map(), t()) -> {t(), boolean()} | unchanged.
 remote_child(Tracer, Info, B = #entries{remote = Rem, verdicts = Vs}) ->
     B1 = B#entries{remote = Rem#{Tracer => Info}},
     case Vs of
+        #{Tracer := #{verdict := accept}} when is_map_key(lost, Info) -> {B1, true};
         #{Tracer := #{verdict := V}} when V =:= accept; V =:= reject -> unchanged;
         #{Tracer := _} -> {B1, true};
         #{} -> {B1, false}

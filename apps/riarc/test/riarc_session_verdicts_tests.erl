@@ -91,3 +91,29 @@ monitor_verdict_test() ->
     _ = riarc_session_verdicts:monitor_verdict({riarc_verdict, tracer, proc, ?MFA, none, undefined, 2},
                                                {timeout, 50, #{}}, false, undefined, V),
     ?assertMatch([#{verdict := inconclusive, reason := {timeout, 50}}], told(Tag)).
+
+%% A relayed child's trace lost after its partition's accept: the accept may rest on what
+%% was lost, so it reads error, and the subscribers are told; a reject stands, and so
+%% does an accept when a child is started elsewhere after it (no `lost').
+relayed_child_lost_test() ->
+    Tag = make_ref(),
+    Lost = #{parent => proc, node => 'n@h', lost => nodedown},
+    Learn = fun(Info, V) -> riarc_session_verdicts:learnt({riarc_remote_child, tracer, partition, Info},
+                                                         undefined, V) end,
+    Accepted = riarc_session_verdicts:put(tracer, riarc_result:entry(proc, ?MFA, accept, 3, undefined), undefined,
+                                          book(tracer, proc, self(), Tag)),
+    _ = told(Tag),
+    V1 = Learn(Lost, Accepted),
+    ?assertMatch([#{verdict := error, reason := {remote_child, #{lost := nodedown,
+                                                                 verdict_on_partial_trace := accept}}}],
+                 told(Tag)),
+    ?assertMatch([#{verdict := error}], riarc_session_verdicts:list(undefined, V1)),
+    V2 = Learn(maps:remove(lost, Lost), Accepted),
+    ?assertEqual([], told(Tag)),
+    ?assertMatch([#{verdict := accept}], riarc_session_verdicts:list(undefined, V2)),
+    Rejected = riarc_session_verdicts:put(tracer, riarc_result:entry(proc, ?MFA, reject, 3, undefined), undefined,
+                                          book(tracer, proc, self(), Tag)),
+    _ = told(Tag),
+    V3 = Learn(Lost, Rejected),
+    ?assertEqual([], told(Tag)),
+    ?assertMatch([#{verdict := reject}], riarc_session_verdicts:list(undefined, V3)).
