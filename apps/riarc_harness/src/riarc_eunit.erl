@@ -6,9 +6,9 @@
 %% when the property did. Target as riarc_watch: `self' is the test's process and what it
 %% spawns; a registered name, `{application, App}', ... as riarc:attach/3 takes.
 %% ```
-%% 1> file:write_file("/tmp/riarc_eunit_doc.prop", "with riarc_demo_pqr:q() never receive req.\n").
+%% 1> file:write_file("/tmp/riarc_eunit_doc.prop", "with _:_() never receive req, with _:_(_) never receive req, with _:_(_, _) never receive req.\n").
 %% ok
-%% 2> Q = fun() -> {P, R} = spawn_monitor(riarc_demo_pqr, q, []), P ! req, receive {'DOWN', R, _, _, W} -> W end end.
+%% 2> Q = fun() -> self() ! req, receive req -> normal end end.
 %% 3> {riarc_property, [F]} = try riarc_eunit:with_property("/tmp/riarc_eunit_doc.prop", self, Q) catch error:E -> E end, string:find(F, "reject") =/= nomatch.
 %% true
 %% 4> riarc_eunit:with_property("/tmp/riarc_eunit_doc.prop", self, fun() -> 42 end).
