@@ -17,7 +17,8 @@
 -export([new/1, tracer_up/3, counts/1, part/5, partition/4, closed/3, closed_told/3,
          put/3, verdict/2, part_of/2, bare_entry/2, explanation/2, explained/3,
          monitor_entry/5, crash_entry/4,
-         partition_events/3, shed_entry/2, incomplete/2, remote_child/3, cut/4, view_cut/3,
+         partition_events/3, shed_entry/2, incomplete/2, stopped_short/3, remote_child/3, cut/4,
+         view_cut/3,
          decided/1, changed/2,
          as_known/3, list/2]).
 -export_type([t/0]).
@@ -46,7 +47,11 @@
     %% whole node's view (patterns changed, another process's flags), with the tracers
     %% whose verdicts were in before it.
     cuts = #{} :: #{pid() => map()},
-    node_cut = none :: none | {map(), #{pid() => true}}
+    node_cut = none :: none | {map(), #{pid() => true}},
+    %% A stop that reached tracers before routing had settled (riarc_stopped_short): the
+    %% partitions (by tracer) whose own trace may lack events, and the processes (by pid)
+    %% whose events a tracer still held, with how many.
+    stopped = #{} :: #{{tracer, pid()} | {process, riarc_event:sid()} => non_neg_integer()}
 }).
 
 -opaque t() :: #entries{}.
@@ -208,6 +213,21 @@ incomplete(Pending, B = #entries{incomplete = Inc}) ->
     Lost = maps:map(fun(_, Events) -> length(Events) end, Pending),
     {B#entries{incomplete = maps:merge(Inc, Lost)}, Lost}.
 
+%% @doc A stop reached Tracer before routing had settled (riarc_tracer_core's
+%% stopped_short/1): Own, whether its own partition's trace may lack events; Lost, per
+%% process, the events it still held. The book, and which entries may read otherwise
+%% now (their tracer's, or their process's).
+-spec stopped_short(pid(), #{own := boolean(), lost := #{riarc_event:sid() => non_neg_integer()}}, t()) ->
+    {t(), fun((map()) -> boolean())}.
+stopped_short(Tracer, #{own := Own, lost := Lost}, B = #entries{stopped = Stopped}) ->
+    Add = fun(K, N, M) -> maps:update_with(K, fun(O) -> O + N end, N, M) end,
+    S1 = maps:fold(fun(P, N, M) -> Add({process, P}, N, M) end, Stopped, Lost),
+    S2 = case Own of
+             true -> Add({tracer, Tracer}, 0, S1);
+             false -> S1
+         end,
+    {B#entries{stopped = S2}, fun(#{pid := P}) -> is_map_key({process, P}, Lost) end}.
+
 %% @doc A process of Tracer's partition started one on another node in the partition:
 %% the book, and whether the entry reads otherwise now (it has a verdict that is not
 %% accept or reject), unless it had one, when nothing changes.
@@ -272,9 +292,9 @@ changed(Changed, #entries{verdicts = Vs}) ->
 %% or undefined): its verdict, unless what the session learnt since (an incomplete trace,
 %% a child on another node, an overload) says otherwise.
 -spec as_known(pid(), term(), t()) -> map().
-as_known(Tracer, Over, B = #entries{incomplete = Inc, remote = Rem}) ->
-    cut_short(untrusted(unfollowed(seen_whole(Tracer, entry(Tracer, B), B), maps:get(Tracer, Rem, none)),
-                        Inc), Over).
+as_known(Tracer, Over, B = #entries{incomplete = Inc, remote = Rem, stopped = Stopped}) ->
+    E = untrusted(unfollowed(seen_whole(Tracer, entry(Tracer, B), B), maps:get(Tracer, Rem, none)), Inc),
+    cut_short(ended_early(Tracer, E, Stopped), Over).
 
 %% @doc Every partition's entry as known now, in the order their tracers started.
 -spec list(term(), t()) -> [map()].
@@ -315,6 +335,21 @@ seen_whole(Tracer, E, #entries{cuts = Cuts, node_cut = NodeCut}) ->
 cut_short(E = #{verdict := none}, Over) when Over =/= undefined ->
     E#{verdict => inconclusive, reason => {overload, Over}};
 cut_short(E, _Over) ->
+    E.
+
+%% A partition that ended without a verdict at a stop that found some of its events
+%% still on their way to its monitor did not end with its trace: inconclusive, saying
+%% so. A verdict reached before stands: it was reached on a prefix of the partition's
+%% trace (a held event is one its monitor had not had), and accept and reject are final.
+ended_early(Tracer, E = #{verdict := none, pid := P}, Stopped) ->
+    case {maps:find({tracer, Tracer}, Stopped), maps:find({process, P}, Stopped)} of
+        {error, error} -> E;
+        {Own, Held} ->
+            N = lists:sum([K || {ok, K} <- [Own, Held]]),
+            %% Its trace did not end where it ended: no `why' of an end.
+            (maps:remove(why, E))#{verdict => inconclusive, reason => {stopped_short, #{held_events => N}}}
+    end;
+ended_early(_Tracer, E, _Stopped) ->
     E.
 
 %% A monitor that missed events of its own process gave a verdict on an unsound trace:

@@ -38,6 +38,7 @@
                 | {riarc_explanation, pid(), map()}
                 | {riarc_cut, pid(), riarc_event:sid(), term()}
                 | {riarc_incomplete, pid(), #{riarc_event:sid() => [term()]}}
+                | {riarc_stopped_short, pid(), #{own := boolean(), lost := map()}}
                 | {riarc_remote_child, pid(), partition, map()}.
 
 %% @doc No entry yet, nobody subscribed; Lineage: whether entries carry their lineage
@@ -144,6 +145,10 @@ learnt({riarc_cut, Tracer, Who, Why}, Over, V) ->
 learnt({riarc_incomplete, _Tracer, Pending}, Over, V) ->
     {E, Lost} = riarc_session_entries:incomplete(Pending, V#verdicts.entries),
     republish(fun(#{pid := P}) -> is_map_key(P, Lost) end, Over, V#verdicts{entries = E});
+learnt({riarc_stopped_short, Tracer, Info}, Over, V) ->
+    {E, Changed} = riarc_session_entries:stopped_short(Tracer, Info, V#verdicts.entries),
+    Own = [Tracer || maps:get(own, Info), riarc_session_entries:verdict(Tracer, E) =/= none],
+    republish(Changed, Over, publish(Own, Over, V#verdicts{entries = E}));
 %% A process started one on another node (riarc_tracer_core's remote_child/2). In its own
 %% partition: that partition's trace lacks the child's events from then on, so its verdict
 %% is not to be trusted, unless its monitor had reached one before (here already, when

@@ -117,3 +117,38 @@ relayed_child_lost_test() ->
     V3 = Learn(Lost, Rejected),
     ?assertEqual([], told(Tag)),
     ?assertMatch([#{verdict := reject}], riarc_session_verdicts:list(undefined, V3)).
+
+%% A stop that found events still on their way to a partition's monitor: that partition,
+%% without a verdict, reads inconclusive (its trace did not end there); a verdict reached
+%% before stands. By the partition's tracer (its own trace) or by its process (events
+%% another tracer held for it).
+stopped_short_test() ->
+    Tag = make_ref(),
+    Learn = fun(Info, V) -> riarc_session_verdicts:learnt({riarc_stopped_short, tracer, Info}, undefined, V) end,
+    Open = book(tracer, proc, self(), Tag),
+    None = riarc_session_verdicts:put(tracer, riarc_result:entry(proc, ?MFA, none, 3, undefined), undefined, Open),
+    _ = told(Tag),
+    Own = #{own => true, lost => #{}},
+    V1 = Learn(Own, None),
+    ?assertMatch([#{verdict := inconclusive, reason := {stopped_short, #{held_events := 0}}}], told(Tag)),
+    ?assertMatch([#{verdict := inconclusive}], riarc_session_verdicts:list(undefined, V1)),
+    %% Told before the verdict came: the verdict none reads inconclusive once in.
+    V2 = riarc_session_verdicts:put(tracer, riarc_result:entry(proc, ?MFA, none, 0, undefined), undefined,
+                                    Learn(Own, Open)),
+    ?assertMatch([#{verdict := inconclusive}], riarc_session_verdicts:list(undefined, V2)),
+    %% Another tracer held two of proc's events.
+    V3 = riarc_session_verdicts:learnt({riarc_stopped_short, other, #{own => false, lost => #{proc => 2}}},
+                                       undefined, None),
+    ?assertMatch([#{verdict := inconclusive, reason := {stopped_short, #{held_events := 2}}}],
+                 riarc_session_verdicts:list(undefined, V3)),
+    %% Nothing of this partition's held, nor its own trace short: none stands.
+    V4 = riarc_session_verdicts:learnt({riarc_stopped_short, other, #{own => true, lost => #{elsewhere => 1}}},
+                                       undefined, None),
+    ?assertMatch([#{verdict := none}], riarc_session_verdicts:list(undefined, V4)),
+    _ = told(Tag),
+    [begin
+         Decided = riarc_session_verdicts:put(tracer, riarc_result:entry(proc, ?MFA, V, 3, undefined), undefined,
+                                              book(tracer, proc, self(), Tag)),
+         _ = told(Tag),
+         ?assertMatch([#{verdict := V}], riarc_session_verdicts:list(undefined, Learn(Own, Decided)))
+     end || V <- [accept, reject]].

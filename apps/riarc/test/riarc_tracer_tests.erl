@@ -111,6 +111,36 @@ core_reorders_test() ->
                          {send, c, p, hi}, {exit, c, normal}, {recv, p, hi}, {exit, p, normal}]},
                  receive {Tag, _} = X -> X end).
 
+%% Race: a stop that reaches a tracer before routing has settled. The events it holds for
+%% a process whose tracer has not asked for them, or that wait for their spawn event, and
+%% a takeover not yet acknowledged, are reported (riarc_stopped_short), never dropped
+%% without a word: their partitions would otherwise end with the verdict none.
+core_stop_short_test() ->
+    Mon = fun Rec() -> fun(_) -> Rec() end end,
+    B = riarc_backend:new(riarc_backend_route, #{table => undefined, flags => []}),
+    Lambda = riarc_lambda:new(fun({m, F, []}) when F =:= p; F =:= c -> {ok, Mon()}; (_) -> undefined end),
+    Cfg = #{lambda => Lambda, backend => B, session => s, checks => true, perturb => undefined,
+            start_tracer => fun(_, c, _, _) -> t1 end, init_from_spawn => true, self => t0,
+            analysis => inline},
+    Stop = {riarc_ctl, self(), make_ref(), stop},
+    Short = fun(Fx) -> [I || {send, s, {riarc_stopped_short, t0, I}} <- Fx] end,
+    Run = fun(In, St0) -> lists:foldl(fun(M, St) -> {St1, _} = riarc_tracer_core:handle(M, St), St1 end, St0, In) end,
+    {P0, _} = riarc_tracer_core:init_root(Cfg, p, {m, p, []}, none),
+    %% C has a tracer of its own (t1); C's child D inherits C's partition, and its events
+    %% wait here for t1 to ask for D; X's wait for a spawn event that has not come.
+    P1 = Run([{trace, p, spawn, c, {m, c, []}}, {trace, c, spawn, d, {m, d, []}},
+              {trace, d, send, hi, p}, {trace, x, exit, normal}], P0),
+    {_, Fx1} = riarc_tracer_core:handle(Stop, P1),
+    ?assertEqual([#{own => true, lost => #{d => 2, x => 1}}], Short(Fx1)),
+    ?assert(lists:member(stop, Fx1)),
+    %% Settled: nothing to report.
+    {_, Fx2} = riarc_tracer_core:handle(Stop, Run([{trace, p, 'receive', hi}], P0)),
+    ?assertEqual([], Short(Fx2)),
+    %% A tracer whose takeover is not acknowledged: its own trace may lack events.
+    {T0, _} = riarc_tracer_core:init_tracer(Cfg, Mon(), c, {m, c, []}, t9),
+    {_, Fx3} = riarc_tracer_core:handle(Stop, T0),
+    ?assertEqual([#{own => true, lost => #{}}], Short(Fx3)).
+
 %% A monitor that crashes gets the verdict error for its own processes only, wherever it
 %% runs.
 crashing_monitor_test_() ->
