@@ -115,7 +115,7 @@
 %% </ul>
 -module(riarc).
 
--export([run/3, start/3, attach/3, verdicts/1, stop/1, alive/1]).
+-export([run/3, start/3, attach/3, verdicts/1, settle/2, stop/1, alive/1]).
 -export([format_error/1, format_verdict/1]).
 %% Shared with the other instrumentation modes (riarc_central, riarc_inline).
 -export([validate/3]).
@@ -450,6 +450,14 @@ verdicts(Session) -> riarc_session:verdicts(Session).
 %% @doc Stops monitoring; the system runs on untraced. Returns the result so far.
 -spec stop(pid()) -> {ok, result()} | {error, {riarc_session, not_owner}}.
 stop(Session) -> riarc_session:stop(Session).
+
+%% @doc Waits, up to Timeout ms, until the session's tracers have handed on every event
+%% they hold for others, so that a stop/1 right after cuts no partition short of what
+%% the system did before (a partition cut short reads inconclusive). For a stop at a
+%% quiet point: the end of a test, say, after `erlang:trace_delivered(all)'.
+-spec settle(pid(), timeout()) ->
+    ok | {error, {riarc_session, not_owner | {unsettled, non_neg_integer()}}}.
+settle(Session, Timeout) -> riarc_session:settle(Session, Timeout).
 
 %% @doc The live tracers of a session and the processes they trace: all of them, and
 %% (`traced') tracer by tracer; with `follow', how many events relayed from followed

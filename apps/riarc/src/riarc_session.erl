@@ -18,7 +18,7 @@
 -behaviour(gen_server).
 
 -export([start/4, start_link/1, launched/1, await/2, finish/2, verdicts/1, subscribe/3, alive/1, stats/1,
-         stop/1, format_error/1]).
+         settle/2, stop/1, format_error/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 -export_type([root/0, opts/0, error_reason/0]).
 
@@ -27,7 +27,8 @@
                       | not_owner | {down, term()}
                       | {remote_child, #{parent := pid(), node := node(),
                                          mfa := riarc_event:mfa_args()}}
-                      | {root_tracer_down, term()}.
+                      | {root_tracer_down, term()}
+                      | {unsettled, non_neg_integer()}.
 
 %% A root of the system: its name, logical MFA, and the init event its monitor opens
 %% with when the backend does not deliver one itself.
@@ -83,7 +84,8 @@
     verdicts :: riarc_session_verdicts:t(),          % the entries, and who hears of them
     limits :: riarc_session_limits:t(),              % overload, budgets, counts
     %% Following the system onto other nodes: the module of that part and its state.
-    dist = undefined :: riarc_session_follow:t()
+    dist = undefined :: riarc_session_follow:t(),
+    settling = undefined :: undefined | riarc_session_settle:t()   % settle/2's
 }).
 
 -ifdef(TEST).
@@ -183,6 +185,15 @@ alive(Session) -> gen_server:call(Session, alive, 10000).
 -spec stats(pid()) -> riarc_session_stats:stats() | unavailable.
 stats(Session) -> gen_server:call(Session, stats, 10000).
 
+%% @doc Waits, up to Timeout ms, until every live tracer has handed on what it held for
+%% others (its takeovers acknowledged, no event waiting for a spawn event or for its
+%% process's tracer), so that a stop/1 after it cuts no partition short of what the
+%% system did before (riarc_watch settles before it stops). What the system does
+%% meanwhile may start more takeovers; a tracer started meanwhile is waited for too.
+-spec settle(pid(), timeout()) -> ok | {error, {?MODULE, not_owner | {unsettled, non_neg_integer()}}}.
+settle(Session, infinity) -> gen_server:call(Session, {settle, infinity}, infinity);
+settle(Session, Timeout) -> gen_server:call(Session, {settle, Timeout}, Timeout + 30000).
+
 %% @doc Stops tracing (the system runs on untraced) and returns the result so far.
 -spec stop(pid()) -> {ok, map()} | {error, {?MODULE, not_owner}}.
 stop(Session) -> gen_server:call(Session, stop, 30000).
@@ -207,6 +218,9 @@ format_error({remote_child, #{parent := P, node := Node, mfa := MFA}}) ->
                                 "it: the Spec gives it a monitor, which never ran (monitor it "
                                 "with a session on that node, riarc:attach(new_processes, ...))",
                                 [P, MFA, Node]));
+format_error({unsettled, N}) ->
+    lists:flatten(io_lib:format("~b tracer(s) still held events for others when the wait to "
+                                "settle was over", [N]));
 format_error({root_tracer_down, Why}) ->
     lists:flatten(io_lib:format("the root tracer ended before it launched the system: ~0tp", [Why])).
 
@@ -277,6 +291,19 @@ handle_call(stats, _From, S) ->
                                         analysers => riarc_session_analyses:pids(S#session.analyses),
                                         finished => S#session.finished =/= undefined,
                                         backend => S#session.backend}), S};
+%% Settling, like stopping, is the owner's.
+handle_call({settle, _}, {Pid, _}, S = #session{owner = Owner}) when Pid =/= Owner ->
+    {reply, {error, {?MODULE, not_owner}}, S};
+handle_call({settle, Ms}, From, S = #session{tracers = T, token = Token}) ->
+    S1 = unsettled(S),
+    Ref = make_ref(),
+    case maps:keys(T) of
+        [] -> {reply, ok, S1};
+        Tracers ->
+            _ = [riarc_tracer:settle(Pid, Token, Ref) || Pid <- Tracers],
+            _ = Ms =:= infinity orelse erlang:send_after(Ms, self(), {riarc_settle_over, Ref}),
+            {noreply, S1#session{settling = riarc_session_settle:new(From, Ref, Tracers)}}
+    end;
 %% Trust boundary: stopping is the owner's (the process that started the session, or
 %% riarc's proxy of it for a session on another node). A stop from anyone else, the
 %% monitored system say, is refused, and counted among the run's errors as forged.
@@ -343,7 +370,13 @@ info(Msg = {riarc_grace, Ref}, S = #session{limits = L, analyses = As}) ->
         false -> other(Msg, S)
     end;
 info({'DOWN', _, process, Pid, Reason}, S) ->
-    down(Pid, Reason, S);
+    down(Pid, Reason, settling(fun(W) -> riarc_session_settle:gone(Pid, W) end, S));
+%% The wait of settle/2 is over; one that ended already leaves its timer behind.
+info({riarc_settle_over, Ref}, S = #session{settling = W}) ->
+    case W =/= undefined andalso riarc_session_settle:ref(W) =:= Ref of
+        true -> {noreply, unsettled(S)};
+        false -> {noreply, S}
+    end;
 info({'EXIT', An, Reason}, S) when Reason =/= normal ->
     {As, Fx} = riarc_session_analyses:exited(An, Reason, heap_words(S), S#session.analyses),
     {noreply, perform(Fx, S#session{analyses = As})};
@@ -397,6 +430,8 @@ down_other(Pid, Reason, S0 = #session{verdicts = Vs, tracers = T}) ->
 %% token.
 trusted({riarc_forged, _Tracer, _What}, S) ->
     {noreply, forged(1, S)};
+trusted({riarc_settled, T, Ref}, S) ->
+    {noreply, settling(fun(W) -> riarc_session_settle:settled(T, Ref, W) end, S)};
 trusted({riarc_launched, T, Res}, S) ->
     {noreply, launch_result(T, Res, S)};
 trusted({riarc_tracer_up, Pid, Proc, MFA, Lineage}, S) ->
@@ -554,10 +589,30 @@ launch_result(T, Res, S = #session{launch = L = #launch{pending = P, error = E0}
         P1 -> S#session{launch = L#launch{pending = P1, error = E}}
     end.
 
-tracer_up(Pid, S = #session{tracers = T}) ->
+tracer_up(Pid, S0 = #session{tracers = T, token = Token}) ->
     _ = monitor(process, Pid),
+    %% Race: a tracer started while the session settles is asked too; its starter
+    %% announced it before it could answer.
+    S = settling(fun(W) -> riarc_tracer:settle(Pid, Token, riarc_session_settle:ref(W)),
+                           riarc_session_settle:up(Pid, W) end, S0),
     T1 = T#{Pid => true},
     verdicts(S#session{tracers = T1}, fun(_, V) -> riarc_session_verdicts:tracer_up(Pid, map_size(T1), V) end).
+
+%% A step of settle/2's wait, if one is going on; its caller answered once nobody is left.
+settling(_Step, S = #session{settling = undefined}) ->
+    S;
+settling(Step, S = #session{settling = W}) ->
+    case Step(W) of
+        {waiting, W1} -> S#session{settling = W1};
+        {done, From} -> gen_server:reply(From, ok), S#session{settling = undefined}
+    end.
+
+%% A settle/2 still waiting is over: its caller is told how many tracers did not answer.
+unsettled(S = #session{settling = undefined}) ->
+    S;
+unsettled(S = #session{settling = W}) ->
+    gen_server:reply(riarc_session_settle:from(W), {error, {?MODULE, {unsettled, riarc_session_settle:left(W)}}}),
+    S#session{settling = undefined}.
 
 maybe_done(S = #session{tracers = T}) when map_size(T) > 0 ->
     {noreply, S};

@@ -17,7 +17,7 @@
 %% '''
 -module(riarc_tracer).
 
--export([start_root/4, info/3, stop/2, of_session/2]).
+-export([start_root/4, info/3, settle/3, stop/2, of_session/2]).
 %% Spawned entry points.
 -export([root_init/4, tracer_init/5]).
 
@@ -232,6 +232,13 @@ of_session(T, Session) ->
             end;
         undefined -> false
     end.
+
+%% @doc Asks a tracer to tell its session (`{riarc_settled, Tracer, Ref}') once it holds
+%% nothing for others (riarc_session:settle/2). Token is its session's.
+-spec settle(pid(), reference(), reference()) -> ok.
+settle(Tracer, Token, Ref) ->
+    Tracer ! {riarc_ctl, self(), Ref, {Token, settle}},
+    ok.
 
 %% @doc Stops a tracer: it stops tracing its processes (they run on untraced), reports
 %% its partition as it stands and ends. Token is its session's: a request without it

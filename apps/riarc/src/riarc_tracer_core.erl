@@ -17,7 +17,7 @@
 %% {riarc_rtd, Dispatcher, {evt, E}}   % ⟨rtd, ıT, e⟩: a routed event
 %% {riarc_rtd, Dispatcher, {dtc, T, S}}% ⟨rtd, ıT, d⟩: a routed detach acknowledgement
 %% '''
-%% and control requests `{riarc_ctl, From, Ref, {Token, info | stop}}' (Token: cfg's
+%% and control requests `{riarc_ctl, From, Ref, {Token, info | settle | stop}}' (Token: cfg's
 %% `token', when it has one).
 %% Effects, carried out in order by the caller:
 %% ```
@@ -127,6 +127,9 @@
     %% root, whose partition's tracer gets this partition's events.
     awaiting = 0 :: non_neg_integer(),
     relay_of = undefined :: undefined | pid(),
+    %% Who asked to be told once this tracer has handed on all it holds (control
+    %% request settle), and with which reference.
+    settling = [] :: [{tracer(), reference()}],
     fx = [] :: [effect()]                          % effects of this step, newest first
 }).
 -opaque state() :: #tracer{}.
@@ -213,7 +216,16 @@ state_map(#tracer{mode = M, pi = Pi, gamma = G, part = Part, pending = P, parked
     #{mode => M, pi => Pi, gamma => G, partition => Part,
       pending => riarc_reorder:to_map(P), parked => Pk}.
 
-out(St = #tracer{fx = Fx}) -> {St#tracer{fx = []}, lists:reverse(Fx)}.
+out(St = #tracer{settling = [_ | _]}) ->
+    case settled(St) of
+        true -> out1(lists:foldl(fun({From, Ref}, A) -> fx({send, From, {riarc_settled, self_of(A), Ref}}, A) end,
+                                 St#tracer{settling = []}, lists:reverse(St#tracer.settling)));
+        false -> out1(St)
+    end;
+out(St) ->
+    out1(St).
+
+out1(St = #tracer{fx = Fx}) -> {St#tracer{fx = []}, lists:reverse(Fx)}.
 
 fx(E, St = #tracer{fx = Fx}) -> St#tracer{fx = [E | Fx]}.
 
@@ -787,6 +799,12 @@ control(From, Ref, Req, St = #tracer{cfg = Cfg}) ->
 
 control1(From, Ref, info, St) ->
     fx({send, From, {Ref, state_map(St)}}, St);
+%% Settling (riarc_session:settle/2): the answer comes once this tracer holds nothing for
+%% anyone (out/1 looks after each step): its takeovers acknowledged, no event waiting for
+%% its spawn event (App. B) or for its process's tracer to ask. It then stops cutting
+%% anything short (stopped_short/1) but what the system does after.
+control1(From, Ref, settle, St = #tracer{settling = W}) ->
+    St#tracer{settling = [{From, Ref} | W]};
 control1(_From, _Ref, stop, St = #tracer{gamma = G}) ->
     St1 = lists:foldl(fun(S, A) -> fx({clear, S}, A) end, St, maps:keys(G)),
     St2 = stopped_short(St1),
@@ -814,6 +832,10 @@ stopped_short(St = #tracer{pi = Pi, pending = Pending, held = Held, mode = Mode,
         true -> report({riarc_stopped_short, self_of(St), #{own => Own, lost => Lost}}, St);
         false -> St
     end.
+
+settled(#tracer{mode = Mode, pending = Pending, pi = Pi}) ->
+    Mode =:= direct andalso riarc_reorder:is_empty(Pending)
+        andalso not lists:any(fun({held, [_ | _]}) -> true; (_) -> false end, maps:values(Pi)).
 
 count_origin({riarc_rtd, _, {evt, E}}, A) ->
     maps:update_with(origin(E), fun(N) -> N + 1 end, 1, A);

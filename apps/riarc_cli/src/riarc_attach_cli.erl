@@ -20,6 +20,9 @@
 %% 2
 %% '''
 -module(riarc_attach_cli).
+
+%% How long the end of a watch waits for takeovers under way (riarc:settle/2).
+-define(SETTLE_MS, 2000).
 -behaviour(gen_event).
 
 -export([commands/0, run/1, distributed/2, follow_flag/0]).
@@ -164,6 +167,10 @@ watch(Node, {ok, S}, For, Opts) ->
     Timer = case Deadline of infinity -> undefined; _ -> erlang:send_after(Deadline, self(), riarc_attach_for) end,
     {Why, Printed1} = loop(S, Printed, Print),
     _ = Timer =/= undefined andalso erlang:cancel_timer(Timer),
+    %% Takeovers under way end before the stop, so that it cuts no new process's
+    %% partition short of what it did before (that partition would be inconclusive); a
+    %% system that keeps starting processes gets SETTLE_MS.
+    _ = riarc:settle(S, ?SETTLE_MS),
     {ok, Result = #{verdicts := Vs}} = riarc:stop(S),
     _ = lists:foldl(Print, Printed1, Vs),
     Status = riarc_result:status(Result),

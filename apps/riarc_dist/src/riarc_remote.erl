@@ -263,6 +263,14 @@ handle_call({stop, Why}, _From, S = #proxy{down = undefined, remote = R}) ->
     {stop, normal, {ok, result(S1)}, S1#proxy{waiters = reply_all({ok, result(S1)}, S1)}};
 handle_call({stop, _Why}, From, S) ->
     handle_call(stop, From, S);
+%% The proxy is the remote session's owner: it settles for its own caller.
+handle_call({settle, Ms}, _From, S = #proxy{down = undefined, remote = R}) ->
+    Reply = try riarc_session:settle(R, Ms)
+            catch exit:_ -> ok  % gone: stop/1 says what that cost
+            end,
+    {reply, Reply, S};
+handle_call({settle, _}, _From, S) ->
+    {reply, ok, S};
 handle_call(stop, _From, S = #proxy{down = undefined, remote = R}) ->
     S1 = try riarc_session:stop(R) of
              {ok, Result} -> ended(Result, S)

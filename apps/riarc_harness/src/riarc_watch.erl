@@ -25,6 +25,9 @@
 %% '''
 -module(riarc_watch).
 
+%% How long a watch waits at its end for the tracers to settle (riarc:settle/2).
+-define(SETTLE_MS, 5000).
+
 -export([start/3, stop/1, with/4, spec/2, judge/2, format_error/1]).
 -export_type([property/0, target/0, opts/0, watch/0, outcome/0, error_reason/0]).
 
@@ -188,12 +191,23 @@ attach([T | Ts], Spec, Opts, Acc) ->
     end.
 
 %% Every trace message the VM produced so far is delivered to its tracer before the
-%% stop, so that the events of a test that has just ended are all analysed (or, past
-%% the session's grace, counted inconclusive), never silently dropped.
+%% stop, and every tracer has handed on what it held for the tracers of new processes,
+%% so that the events of a test that has just ended are all analysed (or, past the
+%% session's grace, counted inconclusive), never silently dropped. A stop in the middle
+%% of a takeover would leave the new process's partition inconclusive (riarc_stopped_short):
+%% a failed case for a test that did nothing wrong. Past SETTLE_MS (a system that keeps
+%% starting processes), the stop goes ahead and says what it cut.
 detach(Sessions) ->
     Ref = erlang:trace_delivered(all),
     receive {trace_delivered, all, Ref} -> ok end,
+    [settle_session(S) || S <- Sessions],
     [stop_session(S) || S <- Sessions].
+
+settle_session(S) ->
+    try riarc:settle(S, ?SETTLE_MS) of
+        _ -> ok
+    catch exit:_ -> ok  % gone: stop_session/1 says so
+    end.
 
 stop_session(S) ->
     try riarc:stop(S) of

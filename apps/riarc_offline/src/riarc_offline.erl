@@ -237,12 +237,12 @@ limit_of(_) -> undefined.
 finish_session(Session, [], Timeout) ->
     riarc_session:finish(Session, Timeout);
 %% Some process was still running when the recording ended (or was spawned and never
-%% seen): its tracer would wait for its exit for ever. Each round of `alive' is answered
-%% by every tracer after the messages already in its mailbox, so after two rounds the
-%% replayed events have been taken in; the partitions then end as they stand.
-finish_session(Session, _Open, _Timeout) ->
-    _ = riarc_session:alive(Session),
-    _ = riarc_session:alive(Session),
+%% seen): its tracer would wait for its exit for ever. Once settled, every tracer has
+%% taken in the replayed events and handed on what it held for others (a takeover the
+%% stop would cut makes that partition inconclusive); the partitions then end as they
+%% stand. Not settled within the timeout: the stop says which partitions it cut.
+finish_session(Session, _Open, Timeout) ->
+    _ = riarc_session:settle(Session, Timeout),
     riarc_session:stop(Session).
 
 trace_info(Summary = #{reader := Reader}) ->
