@@ -3,7 +3,7 @@
 REBAR ?= rebar3
 export ERL_FLAGS ?=
 
-.PHONY: all toolchain test-toolchain build test test-all verdicts-soak eunit ct layout check xref dialyzer demo bench bench-top bench-takeover bench-shapes bench-replay bench-quick report-check verify clean
+.PHONY: all toolchain test-toolchain build test test-all verdicts-soak eunit ct layout check xref dialyzer demo bench bench-top bench-scale bench-takeover bench-shapes bench-replay bench-quick report-check verify clean
 
 all: build
 
@@ -70,6 +70,12 @@ bench: build
 bench-top: build
 	@bin/riarc experiment examples/bench/study-top.config --out bench-results/top
 	@bin/riarc study top=bench-results/top --out bench-results/study-top
+
+# Where central monitoring breaks: n = 40 000 and 80 000 workers in a 4 GiB ceiling per
+# run (about 25 minutes); docs/evaluation.md reports it.
+bench-scale: build
+	@bin/riarc experiment examples/bench/study-scale.config --out bench-results/scale
+	@bin/riarc study scale=bench-results/scale --out bench-results/study-scale
 
 # What the takeover costs (docs/evaluation.md): riarc against centralised monitoring and
 # the VM's tracing floor, instrumentation alone, 5 interleaved repetitions (~15 minutes).
