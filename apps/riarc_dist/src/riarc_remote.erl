@@ -135,9 +135,10 @@ subscribe(Proxy) -> gen_server:call(Proxy, {subscribe, self()}, 30000).
 -spec partitions(pid()) -> [{term(), term()}].
 partitions(Proxy) -> gen_server:call(Proxy, partitions, 30000).
 
-%% @doc The partitions the proxy knows have started, once there are at least N of them;
-%% exits with `timeout' if that takes longer than Timeout (a partition is known from its
-%% first event, which reaches the proxy over the link from the remote tracer).
+%% @doc The partitions the proxy knows have started, once there are at least N of them
+%% (or the remote session is gone: those known then); exits with `timeout' if that takes
+%% longer than Timeout (a partition is known from its first event, which reaches the
+%% proxy over the link from the remote tracer).
 -spec partitions(pid(), pos_integer(), timeout()) -> [{term(), term()}].
 partitions(Proxy, N, Timeout) when is_integer(N), N > 0 -> gen_server:call(Proxy, {partitions, N}, Timeout).
 
@@ -318,7 +319,9 @@ info({'DOWN', _, process, R, Why}, S = #proxy{remote = R, down = undefined}) ->
     S1 = went_down(Why, S),
     _ = [Sub ! {riarc_remote_down, Tag, S1#proxy.down} || {Sub, Tag} <- S1#proxy.subscribers],
     _ = S1#proxy.down =:= nodedown orelse finish(S1),
-    {noreply, S1#proxy{waiters = reply_all({ok, result(S1)}, S1)}};
+    %% No partition is learnt from now on: partitions/3's callers get those known.
+    _ = [gen_server:reply(From, lists:sort(maps:to_list(S1#proxy.parts))) || {_, From} <- S1#proxy.part_waiters],
+    {noreply, S1#proxy{waiters = reply_all({ok, result(S1)}, S1), part_waiters = []}};
 info(_Other, S) ->
     {noreply, S}.
 

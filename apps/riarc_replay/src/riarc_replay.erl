@@ -54,6 +54,7 @@
                       | {corrupt, file:filename_all(), non_neg_integer(), term()}
                       | {file, file:filename_all(), term()}
                       | {timeout, record | replay, [[pos_integer()]]}
+                      | {runtime_not_loaded, [{module(), term()}]}
                       | {deadlock, [[pos_integer()]]}
                       | {peer, term()}
                       | {controller_crashed, term()}.
@@ -167,6 +168,9 @@ is_own(M) ->
 -spec format_error({diverged, [pos_integer()], term(), term()} | error_reason()) -> string().
 format_error({diverged, Lid, Expected, Got}) ->
     riarc_replay_rt:format_error({diverged, Lid, Expected, Got});
+format_error({runtime_not_loaded, Bad}) ->
+    lists:flatten(io_lib:format("riarc's replay runtime could not be loaded (~0tp): is riarc "
+                                "installed whole on this node?", [Bad]));
 format_error({bad_option, O}) ->
     lists:flatten(io_lib:format("the option ~0tp is not one riarc_replay knows", [O]));
 format_error({corrupt, File, Offset, Why}) ->
@@ -252,7 +256,12 @@ run_local(Mode, Header, Streams, Opts) ->
     %% Invariant: the run's processes never load riarc's runtime. A woven process that
     %% called a runtime module not loaded yet would ask code_server for it, a send of
     %% riarc's doing that its monitor would take for the system's (and decide on).
-    ok = code:ensure_modules_loaded(?RUNTIME_MODULES),
+    case code:ensure_modules_loaded(?RUNTIME_MODULES) of
+        ok -> run_loaded(Mode, Header, Streams, Opts);
+        {error, Bad} -> {error, {?MODULE, {runtime_not_loaded, Bad}}}
+    end.
+
+run_loaded(Mode, Header, Streams, Opts) ->
     {How, Modules} = to_weave(Mode, Header, Opts),
     case weave_all([M || M <- Modules, not is_woven(M)], How, [], []) of
         {ok, Woven, Unwoven} ->

@@ -339,6 +339,7 @@ errors() ->
     ?assertMatch({error, {riarc_weave, {not_loaded, _}}}, riarc_replay:instrument([no_such_module_here])),
     [?assert(is_list(M:format_error(R))) || {M, R} <- [{riarc_replay, {timeout, replay, [[]]}},
                                                         {riarc_replay, {deadlock, [[]]}},
+                                                        {riarc_replay, {runtime_not_loaded, [{riarc_replay_rt, nofile}]}},
                                                         {riarc_replay_file, {file, "f", enoent}},
                                                         {riarc_replay_transform, {no_module_attribute, []}},
                                                         {riarc_replay_rt, {diverged, [1], a, b}}]].
