@@ -203,7 +203,7 @@ killed_session_test() ->
 
 is_session(P) ->
     case erlang:process_info(P, dictionary) of
-        {dictionary, D} -> proplists:get_value('$initial_call', D) =:= {riarc_session, init, 1};
+        {dictionary, D} -> proplists:get_value('$initial_call', D) =:= {riarc_session_server, init, 1};
         undefined -> false
     end.
 
