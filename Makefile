@@ -85,7 +85,7 @@ bench-takeover: build
 # What monitoring costs on systems of different shapes (flat, chains, wide trees,
 # ping-pong, the load driver) with "no process receives {error, _}": baseline, the VM's
 # tracing with riarc's trace patterns (the floor), riarc and centralised, fresh VMs,
-# interleaved; the load driver's MRT with instrumentation alone; ends with issue 17's
+# interleaved; the load driver's MRT with instrumentation alone; ends with issue 30's
 # targets (about 6 minutes); docs/evaluation.md has a run.
 bench-shapes: build
 	@scripts/bench-shapes
