@@ -19,6 +19,7 @@
 %% {params, #{requests => 50, time => 10, period => 100, psend => 0.9, precv => 0.9}}.
 %% {variants, [#{psend => 0.1, precv => 0.1}, #{psend => 0.9, precv => 0.9}]}.  % list
 %% {timeout, 600}.                            % seconds per run
+%% {process_limit, 1048576}.                  % each VM's +P (default: the VM's own)
 %% '''
 %% A run whose VM passes `memory_limit' is killed and recorded as crashed (the paper's
 %% missing bars), as is one that passes `timeout'; the experiment goes on with the next.
@@ -68,7 +69,7 @@
                     schedulers := [pos_integer()], seeds := [integer()],
                     instrumentation := [atom()], monitors := [none | soundness],
                     memory_limit := pos_integer(), repetitions := reps(), params := map(),
-                    variants := [map()],
+                    variants := [map()], process_limit => pos_integer(),
                     timeout := pos_integer(), file := string()}.
 -type reps() :: pos_integer() | {cv, #{m := pos_integer(), b := pos_integer(),
                                       epsilon := float(), max := pos_integer()}}.
@@ -76,7 +77,7 @@
 -type bench() :: riarc_bench_model:params().
 
 -define(KEYS, [name, shapes, workers, schedulers, seeds, instrumentation, monitors,
-               repetitions, params, variants, timeout, memory_limit]).
+               repetitions, params, variants, timeout, memory_limit, process_limit]).
 %% How often a run's VM has its resident memory read, in ms.
 
 %% App. C.5.1: the CV must settle for every measured variable.
@@ -122,8 +123,12 @@ check_config(Cfg) ->
               {params, fun erlang:is_map/1},
               {variants, fun(L) -> nonempty_list(L) andalso lists:all(fun erlang:is_map/1, L) end},
               {timeout, fun(T) -> is_integer(T) andalso T > 0 end}],
+    %% Optional: a VM allows 262 144 processes unless told otherwise, and riarc's
+    %% max_tracers is an eighth of the limit; a load of more workers than that needs more.
+    Optional = [{process_limit, fun(P) -> is_integer(P) andalso P >= 1024 andalso P =< 134217727 end}],
     case [{K, maps:get(K, Cfg, undefined)} || {K, Ok} <- Checks,
-                                              not (maps:is_key(K, Cfg) andalso Ok(maps:get(K, Cfg)))] of
+                                              not (maps:is_key(K, Cfg) andalso Ok(maps:get(K, Cfg)))]
+         ++ [{K, maps:get(K, Cfg)} || {K, Ok} <- Optional, maps:is_key(K, Cfg), not Ok(maps:get(K, Cfg))] of
         [{K, V} | _] -> {error, {?MODULE, {config_value, K, V}}};
         [] ->
             Full = Cfg#{workers := expand(maps:get(workers, Cfg))},
@@ -255,7 +260,7 @@ run_bench(Bench, I, Total, Cfg = #{repetitions := Reps}, Out) ->
     RunOne = fun(Rep) ->
                      Dir = filename:join([Out, "runs", Id, "rep" ++ integer_to_list(Rep)]),
                      R = run_in_peer(Bench, Dir, maps:get(timeout, Cfg) * 1000,
-                                     maps:get(memory_limit, Cfg)),
+                                     maps:get(memory_limit, Cfg), vm_args(Cfg)),
                      progress(I, Total, Label, Rep, R),
                      case R of
                          {error, {crashed, Info}} -> {crashed, Info#{rep => Rep}};
@@ -375,9 +380,9 @@ run_reps(I, N, RunOne, Acc) ->
 
 %% A fresh VM with K schedulers per run (riarc_bench_peer), killed past the memory limit
 %% or the time limit: such a run is recorded as crashed, the paper's missing bars.
-run_in_peer(Bench = #{schedulers := K}, Dir, Timeout, LimitMb) ->
+run_in_peer(Bench = #{schedulers := K}, Dir, Timeout, LimitMb, VmArgs) ->
     S = integer_to_list(K),
-    case riarc_bench_peer:call({riarc_bench_run, run, [Bench, #{out => Dir}]}, ["+S", S ++ ":" ++ S],
+    case riarc_bench_peer:call({riarc_bench_run, run, [Bench, #{out => Dir}]}, ["+S", S ++ ":" ++ S | VmArgs],
                                Timeout, LimitMb) of
         {ok, {ok, Summary}, #{rss_peak_kb := Kb}} -> {ok, Summary#{rss_peak => 1024 * Kb}};
         {ok, {error, {riarc_bench_run, _} = Error}, _} -> {error, {?MODULE, Error}};
@@ -387,6 +392,10 @@ run_in_peer(Bench = #{schedulers := K}, Dir, Timeout, LimitMb) ->
             {error, {crashed, #{why => memory_limit, limit_mb => LimitMb, rss_peak => 1024 * Kb}}};
         {error, {riarc_bench_peer, _} = Error} -> {error, {?MODULE, Error}}
     end.
+
+%% The run VMs' own flags from the config: the same for every set-up.
+vm_args(#{process_limit := P}) -> ["+P", integer_to_list(P)];
+vm_args(#{}) -> [].
 
 %%% Baselines ----------------------------------------------------------------------------
 

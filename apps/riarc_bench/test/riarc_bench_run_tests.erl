@@ -155,8 +155,10 @@ config_errors_test_() ->
            {"bad range", "{shapes, [steady]}. {workers, {10, 5, 1}}. {params, #{requests => 5}}."},
            {"bad cv", "{shapes, [steady]}. {workers, [10]}. {params, #{requests => 5}}. "
                       "{repetitions, {cv, #{m => 1}}}."},
-           {"syntax", "{shapes, [steady]"}],
-    Tags = [bench, bench, config_term, config_value, config_value, config_syntax],
+           {"syntax", "{shapes, [steady]"},
+           {"bad process limit", "{shapes, [steady]}. {workers, [10]}. {params, #{requests => 5}}. "
+                                 "{process_limit, 10}."}],
+    Tags = [bench, bench, config_term, config_value, config_value, config_syntax, config_value],
     [{Name, fun() ->
                     {error, {riarc_bench_experiment, R}} =
                         riarc_bench_experiment:load(write_config("bad.config", Text)),
@@ -170,6 +172,10 @@ config_expands_test() ->
                                             "{seeds, [1, 2]}. {params, #{requests => 5}}.")),
     Benches = riarc_bench_experiment:benchmarks(Cfg),
     ?assertEqual(2 * 3 * 2, length(Benches)),
+    ?assertNot(is_map_key(process_limit, Cfg)),
+    {ok, #{process_limit := 1048576}} = riarc_bench_experiment:load(
+        write_config("ok.config", "{shapes, [steady]}. {workers, [10]}. {params, #{requests => 5}}. "
+                                  "{process_limit, 1048576}.")),
     ?assertEqual(12, length(lists:usort([riarc_bench_experiment:bench_id(B) || B <- Benches]))).
 
 %% App. C.5.1: with a metric whose CV keeps changing by more than epsilon, more runs are
