@@ -347,8 +347,8 @@ errors() ->
 %% The runtime outside a run is the plain operation.
 outside_a_run_test() ->
     ?assertNot(riarc_replay_rt:active()),
-    self() ! {'$riarc_rr', 3, 0, wrapped},
-    F = fun(rec, _, T) -> receive {'$riarc_rr', S, Q, M} -> {1, S, Q, M} after T -> '$riarc_rr_timeout' end end,
+    self() ! {'$riarc_rr', 3 bsl 40, wrapped},
+    F = fun(rec, _, T) -> receive {'$riarc_rr', D, M} -> {1, D, M} after T -> '$riarc_rr_timeout' end end,
     ?assertEqual({1, wrapped}, riarc_replay_rt:recv(F, 0)),
     ?assertEqual('$riarc_rr_timeout', riarc_replay_rt:recv(F, 0)).
 
