@@ -23,7 +23,7 @@
 %% {m,f,[]}
 %% 4> riarc_replay_monitor:trace_patterns(#{send => false, 'receive' => [{['_', '_', {store, '$1'}], [], []}]}).
 %% #{'receive' => [{['_','_',{store,'$1'}],[],[]},
-%%                 {['_','_',{'$riarc_rr','_','_',{store,'$1'}}],[],[]},
+%%                 {['_','_',{'$riarc_rr','_',{store,'$1'}}],[],[]},
 %%                 {['_','_',{'$riarc_rv','_',{store,'$1'}}],[],[]},
 %%                 {['_','_','$riarc_rr_timed_out'],[],[]}],
 %%   send => false}
@@ -186,7 +186,7 @@ wrapped_clause(Len, C = {Head, Guard, Body}) when is_list(Head), length(Head) =:
         true -> throw(unreadable);
         false ->
             {Init, [Msg]} = lists:split(Len - 1, Head),
-            [C, {Init ++ [{'$riarc_rr', '_', '_', Msg}], Guard, Body},
+            [C, {Init ++ [{'$riarc_rr', '_', Msg}], Guard, Body},
              {Init ++ [{'$riarc_rv', '_', Msg}], Guard, Body}]
     end;
 wrapped_clause(_Len, _) ->
@@ -199,8 +199,8 @@ whole_match(T) when is_tuple(T) -> whole_match(tuple_to_list(T));
 whole_match([H | T]) -> whole_match(H) orelse whole_match(T);
 whole_match(_) -> false.
 
-%% Receiver side {'$riarc_rr', SenderIndex, Seq, Msg}, sender side {'$riarc_rv', Version, Msg}.
-unwrap({'$riarc_rr', _, _, Msg}) -> Msg;
+%% Receiver side {'$riarc_rr', SenderSeq, Msg}, sender side {'$riarc_rv', Version, Msg}.
+unwrap({'$riarc_rr', _, Msg}) -> Msg;
 unwrap({'$riarc_rv', _, Msg}) -> Msg;
 unwrap(Msg) -> Msg.
 

@@ -21,7 +21,7 @@
 -compile({no_auto_import, [spawn/3]}).
 
 -export([active/0, send/2, send/3, recv/2, spawn/3,
-         took/4, took_plain/2, took_ver/3, took_timer/4, took_timeout/0,
+         took/2, took_plain/1, took_ver/2, took_timer/2, took_timeout/0,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1,
          timestamp/0, now/0, uniform/0, uniform/1, unique_integer/0, unique_integer/1,
          make_ref/0, exit_signal/2]).
@@ -33,9 +33,9 @@
 
 -include("riarc_replay_rt.hrl").
 
-%% What a sender knows of the processes it sends to: #{Pid => false | 0 | Version
-%% counter}, filled on first contact, so a send to a known peer reads it and changes
-%% nothing.
+%% What a sender knows of the processes it sends to: #{Pid => false | Seq counter |
+%% {ver, Version counter} | replay} (see peer/2), filled on first contact, so a send to
+%% a known peer reads it and changes nothing.
 -define(PEERS, '$riarc_rr_peers').
 %% What a woven receive does inline (riarc_replay_transform): rr (recording, receiver
 %% side), rv (recording, sender side, nothing in the version buffer); anything else
@@ -143,7 +143,7 @@ plain_spawn(Kind, M, F, A, _Opts) -> erlang:Kind(M, F, A).
             function() | {module(), atom(), list()} | {root, {module(), atom(), list()}}) -> term().
 child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
     S0 = #replay_run{run = Run, mode = Mode, strategy = Strategy, tab = Tab, idx = Idx, lid = Lid,
-             progress = Progress, seq = atomics:new(1, [])},
+             progress = Progress, seq = seq_counter(Idx)},
     %% Race: the parent registers this process once spawn has returned, and this process
     %% may have linked, exited or been monitored by then; registered here first, every
     %% 'EXIT' or 'DOWN' it causes names a process of the run (plain_source/2), in the
@@ -200,6 +200,13 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
                     erlang:raise(Class, Reason, St)
             end
     end.
+
+%% The receiver side's counter of wrapped sends starts at Index bsl 40: a message's
+%% seq is then its RECV data as it is, one integer in a 3-tuple wrapping (wrap_seq/2).
+seq_counter(Idx) ->
+    Seq = atomics:new(1, [{signed, false}]),
+    ok = atomics:put(Seq, 1, Idx bsl ?SEQ_BITS),
+    Seq.
 
 salvage_links() ->
     case get(?KEY) of
@@ -276,15 +283,15 @@ send(To, Msg, Opts) ->
             end
     end.
 
+send_info(To, Seq, Msg) when is_reference(Seq) ->
+    erlang:send(To, {'$riarc_rr', atomics:add_get(Seq, 1, 1) - 1, Msg}),
+    Msg;
 send_info(To, false, Msg) ->
     erlang:send(To, Msg);
-send_info(To, {Idx, Seq}, Msg) ->
-    erlang:send(To, {'$riarc_rr', Idx, atomics:add_get(Seq, 1, 1) - 1, Msg}),
-    Msg;
 send_info(To, replay, Msg) ->
     erlang:send(To, wrap(replay, Msg, get(?KEY))),
     Msg;
-send_info(To, Ver, Msg) ->
+send_info(To, {ver, Ver}, Msg) ->
     %% Sender side, recording (see wrap/3).
     V = atomics:add_get(Ver, 1, 1),
     ok = riarc_replay_stream:record_run(?EV_SEND, V),
@@ -292,8 +299,8 @@ send_info(To, Ver, Msg) ->
     Msg.
 
 %% @doc A receiver that takes part in the run: its pid and what the sender needs for it (on
-%% the receiver side, this process's own index and sequence counter, as wrap_seq/2
-%% uses them; on the sender side, the receiver's version counter, or `replay', whose
+%% the receiver side, this process's own sequence counter, as wrap_seq/2 uses it; on
+%% the sender side, `{ver, Counter}', the receiver's version counter, or `replay', whose
 %% versions come from the stream). Anything else (a name not
 %% registered, a port, an alias, a remote process, a process not spawned by woven code)
 %% gets the plain message.
@@ -322,8 +329,8 @@ peer_info(Pid, S = #replay_run{tab = Tab, strategy = Strategy}) ->
         Peers ->
             Info = case ets:lookup(Tab, Pid) of
                        [{_, _Idx, _}] when Strategy =:= sender, S#replay_run.mode =:= replay -> replay;
-                       [{_, _Idx, Ver}] when Strategy =:= sender -> Ver;
-                       [{_, _Idx, _}] -> {S#replay_run.idx, S#replay_run.seq};
+                       [{_, _Idx, Ver}] when Strategy =:= sender -> {ver, Ver};
+                       [{_, _Idx, _}] -> S#replay_run.seq;
                        [] -> false
                    end,
             put(?PEERS, case map_size(Peers) < ?MAX_PEERS of
@@ -333,14 +340,14 @@ peer_info(Pid, S = #replay_run{tab = Tab, strategy = Strategy}) ->
             Info
     end.
 
-%% Receiver side: {'$riarc_rr', SenderIndex, Seq, Msg}, Seq counting this process's
-%% wrapped messages (to any receiver: the pair (sender, seq) names one message in every
-%% run, since each sender's program order is replayed). Sender side: {'$riarc_rv',
+%% Receiver side: {'$riarc_rr', SenderSeq, Msg}, SenderSeq the sender's index (24 bits)
+%% and its count of wrapped messages (40 bits; to any receiver: the pair names one
+%% message in every run, since each sender's program order is replayed). Sender side: {'$riarc_rv',
 %% Version, Msg}, the version taken from the receiver's counter (recording) or from this
 %% process's stream (replay).
 wrap(_, Msg, S = #replay_run{strategy = receiver}) ->
     wrap_seq(Msg, S);
-wrap(Ver, Msg, #replay_run{strategy = sender, mode = record}) ->
+wrap({ver, Ver}, Msg, #replay_run{strategy = sender, mode = record}) ->
     V = atomics:add_get(Ver, 1, 1),
     ok = riarc_replay_stream:record_run(?EV_SEND, V),
     {'$riarc_rv', V, Msg};
@@ -348,14 +355,14 @@ wrap(_Ver, Msg, S = #replay_run{strategy = sender, mode = replay}) ->
     V = riarc_replay_stream:take(?EV_SEND, send, S),
     {'$riarc_rv', V, Msg}.
 
-%% @doc {'$riarc_rr', Index, Seq, Msg}: the receiver side's wrapping of every message, and
+%% @doc {'$riarc_rr', SenderSeq, Msg}: the receiver side's wrapping of every message, and
 %% of a timer's message with either strategy (with its starter's next sequence number):
 %% on the sender side a version taken when the timer starts would hold back every later
 %% version until it fires, and for good if it is cancelled.
--spec wrap_seq(term(), #replay_run{}) -> {'$riarc_rr', non_neg_integer(), non_neg_integer(), term()}.
+-spec wrap_seq(term(), #replay_run{}) -> {'$riarc_rr', non_neg_integer(), term()}.
 -compile({inline, [wrap_seq/2]}).
-wrap_seq(Msg, #replay_run{idx = Idx, seq = Seq}) ->
-    {'$riarc_rr', Idx, atomics:add_get(Seq, 1, 1) - 1, Msg}.
+wrap_seq(Msg, #replay_run{seq = Seq}) ->
+    {'$riarc_rr', atomics:add_get(Seq, 1, 1) - 1, Msg}.
 
 %%% Receive ------------------------------------------------------------------------------
 
@@ -384,24 +391,24 @@ timed_out(Taken) ->
     Taken.
 
 %% @doc Recording, receiver side: what a woven receive calls when it took, inline, the
-%% wrapped message V (sender index S, sequence number Q) with its clause K.
--spec took(non_neg_integer(), non_neg_integer(), term(), pos_integer()) -> {pos_integer(), term()}.
-took(Sender, Seq, V, K) ->
+%% wrapped message V whose sender and sequence number are D (the RECV data); gives V.
+-spec took(non_neg_integer(), term()) -> term().
+took(D, V) ->
     _ = case V of
             {timeout, _, _} -> fired(V, get(?KEY));
             _ -> true
         end,
-    ok = riarc_replay_stream:record_run(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq),
-    {K, V}.
+    ok = riarc_replay_stream:record_run(?EV_RECV, D),
+    V.
 
-%% @doc Recording: a woven receive took, inline, the plain message V with its clause K.
--spec took_plain(term(), pos_integer()) -> {pos_integer(), term()}.
-took_plain(V, K) ->
+%% @doc Recording: a woven receive took, inline, the plain message V; gives V.
+-spec took_plain(term()) -> term().
+took_plain(V) ->
     _ = case get(?KEY) of
             S = #replay_run{strategy = receiver} -> record_plain(V, 0, S);
             S -> record_plain(V, reset_count(), S)
         end,
-    {K, V}.
+    V.
 
 %% @doc Recording: a woven receive's `after' fired (inline).
 -spec took_timeout() -> '$riarc_rr_timeout'.
@@ -413,31 +420,32 @@ took_timeout() ->
     timed_out('$riarc_rr_timeout').
 
 %% @doc Recording, sender side, nothing buffered (mode rv): a woven receive took, inline,
-%% the message V of version N with its clause K. It is the first candidate when N is the
-%% lowest version not received yet (take_in_order/4); otherwise it is buffered and the
-%% receive starts again through recv/2, which sees the buffer ('$riarc_rr_again').
--spec took_ver(pos_integer(), term(), pos_integer()) -> {pos_integer(), term()} | '$riarc_rr_again'.
-took_ver(N, V, K) ->
+%% the message V of version N. True when N is the lowest version not received yet, the
+%% first candidate (take_in_order/4); otherwise V is buffered and the receive starts
+%% again through recv/2, which sees the buffer.
+-spec took_ver(pos_integer(), term()) -> boolean().
+took_ver(N, V) ->
     case get(?VER) of
         {N, C} ->
             put(?VER, {N + 1, C + 1}),
             %% No event is written here: every 256 versions it looks at the mailbox's
             %% length (see riarc_replay_stream:record_run/2).
             _ = N band 255 =/= 0 orelse riarc_replay_stream:queue_off_heap(),
-            {K, V};
+            true;
         _ ->
             _ = add_versioned(N, V, get(?KEY)),
-            '$riarc_rr_again'
+            false
     end.
 
-%% @doc Recording, sender side: a woven receive took, inline, a timer's wrapped message.
--spec took_timer(non_neg_integer(), non_neg_integer(), term(), pos_integer()) -> {pos_integer(), term()}.
-took_timer(Sender, Seq, V, K) ->
+%% @doc Recording, sender side: a woven receive took, inline, a timer's wrapped message
+%% V (D as for took/2); gives V.
+-spec took_timer(non_neg_integer(), term()) -> term().
+took_timer(D, V) ->
     S = get(?KEY),
     S1 = riarc_replay_stream:record_event(?EV_RECV_EXT, reset_count(), S),
-    _ = riarc_replay_stream:record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
+    _ = riarc_replay_stream:record_event(?EV_RECV, D, S1),
     fired(V, S1),
-    {K, V}.
+    V.
 
 %% A start_timer message was taken: its ref no longer needs its real timer (a later
 %% cancel_timer of it finds nothing, as for a timer that fired). Here, not in
@@ -449,29 +457,21 @@ fired(_, _) ->
 
 plain_recv(F, Timeout) ->
     case F(rec, none, Timeout) of
-        {K, _S, _Q, V} -> {K, V};
-        {K, ext, V} -> {K, V};
+        {K, _ExtOrD, V} -> {K, V};
         '$riarc_rr_timeout' -> '$riarc_rr_timeout'
     end.
 
 %% The process blocks with its pending events in its own state: whoever ends it while it
 %% waits writes them first (riarc_replay_stream:salvage/1).
 record_recv(F, Timeout, S) ->
-    R = F(rec, none, Timeout),
-    S1 = S,
-    case R of
-        {K, Sender, Seq, V} ->
-            _ = case V of
-                    {timeout, _, _} -> fired(V, S1);
-                    _ -> true
-                end,
-            ok = riarc_replay_stream:record_run(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq),
-            {K, V};
+    case F(rec, none, Timeout) of
         {K, ext, V} ->
-            _ = record_plain(V, 0, S1),
+            _ = record_plain(V, 0, S),
             {K, V};
+        {K, D, V} ->
+            {K, took(D, V)};
         '$riarc_rr_timeout' ->
-            _ = riarc_replay_stream:record_event(?EV_TIMEOUT, 0, S1),
+            _ = riarc_replay_stream:record_event(?EV_TIMEOUT, 0, S),
             '$riarc_rr_timeout'
     end.
 
@@ -520,16 +520,16 @@ take_wrapped(D, F, S) ->
 %% The watchdog's reason is set only for a wait that blocks.
 wait_wrapped(D, S) ->
     receive
-        {'$riarc_rr', Sender, Seq, Msg} -> wrapped(Sender, Seq, Msg, D, S)
+        {'$riarc_rr', D1, Msg} -> wrapped(D1, Msg, D, S)
     after 0 ->
         put(?WAIT, {receive_message, sender_lid(D bsr ?SEQ_BITS, S), D band (1 bsl ?SEQ_BITS - 1)}),
         receive
-            {'$riarc_rr', Sender, Seq, Msg} -> erase(?WAIT), wrapped(Sender, Seq, Msg, D, S)
+            {'$riarc_rr', D1, Msg} -> erase(?WAIT), wrapped(D1, Msg, D, S)
         end
     end.
 
-wrapped(Sender, Seq, Msg, D, S) ->
-    case (Sender bsl ?SEQ_BITS) bor Seq of
+wrapped(D1, Msg, D, S) ->
+    case D1 of
         D ->
             Msg;
         Other ->
@@ -830,12 +830,9 @@ versioned_record(F, Deadline, S) ->
                 {K, ext, M} ->
                     _ = record_plain(M, reset_count(), S),
                     {K, M};
-                {K, Sender, Seq, M} ->
+                {K, D, M} ->
                     %% A timer's message, wrapped as on the receiver side (see riarc_replay_timers).
-                    S1 = riarc_replay_stream:record_event(?EV_RECV_EXT, reset_count(), S),
-                    _ = riarc_replay_stream:record_event(?EV_RECV, (Sender bsl ?SEQ_BITS) bor Seq, S1),
-                    fired(M, S1),
-                    {K, M};
+                    {K, took_timer(D, M)};
                 '$riarc_rr_timeout' ->
                     _ = riarc_replay_stream:record_event(?EV_TIMEOUT, reset_count(), S),
                     '$riarc_rr_timeout'

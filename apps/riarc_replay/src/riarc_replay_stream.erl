@@ -48,10 +48,12 @@
 %% the other, or the same version of P receivers in turn) are written as the first
 %% event and REPEAT(N, Step). The first event is written as any; ?RUN is then -1 - D
 %% (the event written last was of this kind, with data D), or, once a run is open, the
-%% data that extends it (an integer from 0), else none. An open run's first data is
-%% ?RUN0, its step ?STEP and, for a step of 0 only, its N ?RUNN; N is derived from the
-%% others for a step above 0. Extending a run is two gets and one put of small
-%% integers; an event that does not costs one get and one put more than appending.
+%% data that extends it: an integer from 0 for a step of 1 (a sender's messages one
+%% after the other, the most common run), {Next} for any other step, else none. An open
+%% run's first data is ?RUN0, its step ?STEP and, for a step of 0 only, its N ?RUNN; N is
+%% derived from the others for a step above 0. Extending a run of step 1 is one get and
+%% one put of small integers (other steps: one get more, and the 1-tuple); an event that
+%% does not costs one get and one put more than appending.
 -define(RUN, '$riarc_rr_run').
 -define(RUN0, '$riarc_rr_run0').
 -define(STEP, '$riarc_rr_step').
@@ -82,6 +84,9 @@ record_event(T, D, S) ->
         Next when is_integer(Next), Next >= 0 ->
             put(?RUN, none),
             append(<<(repeat_bin(Next))/binary, T:8, D:64>>, S);
+        {Next} ->
+            put(?RUN, none),
+            append(<<(repeat_bin(Next))/binary, T:8, D:64>>, S);
         _ ->
             put(?RUN, none),
             append(<<T:8, D:64>>, S)
@@ -98,11 +103,15 @@ record_event(T, D, S) ->
 record_run(T, D) ->
     case get(?RUN) of
         D ->
+            _ = put(?RUN, D + 1),
+            _ = D band 255 =/= 0 orelse queue_off_heap(),
+            ok;
+        {D} ->
             case get(?STEP) of
                 0 ->
                     _ = put(?RUNN, get(?RUNN) + 1);
                 Step ->
-                    _ = put(?RUN, D + Step),
+                    _ = put(?RUN, {D + Step}),
                     _ = D band 255 >= Step orelse queue_off_heap()
             end,
             ok;
@@ -114,9 +123,16 @@ record_run(T, D) ->
             put(?RUN0, D0),
             put(?STEP, Step),
             put(?RUNN, 1),
-            _ = put(?RUN, D + Step),
+            _ = put(?RUN, case Step of
+                              1 -> D + 1;
+                              _ -> {D + Step}
+                          end),
             ok;
         Next when is_integer(Next), Next >= 0 ->
+            ok = append(<<(repeat_bin(Next))/binary, T:8, D:64>>),
+            _ = put(?RUN, -1 - D),
+            ok;
+        {Next} ->
             ok = append(<<(repeat_bin(Next))/binary, T:8, D:64>>),
             _ = put(?RUN, -1 - D),
             ok;
@@ -130,6 +146,7 @@ record_run(T, D) ->
 close_run(S) ->
     case put(?RUN, none) of
         Next when is_integer(Next), Next >= 0 -> append(repeat_bin(Next), S);
+        {Next} -> append(repeat_bin(Next), S);
         _ -> S
     end.
 
@@ -230,6 +247,8 @@ salvage(Pid) ->
                     Get = fun(K) -> case lists:keyfind(K, 1, D) of {_, Value} -> Value; false -> none end end,
                     Buf = case Get(?RUN) of
                               Next when is_integer(Next), Next >= 0 ->
+                                  <<Buf0/binary, (repeat_bin(Get(?RUN0), Next, 1, Get(?RUNN)))/binary>>;
+                              {Next} ->
                                   <<Buf0/binary, (repeat_bin(Get(?RUN0), Next, Get(?STEP), Get(?RUNN)))/binary>>;
                               _ ->
                                   Buf0

@@ -272,7 +272,7 @@ ticker_receive(MRef) ->
             end;
        (Op, _, Tmo) ->
             receive
-                {'$riarc_rr', S, Q, '$riarc_rr_cancel' = V} when Op =/= ext -> {1, S, Q, V};
+                {'$riarc_rr', D, '$riarc_rr_cancel' = V} when Op =/= ext -> {1, D, V};
                 {'$riarc_rv', N, X} when Op =:= ver -> {ver, N, X};
                 '$riarc_rr_cancel' = V -> {1, ext, V};
                 {'DOWN', MRef, process, _, _} = V -> {2, ext, V}

@@ -11,12 +11,14 @@
 %% <li>every `receive' with at least one clause: in a recording, an inline receive with
 %%     copies of its patterns and guards (wrapped, versioned and plain; fresh variables
 %%     renamed) whose bodies tell the runtime what was taken ({@link
-%%     riarc_replay_rt:took/4} and the like); anywhere else {@link riarc_replay_rt:recv/2}
+%%     riarc_replay_rt:took/2} and the like); anywhere else {@link riarc_replay_rt:recv/2}
 %%     is given one fun holding the patterns and guards in the shapes the runtime needs
 %%     (take a wrapped or plain message, take a plain one only, take a plain or a
-%%     versioned one, or test a message already taken); what either gives, `{K, Msg}' or
-%%     a timeout, is matched against the original clauses, tagged with their index K, so
-%%     the original bodies run with the original bindings;</li>
+%%     versioned one, or test a message already taken); what either gives is matched
+%%     against the original clauses, so the original bodies run with the original
+%%     bindings: the message itself for a receive without `after' (the first clause that
+%%     takes it is the one the receive chose), else `{K, Msg}' or a timeout, against the
+%%     clauses tagged with their index K;</li>
 %% <li>`spawn', `spawn_link', `spawn_monitor' (arity 1 and 3) and `spawn_opt' (2 and 4),
 %%     local or `erlang:': {@link riarc_replay_rt:spawn/3}, which gives the child its
 %%     logical id;</li>
@@ -264,7 +266,7 @@ spawn_call(L, Kind, Args) ->
 %%     '$riarc_rr_timeout' -> A
 %% end
 %% where the fun does, by Op:
-%%   rec:   receive {'$riarc_rr', S, Q, P1 = V} when G1 -> {1, S, Q, V}; ...
+%%   rec:   receive {'$riarc_rr', D, P1 = V} when G1 -> {1, D, V}; ...
 %%                  P1 = V when G1, not wrapped(V) -> {1, ext, V}; ...
 %%          after Tmo -> '$riarc_rr_timeout' end
 %%   ext:   the plain clauses only;
@@ -282,14 +284,13 @@ receive_expr(L, Clauses, TimeoutAfter, N0, Ctx0) ->
                           end,
     Tag = integer_to_list(N2),
     V = var(L, "RiarcRrV" ++ Tag),
-    S = var(L, "RiarcRrS" ++ Tag),
-    Q = var(L, "RiarcRrQ" ++ Tag),
+    D = var(L, "RiarcRrD" ++ Tag),
     Op = var(L, "RiarcRrOp" ++ Tag),
     M = var(L, "RiarcRrM" ++ Tag),
     Tmo = var(L, "RiarcRrT" ++ Tag),
     Indexed = lists:zip(lists:seq(1, length(Clauses1)), Clauses1),
-    Wrapped = [{clause, CL, [{tuple, CL, [{atom, CL, '$riarc_rr'}, S, Q, {match, CL, P, V}]}], G,
-                [{tuple, CL, [{integer, CL, K}, S, Q, V]}]}
+    Wrapped = [{clause, CL, [{tuple, CL, [{atom, CL, '$riarc_rr'}, D, {match, CL, P, V}]}], G,
+                [{tuple, CL, [{integer, CL, K}, D, V]}]}
                || {K, {clause, CL, [P], G, _}} <- Indexed],
     Plain = [{clause, CL, [{match, CL, P, V}], plain_guard(G, V, CL),
               [{tuple, CL, [{integer, CL, K}, {atom, CL, ext}, V]}]}
@@ -319,8 +320,10 @@ receive_expr(L, Clauses, TimeoutAfter, N0, Ctx0) ->
                       {_, After} -> [{clause, L, [{atom, L, '$riarc_rr_timeout'}], [], After}]
                   end,
     Woven = case Ctx0 of
+                #{env := Env} when TimeoutAfter1 =:= none ->
+                    inline(L, Tag, Env, Indexed, false, Fun, Timeout, Clauses1);
                 #{env := Env} ->
-                    inline(L, Tag, Env, Indexed, TimeoutAfter1 =/= none, Fun, Timeout, Tagged ++ AfterClause);
+                    inline(L, Tag, Env, Indexed, true, Fun, Timeout, Tagged ++ AfterClause);
                 #{} ->
                     {'case', L, rt(L, recv, [Fun, Timeout]), Tagged ++ AfterClause}
             end,
@@ -329,61 +332,71 @@ receive_expr(L, Clauses, TimeoutAfter, N0, Ctx0) ->
 %% The inline receive: in the modes a recording's processes are in (erlang:get of
 %% '$riarc_rr_mode', see riarc_replay_rt), the receive itself, with copies of the
 %% clauses' patterns and guards (fresh variables renamed, see rename/3), whose bodies
-%% tell the runtime what was taken (riarc_replay_rt:took/4 and the like) and give
-%% {K, Msg}; no fun is made or called. Anywhere else (a replay, outside a run, the
-%% sender side with versions buffered) riarc_replay_rt:recv/2 with the fun. The original
-%% clauses then take {K, Msg} as above. The timeout is evaluated once:
+%% tell the runtime what was taken (riarc_replay_rt:took/2 and the like) and give the
+%% message; no fun is made or called. Anywhere else (a replay, outside a run, the
+%% sender side with versions buffered) riarc_replay_rt:recv/2 with the fun. A receive
+%% without `after' gives the message to the original clauses as they are: the first
+%% that takes it is the clause whose copy took it, since a receive too tries its clauses
+%% in order on each message. One with `after' gives {K, Msg} (recv/2's result) to the
+%% clauses tagged as above, so that its timeout cannot be taken for a message. The
+%% timeout is evaluated once:
 %%   begin T = Timeout,
 %%         case case erlang:get('$riarc_rr_mode') of
-%%                  rr -> receive {'$riarc_rr', S, Q, P1' = V} when G1' -> took(S, Q, V, 1); ...
-%%                                P1' = V when G1', not wrapped(V) -> took_plain(V, 1); ...
+%%                  rr -> receive {'$riarc_rr', D, P1' = V} when G1' -> took(D, V); ...
+%%                                P1' = V when G1', not wrapped(V) -> took_plain(V); ...
 %%                        after T -> took_timeout() end;
-%%                  rv -> case receive {'$riarc_rv', N, P1' = V} when G1' -> took_ver(N, V, 1); ...
-%%                                     (timer messages: took_timer/4; the plain clauses)
-%%                             after T -> took_timeout() end of
-%%                            '$riarc_rr_again' -> recv(Fun, T);
-%%                            R -> R
-%%                        end;
-%%                  _ -> recv(Fun, T)
+%%                  rv -> receive {'$riarc_rv', N, P1' = V} when G1' ->
+%%                                    case took_ver(N, V) of
+%%                                        true -> V;
+%%                                        false -> element(2, recv(Fun, T))
+%%                                    end; ...
+%%                                (timer messages: took_timer/2; the plain clauses)
+%%                        after T -> took_timeout() end;
+%%                  _ -> element(2, recv(Fun, T))
 %%              end of
-%%             {1, P1} when G1 -> B1; ...
+%%             P1 when G1 -> B1; ...
 %%         end
 %%   end
+%% (with `after': {1, took(D, V)} etc., recv(Fun, T) itself, and the tagged clauses).
 inline(L, Tag, Env, Indexed, HasAfter, Fun, Timeout, Clauses) ->
     Ren = fun(X) -> rename(X, Env, Tag) end,
     %% Names of their own: the fun of the fallback uses RiarcRrV etc. as fresh variables.
     V = var(L, "RiarcRrIV" ++ Tag),
-    S = var(L, "RiarcRrIS" ++ Tag),
-    Q = var(L, "RiarcRrIQ" ++ Tag),
+    D = var(L, "RiarcRrID" ++ Tag),
     N = var(L, "RiarcRrIN" ++ Tag),
-    R = var(L, "RiarcRrIR" ++ Tag),
     {Bind, T} = case Timeout of
                     {atom, _, infinity} -> {[], Timeout};
                     {integer, _, _} -> {[], Timeout};
                     _ -> {[{match, L, var(L, "RiarcRrT" ++ Tag), Timeout}], var(L, "RiarcRrT" ++ Tag)}
                 end,
-    Took = fun(F, CL, Args) -> [rt(CL, F, Args)] end,
+    %% What a clause copy gives: the message, or {K, Msg} with an `after'.
+    Give = fun(_K, _CL, E) when not HasAfter -> E;
+              (K, CL, E) -> {tuple, CL, [{integer, CL, K}, E]}
+           end,
+    Generic = case HasAfter of
+                  true -> rt(L, recv, [Fun, T]);
+                  false -> {call, L, {atom, L, element}, [{integer, L, 2}, rt(L, recv, [Fun, T])]}
+              end,
     Wrapped = fun(F) ->
-                      [{clause, CL, [{tuple, CL, [{atom, CL, '$riarc_rr'}, S, Q, {match, CL, Ren(P), V}]}], Ren(G),
-                        Took(F, CL, [S, Q, V, {integer, CL, K}])}
+                      [{clause, CL, [{tuple, CL, [{atom, CL, '$riarc_rr'}, D, {match, CL, Ren(P), V}]}], Ren(G),
+                        [Give(K, CL, rt(CL, F, [D, V]))]}
                        || {K, {clause, CL, [P], G, _}} <- Indexed]
               end,
     Plain = [{clause, CL, [{match, CL, Ren(P), V}], plain_guard(Ren(G), V, CL),
-              Took(took_plain, CL, [V, {integer, CL, K}])}
+              [Give(K, CL, rt(CL, took_plain, [V]))]}
              || {K, {clause, CL, [P], G, _}} <- Indexed],
+    %% Out of version order: buffered by took_ver/2, and the receive starts again.
     Versioned = [{clause, CL, [{tuple, CL, [{atom, CL, '$riarc_rv'}, N, {match, CL, Ren(P), V}]}], Ren(G),
-                  Took(took_ver, CL, [N, V, {integer, CL, K}])}
+                  [{'case', CL, rt(CL, took_ver, [N, V]),
+                    [{clause, CL, [{atom, CL, true}], [], [Give(K, CL, V)]},
+                     {clause, CL, [{atom, CL, false}], [], [Generic]}]}]}
                  || {K, {clause, CL, [P], G, _}} <- Indexed],
     Recv = fun(Cs) when HasAfter -> {'receive', L, Cs, T, [rt(L, took_timeout, [])]};
               (Cs) -> {'receive', L, Cs}
            end,
-    Generic = rt(L, recv, [Fun, T]),
     Dispatch = {'case', L, {call, L, {remote, L, {atom, L, erlang}, {atom, L, get}}, [{atom, L, '$riarc_rr_mode'}]},
                 [{clause, L, [{atom, L, rr}], [], [Recv(Wrapped(took) ++ Plain)]},
-                 {clause, L, [{atom, L, rv}], [],
-                  [{'case', L, Recv(Versioned ++ Wrapped(took_timer) ++ Plain),
-                    [{clause, L, [{atom, L, '$riarc_rr_again'}], [], [Generic]},
-                     {clause, L, [R], [], [R]}]}]},
+                 {clause, L, [{atom, L, rv}], [], [Recv(Versioned ++ Wrapped(took_timer) ++ Plain)]},
                  {clause, L, [{var, L, '_'}], [], [Generic]}]},
     {block, L, Bind ++ [{'case', L, Dispatch, Clauses}]}.
 
@@ -396,7 +409,7 @@ plain_guard(Guards, V, L) ->
 
 not_wrapped(V, L) ->
     IsTuple = {call, L, {atom, L, is_tuple}, [V]},
-    Size = {op, L, '>=', {call, L, {atom, L, tuple_size}, [V]}, {integer, L, 3}},
+    Size = {op, L, '=:=', {call, L, {atom, L, tuple_size}, [V]}, {integer, L, 3}},
     First = {call, L, {atom, L, element}, [{integer, L, 1}, V]},
     Tag = {op, L, 'orelse', {op, L, '=:=', First, {atom, L, '$riarc_rr'}},
            {op, L, '=:=', First, {atom, L, '$riarc_rv'}}},

@@ -86,9 +86,9 @@ trace_patterns_test() ->
         #{'receive' := R, send := S} = riarc_replay_monitor:trace_patterns(Mod:trace_patterns()),
         ?assertEqual(false, S),
         Store = {'$gen_cast', {store, 7}},
-        [?assert(kept(R, [node(), self(), M])) || M <- [Store, {'$riarc_rr', 3, 12, Store}, {'$riarc_rv', 4, Store}]],
+        [?assert(kept(R, [node(), self(), M])) || M <- [Store, {'$riarc_rr', (3 bsl 40) bor 12, Store}, {'$riarc_rv', 4, Store}]],
         [?assertNot(kept(R, [node(), self(), M]))
-         || M <- [{'$gen_cast', other}, {'$riarc_rr', 3, 12, {'$gen_cast', other}}, {'$riarc_rv', 4, read}]]
+         || M <- [{'$gen_cast', other}, {'$riarc_rr', (3 bsl 40) bor 12, {'$gen_cast', other}}, {'$riarc_rv', 4, read}]]
     end).
 
 %% Whatever a plain pattern keeps, its woven form keeps wrapped either way; guards on the
@@ -98,7 +98,7 @@ trace_patterns_guards_test() ->
     #{send := W} = riarc_replay_monitor:trace_patterns(#{send => MS}),
     [?assertEqual({M, kept(MS, [x, M])}, {M, kept(W, [x, M])}) || M <- [{n, 1}, {n, a}, n]],
     [?assertEqual({M, kept(MS, [x, M])}, {M, kept(W, [x, Wr])})
-     || M <- [{n, 1}, {n, a}, n], Wr <- [{'$riarc_rr', 1, 2, M}, {'$riarc_rv', 1, M}]],
+     || M <- [{n, 1}, {n, a}, n], Wr <- [{'$riarc_rr', (1 bsl 40) bor 2, M}, {'$riarc_rv', 1, M}]],
     %% No receive at all but the runtime's timeout marks, which stand for timeouts.
     ?assertEqual(#{send => true, 'receive' => [{['_', '_', '$riarc_rr_timed_out'], [], []}]},
                  riarc_replay_monitor:trace_patterns(#{send => [{'_', [], []}], 'receive' => false})),

@@ -92,3 +92,28 @@ read(_Merge, {side, T, V}, S, Last) ->
 expect(Event, S) ->
     ?assertEqual(Event, riarc_replay_stream:next_event(S)),
     S.
+
+%% A process that waits with a run open (of step 1, of step 2, of step 0) has it written
+%% by salvage/1 from a copy of its state: the chunk reads back as every event recorded.
+salvage_test_() ->
+    [{"step " ++ integer_to_list(Step),
+      fun() ->
+              Events = [{plain, ?EV_ETS, 7}, {merge_at, 100}] ++ [{merge, Step} || _ <- lists:seq(1, 5)],
+              Tab = ets:new(salvage_test, [public]),
+              Self = self(),
+              Pid = spawn(fun() ->
+                  Run = {record, receiver, Tab, self(), counters:new(1, [])},
+                  put(?KEY, #replay_run{run = Run, mode = record, strategy = receiver, tab = Tab, idx = 0,
+                                        lid = [], progress = element(5, Run), seq = atomics:new(1, [])}),
+                  ok = riarc_replay_stream:init(),
+                  _ = lists:foldl(fun(E, Last) -> write(?EV_RECV, E, Last) end, 0, Events),
+                  Self ! {recorded, self()},
+                  receive after infinity -> ok end
+              end),
+              receive {recorded, Pid} -> ok end,
+              ok = riarc_replay_stream:salvage(Pid),
+              exit(Pid, kill),
+              [[Chunk]] = ets:match(Tab, {{chunk, 0, '_'}, '$1', '_'}),
+              ets:delete(Tab),
+              ?assertEqual(eos, replay(?EV_RECV, Events, Chunk, []))
+      end} || Step <- [1, 2, 0]].
