@@ -32,7 +32,8 @@
 -define(DEFAULT_TIMEOUT, 60000).
 -define(DEFAULT_STALL, 1000).
 %% What woven code calls (riarc_replay_transform), loaded before a run starts.
--define(RUNTIME_MODULES, [riarc_replay_rt, riarc_replay_stream, riarc_replay_timers, riarc_replay_ets,
+-define(RUNTIME_MODULES, [riarc_replay_rt, riarc_replay_versions, riarc_replay_take,
+                          riarc_replay_stream, riarc_replay_timers, riarc_replay_ets,
                           riarc_replay_monitor]).
 
 -type opts() :: #{modules => [module()],

@@ -5,9 +5,12 @@
 %% function does what the plain operation does (a wrapped message that reaches such a
 %% process is unwrapped).
 %%
-%% This module has processes, sends, receives and values; each process's events go to
-%% its stream ({@link riarc_replay_stream}); timers are {@link riarc_replay_timers}'s, ETS
-%% and mnesia {@link riarc_replay_ets}'s.
+%% This module has processes, sends, the receive and values; each process's events go to
+%% its stream ({@link riarc_replay_stream}). The receive is the receiver side's; the
+%% sender side's versioned receive is {@link riarc_replay_versions}'s, and the messages
+%% both take as the stream names them (a wrapped one by its RECV, plain ones) {@link
+%% riarc_replay_take}'s. Timers are {@link riarc_replay_timers}'s, ETS and mnesia {@link
+%% riarc_replay_ets}'s.
 %% ```
 %% 1> riarc_replay_rt:active().
 %% false
@@ -21,7 +24,7 @@
 -compile({no_auto_import, [spawn/3]}).
 
 -export([active/0, send/2, send/3, recv/2, spawn/3,
-         took/2, took_plain/1, took_ver/2, took_timer/2, took_timeout/0,
+         took/2, took_plain/1, took_timeout/0,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1,
          timestamp/0, now/0, uniform/0, uniform/1, unique_integer/0, unique_integer/1,
          make_ref/0, exit_signal/2]).
@@ -37,20 +40,6 @@
 %% {ver, Version counter} | replay} (see peer/2), filled on first contact, so a send to
 %% a known peer reads it and changes nothing.
 -define(PEERS, '$riarc_rr_peers').
-%% What a woven receive does inline (riarc_replay_transform): rr (recording, receiver
-%% side), rv (recording, sender side, nothing in the version buffer); anything else
-%% calls recv/2.
--define(MODE, '$riarc_rr_mode').
-%% Sender side: {Vnext, Vcount}: the lowest version that has not arrived yet, and the
-%% versioned receives since the last plain or timed-out one (the version buffer itself,
-%% which changes only when messages arrive out of order, is #replay_run.vbuf).
--define(VER, '$riarc_rr_ver').
-%% Replay: plain messages an unkeyed receive took out of the mailbox that a keyed one
-%% (RECV_EXT + FROM) is to take, oldest first (see replay_plain/2).
--define(HELD, '$riarc_rr_held').
-%% Replay: wrapped messages taken out of the mailbox before the one a RECV named, by
-%% their RECV data (sender:24, seq:40), until a RECV names them (see wait_wrapped/2).
--define(RBUF, '$riarc_rr_rbuf').
 %% At most this many processes in a run: a RECV holds its sender's index in 24 bits.
 -define(MAX_IDX, (1 bsl 24 - 1)).
 %% What a woven process receives from itself when its receive times out (timed_out/1).
@@ -146,8 +135,8 @@ child({Run = {Mode, Strategy, Tab, Ctl, Progress}, Idx, Lid, Ver}, What) ->
              progress = Progress, seq = seq_counter(Idx)},
     %% Race: the parent registers this process once spawn has returned, and this process
     %% may have linked, exited or been monitored by then; registered here first, every
-    %% 'EXIT' or 'DOWN' it causes names a process of the run (plain_source/2), in the
-    %% recording and in the replay, which also finds its pid by index (keyed_pid/2).
+    %% 'EXIT' or 'DOWN' it causes names a process of the run (riarc_replay_take), in the
+    %% recording and in the replay, which also finds its pid by index.
     true = ets:insert(Tab, {self(), Idx, Ver}),
     S = case Mode of
             record -> S0;
@@ -376,7 +365,7 @@ recv(F, Timeout) ->
         undefined -> plain_recv(F, Timeout);
         S = #replay_run{mode = record, strategy = receiver} -> timed_out(record_recv(F, Timeout, S));
         S = #replay_run{mode = replay, strategy = receiver} -> timed_out(replay_recv(F, Timeout, S));
-        S = #replay_run{strategy = sender} -> timed_out(versioned_recv(F, Timeout, S))
+        S = #replay_run{strategy = sender} -> timed_out(riarc_replay_versions:recv(F, Timeout, S))
     end.
 
 %% The program's receive took its `after' branch, recorded or replayed. The VM's own
@@ -395,7 +384,7 @@ timed_out(Taken) ->
 -spec took(non_neg_integer(), term()) -> term().
 took(D, V) ->
     _ = case V of
-            {timeout, _, _} -> fired(V, get(?KEY));
+            {timeout, _, _} -> riarc_replay_take:fired(V, get(?KEY));
             _ -> true
         end,
     ok = riarc_replay_stream:record_run(?EV_RECV, D),
@@ -405,8 +394,8 @@ took(D, V) ->
 -spec took_plain(term()) -> term().
 took_plain(V) ->
     _ = case get(?KEY) of
-            S = #replay_run{strategy = receiver} -> record_plain(V, 0, S);
-            S -> record_plain(V, reset_count(), S)
+            S = #replay_run{strategy = receiver} -> riarc_replay_take:record_plain(V, 0, S);
+            S -> riarc_replay_take:record_plain(V, riarc_replay_versions:reset_count(), S)
         end,
     V.
 
@@ -415,45 +404,10 @@ took_plain(V) ->
 took_timeout() ->
     _ = case get(?KEY) of
             S = #replay_run{strategy = receiver} -> riarc_replay_stream:record_event(?EV_TIMEOUT, 0, S);
-            S -> riarc_replay_stream:record_event(?EV_TIMEOUT, reset_count(), S)
+            S -> riarc_replay_stream:record_event(?EV_TIMEOUT, riarc_replay_versions:reset_count(), S)
         end,
     timed_out('$riarc_rr_timeout').
 
-%% @doc Recording, sender side, nothing buffered (mode rv): a woven receive took, inline,
-%% the message V of version N. True when N is the lowest version not received yet, the
-%% first candidate (take_in_order/4); otherwise V is buffered and the receive starts
-%% again through recv/2, which sees the buffer.
--spec took_ver(pos_integer(), term()) -> boolean().
-took_ver(N, V) ->
-    case get(?VER) of
-        {N, C} ->
-            put(?VER, {N + 1, C + 1}),
-            %% No event is written here: every 256 versions it looks at the mailbox's
-            %% length (see riarc_replay_stream:record_run/2).
-            _ = N band 255 =/= 0 orelse riarc_replay_stream:queue_off_heap(),
-            true;
-        _ ->
-            _ = add_versioned(N, V, get(?KEY)),
-            false
-    end.
-
-%% @doc Recording, sender side: a woven receive took, inline, a timer's wrapped message
-%% V (D as for took/2); gives V.
--spec took_timer(non_neg_integer(), term()) -> term().
-took_timer(D, V) ->
-    S = get(?KEY),
-    S1 = riarc_replay_stream:record_event(?EV_RECV_EXT, reset_count(), S),
-    _ = riarc_replay_stream:record_event(?EV_RECV, D, S1),
-    fired(V, S1),
-    V.
-
-%% A start_timer message was taken: its ref no longer needs its real timer (a later
-%% cancel_timer of it finds nothing, as for a timer that fired). Here, not in
-%% riarc_replay_timers: that module calls this one, and modules call in no cycle.
-fired({timeout, Ref, _}, #replay_run{tab = Tab}) when is_reference(Ref) ->
-    ets:delete(Tab, {timer, Ref});
-fired(_, _) ->
-    true.
 
 plain_recv(F, Timeout) ->
     case F(rec, none, Timeout) of
@@ -466,7 +420,7 @@ plain_recv(F, Timeout) ->
 record_recv(F, Timeout, S) ->
     case F(rec, none, Timeout) of
         {K, ext, V} ->
-            _ = record_plain(V, 0, S),
+            _ = riarc_replay_take:record_plain(V, 0, S),
             {K, V};
         {K, D, V} ->
             {K, took(D, V)};
@@ -478,9 +432,9 @@ record_recv(F, Timeout, S) ->
 replay_recv(F, Timeout, S) ->
     case riarc_replay_stream:next_event(S) of
         {?EV_RECV, D} ->
-            take_wrapped(D, F, riarc_replay_stream:skip(S));
+            riarc_replay_take:take_wrapped(D, F, riarc_replay_stream:skip(S));
         {?EV_RECV_EXT, _} ->
-            replay_plain(F, riarc_replay_stream:skip(S));
+            riarc_replay_take:replay_plain(F, riarc_replay_stream:skip(S));
         {?EV_TIMEOUT, _} when Timeout =/= infinity ->
             %% Recorded as timed out: no message was taken, whatever is in the mailbox.
             _ = riarc_replay_stream:skip(S),
@@ -491,158 +445,6 @@ replay_recv(F, Timeout, S) ->
             riarc_replay_stream:diverge(S, riarc_replay_stream:event_name(Other),
                                         {'receive', {'after', Timeout}})
     end.
-
-%% Replay of RECV: exactly the recorded message, by its sender and sequence number; the
-%% receive's own clauses must still take it.
-take_wrapped(D, F, S) ->
-    Sender = D bsr ?SEQ_BITS,
-    Seq = D band (1 bsl ?SEQ_BITS - 1),
-    V = case get(?RBUF) of
-            #{D := Msg} = Buf ->
-                put(?RBUF, maps:remove(D, Buf)),
-                Msg;
-            _ ->
-                wait_wrapped(D, S)
-        end,
-    fired(V, S),
-    case F(match, V, 0) of
-        0 ->
-            riarc_replay_stream:diverge(S, {receive_message, sender_lid(Sender, S), Seq},
-                                        {no_clause_matches, V});
-        K -> {K, V}
-    end.
-
-%% The wrapped message D names, from the mailbox: the wrapped messages before it go to
-%% the buffer, so that each is looked at once. A selective receive on (sender, seq) would
-%% scan them again at every receive: where the replay's timing queues many messages
-%% ahead of the recorded one (a bank teller's replies from 50 accounts), that is
-%% quadratic in the mailbox's length.
-%% The watchdog's reason is set only for a wait that blocks.
-wait_wrapped(D, S) ->
-    receive
-        {'$riarc_rr', D1, Msg} -> wrapped(D1, Msg, D, S)
-    after 0 ->
-        put(?WAIT, {receive_message, sender_lid(D bsr ?SEQ_BITS, S), D band (1 bsl ?SEQ_BITS - 1)}),
-        receive
-            {'$riarc_rr', D1, Msg} -> erase(?WAIT), wrapped(D1, Msg, D, S)
-        end
-    end.
-
-wrapped(D1, Msg, D, S) ->
-    case D1 of
-        D ->
-            Msg;
-        Other ->
-            put(?RBUF, maps:put(Other, Msg, dict_get(?RBUF, #{}))),
-            wait_wrapped(D, S)
-    end.
-
-%% A process-dictionary entry of the replay's, or Default before it is first written.
-dict_get(Key, Default) ->
-    case get(Key) of
-        undefined -> Default;
-        Value -> Value
-    end.
-
-%% Recording of a receive that took a plain message: RECV_EXT (data N: see
-%% versioned_recv/3), and FROM when the message is an 'EXIT' or 'DOWN' of a process of
-%% the run. Plain messages from different processes race (two children's exits at a
-%% supervisor, the 'DOWN's of a pool's workers); naming the source makes the replay
-%% take the same one, while one source's signals keep their order in every run.
-record_plain(V, N, S = #replay_run{tab = Tab}) ->
-    S1 = riarc_replay_stream:record_event(?EV_RECV_EXT, N, S),
-    case plain_source(V, Tab) of
-        none -> S1;
-        {Kind, Idx} -> riarc_replay_stream:record_event(?EV_FROM, (Kind bsl 32) bor Idx, S1)
-    end.
-
-plain_source(V, Tab) ->
-    case plain_from(V) of
-        {Kind, P} ->
-            case ets:lookup(Tab, P) of
-                [{_, Idx, _}] -> {Kind, Idx};
-                [] -> none
-            end;
-        none ->
-            none
-    end.
-
-%% The kind (1 'EXIT', 2 'DOWN') and the process of an exit signal's message.
-plain_from({'EXIT', P, _}) when is_pid(P) -> {1, P};
-plain_from({'DOWN', _, process, P, _}) when is_pid(P) -> {2, P};
-plain_from(_) -> none.
-
-%% Replay of RECV_EXT, S past it. With FROM: the first plain message of that kind from
-%% that process (held, or in the mailbox), which the clauses must take. On the sender
-%% side, RECV after it: the wrapped timer message it names. Otherwise: the first plain
-%% message the receive's clauses take that is not the 'EXIT' or 'DOWN' of a process of
-%% the run, since the recording would have named such a message; one taken on the way is
-%% held for the keyed receive that will name it (it is not a message any unkeyed receive
-%% took in the recording).
-replay_plain(F, S = #replay_run{strategy = Strategy, tab = Tab}) ->
-    case riarc_replay_stream:next_event(S) of
-        {?EV_FROM, D} ->
-            keyed_take(D bsr 32, D band 16#ffffffff, F, riarc_replay_stream:skip(S));
-        {?EV_RECV, D} when Strategy =:= sender ->
-            take_wrapped(D, F, riarc_replay_stream:skip(S));
-        _ ->
-            put(?WAIT, receive_unwrapped_message),
-            R = unkeyed_take(F, Tab),
-            erase(?WAIT),
-            R
-    end.
-
-unkeyed_take(F, Tab) ->
-    {K, ext, V} = F(ext, none, infinity),
-    case plain_source(V, Tab) of
-        none ->
-            {K, V};
-        _ ->
-            put(?HELD, dict_get(?HELD, []) ++ [V]),
-            unkeyed_take(F, Tab)
-    end.
-
-keyed_take(Kind, Idx, F, S) ->
-    Pid = keyed_pid(Idx, S),
-    Want = {from, Kind, sender_lid(Idx, S)},
-    V = case take_held({Kind, Pid}, dict_get(?HELD, []), []) of
-            {ok, M} ->
-                M;
-            none ->
-                put(?WAIT, Want),
-                M = case Kind of
-                        1 -> receive {'EXIT', Pid, _} = M1 -> M1 end;
-                        _ -> receive {'DOWN', _, process, Pid, _} = M2 -> M2 end
-                    end,
-                erase(?WAIT),
-                M
-        end,
-    case F(match, V, 0) of
-        0 -> riarc_replay_stream:diverge(S, Want, {no_clause_matches, V});
-        K -> {K, V}
-    end.
-
-take_held(_From, [], _Before) ->
-    none;
-take_held(From, [M | Ms], Before) ->
-    case plain_from(M) of
-        From -> put(?HELD, lists:reverse(Before, Ms)), {ok, M};
-        _ -> take_held(From, Ms, [M | Before])
-    end.
-
-%% The replay's pid of the process with index Idx. A message from it can only be here
-%% once it has started, and it registers itself as it starts (child/2); until then the
-%% receive waits for it to start, bounded by the watchdog.
-keyed_pid(Idx, S = #replay_run{tab = Tab}) ->
-    case ets:lookup(Tab, {pid, Idx}) of
-        [{_, Pid}] ->
-            Pid;
-        [] ->
-            put(?WAIT, {process_started, sender_lid(Idx, S)}),
-            receive after 1 -> ok end,
-            keyed_pid(Idx, S)
-    end.
-
 %% The recording ends in this receive: the recorded process was waiting here when the run
 %% ended (a process killed while it waits has written everything before). The replaying
 %% one waits here too, for good; the watchdog tells whether that is the end of the run or
@@ -651,193 +453,6 @@ keyed_pid(Idx, S = #replay_run{tab = Tab}) ->
 end_of_recording(Timeout) ->
     put(?WAIT, {end_of_recording, {'receive', {'after', Timeout}}}),
     receive after infinity -> exit(end_of_recording) end.
-
-sender_lid(Idx, #replay_run{tab = Tab}) ->
-    case ets:lookup(Tab, {lid, Idx}) of
-        [{_, Lid}] -> Lid;
-        [] -> Idx
-    end.
-
-%% Sender side (both modes): versioned messages are received in version order. A
-%% message of version v is a candidate only once every version below v has arrived; the
-%% receive takes the first candidate its clauses match. What this process records itself
-%% is whether the receive took a plain message instead, or timed out.
-versioned_recv(F, Timeout, S = #replay_run{mode = replay}) ->
-    %% A versioned receive writes no event, so a plain or timed-out receive's event says
-    %% how many versioned receives came before it (since the last such event): it is
-    %% this receive's only if the count is the one we are at.
-    {_, N} = get(?VER),
-    case riarc_replay_stream:next_event(S) of
-        {?EV_RECV_EXT, N} ->
-            _ = reset_count(),
-            replay_plain(F, riarc_replay_stream:skip(S));
-        {?EV_TIMEOUT, N} when Timeout =/= infinity ->
-            _ = reset_count(),
-            _ = riarc_replay_stream:skip(S),
-            '$riarc_rr_timeout';
-        _ ->
-            case gb_trees:is_empty(S#replay_run.vbuf) of
-                true -> versioned_first(F, S);
-                false -> versioned_wait(F, drain(S))
-            end
-    end;
-versioned_recv(F, Timeout, S = #replay_run{mode = record}) ->
-    Deadline = case Timeout of
-                   infinity -> infinity;
-                   _ -> erlang:monotonic_time(millisecond) + Timeout
-               end,
-    versioned_record(F, Deadline, S).
-
-%% Replay, nothing buffered: the first versioned message to come is the first candidate
-%% when it is the lowest version not received (every lower one has been) and the clauses
-%% take it, as in the recording (versioned_record/3); then nothing need be buffered, and a
-%% receiver whose versions arrive in order (a counter's 500 000 increments) never fills
-%% the buffer. Otherwise it is buffered with everything else there is.
-versioned_first(F, S) ->
-    {V, M} = next_versioned(S),
-    case take_in_order(V, M, F, S) of
-        no -> versioned_wait(F, drain(add_versioned(V, M, S)));
-        Taken -> Taken
-    end.
-
-%% Step (003, sender side): the version that arrives when nothing is buffered and every
-%% lower version has been received is the first candidate in version order; taken at
-%% once when the receive's clauses take it, in the recording and in the replay alike.
-take_in_order(V, M, F, #replay_run{vbuf = Buf}) ->
-    case gb_trees:is_empty(Buf) andalso get(?VER) of
-        {V, N} ->
-            case F(match, M, 0) of
-                0 -> no;
-                K -> put(?VER, {V + 1, N + 1}), {K, M}
-            end;
-        _ ->
-            no
-    end.
-
-%% The count of versioned receives since the last plain or timed-out one, which this
-%% receive's event holds; the count starts again.
-reset_count() ->
-    {Next, N} = get(?VER),
-    put(?VER, {Next, 0}),
-    N.
-
-%% Replay: the next versioned message from the mailbox. The watchdog's reason is set
-%% only for a wait that blocks: it costs a look at the stream and two
-%% process-dictionary writes; at the end of the recording, the wait is where the
-%% recorded process was when the run ended.
-next_versioned(S) ->
-    receive
-        {'$riarc_rv', V, M} -> {V, M}
-    after 0 ->
-        put(?WAIT, case riarc_replay_stream:next_event(S) of
-                       eos -> {end_of_recording, {'receive', versioned}};
-                       _ -> {receive_versioned_message, element(1, get(?VER))}
-                   end),
-        receive {'$riarc_rv', V, M} -> erase(?WAIT), {V, M} end
-    end.
-
-%% Replay: moves every versioned message in the mailbox to the version buffer.
-drain(S = #replay_run{vbuf = Buf}) ->
-    case drain_buf(Buf) of
-        Buf ->
-            S;
-        Buf1 ->
-            S1 = S#replay_run{vbuf = Buf1},
-            put(?KEY, S1),
-            S1
-    end.
-
-drain_buf(Buf) ->
-    receive
-        {'$riarc_rv', V, M} -> drain_buf(insert_versioned(V, M, Buf))
-    after 0 ->
-        Buf
-    end.
-
-%% Buffers version V; when it is the lowest that had not arrived, the lowest is now the
-%% first version after V not buffered.
-insert_versioned(V, M, Buf) ->
-    Buf1 = gb_trees:insert(V, M, Buf),
-    _ = case get(?VER) of
-            {V, N} -> put(?VER, {advance_from(V + 1, Buf1), N});
-            _ -> ok
-        end,
-    Buf1.
-
-advance_from(N, Buf) ->
-    case gb_trees:is_defined(N, Buf) of
-        true -> advance_from(N + 1, Buf);
-        false -> N
-    end.
-
-add_versioned(V, M, S = #replay_run{vbuf = Buf, mode = Mode}) ->
-    S1 = S#replay_run{vbuf = insert_versioned(V, M, Buf)},
-    put(?KEY, S1),
-    _ = Mode =:= record andalso put(?MODE, rv_buffered),
-    S1.
-
-%% The first candidate (version below Vnext) the clauses take, if any.
-candidate(F, #replay_run{vbuf = Buf}) ->
-    case gb_trees:is_empty(Buf) of
-        true -> none;
-        false -> candidate(F, gb_trees:next(gb_trees:iterator(Buf)), element(1, get(?VER)))
-    end.
-
-candidate(_F, none, _Next) -> none;
-candidate(_F, {V, _M, _It}, Next) when V >= Next -> none;
-candidate(F, {V, M, It}, Next) ->
-    case F(match, M, 0) of
-        0 -> candidate(F, gb_trees:next(It), Next);
-        K -> {K, V, M}
-    end.
-
-take_candidate(V, S = #replay_run{vbuf = Buf, mode = Mode}) ->
-    {Next, N} = get(?VER),
-    put(?VER, {Next, N + 1}),
-    Buf1 = gb_trees:delete(V, Buf),
-    _ = Mode =:= record andalso gb_trees:is_empty(Buf1) andalso put(?MODE, rv),
-    put(?KEY, S#replay_run{vbuf = Buf1}).
-
-versioned_wait(F, S) ->
-    case candidate(F, S) of
-        {K, V, M} ->
-            take_candidate(V, S),
-            {K, M};
-        none ->
-            {V, M} = next_versioned(S),
-            versioned_wait(F, add_versioned(V, M, S))
-    end.
-
-%% Recording: the receive looks at the mailbox in its own order (the versioned messages
-%% and the plain ones its clauses take) and buffers versioned messages only while one
-%% is not a candidate yet, or not one the clauses take (take_in_order/4).
-versioned_record(F, Deadline, S) ->
-    case candidate(F, S) of
-        {K, V, M} ->
-            take_candidate(V, S),
-            {K, M};
-        none ->
-            Left = case Deadline of
-                       infinity -> infinity;
-                       _ -> max(0, Deadline - erlang:monotonic_time(millisecond))
-                   end,
-            case F(ver, none, Left) of
-                {ver, V, M} ->
-                    case take_in_order(V, M, F, S) of
-                        no -> versioned_record(F, Deadline, add_versioned(V, M, S));
-                        Taken -> Taken
-                    end;
-                {K, ext, M} ->
-                    _ = record_plain(M, reset_count(), S),
-                    {K, M};
-                {K, D, M} ->
-                    %% A timer's message, wrapped as on the receiver side (see riarc_replay_timers).
-                    {K, took_timer(D, M)};
-                '$riarc_rr_timeout' ->
-                    _ = riarc_replay_stream:record_event(?EV_TIMEOUT, reset_count(), S),
-                    '$riarc_rr_timeout'
-            end
-    end.
 
 %%% Values -------------------------------------------------------------------------------
 

@@ -1,12 +1,23 @@
 %% What the modules of record & replay's per-process runtime share: the state a process
 %% of a run keeps in its process dictionary (riarc_replay_rt for processes, sends,
-%% receives and values; riarc_replay_stream for its events; riarc_replay_timers;
-%% riarc_replay_ets), and the event types of its stream (docs/replay.md).
+%% receives and values; riarc_replay_versions for the sender side's receive;
+%% riarc_replay_take for the messages a receive takes; riarc_replay_stream for its
+%% events; riarc_replay_timers; riarc_replay_ets), and the event types of its stream
+%% (docs/replay.md).
 -ifndef(RIARC_REPLAY_RT_HRL).
 -define(RIARC_REPLAY_RT_HRL, true).
 
 -define(KEY, '$riarc_rr').
 -define(WAIT, '$riarc_rr_wait').
+%% What a woven receive does inline (riarc_replay_transform): rr (recording, receiver
+%% side), rv (recording, sender side, nothing in the version buffer); anything else
+%% calls riarc_replay_rt:recv/2.
+-define(MODE, '$riarc_rr_mode').
+%% Sender side: {Vnext, Vcount}: the lowest version that has not arrived yet, and the
+%% versioned receives since the last plain or timed-out one (the version buffer itself,
+%% which changes only when messages arrive out of order, is #replay_run.vbuf); see
+%% riarc_replay_versions.
+-define(VER, '$riarc_rr_ver').
 %% A RECV's data: the sender's index (24 bits) and the message's seq (40 bits).
 -define(SEQ_BITS, 40).
 
@@ -61,8 +72,7 @@
              %% allocated, per send.
              seq :: atomics:atomics_ref(),
              %% Sender side: versioned messages taken out of the mailbox, not yet
-             %% received (the lowest version not arrived yet is under riarc_replay_rt's
-             %% '$riarc_rr_ver').
+             %% received (the lowest version not arrived yet is under ?VER).
              vbuf = gb_trees:empty() :: gb_trees:tree(),
              %% The shared objects' turns (riarc_replay_ets).
              tabs = #{} :: #{term() => atomics:atomics_ref() | private}}).

@@ -1,8 +1,8 @@
 %% @doc The record &amp; replay weaver: a parse transform that routes every source of
 %% nondeterminism of a module through the runtime ({@link riarc_replay_rt}, {@link
-%% riarc_replay_timers}, {@link riarc_replay_ets}), which records it (in a recording
-%% run), reproduces it (in a replay) or does what the plain code would do (outside any
-%% run).
+%% riarc_replay_versions}, {@link riarc_replay_timers}, {@link riarc_replay_ets}), which
+%% records it (in a recording run), reproduces it (in a replay) or does what the plain
+%% code would do (outside any run).
 %%
 %% What it rewrites, in every function and fun of the module:
 %% <ul>
@@ -55,6 +55,9 @@
 -type error_reason() :: {no_module_attribute, [erl_parse:abstract_form()]}.
 
 -define(RT, riarc_replay_rt).
+%% The sender side's inline receive calls riarc_replay_versions directly: no call
+%% through riarc_replay_rt per message.
+-define(VERSIONS, riarc_replay_versions).
 -define(TIMERS, riarc_replay_timers).
 -define(ETS, riarc_replay_ets).
 -define(SPAWNS, [{spawn, 1}, {spawn, 3}, {spawn_link, 1}, {spawn_link, 3},
@@ -330,9 +333,10 @@ receive_expr(L, Clauses, TimeoutAfter, N0, Ctx0) ->
     {Woven, N2 + 1}.
 
 %% The inline receive: in the modes a recording's processes are in (erlang:get of
-%% '$riarc_rr_mode', see riarc_replay_rt), the receive itself, with copies of the
+%% '$riarc_rr_mode', see riarc_replay_rt.hrl), the receive itself, with copies of the
 %% clauses' patterns and guards (fresh variables renamed, see rename/3), whose bodies
-%% tell the runtime what was taken (riarc_replay_rt:took/2 and the like) and give the
+%% tell the runtime what was taken (riarc_replay_rt:took/2 and the like, on the sender
+%% side riarc_replay_versions:took_ver/2 and took_timer/2) and give the
 %% message; no fun is made or called. Anywhere else (a replay, outside a run, the
 %% sender side with versions buffered) riarc_replay_rt:recv/2 with the fun. A receive
 %% without `after' gives the message to the original clauses as they are: the first
@@ -377,9 +381,9 @@ inline(L, Tag, Env, Indexed, HasAfter, Fun, Timeout, Clauses) ->
                   true -> rt(L, recv, [Fun, T]);
                   false -> {call, L, {atom, L, element}, [{integer, L, 2}, rt(L, recv, [Fun, T])]}
               end,
-    Wrapped = fun(F) ->
+    Wrapped = fun(M, F) ->
                       [{clause, CL, [{tuple, CL, [{atom, CL, '$riarc_rr'}, D, {match, CL, Ren(P), V}]}], Ren(G),
-                        [Give(K, CL, rt(CL, F, [D, V]))]}
+                        [Give(K, CL, call(CL, M, F, [D, V]))]}
                        || {K, {clause, CL, [P], G, _}} <- Indexed]
               end,
     Plain = [{clause, CL, [{match, CL, Ren(P), V}], plain_guard(Ren(G), V, CL),
@@ -387,7 +391,7 @@ inline(L, Tag, Env, Indexed, HasAfter, Fun, Timeout, Clauses) ->
              || {K, {clause, CL, [P], G, _}} <- Indexed],
     %% Out of version order: buffered by took_ver/2, and the receive starts again.
     Versioned = [{clause, CL, [{tuple, CL, [{atom, CL, '$riarc_rv'}, N, {match, CL, Ren(P), V}]}], Ren(G),
-                  [{'case', CL, rt(CL, took_ver, [N, V]),
+                  [{'case', CL, call(CL, ?VERSIONS, took_ver, [N, V]),
                     [{clause, CL, [{atom, CL, true}], [], [Give(K, CL, V)]},
                      {clause, CL, [{atom, CL, false}], [], [Generic]}]}]}
                  || {K, {clause, CL, [P], G, _}} <- Indexed],
@@ -395,8 +399,8 @@ inline(L, Tag, Env, Indexed, HasAfter, Fun, Timeout, Clauses) ->
               (Cs) -> {'receive', L, Cs}
            end,
     Dispatch = {'case', L, {call, L, {remote, L, {atom, L, erlang}, {atom, L, get}}, [{atom, L, '$riarc_rr_mode'}]},
-                [{clause, L, [{atom, L, rr}], [], [Recv(Wrapped(took) ++ Plain)]},
-                 {clause, L, [{atom, L, rv}], [], [Recv(Versioned ++ Wrapped(took_timer) ++ Plain)]},
+                [{clause, L, [{atom, L, rr}], [], [Recv(Wrapped(?RT, took) ++ Plain)]},
+                 {clause, L, [{atom, L, rv}], [], [Recv(Versioned ++ Wrapped(?VERSIONS, took_timer) ++ Plain)]},
                  {clause, L, [{var, L, '_'}], [], [Generic]}]},
     {block, L, Bind ++ [{'case', L, Dispatch, Clauses}]}.
 
