@@ -408,7 +408,6 @@ took_timeout() ->
         end,
     timed_out('$riarc_rr_timeout').
 
-
 plain_recv(F, Timeout) ->
     case F(rec, none, Timeout) of
         {K, _ExtOrD, V} -> {K, V};
@@ -445,6 +444,7 @@ replay_recv(F, Timeout, S) ->
             riarc_replay_stream:diverge(S, riarc_replay_stream:event_name(Other),
                                         {'receive', {'after', Timeout}})
     end.
+
 %% The recording ends in this receive: the recorded process was waiting here when the run
 %% ended (a process killed while it waits has written everything before). The replaying
 %% one waits here too, for good; the watchdog tells whether that is the end of the run or
