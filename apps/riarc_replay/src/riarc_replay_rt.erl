@@ -365,7 +365,8 @@ recv(F, Timeout) ->
         undefined -> plain_recv(F, Timeout);
         S = #replay_run{mode = record, strategy = receiver} -> timed_out(record_recv(F, Timeout, S));
         S = #replay_run{mode = replay, strategy = receiver} -> timed_out(replay_recv(F, Timeout, S));
-        S = #replay_run{strategy = sender} -> timed_out(riarc_replay_versions:recv(F, Timeout, S))
+        S = #replay_run{strategy = sender} ->
+            timed_out(riarc_replay_versions:recv(F, Timeout, S))
     end.
 
 %% The program's receive took its `after' branch, recorded or replayed. The VM's own
@@ -394,8 +395,10 @@ took(D, V) ->
 -spec took_plain(term()) -> term().
 took_plain(V) ->
     _ = case get(?KEY) of
-            S = #replay_run{strategy = receiver} -> riarc_replay_take:record_plain(V, 0, S);
-            S -> riarc_replay_take:record_plain(V, riarc_replay_versions:reset_count(), S)
+            S = #replay_run{strategy = receiver} ->
+                riarc_replay_take:record_plain(V, 0, S);
+            S ->
+                riarc_replay_take:record_plain(V, riarc_replay_versions:reset_count(), S)
         end,
     V.
 
@@ -403,8 +406,11 @@ took_plain(V) ->
 -spec took_timeout() -> '$riarc_rr_timeout'.
 took_timeout() ->
     _ = case get(?KEY) of
-            S = #replay_run{strategy = receiver} -> riarc_replay_stream:record_event(?EV_TIMEOUT, 0, S);
-            S -> riarc_replay_stream:record_event(?EV_TIMEOUT, riarc_replay_versions:reset_count(), S)
+            S = #replay_run{strategy = receiver} ->
+                riarc_replay_stream:record_event(?EV_TIMEOUT, 0, S);
+            S ->
+                N = riarc_replay_versions:reset_count(),
+                riarc_replay_stream:record_event(?EV_TIMEOUT, N, S)
         end,
     timed_out('$riarc_rr_timeout').
 

@@ -60,7 +60,7 @@ took_timer(D, V) ->
     riarc_replay_take:fired(V, S1),
     V.
 
-%%% The receive ----------------------------------------------------------------------------
+%%% The receive --------------------------------------------------------------------------
 
 %% @doc Sender side (both modes): versioned messages are received in version order. A
 %% message of version v is a candidate only once every version below v has arrived; the
