@@ -374,10 +374,11 @@ down_other(Owner, _, S = #session{owner = Owner}) ->
     %% Nobody waits for this run any more: stop tracing, leave the system alone.
     _ = [riarc_tracer:stop(Pid, S#session.token) || Pid <- maps:keys(S#session.tracers)],
     {stop, normal, S};
-down_other(Pid, Reason, S0 = #session{verdicts = Vs, tracers = T}) ->
+down_other(Pid, Reason0, S00 = #session{verdicts = Vs, tracers = T}) ->
     case {riarc_session_verdicts:unsubscribe(Pid, Vs), is_map_key(Pid, T)} of
-        {{true, Vs1}, _} -> {noreply, S0#session{verdicts = Vs1}};
+        {{true, Vs1}, _} -> {noreply, S00#session{verdicts = Vs1}};
         {false, true} ->
+            {Reason, S0} = tracer_end(Reason0, S00),
             S = case lists:member(Pid, (S0#session.launch)#launch.pending) of
                     true -> launch_result(Pid, {error, {?MODULE, {root_tracer_down, Reason}}}, S0);
                     false -> S0
@@ -390,8 +391,15 @@ down_other(Pid, Reason, S0 = #session{verdicts = Vs, tracers = T}) ->
                  end,
             maybe_done(S1#session{verdicts = Vs1, tracers = maps:remove(Pid, T),
                                   limits = riarc_session_limits:tracer_gone(Pid, S1#session.limits)});
-        {false, false} -> {noreply, S0}
+        {false, false} -> {noreply, S00}
     end.
+
+%% A tracer's end: one that ended by TRYGC gives its statistics in its exit reason
+%% (riarc_tracer), with the session's token, and ended normally.
+tracer_end({shutdown, {riarc_tracer_down, Token, Stats}}, S = #session{token = Token}) when is_map(Stats) ->
+    {normal, tally(S, fun(T) -> riarc_session_tally:stats(Stats, T) end)};
+tracer_end(Reason, S) ->
+    {Reason, S}.
 
 %% What riarc's own processes (tracers, analysis processes) tell the session, with its
 %% token.

@@ -154,8 +154,12 @@ root_init(Cfg0 = #{backend := Backend, session := Session}, Root, MFA, Init) ->
 %% @private Alg. 4 TRACER: a tracer for S, started by the tracer that handled S's spawn.
 -spec tracer_init(cfg(), riarc_monitor:monitor(), riarc_event:sid(), riarc_event:mfa_args(),
                   pid()) -> no_return().
-tracer_init(Cfg0 = #{session := Session}, Mon, S, MFA, Disp) ->
-    Cfg = core_cfg(Cfg0),
+tracer_init(Base = #{session := Session}, Mon, S, MFA, Disp) ->
+    %% proc_lib gives each process its spawner's ancestors plus the spawner: down a chain
+    %% of tracers that list grows by one per generation and is copied into every spawn.
+    %% Kept to the spawner and the session (of_session/2 looks for it).
+    put('$ancestors', [hd(get('$ancestors')), Session]),
+    Cfg = tracer_cfg(Base),
     Ref = monitor(process, Session),
     {St, Fx} = riarc_tracer_core:init_tracer(Cfg, Mon, S, MFA, Disp),
     loop(St, effects(Fx, loop_state(Ref, Cfg), St)).
@@ -187,21 +191,30 @@ to_session(#{session := Session} = Cfg, Msg) ->
 ctl(#{token := T}, Req) -> {T, Req};
 ctl(#{}, Req) -> Req.
 
+%% A root tracer's core configuration, from the session's cfg: what every tracer of its
+%% tree shares (the base, made once here and handed down unchanged) and its own name.
 core_cfg(Cfg0 = #{backend := Backend}) ->
     Base0 = maps:with([lambda, backend, session, checks, perturb, explain, max_queue,
                        max_queue_bytes, max_events, max_payload, monitor_budget, token, policy,
                        max_suspend, analysis, relay_nodes, relay_to, tracer_priority], Cfg0),
-    %% The root tracer this one descends from (itself, for a root): see traced/1.
-    Base = Base0#{root_tracer => maps:get(root_tracer, Cfg0, self())},
     %% Monitors run in their partitions' analysis processes (riarc_analysis), or, with
     %% `analysis => inline', in the tracer's core (whose own default is inline).
-    Base#{self => self(), analysis => maps:get(analysis, Base, isolated),
-          init_from_spawn => riarc_backend:init_from_spawn(Backend),
-          init_parent => riarc_backend:names_parents(Backend),
+    %% root_tracer: the root tracer this one descends from (itself, for a root): see
+    %% traced/1.
+    Base = Base0#{root_tracer => maps:get(root_tracer, Cfg0, self()),
+                  analysis => maps:get(analysis, Base0, isolated),
+                  init_from_spawn => riarc_backend:init_from_spawn(Backend),
+                  init_parent => riarc_backend:names_parents(Backend)},
+    tracer_cfg(Base).
+
+%% A tracer's core configuration: the base its tree shares, its own name, and how it
+%% starts tracers (which get the same base: nothing to work out again per tracer).
+tracer_cfg(Base) ->
+    Opts = [{priority, riarc_opts:priority(Base)} | ?TRACER_OPTS],
+    Base#{self => self(),
           start_tracer => fun(Mon, C, MFA, Disp) ->
                                   proc_lib:spawn_opt(?MODULE, tracer_init,
-                                                     [Base, Mon, C, MFA, Disp],
-                                                     [{priority, riarc_opts:priority(Base)} | ?TRACER_OPTS])
+                                                     [Base, Mon, C, MFA, Disp], Opts)
                           end}.
 
 %% @doc Asks a tracer for its state (Γ, Π, mode), for diagnostics; Token is its
@@ -479,6 +492,12 @@ effects([{analyse, E} | Fx], L = #tracer_loop{analysis = An, max_payload = Max, 
     effects(Fx, case B + 1 >= ?BATCH of true -> flush(L1); false -> L1 end, St);
 effects([{analyse, _} | Fx], L = #tracer_loop{events = N}, St) ->
     effects(Fx, L#tracer_loop{events = N + 1}, St);
+%% The tracer's statistics, last thing before it ends: they go to the session in its
+%% exit reason (stop/2 below) rather than in a message of their own, one message less
+%% per tracer for the session to take.
+effects([{send, Session, {riarc_tracer_down, _, Stats}}, stop], L = #tracer_loop{session = Session, token = Token}, St)
+  when is_reference(Token) ->
+    stop(L, St, {shutdown, {riarc_tracer_down, Token, Stats}});
 effects([{send, Session, Msg} | Fx], L = #tracer_loop{session = Session, token = Token}, St) ->
     Session ! {riarc_s, Token, Msg},
     effects(Fx, L, St);
@@ -532,11 +551,19 @@ effects([perturb | Fx], L = #tracer_loop{cfg = Cfg}, St) ->
     perturb(Cfg),
     effects(Fx, L, St);
 effects([stop | _], L, St) ->
+    stop(L, St, normal).
+
+%% TRYGC succeeded: the tracer ends, with Reason (`normal', or its statistics:
+%% riarc_session reads `{shutdown, {riarc_tracer_down, Token, Stats}}' as a normal end;
+%% shutdown, so that proc_lib reports no crash, and the token, so that nobody else's
+%% exit signal passes for it).
+-spec stop(#tracer_loop{}, riarc_tracer_core:state(), term()) -> no_return().
+stop(L, St, Reason) ->
     #tracer_loop{events = N, session = Session, token = Token} = flush(L),
     _ = N > 0 andalso (Session ! {riarc_s, Token, {riarc_partition_events, self(), N}}),
     %% The counts since the last report: the session has them before this tracer's end.
     _ = counts(St, true, L),
-    exit(normal).
+    exit(Reason).
 
 %% Test hook: a tracer slow to act on a spawn or to take its process over widens the
 %% races of figs. 5 and 6 (events reaching the parent's tracer; direct events arriving
