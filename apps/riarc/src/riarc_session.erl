@@ -374,11 +374,10 @@ down_other(Owner, _, S = #session{owner = Owner}) ->
     %% Nobody waits for this run any more: stop tracing, leave the system alone.
     _ = [riarc_tracer:stop(Pid, S#session.token) || Pid <- maps:keys(S#session.tracers)],
     {stop, normal, S};
-down_other(Pid, Reason0, S00 = #session{verdicts = Vs, tracers = T}) ->
+down_other(Pid, Reason, S0 = #session{verdicts = Vs, tracers = T}) ->
     case {riarc_session_verdicts:unsubscribe(Pid, Vs), is_map_key(Pid, T)} of
-        {{true, Vs1}, _} -> {noreply, S00#session{verdicts = Vs1}};
+        {{true, Vs1}, _} -> {noreply, S0#session{verdicts = Vs1}};
         {false, true} ->
-            {Reason, S0} = tracer_end(Reason0, S00),
             S = case lists:member(Pid, (S0#session.launch)#launch.pending) of
                     true -> launch_result(Pid, {error, {?MODULE, {root_tracer_down, Reason}}}, S0);
                     false -> S0
@@ -391,15 +390,8 @@ down_other(Pid, Reason0, S00 = #session{verdicts = Vs, tracers = T}) ->
                  end,
             maybe_done(S1#session{verdicts = Vs1, tracers = maps:remove(Pid, T),
                                   limits = riarc_session_limits:tracer_gone(Pid, S1#session.limits)});
-        {false, false} -> {noreply, S00}
+        {false, false} -> {noreply, S0}
     end.
-
-%% A tracer's end: one that ended by TRYGC gives its statistics in its exit reason
-%% (riarc_tracer), with the session's token, and ended normally.
-tracer_end({shutdown, {riarc_tracer_down, Token, Stats}}, S = #session{token = Token}) when is_map(Stats) ->
-    {normal, tally(S, fun(T) -> riarc_session_tally:stats(Stats, T) end)};
-tracer_end(Reason, S) ->
-    {Reason, S}.
 
 %% What riarc's own processes (tracers, analysis processes) tell the session, with its
 %% token.
@@ -427,6 +419,12 @@ trusted({riarc_tracer_up, Pid, Proc, MFA, Lineage}, S) ->
                 ok -> {noreply, S1}
             end
     end;
+%% A tracer's last words as it ends (riarc_tracer): what it told the session in the
+%% step that ended it, its statistics, and its last counts, in one message; taken in
+%% that order, as the messages they stand for would have been.
+trusted({riarc_last_words, Tracer, Before, Stats, After}, S) when is_list(Before), is_list(After) ->
+    S1 = lists:foldl(fun told/2, S, Before),
+    {noreply, lists:foldl(fun told/2, S1, [{riarc_tracer_down, Tracer, Stats} | After])};
 trusted({riarc_overload, _Tracer, What}, S) ->
     {noreply, overload(What, S)};
 trusted({riarc_counts, Tracer, Events, Forged}, S) ->
@@ -465,6 +463,10 @@ trusted({riarc_remote_child, Tracer, Kind, Info}, S) when Kind =:= relayed; Kind
 %% explanation, cut, lost events, child on another node).
 trusted(Msg, S) ->
     {noreply, verdicts(S, fun(Over, V) -> riarc_session_verdicts:learnt(Msg, Over, V) end)}.
+
+told(Msg, S) ->
+    {noreply, S1} = trusted(Msg, S),
+    S1.
 
 %% @private Whatever way the session ends, no analysis outlives it: nobody would watch its
 %% budget or read its verdict.

@@ -392,14 +392,18 @@ get_int(Key) ->
 %% the event count alone is told only as the tracer ends: the session is not woken every
 %% 1024 events for a count nothing checks.
 counts(St, Events, L) ->
+    _ = [L#tracer_loop.session ! {riarc_s, L#tracer_loop.token, M} || M <- counts(St, Events)],
+    L.
+
+%% The report of the counts, if it is due ([] or one message).
+counts(St, Events) ->
     Old = {_, OldForged} = case get(?COUNTED) of undefined -> {0, 0}; C -> C end,
     case {riarc_tracer_core:collected(St), get_int(?FORGED)} of
-        Old -> L;
-        {_, OldForged} when not Events -> L;
+        Old -> [];
+        {_, OldForged} when not Events -> [];
         New = {Taken, Forged} ->
-            L#tracer_loop.session ! {riarc_s, L#tracer_loop.token, {riarc_counts, self(), Taken, Forged}},
             put(?COUNTED, New),
-            L
+            [{riarc_counts, self(), Taken, Forged}]
     end.
 
 %% A monitor slower than its partition's events: the events handed to it and not yet
@@ -492,15 +496,14 @@ effects([{analyse, E} | Fx], L = #tracer_loop{analysis = An, max_payload = Max, 
     effects(Fx, case B + 1 >= ?BATCH of true -> flush(L1); false -> L1 end, St);
 effects([{analyse, _} | Fx], L = #tracer_loop{events = N}, St) ->
     effects(Fx, L#tracer_loop{events = N + 1}, St);
-%% The tracer's statistics, last thing before it ends: they go to the session in its
-%% exit reason (stop/2 below) rather than in a message of their own, one message less
-%% per tracer for the session to take.
-effects([{send, Session, {riarc_tracer_down, _, Stats}}, stop], L = #tracer_loop{session = Session, token = Token}, St)
-  when is_reference(Token) ->
-    stop(L, St, {shutdown, {riarc_tracer_down, Token, Stats}});
-effects([{send, Session, Msg} | Fx], L = #tracer_loop{session = Session, token = Token}, St) ->
-    Session ! {riarc_s, Token, Msg},
-    effects(Fx, L, St);
+effects(Fx = [{send, Session, Msg} | Rest], L = #tracer_loop{session = Session, token = Token}, St) ->
+    case last_words(Fx, Session, []) of
+        {Told, Stats} ->
+            stop(L, St, {Told, Stats});
+        _ ->
+            Session ! {riarc_s, Token, Msg},
+            effects(Rest, L, St)
+    end;
 %% Trust boundary: what goes to another tracer (routed packets, detach requests) carries
 %% the session's token; the loop takes such messages only with it.
 effects([{send, To, Msg = {riarc_rtd, _, _}} | Fx], L = #tracer_loop{token = Token}, St) ->
@@ -551,19 +554,37 @@ effects([perturb | Fx], L = #tracer_loop{cfg = Cfg}, St) ->
     perturb(Cfg),
     effects(Fx, L, St);
 effects([stop | _], L, St) ->
-    stop(L, St, normal).
+    stop(L, St, none).
 
-%% TRYGC succeeded: the tracer ends, with Reason (`normal', or its statistics:
-%% riarc_session reads `{shutdown, {riarc_tracer_down, Token, Stats}}' as a normal end;
-%% shutdown, so that proc_lib reports no crash, and the token, so that nobody else's
-%% exit signal passes for it).
--spec stop(#tracer_loop{}, riarc_tracer_core:state(), term()) -> no_return().
-stop(L, St, Reason) ->
+%% The step that ends the tracer (TRYGC) tells the session last what it has to say then
+%% (its partition's verdict, most often) and its statistics: those reports, when nothing
+%% else comes between them, in their order, and the statistics.
+last_words([{send, Session, {riarc_tracer_down, _, Stats}}, stop], Session, Told) ->
+    {lists:reverse(Told), Stats};
+%% A tracer it started is announced on its own: the session must know it before its end
+%% (the child's last words come with the child's end).
+last_words([{send, Session, Msg} | Fx], Session, Told) when element(1, Msg) =/= riarc_tracer_up ->
+    last_words(Fx, Session, [Msg | Told]);
+last_words(_Fx, _Session, _Told) ->
+    false.
+
+%% TRYGC succeeded: the tracer ends. Its last words (last_words/3) and what it tells the
+%% session as it ends go in one message, `{riarc_last_words, Self, Told, Stats, Final}',
+%% which the session takes as the messages it stands for, in that order: one message a
+%% tracer instead of three (a verdict, the statistics, the counts). Before its end, so
+%% that the session has them whenever it looks at its 'DOWN' (even one that says noproc:
+%% a tracer can end before the session monitors it).
+-spec stop(#tracer_loop{}, riarc_tracer_core:state(), none | {[term()], map()}) -> no_return().
+stop(L, St, Last) ->
     #tracer_loop{events = N, session = Session, token = Token} = flush(L),
-    _ = N > 0 andalso (Session ! {riarc_s, Token, {riarc_partition_events, self(), N}}),
-    %% The counts since the last report: the session has them before this tracer's end.
-    _ = counts(St, true, L),
-    exit(Reason).
+    %% The partition's event count, and the counts since the last report: the session
+    %% has them before this tracer's end.
+    Final = [{riarc_partition_events, self(), N} || N > 0] ++ counts(St, true),
+    _ = case Last of
+            none -> [Session ! {riarc_s, Token, M} || M <- Final];
+            {Told, Stats} -> Session ! {riarc_s, Token, {riarc_last_words, self(), Told, Stats, Final}}
+        end,
+    exit(normal).
 
 %% Test hook: a tracer slow to act on a spawn or to take its process over widens the
 %% races of figs. 5 and 6 (events reaching the parent's tracer; direct events arriving

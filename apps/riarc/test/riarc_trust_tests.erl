@@ -172,21 +172,6 @@ forged_session_signals_test() ->
     ?assertMatch(#{verdict := reject}, V),
     ?assertEqual([{riarc_session, {forged_messages, length(Forged)}}], maps:get(errors, R)).
 
-%% A tracer gives its statistics in its exit reason, with the session's token: an exit
-%% signal in that shape from the system, without the token, is no tracer's normal end
-%% but its death, and its partition's verdict an error.
-forged_tracer_end_test() ->
-    {ok, S} = riarc:start({?MODULE, victim, []}, spec(), #{}),
-    #{tracers := [T], processes := [Victim]} = riarc:alive(S),
-    Ref = monitor(process, T),
-    Stats = #{collected => 0, routed => 0, analysed => 0, reordered => 0},
-    exit(T, {shutdown, {riarc_tracer_down, make_ref(), Stats}}),
-    receive {'DOWN', Ref, process, T, _} -> ok end,
-    Victim ! stop,
-    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 10000),
-    ?assertMatch(#{verdict := error}, V),
-    ?assertEqual(1, riarc_result:status(R)).
-
 %% riarc's own processes killed by the system: an analysis process killed between steps
 %% is said to be killed (not blamed on its heap budget); a killed session makes run/3
 %% return an error, never raise.
