@@ -287,6 +287,12 @@ trusted({riarc_tracer_up, Pid, Proc, MFA, Lineage}, S) ->
                 ok -> {noreply, S1}
             end
     end;
+%% A tracer's last words as it ends (riarc_tracer): what it told the session in the
+%% step that ended it, its statistics, and its last counts, in one message; taken in
+%% that order, as the messages they stand for would have been.
+trusted({riarc_last_words, Tracer, Before, Stats, After}, S) when is_list(Before), is_list(After) ->
+    S1 = lists:foldl(fun told/2, S, Before),
+    {noreply, lists:foldl(fun told/2, S1, [{riarc_tracer_down, Tracer, Stats} | After])};
 trusted({riarc_overload, _Tracer, What}, S) ->
     {noreply, overload(What, S)};
 trusted({riarc_counts, Tracer, Events, Forged}, S) ->
@@ -325,6 +331,10 @@ trusted({riarc_remote_child, Tracer, Kind, Info}, S) when Kind =:= relayed; Kind
 %% explanation, cut, lost events, child on another node).
 trusted(Msg, S) ->
     {noreply, verdicts(S, fun(Over, V) -> riarc_session_verdicts:learnt(Msg, Over, V) end)}.
+
+told(Msg, S) ->
+    {noreply, S1} = trusted(Msg, S),
+    S1.
 
 %% @private Whatever way the session ends, no analysis outlives it: nobody would watch its
 %% budget or read its verdict.

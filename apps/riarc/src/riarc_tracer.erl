@@ -154,8 +154,12 @@ root_init(Cfg0 = #{backend := Backend, session := Session}, Root, MFA, Init) ->
 %% @private Alg. 4 TRACER: a tracer for S, started by the tracer that handled S's spawn.
 -spec tracer_init(cfg(), riarc_monitor:monitor(), riarc_event:sid(), riarc_event:mfa_args(),
                   pid()) -> no_return().
-tracer_init(Cfg0 = #{session := Session}, Mon, S, MFA, Disp) ->
-    Cfg = core_cfg(Cfg0),
+tracer_init(Base = #{session := Session}, Mon, S, MFA, Disp) ->
+    %% proc_lib gives each process its spawner's ancestors plus the spawner: down a chain
+    %% of tracers that list grows by one per generation and is copied into every spawn.
+    %% Kept to the spawner and the session (of_session/2 looks for it).
+    put('$ancestors', [hd(get('$ancestors')), Session]),
+    Cfg = tracer_cfg(Base),
     Ref = monitor(process, Session),
     {St, Fx} = riarc_tracer_core:init_tracer(Cfg, Mon, S, MFA, Disp),
     loop(St, effects(Fx, loop_state(Ref, Cfg), St)).
@@ -187,21 +191,30 @@ to_session(#{session := Session} = Cfg, Msg) ->
 ctl(#{token := T}, Req) -> {T, Req};
 ctl(#{}, Req) -> Req.
 
+%% A root tracer's core configuration, from the session's cfg: what every tracer of its
+%% tree shares (the base, made once here and handed down unchanged) and its own name.
 core_cfg(Cfg0 = #{backend := Backend}) ->
     Base0 = maps:with([lambda, backend, session, checks, perturb, explain, max_queue,
                        max_queue_bytes, max_events, max_payload, monitor_budget, token, policy,
                        max_suspend, analysis, relay_nodes, relay_to, tracer_priority], Cfg0),
-    %% The root tracer this one descends from (itself, for a root): see traced/1.
-    Base = Base0#{root_tracer => maps:get(root_tracer, Cfg0, self())},
     %% Monitors run in their partitions' analysis processes (riarc_analysis), or, with
     %% `analysis => inline', in the tracer's core (whose own default is inline).
-    Base#{self => self(), analysis => maps:get(analysis, Base, isolated),
-          init_from_spawn => riarc_backend:init_from_spawn(Backend),
-          init_parent => riarc_backend:names_parents(Backend),
+    %% root_tracer: the root tracer this one descends from (itself, for a root): see
+    %% traced/1.
+    Base = Base0#{root_tracer => maps:get(root_tracer, Cfg0, self()),
+                  analysis => maps:get(analysis, Base0, isolated),
+                  init_from_spawn => riarc_backend:init_from_spawn(Backend),
+                  init_parent => riarc_backend:names_parents(Backend)},
+    tracer_cfg(Base).
+
+%% A tracer's core configuration: the base its tree shares, its own name, and how it
+%% starts tracers (which get the same base: nothing to work out again per tracer).
+tracer_cfg(Base) ->
+    Opts = [{priority, riarc_opts:priority(Base)} | ?TRACER_OPTS],
+    Base#{self => self(),
           start_tracer => fun(Mon, C, MFA, Disp) ->
                                   proc_lib:spawn_opt(?MODULE, tracer_init,
-                                                     [Base, Mon, C, MFA, Disp],
-                                                     [{priority, riarc_opts:priority(Base)} | ?TRACER_OPTS])
+                                                     [Base, Mon, C, MFA, Disp], Opts)
                           end}.
 
 %% @doc Asks a tracer for its state (Γ, Π, mode), for diagnostics; Token is its
@@ -386,14 +399,18 @@ get_int(Key) ->
 %% the event count alone is told only as the tracer ends: the session is not woken every
 %% 1024 events for a count nothing checks.
 counts(St, Events, L) ->
+    _ = [L#tracer_loop.session ! {riarc_s, L#tracer_loop.token, M} || M <- counts(St, Events)],
+    L.
+
+%% The report of the counts, if it is due ([] or one message).
+counts(St, Events) ->
     Old = {_, OldForged} = case get(?COUNTED) of undefined -> {0, 0}; C -> C end,
     case {riarc_tracer_core:collected(St), get_int(?FORGED)} of
-        Old -> L;
-        {_, OldForged} when not Events -> L;
+        Old -> [];
+        {_, OldForged} when not Events -> [];
         New = {Taken, Forged} ->
-            L#tracer_loop.session ! {riarc_s, L#tracer_loop.token, {riarc_counts, self(), Taken, Forged}},
             put(?COUNTED, New),
-            L
+            [{riarc_counts, self(), Taken, Forged}]
     end.
 
 %% A monitor slower than its partition's events: the events handed to it and not yet
@@ -486,9 +503,14 @@ effects([{analyse, E} | Fx], L = #tracer_loop{analysis = An, max_payload = Max, 
     effects(Fx, case B + 1 >= ?BATCH of true -> flush(L1); false -> L1 end, St);
 effects([{analyse, _} | Fx], L = #tracer_loop{events = N}, St) ->
     effects(Fx, L#tracer_loop{events = N + 1}, St);
-effects([{send, Session, Msg} | Fx], L = #tracer_loop{session = Session, token = Token}, St) ->
-    Session ! {riarc_s, Token, Msg},
-    effects(Fx, L, St);
+effects(Fx = [{send, Session, Msg} | Rest], L = #tracer_loop{session = Session, token = Token}, St) ->
+    case last_words(Fx, Session, []) of
+        {Told, Stats} ->
+            stop(L, St, {Told, Stats});
+        _ ->
+            Session ! {riarc_s, Token, Msg},
+            effects(Rest, L, St)
+    end;
 %% Trust boundary: what goes to another tracer (routed packets, detach requests) carries
 %% the session's token; the loop takes such messages only with it.
 effects([{send, To, Msg = {riarc_rtd, _, _}} | Fx], L = #tracer_loop{token = Token}, St) ->
@@ -539,10 +561,36 @@ effects([perturb | Fx], L = #tracer_loop{cfg = Cfg}, St) ->
     perturb(Cfg),
     effects(Fx, L, St);
 effects([stop | _], L, St) ->
+    stop(L, St, none).
+
+%% The step that ends the tracer (TRYGC) tells the session last what it has to say then
+%% (its partition's verdict, most often) and its statistics: those reports, when nothing
+%% else comes between them, in their order, and the statistics.
+last_words([{send, Session, {riarc_tracer_down, _, Stats}}, stop], Session, Told) ->
+    {lists:reverse(Told), Stats};
+%% A tracer it started is announced on its own: the session must know it before its end
+%% (the child's last words come with the child's end).
+last_words([{send, Session, Msg} | Fx], Session, Told) when element(1, Msg) =/= riarc_tracer_up ->
+    last_words(Fx, Session, [Msg | Told]);
+last_words(_Fx, _Session, _Told) ->
+    false.
+
+%% TRYGC succeeded: the tracer ends. Its last words (last_words/3) and what it tells the
+%% session as it ends go in one message, `{riarc_last_words, Self, Told, Stats, Final}',
+%% which the session takes as the messages it stands for, in that order: one message a
+%% tracer instead of three (a verdict, the statistics, the counts). Before its end, so
+%% that the session has them whenever it looks at its 'DOWN' (even one that says noproc:
+%% a tracer can end before the session monitors it).
+-spec stop(#tracer_loop{}, riarc_tracer_core:state(), none | {[term()], map()}) -> no_return().
+stop(L, St, Last) ->
     #tracer_loop{events = N, session = Session, token = Token} = flush(L),
-    _ = N > 0 andalso (Session ! {riarc_s, Token, {riarc_partition_events, self(), N}}),
-    %% The counts since the last report: the session has them before this tracer's end.
-    _ = counts(St, true, L),
+    %% The partition's event count, and the counts since the last report: the session
+    %% has them before this tracer's end.
+    Final = [{riarc_partition_events, self(), N} || N > 0] ++ counts(St, true),
+    _ = case Last of
+            none -> [Session ! {riarc_s, Token, M} || M <- Final];
+            {Told, Stats} -> Session ! {riarc_s, Token, {riarc_last_words, self(), Told, Stats, Final}}
+        end,
     exit(normal).
 
 %% Test hook: a tracer slow to act on a spawn or to take its process over widens the

@@ -6,7 +6,7 @@
 -include_lib("proper/include/proper.hrl").
 -include_lib("eunit/include/eunit.hrl").
 
--export([wait_forever/1, flood/1]).
+-export([wait_forever/1, flood/1, link_of_chain/3, chain_root/2]).
 
 %% Runs per arrangement: a multiple of 3, so that each perturbation gets its share.
 -define(RUNS_PER_ARRANGEMENT, riarc_test_tier:count(30, 1000)).
@@ -23,6 +23,75 @@ pqr_arrangements_test_() ->
     [{lists:flatten(io_lib:format("P/Q/R own=~p, analysis ~s, ~b runs", [A, W, ?RUNS_PER_ARRANGEMENT])),
       {timeout, 300, fun() -> pqr_runs(A, W, ?RUNS_PER_ARRANGEMENT) end}}
      || A <- arrangements(), W <- [isolated, inline]].
+
+%% A tracer tells the session its last words (its partition's verdict, its statistics, its
+%% counts) in one message as it ends. In a system that spawns faster than tracers take
+%% over (chains), tracers end before the session has seen them start, and its monitor of
+%% them says only noproc: here every tracer ends while the session is held, and every
+%% verdict and every tracer's statistics still reach the result.
+last_words_test_() ->
+    {timeout, 60, fun() ->
+        Mon = fun M({exit, _, normal}) -> accept; M(_) -> M end,
+        Spec = fun({?MODULE, link_of_chain, _}) -> {ok, Mon};
+                  ({?MODULE, chain_root, _}) -> undefined
+               end,
+        [begin
+             {ok, S} = riarc:start({?MODULE, chain_root, [20, self()]}, Spec, #{analysis => Where}),
+             true = erlang:suspend_process(S),
+             receive {root, Root} -> Root ! go end,
+             Links = [receive {link, L} -> monitor(process, L) end || _ <- lists:seq(0, 20)],
+             _ = [receive {'DOWN', Ref, process, _, _} -> ok end || Ref <- Links],
+             ok = await_tracers(S),
+             true = erlang:resume_process(S),
+             {ok, R = #{verdicts := Vs}} = riarc_session:finish(S, 30000),
+             %% Each link: its init, its spawn (none for the last), its sends, its exit;
+             %% the root: its go, its send, its receive, its spawn, its exit.
+             ?assertEqual(lists:duplicate(20, {accept, 5}) ++ [{accept, 4}],
+                          lists:sort(fun({_, A}, {_, B}) -> A >= B end,
+                                     [{V, N} || #{verdict := V, events := N} <- Vs])),
+             ?assertMatch(#{spawned := 22}, maps:get(tracers, R)),
+             %% The tracers' statistics: every link's init event, made by the tracer
+             %% that took its spawn, is routed to its own tracer.
+             ?assert(maps:get(routed, R) >= 20),
+             ?assertEqual(20 * 4 + 3 + 5, maps:get(events, R)),
+             ?assertEqual(0, riarc_result:status(R))
+         end || Where <- [inline, isolated]]
+    end}.
+
+%% Waits until every tracer of Session has ended (and every analysis process, which ends
+%% with its tracer's partition).
+await_tracers(Session) ->
+    Ours = [P || P <- erlang:processes(),
+                 {dictionary, D} <- [erlang:process_info(P, dictionary)],
+                 lists:member(proplists:get_value('$initial_call', D),
+                              [{riarc_tracer, root_init, 4}, {riarc_tracer, tracer_init, 5},
+                               {riarc_analysis, init, 4}]),
+                 lists:member(Session, proplists:get_value('$ancestors', D, []))],
+    case Ours of
+        [] -> ok;
+        _ ->
+            _ = [receive {'DOWN', Ref, process, _, _} -> ok end
+                 || Ref <- [monitor(process, P) || P <- Ours]],
+            await_tracers(Session)
+    end.
+
+%% @private Starts a chain of N + 1 processes once Test says go.
+-spec chain_root(non_neg_integer(), pid()) -> ok.
+chain_root(N, Test) ->
+    Test ! {root, self()},
+    receive go -> ok end,
+    _ = spawn(?MODULE, link_of_chain, [N, self(), Test]),
+    ok.
+
+%% @private A chain of N + 1 processes, each spawning the next; each tells Test it is
+%% there.
+-spec link_of_chain(non_neg_integer(), pid(), pid()) -> ok.
+link_of_chain(0, Parent, Test) -> Test ! {link, self()}, Parent ! up, ok;
+link_of_chain(N, Parent, Test) ->
+    _ = spawn(?MODULE, link_of_chain, [N - 1, self(), Test]),
+    Test ! {link, self()},
+    Parent ! up,
+    ok.
 
 %% Runs alternate between slow tracers (a tracer slow to act on a spawn: Q's events all
 %% reach P's tracer and are routed, fig. 5), a slow Q (Q's tracer takes it over early, so
