@@ -106,7 +106,7 @@ finish(Session, Timeout) ->
     try
         case await(Session, Timeout) of
             {ok, Result} ->
-                {ok, _} = stop(Session),
+                _ = gen_server:call(Session, release, 30000),
                 {ok, Result};
             {error, timeout} ->
                 Alive = alive(Session),

@@ -140,8 +140,8 @@ handle_call({settle, Ms}, From, S = #session{tracers = T, token = Token}) ->
 %% Trust boundary: stopping is the owner's (the process that started the session, or
 %% riarc's proxy of it for a session on another node). A stop from anyone else, the
 %% monitored system say, is refused, and counted among the run's errors as forged.
-handle_call(Stop, {Pid, _}, S = #session{owner = Owner}) when (Stop =:= stop orelse
-                                                               element(1, Stop) =:= stop),
+handle_call(Stop, {Pid, _}, S = #session{owner = Owner}) when (Stop =:= stop orelse Stop =:= release
+                                                               orelse element(1, Stop) =:= stop),
                                                               Pid =/= Owner ->
     {reply, {error, {riarc_session, not_owner}}, forged(1, S)};
 handle_call({stop, Why}, From, S) ->
@@ -149,6 +149,15 @@ handle_call({stop, Why}, From, S) ->
     %% seen to their end, and the result says why.
     handle_call(stop, From, tally(S#session{cut = Why},
                                   fun(T) -> riarc_session_tally:append_error({riarc_session, Why}, T) end));
+%% The run is over and the caller has its result (riarc_session:finish/2, after await/2):
+%% the session ends without building the result again (a few microseconds per partition,
+%% tens of milliseconds for ten thousand). A run not over is stopped as by stop/1.
+handle_call(release, From, S = #session{finished = Finished, tracers = T}) ->
+    case Finished =/= undefined andalso map_size(T) =:= 0
+        andalso not riarc_session_analyses:any(S#session.analyses) of
+        true -> {stop, normal, ok, stop_followers(close(S))};
+        false -> handle_call(stop, From, S)
+    end;
 handle_call(stop, From, S = #session{tracers = T}) ->
     case map_size(T) =:= 0 andalso not riarc_session_analyses:any(S#session.analyses) of
         true ->

@@ -318,3 +318,18 @@ gated(Kids) ->
 -spec kid(exit | wait) -> ok.
 kid(exit) -> ok;
 kid(wait) -> receive stop -> ok end.
+
+%% finish/2 gives the run's result once and ends the session without building it again
+%% (release); the session ends; only its owner may release it (anyone else's attempt is
+%% refused and counted as forged).
+finish_releases_test() ->
+    Spec = fun({?MODULE, flood, _}) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end};
+              (_) -> undefined end,
+    {ok, S} = riarc:start({?MODULE, flood, [10]}, Spec, #{}),
+    Self = self(),
+    _ = spawn(fun() -> Self ! {other, catch gen_server:call(S, release)} end),
+    ?assertEqual({error, {riarc_session, not_owner}}, receive {other, R} -> R end),
+    Ref = monitor(process, S),
+    {ok, #{verdicts := [#{verdict := accept}], errors := Errors}} = riarc_session:finish(S, 30000),
+    ?assertMatch([{riarc_session, {forged_messages, 1}}], Errors),
+    receive {'DOWN', Ref, process, S, Why} -> ?assertEqual(normal, Why) end.
