@@ -385,6 +385,10 @@ run_in_peer(Bench = #{schedulers := K}, Dir, Timeout, LimitMb, VmArgs) ->
     case riarc_bench_peer:call({riarc_bench_run, run, [Bench, #{out => Dir}]}, ["+S", S ++ ":" ++ S | VmArgs],
                                Timeout, LimitMb) of
         {ok, {ok, Summary}, #{rss_peak_kb := Kb}} -> {ok, Summary#{rss_peak => 1024 * Kb}};
+        %% An overload detach is recorded as a crash is: the set-up could not monitor
+        %% this load to its end, and the experiment goes on.
+        {ok, {error, {riarc_bench_run, {overload, _, Over}}}, #{rss_peak_kb := Kb}} ->
+            {error, {crashed, #{why => overload, overload => Over, rss_peak => 1024 * Kb}}};
         {ok, {error, {riarc_bench_run, _} = Error}, _} -> {error, {?MODULE, Error}};
         {error, {riarc_bench_peer, {timeout, _, Kb}}} ->
             {error, {crashed, #{why => timeout, limit_s => Timeout div 1000, rss_peak => 1024 * Kb}}};

@@ -32,6 +32,7 @@
                       | {monitoring, setup_name(), monitoring_error()}
                       | {monitoring_crashed, setup_name(), error | exit | throw, term()}
                       | no_master_result
+                      | {overload, setup_name(), term()}
                       | {riarc_bench_model, riarc_bench_model:error_reason()}
                       | {riarc_bench_writer, riarc_bench_writer:error_reason()}
                       | {riarc_bench_mit, riarc_bench_mit:error_reason()}.
@@ -136,6 +137,11 @@ monitored(Run) ->
                      end,
             Opts = #{timeout => infinity, log => false, invariants => false, events => Events},
             try Run(MFA, Spec, Opts) of
+                %% The monitoring detached from the system at a safety limit: the run
+                %% stopped being measured there (the paper's missing bars), which is no
+                %% fault of the master's, whose result never comes.
+                {ok, #{overload := Over}} when Over =/= undefined ->
+                    {error, {?MODULE, {overload, maps:get(instrumentation, P), Over}}};
                 {ok, Result} -> {ok, verdict_counts(Result)};
                 {error, Reason} -> {error, {?MODULE, {monitoring, maps:get(instrumentation, P), Reason}}}
             catch
@@ -319,6 +325,9 @@ format_error({monitoring, Mode, Reason}) ->
     flat("the ~s monitoring set-up failed: ~ts", [Mode, riarc:format_error(Reason)]);
 format_error({monitoring_crashed, Mode, Class, Reason}) ->
     flat("the ~s monitoring set-up crashed: ~p:~0tP", [Mode, Class, Reason, 20]);
+format_error({overload, Mode, Over}) ->
+    flat("the ~s monitoring set-up detached from the system at a safety limit (~0tP): the "
+         "run was not monitored to its end", [Mode, Over, 12]);
 format_error(no_master_result) ->
     "the master stopped without reporting its result";
 format_error({riarc_bench_model, Reason}) ->

@@ -49,6 +49,7 @@ samples() ->
      {riarc_bench_run, {monitoring, riarc, {riarc, {bad_option, events, [oops]}}}},
      {riarc_bench_run, {monitoring_crashed, riarc, error, badarg}},
      {riarc_bench_run, no_master_result},
+     {riarc_bench_run, {overload, riarc, {tracers, 5, 4}}},
      {riarc_bench_run, {riarc_bench_model, Model}},
      {riarc_bench_run, {riarc_bench_writer, Writer}},
      {riarc_bench_run, {riarc_bench_mit, already_running}},
