@@ -264,6 +264,9 @@ handle_call({stop, Why}, _From, S = #proxy{down = undefined, remote = R}) ->
     {stop, normal, {ok, result(S1)}, S1#proxy{waiters = reply_all({ok, result(S1)}, S1)}};
 handle_call({stop, _Why}, From, S) ->
     handle_call(stop, From, S);
+%% riarc_session:finish/2 releases a session whose result it has: for the proxy, a stop.
+handle_call(release, From, S) ->
+    handle_call(stop, From, S);
 %% The proxy is the remote session's owner: it settles for its own caller.
 handle_call({settle, Ms}, _From, S = #proxy{down = undefined, remote = R}) ->
     Reply = try riarc_session:settle(R, Ms)
