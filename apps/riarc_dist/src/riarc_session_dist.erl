@@ -465,7 +465,13 @@ relay_tell(Key = {P, Node}, N, Why, D = #dist{relays = Rs, token = Token}) ->
 
 %% A run riarc cut short (its timeout): a partition there that was still open when its
 %% session was stopped ends without a verdict only because of the cut, as one here would
-%% (the session's verdict handler).
+%% (the session's verdict handler). One the stop found still being taken over there
+%% (stopped_short) was cut by the same timeout: that is its reason, as here.
+cut_short_there(Node, E = #{verdict := inconclusive, reason := {stopped_short, _}}, F, Cut = {timeout, _, _}) ->
+    case cut_short_there(Node, E#{verdict := none}, F, Cut) of
+        E1 = #{verdict := inconclusive} -> E1;
+        _ -> E  % not open there: the stop's own reason stands, never none
+    end;
 cut_short_there(Node, E = #{pid := P, verdict := none}, F, {timeout, T, _}) ->
     case riarc_follow:known(Node, P, F) of
         #{open := true} -> E#{verdict => inconclusive, reason => {timeout, T}};
