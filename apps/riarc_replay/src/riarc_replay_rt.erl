@@ -272,9 +272,8 @@ send(To, Msg, Opts) ->
             end
     end.
 
-send_info(To, Seq, Msg) when is_reference(Seq) ->
-    erlang:send(To, {'$riarc_rr', atomics:add_get(Seq, 1, 1) - 1, Msg}),
-    Msg;
+%% The receiver's sequence counter (an atomics reference, opaque: matched last, after
+%% the other kinds of peer).
 send_info(To, false, Msg) ->
     erlang:send(To, Msg);
 send_info(To, replay, Msg) ->
@@ -285,6 +284,9 @@ send_info(To, {ver, Ver}, Msg) ->
     V = atomics:add_get(Ver, 1, 1),
     ok = riarc_replay_stream:record_run(?EV_SEND, V),
     erlang:send(To, {'$riarc_rv', V, Msg}),
+    Msg;
+send_info(To, Seq, Msg) ->
+    erlang:send(To, {'$riarc_rr', atomics:add_get(Seq, 1, 1) - 1, Msg}),
     Msg.
 
 %% @doc A receiver that takes part in the run: its pid and what the sender needs for it (on
