@@ -503,14 +503,9 @@ effects([{analyse, E} | Fx], L = #tracer_loop{analysis = An, max_payload = Max, 
     effects(Fx, case B + 1 >= ?BATCH of true -> flush(L1); false -> L1 end, St);
 effects([{analyse, _} | Fx], L = #tracer_loop{events = N}, St) ->
     effects(Fx, L#tracer_loop{events = N + 1}, St);
-effects(Fx = [{send, Session, Msg} | Rest], L = #tracer_loop{session = Session, token = Token}, St) ->
-    case last_words(Fx, Session, []) of
-        {Told, Stats} ->
-            stop(L, St, {Told, Stats});
-        _ ->
-            Session ! {riarc_s, Token, Msg},
-            effects(Rest, L, St)
-    end;
+effects([{send, Session, Msg} | Fx], L = #tracer_loop{session = Session, token = Token}, St) ->
+    Session ! {riarc_s, Token, Msg},
+    effects(Fx, L, St);
 %% Trust boundary: what goes to another tracer (routed packets, detach requests) carries
 %% the session's token; the loop takes such messages only with it.
 effects([{send, To, Msg = {riarc_rtd, _, _}} | Fx], L = #tracer_loop{token = Token}, St) ->
@@ -560,37 +555,23 @@ effects([{started, _T, _S} | Fx], L, St) ->
 effects([perturb | Fx], L = #tracer_loop{cfg = Cfg}, St) ->
     perturb(Cfg),
     effects(Fx, L, St);
-effects([stop | _], L, St) ->
-    stop(L, St, none).
+effects([{stop, Told, Stats} | _], L, St) ->
+    stop(L, St, Told, Stats).
 
-%% The step that ends the tracer (TRYGC) tells the session last what it has to say then
-%% (its partition's verdict, most often) and its statistics: those reports, when nothing
-%% else comes between them, in their order, and the statistics.
-last_words([{send, Session, {riarc_tracer_down, _, Stats}}, stop], Session, Told) ->
-    {lists:reverse(Told), Stats};
-%% A tracer it started is announced on its own: the session must know it before its end
-%% (the child's last words come with the child's end).
-last_words([{send, Session, Msg} | Fx], Session, Told) when element(1, Msg) =/= riarc_tracer_up ->
-    last_words(Fx, Session, [Msg | Told]);
-last_words(_Fx, _Session, _Told) ->
-    false.
-
-%% TRYGC succeeded: the tracer ends. Its last words (last_words/3) and what it tells the
+%% TRYGC succeeded: the tracer ends. What the core gave it to tell the session last
+%% (Told: its partition's verdict, most often), its statistics and what it tells the
 %% session as it ends go in one message, `{riarc_last_words, Self, Told, Stats, Final}',
 %% which the session takes as the messages it stands for, in that order: one message a
 %% tracer instead of three (a verdict, the statistics, the counts). Before its end, so
 %% that the session has them whenever it looks at its 'DOWN' (even one that says noproc:
 %% a tracer can end before the session monitors it).
--spec stop(#tracer_loop{}, riarc_tracer_core:state(), none | {[term()], map()}) -> no_return().
-stop(L, St, Last) ->
+-spec stop(#tracer_loop{}, riarc_tracer_core:state(), [term()], riarc_tracer_core:stats()) -> no_return().
+stop(L, St, Told, Stats) ->
     #tracer_loop{events = N, session = Session, token = Token} = flush(L),
     %% The partition's event count, and the counts since the last report: the session
     %% has them before this tracer's end.
     Final = [{riarc_partition_events, self(), N} || N > 0] ++ counts(St, true),
-    _ = case Last of
-            none -> [Session ! {riarc_s, Token, M} || M <- Final];
-            {Told, Stats} -> Session ! {riarc_s, Token, {riarc_last_words, self(), Told, Stats, Final}}
-        end,
+    Session ! {riarc_s, Token, {riarc_last_words, self(), Told, Stats, Final}},
     exit(normal).
 
 %% Test hook: a tracer slow to act on a spawn or to take its process over widens the

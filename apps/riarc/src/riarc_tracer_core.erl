@@ -35,19 +35,20 @@
 %% analysis_end           % with `analysis => isolated': the partition has ended; its
 %%                        %  analysis gives the verdict none unless it has one
 %% perturb                % test hook: be slow here (cfg's perturb)
-%% stop                   % TRYGC succeeded: the tracer ends
+%% {stop, Told, Stats}    % TRYGC succeeded: the tracer ends; Told, what it tells the
+%%                        %  session last, in order, then {riarc_tracer_down, T, Stats}
 %% '''
 %% ```
 %% 1> Cfg = #{lambda => riarc_lambda:new(fun(_) -> undefined end), backend => riarc_backend:new(riarc_backend_evm, riarc_backend_evm:config([recv])), session => self(), checks => true, perturb => undefined, start_tracer => fun(_, _, _, _) -> error(none) end, init_from_spawn => true, self => t0}.
 %% 2> {St, []} = riarc_tracer_core:init_root(Cfg, p, {m, f, []}, none).
 %% 3> {_, Fx} = riarc_tracer_core:handle({trace, p, exit, normal}, St), Fx.
-%% [{send,<0.80.0>,{riarc_tracer_down,t0,#{analysed => 0,collected => 1,reordered => 0,routed => 0}}},stop]
+%% [{stop,[],#{analysed => 0,collected => 1,reordered => 0,routed => 0}}]
 %% '''
 -module(riarc_tracer_core).
 
 -export([init_root/4, init_tracer/5, handle/2, view_lost/3, mode/1, gamma/1, state_map/1,
          collected/1]).
--export_type([cfg/0, state/0, effect/0, cut/0]).
+-export_type([cfg/0, state/0, effect/0, cut/0, stats/0]).
 
 -type sid() :: riarc_event:sid().
 -type mode() :: direct | priority.
@@ -55,6 +56,8 @@
 %% riarc_backend:preempt/3); the detach request carries it to the old tracer.
 -type cut() :: riarc_backend:cut().
 -type tracer() :: term().
+-type stats() :: #{collected := non_neg_integer(), routed := non_neg_integer(),
+                   analysed := non_neg_integer(), reordered := non_neg_integer()}.
 -type cfg() :: #{lambda := riarc_lambda:t(),
                  backend := riarc_backend:t(),
                  session := tracer(),
@@ -92,7 +95,7 @@
                  %% What the process loop around the core keeps in it for itself.
                  atom() => term()}.
 -type effect() :: {send, tracer(), term()} | {detach, sid(), tracer()} | {clear, sid()}
-                | {started, tracer(), sid()} | perturb | stop
+                | {started, tracer(), sid()} | perturb | {stop, [term()], stats()}
                 | {analysis, {sid(), riarc_event:mfa_args()}, riarc_monitor:monitor()}
                 | {analyse, riarc_event:event()} | analysis_end | refused
                 | {relay, {sid(), riarc_event:mfa_args()}, pid()}.
@@ -665,9 +668,20 @@ finish(St = #tracer{pending = Pending}) ->
     %% Invariant I16: one detach request per process taken over in priority mode.
     St3 = check(St2#tracer.dtc_issued =:= St2#tracer.detached, 'I16',
                 {dtc_issued, St2#tracer.dtc_issued, detached, St2#tracer.detached}, St2),
-    St4 = end_partition(St3),
-    fx(stop, report({riarc_tracer_down, self_of(St4), stats(St4)}, St4)).
+    last_words(end_partition(St3)).
 
+%% The tracer ends (effect stop): what it tells the session last, after its other
+%% effects of this step (its partition's verdict, most often), goes with its statistics
+%% in the one effect, which its process sends as one message (riarc_tracer). A tracer
+%% it started is announced on its own: the session must know it before its end.
+last_words(St = #tracer{fx = Fx, cfg = #{session := Session}}) ->
+    Last = fun({send, To, Msg}) -> To =:= Session andalso element(1, Msg) =/= riarc_tracer_up;
+              (_) -> false
+           end,
+    {Told, Before} = lists:splitwith(Last, Fx),
+    St#tracer{fx = [{stop, lists:reverse([M || {send, _, M} <- Told]), stats(St)} | Before]}.
+
+-spec stats(state()) -> stats().
 stats(#tracer{collected = C, routed = R, analysed = A, reordered = O}) ->
     #{collected => C, routed => R, analysed => A, reordered => O}.
 

@@ -676,8 +676,9 @@ effects(T, [{started, T2, _S} | Fx], St = #{tracers := Ts}, Env, Trace) ->
     effects(T, Fx, set_tracer(T2, {boot, Args}, St), Env, Trace);
 effects(T, [perturb | Fx], St, Env, Trace) ->
     effects(T, Fx, St, Env, Trace);
-effects(T, [stop | Fx], St, Env, Trace) ->
-    effects(T, Fx, set_tracer(T, stopped, St), Env, Trace).
+effects(T, [{stop, Told, Stats} | Fx], St, Env, Trace) ->
+    St1 = lists:foldl(fun(R, A) -> session(R, A, Trace) end, St, Told ++ [{riarc_tracer_down, T, Stats}]),
+    effects(T, Fx, set_tracer(T, stopped, St1), Env, Trace).
 
 %% What the session is told. Only `none' verdicts are kept (for the terminal check);
 %% anything that is itself a failure ends the exploration at once.
