@@ -58,6 +58,11 @@
 token(Session) -> riarc_session_server:token(Session).
 -endif.
 
+%% Every tracer's reports, verdicts and end come to the session: when a system starts
+%% processes faster than the session takes their reports in, its mailbox holds thousands
+%% of them. Kept on the heap, each of its garbage collections would copy them all again.
+-define(START_OPTS, [{spawn_opt, [{message_queue_data, off_heap}]}]).
+
 %%% API
 
 %% @doc Starts a session for Owner: one root tracer per root, over the backend in Opts.
@@ -69,13 +74,13 @@ start(Owner, Roots, Spec, Opts) ->
         {error, _} ->
             %% Not run as an application (a bare code path with no riarc.app): a session
             %% of its own, monitored by its owner all the same.
-            gen_server:start(riarc_session_server, {Owner, Roots, Spec, Opts}, [])
+            gen_server:start(riarc_session_server, {Owner, Roots, Spec, Opts}, ?START_OPTS)
     end.
 
 %% @private The supervisor's start function (riarc_sup).
 -spec start_link({pid(), [root()], riarc_lambda:spec(), opts()}) -> {ok, pid()} | {error, term()}.
 start_link(Args) ->
-    gen_server:start_link(riarc_session_server, Args, []).
+    gen_server:start_link(riarc_session_server, Args, ?START_OPTS).
 
 %% @doc Waits until every root tracer has launched its part of the system: `ok', or the
 %% first error (a root another tool traces already, say). After an error the caller
