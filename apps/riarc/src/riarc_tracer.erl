@@ -45,7 +45,7 @@
                  backend := riarc_backend:t(),
                  session := pid(),
                  checks := boolean(),
-                 perturb := undefined | pos_integer(),
+                 perturb := undefined | pos_integer() | {gate, pid()},
                  explain => non_neg_integer(),
                  max_queue => pos_integer(),
                  max_queue_bytes => pos_integer() | infinity,
@@ -596,6 +596,17 @@ stop(L, St, Last) ->
 %% Test hook: a tracer slow to act on a spawn or to take its process over widens the
 %% races of figs. 5 and 6 (events reaching the parent's tracer; direct events arriving
 %% before routed ones).
+%% `{gate, Pid}': the tracer waits, before its takeover, until Pid opens the gate, so a
+%% test decides what reaches it first (riarc_settle_tests). A selective receive: what
+%% else arrives stays queued, in order. Pid gone opens it too: no tracer left stuck.
+perturb(#{perturb := {gate, Pid}}) ->
+    Ref = monitor(process, Pid),
+    Pid ! {riarc_gate, self()},
+    Self = self(),
+    receive
+        {riarc_gate_open, Self} -> true = demonitor(Ref, [flush]), ok;
+        {'DOWN', Ref, process, _, _} -> ok
+    end;
 perturb(#{perturb := MaxUs}) ->
     case rand:uniform(3) of
         1 -> spin(erlang:monotonic_time(microsecond) + rand:uniform(MaxUs));
