@@ -67,16 +67,20 @@ served(Settle) ->
 %% none (which would pass a test).
 %% At the gate: the stop reaches the tracer before its detach request is even sent.
 stopped_at_gate_test() ->
-    #{verdict := V, reason := Why} = gated(at_gate),
-    ?assertEqual(inconclusive, V),
-    ?assertMatch({stopped_short, #{held_events := _}}, Why).
+    ?assertMatch(#{verdict := inconclusive, reason := {stopped_short, #{held_events := _}}},
+                 gated(at_gate)).
 
 %% Before the acknowledgement: the tracer has sent its detach request, and the stop
 %% reaches it before the answer.
 stopped_before_ack_test() ->
-    #{verdict := V, reason := Why} = gated(before_ack),
-    ?assertEqual(inconclusive, V),
-    ?assertMatch({stopped_short, #{held_events := _}}, Why).
+    ?assertMatch(#{verdict := inconclusive, reason := {stopped_short, #{held_events := _}}},
+                 gated(before_ack)).
+
+%% The gate is a test hook of option perturb: a pid to tell, nothing else.
+gate_option_test() ->
+    ?assertEqual(ok, riarc_opts:check(#{perturb => {gate, self()}})),
+    ?assertEqual({bad_option, perturb, {gate, keeper}}, riarc_opts:check(#{perturb => {gate, keeper}})),
+    ?assertEqual({bad_option, perturb, 0}, riarc_opts:check(#{perturb => 0})).
 
 %% One run stopped while the worker's tracer is in its takeover (How: keeper/2); the
 %% worker's entry in the stop's result.
