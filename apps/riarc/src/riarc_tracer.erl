@@ -45,7 +45,7 @@
                  backend := riarc_backend:t(),
                  session := pid(),
                  checks := boolean(),
-                 perturb := undefined | pos_integer(),
+                 perturb := undefined | pos_integer() | {gate, pid()},
                  explain => non_neg_integer(),
                  max_queue => pos_integer(),
                  max_queue_bytes => pos_integer() | infinity,
@@ -553,7 +553,7 @@ effects([refused | Fx], L, St) ->
 effects([{started, _T, _S} | Fx], L, St) ->
     effects(Fx, L, St);
 effects([perturb | Fx], L = #tracer_loop{cfg = Cfg}, St) ->
-    perturb(Cfg),
+    perturb(Cfg, riarc_tracer_core:mode(St)),
     effects(Fx, L, St);
 effects([{stop, Told, Stats} | _], L, St) ->
     stop(L, St, Told, Stats).
@@ -574,10 +574,24 @@ stop(L, St, Told, Stats) ->
     Session ! {riarc_s, Token, {riarc_last_words, self(), Told, Stats, Final}},
     exit(normal).
 
-%% Test hook: a tracer slow to act on a spawn or to take its process over widens the
-%% races of figs. 5 and 6 (events reaching the parent's tracer; direct events arriving
-%% before routed ones).
-perturb(#{perturb := MaxUs}) ->
+%% Test hook: a tracer slow to act on a spawn (in direct mode) or to take its process
+%% over (in priority mode, before its detach) widens the races of figs. 5 and 6 (events
+%% reaching the parent's tracer; direct events arriving before routed ones).
+%% `{gate, Pid}': a tracer about to take its process over waits until Pid opens the
+%% gate, so that a test decides what reaches it first (riarc_settle_tests). A selective
+%% receive: what else arrives stays queued, in order. Pid gone opens it too: no tracer
+%% is left stuck. Spawns are not gated.
+perturb(#{perturb := {gate, Pid}}, priority) ->
+    Ref = monitor(process, Pid),
+    Pid ! {riarc_gate, self()},
+    Self = self(),
+    receive
+        {riarc_gate_open, Self} -> true = demonitor(Ref, [flush]), ok;
+        {'DOWN', Ref, process, _, _} -> ok
+    end;
+perturb(#{perturb := {gate, _}}, direct) ->
+    ok;
+perturb(#{perturb := MaxUs}, _Mode) ->
     case rand:uniform(3) of
         1 -> spin(erlang:monotonic_time(microsecond) + rand:uniform(MaxUs));
         2 -> erlang:yield();
