@@ -111,7 +111,8 @@
 %%     one that does not (its start failed there, after the call this node traced, or its
 %%     node's session is that far behind) is then an `error',
 %%     `{riarc_follow, {not_followed, ...}}';</li>
-%% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow.</li>
+%% <li>`perturb' (µs, default undefined): testing only, make tracers randomly slow;
+%%     `{gate, Pid}' holds each new tracer before its takeover until Pid lets it go.</li>
 %% </ul>
 -module(riarc).
 
@@ -140,7 +141,7 @@
                 | new_processes.
 -type opts() :: #{timeout => timeout(), events => [send | recv], invariants => boolean(),
                   trace_patterns => riarc_trace_pattern:patterns(),
-                  log => boolean(), perturb => undefined | pos_integer(),
+                  log => boolean(), perturb => undefined | pos_integer() | {gate, pid()},
                   backend => auto | route | evm, explain => non_neg_integer(),
                   limits => #{max_queue => pos_integer(), max_tracers => pos_integer(),
                               max_queue_bytes => pos_integer() | infinity,

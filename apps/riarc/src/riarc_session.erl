@@ -40,7 +40,7 @@
 -type opts() :: #{backend := riarc_backend:t()
                              | fun((pid()) -> {ok, riarc_backend:t()} | {error, term()}),
                   invariants := boolean(),
-                  perturb := undefined | pos_integer(),
+                  perturb := undefined | pos_integer() | {gate, pid()},
                   log := boolean(),
                   %% Option follow (riarc:session_opts/2): how to start the sessions that
                   %% follow the system onto nodes, the nodes to follow from the start,
