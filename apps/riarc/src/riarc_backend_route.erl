@@ -135,9 +135,23 @@ traced_by(P, Table) ->
     riarc_backend:tracer_of(P) =:= {riarc_route, Table}.
 
 %% @doc Cut detection: S still has every flag the table set, and the table as its tracer.
+%% Race: riarc's own detach (close/1, at an overload) stops the table, then untraces every
+%% process it traced; a tracer that looks at S in between finds S untraced, by riarc. A
+%% stopped table and S with no flag and no tracer left is that: no cut by someone else.
+%% Anything else is one, stopped table or not (another tracer, some flags only).
 -spec watching(config(), riarc_event:sid(), pid()) -> ok | {flags_removed | tracer_replaced, term()}.
 watching(#{table := Table, flags := Flags}, S, _T) ->
-    riarc_backend:compare_view(S, Flags, {riarc_route, Table}).
+    case riarc_backend:compare_view(S, Flags, {riarc_route, Table}) of
+        ok -> ok;
+        {flags_removed, []} = Lost ->
+            %% The stop comes before the untracing (close/1): a process found untraced
+            %% after it finds the table stopped too.
+            case riarc_route:enabled(trace_status, Table, S) of
+                remove -> ok;
+                _ -> Lost
+            end;
+        Lost -> Lost
+    end.
 
 %% @doc Decodes the table's messages into riarc events. A message the table sent that
 %% monitors do not see (the root's `go', a link event of the `procs' flag) is still one

@@ -135,14 +135,8 @@ learnt({riarc_partition, Tracer, Proc, MFA}, _Over, V = #verdicts{entries = E}) 
     V#verdicts{entries = riarc_session_entries:partition(Tracer, Proc, MFA, E)};
 learnt({riarc_explanation, Tracer, Expl}, _Over, V = #verdicts{entries = E}) ->
     V#verdicts{entries = riarc_session_entries:explained(Tracer, Expl, E)};
-%% Race: after an overload detach the backend has untraced every process before the
-%% tracers are killed, and a tracer that looks at its processes in between finds their
-%% flags gone. That is riarc's own doing, which the overload already explains (its
-%% partitions without a verdict read inconclusive): not a cut by someone else.
-learnt({riarc_cut, _Tracer, _Who, {Lost, _}}, Over, V) when Over =/= undefined,
-                                                            (Lost =:= flags_removed orelse
-                                                             Lost =:= tracer_replaced) ->
-    V;
+%% A process riarc's own detach untraced is no cut: the backend does not report it
+%% (riarc_backend_route:watching/3).
 learnt({riarc_cut, Tracer, Who, Why}, Over, V) ->
     case riarc_session_entries:cut(Tracer, Who, Why, V#verdicts.entries) of
         {E, own} ->

@@ -285,3 +285,22 @@ sealed_events_test() ->
     ?assertEqual(no, riarc_backend:event(B, {trace, self(), exit, normal})),
     ?assertEqual(no, riarc_backend:event(B, {riarc_sealed, 1, {trace, self(), exit, normal}})),
     ok = riarc_backend:close(B).
+
+%% riarc's own detach (the backend's close/1 at an overload: the table stopped, then
+%% every process it traced untraced) is no cut by someone else: a tracer that looks at a
+%% process between the two finds nothing cut. A process someone else traces after the
+%% stop, or whose flags someone took before it, still is.
+own_detach_is_no_cut_test() ->
+    {ok, B} = riarc_backend_route:new([send, recv], self()),
+    [P, Q, R] = Ps = [spawn(fun() -> receive stop -> ok end end) || _ <- [1, 2, 3]],
+    _ = [ok = riarc_backend:trace(B, X, self()) || X <- Ps],
+    ?assertEqual([ok, ok, ok], [riarc_backend:watching(B, X, self()) || X <- Ps]),
+    _ = erlang:trace(R, false, ['receive']),
+    ?assertMatch({flags_removed, [_ | _]}, riarc_backend:watching(B, R, self())),
+    ok = riarc_backend:close(B),
+    ?assertEqual(ok, riarc_backend:watching(B, P, self())),
+    Sink = spawn(fun() -> receive stop -> ok end end),
+    _ = erlang:trace(Q, true, [send, {tracer, Sink}]),
+    ?assertMatch({_, _}, riarc_backend:watching(B, Q, self())),
+    _ = [X ! stop || X <- [Sink | Ps]],
+    ok.
