@@ -74,6 +74,14 @@
 %%     never an accept), and of monitor steps whose wall time includes a longer wait for
 %%     a scheduler (`monitor_budget''s time_ms); docs/evaluation.md, "Issue 30", has
 %%     what each costs;</li>
+%% <li>`adopt' (a count or `infinity', the default): with monitors in their tracers
+%%     (`analysis => inline'), how many partitions one tracer may adopt. A process whose
+%%     Spec gives it a monitor of its own, spawned by a process a tracer traces, then
+%%     stays with that tracer, its monitor run there (riarc_tracer_adopted): no tracer of
+%%     its own to start, no takeover, no route. `0': a tracer for every partition, as in
+%%     the RIARC paper, which spreads the analysis over more processes at the price of a
+%%     tracer and a takeover per partition (docs/evaluation.md, "Adoption"). A partition
+%%     that spans nodes (option `follow') always has a tracer of its own;</li>
 %% <li>`node' (default this node): run, start or attach on that node (riarc_remote);</li>
 %% <li>`monitored_elsewhere' (default `[]'): nodes where a session of their own monitors
 %%     the processes started there (`attach(new_processes, Spec, #{node => N})'). A
@@ -153,6 +161,7 @@
                                       reductions => pos_integer() | infinity,
                                       heap_words => pos_integer()},
                   analysis => isolated | inline, tracer_priority => low | normal,
+                  adopt => non_neg_integer() | infinity,
                   node => node(),
                   monitored_elsewhere => [node()], follow => [node()],
                   follow_joining => boolean(), follow_grace => timeout(),
@@ -323,7 +332,7 @@ session_opts(Full, Spec) ->
         false -> SOpts;
         true ->
             FOpts = maps:with([events, invariants, log, explain, analysis, limits, monitor_budget,
-                               tracer_priority], Full),
+                               tracer_priority, adopt], Full),
             From = maps:get(follow_from, Full, here),
             %% Relay: where the followers send the events of a child Λ puts in its
             %% parent's partition (one partition spanning nodes), with the session's secret.

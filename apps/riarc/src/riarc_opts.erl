@@ -23,6 +23,12 @@
 %% the other shapes, neither was cheaper by more than the noise; verdicts stay sound.
 -define(TRACER_PRIORITY, low).
 
+%% How many partitions one tracer may adopt (option adopt, riarc_tracer_adopted): no
+%% bound. Measured (docs/evaluation.md, "Adoption"): on every shape of bench-shapes, the
+%% fewer tracers the cheaper on this machine; a bound only brings back tracers (and
+%% their takeovers) past it.
+-define(ADOPT, infinity).
+
 -type limits() :: #{max_queue := pos_integer(), max_queue_bytes := pos_integer() | infinity,
                     max_tracers := pos_integer(), max_events := pos_integer() | infinity,
                     max_payload := pos_integer() | infinity,
@@ -42,11 +48,12 @@
 -spec defaults() -> #{timeout := infinity, events := [send | recv], trace_patterns := map(),
                       invariants := boolean(), log := boolean(), perturb := undefined,
                       backend := auto, explain := non_neg_integer(), analysis := isolated,
-                      follow_grace := non_neg_integer(), tracer_priority := low | normal}.
+                      follow_grace := non_neg_integer(), tracer_priority := low | normal,
+                      adopt := non_neg_integer() | infinity}.
 defaults() ->
     #{timeout => infinity, events => [send, recv], trace_patterns => #{}, invariants => true,
       log => false, perturb => undefined, backend => auto, explain => 8, analysis => isolated,
-      follow_grace => 30000, tracer_priority => ?TRACER_PRIORITY}.
+      follow_grace => 30000, tracer_priority => ?TRACER_PRIORITY, adopt => ?ADOPT}.
 
 %% @doc What a Spec module sets (riarc_lambda:spec_defaults/1) under what the caller
 %% says. A caller who gives a step budget and does not say where monitors run gets them
@@ -126,6 +133,8 @@ valid(backend, B) -> lists:member(B, [auto, route, evm]);
 valid(explain, K) -> is_integer(K) andalso K >= 0;
 valid(analysis, A) -> A =:= isolated orelse A =:= inline;
 valid(tracer_priority, P) -> P =:= low orelse P =:= normal;
+valid(adopt, infinity) -> true;
+valid(adopt, N) -> is_integer(N) andalso N >= 0;
 valid(monitored_elsewhere, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, Ns);
 valid(follow, Ns) -> is_list(Ns) andalso lists:all(fun is_atom/1, Ns) andalso not lists:member(node(), Ns);
 valid(follow_joining, B) -> is_boolean(B);

@@ -14,47 +14,53 @@
 %% '''
 -module(riarc_session_entries).
 
--export([new/1, tracer_up/3, counts/1, part/5, partition/4, closed/3, closed_told/3,
+-export([new/1, tracer_up/3, adopted/3, hosted/2, counts/1, part/5, partition/4, closed/3, closed_told/3,
          put/3, verdict/2, part_of/2, bare_entry/2, explanation/2, explained/3,
          monitor_entry/5, crash_entry/4,
          partition_events/3, shed_entry/2, incomplete/2, stopped_short/3, remote_child/3, cut/4,
          view_cut/3,
          decided/1, changed/2,
          as_known/3, list/2]).
--export_type([t/0]).
+-export_type([t/0, key/0]).
 
 -record(entries, {
-    verdicts = #{} :: #{pid() => map()},             % tracer -> verdict entry
-    parts = #{} :: #{pid() => {riarc_event:sid(), riarc_event:mfa_args()}}, % tracer -> its partition
-    explanations = #{} :: #{pid() => map()},         % tracer -> its reject's explanation
-    order = #{} :: #{pid() => non_neg_integer()},    % tracer -> spawn order, for output
-    spawned = 0 :: non_neg_integer(),
+    verdicts = #{} :: #{key() => map()},             % tracer -> verdict entry
+    parts = #{} :: #{key() => {riarc_event:sid(), riarc_event:mfa_args()}}, % tracer -> its partition
+    explanations = #{} :: #{key() => map()},         % tracer -> its reject's explanation
+    order = #{} :: #{key() => non_neg_integer()},    % partition -> start order, for output
+    listed = 0 :: non_neg_integer(),                 % partitions started
+    spawned = 0 :: non_neg_integer(),                % tracers started
+    %% Per tracer, the partitions it adopted (riarc_tracer_adopted): they end with it.
+    hosted = #{} :: #{pid() => [key()]},
     peak = 0 :: non_neg_integer(),
     %% Option lineage: each partition's entry says whose child its root is (`parent')
     %% and from which partition it was started (`within'), for the session on another
     %% node that follows its system here (riarc_follow).
     lineage = false :: boolean(),
-    lineages = #{} :: #{pid() => map()},
+    lineages = #{} :: #{key() => map()},
     %% Per ended tracer, how many events its partition had (for a shed partition's count).
-    partition_events = #{} :: #{pid() => non_neg_integer()},
+    partition_events = #{} :: #{key() => non_neg_integer()},
     %% Processes some of whose events reached a tracer that could not deliver them.
     incomplete = #{} :: #{riarc_event:sid() => non_neg_integer()},
     %% Partitions (by tracer) a process of which started one on another node that Λ puts
     %% in the same partition, before their monitors reached a verdict.
-    remote = #{} :: #{pid() => map()},
+    remote = #{} :: #{key() => map()},
     %% Cut detection (riarc_trace_pattern:call_event/2): partitions (by tracer) whose
     %% view a process took away before their monitors reached a verdict; and a cut of the
     %% whole node's view (patterns changed, another process's flags), with the tracers
     %% whose verdicts were in before it.
-    cuts = #{} :: #{pid() => map()},
-    node_cut = none :: none | {map(), #{pid() => true}},
+    cuts = #{} :: #{key() => map()},
+    node_cut = none :: none | {map(), #{key() => true}},
     %% A stop that reached tracers before routing had settled (riarc_stopped_short): the
     %% partitions (by tracer) whose own trace may lack events, and the processes (by pid)
     %% whose events a tracer still held, with how many.
-    stopped = #{} :: #{{tracer, pid()} | {process, riarc_event:sid()} => non_neg_integer()}
+    stopped = #{} :: #{{tracer, key()} | {process, riarc_event:sid()} => non_neg_integer()}
 }).
 
 -opaque t() :: #entries{}.
+%% A partition's key: the tracer started for it, or, for a partition a tracer adopted
+%% (riarc_tracer_adopted), that tracer and the partition's root.
+-type key() :: pid() | {pid(), riarc_event:sid()}.
 
 %% @doc An empty book; Lineage: whether entries carry their lineage (option lineage).
 -spec new(boolean()) -> t().
@@ -63,7 +69,20 @@ new(Lineage) -> #entries{lineage = Lineage}.
 %% @doc A tracer started, one of Live now live.
 -spec tracer_up(pid(), non_neg_integer(), t()) -> t().
 tracer_up(Pid, Live, B = #entries{spawned = N}) ->
-    B#entries{spawned = N + 1, peak = max(B#entries.peak, Live), order = (B#entries.order)#{Pid => N}}.
+    listed(Pid, B#entries{spawned = N + 1, peak = max(B#entries.peak, Live)}).
+
+%% @doc A tracer adopted a partition, known by Key from now on.
+-spec adopted(pid(), key(), t()) -> t().
+adopted(Tracer, Key, B = #entries{hosted = H}) ->
+    listed(Key, B#entries{hosted = H#{Tracer => [Key | maps:get(Tracer, H, [])]}}).
+
+%% @doc The partitions Tracer adopted, forgotten: the tracer has ended.
+-spec hosted(pid(), t()) -> {[key()], t()}.
+hosted(Tracer, B = #entries{hosted = H}) ->
+    {lists:reverse(maps:get(Tracer, H, [])), B#entries{hosted = maps:remove(Tracer, H)}}.
+
+listed(Key, B = #entries{listed = N, order = Order}) ->
+    B#entries{listed = N + 1, order = Order#{Key => N}}.
 
 %% @doc The tracers started in all, and the most live at once.
 -spec counts(t()) -> #{spawned := non_neg_integer(), peak := non_neg_integer()}.
@@ -76,7 +95,7 @@ counts(#entries{spawned = S, peak = P}) -> #{spawned => S, peak => P}.
 %% own judgement set): a session following its system here learns of each partition
 %% before the one it was started from ends (the tracer that starts a tracer tells the
 %% session before it can end), so it knows what it still waits for (riarc_follow:settled/1).
--spec part(pid(), riarc_event:sid(), riarc_event:mfa_args(), {term(), term()}, t()) -> {t(), [pid()]}.
+-spec part(key(), riarc_event:sid(), riarc_event:mfa_args(), {term(), term()}, t()) -> {t(), [key()]}.
 part(Pid, Proc, MFA, {Parent, Within}, B = #entries{parts = Parts, lineage = L}) ->
     B1 = B#entries{parts = Parts#{Pid => {Proc, MFA}}},
     case L of
@@ -87,7 +106,7 @@ part(Pid, Proc, MFA, {Parent, Within}, B = #entries{parts = Parts, lineage = L})
     end.
 
 %% @doc A tracer's partition as it reports it (riarc_partition).
--spec partition(pid(), riarc_event:sid(), riarc_event:mfa_args(), t()) -> t().
+-spec partition(key(), riarc_event:sid(), riarc_event:mfa_args(), t()) -> t().
 partition(Tracer, Proc, MFA, B = #entries{parts = Parts}) ->
     B#entries{parts = Parts#{Tracer => {Proc, MFA}}}.
 
@@ -95,7 +114,7 @@ partition(Tracer, Proc, MFA, B = #entries{parts = Parts}) ->
 %% its verdict is known; with none yet, when its monitor's own process (which goes on with
 %% the events it holds) ends (closed_told/3): told before, `none' would read as the
 %% partition's last word. Analysing: its monitor's process still runs.
--spec closed(pid(), boolean(), t()) -> {t(), [pid()]}.
+-spec closed(key(), boolean(), t()) -> {t(), [key()]}.
 closed(Pid, Analysing, B = #entries{lineages = Ls}) when is_map_key(Pid, Ls) ->
     B1 = B#entries{lineages = Ls#{Pid => maps:remove(open, maps:get(Pid, Ls))}},
     {B1, closed_told(Pid, Analysing, B1)};
@@ -103,7 +122,7 @@ closed(_Pid, _Analysing, B) ->
     {B, []}.
 
 %% @doc The tracers whose closed entry is to be told now (closed/3).
--spec closed_told(pid(), boolean(), t()) -> [pid()].
+-spec closed_told(key(), boolean(), t()) -> [key()].
 closed_told(Pid, Analysing, #entries{verdicts = Vs, lineages = Ls}) ->
     case Ls of
         #{Pid := #{open := true}} -> [];
@@ -116,20 +135,20 @@ closed_told(Pid, Analysing, #entries{verdicts = Vs, lineages = Ls}) ->
     end.
 
 %% @doc The one way a partition's verdict entry is set (its subscribers are to hear of it).
--spec put(pid(), map(), t()) -> t().
+-spec put(key(), map(), t()) -> t().
 put(Tracer, Entry, B = #entries{verdicts = Vs}) -> B#entries{verdicts = Vs#{Tracer => Entry}}.
 
 %% @doc A partition's verdict entry, if it has one.
--spec verdict(pid(), t()) -> map() | none.
+-spec verdict(key(), t()) -> map() | none.
 verdict(Tracer, #entries{verdicts = Vs}) -> maps:get(Tracer, Vs, none).
 
 %% @doc A tracer's partition: its process and MFA, if announced.
--spec part_of(pid(), t()) -> {riarc_event:sid(), riarc_event:mfa_args()} | undefined.
+-spec part_of(key(), t()) -> {riarc_event:sid(), riarc_event:mfa_args()} | undefined.
 part_of(Tracer, #entries{parts = Parts}) -> maps:get(Tracer, Parts, undefined).
 
 %% @doc The verdict's entry, or, with none yet, one with verdict none for the partition's
 %% process and MFA as announced.
--spec bare_entry(pid(), t()) -> map().
+-spec bare_entry(key(), t()) -> map().
 bare_entry(Tracer, #entries{verdicts = Vs, parts = Parts}) ->
     case Vs of
         #{Tracer := E} -> E;
@@ -141,7 +160,7 @@ bare_entry(Tracer, #entries{verdicts = Vs, parts = Parts}) ->
 %% @doc The entry of a verdict a partition's monitor gave (V, Why, after N events), with
 %% its explanation if the tracer sent one. Cut: why riarc cut the run short, if it did; a
 %% partition that ended without a verdict after a timeout is inconclusive, saying so.
--spec monitor_entry(pid(), {riarc_event:sid(), riarc_event:mfa_args()},
+-spec monitor_entry(key(), {riarc_event:sid(), riarc_event:mfa_args()},
                     {riarc_monitor:verdict() | none, term(), non_neg_integer()}, term(), t()) -> map().
 monitor_entry(Tracer, {Proc, MFA}, {V0, Why0, N}, Cut, B) ->
     {V, Why} = case {V0, Cut} of
@@ -163,7 +182,7 @@ monitor_entry(Tracer, {Proc, MFA}, {V0, Why0, N}, Cut, B) ->
 %% did): `cut_short' when the overload policy killed it (its partition's trace was cut
 %% short by riarc: inconclusive, unless it had a verdict), else `crashed', a fault in
 %% riarc (error), or none when nothing changes.
--spec crash_entry(pid(), term(), term(), t()) -> none | {cut_short | crashed, map()}.
+-spec crash_entry(key(), term(), term(), t()) -> none | {cut_short | crashed, map()}.
 crash_entry(Tracer, Reason, Over, B) ->
     Known = {verdict(Tracer, B), part_of(Tracer, B)},
     case {Over, Reason, Known} of
@@ -183,22 +202,22 @@ crashed(Tracer, Reason, Known, B) ->
     Entry#{verdict => error, reason => {tracer_crashed, Reason}}.
 
 %% @doc A partition's reject's explanation, if any.
--spec explanation(pid(), t()) -> map() | none.
+-spec explanation(key(), t()) -> map() | none.
 explanation(Tracer, #entries{explanations = Ex}) -> maps:get(Tracer, Ex, none).
 
 %% @doc A partition's reject's explanation, as its tracer sends it.
--spec explained(pid(), map(), t()) -> t().
+-spec explained(key(), map(), t()) -> t().
 explained(Tracer, Expl, B = #entries{explanations = Ex}) -> B#entries{explanations = Ex#{Tracer => Expl}}.
 
 %% @doc How many events a partition had, as its ended tracer says.
--spec partition_events(pid(), non_neg_integer(), t()) -> t().
+-spec partition_events(key(), non_neg_integer(), t()) -> t().
 partition_events(Tracer, N, B = #entries{partition_events = PE}) ->
     B#entries{partition_events = PE#{Tracer => N}}.
 
 %% @doc A shed partition's count of dropped events: what was queued when it was shed (a
 %% lower bound) until its tracer has ended and given the partition's whole count; all
 %% but the analysed were dropped. The entry to set, if it changes.
--spec shed_entry(pid(), t()) -> map() | none.
+-spec shed_entry(key(), t()) -> map() | none.
 shed_entry(Tracer, #entries{verdicts = Vs, partition_events = PE}) ->
     case {Vs, PE} of
         {#{Tracer := E = #{reason := {shed, Info = #{analysed := A}}}}, #{Tracer := N}} ->
@@ -217,7 +236,7 @@ incomplete(Pending, B = #entries{incomplete = Inc}) ->
 %% stopped_short/1): Own, whether its own partition's trace may lack events; Lost, per
 %% process, the events it still held. The book, and which entries may read otherwise
 %% now (their tracer's, or their process's).
--spec stopped_short(pid(), #{own := boolean(), lost := #{riarc_event:sid() => non_neg_integer()}}, t()) ->
+-spec stopped_short(key(), #{own := boolean(), lost := #{riarc_event:sid() => non_neg_integer()}}, t()) ->
     {t(), fun((map()) -> boolean())}.
 stopped_short(Tracer, #{own := Own, lost := Lost}, B = #entries{stopped = Stopped}) ->
     Add = fun(K, N, M) -> maps:update_with(K, fun(O) -> O + N end, N, M) end,
@@ -235,7 +254,7 @@ stopped_short(Tracer, #{own := Own, lost := Lost}, B = #entries{stopped = Stoppe
 %% tracer crashed, it never showed there) was spawned before, and what it did before the
 %% deciding event may be what was lost (relayed events come in batches, after the fact):
 %% an accept then is not to be trusted either; a reject stands.
--spec remote_child(pid(), map(), t()) -> {t(), boolean()} | unchanged.
+-spec remote_child(key(), map(), t()) -> {t(), boolean()} | unchanged.
 remote_child(Tracer, Info, B = #entries{remote = Rem, verdicts = Vs}) ->
     B1 = B#entries{remote = Rem#{Tracer => Info}},
     case Vs of
@@ -252,7 +271,7 @@ remote_child(Tracer, Info, B = #entries{remote = Rem, verdicts = Vs}) ->
 %% errors. A process found no longer traced as it was (riarc_tracer_core:view_lost/3)
 %% cuts its own partition, whatever its verdict. The book, and whether every entry is to
 %% be told again.
--spec cut(pid(), riarc_event:sid(), term(), t()) -> {t(), own | all}.
+-spec cut(key(), riarc_event:sid(), term(), t()) -> {t(), own | all}.
 cut(Tracer, Who, Why, B = #entries{cuts = Cuts, verdicts = Vs}) ->
     Info = #{process => Who, call => Why},
     case Why of
@@ -270,28 +289,28 @@ cut(Tracer, Who, Why, B = #entries{cuts = Cuts, verdicts = Vs}) ->
     end.
 
 %% @doc The partitions whose verdicts are in (accept or reject: final).
--spec decided(t()) -> #{pid() => true}.
+-spec decided(t()) -> #{key() => true}.
 decided(#entries{verdicts = Vs}) ->
     maps:from_list([{T, true} || {T, #{verdict := V}} <- maps:to_list(Vs), V =:= accept orelse V =:= reject]).
 
 %% @doc The whole node's view was cut (Why); the verdicts of Decided (decided/1 as it was
 %% when the view was last known whole) stand, every other is an error. The first cut is
 %% the one told.
--spec view_cut(term(), #{pid() => true}, t()) -> t().
+-spec view_cut(term(), #{key() => true}, t()) -> t().
 view_cut(Why, Decided, B = #entries{node_cut = none}) ->
     B#entries{node_cut = {Why, Decided}};
 view_cut(_Why, _Decided, B) ->
     B.
 
 %% @doc The tracers whose verdict entry Changed holds of.
--spec changed(fun((map()) -> boolean()), t()) -> [pid()].
+-spec changed(fun((map()) -> boolean()), t()) -> [key()].
 changed(Changed, #entries{verdicts = Vs}) ->
     [T || {T, E} <- maps:to_list(Vs), Changed(E)].
 
 %% @doc A partition's entry as the session reads it now (Overload: why riarc detached,
 %% or undefined): its verdict, unless what the session learnt since (an incomplete trace,
 %% a child on another node, an overload) says otherwise.
--spec as_known(pid(), term(), t()) -> map().
+-spec as_known(key(), term(), t()) -> map().
 as_known(Tracer, Over, B = #entries{incomplete = Inc, remote = Rem, stopped = Stopped}) ->
     E = untrusted(unfollowed(seen_whole(Tracer, entry(Tracer, B), B), maps:get(Tracer, Rem, none)), Inc),
     cut_short(ended_early(Tracer, E, Stopped), Over).

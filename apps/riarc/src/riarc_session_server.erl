@@ -80,7 +80,7 @@ init({Owner, Roots, Spec, Opts = #{backend := Backend}}) ->
             monitor_budget => Budget, token => Token},
     %% On a followed node: where a child from elsewhere that Λ puts in its parent's
     %% partition sends its events (riarc's option follow).
-    Cfg0 = maps:merge(Base, maps:with([relay_to, tracer_priority], Opts)),
+    Cfg0 = maps:merge(Base, maps:with([relay_to, tracer_priority, adopt], Opts)),
     _ = monitor(process, Owner),
     _ = erlang:send_after(?VIEW_CHECK_MS, self(), riarc_view_check),
     S0 = #session{owner = Owner, spec = Spec, opts = Opts, backend = Backend, token = Token,
@@ -296,6 +296,9 @@ trusted({riarc_tracer_up, Pid, Proc, MFA, Lineage}, S) ->
                 ok -> {noreply, S1}
             end
     end;
+%% A partition a tracer adopted (riarc_tracer_adopted): known by its key from now on.
+trusted({riarc_adopted, Tracer, Key, Proc, MFA, Lineage}, S) ->
+    {noreply, verdicts(S, fun(Over, V) -> riarc_session_verdicts:adopted(Tracer, Key, {Proc, MFA}, Lineage, Over, V) end)};
 %% A tracer's last words as it ends (riarc_tracer): what it told the session in the
 %% step that ended it, its statistics, and its last counts, in one message; taken in
 %% that order, as the messages they stand for would have been.

@@ -17,7 +17,7 @@
 %% '''
 -module(riarc_session_verdicts).
 
--export([new/1, entries/1, tracer_up/3, part/6, tracer_down/5, analysis_ended/4, put/4,
+-export([new/1, entries/1, tracer_up/3, part/6, adopted/6, tracer_down/5, analysis_ended/4, put/4,
          monitor_verdict/5, set/6,
          learnt/3, shed_count/3, republish/3, view_check/2,
          subscribe/3, unsubscribe/2, subscribed/1, followed/2, list/2]).
@@ -28,18 +28,18 @@
     subs = riarc_session_subs:new() :: riarc_session_subs:t(), % verdict subscribers
     %% Cut detection: the partitions whose verdicts were in when the node's patterns were
     %% last seen as riarc installed them.
-    view_decided = #{} :: #{pid() => true}
+    view_decided = #{} :: #{riarc_session_entries:key() => true}
 }).
 
 -opaque t() :: #verdicts{}.
 %% What riarc's own processes tell the session that only the entries learn.
--type learnt() :: {riarc_partition_events, pid(), non_neg_integer()}
-                | {riarc_partition, pid(), riarc_event:sid(), riarc_event:mfa_args()}
-                | {riarc_explanation, pid(), map()}
-                | {riarc_cut, pid(), riarc_event:sid(), term()}
-                | {riarc_incomplete, pid(), #{riarc_event:sid() => [term()]}}
-                | {riarc_stopped_short, pid(), #{own := boolean(), lost := map()}}
-                | {riarc_remote_child, pid(), partition, map()}.
+-type learnt() :: {riarc_partition_events, riarc_session_entries:key(), non_neg_integer()}
+                | {riarc_partition, riarc_session_entries:key(), riarc_event:sid(), riarc_event:mfa_args()}
+                | {riarc_explanation, riarc_session_entries:key(), map()}
+                | {riarc_cut, riarc_session_entries:key(), riarc_event:sid(), term()}
+                | {riarc_incomplete, riarc_session_entries:key(), #{riarc_event:sid() => [term()]}}
+                | {riarc_stopped_short, riarc_session_entries:key(), #{own := boolean(), lost := map()}}
+                | {riarc_remote_child, riarc_session_entries:key(), partition, map()}.
 
 %% @doc No entry yet, nobody subscribed; Lineage: whether entries carry their lineage
 %% (option lineage).
@@ -56,7 +56,7 @@ tracer_up(Pid, Live, V = #verdicts{entries = E}) ->
     V#verdicts{entries = riarc_session_entries:tracer_up(Pid, Live, E)}.
 
 %% @doc The partition a tracer started for (riarc_session_entries:part/5).
--spec part(pid(), riarc_event:sid(), riarc_event:mfa_args(), {term(), term()}, term(), t()) -> t().
+-spec part(riarc_session_entries:key(), riarc_event:sid(), riarc_event:mfa_args(), {term(), term()}, term(), t()) -> t().
 part(Pid, Proc, MFA, Lineage, Over, V) ->
     {E, Changed} = riarc_session_entries:part(Pid, Proc, MFA, Lineage, V#verdicts.entries),
     publish(Changed, Over, V#verdicts{entries = E}).
@@ -66,8 +66,23 @@ part(Pid, Proc, MFA, Lineage, Over, V) ->
 %% crashed (an invariant of riarc's broken: the session counts it).
 -spec tracer_down(pid(), term(), boolean(), term(), t()) -> {t(), ok | crashed}.
 tracer_down(Pid, Reason, Analysing, Over, V0) ->
-    {V, Crash} = crash(Pid, Reason, Over, V0),
-    {E, Changed} = riarc_session_entries:closed(Pid, Analysing, V#verdicts.entries),
+    {V1, Crash} = closed(Pid, Reason, Analysing, Over, V0),
+    %% The partitions it adopted end with it, as its own does: their monitors ran in it.
+    {Hosted, E} = riarc_session_entries:hosted(Pid, V1#verdicts.entries),
+    V = lists:foldl(fun(Key, A) -> element(1, closed(Key, Reason, false, Over, A)) end,
+                    V1#verdicts{entries = E}, Hosted),
+    {V, Crash}.
+
+%% @doc A tracer adopted a partition (riarc_tracer_adopted), whose entry is Key's: as
+%% part/6 for a tracer's partition.
+-spec adopted(pid(), riarc_session_entries:key(), {riarc_event:sid(), riarc_event:mfa_args()},
+              {term(), term()}, term(), t()) -> t().
+adopted(Tracer, Key, {Proc, MFA}, Lineage, Over, V = #verdicts{entries = E}) ->
+    part(Key, Proc, MFA, Lineage, Over, V#verdicts{entries = riarc_session_entries:adopted(Tracer, Key, E)}).
+
+closed(Key, Reason, Analysing, Over, V0) ->
+    {V, Crash} = crash(Key, Reason, Over, V0),
+    {E, Changed} = riarc_session_entries:closed(Key, Analysing, V#verdicts.entries),
     {publish(Changed, Over, V#verdicts{entries = E}), Crash}.
 
 %% A tracer that dies of anything but its own TRYGC is a fault in riarc: its partition
@@ -82,13 +97,14 @@ crash(Pid, Reason, Over, V) ->
         none -> {V, ok};
         {cut_short, Entry} -> {put(Pid, Entry, Over, V), ok};
         {crashed, Entry} ->
-            logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
+            %% Once per tracer, not once more per partition it adopted.
+            _ = is_pid(Pid) andalso logger:error("riarc: tracer ~p crashed: ~0tp", [Pid, Reason]),
             {put(Pid, Entry, Over, V), crashed}
     end.
 
 %% @doc An analysis process of Tracer's partition ended (Analysing: another still runs):
 %% a closed entry with no verdict is told now (riarc_session_entries:closed_told/3).
--spec analysis_ended(pid(), boolean(), term(), t()) -> t().
+-spec analysis_ended(riarc_session_entries:key(), boolean(), term(), t()) -> t().
 analysis_ended(Tracer, Analysing, Over, V = #verdicts{entries = E}) ->
     case riarc_session_entries:verdict(Tracer, E) of
         none -> publish(riarc_session_entries:closed_told(Tracer, Analysing, E), Over, V);
@@ -96,7 +112,7 @@ analysis_ended(Tracer, Analysing, Over, V = #verdicts{entries = E}) ->
     end.
 
 %% @doc The one way a partition's verdict entry is set: its subscribers hear of it.
--spec put(pid(), map(), term(), t()) -> t().
+-spec put(riarc_session_entries:key(), map(), term(), t()) -> t().
 put(Tracer, Entry, Over, V = #verdicts{entries = E}) ->
     publish([Tracer], Over, V#verdicts{entries = riarc_session_entries:put(Tracer, Entry, E)}).
 
@@ -104,7 +120,7 @@ put(Tracer, Entry, Over, V = #verdicts{entries = E}) ->
 %% the tracer sent one. Cut: why riarc cut the run short, if it did
 %% (riarc_session_entries:monitor_entry/5); Log: whether verdicts are logged as they
 %% come (option log).
--spec monitor_verdict({riarc_verdict, pid(), riarc_event:sid(), riarc_event:mfa_args(),
+-spec monitor_verdict({riarc_verdict, riarc_session_entries:key(), riarc_event:sid(), riarc_event:mfa_args(),
                        riarc_monitor:verdict() | none, term(), non_neg_integer()},
                       term(), boolean(), term(), t()) -> t().
 monitor_verdict({riarc_verdict, Tracer, Proc, MFA, Verdict, Why, N}, Cut, Log, Over, V) ->
@@ -116,7 +132,7 @@ monitor_verdict({riarc_verdict, Tracer, Proc, MFA, Verdict, Why, N}, Cut, Log, O
 %% @doc A verdict the session gives a partition itself (its analysis was ended): only when
 %% the monitor has not given one. Steps: the monitor had begun that many, finished one
 %% less. Log: whether verdicts are logged as they come (option log).
--spec set(pid(), non_neg_integer(), {riarc_monitor:verdict(), term()}, boolean(), term(), t()) -> t().
+-spec set(riarc_session_entries:key(), non_neg_integer(), {riarc_monitor:verdict(), term()}, boolean(), term(), t()) -> t().
 set(Tracer, Steps, {Verdict, Why}, Log, Over, V = #verdicts{entries = E}) ->
     case {riarc_session_entries:verdict(Tracer, E), riarc_session_entries:part_of(Tracer, E)} of
         {none, {Proc, MFA}} ->
@@ -165,7 +181,7 @@ learnt({riarc_remote_child, Tracer, partition, Info}, Over, V) ->
     end.
 
 %% @doc A shed partition's count of dropped events, once its tracer has given it.
--spec shed_count(pid(), term(), t()) -> t().
+-spec shed_count(riarc_session_entries:key(), term(), t()) -> t().
 shed_count(Tracer, Over, V) ->
     case riarc_session_entries:shed_entry(Tracer, V#verdicts.entries) of
         none -> V;

@@ -196,7 +196,7 @@ ctl(#{}, Req) -> Req.
 core_cfg(Cfg0 = #{backend := Backend}) ->
     Base0 = maps:with([lambda, backend, session, checks, perturb, explain, max_queue,
                        max_queue_bytes, max_events, max_payload, monitor_budget, token, policy,
-                       max_suspend, analysis, relay_nodes, relay_to, tracer_priority], Cfg0),
+                       max_suspend, analysis, relay_nodes, relay_to, tracer_priority, adopt], Cfg0),
     %% Monitors run in their partitions' analysis processes (riarc_analysis), or, with
     %% `analysis => inline', in the tracer's core (whose own default is inline).
     %% root_tracer: the root tracer this one descends from (itself, for a root): see
@@ -205,7 +205,20 @@ core_cfg(Cfg0 = #{backend := Backend}) ->
                   analysis => maps:get(analysis, Base0, isolated),
                   init_from_spawn => riarc_backend:init_from_spawn(Backend),
                   init_parent => riarc_backend:names_parents(Backend)},
-    tracer_cfg(Base).
+    tracer_cfg(adoption(Base)).
+
+%% Adoption (riarc_tracer_adopted, option adopt), where a partition's monitor can run in
+%% a tracer (analysis inline) and none spans nodes (no relays): a tracer adopts a new
+%% partition while it has adopted fewer than the option says; past that, a new partition
+%% gets a tracer of its own, as in the paper.
+adoption(Base = #{adopt := Max, analysis := inline}) when Max =/= 0 ->
+    case is_map_key(relay_nodes, Base) orelse is_map_key(relay_to, Base) of
+        true -> maps:remove(adopt, Base);
+        false when Max =:= infinity -> Base#{adopt => fun(_) -> true end};
+        false -> Base#{adopt => fun(N) -> N < Max end}
+    end;
+adoption(Base) ->
+    maps:remove(adopt, Base).
 
 %% A tracer's core configuration: the base its tree shares, its own name, and how it
 %% starts tracers (which get the same base: nothing to work out again per tracer).

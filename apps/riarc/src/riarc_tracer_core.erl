@@ -62,7 +62,7 @@
                  backend := riarc_backend:t(),
                  session := tracer(),
                  checks := boolean(),
-                 perturb := undefined | pos_integer(),
+                 perturb := undefined | pos_integer() | {gate, pid()},
                  %% Alg. 4 TRACER: starts a tracer and returns its name. The only call
                  %% out of this module: the caller decides what a tracer is.
                  start_tracer := fun((riarc_monitor:monitor(), sid(), riarc_event:mfa_args(),
@@ -92,6 +92,12 @@
                  %% parent's partition go (the parent's session, and its secret).
                  relay_nodes => [node()] | all,
                  relay_to => {pid(), reference()},
+                 %% Adoption (riarc_tracer_adopted): asked, with how many partitions this
+                 %% tracer has adopted, at a spawn event whose child Λ gives a monitor,
+                 %% whether the child's partition stays here instead of getting a tracer
+                 %% of its own. Its caller gives it only where monitors run in their
+                 %% tracers (analysis inline) and no partition spans nodes (no relays).
+                 adopt => fun((non_neg_integer()) -> boolean()),
                  %% What the process loop around the core keeps in it for itself.
                  atom() => term()}.
 -type effect() :: {send, tracer(), term()} | {detach, sid(), tracer()} | {clear, sid()}
@@ -133,6 +139,9 @@
     %% Who asked to be told once this tracer has handed on all it holds (control
     %% request settle), and with which reference.
     settling = [] :: [{tracer(), reference()}],
+    %% The partitions this tracer adopted (cfg's adopt): monitored here, with no
+    %% tracer of their own.
+    adopted = riarc_tracer_adopted:new() :: riarc_tracer_adopted:t(),
     fx = [] :: [effect()]                          % effects of this step, newest first
 }).
 -opaque state() :: #tracer{}.
@@ -186,7 +195,7 @@ handle(Msg, St = #tracer{mode = priority}) ->
 view_lost(S, Why, St = #tracer{mode = direct, gamma = G}) ->
     case G of
         #{S := direct} ->
-            St1 = report({riarc_cut, self_of(St), S, Why}, St),
+            St1 = report({riarc_cut, key_of(S, St), S, Why}, St),
             out(case Why of
                     {flags_removed, Left} when is_list(Left) ->
                         case lists:member(procs, Left) of
@@ -215,9 +224,9 @@ collected(#tracer{collected = C}) -> C.
 
 %% @doc The tracer's state for diagnostics and invariant reports.
 -spec state_map(state()) -> map().
-state_map(#tracer{mode = M, pi = Pi, gamma = G, part = Part, pending = P, parked = Pk}) ->
+state_map(#tracer{mode = M, pi = Pi, gamma = G, part = Part, pending = P, parked = Pk, adopted = A}) ->
     #{mode => M, pi => Pi, gamma => G, partition => Part,
-      pending => riarc_reorder:to_map(P), parked => Pk}.
+      pending => riarc_reorder:to_map(P), parked => Pk, adopted => riarc_tracer_adopted:roots(A)}.
 
 out(St = #tracer{settling = [_ | _]}) ->
     case settled(St) of
@@ -514,34 +523,79 @@ drain_held(St = #tracer{held = Held}) ->
 %% Alg. 2 INSTRUMENT∘ / INSTRUMENT•. Disp is the dispatch tracer: this tracer in direct
 %% mode, the tracer that dispatched the spawn event in priority mode. The spawn event
 %% names the parent the child's init event names (init_parent/3).
-instrument(Mode, {spawn, P, C, MFA}, Disp, St = #tracer{cfg = Cfg = #{lambda := Lambda}}) ->
+instrument(Mode, {spawn, P, C, MFA}, Disp, St = #tracer{cfg = #{lambda := Lambda}}) ->
     case relay(P, MFA, lookup(Lambda, MFA, St)) of
         {{ok, Mon}, St1} ->
-            %% Λ(e.ςS) ≠ ⊥: a new tracer for C, reached through a next-hop (I8).
-            #{start_tracer := Start, session := Session} = Cfg,
-            T = Start(Mon, C, MFA, Disp),
-            %% Registered by its spawner, before the spawner can end, so that the session
-            %% never sees the set of live tracers empty while this one is starting.
-            %% With the child's lineage: its parent, and the root of the partition it
-            %% was started from (this tracer's), for a session that follows its system
-            %% onto other nodes (riarc_follow).
-            Within = case St1#tracer.part of {Root, _} -> Root; undefined -> none end,
-            Up = {riarc_tracer_up, T, C, MFA, {P, Within}},
-            St2 = fx({started, T, C}, fx({send, Session, Up}, St1)),
-            case Mode of
-                direct -> add_route(C, T, 'I8', St2);
-                %% Short routes: C's events are with Disp, which sends them to T in one
-                %% hop when T asks; none comes through here, so no route is kept (the
-                %% paper's next hop would wait here for an acknowledgement that, on a
-                %% short route, never passes).
-                priority -> St2
+            case adopts(St1) of
+                true -> adopt(Mode, {P, C, MFA}, Mon, Disp, St1);
+                false -> new_tracer(Mode, {P, C, MFA}, Mon, Disp, St1)
             end;
         {undefined, St1} when Mode =:= direct ->
             %% Tracing inheritance (A2): this tracer already traces C (I4).
-            add_gamma(C, direct, St1);
+            add_gamma(C, direct, join(C, P, St1));
         {undefined, St1} ->
             %% C was inherited by the dispatch tracer: take it over from there.
-            detach(C, Disp, St1)
+            detach(C, Disp, join(C, P, St1))
+    end.
+
+%% Λ(e.ςS) ≠ ⊥: a new tracer for C, reached through a next-hop (I8).
+new_tracer(Mode, {P, C, MFA}, Mon, Disp, St = #tracer{cfg = Cfg}) ->
+    #{start_tracer := Start, session := Session} = Cfg,
+    T = Start(Mon, C, MFA, Disp),
+    %% Registered by its spawner, before the spawner can end, so that the session
+    %% never sees the set of live tracers empty while this one is starting.
+    %% With the child's lineage: its parent, and the root of the partition it
+    %% was started from (P's), for a session that follows its system onto other
+    %% nodes (riarc_follow).
+    Up = {riarc_tracer_up, T, C, MFA, {P, within(P, St)}},
+    St2 = fx({started, T, C}, fx({send, Session, Up}, St)),
+    case Mode of
+        direct -> add_route(C, T, 'I8', St2);
+        %% Short routes: C's events are with Disp, which sends them to T in one
+        %% hop when T asks; none comes through here, so no route is kept (the
+        %% paper's next hop would wait here for an acknowledgement that, on a
+        %% short route, never passes).
+        priority -> St2
+    end.
+
+%% Adoption (riarc_tracer_adopted): C's partition stays here, its monitor run here. C is
+%% then taken in as a child Λ leaves in its parent's partition is: in direct mode this
+%% tracer already traces it (tracing inheritance, I4); in priority mode the dispatch
+%% tracer does, and C is taken over from there (DETACH). Nothing is routed for it. The
+%% session learns of the partition now, under its own key, with its lineage, as it
+%% learns of a new tracer's: the reports of its monitor carry that key.
+adopts(St = #tracer{cfg = #{adopt := Adopt}}) -> Adopt(riarc_tracer_adopted:count(St#tracer.adopted));
+adopts(_St) -> false.
+
+adopt(Mode, {P, C, MFA}, Mon, Disp, St = #tracer{cfg = Cfg, adopted = A}) ->
+    Key = {self_of(St), C},
+    An = riarc_analysis_core:new(Key, maps:get(explain, Cfg, 0), {C, MFA}, Mon),
+    St1 = report({riarc_adopted, self_of(St), Key, C, MFA, {P, within(P, St)}},
+                 St#tracer{adopted = riarc_tracer_adopted:adopt(C, An, A)}),
+    case Mode of
+        direct -> add_gamma(C, direct, St1);
+        priority -> detach(C, Disp, St1)
+    end.
+
+%% A child Λ leaves in its parent's partition joins it if the parent's is adopted.
+join(C, P, St = #tracer{adopted = A}) ->
+    St#tracer{adopted = riarc_tracer_adopted:join(C, P, A)}.
+
+%% The root of the partition of P, a process this tracer traces: an adopted one's, or
+%% this tracer's own (none when it has none).
+within(P, #tracer{adopted = A, part = Part}) ->
+    case {riarc_tracer_adopted:owner(P, A), Part} of
+        {none, {Root, _}} -> Root;
+        {none, undefined} -> none;
+        {Root, _} -> Root
+    end.
+
+%% The key under which the session knows the partition of S, a process this tracer
+%% traces: the tracer's own, or an adopted partition's.
+key_of(S, St = #tracer{adopted = A}) ->
+    case riarc_tracer_adopted:owner(S, A) of
+        none -> self_of(St);
+        Root -> {self_of(St), Root}
     end.
 
 %% One partition spanning nodes, on the child's node: a child from another node that Λ puts
@@ -593,9 +647,19 @@ remote_child({remote_spawn, P, Node, MFA}, St = #tracer{cfg = Cfg = #{lambda := 
                       _ -> St1#tracer{awaiting = St1#tracer.awaiting + 1}
                   end,
             report({riarc_remote_child, self_of(St2), relayed, Info}, St2);
-        {undefined, St1 = #tracer{mon = undefined}} -> St1;
-        {undefined, St1} -> report({riarc_remote_child, self_of(St1), partition, Info}, St1);
+        {undefined, St1} ->
+            case monitored(P, St1) of
+                true -> report({riarc_remote_child, key_of(P, St1), partition, Info}, St1);
+                false -> St1
+            end;
         {{ok, _}, St1} -> report({riarc_remote_child, self_of(St1), own, Info}, St1)
+    end.
+
+%% Whether the monitor of the partition of P, a process this tracer traces, still runs.
+monitored(P, #tracer{adopted = A, mon = Mon}) ->
+    case riarc_tracer_adopted:owner(P, A) of
+        none -> Mon =/= undefined;
+        Root -> riarc_tracer_adopted:running(Root, A)
     end.
 
 %% The relayed trace of a child on another node (remote_child/2), from the session: its
@@ -668,7 +732,7 @@ finish(St = #tracer{pending = Pending}) ->
     %% Invariant I16: one detach request per process taken over in priority mode.
     St3 = check(St2#tracer.dtc_issued =:= St2#tracer.detached, 'I16',
                 {dtc_issued, St2#tracer.dtc_issued, detached, St2#tracer.detached}, St2),
-    last_words(end_partition(St3)).
+    last_words(end_adopted(end_partition(St3))).
 
 %% The tracer ends (effect stop): what it tells the session last, after its other
 %% effects of this step (its partition's verdict, most often), goes with its statistics
@@ -727,7 +791,7 @@ analyse(E = {remote_spawn, _, _, _}, St = #tracer{relay_of = undefined}) ->
 %% its trace ends here, as at an exit, but with nothing for the monitor to step, so that
 %% the run does not wait for ever for it.
 analyse({cut, S, Why}, St = #tracer{relay_of = undefined}) ->
-    St1 = report({riarc_cut, self_of(St), S, Why}, St),
+    St1 = report({riarc_cut, key_of(S, St), S, Why}, St),
     case Why of
         {trace, [S, false, Flags]} when is_list(Flags) ->
             case lists:member(all, Flags) andalso route(S, St1) =:= undefined
@@ -737,19 +801,39 @@ analyse({cut, S, Why}, St = #tracer{relay_of = undefined}) ->
             end;
         _ -> St1
     end;
-analyse(_E, St = #tracer{mon = undefined}) ->
+analyse(E, St = #tracer{adopted = A}) ->
+    case riarc_tracer_adopted:count(A) > 0 andalso riarc_tracer_adopted:owner(origin(E), A) of
+        Root when Root =/= false, Root =/= none -> analyse_adopted(Root, E, St);
+        _ -> analyse_own(E, St)
+    end.
+
+analyse_own(_E, St = #tracer{mon = undefined}) ->
     St;
-analyse(E, St = #tracer{mon = isolated}) ->
+analyse_own(E, St = #tracer{mon = isolated}) ->
     fx({analyse, E}, St);
-analyse(E, St = #tracer{mon = A, analysed = N, cfg = Cfg}) ->
+analyse_own(E, St = #tracer{mon = A, analysed = N, cfg = Cfg}) ->
     %% Limit max_payload, as for a monitor in its own process.
     case riarc_analysis_core:step(riarc_event:truncate(E, maps:get(max_payload, Cfg, infinity)), A) of
         {next, A1, Reports} -> reports(Reports, St#tracer{mon = A1, analysed = N + 1});
         {done, _, Reports} -> reports(Reports, St#tracer{mon = undefined, analysed = N + 1})
     end.
 
+%% An event of a process of the adopted partition of Root: its monitor steps here, as
+%% the partition's own tracer's would (max_payload too).
+analyse_adopted(Root, E, St = #tracer{adopted = A, analysed = N, cfg = Cfg}) ->
+    case riarc_tracer_adopted:step(Root, riarc_event:truncate(E, maps:get(max_payload, Cfg, infinity)), A) of
+        decided -> St;
+        {A1, Reports} -> reports(Reports, St#tracer{adopted = A1, analysed = N + 1})
+    end.
+
 reports(Reports, St) ->
     lists:foldl(fun report/2, St, Reports).
+
+%% The adopted partitions still here end with the tracer (a stop: their processes were
+%% still traced).
+end_adopted(St = #tracer{adopted = A}) ->
+    {A1, Reports} = riarc_tracer_adopted:finish_all(A),
+    reports(Reports, St#tracer{adopted = A1}).
 
 %% The partition has ended without a verdict: none.
 end_partition(St = #tracer{mon = undefined}) ->
@@ -781,10 +865,12 @@ add_gamma(S, Mode, St = #tracer{gamma = G}) ->
     St1 = check(not is_map_key(S, G), 'I2', {already_traced, S}, St),
     St1#tracer{gamma = G#{S => Mode}}.
 
-%% Invariant I3 (I5): only a traced process is removed.
-del_gamma(S, Why, St = #tracer{gamma = G}) ->
+%% Invariant I3 (I5): only a traced process is removed. The last process of an adopted
+%% partition to go ends that partition.
+del_gamma(S, Why, St = #tracer{gamma = G, adopted = A}) ->
     St1 = check(is_map_key(S, G), 'I3', {Why, not_traced, S}, St),
-    St1#tracer{gamma = maps:remove(S, G)}.
+    {A1, Reports} = riarc_tracer_adopted:left(S, A),
+    reports(Reports, St1#tracer{gamma = maps:remove(S, G), adopted = A1}).
 
 %%% ---------------------------------------------------------------------------
 %%% Invariant checking, reporting, control
@@ -842,9 +928,17 @@ stopped_short(St = #tracer{pi = Pi, pending = Pending, held = Held, mode = Mode,
                      Routed, riarc_reorder:to_map(Pending)),
     Own = Mode =:= priority orelse not queue:is_empty(Held) orelse Awaiting > 0
         orelse not riarc_reorder:is_empty(Pending),
-    case Own orelse map_size(Lost) > 0 of
-        true -> report({riarc_stopped_short, self_of(St), #{own => Own, lost => Lost}}, St);
-        false -> St
+    St1 = case Own orelse map_size(Lost) > 0 of
+              true -> report({riarc_stopped_short, self_of(St), #{own => Own, lost => Lost}}, St);
+              false -> St
+          end,
+    %% What may be missing from this tracer's own partition's trace may be missing from
+    %% the partitions it adopted too: the same held messages could be theirs.
+    case Own of
+        true ->
+            lists:foldl(fun(Root, A) -> report({riarc_stopped_short, {self_of(A), Root}, #{own => true, lost => #{}}}, A) end,
+                        St1, riarc_tracer_adopted:roots(St1#tracer.adopted));
+        false -> St1
     end.
 
 settled(#tracer{mode = Mode, pending = Pending, pi = Pi}) ->

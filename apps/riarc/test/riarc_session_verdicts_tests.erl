@@ -71,6 +71,27 @@ tracer_down_test() ->
     ?assertMatch({_, ok}, riarc_session_verdicts:tracer_down(tracer, killed, false, Over, V)),
     ?assertMatch([#{verdict := inconclusive, reason := {overload, Over}}], told(Tag)).
 
+%% The partitions a tracer adopted end with it: listed after it, in the order adopted; a
+%% crash of the tracer makes each of them an error (as its own), an overload kill those
+%% without a verdict inconclusive, and a verdict their monitors gave before stands.
+adopted_tracer_down_test() ->
+    Tag = make_ref(),
+    V0 = book(tracer, proc, self(), Tag),
+    Adopt = fun(P, V) -> riarc_session_verdicts:adopted(tracer, {tracer, P}, {P, ?MFA}, {proc, proc}, undefined, V) end,
+    V = Adopt(c2, Adopt(c1, V0)),
+    V1 = riarc_session_verdicts:put({tracer, c2}, riarc_result:entry(c2, ?MFA, reject, 3, undefined), undefined, V),
+    _ = told(Tag),
+    {V2, crashed} = riarc_session_verdicts:tracer_down(tracer, boom, false, undefined, V1),
+    ?assertMatch([#{pid := proc, verdict := error}, #{pid := c1, verdict := error, reason := {tracer_crashed, boom}},
+                  #{pid := c2, verdict := error}], riarc_session_verdicts:list(undefined, V2)),
+    Over = {tracers, 11, 10},
+    {V3, ok} = riarc_session_verdicts:tracer_down(tracer, killed, false, Over, V1),
+    ?assertMatch([#{pid := proc, verdict := inconclusive}, #{pid := c1, verdict := inconclusive, reason := {overload, Over}},
+                  #{pid := c2, verdict := reject}], riarc_session_verdicts:list(Over, V3)),
+    %% Ended once: a second DOWN of the same tracer finds nothing adopted left.
+    {V4, crashed} = riarc_session_verdicts:tracer_down(tracer, boom, false, undefined, V3),
+    ?assertMatch([_, #{pid := c1, verdict := inconclusive}, _], riarc_session_verdicts:list(Over, V4)).
+
 learnt_incomplete_test() ->
     Tag = make_ref(),
     V = book(tracer, proc, self(), Tag),

@@ -72,10 +72,13 @@ spinners(K) ->
     [spawn(fun Spin() -> _ = lists:seq(1, 100), Spin() end) || _ <- lists:seq(1, K)].
 
 run(N) ->
+    run(N, #{}).
+
+run(N, Opts) ->
     Spin = spinners(2 * erlang:system_info(schedulers_online)),
     try
         {ok, R} = riarc:run({?MODULE, master, [N, self()]}, fun spec/1,
-                            #{log => false, events => [recv], timeout => 120000}),
+                            maps:merge(#{log => false, events => [recv], timeout => 120000}, Opts)),
         receive {master_done, _} -> ok end,
         R
     after
@@ -91,6 +94,22 @@ fresh_workers_under_load_test_() ->
         Bad = [V || V = #{verdict := Verdict} <- Vs, Verdict =/= accept],
         ?assertEqual([], Bad),
         ?assertEqual(N, length(Vs))
+    end}.
+
+%% The same with monitors in their tracers, whose partitions a tracer may adopt
+%% (riarc_tracer_adopted): all of them (the master's tracer keeps every worker: one
+%% tracer in all), none (a tracer and a takeover per worker, as in the paper), or the
+%% first 16 (both at once). Every worker's trace is whole either way.
+adoption_under_load_test_() ->
+    {timeout, 300, fun() ->
+        N = riarc_test_tier:count(300, 1000),
+        [begin
+             R = #{verdicts := Vs} = run(N, #{analysis => inline, adopt => Adopt}),
+             ?assertEqual({Adopt, [], []}, {Adopt, maps:get(violations, R), maps:get(errors, R)}),
+             ?assertEqual({Adopt, []}, {Adopt, [V || V = #{verdict := X} <- Vs, X =/= accept]}),
+             ?assertEqual({Adopt, N}, {Adopt, length(Vs)}),
+             ?assertEqual({Adopt, Tracers}, {Adopt, maps:get(spawned, maps:get(tracers, R))})
+         end || {Adopt, Tracers} <- [{infinity, 1}, {0, N + 1}, {16, N + 1 - 16}]]
     end}.
 
 %% The same, many smaller runs in a row: a race that shows once in twenty runs shows here

@@ -56,7 +56,7 @@
 
 -define(PAIRS, [{"riarc_inline", "riarc_isolated"}, {"riarc_low", "riarc_normal"}]).
 -define(SETUPS, ["baseline", "tracing", "riarc", "riarc_isolated", "riarc_inline", "riarc_low",
-                 "riarc_normal", "riarc_evm", "centralised", "inline"]).
+                 "riarc_normal", "riarc_evm", "riarc_paper", "centralised", "inline"]).
 
 %% @doc Prints the summary of the shapes under Dir (the script's bench-results/shapes);
 %% exit status 0, or 2 when a shape's runs.csv cannot be read.

@@ -61,14 +61,16 @@
 %% riarc_isolated, riarc_inline: riarc with every monitor in an analysis process of its
 %% own, or in its tracer, whatever the Spec module says (riarc's option `analysis');
 %% riarc_low, riarc_normal: riarc with its tracers and analysis processes at that
-%% priority (option `tracer_priority').
+%% priority (option `tracer_priority'); riarc_paper: riarc with a tracer for every
+%% partition, as in the RIARC paper (option `adopt' 0: no partition adopted).
 -define(SETUPS, [baseline, tracing, riarc, riarc_isolated, riarc_inline, riarc_low, riarc_normal,
-                 riarc_evm, centralised, inline]).
+                 riarc_evm, riarc_paper, centralised, inline]).
 -define(RIARC_VARIANTS, #{riarc_isolated => #{analysis => isolated},
                           riarc_inline => #{analysis => inline},
                           riarc_low => #{tracer_priority => low},
                           riarc_normal => #{tracer_priority => normal},
-                          riarc_evm => #{backend => evm}}).
+                          riarc_evm => #{backend => evm},
+                          riarc_paper => #{adopt => 0}}).
 %% How often the run's VM has erlang:memory(total) read (in the VM) and its RSS read
 %% (from /proc, by the driver), in ms: often enough for runs of a fraction of a second.
 -define(MEM_POLL, 10).
@@ -80,7 +82,7 @@
 %% ```
 %% 1> riarc_bench_user:setups().
 %% [baseline,tracing,riarc,riarc_isolated,riarc_inline,riarc_low,riarc_normal,riarc_evm,
-%%  centralised,inline]
+%%  riarc_paper,centralised,inline]
 %% '''
 -spec setups() -> [atom()].
 setups() -> ?SETUPS.
@@ -90,7 +92,7 @@ setups() -> ?SETUPS.
 %% 1> riarc_bench_user:parse_setups("riarc,centralised").
 %% {ok,[riarc,centralised]}
 %% 2> riarc_bench_user:parse_setups("riarc,psychic").
-%% {error,"a comma-separated list of baseline, tracing, riarc, riarc_isolated, riarc_inline, riarc_low, riarc_normal, riarc_evm, centralised, inline"}
+%% {error,"a comma-separated list of baseline, tracing, riarc, riarc_isolated, riarc_inline, riarc_low, riarc_normal, riarc_evm, riarc_paper, centralised, inline"}
 %% '''
 -spec parse_setups(string()) -> {ok, [atom()]} | {error, string()}.
 parse_setups(Text) ->

@@ -39,7 +39,11 @@ flags() ->
        metavar => "WHERE",
        help => "where monitors run: isolated (a process each, under the step budget) or "
                "inline (in their tracers: cheaper, no budget); default inline for --props, "
-               "isolated for --monitors"}].
+               "isolated for --monitors"},
+     #{name => "--adopt", key => adopt, type => {int, 0}, metavar => "N",
+       help => "with monitors in their tracers, at most N partitions one tracer keeps "
+               "(adopts: no tracer or takeover of their own); 0: a tracer for every "
+               "partition, as in the RIARC paper; default no bound"}].
 
 %% @doc The flags of the limits alone (`check': offline, under the same limits as a run).
 -spec limit_flags() -> [riarc_cli_args:flag()].
@@ -47,13 +51,14 @@ limit_flags() ->
     [F || F = #{key := K} <- flags(),
           lists:member(K, [max_queue, max_queue_bytes, max_events, max_tracers, max_payload, policy])].
 
-%% @doc The riarc options (`limits', `monitor_budget', `analysis') of the flags given.
+%% @doc The riarc options (`limits', `monitor_budget', `analysis', `adopt') of the flags
+%% given.
 -spec opts(riarc_cli_args:opts()) -> riarc:opts().
 opts(Flags) ->
     Limits = maps:with([max_queue, max_queue_bytes, max_tracers, max_events, max_payload, policy],
                        Flags),
     maps:merge(maps:merge(case map_size(Limits) of 0 -> #{}; _ -> #{limits => Limits} end,
-                          maps:with([analysis], Flags)),
+                          maps:with([analysis, adopt], Flags)),
                case Flags of
                    #{monitor_budget := Ms} -> #{monitor_budget => #{time_ms => Ms}};
                    #{} -> #{}

@@ -5,7 +5,8 @@
 %% checked
 %% <ul>
 %% <li>online, riarc:run/3 with each backend (route, evm) and analysis placement
-%%     (isolated, inline);</li>
+%%     (isolated, inline), and with monitors in their tracers but a tracer for every
+%%     partition, as in the paper (`paper': option adopt 0, no partition adopted);</li>
 %% <li>recorded (riarc_offline:record/3) and checked offline (check/3), binary and
 %%     text;</li>
 %% <li>recorded for replay under the monitors, and replayed under them
@@ -79,7 +80,7 @@ run(N, Modes) ->
 %% @doc The modes, in the order they run and are printed.
 -spec modes() -> [tuple()].
 modes() ->
-    [{online, route, isolated}, {online, route, inline}, {online, evm, isolated},
+    [{online, route, isolated}, {online, route, inline}, {online, route, paper}, {online, evm, isolated},
      {online, evm, inline}, {offline, binary}, {offline, text},
      {replay_record, receiver}, {replay, receiver}, {replay_record, sender},
      {replay, sender}].
@@ -140,6 +141,10 @@ check_case(Script, Clauses, Mod, Modes) ->
 
 %% A run of the system: the mode's verdicts, the run's ground truth (each process's
 %% logged trace) and what each monitor was fed. A replay mode comes with its recording.
+run_mode({online, Backend, paper} = M, MFA, Mod, Col, N, _Dir) ->
+    set(Mod, Col, M),
+    [collect(M, Col, N, riarc:run(MFA, ?MODULE, #{backend => Backend, analysis => inline, adopt => 0,
+                                                timeout => ?RUN_MS}))];
 run_mode({online, Backend, Analysis} = M, MFA, Mod, Col, N, _Dir) ->
     set(Mod, Col, M),
     [collect(M, Col, N, riarc:run(MFA, ?MODULE, #{backend => Backend, analysis => Analysis,

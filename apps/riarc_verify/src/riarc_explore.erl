@@ -64,8 +64,8 @@
 %% core's code (keep this in step with it):
 %% <ul>
 %% <li>only `init_tracer' (its own process) and INSTRUMENT in priority mode (the child of
-%% the spawn event it handles) emit `detach'; a tracer in direct mode never returns to
-%% priority mode; the one spawn event of a process is carried by one message or held
+%% the spawn event it handles, left in its parent's partition or adopted) emit `detach';
+%% a tracer in direct mode never returns to priority mode; the one spawn event of a process is carried by one message or held
 %% by one tracer at a time, so it is instrumented once: a process in some tracer's Γ is
 %% never switched again, and until the holder of its spawn event steps, nobody else can
 %% switch it or start its tracer;</li>
@@ -159,11 +159,13 @@
 -type action() :: {spawn, sid()} | {send, sid(), term()} | {recv, term()} | exit.
 -type system() :: #{root := sid(), scripts := #{sid() => [action()]}}.
 %% monitored: the arrangements to check (lists of non-root processes with a monitor of
-%% their own), all of them by default. bug: a deliberate fault, to test the checker.
+%% their own), all of them by default. adopt: how many partitions a tracer may adopt
+%% (riarc_tracer_adopted; 0, the default: none). bug: a deliberate fault, to test the checker.
 %% por: the partial-order reduction (on by default). failures: `first' stops at the
 %% first failure and returns it; `all' explores the whole graph, ending only the failing
 %% paths, and returns the kinds of failure it met (`failures' in the counts).
 -type opts() :: #{monitored => all | [[sid()]],
+                  adopt => non_neg_integer(),
                   bug => none | ignore_cut,
                   por => boolean(),
                   failures => first | all,
@@ -466,7 +468,11 @@ env(#{root := Root, scripts := Scripts}, Monitored, Opts) ->
                                      T
                              end,
              init_from_spawn => true},
-    #{root => Root, scripts => Scripts, cfg => Base, monitored => Own,
+    Adopt = case maps:get(adopt, Opts, 0) of
+                0 -> #{};
+                Max -> #{adopt => fun(N) -> N < Max end}
+            end,
+    #{root => Root, scripts => Scripts, cfg => maps:merge(Base, Adopt), monitored => Own,
       expected => maps:map(fun(_, E) -> lists:sum([length(L) || L <- maps:values(E)]) end,
                            Expected),
       bug => maps:get(bug, Opts, none), max_states => maps:get(max_states, Opts, infinity),
@@ -683,6 +689,7 @@ effects(T, [{stop, Told, Stats} | Fx], St, Env, Trace) ->
 %% What the session is told. Only `none' verdicts are kept (for the terminal check);
 %% anything that is itself a failure ends the exploration at once.
 session({riarc_tracer_up, _, _, _, _}, St, _Trace) -> St;
+session({riarc_adopted, _, _, _, _, _}, St, _Trace) -> St;
 session({riarc_tracer_down, _, _}, St, _Trace) -> St;
 session({riarc_explanation, _, _}, St, _Trace) -> St;
 session({riarc_partition, _, _, _}, St, _Trace) -> St;

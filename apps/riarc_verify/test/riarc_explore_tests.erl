@@ -38,6 +38,28 @@ all_systems_up_to_3_test_() ->
              [check(S, A) || S <- riarc_explore:systems(3), A <- arrangements(S)]
      end}.
 
+%% Adoption (riarc_tracer_adopted): every spawn tree of up to 4 processes under every
+%% arrangement, with tracers that adopt one partition each (so that adopted partitions,
+%% tracers of their own and adoption in priority mode, by a tracer still taking its own
+%% process over, all occur) and with tracers that adopt every one. Each partition's
+%% monitor must still get exactly its processes' local traces, in order.
+adoption_test_() ->
+    {timeout, 600,
+     fun() ->
+             [?assertMatch({ok, #{terminals := T}} when T > 0,
+                           riarc_explore:check(S, #{monitored => [A], adopt => Max}))
+              || Max <- [1, 100], S <- riarc_explore:systems(4), A <- arrangements(S)]
+     end}.
+
+%% Adoption is checked, not bypassed: a tracer that adopts one partition starts a tracer
+%% for the next, whose takeover the injected fault breaks (caught); one that adopts
+%% every partition takes nothing over, so the same fault never comes into play.
+adoption_takeovers_test() ->
+    P = riarc_explore:pqr(),
+    Bug = #{monitored => [[q, r]], bug => ignore_cut},
+    ?assertMatch({error, {riarc_explore, {violation, _}}}, riarc_explore:check(P, Bug#{adopt => 1})),
+    ?assertMatch({ok, _}, riarc_explore:check(P, Bug#{adopt => 100})).
+
 %% The checker is not vacuous: a core fed detach requests without their Cut (DISPATCHDTC
 %% then acknowledges at once, ahead of events still in flight) fails.
 ignored_cut_is_caught_test_() ->
