@@ -111,12 +111,8 @@
     pi = #{} :: #{sid() => tracer() | {held, [term()]}}, % Π, the routing map
     gamma = #{} :: #{sid() => mode()},             % Γ, the traced-processes map
     cfg :: cfg(),                                  % Λ and the tracer's surroundings
-    part :: undefined | {sid(), riarc_event:mfa_args()}, % whose partition this is
-    root :: undefined | {sid(), riarc_event:mfa_args()}, % a root tracer's root
-    %% ςM, run here (inline), or in the partition's analysis process (isolated);
-    %% undefined once it has a verdict, or when the partition has no monitor.
-    mon :: undefined | isolated | riarc_analysis_core:t(),
-    analysed = 0 :: non_neg_integer(),
+    %% The partitions it analyses (its own, those it adopted): ςM and what they see.
+    parts :: riarc_tracer_parts:t(),
     %% App. B: direct events of a process not known yet wait for its spawn event.
     pending = riarc_reorder:new() :: riarc_reorder:t(),
     %% Per routed process, the direct events of it dispatched so far (exited once its
@@ -130,18 +126,9 @@
     detached = 0 :: non_neg_integer(),             % Γ entries added in • mode, for I16
     acked = 0 :: non_neg_integer(),                % acknowledgements of our own dtc
     held = queue:new() :: queue:queue(term()),     % Invariant I14: what priority mode defers
-    %% One partition spanning nodes (cfg's relay_nodes, relay_to). Here: the children Λ
-    %% put in this partition on followed nodes whose relayed trace has not ended yet
-    %% (TRYGC waits for them). On the child's node: the remote parent of this partition's
-    %% root, whose partition's tracer gets this partition's events.
-    awaiting = 0 :: non_neg_integer(),
-    relay_of = undefined :: undefined | pid(),
     %% Who asked to be told once this tracer has handed on all it holds (control
     %% request settle), and with which reference.
     settling = [] :: [{tracer(), reference()}],
-    %% The partitions this tracer adopted (cfg's adopt): monitored here, with no
-    %% tracer of their own.
-    adopted = riarc_tracer_adopted:new() :: riarc_tracer_adopted:t(),
     fx = [] :: [effect()]                          % effects of this step, newest first
 }).
 -opaque state() :: #tracer{}.
@@ -154,8 +141,9 @@
 %% Init is the root's init event when the backend gives none of its own.
 -spec init_root(cfg(), sid(), riarc_event:mfa_args(), riarc_event:event() | none) ->
     {state(), [effect()]}.
-init_root(Cfg, Root, MFA, Init) ->
-    St0 = set_monitor(Root, MFA, #tracer{cfg = Cfg, gamma = #{Root => direct}, root = {Root, MFA}}),
+init_root(Cfg = #{self := Self}, Root, MFA, Init) ->
+    Parts = riarc_tracer_parts:root(Root, MFA, riarc_tracer_parts:new(Self)),
+    St0 = set_monitor(Root, MFA, #tracer{cfg = Cfg, gamma = #{Root => direct}, parts = Parts}),
     St1 = case Init of
               none -> St0;
               _ -> analyse(Init, St0)
@@ -167,8 +155,8 @@ init_root(Cfg, Root, MFA, Init) ->
 %% mode.
 -spec init_tracer(cfg(), riarc_monitor:monitor(), sid(), riarc_event:mfa_args(), tracer()) ->
     {state(), [effect()]}.
-init_tracer(Cfg, Mon, S, MFA, Disp) ->
-    St0 = start_analysis({S, MFA}, Mon, #tracer{mode = priority, cfg = Cfg}),
+init_tracer(Cfg = #{self := Self}, Mon, S, MFA, Disp) ->
+    St0 = start_analysis({S, MFA}, Mon, #tracer{mode = priority, cfg = Cfg, parts = riarc_tracer_parts:new(Self)}),
     out(detach(S, Disp, perturb(St0))).
 
 %% @doc One step: a message from the tracer's mailbox (a trace event, a message of
@@ -195,7 +183,7 @@ handle(Msg, St = #tracer{mode = priority}) ->
 view_lost(S, Why, St = #tracer{mode = direct, gamma = G}) ->
     case G of
         #{S := direct} ->
-            St1 = report({riarc_cut, key_of(S, St), S, Why}, St),
+            St1 = report({riarc_cut, riarc_tracer_parts:key_of(S, St#tracer.parts), S, Why}, St),
             out(case Why of
                     {flags_removed, Left} when is_list(Left) ->
                         case lists:member(procs, Left) of
@@ -224,9 +212,9 @@ collected(#tracer{collected = C}) -> C.
 
 %% @doc The tracer's state for diagnostics and invariant reports.
 -spec state_map(state()) -> map().
-state_map(#tracer{mode = M, pi = Pi, gamma = G, part = Part, pending = P, parked = Pk, adopted = A}) ->
-    #{mode => M, pi => Pi, gamma => G, partition => Part,
-      pending => riarc_reorder:to_map(P), parked => Pk, adopted => riarc_tracer_adopted:roots(A)}.
+state_map(#tracer{mode = M, pi = Pi, gamma = G, parts = Parts, pending = P, parked = Pk}) ->
+    maps:merge(#{mode => M, pi => Pi, gamma => G, pending => riarc_reorder:to_map(P), parked => Pk},
+               riarc_tracer_parts:state_map(Parts)).
 
 out(St = #tracer{settling = [_ | _]}) ->
     case settled(St) of
@@ -341,8 +329,11 @@ child(C, P, MFA, St) ->
 
 %% The system's root ended abnormally: the session says so (a system that crashes at
 %% start gives no verdict to show it).
-root_exit(S, Reason, St = #tracer{root = {S, MFA}}) when Reason =/= normal, Reason =/= shutdown ->
-    report({riarc_root_exit, self_of(St), S, MFA, Reason}, St);
+root_exit(S, Reason, St) when Reason =/= normal, Reason =/= shutdown ->
+    case riarc_tracer_parts:root_of(St#tracer.parts) of
+        {S, MFA} -> report({riarc_root_exit, self_of(St), S, MFA, Reason}, St);
+        _ -> St
+    end;
 root_exit(_S, _Reason, St) ->
     St.
 
@@ -547,7 +538,7 @@ new_tracer(Mode, {P, C, MFA}, Mon, Disp, St = #tracer{cfg = Cfg}) ->
     %% With the child's lineage: its parent, and the root of the partition it
     %% was started from (P's), for a session that follows its system onto other
     %% nodes (riarc_follow).
-    Up = {riarc_tracer_up, T, C, MFA, {P, within(P, St)}},
+    Up = {riarc_tracer_up, T, C, MFA, {P, riarc_tracer_parts:within(P, St#tracer.parts)}},
     St2 = fx({started, T, C}, fx({send, Session, Up}, St)),
     case Mode of
         direct -> add_route(C, T, 'I8', St2);
@@ -564,39 +555,20 @@ new_tracer(Mode, {P, C, MFA}, Mon, Disp, St = #tracer{cfg = Cfg}) ->
 %% tracer does, and C is taken over from there (DETACH). Nothing is routed for it. The
 %% session learns of the partition now, under its own key, with its lineage, as it
 %% learns of a new tracer's: the reports of its monitor carry that key.
-adopts(St = #tracer{cfg = #{adopt := Adopt}}) -> Adopt(riarc_tracer_adopted:count(St#tracer.adopted));
+adopts(#tracer{cfg = #{adopt := Adopt}, parts = Parts}) -> Adopt(riarc_tracer_parts:adopted(Parts));
 adopts(_St) -> false.
 
-adopt(Mode, {P, C, MFA}, Mon, Disp, St = #tracer{cfg = Cfg, adopted = A}) ->
-    Key = {self_of(St), C},
-    An = riarc_analysis_core:new(Key, maps:get(explain, Cfg, 0), {C, MFA}, Mon),
-    St1 = report({riarc_adopted, self_of(St), Key, C, MFA, {P, within(P, St)}},
-                 St#tracer{adopted = riarc_tracer_adopted:adopt(C, An, A)}),
+adopt(Mode, {P, C, MFA}, Mon, Disp, St = #tracer{cfg = Cfg, parts = Parts}) ->
+    {Parts1, Fx} = riarc_tracer_parts:adopt(C, MFA, Mon, P, Cfg, Parts),
+    St1 = effects(Fx, St#tracer{parts = Parts1}),
     case Mode of
         direct -> add_gamma(C, direct, St1);
         priority -> detach(C, Disp, St1)
     end.
 
 %% A child Λ leaves in its parent's partition joins it if the parent's is adopted.
-join(C, P, St = #tracer{adopted = A}) ->
-    St#tracer{adopted = riarc_tracer_adopted:join(C, P, A)}.
-
-%% The root of the partition of P, a process this tracer traces: an adopted one's, or
-%% this tracer's own (none when it has none).
-within(P, #tracer{adopted = A, part = Part}) ->
-    case {riarc_tracer_adopted:owner(P, A), Part} of
-        {none, {Root, _}} -> Root;
-        {none, undefined} -> none;
-        {Root, _} -> Root
-    end.
-
-%% The key under which the session knows the partition of S, a process this tracer
-%% traces: the tracer's own, or an adopted partition's.
-key_of(S, St = #tracer{adopted = A}) ->
-    case riarc_tracer_adopted:owner(S, A) of
-        none -> self_of(St);
-        Root -> {self_of(St), Root}
-    end.
+join(C, P, St = #tracer{parts = Parts}) ->
+    St#tracer{parts = riarc_tracer_parts:join(C, P, Parts)}.
 
 %% One partition spanning nodes, on the child's node: a child from another node that Λ puts
 %% in its parent's partition gets a tracer of its own here (its partition on this node),
@@ -641,25 +613,15 @@ remote_child({remote_spawn, P, Node, MFA}, St = #tracer{cfg = Cfg = #{lambda := 
                   Nodes -> lists:member(Node, Nodes)
               end,
     case lookup(Lambda, MFA, St) of
-        {undefined, St1} when Relayed ->
-            St2 = case St1#tracer.mon of
-                      undefined -> St1;
-                      _ -> St1#tracer{awaiting = St1#tracer.awaiting + 1}
-                  end,
-            report({riarc_remote_child, self_of(St2), relayed, Info}, St2);
-        {undefined, St1} ->
-            case monitored(P, St1) of
-                true -> report({riarc_remote_child, key_of(P, St1), partition, Info}, St1);
+        {undefined, St1 = #tracer{parts = Parts}} when Relayed ->
+            report({riarc_remote_child, self_of(St1), relayed, Info},
+                   St1#tracer{parts = riarc_tracer_parts:await(Parts)});
+        {undefined, St1 = #tracer{parts = Parts}} ->
+            case riarc_tracer_parts:monitored(P, Parts) of
+                true -> report({riarc_remote_child, riarc_tracer_parts:key_of(P, Parts), partition, Info}, St1);
                 false -> St1
             end;
         {{ok, _}, St1} -> report({riarc_remote_child, self_of(St1), own, Info}, St1)
-    end.
-
-%% Whether the monitor of the partition of P, a process this tracer traces, still runs.
-monitored(P, #tracer{adopted = A, mon = Mon}) ->
-    case riarc_tracer_adopted:owner(P, A) of
-        none -> Mon =/= undefined;
-        Root -> riarc_tracer_adopted:running(Root, A)
     end.
 
 %% The relayed trace of a child on another node (remote_child/2), from the session: its
@@ -676,11 +638,11 @@ relayed({riarc_relayed, Token, What, Arg}, St = #tracer{cfg = Cfg}) ->
 
 relayed1(events, Events, St) ->
     lists:foldl(fun analyse/2, St, Events);
-relayed1('end', _Child, St = #tracer{awaiting = N}) ->
-    try_gc(St#tracer{awaiting = max(N - 1, 0)});
-relayed1(lost, {Missing, Info}, St = #tracer{awaiting = N}) ->
+relayed1('end', _Child, St = #tracer{parts = Parts}) ->
+    try_gc(St#tracer{parts = riarc_tracer_parts:awaited(1, Parts)});
+relayed1(lost, {Missing, Info}, St = #tracer{parts = Parts}) ->
     St1 = report({riarc_remote_child, self_of(St), partition, Info}, St),
-    try_gc(St1#tracer{awaiting = max(N - Missing, 0)}).
+    try_gc(St1#tracer{parts = riarc_tracer_parts:awaited(Missing, Parts)}).
 
 %% Alg. 4 DETACH(ȷS, ıT): preempt S, then ask the dispatch tracer for S's routed events
 %% (both done by the caller, in this order, as the effect {detach, S, Disp}).
@@ -715,8 +677,11 @@ child_route(T) -> T.
 
 %% Alg. 4 TRYGC. Invariant I1: the tracer ends only with Γ = Π = ∅, and (one partition
 %% spanning nodes) no relayed child still to end.
-try_gc(St = #tracer{gamma = G, pi = P, awaiting = 0}) when map_size(G) =:= 0, map_size(P) =:= 0 ->
-    finish(St);
+try_gc(St = #tracer{gamma = G, pi = P, parts = Parts}) when map_size(G) =:= 0, map_size(P) =:= 0 ->
+    case riarc_tracer_parts:awaiting(Parts) of
+        0 -> finish(St);
+        _ -> St
+    end;
 try_gc(St) ->
     St.
 
@@ -732,7 +697,8 @@ finish(St = #tracer{pending = Pending}) ->
     %% Invariant I16: one detach request per process taken over in priority mode.
     St3 = check(St2#tracer.dtc_issued =:= St2#tracer.detached, 'I16',
                 {dtc_issued, St2#tracer.dtc_issued, detached, St2#tracer.detached}, St2),
-    last_words(end_adopted(end_partition(St3))).
+    {Parts, Fx} = riarc_tracer_parts:finish(St3#tracer.cfg, St3#tracer.parts),
+    last_words(effects(Fx, St3#tracer{parts = Parts})).
 
 %% The tracer ends (effect stop): what it tells the session last, after its other
 %% effects of this step (its partition's verdict, most often), goes with its statistics
@@ -746,8 +712,8 @@ last_words(St = #tracer{fx = Fx, cfg = #{session := Session}}) ->
     St#tracer{fx = [{stop, lists:reverse([M || {send, _, M} <- Told]), stats(St)} | Before]}.
 
 -spec stats(state()) -> stats().
-stats(#tracer{collected = C, routed = R, analysed = A, reordered = O}) ->
-    #{collected => C, routed => R, analysed => A, reordered => O}.
+stats(#tracer{collected = C, routed = R, parts = Parts, reordered = O}) ->
+    #{collected => C, routed => R, analysed => riarc_tracer_parts:analysed(Parts), reordered => O}.
 
 %%% ---------------------------------------------------------------------------
 %%% ANALYSEEVT (App. C.5.2) and verdicts
@@ -762,27 +728,20 @@ set_monitor(Root, MFA, St = #tracer{cfg = #{lambda := Lambda}}) ->
         {undefined, St1} -> St1
     end.
 
-%% A child from another node in its remote parent's partition (relay/2): its events
-%% leave as a partition's analysis's would (effects analyse, analysis_end), to the
-%% parent's session (effect relay).
-start_analysis(Part, {'$riarc_relay', P}, St) ->
-    fx({relay, Part, P}, St#tracer{part = Part, mon = isolated, relay_of = P});
-start_analysis(Part, Mon, St = #tracer{cfg = Cfg}) ->
-    case Cfg of
-        #{analysis := isolated} ->
-            fx({analysis, Part, Mon}, St#tracer{part = Part, mon = isolated});
-        #{} ->
-            A = riarc_analysis_core:new(self_of(St), maps:get(explain, Cfg, 0), Part, Mon),
-            St#tracer{part = Part, mon = A}
-    end.
+%% The tracer's own partition (riarc_tracer_parts:own/4).
+start_analysis(Part, Mon, St = #tracer{cfg = Cfg, parts = Parts}) ->
+    {Parts1, Fx} = riarc_tracer_parts:own(Part, Mon, Cfg, Parts),
+    effects(Fx, St#tracer{parts = Parts1}).
 
-%% ANALYSEEVT. Analysis stops at the first verdict: later events of the partition are
-%% not analysed. Async: the partition's analysis process does the same with the events
-%% handed to it, and is not waited for.
-%% An event of this partition's: a start of a process on another node is judged
-%% (remote_child/2, whether or not the monitor still runs), every other one stepped.
-analyse(E = {remote_spawn, _, _, _}, St = #tracer{relay_of = undefined}) ->
-    remote_child(E, St);
+%% ANALYSEEVT (riarc_tracer_parts:step/4), but for two kinds of event that are the
+%% tracer's to judge (unless its partition's events are relayed to another node's): a
+%% start of a process on another node (remote_child/2, whether or not the monitor still
+%% runs), and a call that may take away what riarc sees.
+analyse(E = {remote_spawn, _, _, _}, St = #tracer{parts = Parts}) ->
+    case riarc_tracer_parts:relays(Parts) of
+        false -> remote_child(E, St);
+        true -> step(E, St)
+    end;
 %% A call of S's that may take away what riarc sees (riarc_trace_pattern:call_event/2):
 %% the session makes the partition's verdict an error from here on, unless its monitor
 %% had already rejected on the events before it. The monitor is not stepped: it is no
@@ -790,58 +749,31 @@ analyse(E = {remote_spawn, _, _, _}, St = #tracer{relay_of = undefined}) ->
 %% A process that turns off all of its own flags sends nothing more, not even its exit:
 %% its trace ends here, as at an exit, but with nothing for the monitor to step, so that
 %% the run does not wait for ever for it.
-analyse({cut, S, Why}, St = #tracer{relay_of = undefined}) ->
-    St1 = report({riarc_cut, key_of(S, St), S, Why}, St),
-    case Why of
-        {trace, [S, false, Flags]} when is_list(Flags) ->
-            case lists:member(all, Flags) andalso route(S, St1) =:= undefined
-                andalso is_map_key(S, St1#tracer.gamma) of
-                true -> try_gc(del_gamma(S, 'I5', St1));
-                false -> St1
+analyse(E = {cut, S, Why}, St = #tracer{parts = Parts}) ->
+    case riarc_tracer_parts:relays(Parts) of
+        false ->
+            St1 = report({riarc_cut, riarc_tracer_parts:key_of(S, Parts), S, Why}, St),
+            case Why of
+                {trace, [S, false, Flags]} when is_list(Flags) ->
+                    case lists:member(all, Flags) andalso route(S, St1) =:= undefined
+                        andalso is_map_key(S, St1#tracer.gamma) of
+                        true -> try_gc(del_gamma(S, 'I5', St1));
+                        false -> St1
+                    end;
+                _ -> St1
             end;
-        _ -> St1
+        true -> step(E, St)
     end;
-analyse(E, St = #tracer{adopted = A}) ->
-    case riarc_tracer_adopted:count(A) > 0 andalso riarc_tracer_adopted:owner(origin(E), A) of
-        Root when Root =/= false, Root =/= none -> analyse_adopted(Root, E, St);
-        _ -> analyse_own(E, St)
-    end.
+analyse(E, St) ->
+    step(E, St).
 
-analyse_own(_E, St = #tracer{mon = undefined}) ->
-    St;
-analyse_own(E, St = #tracer{mon = isolated}) ->
-    fx({analyse, E}, St);
-analyse_own(E, St = #tracer{mon = A, analysed = N, cfg = Cfg}) ->
-    %% Limit max_payload, as for a monitor in its own process.
-    case riarc_analysis_core:step(riarc_event:truncate(E, maps:get(max_payload, Cfg, infinity)), A) of
-        {next, A1, Reports} -> reports(Reports, St#tracer{mon = A1, analysed = N + 1});
-        {done, _, Reports} -> reports(Reports, St#tracer{mon = undefined, analysed = N + 1})
-    end.
+step(E, St = #tracer{cfg = Cfg, parts = Parts}) ->
+    {Parts1, Fx} = riarc_tracer_parts:step(E, origin(E), Cfg, Parts),
+    effects(Fx, St#tracer{parts = Parts1}).
 
-%% An event of a process of the adopted partition of Root: its monitor steps here, as
-%% the partition's own tracer's would (max_payload too).
-analyse_adopted(Root, E, St = #tracer{adopted = A, analysed = N, cfg = Cfg}) ->
-    case riarc_tracer_adopted:step(Root, riarc_event:truncate(E, maps:get(max_payload, Cfg, infinity)), A) of
-        decided -> St;
-        {A1, Reports} -> reports(Reports, St#tracer{adopted = A1, analysed = N + 1})
-    end.
-
-reports(Reports, St) ->
-    lists:foldl(fun report/2, St, Reports).
-
-%% The adopted partitions still here end with the tracer (a stop: their processes were
-%% still traced).
-end_adopted(St = #tracer{adopted = A}) ->
-    {A1, Reports} = riarc_tracer_adopted:finish_all(A),
-    reports(Reports, St#tracer{adopted = A1}).
-
-%% The partition has ended without a verdict: none.
-end_partition(St = #tracer{mon = undefined}) ->
-    St;
-end_partition(St = #tracer{mon = isolated}) ->
-    fx(analysis_end, St#tracer{mon = undefined});
-end_partition(St = #tracer{mon = A}) ->
-    reports(riarc_analysis_core:finish(A), St#tracer{mon = undefined}).
+%% The effects the partitions gave, in order.
+effects([], St) -> St;
+effects(Fx, St) -> lists:foldl(fun fx/2, St, Fx).
 
 %%% ---------------------------------------------------------------------------
 %%% Maps with their invariants (I2, I3, I6, I7)
@@ -867,10 +799,10 @@ add_gamma(S, Mode, St = #tracer{gamma = G}) ->
 
 %% Invariant I3 (I5): only a traced process is removed. The last process of an adopted
 %% partition to go ends that partition.
-del_gamma(S, Why, St = #tracer{gamma = G, adopted = A}) ->
+del_gamma(S, Why, St = #tracer{gamma = G, cfg = Cfg, parts = Parts}) ->
     St1 = check(is_map_key(S, G), 'I3', {Why, not_traced, S}, St),
-    {A1, Reports} = riarc_tracer_adopted:left(S, A),
-    reports(Reports, St1#tracer{gamma = maps:remove(S, G), adopted = A1}).
+    {Parts1, Fx} = riarc_tracer_parts:left(S, Cfg, Parts),
+    effects(Fx, St1#tracer{gamma = maps:remove(S, G), parts = Parts1}).
 
 %%% ---------------------------------------------------------------------------
 %%% Invariant checking, reporting, control
@@ -908,8 +840,8 @@ control1(From, Ref, settle, St = #tracer{settling = W}) ->
 control1(_From, _Ref, stop, St = #tracer{gamma = G}) ->
     St1 = lists:foldl(fun(S, A) -> fx({clear, S}, A) end, St, maps:keys(G)),
     St2 = stopped_short(St1),
-    finish(St2#tracer{pending = riarc_reorder:new(), gamma = #{}, pi = #{},
-                      held = queue:new(), awaiting = 0}).
+    finish(St2#tracer{pending = riarc_reorder:new(), gamma = #{}, pi = #{}, held = queue:new(),
+                      parts = riarc_tracer_parts:awaited(all, St2#tracer.parts)}).
 
 %% Race: a stop may reach this tracer before routing has settled: events it holds for a
 %% process whose tracer has not asked for them yet, events waiting for their spawn event
@@ -919,14 +851,13 @@ control1(_From, _Ref, stop, St = #tracer{gamma = G}) ->
 %% told (riarc_stopped_short), so that it reads inconclusive instead of none. Lost
 %% counts per process: what this tracer held; Own: whether this partition's own trace
 %% may lack some (its takeover unfinished, or events it cannot place).
-stopped_short(St = #tracer{pi = Pi, pending = Pending, held = Held, mode = Mode,
-                           awaiting = Awaiting}) ->
+stopped_short(St = #tracer{pi = Pi, pending = Pending, held = Held, mode = Mode, parts = Parts}) ->
     Routed = maps:fold(fun(_S, {held, Q}, A) -> lists:foldl(fun count_origin/2, A, Q);
                           (_S, _T, A) -> A
                        end, #{}, Pi),
     Lost = maps:fold(fun(S, Es, A) -> maps:update_with(S, fun(N) -> N + length(Es) end, length(Es), A) end,
                      Routed, riarc_reorder:to_map(Pending)),
-    Own = Mode =:= priority orelse not queue:is_empty(Held) orelse Awaiting > 0
+    Own = Mode =:= priority orelse not queue:is_empty(Held) orelse riarc_tracer_parts:awaiting(Parts) > 0
         orelse not riarc_reorder:is_empty(Pending),
     St1 = case Own orelse map_size(Lost) > 0 of
               true -> report({riarc_stopped_short, self_of(St), #{own => Own, lost => Lost}}, St);
@@ -937,7 +868,7 @@ stopped_short(St = #tracer{pi = Pi, pending = Pending, held = Held, mode = Mode,
     case Own of
         true ->
             lists:foldl(fun(Root, A) -> report({riarc_stopped_short, {self_of(A), Root}, #{own => true, lost => #{}}}, A) end,
-                        St1, riarc_tracer_adopted:roots(St1#tracer.adopted));
+                        St1, maps:get(adopted, riarc_tracer_parts:state_map(Parts)));
         false -> St1
     end.
 
