@@ -103,7 +103,9 @@
 -type effect() :: {send, tracer(), term()} | {detach, sid(), tracer()} | {clear, sid()}
                 | {started, tracer(), sid()} | perturb | {stop, [term()], stats()}
                 | {analysis, {sid(), riarc_event:mfa_args()}, riarc_monitor:monitor()}
-                | {analyse, riarc_event:event()} | analysis_end | refused
+                | {analyse, riarc_event:event() | {remote_spawn, sid(), node(), riarc_event:mfa_args()}
+                   | {cut, sid(), term()}}
+                | analysis_end | refused
                 | {relay, {sid(), riarc_event:mfa_args()}, pid()}.
 
 -record(tracer, {

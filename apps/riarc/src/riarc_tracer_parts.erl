@@ -24,6 +24,10 @@
 -type sid() :: riarc_event:sid().
 -type part() :: {sid(), riarc_event:mfa_args()}.
 -type effect() :: riarc_tracer_core:effect().
+%% An event of a process the tracer traces; a start on another node and a call that may
+%% cut riarc's view are its own partition's to pass on when its events are relayed.
+-type event() :: riarc_event:event() | {remote_spawn, sid(), node(), riarc_event:mfa_args()}
+               | {cut, sid(), term()}.
 
 -record(parts, {
     self :: term(),                       % the tracer: its own partition's key
@@ -120,7 +124,7 @@ monitored(P, #parts{adopted = A, mon = Mon}) ->
 %% analysed. Isolated: the partition's analysis process does the same with the events
 %% handed to it, and is not waited for. Limit max_payload, as for a monitor in its own
 %% process.
--spec step(riarc_event:event(), sid(), map(), t()) -> {t(), [effect()]}.
+-spec step(event(), sid(), map(), t()) -> {t(), [effect()]}.
 step(E, S, Cfg, Ps = #parts{adopted = A}) ->
     case riarc_tracer_adopted:count(A) > 0 andalso riarc_tracer_adopted:owner(S, A) of
         Root when Root =/= false, Root =/= none -> step_adopted(Root, E, Cfg, Ps);
