@@ -24,9 +24,10 @@
 -export_type([t/0, key/0]).
 
 -record(entries, {
-    verdicts = #{} :: #{key() => map()},             % tracer -> verdict entry
-    parts = #{} :: #{key() => {riarc_event:sid(), riarc_event:mfa_args()}}, % tracer -> its partition
-    explanations = #{} :: #{key() => map()},         % tracer -> its reject's explanation
+    %% By partition key (key/0: a tracer's own partition, or one it adopted).
+    verdicts = #{} :: #{key() => map()},             % its verdict entry
+    parts = #{} :: #{key() => {riarc_event:sid(), riarc_event:mfa_args()}}, % its root and MFA
+    explanations = #{} :: #{key() => map()},         % its reject's explanation
     order = #{} :: #{key() => non_neg_integer()},    % partition -> start order, for output
     listed = 0 :: non_neg_integer(),                 % partitions started
     spawned = 0 :: non_neg_integer(),                % tracers started
