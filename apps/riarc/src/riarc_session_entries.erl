@@ -359,15 +359,21 @@ cut_short(E, _Over) ->
 
 %% A partition that ended without a verdict at a stop that found some of its events
 %% still on their way to its monitor did not end with its trace: inconclusive, saying
-%% so. A verdict reached before stands: it was reached on a prefix of the partition's
+%% so: how many events others held for it, and whether its own tracer had not settled
+%% (a takeover unacknowledged: events routed to it after the stop are lost uncounted).
+%% A verdict reached before stands: it was reached on a prefix of the partition's
 %% trace (a held event is one its monitor had not had), and accept and reject are final.
 ended_early(Tracer, E = #{verdict := none, pid := P}, Stopped) ->
     case {maps:find({tracer, Tracer}, Stopped), maps:find({process, P}, Stopped)} of
         {error, error} -> E;
         {Own, Held} ->
             N = lists:sum([K || {ok, K} <- [Own, Held]]),
+            Why = case Own of
+                      {ok, _} -> #{held_events => N, unsettled => true};
+                      error -> #{held_events => N}
+                  end,
             %% Its trace did not end where it ended: no `why' of an end.
-            (maps:remove(why, E))#{verdict => inconclusive, reason => {stopped_short, #{held_events => N}}}
+            (maps:remove(why, E))#{verdict => inconclusive, reason => {stopped_short, Why}}
     end;
 ended_early(_Tracer, E, _Stopped) ->
     E.

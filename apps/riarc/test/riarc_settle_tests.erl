@@ -67,13 +67,13 @@ served(Settle) ->
 %% none (which would pass a test).
 %% At the gate: the stop reaches the tracer before its detach request is even sent.
 stopped_at_gate_test() ->
-    ?assertMatch(#{verdict := inconclusive, reason := {stopped_short, #{held_events := _}}},
+    ?assertMatch(#{verdict := inconclusive, reason := {stopped_short, #{held_events := _, unsettled := true}}},
                  gated(at_gate)).
 
 %% Before the acknowledgement: the tracer has sent its detach request, and the stop
 %% reaches it before the answer.
 stopped_before_ack_test() ->
-    ?assertMatch(#{verdict := inconclusive, reason := {stopped_short, #{held_events := _}}},
+    ?assertMatch(#{verdict := inconclusive, reason := {stopped_short, #{held_events := _, unsettled := true}}},
                  gated(before_ack)).
 
 %% The gate is a test hook of option perturb: a pid to tell, nothing else.
