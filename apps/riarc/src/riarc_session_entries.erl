@@ -29,7 +29,6 @@
     parts = #{} :: #{key() => {riarc_event:sid(), riarc_event:mfa_args()}}, % its root and MFA
     explanations = #{} :: #{key() => map()},         % its reject's explanation
     order = #{} :: #{key() => non_neg_integer()},    % partition -> start order, for output
-    listed = 0 :: non_neg_integer(),                 % partitions started
     spawned = 0 :: non_neg_integer(),                % tracers started
     %% Per tracer, the partitions it adopted (riarc_tracer_adopted): they end with it.
     hosted = #{} :: #{pid() => [key()]},
@@ -82,8 +81,9 @@ adopted(Tracer, Key, B = #entries{hosted = H}) ->
 hosted(Tracer, B = #entries{hosted = H}) ->
     {lists:reverse(maps:get(Tracer, H, [])), B#entries{hosted = maps:remove(Tracer, H)}}.
 
-listed(Key, B = #entries{listed = N, order = Order}) ->
-    B#entries{listed = N + 1, order = Order#{Key => N}}.
+%% In the order started: every partition is listed once, and stays.
+listed(Key, B = #entries{order = Order}) ->
+    B#entries{order = Order#{Key => map_size(Order)}}.
 
 %% @doc The tracers started in all, and the most live at once.
 -spec counts(t()) -> #{spawned := non_neg_integer(), peak := non_neg_integer()}.
