@@ -7,13 +7,19 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([looper/1, victim/0]).
+-export([looper/1, loopers/2, victim/0]).
 
 %% Sends itself N messages and takes them: 2N + 2 events (init, sends, receives, exit).
 -spec looper(non_neg_integer()) -> ok.
 looper(N) ->
     [self() ! {n, I} || I <- lists:seq(1, N)],
     [receive {n, I} -> ok end || I <- lists:seq(1, N)],
+    ok.
+
+%% Starts N loopers of K messages each, and ends.
+-spec loopers(pos_integer(), non_neg_integer()) -> ok.
+loopers(N, K) ->
+    _ = [spawn(?MODULE, looper, [K]) || _ <- lists:seq(1, N)],
     ok.
 
 %% Waits for orders: `crash' ends it abnormally, `{chat, N, From}' sends itself N messages
@@ -34,6 +40,7 @@ quiet() -> fun M(_) -> M end.
 
 spec() ->
     fun({?MODULE, looper, _}) -> {ok, quiet()};
+       ({?MODULE, loopers, _}) -> undefined;
        ({?MODULE, victim, []}) -> {ok, fun M({exit, _, normal}) -> accept;
                                           M({exit, _, _}) -> reject;
                                           M(_) -> M end}
@@ -60,6 +67,23 @@ max_events() ->
     ?assertMatch(#{verdict := inconclusive, reason := {overload, {max_events, _, 5000}}}, V),
     ?assertEqual(1, riarc_result:status(R)),
     ?assertEqual([], traced()).
+
+%% The same with monitors in their tracers, every looper's partition adopted by the
+%% root's tracer (riarc_tracer_adopted): the overload ends that tracer, and with it every
+%% partition it adopted; each reads inconclusive, none is missing, none reads none or
+%% accept, and nothing is left traced.
+max_events_adopted_test_() ->
+    {timeout, 60, fun() ->
+        {ok, R = #{verdicts := Vs}} =
+            riarc:run({?MODULE, loopers, [20, 400]}, spec(),
+                      #{analysis => inline, limits => #{max_events => 5000}}),
+        ?assertMatch({max_events, _, 5000}, maps:get(overload, R)),
+        ?assertMatch(#{spawned := 1}, maps:get(tracers, R)),
+        ?assertEqual(20, length(Vs)),
+        ?assertEqual([inconclusive], lists:usort([V || #{verdict := V} <- Vs])),
+        ?assertEqual(1, riarc_result:status(R)),
+        ?assertEqual([], traced())
+    end}.
 
 %% Every policy stops at max_events: the count is the session's, no partition's to shed.
 max_events_shed_test_() ->
