@@ -109,7 +109,7 @@ report-check: bench-quick
 # root's monitor alone and with the root's and the last process's; one search per
 # arrangement, on every core; a line per system, totals per size.
 verify: build
-	erl -noshell -pa _build/default/lib/*/ebin -eval 'riarc_explore:main([{1, every}, {2, every}, {3, every}, {4, every}, {5, [none, last]}, {6, [none, last]}])'
+	erl -noshell -pa _build/default/lib/*/ebin -eval 'riarc_explore:main([{1, every}, {2, every}, {3, every}, {4, every}, {5, [none, last]}, {6, [none, last]}, {3, every, #{adopt => 1}}, {4, every, #{adopt => 1}}, {4, every, #{adopt => 100}}])'
 
 clean:
 	rm -rf _build

@@ -174,7 +174,9 @@
 %% (`every') or those named: `none' (only the root has a monitor), `all' (every process
 %% has one), `leaves' (the root and the leaves have one), `last' (the root and the last
 %% process, in preorder a leaf, have one).
--type plan() :: [{pos_integer(), every | [none | all | leaves | last]}].
+%% A row may ask for tracers that adopt partitions (riarc_tracer_adopted): `#{adopt => N}'.
+-type plan() :: [{pos_integer(), every | [none | all | leaves | last]}
+                 | {pos_integer(), every | [none | all | leaves | last], #{adopt => pos_integer()}}].
 -type counts() :: #{states := non_neg_integer(), terminals := non_neg_integer(),
                     arrangements := non_neg_integer(), failures => [term()]}.
 
@@ -294,9 +296,9 @@ sweep(Plan) ->
 -spec sweep(plan(), pos_integer()) -> ok | error.
 sweep(Plan, Workers) ->
     T0 = erlang:monotonic_time(millisecond),
-    Units = [{N, Sys, Arr} || {N, Kinds} <- Plan,
-                              Sys = #{scripts := Sc} <- systems(N), map_size(Sc) =:= N,
-                              Arr <- plan_arrangements(Kinds, Sys)],
+    Units = [{N, maps:merge(Sys, Extra), Arr} || {N, Kinds, Extra} <- [row(Row) || Row <- Plan],
+                                                 Sys = #{scripts := Sc} <- systems(N), map_size(Sc) =:= N,
+                                                 Arr <- plan_arrangements(Kinds, Sys)],
     Left = lists:foldl(fun({_, Sys, _}, M) -> maps:update_with(Sys, fun(K) -> K + 1 end, 1, M) end,
                        #{}, Units),
     R = pool(Units, Workers, #{}, Left, #{}, #{}),
@@ -304,7 +306,7 @@ sweep(Plan, Workers) ->
     case R of
         {ok, Sizes} ->
             Total = lists:foldl(fun add_counts/2, zero(), maps:values(Sizes)),
-            [print_counts(io_lib:format("~b processes", [N]), C) || {N, C} <- lists:sort(maps:to_list(Sizes))],
+            [print_counts(size_name(N), C) || {N, C} <- lists:sort(maps:to_list(Sizes))],
             print_counts("total", Total),
             io:format("wall time ~.1f s on ~b workers: ok~n", [Secs, Workers]),
             ok;
@@ -312,6 +314,15 @@ sweep(Plan, Workers) ->
             io:format("~s~nfailed after ~.1f s~n", [format_error(E), Secs]),
             error
     end.
+
+row({N, Kinds}) -> {N, Kinds, #{}};
+row({N, Kinds, Extra}) -> {N, Kinds, maps:with([adopt], Extra)}.
+
+%% Sizes are counted apart for each adoption a plan asks for.
+size_of(N, Sys) -> {N, maps:get(adopt, Sys, 0)}.
+
+size_name({N, 0}) -> io_lib:format("~b processes", [N]);
+size_name({N, A}) -> io_lib:format("~b processes, adopting ~b", [N, A]).
 
 zero() -> #{systems => 0, arrangements => 0, states => 0, terminals => 0, ms => 0}.
 
@@ -345,9 +356,10 @@ pool(Units, Workers, Running, Left, Done, Sizes) ->
                     case maps:get(Sys, Left) of
                         1 ->
                             print_system(Sys, D),
-                            S = add_counts(maps:get(N, Sizes, zero()), D#{systems := 1}),
+                            Size = size_of(N, Sys),
+                            S = add_counts(maps:get(Size, Sizes, zero()), D#{systems := 1}),
                             pool(Units, Workers, Running1, maps:remove(Sys, Left),
-                                 maps:remove(Sys, Done), Sizes#{N => S});
+                                 maps:remove(Sys, Done), Sizes#{Size => S});
                         K ->
                             pool(Units, Workers, Running1, Left#{Sys := K - 1}, Done#{Sys => D}, Sizes)
                     end;
@@ -360,16 +372,16 @@ pool(Units, Workers, Running, Left, Done, Sizes) ->
 
 search({_N, Sys, Arr}) ->
     T0 = erlang:monotonic_time(millisecond),
-    case check_one(Sys, Arr, #{}) of
+    case check_one(Sys, Arr, maps:with([adopt], Sys)) of
         {ok, {St, Te}} ->
             {ok, (zero())#{arrangements := 1, states := St, terminals := Te,
                            ms := erlang:monotonic_time(millisecond) - T0}};
         {error, _} = E -> E
     end.
 
-print_system(Sys = #{scripts := Scripts}, #{arrangements := NA, states := St, terminals := Te, ms := Ms}) ->
-    io:format("~b processes, parents ~w: ~b arrangements, ~b states, ~b terminal, ~b ms~n",
-              [map_size(Scripts), parents(Sys), NA, St, Te, Ms]).
+print_system(Sys, #{arrangements := NA, states := St, terminals := Te, ms := Ms}) ->
+    io:format("~s, parents ~w: ~b arrangements, ~b states, ~b terminal, ~b ms~n",
+              [size_name(size_of(map_size(maps:get(scripts, Sys)), Sys)), parents(Sys), NA, St, Te, Ms]).
 
 print_failed({_N, Sys = #{root := Root, scripts := Scripts}, Arr}) ->
     io:format("~b processes, parents ~w (root ~w), own monitors for ~w: FAILED~n",
