@@ -842,8 +842,7 @@ control1(From, Ref, settle, St = #tracer{settling = W}) ->
 control1(_From, _Ref, stop, St = #tracer{gamma = G}) ->
     St1 = lists:foldl(fun(S, A) -> fx({clear, S}, A) end, St, maps:keys(G)),
     St2 = stopped_short(St1),
-    finish(St2#tracer{pending = riarc_reorder:new(), gamma = #{}, pi = #{}, held = queue:new(),
-                      parts = riarc_tracer_parts:awaited(all, St2#tracer.parts)}).
+    finish(St2#tracer{pending = riarc_reorder:new(), gamma = #{}, pi = #{}, held = queue:new()}).
 
 %% Race: a stop may reach this tracer before routing has settled: events it holds for a
 %% process whose tracer has not asked for them yet, events waiting for their spawn event
@@ -868,9 +867,7 @@ stopped_short(St = #tracer{pi = Pi, pending = Pending, held = Held, mode = Mode,
     %% What may be missing from this tracer's own partition's trace may be missing from
     %% the partitions it adopted too: the same held messages could be theirs.
     case Own of
-        true ->
-            lists:foldl(fun(Root, A) -> report({riarc_stopped_short, {self_of(A), Root}, #{own => true, lost => #{}}}, A) end,
-                        St1, maps:get(adopted, riarc_tracer_parts:state_map(Parts)));
+        true -> effects(riarc_tracer_parts:stopped_short(St1#tracer.cfg, Parts), St1);
         false -> St1
     end.
 

@@ -17,7 +17,7 @@
 -module(riarc_tracer_parts).
 
 -export([new/1, own/4, root/3, adopt/6, adopted/1, join/3, within/2, key_of/2, monitored/2,
-         step/4, left/3, finish/2, relays/1, await/1, awaited/2, awaiting/1, root_of/1,
+         step/4, left/3, finish/2, stopped_short/2, relays/1, await/1, awaited/2, awaiting/1, root_of/1,
          analysed/1, state_map/1]).
 -export_type([t/0]).
 
@@ -136,7 +136,7 @@ step_own(_E, _Cfg, Ps = #parts{mon = undefined}) ->
 step_own(E, _Cfg, Ps = #parts{mon = isolated}) ->
     {Ps, [{analyse, E}]};
 step_own(E, Cfg, Ps = #parts{mon = An, analysed = N}) ->
-    case riarc_analysis_core:step(riarc_event:truncate(E, maps:get(max_payload, Cfg, infinity)), An) of
+    case riarc_analysis_core:step(truncate(E, Cfg), An) of
         {next, An1, Reports} -> {Ps#parts{mon = An1, analysed = N + 1}, reports(Reports, Cfg)};
         {done, _, Reports} -> {Ps#parts{mon = undefined, analysed = N + 1}, reports(Reports, Cfg)}
     end.
@@ -144,7 +144,7 @@ step_own(E, Cfg, Ps = #parts{mon = An, analysed = N}) ->
 %% An event of a process of the adopted partition of Root: its monitor steps here, as
 %% the partition's own tracer's would.
 step_adopted(Root, E, Cfg, Ps = #parts{adopted = A, analysed = N}) ->
-    case riarc_tracer_adopted:step(Root, riarc_event:truncate(E, maps:get(max_payload, Cfg, infinity)), A) of
+    case riarc_tracer_adopted:step(Root, truncate(E, Cfg), A) of
         decided -> {Ps, []};
         {A1, Reports} -> {Ps#parts{adopted = A1, analysed = N + 1}, reports(Reports, Cfg)}
     end.
@@ -169,6 +169,13 @@ finish(Cfg, Ps = #parts{mon = Mon, adopted = A}) ->
     {A1, Reports} = riarc_tracer_adopted:finish_all(A),
     {Ps#parts{mon = undefined, adopted = A1}, Own ++ reports(Reports, Cfg)}.
 
+%% @doc A stop found the tracer's routing unsettled (riarc_tracer_core's stopped_short):
+%% its adopted partitions' traces may lack events as its own may.
+-spec stopped_short(map(), t()) -> [effect()].
+stopped_short(Cfg, #parts{self = Self, adopted = A}) ->
+    reports([{riarc_stopped_short, {Self, Root}, #{own => true, lost => #{}}}
+             || Root <- riarc_tracer_adopted:roots(A)], Cfg).
+
 %% @doc Whether the own partition's events are relayed to its remote parent's session
 %% (its calls, starts on other nodes included, are then that partition's to judge).
 -spec relays(t()) -> boolean().
@@ -180,9 +187,8 @@ relays(#parts{relay_of = R}) -> R =/= undefined.
 await(Ps = #parts{mon = undefined}) -> Ps;
 await(Ps = #parts{awaiting = N}) -> Ps#parts{awaiting = N + 1}.
 
-%% @doc N relayed children ended, or will never be relayed (`all': the tracer stops).
--spec awaited(non_neg_integer() | all, t()) -> t().
-awaited(all, Ps) -> Ps#parts{awaiting = 0};
+%% @doc N relayed children ended, or will never be relayed.
+-spec awaited(non_neg_integer(), t()) -> t().
 awaited(N, Ps = #parts{awaiting = W}) -> Ps#parts{awaiting = max(W - N, 0)}.
 
 %% @doc How many relayed children the tracer still waits for (TRYGC waits for them).
@@ -201,6 +207,11 @@ analysed(#parts{analysed = N}) -> N.
 -spec state_map(t()) -> #{partition := part() | undefined, adopted := [sid()]}.
 state_map(#parts{part = Part, adopted = A}) ->
     #{partition => Part, adopted => riarc_tracer_adopted:roots(A)}.
+
+%% An event as a monitor here gets it: limit max_payload, as for a monitor in its own
+%% process.
+truncate(E, Cfg) ->
+    riarc_event:truncate(E, maps:get(max_payload, Cfg, infinity)).
 
 reports(Reports, #{session := Session}) ->
     [{send, Session, R} || R <- Reports].
