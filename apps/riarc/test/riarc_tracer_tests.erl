@@ -258,9 +258,9 @@ core_adoption_test() ->
     %% A view lost on D cuts C's partition.
     {P2, Fx2} = riarc_tracer_core:view_lost(d, {tracer_replaced, x}, P1),
     ?assertEqual([{riarc_cut, {t0, c}, d, {tracer_replaced, x}}], told(Fx2)),
-    {_, Fx3} = Run([{trace, c, exit, normal}, {trace, d, exit, normal}], P2),
+    {P3, Fx3} = Run([{trace, c, exit, normal}, {trace, d, exit, normal}], P2),
     ?assertMatch([{riarc_verdict, {t0, c}, c, {m, c, []}, none, _, 6}], [M || M = {riarc_verdict, _, _, _, _, _, _} <- told(Fx3)]),
-    ?assertEqual([], maps:get(adopted, riarc_tracer_core:state_map(element(1, Run([{trace, c, exit, normal}, {trace, d, exit, normal}], P2))))),
+    ?assertEqual([], maps:get(adopted, riarc_tracer_core:state_map(P3))),
     Seen = lists:last([L || L <- flush_seen(Tag), hd(L) =:= {init, c, p, {m, c, []}}]),
     ?assertEqual([{init, c, p, {m, c, []}}, {spawn, c, d, {m, d, []}}, {init, d, c, {m, d, []}},
                   {send, d, p, hi}, {exit, c, normal}, {exit, d, normal}], Seen),
