@@ -467,19 +467,26 @@ relay_tell(Key = {P, Node}, N, Why, D = #dist{relays = Rs, token = Token}) ->
 %% session was stopped ends without a verdict only because of the cut, as one here would
 %% (the session's verdict handler). One the stop found still being taken over there
 %% (stopped_short) was cut by the same timeout: that is its reason, as here.
-cut_short_there(Node, E = #{verdict := inconclusive, reason := {stopped_short, _}}, F, Cut = {timeout, _, _}) ->
-    case cut_short_there(Node, E#{verdict := none}, F, Cut) of
-        E1 = #{verdict := inconclusive} -> E1;
-        _ -> E  % not open there: the stop's own reason stands, never none
-    end;
-cut_short_there(Node, E = #{pid := P, verdict := none}, F, {timeout, T, _}) ->
-    case riarc_follow:known(Node, P, F) of
-        #{open := true} -> E#{verdict => inconclusive, reason => {timeout, T}};
-        undefined -> E#{verdict => inconclusive, reason => {timeout, T}};
-        #{} -> E
+cut_short_there(Node, E = #{pid := P}, F, {timeout, T, _}) ->
+    case cut_by_stop(E) andalso open_there(Node, P, F) of
+        true -> E#{verdict => inconclusive, reason => {timeout, T}};
+        false -> E
     end;
 cut_short_there(_Node, E, _F, _Cut) ->
     E.
+
+%% An entry the stop may have cut: no verdict, or one the stop found mid-takeover (not
+%% open there, the latter keeps its own reason: never none).
+cut_by_stop(#{verdict := none}) -> true;
+cut_by_stop(#{verdict := inconclusive, reason := {stopped_short, _}}) -> true;
+cut_by_stop(#{}) -> false.
+
+open_there(Node, P, F) ->
+    case riarc_follow:known(Node, P, F) of
+        #{open := true} -> true;
+        undefined -> true;
+        #{} -> false
+    end.
 
 %% The book of followed children changed: subscribers hear of entries matched since.
 followed(F, #{subscribed := false}, D) ->
