@@ -21,7 +21,7 @@
 %% '''
 -module(riarc_analysis_core).
 
--export([new/4, step/2, fail/3, finish/1, analysed/1, partition/1]).
+-export([new/4, step/2, fail/3, finish/1, analysed/1, partition/1, entry/1]).
 -export_type([t/0]).
 
 -record(an, {
@@ -75,6 +75,24 @@ finish(A = #an{truncated = Cut}) when Cut =/= none ->
     [verdict(inconclusive, {payload_truncated, Cut}, A)];
 finish(A = #an{analysed = N}) ->
     [verdict(none, {why, #{ended_after => N}}, A)].
+
+%% @doc The result entry of what a step, fail/3 or finish/1 told: its verdict, with the
+%% explanation told before it, if any (riarc_result:monitor_entry/4). For the methods that
+%% keep their partitions' entries themselves (centralised, inline monitoring); riarc's
+%% session builds the same from the messages.
+%% ```
+%% 1> A = riarc_analysis_core:new(t0, 8, {p, {m, f, []}}, fun M(_) -> M end).
+%% 2> riarc_analysis_core:entry(riarc_analysis_core:finish(A)).
+%% #{events => 0,mfa => {m,f,[]},pid => p,verdict => none,why => #{ended_after => 0}}
+%% '''
+-spec entry([term()]) -> riarc_result:verdict_entry().
+entry(Told) ->
+    Expl = case [X || {riarc_explanation, _, X} <- Told] of
+               [X] -> X;
+               [] -> none
+           end,
+    [{riarc_verdict, _, S, MFA, V, Why, N}] = [T || T <- Told, element(1, T) =:= riarc_verdict],
+    riarc_result:monitor_entry(S, MFA, {V, Why, N}, Expl).
 
 %% @doc How many events the monitor took.
 -spec analysed(t()) -> non_neg_integer().

@@ -11,7 +11,7 @@
 %% '''
 -module(riarc_result).
 
--export([make/1, entry/5, format_verdict/1, format_why/1, format_process/2, format_explanation/1,
+-export([make/1, entry/5, monitor_entry/4, format_verdict/1, format_why/1, format_process/2, format_explanation/1,
          log_verdict/3, status/1]).
 -export([warnings/2, format_warning/1]).
 -export([format_sid/1, format_mfa/1]).
@@ -129,6 +129,28 @@ entry(Pid, MFA, Verdict, Events, undefined) ->
     #{pid => Pid, mfa => MFA, verdict => Verdict, events => Events};
 entry(Pid, MFA, Verdict, Events, Reason) ->
     (entry(Pid, MFA, Verdict, Events, undefined))#{reason => Reason}.
+
+%% @doc The entry of a verdict a partition's monitor gave (riarc_analysis_core's
+%% `riarc_verdict': V, Why, after N events), with its explanation, or none. Every mode
+%% builds its entries here, so that the same behaviour reads the same in each: an accept,
+%% a reject or a partition's end says why (format_why/1); an error or an inconclusive
+%% verdict has its reason.
+%% ```
+%% 1> riarc_result:monitor_entry(p, {m, f, []}, {accept, {why, #{event_no => 2}}, 2}, none).
+%% #{events => 2,mfa => {m,f,[]},pid => p,verdict => accept,why => #{event_no => 2}}
+%% '''
+-spec monitor_entry(riarc_event:sid(), riarc_event:mfa_args(),
+                    {riarc_monitor:verdict() | none, term(), non_neg_integer()}, explanation() | none) ->
+    verdict_entry().
+monitor_entry(Pid, MFA, {V, Why, N}, Expl) ->
+    Entry = case Why of
+                {why, W} -> (entry(Pid, MFA, V, N, undefined))#{why => W};
+                _ -> entry(Pid, MFA, V, N, Why)
+            end,
+    case Expl of
+        none -> Entry;
+        _ -> Entry#{explanation => Expl}
+    end.
 
 %% @doc One line for a verdict: `<pid> <mfa> <verdict>'.
 -spec format_verdict(verdict_entry()) -> string().

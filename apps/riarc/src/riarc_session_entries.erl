@@ -168,16 +168,7 @@ monitor_entry(Tracer, {Proc, MFA}, {V0, Why0, N}, Cut, B) ->
                    {none, {timeout, T, _}} -> {inconclusive, {timeout, T}};
                    _ -> {V0, Why0}
                end,
-    %% An accept, a reject or a partition's end says why (riarc_result:format_why/1); an
-    %% error or inconclusive verdict has its reason.
-    Entry = case Why of
-                {why, W} -> (riarc_result:entry(Proc, MFA, V, N, undefined))#{why => W};
-                _ -> riarc_result:entry(Proc, MFA, V, N, Why)
-            end,
-    case explanation(Tracer, B) of
-        none -> Entry;
-        Expl -> Entry#{explanation => Expl}
-    end.
+    riarc_result:monitor_entry(Proc, MFA, {V, Why, N}, explanation(Tracer, B)).
 
 %% @doc A partition's tracer ended abnormally (Reason; Over: why riarc detached, if it
 %% did): `cut_short' when the overload policy killed it (its partition's trace was cut

@@ -17,6 +17,11 @@
 %% 4> maps:with([tracers, events, reordered], R).
 %% #{events => 9,reordered => 0,tracers => #{peak => 1,spawned => 1}}
 %% '''
+%% A slice's monitor steps as a partition's does under riarc (riarc_analysis_core), so
+%% each entry reads as riarc's would: the verdict, why it was reached, a reject's
+%% explanation (riarc's option `explain'), and `inconclusive' for a verdict reached on a
+%% message cut at `max_payload' (riarc's limit). The comparison then measures methods
+%% that produce the same result, not one that says less.
 %% Options and result are those of {@link riarc:run/3}; `invariants' and `perturb' are
 %% accepted and have nothing to act on. `trace_patterns' (by default a property module's,
 %% as for riarc) are installed as riarc installs them ({@link riarc_trace_pattern}): the
@@ -33,11 +38,11 @@
 %% Spawned entry point.
 -export([tracer_init/5]).
 
+%% A slice's monitor steps as a partition's does under riarc (riarc_analysis_core: the
+%% same verdicts, the same reasons why, the same explanations, the same cut of a message
+%% over max_payload), so that the two methods' results compare entry for entry.
 -record(slice, {mfa :: riarc_event:mfa_args(),
-                mon :: riarc_monitor:monitor() | done,
-                verdict = none :: riarc_monitor:verdict(),
-                reason :: term(),
-                events = 0 :: non_neg_integer(),
+                analysis :: riarc_analysis_core:t() | {decided, riarc_result:verdict_entry()},
                 members = 1 :: non_neg_integer()}).   % processes of the slice still alive
 
 -record(central, {owner :: pid(),
@@ -45,6 +50,8 @@
              config :: riarc_backend_evm:config(),
              lambda :: riarc_lambda:t(),
              log :: boolean(),
+             explain :: non_neg_integer(),                        % riarc's option explain
+             max_payload :: pos_integer() | infinity,
              slice_of = #{} :: #{pid() => pid() | unmonitored},  % process -> its slice's key
              slices = #{} :: #{pid() => #slice{}},                % open slices
              closed = [] :: [map()],                              % verdict entries, newest first
@@ -62,7 +69,7 @@
     {ok, riarc_result:t()} | {error, {?MODULE, error_reason()}}.
 run(MFA, Spec, Opts) ->
     case riarc:validate(MFA, Spec, Opts) of
-        {ok, #{timeout := Timeout, events := Events, log := Log, trace_patterns := Patterns}} ->
+        {ok, Valid = #{timeout := Timeout, events := Events, log := Log, trace_patterns := Patterns}} ->
             Config = riarc_backend_evm:config(Events),
             %% The messages the VM traces at all: the trace patterns riarc's session would
             %% hold (a property module's, else every message), installed the same way
@@ -75,7 +82,9 @@ run(MFA, Spec, Opts) ->
                 Root = riarc_backend_evm:spawn_paused(MFA),
                 Ref = make_ref(),
                 Tracer = spawn_opt(?MODULE, tracer_init,
-                                   [self(), Ref, Config, {Root, MFA}, #{spec => Spec, log => Log}],
+                                   [self(), Ref, Config, {Root, MFA},
+                                    #{spec => Spec, log => Log, explain => maps:get(explain, Valid),
+                                      max_payload => maps:get(max_payload, riarc_opts:limits(Valid))}],
                                    %% The one tracer's mailbox holds the backlog of the whole
                                    %% system: off the heap, a garbage collection does not copy
                                    %% it. Its heap holds every process's monitor: a
@@ -117,9 +126,10 @@ alive(Tracer, Ref) ->
 %% @private
 -spec tracer_init(pid(), reference(), riarc_backend_evm:config(),
                   {pid(), riarc_event:mfa_args()}, map()) -> no_return().
-tracer_init(Owner, Ref, Config, {Root, MFA}, #{spec := Spec, log := Log}) ->
+tracer_init(Owner, Ref, Config, {Root, MFA}, #{spec := Spec, log := Log, explain := Explain,
+                                               max_payload := Max}) ->
     St0 = #central{owner = Owner, ref = Ref, config = Config, lambda = riarc_lambda:new(Spec),
-              log = Log, live = #{Root => true}, started = erlang:monotonic_time(microsecond)},
+              log = Log, explain = Explain, max_payload = Max, live = #{Root => true}, started = erlang:monotonic_time(microsecond)},
     %% The root's spawn is not traced (it happens before tracing starts): its slice is
     %% opened here, and it gets the init event riarc's root tracer gives it (Alg. 6 ROOT).
     St1 = open(Root, MFA, unmonitored, St0),
@@ -181,7 +191,8 @@ flush(C, St = #central{pending = P}) ->
 open(C, MFA, ParentSlice, St = #central{lambda = L, slice_of = Of, slices = Slices}) ->
     case riarc_lambda:lookup(L, MFA) of
         {ok, Mon} ->
-            St#central{slice_of = Of#{C => C}, slices = Slices#{C => #slice{mfa = MFA, mon = Mon}}};
+            An = riarc_analysis_core:new(C, St#central.explain, {C, MFA}, Mon),
+            St#central{slice_of = Of#{C => C}, slices = Slices#{C => #slice{mfa = MFA, analysis = An}}};
         Other ->
             St1 = case Other of
                       {error, Reason} -> St#central{errors = [{riarc_spec_error, C, MFA, Reason} | St#central.errors]};
@@ -204,26 +215,26 @@ analyse(E, St = #central{slice_of = Of, slices = Slices}) ->
         unmonitored -> St;
         Key ->
             case Slices of
-                #{Key := #slice{mon = done}} -> St;            % decided: no more events
-                #{Key := Sl = #slice{mon = Mon, events = N}} ->
-                    step(Key, Sl#slice{events = N + 1}, riarc_monitor:analyse(Mon, E),
-                         St#central{analysed = St#central.analysed + 1});
+                #{Key := #slice{analysis = {decided, _}}} -> St;   % no more events
+                #{Key := Sl = #slice{analysis = An}} ->
+                    St1 = St#central{analysed = St#central.analysed + 1},
+                    case riarc_analysis_core:step(riarc_event:truncate(E, St#central.max_payload), An) of
+                        {next, An1, _} -> put_slice(Key, Sl#slice{analysis = An1}, St1);
+                        {done, _, Told} -> decided(Key, Sl, Told, St1)
+                    end;
                 #{} -> St
             end
     end.
-
-step(Key, Sl, {next, Mon}, St) -> put_slice(Key, Sl#slice{mon = Mon}, St);
-step(Key, Sl, {verdict, V}, St) -> decided(Key, Sl#slice{mon = done, verdict = V}, St);
-step(Key, Sl, {verdict, error, Why}, St) ->
-    decided(Key, Sl#slice{mon = done, verdict = error, reason = Why}, St).
 
 put_slice(Key, Sl, St) -> St#central{slices = (St#central.slices)#{Key := Sl}}.
 
 %% Verdicts are irrevocable: the slice stays (its members still need counting) but its
 %% monitor is gone, and the verdict is reported at once.
-decided(Key, Sl, St) ->
-    log(Key, Sl, St),
-    put_slice(Key, Sl, St).
+decided(Key, Sl, Told, St) ->
+    Entry = riarc_analysis_core:entry(Told),
+    log(Entry, St),
+    put_slice(Key, Sl#slice{analysis = {decided, Entry}}, St).
+
 
 %% A process of a slice exited; the slice is dropped with its last process.
 leave(S, St = #central{slice_of = Of, slices = Slices}) ->
@@ -242,25 +253,23 @@ leave(S, St = #central{slice_of = Of, slices = Slices}) ->
 
 %% Careful: a process is dropped from slice_of at its exit, but its children may still
 %% spawn into the slice; join/3 keys on the slice, not on the parent, so that works.
-close(Key, Sl = #slice{mon = Mon}, St) ->
-    case Mon of
-        done -> ok;
-        _ -> log(Key, Sl, St)
-    end,
-    St#central{closed = [entry(Key, Sl) | St#central.closed]}.
+close(_Key, #slice{analysis = {decided, Entry}}, St) ->
+    St#central{closed = [Entry | St#central.closed]};
+close(_Key, #slice{analysis = An}, St) ->
+    Entry = riarc_analysis_core:entry(riarc_analysis_core:finish(An)),
+    log(Entry, St),
+    St#central{closed = [Entry | St#central.closed]}.
 
-entry(Key, #slice{mfa = MFA, verdict = V, events = N, reason = R}) ->
-    riarc_result:entry(Key, MFA, V, N, R).
-
-log(Key, Sl, #central{log = Log}) ->
-    riarc_result:log_verdict(Log, " (centralised)", entry(Key, Sl)).
+log(Entry, #central{log = Log}) ->
+    riarc_result:log_verdict(Log, " (centralised)", Entry).
 
 %% Slices still open when the last process exited cannot happen (each closes with its last
 %% member); events still pending belong to processes whose spawn never arrived, and are
 %% reported rather than dropped.
 -spec finish(#central{}) -> no_return().
 finish(St = #central{owner = Owner, ref = Ref, slices = Open, pending = Pending}) ->
-    Left = [entry(K, Sl#slice{verdict = error, reason = slice_not_closed}) || {K, Sl} <- maps:to_list(Open)],
+    Left = [riarc_result:entry(K, MFA, error, analysed(Sl), slice_not_closed)
+            || {K, Sl = #slice{mfa = MFA}} <- maps:to_list(Open)],
     Errors = [{riarc_incomplete, self(), riarc_reorder:to_map(Pending)}
               || not riarc_reorder:is_empty(Pending)] ++ lists:reverse(St#central.errors),
     Result = riarc_result:make(#{verdicts => lists:reverse(St#central.closed) ++ Left,
@@ -270,6 +279,9 @@ finish(St = #central{owner = Owner, ref = Ref, slices = Open, pending = Pending}
                                  duration_us => erlang:monotonic_time(microsecond) - St#central.started}),
     Owner ! {Ref, Result},
     exit(normal).
+
+analysed(#slice{analysis = {decided, #{events := N}}}) -> N;
+analysed(#slice{analysis = An}) -> riarc_analysis_core:analysed(An).
 
 %% @doc A sentence for an error run/3 returned.
 -spec format_error(error_reason()) -> string().

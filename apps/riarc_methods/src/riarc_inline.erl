@@ -2,7 +2,9 @@
 %% lock-step monitoring is wanted: each monitored process runs its own monitor, inside
 %% itself, at its spawn, send, receive and exit points, woven in by
 %% {@link riarc_inline_transform}. Specs, monitors, events and the result are those of
-%% {@link riarc:run/3}.
+%% {@link riarc:run/3}: each monitor steps as a partition's does under riarc
+%% (riarc_analysis_core), so an entry says what riarc's would (why, a reject's
+%% explanation, `inconclusive' after a message cut at `max_payload').
 %% ```
 %% 1> ok = riarc_inline:instrument([riarc_demo_pqr]).
 %% 2> Spec = fun(_) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end} end.
@@ -80,12 +82,14 @@ weave_result({error, {riarc_weave, _} = Error}) -> {error, {?MODULE, Error}}.
     {ok, riarc_result:t()} | {error, {?MODULE, error_reason()}}.
 run(MFA = {M, F, A}, Spec, Opts) ->
     case riarc:validate(MFA, Spec, Opts) of
-        {ok, #{timeout := Timeout, events := Events, log := Log}} ->
+        {ok, Valid = #{timeout := Timeout, events := Events, log := Log, explain := Explain}} ->
             case riarc_inline_rt:active() of
                 true -> {error, {?MODULE, inline_run_active}};
                 false ->
                     Run = #{collector => self(), lambda => riarc_lambda:new(Spec),
-                            send => lists:member(send, Events), recv => lists:member(recv, Events)},
+                            send => lists:member(send, Events), recv => lists:member(recv, Events),
+                            explain => Explain,
+                            max_payload => maps:get(max_payload, riarc_opts:limits(Valid))},
                     ok = riarc_inline_rt:activate(Run),
                     T0 = erlang:monotonic_time(microsecond),
                     try
@@ -115,10 +119,12 @@ collect(C, Deadline, T0) ->
             collect(up(Pid, MFA, true, C), Deadline, T0);
         {riarc_inline_up, Pid, MFA, Monitored} ->
             collect(up(Pid, MFA, Monitored, C), Deadline, T0);
-        {riarc_inline_verdict, Pid, MFA, V, Why, N} ->
-            collect(verdict(Pid, MFA, V, Why, N, C), Deadline, T0);
-        {riarc_inline_done, Pid, MFA, _Decided, N} ->
-            collect(update(Pid, MFA, fun(E) -> E#{events => N, exit_seen => true} end, C), Deadline, T0);
+        {riarc_inline_verdict, Pid, Entry = #{mfa := MFA}} ->
+            collect(verdict(Pid, MFA, Entry, C), Deadline, T0);
+        {riarc_inline_done, Pid, MFA, decided} ->
+            collect(update(Pid, MFA, fun(E) -> E#{exit_seen => true} end, C), Deadline, T0);
+        {riarc_inline_done, Pid, MFA, Entry} ->
+            collect(verdict(Pid, MFA, Entry#{exit_seen => true}, C), Deadline, T0);
         {riarc_inline_error, E} ->
             collect(C#collector{errors = [E | C#collector.errors]}, Deadline, T0);
         {'DOWN', Ref, process, Pid, Reason} when is_map_key(Pid, C#collector.live) ->
@@ -143,13 +149,11 @@ update(Pid, MFA, Fun, C = #collector{entries = Es}) ->
     E0 = maps:get(Pid, Es, #{pid => Pid, mfa => MFA, verdict => none, events => 0}),
     C#collector{entries = Es#{Pid => Fun(E0)}}.
 
-verdict(Pid, MFA, V, Why, N, C) ->
-    C1 = update(Pid, MFA, fun(E) -> with_reason(E#{verdict => V, events => N}, Why) end, C),
-    log(maps:get(Pid, C1#collector.entries), C1),
+%% The entry a process's analysis gave (riarc_analysis_core:entry/1).
+verdict(Pid, MFA, Entry, C) ->
+    C1 = update(Pid, MFA, fun(_) -> Entry end, C),
+    log(maps:remove(exit_seen, Entry), C1),
     C1.
-
-with_reason(E, undefined) -> E;
-with_reason(E, Why) -> E#{reason => Why}.
 
 %% A monitored process that ended without running into its exit point: its monitor did
 %% not see the exit, and keeps the verdict it had, saying why.

@@ -25,14 +25,16 @@
 -define(RUN, {riarc_inline, run}).
 
 -type run() :: #{collector := pid(), lambda := riarc_lambda:t(), send := boolean(),
-                 recv := boolean()}.
+                 recv := boolean(), explain := non_neg_integer(),
+                 max_payload := pos_integer() | infinity}.
 -export_type([run/0]).
 
-%% The per-process state: the monitor (or `done' once it gave a verdict) and its counts.
--record(process_monitor, {mon :: riarc_monitor:monitor() | done,
+%% The per-process state: its monitor's analysis, as a partition's runs under riarc
+%% (riarc_analysis_core: the same verdicts, reasons why, explanations and cut of a
+%% message over max_payload), or `decided' once it gave its verdict.
+-record(process_monitor, {analysis :: riarc_analysis_core:t() | decided,
             mfa :: riarc_event:mfa_args(),
-            run :: run(),
-            events = 0 :: non_neg_integer()}).
+            run :: run()}).
 
 %%% Runs ---------------------------------------------------------------------------------
 
@@ -129,7 +131,7 @@ spawn_child(Run = #{lambda := L, collector := C}, Mod, Kind, Body, MFA, Opts) ->
 child(_Run, _Parent, _MFA, undefined, Body) ->
     Body();
 child(Run, Parent, MFA, Mon, Body) ->
-    put(?KEY, #process_monitor{mon = Mon, mfa = MFA, run = Run}),
+    put(?KEY, process_monitor(Run, MFA, Mon)),
     step({init, self(), Parent, MFA}, get(?KEY)),
     try Body() of
         Value -> exited(normal), Value
@@ -145,14 +147,19 @@ exited(Reason) ->
         undefined -> ok
     end.
 
-done(#process_monitor{run = #{collector := C}, mfa = MFA, events = N, mon = Mon}) ->
+%% The exit point: a monitor still without a verdict ends with the partition (none, or
+%% inconclusive after a truncated message), as riarc's does.
+done(#process_monitor{run = #{collector := C}, mfa = MFA, analysis = An}) ->
     erase(?KEY),
-    Verdict = case Mon of
-                  done -> decided;
-                  _ -> none
-              end,
-    C ! {riarc_inline_done, self(), MFA, Verdict, N},
+    Ended = case An of
+                decided -> decided;
+                _ -> riarc_analysis_core:entry(riarc_analysis_core:finish(An))
+            end,
+    C ! {riarc_inline_done, self(), MFA, Ended},
     ok.
+
+process_monitor(Run = #{explain := K}, MFA, Mon) ->
+    #process_monitor{analysis = riarc_analysis_core:new(self(), K, {self(), MFA}, Mon), mfa = MFA, run = Run}.
 
 %%% gen_server callback modules ----------------------------------------------------------
 
@@ -174,7 +181,7 @@ gen_init(Module, Arg) ->
                         {Ref, registered} -> erlang:demonitor(Ref, [flush]);
                         {'DOWN', Ref, process, C, _} -> ok
                     end,
-                    put(?KEY, #process_monitor{mon = Mon, mfa = MFA, run = Run}),
+                    put(?KEY, process_monitor(Run, MFA, Mon)),
                     step({init, self(), parent(), MFA}, get(?KEY));
                 _ -> ok
             end
@@ -239,17 +246,15 @@ gen_reply(From = {To, Tag}, Reply) ->
 
 %% ANALYSEEVT (App. C.5.2), here in the process itself. A verdict is irrevocable: it is
 %% reported at once and the monitor dropped; a crashing monitor gives `error' and never
-%% disturbs the process (riarc_monitor:analyse/2 catches everything).
-step(_E, #process_monitor{mon = done} = M) ->
-    put(?KEY, M#process_monitor{events = M#process_monitor.events + 1});
-step(E, M = #process_monitor{mon = Mon, events = N, run = #{collector := C}, mfa = MFA}) ->
-    case riarc_monitor:analyse(Mon, E) of
-        {next, Mon1} -> put(?KEY, M#process_monitor{mon = Mon1, events = N + 1});
-        {verdict, V} ->
-            C ! {riarc_inline_verdict, self(), MFA, V, undefined, N + 1},
-            put(?KEY, M#process_monitor{mon = done, events = N + 1});
-        {verdict, error, Why} ->
-            C ! {riarc_inline_verdict, self(), MFA, error, Why, N + 1},
-            put(?KEY, M#process_monitor{mon = done, events = N + 1})
+%% disturbs the process (riarc_monitor:decide/2 catches everything).
+step(_E, #process_monitor{analysis = decided}) ->
+    ok;
+step(E, M = #process_monitor{analysis = An, run = #{collector := C, max_payload := Max}}) ->
+    case riarc_analysis_core:step(riarc_event:truncate(E, Max), An) of
+        {next, An1, _} ->
+            put(?KEY, M#process_monitor{analysis = An1});
+        {done, _, Told} ->
+            C ! {riarc_inline_verdict, self(), riarc_analysis_core:entry(Told)},
+            put(?KEY, M#process_monitor{analysis = decided})
     end,
     ok.

@@ -1,8 +1,9 @@
-%% Small systems for riarc_inline_tests, in a module of their own so that weaving and
-%% restoring them never touches the code the test process is running.
+%% Small systems for riarc_inline_tests and riarc_central_tests, in a module of their own
+%% so that weaving and restoring them never touches the code the test process is running.
 -module(riarc_inline_sys).
 
--export([guarded/1, bang_value/1, funs/1, dies/0, crash_child/0, receiver/0]).
+-export([guarded/1, bang_value/1, funs/1, dies/0, crash_child/0, receiver/0, three/0,
+         three_child/1, three_spec/0]).
 
 %% A receive with guards and an after clause; only the taken message is an event.
 guarded(Parent) ->
@@ -35,3 +36,26 @@ dies() ->
 
 crash_child() ->
     error(deliberate).
+
+%% Three children, each told one message: a greeting (its monitor accepts at the exit),
+%% an error (it rejects, with an explanation), a message over max_payload (its monitor
+%% decides on a view with the message cut out: inconclusive). Each child's own events
+%% only, so a run's entries are the same every time and in every mode.
+three() ->
+    Kids = [spawn_monitor(riarc_inline_sys, three_child, [Msg])
+            || Msg <- [hello, {error, boom}, {big, binary:copy(<<1>>, 4096)}]],
+    [receive {'DOWN', Ref, process, Pid, _} -> ok end || {Pid, Ref} <- Kids],
+    ok.
+
+three_child(Msg) ->
+    self() ! Msg,
+    receive Msg -> ok end.
+
+%% three/0's monitors: a child rejects at an error, accepts at its exit.
+three_spec() ->
+    fun({riarc_inline_sys, three_child, _}) ->
+            {ok, fun M({recv, _, {error, _}}) -> reject;
+                     M({exit, _, _}) -> accept;
+                     M(_) -> M end};
+       (_) -> undefined
+    end.

@@ -50,7 +50,31 @@ inline_test_() ->
      woven_test_("a crashing monitor gives error and leaves the system alone", [riarc_demo_pqr],
                  fun crashing_monitor/0),
      woven_test_("a process killed from outside: the run ends, saying so", ?OWN, fun killed/0),
-     woven_test_("a crashing process: its exit is seen with the real reason", ?OWN, fun crash/0)].
+     woven_test_("a crashing process: its exit is seen with the real reason", ?OWN, fun crash/0),
+     woven_test_("the same entries as outline and centralised monitoring", ?OWN, fun same_entries/0)].
+
+%% Entry for entry, in all three methods: the verdict, the events, why it was reached (the
+%% deciding event and its number), a reject's explanation, a truncated message's
+%% inconclusive verdict. Pids differ between runs: each reads `pid'.
+same_entries() ->
+    Opts = #{log => false, limits => #{max_payload => 1024}},
+    Root = {?SYS, three, []},
+    Entries = fun({ok, #{verdicts := Vs}}) -> lists:sort(unpid(Vs)) end,
+    Outline = Entries(riarc:run(Root, ?SYS:three_spec(), Opts)),
+    ?assertMatch([#{verdict := accept, events := 4, why := #{event_no := 4}},
+                  #{verdict := inconclusive, reason := {payload_truncated, #{event_no := 2}}},
+                  #{verdict := reject, why := #{event_no := 3}, explanation := #{last_events := [_, _, _]}}],
+                 lists:sort(fun(A, B) -> maps:get(verdict, A) =< maps:get(verdict, B) end, Outline)),
+    ?assertEqual(Outline, Entries(riarc_central:run(Root, ?SYS:three_spec(), Opts))),
+    %% Inline, the root (not monitored) starts through woven code and is listed too.
+    Inline = Entries(riarc_inline:run(Root, ?SYS:three_spec(), Opts)),
+    ?assertEqual(Outline, [E || E = #{mfa := {?SYS, three_child, _}} <- Inline]).
+
+unpid(P) when is_pid(P) -> pid;
+unpid(L) when is_list(L) -> [unpid(X) || X <- L];
+unpid(T) when is_tuple(T) -> list_to_tuple(unpid(tuple_to_list(T)));
+unpid(M) when is_map(M) -> maps:from_list(unpid(maps:to_list(M)));
+unpid(X) -> X.
 
 pqr() ->
     Expected = lists:sort([{{riarc_demo_pqr, R, []}, accept} || R <- [p, q, r]]),
