@@ -30,7 +30,10 @@
     part :: {riarc_event:sid(), riarc_event:mfa_args()},
     mon :: riarc_monitor:monitor(),         % ςM
     analysed = 0 :: non_neg_integer(),
-    window = [] :: [riarc_event:event()],   % the last events, newest first
+    %% The last events, newest first: at least the last `explain', at most half as many
+    %% more (trimmed every few steps, not at each).
+    window = [] :: [riarc_event:event()],
+    window_len = 0 :: non_neg_integer(),
     %% The first event the monitor got truncated (max_payload), if any.
     truncated = none :: none | #{event_no := pos_integer(), bytes := non_neg_integer()}
 }).
@@ -111,13 +114,16 @@ truncated(_E, A) ->
     A.
 
 remember(_E, A = #an{explain = 0}) -> A;
-remember(E, A = #an{window = W, explain = K}) -> A#an{window = lists:sublist([E | W], K)}.
+remember(E, A = #an{window = W, window_len = L, explain = K}) when L < K + K div 2 ->
+    A#an{window = [E | W], window_len = L + 1};
+remember(E, A = #an{window = W, explain = K}) ->
+    A#an{window = [E | lists:sublist(W, K - 1)], window_len = K}.
 
 %% A reject or an error explains itself: the partition's last events, the one that
 %% decided, and what the monitor can say of its state then.
-explain(Mon, E, #an{self = Self, window = W, part = {S, MFA}}) ->
+explain(Mon, E, #an{self = Self, window = W, explain = K, part = {S, MFA}}) ->
     {riarc_explanation, Self,
-     #{process => S, mfa => MFA, last_events => lists:reverse(W), deciding_event => E,
+     #{process => S, mfa => MFA, last_events => lists:reverse(lists:sublist(W, K)), deciding_event => E,
        monitor => riarc_monitor:explain(Mon, E)}}.
 
 %% Why an accept or a reject was reached: on which event (its number in the partition's
@@ -126,10 +132,14 @@ explain(Mon, E, #an{self = Self, window = W, part = {S, MFA}}) ->
 %% the clause's file and line when the monitor names it (Where).
 decided(Mon, E, Words, Where, #an{analysed = N}) ->
     Why = maps:merge(#{event_no => N, event => riarc_event:truncate(E, 256)}, Where),
-    {why, case {Words, riarc_monitor:explain(Mon, E)} of
-              {none, #{words := W}} -> Why#{words => W};
-              {none, #{}} -> Why;
-              {W, _} -> Why#{words => W}
+    %% The monitor is asked only when its verdict came without words.
+    {why, case Words of
+              none ->
+                  case riarc_monitor:explain(Mon, E) of
+                      #{words := W} -> Why#{words => W};
+                      #{} -> Why
+                  end;
+              W -> Why#{words => W}
           end}.
 
 verdict(V, Why, #an{self = Self, part = {S, MFA}, analysed = N}) ->
