@@ -17,9 +17,11 @@
 %% Only woven code reports: run/3 monitors what the woven modules do. What differs from
 %% outline monitoring (see docs/inline.md): a process Λ does not select is not monitored
 %% at all (outline, it joins its parent's partition: one monitor cannot be shared between
-%% processes without messages); an exit the process does not run into (a kill from
-%% outside, a gen_server stopped without terminate/2) is not seen, and its monitor keeps
-%% the verdict it had, with reason `{exit_not_seen, Reason}'.
+%% processes without messages), so its parent's partition, unless decided by then, is
+%% `inconclusive', reason `{unmonitored_child, Info}'; an exit the process does not run
+%% into (a kill from outside, a gen_server stopped without terminate/2) is not seen, and
+%% its monitor keeps the verdict it had, or, with none, the partition is `inconclusive',
+%% reason `{exit_not_seen, Reason}'. Neither ever reads as a pass.
 -module(riarc_inline).
 
 -export([run/3, instrument/1, restore/1, format_error/1]).
@@ -156,11 +158,14 @@ verdict(Pid, MFA, Entry, C) ->
     C1.
 
 %% A monitored process that ended without running into its exit point: its monitor did
-%% not see the exit, and keeps the verdict it had, saying why.
+%% not see the exit, which might have decided (an abnormal exit rejected, say), and its
+%% state went with the process. A verdict it had stands; without one, the partition
+%% did not end under its monitor's eyes: inconclusive, saying why, never a silent none.
 down(Pid, Reason, C = #collector{entries = Es}) ->
     case Es of
         #{Pid := E = #{exit_seen := true}} -> C#collector{entries = Es#{Pid := maps:remove(exit_seen, E)}};
-        #{Pid := E = #{verdict := none}} -> C#collector{entries = Es#{Pid := E#{reason => {exit_not_seen, Reason}}}};
+        #{Pid := E = #{verdict := none}} ->
+            C#collector{entries = Es#{Pid := E#{verdict => inconclusive, reason => {exit_not_seen, Reason}}}};
         #{} -> C
     end.
 

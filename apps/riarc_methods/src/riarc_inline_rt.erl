@@ -34,7 +34,12 @@
 %% message over max_payload), or `decided' once it gave its verdict.
 -record(process_monitor, {analysis :: riarc_analysis_core:t() | decided,
             mfa :: riarc_event:mfa_args(),
-            run :: run()}).
+            run :: run(),
+            %% The first child Λ left in this process's partition, spawned while its
+            %% monitor had no verdict: outline, that child's events reach this monitor;
+            %% inline, nothing carries them here, so a verdict from then on is reached on
+            %% part of the partition's trace (unmonitored_child/2).
+            unseen = none :: none | #{child := pid(), mfa := riarc_event:mfa_args()}}).
 
 %%% Runs ---------------------------------------------------------------------------------
 
@@ -118,10 +123,31 @@ spawn_child(Run = #{lambda := L, collector := C}, Mod, Kind, Body, MFA, Opts) ->
     %% process gone while this one is still to come.
     C ! {riarc_inline_up, Child, MFA, Mon =/= undefined},
     case get(?KEY) of
-        M = #process_monitor{} -> step({spawn, Parent, Child, MFA}, M);
+        M = #process_monitor{} ->
+            step({spawn, Parent, Child, MFA}, M),
+            _ = Mon =:= undefined andalso unseen(Child, MFA, get(?KEY)),
+            ok;
         undefined -> ok
     end,
     Result.
+
+%% The child joins this process's partition, whose monitor cannot see it (the record's
+%% `unseen'). A verdict reached at the spawn or before was reached on the whole trace.
+unseen(Child, MFA, M = #process_monitor{analysis = An, unseen = none}) when An =/= decided ->
+    put(?KEY, M#process_monitor{unseen = #{child => Child, mfa => MFA}});
+unseen(_Child, _MFA, _M) ->
+    ok.
+
+%% The one promise, inline: a partition with a child the monitor could not see gets no
+%% accept (nor reject, nor none) on the part it saw: inconclusive, saying which child and
+%% what the monitor would have said.
+unmonitored_child(Entry, none) ->
+    Entry;
+unmonitored_child(Entry = #{verdict := V}, Unseen) when V =/= error ->
+    (maps:remove(why, Entry))#{verdict => inconclusive,
+                               reason => {unmonitored_child, Unseen#{verdict_on_partial_trace => V}}};
+unmonitored_child(Entry, _Unseen) ->
+    Entry.
 
 %% @private The body of a spawned child: its monitor, its init event, its life, its exit.
 %% The exit reason is the one the process would have had, and is raised again with the
@@ -149,11 +175,11 @@ exited(Reason) ->
 
 %% The exit point: a monitor still without a verdict ends with the partition (none, or
 %% inconclusive after a truncated message), as riarc's does.
-done(#process_monitor{run = #{collector := C}, mfa = MFA, analysis = An}) ->
+done(#process_monitor{run = #{collector := C}, mfa = MFA, analysis = An, unseen = Unseen}) ->
     erase(?KEY),
     Ended = case An of
                 decided -> decided;
-                _ -> riarc_analysis_core:entry(riarc_analysis_core:finish(An))
+                _ -> unmonitored_child(riarc_analysis_core:entry(riarc_analysis_core:finish(An)), Unseen)
             end,
     C ! {riarc_inline_done, self(), MFA, Ended},
     ok.
@@ -254,7 +280,7 @@ step(E, M = #process_monitor{analysis = An, run = #{collector := C, max_payload 
         {next, An1, _} ->
             put(?KEY, M#process_monitor{analysis = An1});
         {done, _, Told} ->
-            C ! {riarc_inline_verdict, self(), riarc_analysis_core:entry(Told)},
+            C ! {riarc_inline_verdict, self(), unmonitored_child(riarc_analysis_core:entry(Told), M#process_monitor.unseen)},
             put(?KEY, M#process_monitor{analysis = decided})
     end,
     ok.
