@@ -18,7 +18,7 @@
 %% '''
 -module(riarc_inline_rt).
 
--export([send/2, recv/1, spawn/2, child/5, gen_init/2, gen_exit/1, gen_call/2, gen_cast/2,
+-export([send/2, recv/1, timeout/0, spawn/2, child/5, gen_init/2, gen_exit/1, gen_call/2, gen_cast/2,
          gen_reply/2, active/0, activate/1, deactivate/0]).
 
 -define(KEY, {riarc_inline, monitor}).
@@ -75,6 +75,15 @@ send(To, Msg) ->
 recv(Msg) ->
     case get(?KEY) of
         M = #process_monitor{run = #{recv := true}} -> step({recv, self(), Msg}, M);
+        _ -> ok
+    end.
+
+%% @doc The timeout event of a receive whose `after' fired, as riarc's tracing shows it
+%% (`{timeout, Pid}', with the receive events).
+-spec timeout() -> ok.
+timeout() ->
+    case get(?KEY) of
+        M = #process_monitor{run = #{recv := true}} -> step({timeout, self()}, M);
         _ -> ok
     end.
 

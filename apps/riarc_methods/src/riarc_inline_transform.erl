@@ -7,7 +7,9 @@
 %%     event, after the send);</li>
 %% <li>every clause of every `receive': the clause's pattern is bound to a fresh
 %%     variable and the clause body starts with {@link riarc_inline_rt:recv/1} (the
-%%     receive event, when the message is taken); guards and `after' are untouched;</li>
+%%     receive event, when the message is taken); guards are untouched; an `after'
+%%     body starts with {@link riarc_inline_rt:timeout/0} (the timeout event riarc's
+%%     tracing shows for a receive that timed out);</li>
 %% <li>`spawn', `spawn_link', `spawn_monitor', `spawn_opt' (plain or `erlang:') and
 %%     `proc_lib:spawn', `spawn_link', `spawn_opt', local forms only:
 %%     {@link riarc_inline_rt:spawn/2}, which asks Λ in the parent and starts the child
@@ -117,7 +119,7 @@ walk({'receive', L, Clauses}, N0, Ctx) ->
 walk({'receive', L, Clauses, Timeout, After}, N0, Ctx) ->
     {Clauses1, N1} = recv_clauses(Clauses, N0, Ctx),
     {[Timeout1 | After1], N2} = walk([Timeout | After], N1, Ctx),
-    {{'receive', L, Clauses1, Timeout1, After1}, N2};
+    {{'receive', L, Clauses1, Timeout1, [rt(L, timeout, []) | After1]}, N2};
 walk(Node, N0, Ctx) ->
     walk_parts(Node, N0, Ctx).
 
