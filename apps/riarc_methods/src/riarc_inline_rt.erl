@@ -18,8 +18,9 @@
 %% '''
 -module(riarc_inline_rt).
 
--export([send/2, recv/1, timeout/0, spawn/2, child/5, gen_init/2, gen_exit/1, gen_call/2, gen_cast/2,
-         gen_reply/2, active/0, activate/1, deactivate/0]).
+-export([send/2, recv/1, timeout/0, spawn/2, child/5, gen_init/2, gen_init_done/1, gen_exit/1,
+         gen_start/2, gen_call/2, gen_cast/2, gen_reply/2, gen_handled/2, active/0, activate/1,
+         deactivate/0]).
 
 -define(KEY, {riarc_inline, monitor}).
 -define(RUN, {riarc_inline, run}).
@@ -39,7 +40,7 @@
             %% monitor had no verdict: outline, that child's events reach this monitor;
             %% inline, nothing carries them here, so a verdict from then on is reached on
             %% part of the partition's trace (unmonitored_child/2).
-            unseen = none :: none | #{child := pid(), mfa := riarc_event:mfa_args()}}).
+            unseen = none :: none | #{child := pid() | undefined, mfa := riarc_event:mfa_args()}}).
 
 %%% Runs ---------------------------------------------------------------------------------
 
@@ -230,6 +231,60 @@ parent() ->
         _ -> undefined
     end.
 
+%% @doc Woven around a gen_server's init/1 body, with its result: the ack that proc_lib
+%% sends the starter once init/1 returns (OTP's code, not woven), as riarc's tracing
+%% shows it: `{ack, Self, {ok, Self}}', `{ack, Self, {error, Reason}}' for `{stop,
+%% Reason}', `{ack, Self, ignore}' for `ignore'. Returns Result.
+-spec gen_init_done(term()) -> term().
+gen_init_done(Result) ->
+    Ack = case Result of
+              {ok, _} -> {ok, self()};
+              {ok, _, _} -> {ok, self()};
+              {stop, Reason} -> {error, Reason};
+              ignore -> ignore;
+              _ -> none
+          end,
+    case {Ack, get(?KEY)} of
+        {none, _} -> ok;
+        {_, M = #process_monitor{run = #{send := true}}} -> step({send, self(), parent(), {ack, self(), Ack}}, M);
+        _ -> ok
+    end,
+    Result.
+
+%% @doc A woven `gen_server:start/3,4', `start_link/3,4' or `start_monitor/3,4': the start,
+%% then what OTP's code did for this process, as riarc's tracing shows it: the spawn of
+%% the server (`{Module, init, [Arg]}', the MFA Λ sees) and the receive of its ack. The
+%% server runs its own monitor (gen_init/2) if Λ selects it; if not, outline it would be
+%% in this process's partition, whose monitor cannot see it here (unseen/3). A start that
+%% failed leaves no pid to name: this process's monitor did not see the server it started.
+-spec gen_start(atom(), list()) -> term().
+gen_start(F, Args) ->
+    Result = apply(gen_server, F, Args),
+    case get(?KEY) of
+        undefined -> ok;
+        M = #process_monitor{run = Run = #{lambda := L}} ->
+            MFA = {gen_module(Args), init, [gen_arg(Args)]},
+            case Result of
+                {ok, Started} ->
+                    Pid = case Started of {P, _Mon} -> P; P -> P end,
+                    step({spawn, self(), Pid, MFA}, M),
+                    _ = maps:get(recv, Run) andalso step({recv, self(), {ack, Pid, {ok, Pid}}}, get(?KEY)),
+                    case riarc_lambda:lookup(L, MFA) of
+                        {ok, _} -> ok;
+                        _ -> unseen(Pid, MFA, get(?KEY))
+                    end;
+                _ ->
+                    unseen(undefined, MFA, M)
+            end
+    end,
+    Result.
+
+gen_module([Mod, _Arg, _Opts]) -> Mod;
+gen_module([_Name, Mod, _Arg, _Opts]) -> Mod.
+
+gen_arg([_Mod, Arg, _Opts]) -> Arg;
+gen_arg([_Name, _Mod, Arg, _Opts]) -> Arg.
+
 %% @doc Woven at the top of a gen_server's terminate/2: the exit event.
 -spec gen_exit(term()) -> ok.
 gen_exit(Reason) ->
@@ -240,12 +295,22 @@ gen_exit(Reason) ->
 %% the shapes gen_server's own messages have ({'$gen_call', {self(), Tag}, Request} and
 %% {Tag, Reply}); Tag is a fresh reference standing for gen's internal one.
 -spec gen_call(atom(), list()) -> term().
-gen_call(F, Args = [Server, Request | _]) ->
+gen_call(F, Args = [Server, Request | Rest]) ->
     case get(?KEY) of
         undefined -> apply(gen_server, F, Args);
         M = #process_monitor{run = Run} ->
-            Tag = make_ref(),
-            _ = maps:get(send, Run) andalso step({send, self(), Server, {'$gen_call', {self(), Tag}, Request}}, M),
+            %% gen's own shapes (OTP 25): a registered name is looked up first; a call
+            %% to a local pid without a timeout tags the request with its monitor's
+            %% reference, any other with an alias.
+            To = case Server of
+                     Name when is_atom(Name) -> whereis(Name);
+                     _ -> Server
+                 end,
+            Tag = case Rest of
+                      [infinity] when is_pid(To), node(To) =:= node() -> make_ref();
+                      _ -> [alias | make_ref()]
+                  end,
+            _ = maps:get(send, Run) andalso step({send, self(), To, {'$gen_call', {self(), Tag}, Request}}, M),
             Reply = apply(gen_server, F, Args),
             _ = maps:get(recv, Run) andalso recv_after_call(Tag, Reply),
             Reply
@@ -269,13 +334,36 @@ gen_cast(Server, Msg) ->
 
 %% @doc A woven gen_server:reply/2: the reply as sent to the caller.
 -spec gen_reply(term(), term()) -> ok.
-gen_reply(From = {To, Tag}, Reply) ->
+gen_reply(From, Reply) ->
     ok = gen_server:reply(From, Reply),
-    case get(?KEY) of
-        M = #process_monitor{run = #{send := true}} -> step({send, self(), To, {Tag, Reply}}, M);
+    replied(From, Reply),
+    ok.
+
+%% @doc Woven around a gen_server's handle_call/3 body, with its result: the reply
+%% gen_server sends for it (OTP's code, not woven), as gen_server:reply/2 sends it.
+%% Returns Result.
+-spec gen_handled(term(), term()) -> term().
+gen_handled(From, Result) ->
+    case Result of
+        {reply, Reply, _} -> replied(From, Reply);
+        {reply, Reply, _, _} -> replied(From, Reply);
+        {stop, _, Reply, _} -> replied(From, Reply);
         _ -> ok
     end,
-    ok.
+    Result.
+
+%% The send event of a reply, as gen:reply/2 makes it (OTP 25): to the caller's alias
+%% when the tag is one, else to the caller.
+replied({To, Tag}, Reply) ->
+    Dest = case Tag of
+               [alias | Alias] when is_reference(Alias) -> Alias;
+               [[alias | Alias] | _] when is_reference(Alias) -> Alias;
+               _ -> To
+           end,
+    case get(?KEY) of
+        M = #process_monitor{run = #{send := true}} -> step({send, self(), Dest, {Tag, Reply}}, M);
+        _ -> ok
+    end.
 
 %%% Analysis -----------------------------------------------------------------------------
 

@@ -15,11 +15,17 @@
 %%     {@link riarc_inline_rt:spawn/2}, which asks Λ in the parent and starts the child
 %%     with its monitor, its init event and its exit event;</li>
 %% <li>`gen_server:call/2,3', `cast/2' and `reply/2': the messages gen_server sends
-%%     and receives for them;</li>
+%%     and receives for them; `gen_server:start/3,4', `start_link/3,4' and
+%%     `start_monitor/3,4': the spawn of the server and the receive of its ack;</li>
 %% <li>in a module with `-behaviour(gen_server)': `init/1' takes the process's monitor
-%%     (OTP's code that spawned it is not woven), `handle_call/3', `handle_cast/2' and
-%%     `handle_info/2' report the message they were called for, `terminate/2' the exit.</li>
+%%     (OTP's code that spawned it is not woven) and reports the ack proc_lib sends once
+%%     it returns, `handle_call/3' the request and the reply its result makes,
+%%     `handle_cast/2' and `handle_info/2' the message they were called for,
+%%     `terminate/2' the exit (a module without one gets one that only reports it:
+%%     gen_server calls it where it would have called none, and ignores its result).</li>
 %% </ul>
+%% Each of these events is the one riarc's tracing shows for what OTP's code does there
+%% (OTP 25's message shapes), so a monitor sees the same trace inline as outline.
 %% Use it at compile time with `-compile({parse_transform, riarc_inline_transform}).', or
 %% on compiled modules with {@link riarc_inline:instrument/1}.
 %% ```
@@ -44,7 +50,22 @@ parse_transform(Forms, _Options) ->
                              (_) -> false
                           end, Forms),
     Ctx = #{module => Module, local => Local, gen_server => GenServer},
-    [form(F, Ctx) || F <- Forms].
+    terminate(GenServer andalso not lists:member({terminate, 2}, Local), [form(F, Ctx) || F <- Forms]).
+
+%% A gen_server module without terminate/2 gets one that reports the exit: without it
+%% the exit of a server that stops itself is OTP's, which nothing woven sees.
+terminate(false, Forms) ->
+    Forms;
+terminate(true, Forms) ->
+    {Before, [Eof]} = lists:split(length(Forms) - 1, Forms),
+    L = element(2, Eof),
+    Export = {attribute, L, export, [{terminate, 2}]},
+    Fun = {function, L, terminate, 2,
+           [{clause, L, [{var, L, 'Reason'}, {var, L, '_'}], [],
+             [rt(L, gen_exit, [{var, L, 'Reason'}]), {atom, L, ok}]}]},
+    %% An export attribute must come before the functions: after the module's own.
+    {Attrs, Funs} = lists:splitwith(fun({function, _, _, _, _}) -> false; (_) -> true end, Before),
+    Attrs ++ [Export] ++ Funs ++ [Fun, Eof].
 
 module(Forms) ->
     hd([M || {attribute, _, module, M} <- Forms]).
@@ -65,9 +86,18 @@ callback_clause(Name, Arity, {clause, L, Pats, Guards, Body}, N0, Ctx = #{gen_se
     {Vars, N1} = fresh_vars(length(Pats), L, N0),
     Bound = [{match, L, P, V} || {P, V} <- lists:zip(Pats, Vars)],
     {Body1, N2} = walk(Body, N1, Ctx),
-    {{clause, L, Bound, Guards, [callback_call(Name, Vars, L, Ctx) | Body1]}, N2};
+    {{clause, L, Bound, Guards, [callback_call(Name, Vars, L, Ctx) | callback_result(Name, Vars, Body1, L)]}, N2};
 callback_clause(_Name, _Arity, Clause, N0, Ctx) ->
     walk(Clause, N0, Ctx).
+
+%% What OTP's code does with init/1's and handle_call/3's results (an ack, a reply),
+%% reported once the body has given them.
+callback_result(init, [_Arg], Body, L) ->
+    [rt(L, gen_init_done, [{block, L, Body}])];
+callback_result(handle_call, [_Req, From, _], Body, L) ->
+    [rt(L, gen_handled, [From, {block, L, Body}])];
+callback_result(_Name, _Vars, Body, _L) ->
+    Body.
 
 callback_call(init, [Arg], L, #{module := M}) ->
     rt(L, gen_init, [{atom, L, M}, Arg]);
@@ -111,6 +141,9 @@ walk({call, L, {remote, _, {atom, _, gen_server}, {atom, _, F}}, Args} = C, N0, 
         {call, A} when A =:= 2; A =:= 3 -> {rt(L, gen_call, [{atom, L, call}, list(Args1, L)]), N1};
         {cast, 2} -> {rt(L, gen_cast, Args1), N1};
         {reply, 2} -> {rt(L, gen_reply, Args1), N1};
+        {Start, A} when (Start =:= start orelse Start =:= start_link orelse Start =:= start_monitor),
+                        (A =:= 3 orelse A =:= 4) ->
+            {rt(L, gen_start, [{atom, L, Start}, list(Args1, L)]), N1};
         _ -> walk_parts(C, N0, Ctx)
     end;
 walk({'receive', L, Clauses}, N0, Ctx) ->

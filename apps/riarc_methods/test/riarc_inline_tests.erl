@@ -51,7 +51,43 @@ inline_test_() ->
                  fun crashing_monitor/0),
      woven_test_("a process killed from outside: the run ends, saying so", ?OWN, fun killed/0),
      woven_test_("a crashing process: its exit is seen with the real reason", ?OWN, fun crash/0),
-     woven_test_("the same entries as outline and centralised monitoring", ?OWN, fun same_entries/0)].
+     woven_test_("the same entries as outline and centralised monitoring", ?OWN, fun same_entries/0),
+     woven_test_("a gen_server and its client: the same events inline as outline", [riarc_inline_gen],
+                 fun gen_events/0)].
+
+%% What OTP's code does for a woven client and a woven server (the start, the ack, the
+%% calls' tags and replies, the exit of a server with no terminate/2 of its own) reaches
+%% their monitors as riarc's tracing shows it: event for event, pids and references
+%% aside.
+gen_events() ->
+    Self = self(),
+    Spec = fun(MFA = {riarc_inline_gen, F, _}) when F =:= client; F =:= init ->
+                   {ok, fun M(E) -> Self ! {event, MFA, E}, M end};
+              (_) -> undefined
+           end,
+    Run = fun(R) ->
+                  {ok, Res} = R({riarc_inline_gen, client, []}, Spec, #{log => false}),
+                  ?assertEqual(0, riarc_result:status(Res)),
+                  {gen_events(client), gen_events(init)}
+          end,
+    Outline = Run(fun riarc:run/3),
+    ?assertMatch({[{init, pid, pid, _}, {spawn, pid, pid, {riarc_inline_gen, init, [x]}},
+                   {recv, pid, {ack, pid, {ok, pid}}} | _], _}, Outline),
+    ?assertEqual(Outline, Run(fun riarc_inline:run/3)).
+
+%% The events one of gen_events/0's monitors was fed, up to its process's exit.
+gen_events(F) ->
+    receive
+        {event, {riarc_inline_gen, F, _}, E = {exit, _, _}} -> [unref(E)];
+        {event, {riarc_inline_gen, F, _}, E} -> [unref(E) | gen_events(F)]
+    end.
+
+unref(R) when is_reference(R) -> ref;
+unref(P) when is_pid(P) -> pid;
+unref([H | T]) -> [unref(H) | unref(T)];
+unref(T) when is_tuple(T) -> list_to_tuple(unref(tuple_to_list(T)));
+unref(M) when is_map(M) -> maps:from_list(unref(maps:to_list(M)));
+unref(X) -> X.
 
 %% Entry for entry, in all three methods: the verdict, the events, why it was reached (the
 %% deciding event and its number), a reject's explanation, a truncated message's
