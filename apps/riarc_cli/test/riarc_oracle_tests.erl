@@ -83,7 +83,7 @@ modes() ->
     [{online, route, isolated}, {online, route, inline}, {online, route, paper}, {online, evm, isolated},
      {online, evm, inline}, {offline, binary}, {offline, text},
      {replay_record, receiver}, {replay, receiver}, {replay_record, sender},
-     {replay, sender}].
+     {replay, sender}, {method, centralised}, {method, inline}].
 
 %% @doc The property: every mode agrees with the reference interpreter on every case.
 -spec prop_oracle() -> proper:outer_test().
@@ -173,7 +173,25 @@ run_mode({replay_record, Strategy} = M, MFA, Mod, Col, N, Dir) ->
              _ ->
                  collect(M2, Col, N, {error, no_recording})
          end,
-    [R1, R2].
+    [R1, R2];
+run_mode({method, centralised} = M, MFA, Mod, Col, N, _Dir) ->
+    set(Mod, Col, M),
+    [collect(M, Col, N, riarc_central:run(MFA, ?MODULE, #{timeout => ?RUN_MS}))];
+run_mode({method, inline} = M, MFA, Mod, Col, N, _Dir) ->
+    set(Mod, Col, M),
+    [collect(M, Col, N, inline(MFA))].
+
+%% The system woven for the run and restored after it, whatever the run did: the next
+%% mode must run the module's own code. A restore that fails fails the case.
+inline(MFA) ->
+    Woven = [riarc_oracle_sys],
+    case riarc_inline:instrument(Woven) of
+        ok ->
+            try riarc_inline:run(MFA, ?MODULE, #{timeout => ?RUN_MS})
+            after ok = riarc_inline:restore(Woven)
+            end;
+        Error -> Error
+    end.
 
 wanted({replay_record, S} = M, Modes) ->
     lists:member(M, Modes) orelse lists:member({replay, S}, Modes);
