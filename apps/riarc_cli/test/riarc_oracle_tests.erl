@@ -11,6 +11,9 @@
 %%     text;</li>
 %% <li>recorded for replay under the monitors, and replayed under them
 %%     (riarc_replay, `monitor'), each strategy (receiver, sender);</li>
+%% <li>by the comparison methods (`method'): centralised monitoring (riarc_central)
+%%     and inline monitoring (riarc_inline, the system's module woven for the run and
+%%     restored after it), whose monitors step as riarc's partitions do;</li>
 %% <li>by the reference interpreter riarc_shml_ref on each process's ground truth (the
 %%     trace the process logged itself).</li>
 %% </ul>
