@@ -40,7 +40,7 @@
             %% monitor had no verdict: outline, that child's events reach this monitor;
             %% inline, nothing carries them here, so a verdict from then on is reached on
             %% part of the partition's trace (unmonitored_child/2).
-            unseen = none :: none | #{child := pid() | undefined, mfa := riarc_event:mfa_args()}}).
+            unseen = none :: none | #{child := pid() | undefined, mfa := riarc_event:mfa_args() | undefined}}).
 
 %%% Runs ---------------------------------------------------------------------------------
 
@@ -98,9 +98,25 @@ timeout() ->
 spawn({Mod, Kind}, Args) ->
     case {run(), split(Args)} of
         {undefined, _} -> apply(Mod, Kind, Args);
-        {_, remote} -> apply(Mod, Kind, Args);
+        {_, remote} -> remote_spawn(Mod, Kind, Args);
         {Run, {Body, MFA, Opts}} -> spawn_child(Run, Mod, Kind, Body, MFA, Opts)
     end.
+
+%% A start on another node, left alone: outline, riarc follows it or says its trace is
+%% lost; inline, this process's monitor cannot see it (unseen/3).
+remote_spawn(Mod, Kind, Args = [_Node | Rest]) ->
+    Result = apply(Mod, Kind, Args),
+    MFA = case Rest of
+              [M, F, A | _] when is_atom(M), is_atom(F), is_list(A) -> {M, F, A};
+              [Fun | _] when is_function(Fun, 0) -> fun_mfa(Fun);
+              _ -> undefined
+          end,
+    case {get(?KEY), Result} of
+        {M1 = #process_monitor{}, {Pid, _Ref}} when is_pid(Pid) -> unseen(Pid, MFA, M1);
+        {M1 = #process_monitor{}, Pid} when is_pid(Pid) -> unseen(Pid, MFA, M1);
+        _ -> ok
+    end,
+    Result.
 
 %% {Body, LogicalMFA, ExtraArgs} of a local spawn's arguments; remote spawns (a node as the
 %% first argument) are left alone.
@@ -110,6 +126,7 @@ split([M, F, A]) when is_atom(M), is_atom(F), is_list(A) ->
     {fun() -> apply(M, F, A) end, {M, F, A}, []};
 split([M, F, A, Opts]) when is_atom(M), is_atom(F), is_list(A), is_list(Opts) ->
     {fun() -> apply(M, F, A) end, {M, F, A}, [Opts]};
+split([Node | Rest]) when Node =:= node() -> split(Rest);
 split(_) -> remote.
 
 %% The MFA riarc's Λ sees for a spawned fun.

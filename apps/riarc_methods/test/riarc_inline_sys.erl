@@ -3,7 +3,7 @@
 -module(riarc_inline_sys).
 
 -export([guarded/1, bang_value/1, funs/1, dies/0, crash_child/0, receiver/0, three/0,
-         three_child/1, three_spec/0]).
+         three_child/1, three_spec/0, remote/1]).
 
 %% A receive with guards and an after clause; only the taken message is an event.
 guarded(Parent) ->
@@ -59,3 +59,9 @@ three_spec() ->
                      M(_) -> M end};
        (_) -> undefined
     end.
+
+%% A start on Node: on this node, a start as any; on another, one inline monitoring
+%% leaves alone.
+remote(Node) ->
+    _ = spawn(Node, timer, sleep, [0]),
+    ok.

@@ -53,7 +53,31 @@ inline_test_() ->
      woven_test_("a crashing process: its exit is seen with the real reason", ?OWN, fun crash/0),
      woven_test_("the same entries as outline and centralised monitoring", ?OWN, fun same_entries/0),
      woven_test_("a gen_server and its client: the same events inline as outline", [riarc_inline_gen],
-                 fun gen_events/0)].
+                 fun gen_events/0),
+     woven_test_("a start on another node: the partition cannot be seen whole", ?OWN, fun remote/0)].
+
+%% Outline, a child on another node is followed or its partition says its trace was
+%% lost; inline, nothing sees it: the starter's partition is inconclusive, naming it. On
+%% this node the same start is a start as any.
+remote() ->
+    %% The child has a monitor of its own: on this node, not in the starter's partition.
+    Spec = fun({?SYS, remote, _}) -> {ok, fun M(_) -> M end};
+              ({timer, sleep, _}) -> {ok, fun M(_) -> M end};
+              (_) -> undefined
+           end,
+    {ok, Here} = riarc_inline:run({?SYS, remote, [node()]}, Spec, #{log => false}),
+    ?assertMatch([#{verdict := none}, #{verdict := none, mfa := {timer, sleep, [0]}}], maps:get(verdicts, Here)),
+    {Peer, Node} = riarc_test_peer:start(riarc_inline, []),
+    try
+        {ok, There} = riarc_inline:run({?SYS, remote, [Node]}, Spec, #{log => false}),
+        ?assertMatch([#{verdict := inconclusive,
+                        reason := {unmonitored_child, #{mfa := {timer, sleep, [0]},
+                                                        verdict_on_partial_trace := none}}}],
+                     maps:get(verdicts, There)),
+        ?assertEqual(1, riarc_result:status(There))
+    after
+        peer:stop(Peer)
+    end.
 
 %% What OTP's code does for a woven client and a woven server (the start, the ack, the
 %% calls' tags and replies, the exit of a server with no terminate/2 of its own) reaches
