@@ -22,6 +22,10 @@
          gen_start/2, gen_call/2, gen_cast/2, gen_reply/2, gen_handled/2, active/0, activate/1,
          deactivate/0]).
 
+%% gen tags a call with an alias as `[alias | Ref]', an improper list on purpose; a
+%% woven call shows its request in that shape.
+-dialyzer({no_improper_lists, gen_call/2}).
+
 -define(KEY, {riarc_inline, monitor}).
 -define(RUN, {riarc_inline, run}).
 
