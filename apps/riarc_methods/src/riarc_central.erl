@@ -38,9 +38,7 @@
 %% Spawned entry point.
 -export([tracer_init/5]).
 
-%% A slice's monitor steps as a partition's does under riarc (riarc_analysis_core: the
-%% same verdicts, the same reasons why, the same explanations, the same cut of a message
-%% over max_payload), so that the two methods' results compare entry for entry.
+%% A slice: its monitor's analysis (riarc_analysis_core), or its entry once decided.
 -record(slice, {mfa :: riarc_event:mfa_args(),
                 analysis :: riarc_analysis_core:t() | {decided, riarc_result:verdict_entry()},
                 members = 1 :: non_neg_integer()}).   % processes of the slice still alive
@@ -129,7 +127,8 @@ alive(Tracer, Ref) ->
 tracer_init(Owner, Ref, Config, {Root, MFA}, #{spec := Spec, log := Log, explain := Explain,
                                                max_payload := Max}) ->
     St0 = #central{owner = Owner, ref = Ref, config = Config, lambda = riarc_lambda:new(Spec),
-              log = Log, explain = Explain, max_payload = Max, live = #{Root => true}, started = erlang:monotonic_time(microsecond)},
+              log = Log, explain = Explain, max_payload = Max, live = #{Root => true},
+              started = erlang:monotonic_time(microsecond)},
     %% The root's spawn is not traced (it happens before tracing starts): its slice is
     %% opened here, and it gets the init event riarc's root tracer gives it (Alg. 6 ROOT).
     St1 = open(Root, MFA, unmonitored, St0),
@@ -234,7 +233,6 @@ decided(Key, Sl, Told, St) ->
     Entry = riarc_analysis_core:entry(Told),
     log(Entry, St),
     put_slice(Key, Sl#slice{analysis = {decided, Entry}}, St).
-
 
 %% A process of a slice exited; the slice is dropped with its last process.
 leave(S, St = #central{slice_of = Of, slices = Slices}) ->
