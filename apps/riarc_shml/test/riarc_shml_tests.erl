@@ -242,6 +242,22 @@ no_blowup_test() ->
     _ = code:purge(Mod),
     ?assert(W2 < 3 * W1, {W1, W2}).
 
+%% The reference interpreter on the same formula: a conjunction holds each necessity
+%% once, or the two branches back to X double what is pending at every event (2^K).
+ref_no_blowup_test() ->
+    {ok, Cs} = riarc_shml:parse_string(with("max(X. and([_ ? _] X, [_ ? _] X, [_ ? stop] ff, [_ <- _, _:_()] X))"),
+                                       "t.prop"),
+    Work = fun(K) ->
+                   Trace = [?INIT | [{recv, c, N rem 3} || N <- lists:seq(1, K)]],
+                   {reductions, R0} = process_info(self(), reductions),
+                   none = riarc_shml_ref:verdict(Cs, ?MFA, Trace),
+                   {reductions, R1} = process_info(self(), reductions),
+                   R1 - R0
+           end,
+    {W1, W2} = {Work(100), Work(200)},
+    ?assert(W2 < 3 * W1, {W1, W2}),
+    ?assertEqual(reject, riarc_shml_ref:verdict(Cs, ?MFA, [?INIT, {recv, c, 1}, {recv, c, stop}])).
+
 clauses_test_() ->
     Src = "with m:f(N) monitor [_ <- _, _:_(_)] [_ ? M when M > N] ff,\n"
           "with m:_(_) monitor tt.\n"

@@ -82,10 +82,15 @@ run(Pending, [E | Es]) ->
         Next -> run(Next, Es)
     end.
 
-%% All pending necessities see the event; their continuations are conjoined.
+%% All pending necessities see the event; their continuations are conjoined. A
+%% conjunction holds each necessity once: kept twice, a loop whose body conjoins two
+%% branches back to it doubled the list at every event (cases of minutes).
 step(Pending, E) ->
-    lists:foldl(fun(_, ff) -> ff;
-                   (P, Acc) -> conj(Acc, derive(P, E)) end, [], Pending).
+    case lists:foldl(fun(_, ff) -> ff;
+                        (P, Acc) -> conj(Acc, derive(P, E)) end, [], Pending) of
+        ff -> ff;
+        Next -> lists:usort(Next)
+    end.
 
 derive({{nec, _, Act, Body}, B, R}, E) ->
     case match_action(Act, E, B) of
