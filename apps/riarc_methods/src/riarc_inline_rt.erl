@@ -19,8 +19,8 @@
 -module(riarc_inline_rt).
 
 -export([send/2, recv/1, timeout/0, spawn/2, child/5, gen_init/2, gen_init_done/1, gen_exit/1,
-         gen_start/2, gen_call/2, gen_cast/2, gen_reply/2, gen_handled/2, active/0, activate/1,
-         deactivate/0]).
+         gen_start/2, gen_call/2, gen_cast/2, gen_reply/2, gen_handled/2, gen_returned/1,
+         gen_info/1, active/0, activate/1, deactivate/0]).
 
 %% gen tags a call with an alias as `[alias | Ref]', an improper list on purpose; a
 %% woven call shows its request in that shape.
@@ -28,6 +28,8 @@
 
 -define(KEY, {riarc_inline, monitor}).
 -define(RUN, {riarc_inline, run}).
+%% Set while a gen_server callback's result asked for a timeout (gen_timeout/1).
+-define(GEN_TIMEOUT, {riarc_inline, gen_timeout}).
 
 -type run() :: #{collector := pid(), lambda := riarc_lambda:t(), send := boolean(),
                  recv := boolean(), explain := non_neg_integer(),
@@ -258,6 +260,7 @@ parent() ->
 %% Reason}', `{ack, Self, ignore}' for `ignore'. Returns Result.
 -spec gen_init_done(term()) -> term().
 gen_init_done(Result) ->
+    gen_timeout(Result),
     Ack = case Result of
               {ok, _} -> {ok, self()};
               {ok, _, _} -> {ok, self()};
@@ -365,6 +368,7 @@ gen_reply(From, Reply) ->
 %% Returns Result.
 -spec gen_handled(term(), term()) -> term().
 gen_handled(From, Result) ->
+    gen_timeout(Result),
     case Result of
         {reply, Reply, _} -> replied(From, Reply);
         {reply, Reply, _, _} -> replied(From, Reply);
@@ -372,6 +376,43 @@ gen_handled(From, Result) ->
         _ -> ok
     end,
     Result.
+
+%% @doc Woven around a gen_server's handle_cast/2 and handle_info/2 bodies, with their
+%% result (gen_timeout/1). Returns Result.
+-spec gen_returned(term()) -> term().
+gen_returned(Result) ->
+    gen_timeout(Result),
+    Result.
+
+%% @doc Woven at the top of a gen_server's handle_info/2: the message, or, when the last
+%% callback's result asked for a timeout, the timeout firing as riarc's tracing shows it
+%% (`{timeout, Self}': gen_server's receive took its `after'). A message `timeout' that
+%% arrives while a timeout is pending reads as the timeout: the callback is called the
+%% same way for both.
+-spec gen_info(term()) -> ok.
+gen_info(timeout) ->
+    case erase(?GEN_TIMEOUT) of
+        true -> timeout();
+        undefined -> recv(timeout)
+    end;
+gen_info(Info) ->
+    _ = erase(?GEN_TIMEOUT),
+    recv(Info).
+
+%% A callback's result that sets gen_server's timeout (an integer; infinity sets none)
+%% leaves it pending until the next callback; any other result ends it.
+gen_timeout(Result) ->
+    T = case Result of
+            {ok, _, T0} -> T0;
+            {reply, _, _, T0} -> T0;
+            {noreply, _, T0} -> T0;
+            _ -> infinity
+        end,
+    _ = case is_integer(T) of
+            true -> put(?GEN_TIMEOUT, true);
+            false -> erase(?GEN_TIMEOUT)
+        end,
+    ok.
 
 %% The send event of a reply, as gen:reply/2 makes it (OTP 25): to the caller's alias
 %% when the tag is one, else to the caller.

@@ -20,7 +20,8 @@
 %% <li>in a module with `-behaviour(gen_server)': `init/1' takes the process's monitor
 %%     (OTP's code that spawned it is not woven) and reports the ack proc_lib sends once
 %%     it returns, `handle_call/3' the request and the reply its result makes,
-%%     `handle_cast/2' and `handle_info/2' the message they were called for,
+%%     `handle_cast/2' and `handle_info/2' the message they were called for (the
+%%     timeout a callback's result asked for, when it fires, as a timeout),
 %%     `terminate/2' the exit (a module without one gets one that only reports it:
 %%     gen_server calls it where it would have called none, and ignores its result).</li>
 %% </ul>
@@ -96,6 +97,8 @@ callback_result(init, [_Arg], Body, L) ->
     [rt(L, gen_init_done, [{block, L, Body}])];
 callback_result(handle_call, [_Req, From, _], Body, L) ->
     [rt(L, gen_handled, [From, {block, L, Body}])];
+callback_result(Name, _Vars, Body, L) when Name =:= handle_cast; Name =:= handle_info ->
+    [rt(L, gen_returned, [{block, L, Body}])];
 callback_result(_Name, _Vars, Body, _L) ->
     Body.
 
@@ -106,7 +109,7 @@ callback_call(handle_call, [Req, From, _], L, _) ->
 callback_call(handle_cast, [Msg, _], L, _) ->
     rt(L, recv, [{tuple, L, [{atom, L, '$gen_cast'}, Msg]}]);
 callback_call(handle_info, [Info, _], L, _) ->
-    rt(L, recv, [Info]);
+    rt(L, gen_info, [Info]);
 callback_call(terminate, [Reason, _], L, _) ->
     rt(L, gen_exit, [Reason]).
 

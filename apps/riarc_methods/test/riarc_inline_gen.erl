@@ -1,17 +1,20 @@
 %% A gen_server for riarc_inline_tests, without terminate/2: started, called (with and
-%% without a timeout), cast to and stopped by a woven client, so that what OTP's code
-%% does for both sides (the start, the ack, the replies, the exit) is compared inline
-%% and outline.
+%% without a timeout), cast to, timed out and stopped by a woven client, so that what
+%% OTP's code does for both sides (the start, the ack, the replies, the timeout, the
+%% exit) is compared inline and outline.
 -module(riarc_inline_gen).
 -behaviour(gen_server).
 
--export([client/0, init/1, handle_call/3, handle_cast/2]).
+-export([client/0, init/1, handle_call/3, handle_cast/2, handle_info/2]).
 
-%% The client: starts the server, calls it twice, stops it and waits for its end.
+%% The client: starts the server, calls it twice, lets it time out once (it says when),
+%% stops it and waits for its end.
 client() ->
     {ok, S} = gen_server:start(?MODULE, x, []),
     {a, 1} = gen_server:call(S, {q, 1}),
     {a, 2} = gen_server:call(S, {q, 2}, infinity),
+    ok = gen_server:cast(S, {idle, self()}),
+    receive {idled, S} -> ok end,
     Ref = monitor(process, S),
     ok = gen_server:cast(S, stop),
     receive {'DOWN', Ref, process, S, _} -> ok end.
@@ -20,4 +23,10 @@ init(x) -> {ok, #{}}.
 
 handle_call({q, V}, _From, S) -> {reply, {a, V}, S}.
 
+handle_cast({idle, Client}, S) -> {noreply, S#{client => Client}, 0};
 handle_cast(stop, S) -> {stop, normal, S}.
+
+%% The timeout asked for above.
+handle_info(timeout, S = #{client := Client}) ->
+    Client ! {idled, self()},
+    {noreply, S}.
