@@ -242,7 +242,7 @@ leave(S, St = #central{slice_of = Of, slices = Slices}) ->
         Key ->
             case Slices of
                 #{Key := Sl = #slice{members = 1}} ->
-                    close(Key, Sl, St1#central{slices = maps:remove(Key, Slices)});
+                    close(Sl, St1#central{slices = maps:remove(Key, Slices)});
                 #{Key := Sl = #slice{members = M}} ->
                     St1#central{slices = Slices#{Key := Sl#slice{members = M - 1}}};
                 #{} -> St1
@@ -251,9 +251,9 @@ leave(S, St = #central{slice_of = Of, slices = Slices}) ->
 
 %% Careful: a process is dropped from slice_of at its exit, but its children may still
 %% spawn into the slice; join/3 keys on the slice, not on the parent, so that works.
-close(_Key, #slice{analysis = {decided, Entry}}, St) ->
+close(#slice{analysis = {decided, Entry}}, St) ->
     St#central{closed = [Entry | St#central.closed]};
-close(_Key, #slice{analysis = An}, St) ->
+close(#slice{analysis = An}, St) ->
     Entry = riarc_analysis_core:entry(riarc_analysis_core:finish(An)),
     log(Entry, St),
     St#central{closed = [Entry | St#central.closed]}.

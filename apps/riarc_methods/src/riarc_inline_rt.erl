@@ -28,7 +28,7 @@
 
 -define(KEY, {riarc_inline, monitor}).
 -define(RUN, {riarc_inline, run}).
-%% Set while a gen_server callback's result asked for a timeout (gen_timeout/1).
+%% While a gen_server callback's result asked for a timeout: when it is due (gen_timeout/1).
 -define(GEN_TIMEOUT, {riarc_inline, gen_timeout}).
 
 -type run() :: #{collector := pid(), lambda := riarc_lambda:t(), send := boolean(),
@@ -117,12 +117,16 @@ remote_spawn(Mod, Kind, Args = [_Node | Rest]) ->
               [Fun | _] when is_function(Fun, 0) -> fun_mfa(Fun);
               _ -> undefined
           end,
-    case {get(?KEY), Result} of
-        {M1 = #process_monitor{}, {Pid, _Ref}} when is_pid(Pid) -> unseen(Pid, MFA, M1);
-        {M1 = #process_monitor{}, Pid} when is_pid(Pid) -> unseen(Pid, MFA, M1);
-        _ -> ok
+    case get(?KEY) of
+        M1 = #process_monitor{} -> unseen(started(Result), MFA, M1);
+        undefined -> ok
     end,
     Result.
+
+%% The process a spawn started: a spawn_monitor or a spawn_opt with `monitor' answers
+%% {Pid, Ref}.
+started({Pid, _Ref}) when is_pid(Pid) -> Pid;
+started(Pid) when is_pid(Pid) -> Pid.
 
 %% {Body, LogicalMFA, ExtraArgs} of a local spawn's arguments; remote spawns (a node as the
 %% first argument) are left alone.
@@ -147,10 +151,7 @@ spawn_child(Run = #{lambda := L, collector := C}, Mod, Kind, Body, MFA, Opts) ->
           end,
     Wrapped = fun() -> ?MODULE:child(Run, Parent, MFA, Mon, Body) end,
     Result = apply(Mod, Kind, [Wrapped | Opts]),
-    Child = case Result of
-                {Pid, _Ref} when is_pid(Pid) -> Pid;
-                Pid when is_pid(Pid) -> Pid
-            end,
+    Child = started(Result),
     %% Registered, monitored or not, before anything else the parent does, so before the
     %% parent's own end (one sender's messages arrive in order): the run cannot see every
     %% process gone while this one is still to come.
@@ -290,7 +291,7 @@ gen_start(F, Args) ->
             MFA = {gen_module(Args), init, [gen_arg(Args)]},
             case Result of
                 {ok, Started} ->
-                    Pid = case Started of {P, _Mon} -> P; P -> P end,
+                    Pid = started(Started),
                     step({spawn, self(), Pid, MFA}, M),
                     _ = maps:get(recv, Run) andalso step({recv, self(), {ack, Pid, {ok, Pid}}}, get(?KEY)),
                     case riarc_lambda:lookup(L, MFA) of
@@ -323,22 +324,28 @@ gen_call(F, Args = [Server, Request | Rest]) ->
     case get(?KEY) of
         undefined -> apply(gen_server, F, Args);
         M = #process_monitor{run = Run} ->
-            %% gen's own shapes (OTP 25): a registered name is looked up first; a call
-            %% to a local pid without a timeout tags the request with its monitor's
-            %% reference, any other with an alias.
-            To = case Server of
-                     Name when is_atom(Name) -> whereis(Name);
-                     _ -> Server
-                 end,
+            %% gen's own shapes (OTP 25): a name is looked up first (one nobody holds:
+            %% the call exits, nothing is sent); a call to a local pid without a timeout
+            %% tags the request with its monitor's reference, any other with an alias.
+            To = where(Server),
             Tag = case Rest of
                       [infinity] when is_pid(To), node(To) =:= node() -> make_ref();
                       _ -> [alias | make_ref()]
                   end,
-            _ = maps:get(send, Run) andalso step({send, self(), To, {'$gen_call', {self(), Tag}, Request}}, M),
+            _ = maps:get(send, Run) andalso To =/= undefined
+                andalso step({send, self(), To, {'$gen_call', {self(), Tag}, Request}}, M),
             Reply = apply(gen_server, F, Args),
             _ = maps:get(recv, Run) andalso recv_after_call(Tag, Reply),
             Reply
     end.
+
+%% The process a call goes to, as gen:call/4 finds it.
+where(Pid) when is_pid(Pid) -> Pid;
+where(Name) when is_atom(Name) -> whereis(Name);
+where({global, Name}) -> global:whereis_name(Name);
+where({via, Mod, Name}) -> Mod:whereis_name(Name);
+where({Name, Node}) when is_atom(Name), Node =:= node() -> whereis(Name);
+where(Remote) -> Remote.
 
 recv_after_call(Tag, Reply) ->
     case get(?KEY) of
@@ -385,22 +392,26 @@ gen_returned(Result) ->
     Result.
 
 %% @doc Woven at the top of a gen_server's handle_info/2: the message, or, when the last
-%% callback's result asked for a timeout, the timeout firing as riarc's tracing shows it
-%% (`{timeout, Self}': gen_server's receive took its `after'). A message `timeout' that
-%% arrives while a timeout is pending reads as the timeout: the callback is called the
-%% same way for both.
+%% callback's result asked for a timeout and its time is up, the timeout firing as
+%% riarc's tracing shows it (`{timeout, Self}': gen_server's receive took its `after').
+%% Before that time, `timeout' can only be a message. After it, a message `timeout' that
+%% was taken instead reads as the timeout: the callback is called alike for both.
 -spec gen_info(term()) -> ok.
 gen_info(timeout) ->
-    case erase(?GEN_TIMEOUT) of
-        true -> timeout();
+    case get(?GEN_TIMEOUT) of
+        Due when is_integer(Due) ->
+            case erlang:monotonic_time(millisecond) >= Due of
+                true -> timeout();
+                false -> recv(timeout)
+            end;
         undefined -> recv(timeout)
     end;
 gen_info(Info) ->
-    _ = erase(?GEN_TIMEOUT),
     recv(Info).
 
 %% A callback's result that sets gen_server's timeout (an integer; infinity sets none)
-%% leaves it pending until the next callback; any other result ends it.
+%% leaves it pending until the next callback, due that many milliseconds from now; any
+%% other result ends it.
 gen_timeout(Result) ->
     T = case Result of
             {ok, _, T0} -> T0;
@@ -409,7 +420,7 @@ gen_timeout(Result) ->
             _ -> infinity
         end,
     _ = case is_integer(T) of
-            true -> put(?GEN_TIMEOUT, true);
+            true -> put(?GEN_TIMEOUT, erlang:monotonic_time(millisecond) + T);
             false -> erase(?GEN_TIMEOUT)
         end,
     ok.
