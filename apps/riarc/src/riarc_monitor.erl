@@ -48,14 +48,15 @@ analyse(Monitor, Event) ->
     end.
 
 %% @doc analyse/2, with the monitor's own words on a verdict when it gave some (a
-%% monitor may answer `{accept, Words}' or `{reject, Words}', Words a string, as a
-%% compiled property does: which necessity reached ff, or that none named the event).
+%% monitor may answer `{accept, Words}' or `{reject, Words}', Words text (a string or a
+%% UTF-8 binary, given back as a binary), as a compiled property does: which necessity
+%% reached ff, or that none named the event).
 %% Words that start with `vacuous:' mark an accept on an event no necessity named: the
 %% result warns of them (riarc_result:warnings/2). A monitor may also name the clause of
 %% its property that decided, `{reject, Words, #{clause => {File, Line}}}' (a compiled
 %% property does): Where, which the verdict's why map carries.
 -spec decide(monitor(), riarc_event:event()) ->
-    {next, monitor()} | {verdict, accept | reject, string() | none, where()}
+    {next, monitor()} | {verdict, accept | reject, unicode:unicode_binary() | none, where()}
     | {verdict, error, term()}.
 decide(Monitor, Event) ->
     try step(Monitor, Event) of
@@ -81,22 +82,40 @@ step(Other, _Event) ->
 
 %% A monitor's verdict, with its words or without.
 verdict(V) when V =:= accept; V =:= reject -> {verdict, V, none, #{}};
-verdict({V, Words}) when (V =:= accept orelse V =:= reject), (is_list(Words) orelse is_binary(Words)) ->
-    {verdict, V, unicode:characters_to_list(Words), #{}};
-verdict({V, Words, #{clause := {File, Line}}})
-  when (V =:= accept orelse V =:= reject), (is_list(Words) orelse is_binary(Words)),
-       is_list(File), is_integer(Line), Line > 0 ->
-    {verdict, V, unicode:characters_to_list(Words), #{clause => {File, Line}}};
+verdict(Answer = {V, Words}) when V =:= accept; V =:= reject ->
+    with_words(V, words(Words), #{}, Answer);
+verdict(Answer = {V, Words, #{clause := {File, Line}}})
+  when (V =:= accept orelse V =:= reject), is_list(File), is_integer(Line), Line > 0 ->
+    with_words(V, words(Words), #{clause => {File, Line}}, Answer);
 verdict(Other) -> {verdict, error, {bad_monitor_result, Other}}.
+
+with_words(V, Words, Where, _Answer) when is_binary(Words) -> {verdict, V, Words, Where};
+with_words(_V, _Words, _Where, Answer) -> {verdict, error, {bad_monitor_result, Answer}}.
+
+%% A monitor's words as every entry keeps them: UTF-8 text in a binary. Tens of thousands
+%% of entries repeat a compiled property's few sentences: as strings they were three
+%% quarters of a result (2 words of heap a character; 135 words an entry on chains).
+%% Anything that is not text is refused (the caller's bad_monitor_result).
+words(Words) when is_binary(Words); is_list(Words) ->
+    try unicode:characters_to_binary(Words) of
+        Bin when is_binary(Bin) -> Bin;
+        _ -> bad
+    catch
+        error:_ -> bad
+    end;
+words(_) ->
+    bad.
 
 %% @doc What a monitor can say about the event that decided its verdict: for a
 %% `{Module, State}' monitor, the state it was in and, if the module exports explain/2,
 %% its own words; a fun monitor has nothing to show.
--spec explain(monitor(), riarc_event:event()) -> #{state => term(), words => string()}.
+-spec explain(monitor(), riarc_event:event()) -> #{state => term(), words => unicode:unicode_binary()}.
 explain({Mod, State}, Event) when is_atom(Mod) ->
     Words = case erlang:function_exported(Mod, explain, 2) of
                 true ->
-                    try #{words => unicode:characters_to_list(Mod:explain(Event, State))}
+                    try words(Mod:explain(Event, State)) of
+                        W when is_binary(W) -> #{words => W};
+                        bad -> #{}
                     catch _:_ -> #{}
                     end;
                 false -> #{}

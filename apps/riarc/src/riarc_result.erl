@@ -33,14 +33,14 @@
                            %% process that started it, the partition it is within.
                            node => node(), parent => term(), within => term(),
                            why => #{event_no => pos_integer(), event => riarc_event:event(),
-                                    words => string(), ended_after => non_neg_integer(),
+                                    words => unicode:unicode_binary(), ended_after => non_neg_integer(),
                                     clause => {string(), pos_integer()}}}.
 %% Why a partition was rejected (or its monitor failed): its last events, the one that
 %% decided, and what the monitor can say about its state then.
 -type explanation() :: #{process := riarc_event:sid(), mfa := riarc_event:mfa_args(),
                          last_events := [riarc_event:event()],
                          deciding_event := riarc_event:event(),
-                         monitor := #{state => term(), words => string()}}.
+                         monitor := #{state => term(), words => unicode:unicode_binary()}}.
 -type t() :: #{verdicts := [verdict_entry()],
                tracers := #{spawned := non_neg_integer(), peak := non_neg_integer()},
                events := non_neg_integer(),
@@ -81,7 +81,7 @@ warnings(Spec, Verdicts) ->
                                                             not lists:member(I, Matched)];
                     false -> []
                 end,
-    Vacuous = [P || #{pid := P, verdict := accept, why := #{words := "vacuous:" ++ _}} <- Verdicts],
+    Vacuous = [P || #{pid := P, verdict := accept, why := #{words := <<"vacuous:", _/binary>>}} <- Verdicts],
     Static ++ Unmatched ++ [{no_process_monitored, Spec} || Verdicts =:= []]
         ++ [{vacuous_accepts, length(Vacuous)} || Vacuous =/= []].
 

@@ -25,9 +25,7 @@
 
 -record(entries, {
     %% By partition key (key/0: a tracer's own partition, or one it adopted).
-    %% Its verdict entry, its words kept compact (compact/1): tens of thousands of
-    %% entries live on the session's heap till the end, and every collection copies them.
-    verdicts = #{} :: #{key() => map()},
+    verdicts = #{} :: #{key() => map()},                % its verdict entry
     parts = #{} :: #{key() => {riarc_event:sid(), riarc_event:mfa_args()}}, % its root and MFA
     explanations = #{} :: #{key() => map()},         % its reject's explanation
     order = #{} :: #{key() => non_neg_integer()},    % partition -> start order, for output
@@ -139,27 +137,13 @@ closed_told(Pid, Analysing, #entries{verdicts = Vs, lineages = Ls}) ->
 
 %% @doc The one way a partition's verdict entry is set (its subscribers are to hear of it).
 -spec put(key(), map(), t()) -> t().
-put(Tracer, Entry, B = #entries{verdicts = Vs}) -> B#entries{verdicts = Vs#{Tracer => compact(Entry)}}.
-
-%% An entry as kept: the monitor's words (why an accept or a reject was reached, a
-%% sentence of tens of characters, 2 words of heap each) as a binary (a few words). On
-%% chains of 10 000 partitions, the session's major collections took 14 to 32 ms instead
-%% of 45 to 61. Every entry read out of the book is expanded/1 back.
-compact(E = #{why := W = #{words := Words}}) when is_list(Words) ->
-    E#{why := W#{words := unicode:characters_to_binary(Words)}};
-compact(E) ->
-    E.
-
-expanded(E = #{why := W = #{words := Words}}) when is_binary(Words) ->
-    E#{why := W#{words := unicode:characters_to_list(Words)}};
-expanded(E) ->
-    E.
+put(Tracer, Entry, B = #entries{verdicts = Vs}) -> B#entries{verdicts = Vs#{Tracer => Entry}}.
 
 %% @doc A partition's verdict entry, if it has one.
 -spec verdict(key(), t()) -> map() | none.
 verdict(Tracer, #entries{verdicts = Vs}) ->
     case Vs of
-        #{Tracer := E} -> expanded(E);
+        #{Tracer := E} -> E;
         #{} -> none
     end.
 
@@ -172,7 +156,7 @@ part_of(Tracer, #entries{parts = Parts}) -> maps:get(Tracer, Parts, undefined).
 -spec bare_entry(key(), t()) -> map().
 bare_entry(Tracer, #entries{verdicts = Vs, parts = Parts}) ->
     case Vs of
-        #{Tracer := E} -> expanded(E);
+        #{Tracer := E} -> E;
         #{} ->
             {Proc, MFA} = maps:get(Tracer, Parts),
             riarc_result:entry(Proc, MFA, none, 0, undefined)
@@ -332,7 +316,7 @@ as_known(Tracer, Over, B = #entries{incomplete = Inc, remote = Rem, stopped = St
 list(Over, B = #entries{verdicts = Vs, order = Order, lineages = Ls}) ->
     Sorted = lists:sort([{maps:get(T, Order, 0), T} || T <- maps:keys(maps:merge(Ls, Vs))]),
     case as_told(Over, B) of
-        true -> [expanded(maps:get(T, Vs)) || {_, T} <- Sorted];
+        true -> [maps:get(T, Vs) || {_, T} <- Sorted];
         false -> [as_known(T, Over, B) || {_, T} <- Sorted]
     end.
 

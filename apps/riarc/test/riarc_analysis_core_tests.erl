@@ -32,10 +32,21 @@ no_window_test() ->
     {done, _, Told} = riarc_analysis_core:step({recv, p, stop}, A1),
     ?assertMatch(#{explanation := #{last_events := []}}, riarc_analysis_core:entry(Told)).
 
-%% A verdict with words keeps them: the monitor is not asked again.
+%% A verdict with words keeps them, as UTF-8 text in a binary whether the monitor gave
+%% a string or a binary: the monitor is not asked again. Words that are not text make the
+%% verdict an error, never an accept.
 words_test() ->
-    Mon = fun(_) -> {accept, "done here"} end,
-    {done, _, Told} = riarc_analysis_core:step({exit, p, normal},
-                                               riarc_analysis_core:new(t, 8, {p, {m, f, []}}, Mon)),
-    ?assertMatch(#{verdict := accept, why := #{words := "done here", event_no := 1}},
-                 riarc_analysis_core:entry(Told)).
+    Entry = fun(Answer) ->
+                    {done, _, Told} = riarc_analysis_core:step({exit, p, normal},
+                                                               riarc_analysis_core:new(t, 8, {p, {m, f, []}},
+                                                                                       fun(_) -> Answer end)),
+                    riarc_analysis_core:entry(Told)
+            end,
+    ?assertMatch(#{verdict := accept, why := #{words := <<"done here">>, event_no := 1}},
+                 Entry({accept, "done here"})),
+    ?assertMatch(#{verdict := reject, why := #{words := <<"fin ", 8364/utf8>>}},
+                 Entry({reject, <<"fin ", 8364/utf8>>})),
+    ?assertMatch(#{verdict := error, reason := {bad_monitor_result, {accept, [-1]}}},
+                 Entry({accept, [-1]})),
+    ?assertMatch(#{verdict := error, reason := {bad_monitor_result, {accept, 42}}},
+                 Entry({accept, 42})).

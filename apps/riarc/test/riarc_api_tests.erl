@@ -171,7 +171,7 @@ explanation_test() ->
                    explanation := #{process := Root, mfa := {?MODULE, service, []},
                                     deciding_event := {recv, Root, {ping, _}},
                                     last_events := [{send, Root, _, pong}, {recv, Root, {ping, _}}],
-                                    monitor := #{state := 2, words := "a third ping"}}}, V),
+                                    monitor := #{state := 2, words := <<"a third ping">>}}}, V),
     Text = riarc_result:format_explanation(V),
     ?assertNotEqual(nomatch, string:find(Text, "why: a third ping")).
 

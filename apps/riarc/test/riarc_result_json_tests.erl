@@ -12,11 +12,11 @@
 rejected() ->
     Deciding = {send, self(), make_ref(), {reply, ?MB}},
     (riarc_result:entry(self(), {riarc_demo_pqr, p, []}, reject, 2, undefined))#{
-        why => #{event_no => 2, event => Deciding, words => "ff reached"},
+        why => #{event_no => 2, event => Deciding, words => <<"ff reached">>},
         explanation => #{process => self(), mfa => {riarc_demo_pqr, p, []},
                          last_events => [{init, self(), self(), {riarc_demo_pqr, p, []}}, Deciding],
                          deciding_event => Deciding,
-                         monitor => #{state => {waiting, ?MB, fun() -> ok end}, words => "ff reached"}}}.
+                         monitor => #{state => {waiting, ?MB, fun() -> ok end}, words => <<"ff reached">>}}}.
 
 decode(Map) ->
     {ok, Decoded} = riarc_json:decode(riarc_json:encode(Map)),

@@ -190,12 +190,13 @@ cut_after_overload_test() ->
     ?assertMatch([#{verdict := error, reason := {cut, #{call := {flags_removed, []}}}}],
                  riarc_session_verdicts:list(undefined, riarc_session_verdicts:learnt(Cut, undefined, Open))).
 
-%% The book keeps a verdict's words compact; every entry read out of it (the list, what
-%% subscribers are told, a crash entry built on it) has them as the monitor gave them.
+%% Every entry read out of the book (the list, what subscribers are told, through the
+%% fast path and the slow one) is the entry as it was put, its words as the monitor gave
+%% them.
 words_kept_test() ->
     Tag = make_ref(),
     V = book(tracer, proc, self(), Tag),
-    Words = "the process exited: nothing left that could fail",
+    Words = <<"the process exited: nothing left that could fail">>,
     Entry = (riarc_result:entry(proc, ?MFA, accept, 3, undefined))#{why => #{event_no => 3, words => Words}},
     V1 = riarc_session_verdicts:put(tracer, Entry, undefined, V),
     ?assertEqual([Entry], told(Tag)),

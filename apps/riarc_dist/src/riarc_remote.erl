@@ -426,7 +426,7 @@ first_mfa(_) -> undefined.
 explain(E, {first, _, Mon}) ->
     explain(E, {told, Mon});
 explain(E, {told, Mon}) ->
-    maps:get(words, riarc_monitor:explain(Mon, E), "").
+    maps:get(words, riarc_monitor:explain(Mon, E), <<>>).
 
 %%% Code on the remote node
 

@@ -18,7 +18,7 @@
 %% 2> {ok, Bin} = riarc_shml_compile:binary(Cs, t, "t").
 %% 3> {module, t} = code:load_binary(t, "t", Bin).
 %% 4> {ok, M0} = t:spec({m, f, []}), M1 = M0({recv, a, x}), M1({send, a, b, y}).
-%% {reject,"ff reached after the necessity at t:1:27",#{clause => {"t",1}}}
+%% {reject,<<"ff reached after the necessity at t:1:27">>,#{clause => {"t",1}}}
 %% 5> t:trace_flags().
 %% [recv,send]
 %% '''
@@ -254,11 +254,12 @@ forms(Clauses, Mod, File) ->
      {function, A, '$start', 1, Start},
      {function, A, '$nec', 3,
       lists:reverse(Necs) ++ [{clause, A, [Any, Any, Any], [], [{atom, A, nomatch}]}]},
-     %% Where each necessity stands in the property file, for a verdict's words.
+     %% A reject's words: where the necessity that reached ff stands in the property
+     %% file. Words are binaries, literals of the module (riarc_monitor:decide/2).
      {function, A, '$where', 1,
-      [{clause, A, [{integer, A, I}], [], [erl_parse:abstract(flat("~ts:~b:~b", [File, L, Col]))]}
+      [{clause, A, [{integer, A, I}], [], [erl_parse:abstract(ff_words(flat("~ts:~b:~b", [File, L, Col])))]}
        || {I, {L, Col}} <- lists:reverse(Where)]
-      ++ [{clause, A, [Any], [], [erl_parse:abstract(File)]}]},
+      ++ [{clause, A, [Any], [], [erl_parse:abstract(ff_words(File))]}]},
      %% The same place as data, for a verdict's why map (`clause => {File, Line}').
      {function, A, '$clause', 1,
       [{clause, A, [{integer, A, I}], [], [erl_parse:abstract({File, L})]}
@@ -490,6 +491,8 @@ locs(T) when is_tuple(T) -> locs(tuple_to_list(T));
 locs([H | T]) -> locs(H) ++ locs(T);
 locs(_) -> [].
 
+ff_words(Place) -> unicode:characters_to_binary(["ff reached after the necessity at ", Place]).
+
 %% The fixed part of every compiled module: running the pending necessities on an event.
 scaffolding() ->
     Src = "'$mon'(C, S) -> fun(E) -> '$first'(C, E, S) end.
@@ -500,8 +503,8 @@ scaffolding() ->
     P = element(2, E),
     case '$start'(C) orelse not '$is_start'(E) of
         true -> '$step'(C, E, S, P);
-        false when S =:= ff -> {reject, \"the property is ff from the start\"};
-        false when S =:= [] -> {accept, \"the property is tt from the start\"};
+        false when S =:= ff -> {reject, <<\"the property is ff from the start\">>};
+        false when S =:= [] -> {accept, <<\"the property is tt from the start\">>};
         false -> '$mon'(C, S, P)
     end.
 '$is_start'({init, _, _, _}) -> true;
@@ -528,13 +531,13 @@ scaffolding() ->
 '$advance'(_, [], [_] = Acc, _) -> {next, Acc};
 '$advance'(_, [], Acc, _) -> {next, maps:keys(maps:from_keys(Acc, []))}.
 '$why'({reject, {ff, I}}, _, _) ->
-    {reject, \"ff reached after the necessity at \" ++ '$where'(I), #{clause => '$clause'(I)}};
-'$why'({reject, ff}, _, _) -> {reject, \"ff reached\"};
-'$why'({accept, tt}, _, _) -> {accept, \"tt reached: nothing left that could fail\"};
+    {reject, '$where'(I), #{clause => '$clause'(I)}};
+'$why'({reject, ff}, _, _) -> {reject, <<\"ff reached\">>};
+'$why'({accept, tt}, _, _) -> {accept, <<\"tt reached: nothing left that could fail\">>};
 '$why'({accept, nomatch}, {exit, P, _}, P) ->
-    {accept, \"the process exited: nothing left that could fail\"};
+    {accept, <<\"the process exited: nothing left that could fail\">>};
 '$why'({accept, nomatch}, _, _) ->
-    {accept, \"vacuous: no necessity named this event, so the property holds from here\"}.
+    {accept, <<\"vacuous: no necessity named this event, so the property holds from here\">>}.
 '$conj'(ff, _) -> ff;
 '$conj'(_, ff) -> ff;
 '$conj'(A, B) -> A ++ B.

@@ -36,5 +36,5 @@ attach(How) ->
     [begin Server ! {put, Self, N}, receive {Server, _} -> ok end end || N <- lists:seq(1, 6)],
     Server ! stop,
     {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 10000),
-    ?assertMatch(#{verdict := reject, why := #{words := "ff reached" ++ _}}, V),
+    ?assertMatch(#{verdict := reject, why := #{words := <<"ff reached", _/binary>>}}, V),
     ?assertEqual(1, riarc_result:status(R)).

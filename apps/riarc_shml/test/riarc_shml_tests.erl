@@ -374,3 +374,18 @@ timeout_then_error_online_test_() ->
              Vs = lists:sort([{F, V} || #{mfa := {_, F, _}, verdict := V} <- maps:get(verdicts, R)]),
              ?assertEqual([{late_main, accept}, {late_worker, reject}], Vs)
      end}.
+
+%% A result holds an entry per monitored process, tens of thousands on a big system, and
+%% a compiled property says the same few sentences in all of them: an accept's entry
+%% stays small, its words a binary (as a string, the words alone were about 100 words of
+%% heap an entry).
+entry_size_test_() ->
+    {timeout, 60,
+     fun() ->
+             {ok, Mod} = riarc_shml:load_file("examples/props/no_error.prop"),
+             {ok, R} = riarc:run({?MODULE, late_main, []}, Mod, #{timeout => 30000}),
+             [E] = [E || E = #{mfa := {_, late_main, _}} <- maps:get(verdicts, R)],
+             ?assertMatch(#{verdict := accept,
+                            why := #{words := <<"the process exited: nothing left that could fail">>}}, E),
+             ?assert(erts_debug:flat_size(E) < 64, E)
+     end}.
