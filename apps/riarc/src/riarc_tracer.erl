@@ -30,12 +30,13 @@
 %% A tracer's live data is small and its garbage short-lived, so every collection sweeps
 %% fully (docs/core.md, "What a tracer costs").
 -define(TRACER_OPTS, [{message_queue_data, off_heap}, {fullsweep_after, 0}]).
-%% Except the root tracer's: with short routes, the events of every process whose tracer
-%% is not in place yet wait where they were collected, and in a system that spawns faster
-%% than takeovers complete (chains) that is the root tracer, holding thousands of events.
-%% Sweeping fully would copy all of them at every collection; a generational heap copies
-%% them once or twice. Measured on 100 chains of depth 100: docs/evaluation.md.
--define(ROOT_OPTS, [{message_queue_data, off_heap}, {fullsweep_after, 10}]).
+%% Except the root tracer's, whose live data is the system's: the partitions it adopts
+%% (with monitors in their tracers, every monitored partition of a system it started), and
+%% with short routes the events of every process whose tracer is not in place yet. Its
+%% heap is generational, swept fully only when its old generation is full: a sweep every
+%% tenth collection copied every adopted partition again and again (chains 100 x 100:
+%% docs/evaluation.md, "The root tracer's collections").
+-define(ROOT_OPTS, [{message_queue_data, off_heap}]).
 -define(BATCH, 64).
 -define(POLL_MS, 10).
 

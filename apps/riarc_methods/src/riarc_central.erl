@@ -85,11 +85,11 @@ run(MFA, Spec, Opts) ->
                                       max_payload => maps:get(max_payload, riarc_opts:limits(Valid))}],
                                    %% The one tracer's mailbox holds the backlog of the whole
                                    %% system: off the heap, a garbage collection does not copy
-                                   %% it. Its heap holds every process's monitor: a
-                                   %% generational heap copies them once or twice, not at every
-                                   %% collection (100 chains of depth 100: 475 ms sweeping
-                                   %% fully, 347 ms so).
-                                   [{message_queue_data, off_heap}, {fullsweep_after, 10}]),
+                                   %% it. Its heap holds every process's monitor, as riarc's
+                                   %% root tracer holds every partition it adopts: generational,
+                                   %% as that one's (riarc_tracer's ROOT_OPTS), so that both
+                                   %% methods collect alike.
+                                   [{message_queue_data, off_heap}]),
                 await(Tracer, Ref, Root, Timeout)
             after
                 riarc_trace_pattern:release(Key)
