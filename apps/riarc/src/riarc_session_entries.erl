@@ -21,7 +21,7 @@
          view_cut/3,
          decided/1, changed/2,
          as_known/3, list/2]).
--export_type([t/0, key/0]).
+-export_type([t/0, key/0, decided/0]).
 
 -record(entries, {
     %% By partition key (key/0: a tracer's own partition, or one it adopted).
@@ -50,7 +50,7 @@
     %% whole node's view (patterns changed, another process's flags), with the tracers
     %% whose verdicts were in before it.
     cuts = #{} :: #{key() => map()},
-    node_cut = none :: none | {map(), #{key() => true}},
+    node_cut = none :: none | {map(), decided()},
     %% A stop that reached tracers before routing had settled (riarc_stopped_short): the
     %% partitions (by tracer) whose own trace may lack events, and the processes (by pid)
     %% whose events a tracer still held, with how many.
@@ -58,6 +58,8 @@
 }).
 
 -opaque t() :: #entries{}.
+%% The verdicts in at some time (decided/1).
+-opaque decided() :: #{key() => map()}.
 %% A partition's key: the tracer started for it, or, for a partition a tracer adopted
 %% (riarc_tracer_adopted), that tracer and the partition's root.
 -type key() :: pid() | {pid(), riarc_event:sid()}.
@@ -284,15 +286,24 @@ cut(Tracer, Who, Why, B = #entries{cuts = Cuts, verdicts = Vs}) ->
             {view_cut(Info, decided(B), B), all}
     end.
 
-%% @doc The partitions whose verdicts are in (accept or reject: final).
--spec decided(t()) -> #{key() => true}.
-decided(#entries{verdicts = Vs}) ->
-    maps:from_list([{T, true} || {T, #{verdict := V}} <- maps:to_list(Vs), V =:= accept orelse V =:= reject]).
+%% @doc The verdicts in now, to tell later which were in before a cut (decided/2): the book
+%% of entries itself, as it is. Taken at every look at the node's view (every second and as
+%% the session lets go), so it is never walked: a map's later versions share what did not
+%% change, and this one stays as it was.
+-spec decided(t()) -> decided().
+decided(#entries{verdicts = Vs}) -> Vs.
+
+%% Whether a partition's verdict was in (accept or reject: final) in Decided.
+decided_in(Tracer, Decided) ->
+    case Decided of
+        #{Tracer := #{verdict := V}} -> V =:= accept orelse V =:= reject;
+        #{} -> false
+    end.
 
 %% @doc The whole node's view was cut (Why); the verdicts of Decided (decided/1 as it was
 %% when the view was last known whole) stand, every other is an error. The first cut is
 %% the one told.
--spec view_cut(term(), #{key() => true}, t()) -> t().
+-spec view_cut(term(), decided(), t()) -> t().
 view_cut(Why, Decided, B = #entries{node_cut = none}) ->
     B#entries{node_cut = {Why, Decided}};
 view_cut(_Why, _Decided, B) ->
@@ -349,7 +360,11 @@ unfollowed(E = #{verdict := V}, Info) ->
 seen_whole(Tracer, E, #entries{cuts = Cuts, node_cut = NodeCut}) ->
     Cut = case {Cuts, NodeCut} of
               {#{Tracer := Info}, _} -> Info;
-              {_, {Info, Decided}} when not is_map_key(Tracer, Decided) -> Info;
+              {_, {Info, Decided}} ->
+                  case decided_in(Tracer, Decided) of
+                      true -> none;
+                      false -> Info
+                  end;
               _ -> none
           end,
     case {Cut, E} of

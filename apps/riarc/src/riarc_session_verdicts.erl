@@ -28,7 +28,7 @@
     subs = riarc_session_subs:new() :: riarc_session_subs:t(), % verdict subscribers
     %% Cut detection: the partitions whose verdicts were in when the node's patterns were
     %% last seen as riarc installed them.
-    view_decided = #{} :: #{riarc_session_entries:key() => true}
+    view_decided :: riarc_session_entries:decided()
 }).
 
 -opaque t() :: #verdicts{}.
@@ -44,7 +44,9 @@
 %% @doc No entry yet, nobody subscribed; Lineage: whether entries carry their lineage
 %% (option lineage).
 -spec new(boolean()) -> t().
-new(Lineage) -> #verdicts{entries = riarc_session_entries:new(Lineage)}.
+new(Lineage) ->
+    E = riarc_session_entries:new(Lineage),
+    #verdicts{entries = E, view_decided = riarc_session_entries:decided(E)}.
 
 %% @doc The book of entries, to read (riarc_session_entries).
 -spec entries(t()) -> riarc_session_entries:t().
@@ -124,8 +126,14 @@ put(Tracer, Entry, Over, V = #verdicts{entries = E}) ->
                        riarc_monitor:verdict() | none, term(), non_neg_integer()},
                       term(), boolean(), term(), t()) -> t().
 monitor_verdict({riarc_verdict, Tracer, Proc, MFA, Verdict, Why, N}, Cut, Log, Over, V) ->
-    Entry = riarc_session_entries:monitor_entry(Tracer, {Proc, MFA}, {Verdict, Why, N}, Cut,
-                                                V#verdicts.entries),
+    %% The process and MFA as the book has them since the partition was announced, when
+    %% they are the same: one copy on the session's heap, not two (an MFA's arguments are
+    %% a good part of an entry, and tens of thousands stay till the end).
+    Part = case riarc_session_entries:part_of(Tracer, V#verdicts.entries) of
+               Known when Known =:= {Proc, MFA} -> Known;
+               _ -> {Proc, MFA}
+           end,
+    Entry = riarc_session_entries:monitor_entry(Tracer, Part, {Verdict, Why, N}, Cut, V#verdicts.entries),
     riarc_result:log_verdict(Log, "", Entry),
     put(Tracer, Entry, Over, V).
 

@@ -203,3 +203,19 @@ words_kept_test() ->
     ?assertEqual([Entry], riarc_session_verdicts:list(undefined, V1)),
     %% Read through the slow path too (the run was detached).
     ?assertEqual([Entry], riarc_session_verdicts:list({tracers, 11, 10}, V1)).
+
+%% A cut of the whole node's view found by looking: the verdicts that were in (accept or
+%% reject) when the view was last seen whole stand; one in since is an error. The book as
+%% it was then is what says which were in, though entries were set since.
+view_cut_test() ->
+    Entry = fun(P, V) -> riarc_result:entry(P, ?MFA, V, 2, undefined) end,
+    B0 = lists:foldl(fun(K, B) -> element(1, riarc_session_entries:part(K, K, ?MFA, {none, none},
+                                                                        riarc_session_entries:tracer_up(K, 1, B)))
+                     end, riarc_session_entries:new(false), [a, b, c]),
+    B1 = riarc_session_entries:put(b, Entry(b, reject), riarc_session_entries:put(a, Entry(a, accept), B0)),
+    Seen = riarc_session_entries:decided(B1),
+    B2 = riarc_session_entries:put(c, Entry(c, accept), B1),
+    B3 = riarc_session_entries:view_cut(#{process => undefined, call => {patterns_changed, x}}, Seen, B2),
+    ?assertMatch([#{pid := a, verdict := accept}, #{pid := b, verdict := reject},
+                  #{pid := c, verdict := error, reason := {cut, #{verdict_on_partial_trace := accept}}}],
+                 riarc_session_entries:list(undefined, B3)).
