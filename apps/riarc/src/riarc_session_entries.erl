@@ -28,7 +28,10 @@
     verdicts = #{} :: #{key() => map()},                % its verdict entry
     parts = #{} :: #{key() => {riarc_event:sid(), riarc_event:mfa_args()}}, % its root and MFA
     explanations = #{} :: #{key() => map()},         % its reject's explanation
-    order = #{} :: #{key() => non_neg_integer()},    % partition -> start order, for output
+    %% The partitions in the order they started, newest first, for output. A list, not a
+    %% map of keys to numbers: a key added is two words, where a map of tens of thousands
+    %% copies a path of nodes, and the result needs no sort.
+    order = [] :: [key()],
     spawned = 0 :: non_neg_integer(),                % tracers started
     %% Per tracer, the partitions it adopted (riarc_tracer_adopted): they end with it.
     hosted = #{} :: #{pid() => [key()]},
@@ -85,7 +88,7 @@ hosted(Tracer, B = #entries{hosted = H}) ->
 
 %% In the order started: every partition is listed once, and stays.
 listed(Key, B = #entries{order = Order}) ->
-    B#entries{order = Order#{Key => map_size(Order)}}.
+    B#entries{order = [Key | Order]}.
 
 %% @doc The tracers started in all, and the most live at once.
 -spec counts(t()) -> #{spawned := non_neg_integer(), peak := non_neg_integer()}.
@@ -325,11 +328,26 @@ as_known(Tracer, Over, B = #entries{incomplete = Inc, remote = Rem, stopped = St
 %% @doc Every partition's entry as known now, in the order their tracers started.
 -spec list(term(), t()) -> [map()].
 list(Over, B = #entries{verdicts = Vs, order = Order, lineages = Ls}) ->
-    Sorted = lists:sort([{maps:get(T, Order, 0), T} || T <- maps:keys(maps:merge(Ls, Vs))]),
+    Keys = in_order(maps:merge(Ls, Vs), Order),
     case as_told(Over, B) of
-        true -> [maps:get(T, Vs) || {_, T} <- Sorted];
-        false -> [as_known(T, Over, B) || {_, T} <- Sorted]
+        true -> [maps:get(T, Vs) || T <- Keys];
+        false -> [as_known(T, Over, B) || T <- Keys]
     end.
+
+%% Every key of Known once: those never listed first (in term order), then the others in
+%% the order they started.
+in_order(Known, Order) ->
+    {Listed, Seen} = lists:foldl(fun(T, {Acc, S}) ->
+                                         case is_map_key(T, Known) andalso not is_map_key(T, S) of
+                                             true -> {[T | Acc], S#{T => true}};
+                                             false -> {Acc, S}
+                                         end
+                                 end, {[], #{}}, lists:reverse(Order)),
+    Unlisted = case map_size(Seen) < map_size(Known) of
+                   true -> [T || T <- lists:sort(maps:keys(Known)), not is_map_key(T, Seen)];
+                   false -> []
+               end,
+    Unlisted ++ lists:reverse(Listed).
 
 %% Nothing the session learnt reads any entry otherwise (as_known/3): every entry is its
 %% verdict's, as told. The usual end of a run, and tens of thousands of partitions listed

@@ -219,3 +219,16 @@ view_cut_test() ->
     ?assertMatch([#{pid := a, verdict := accept}, #{pid := b, verdict := reject},
                   #{pid := c, verdict := error, reason := {cut, #{verdict_on_partial_trace := accept}}}],
                  riarc_session_entries:list(undefined, B3)).
+
+%% The result lists partitions in the order they started, each once, whatever order their
+%% verdicts came in; one set though never announced comes first.
+list_order_test() ->
+    Entry = fun(P) -> riarc_result:entry(P, ?MFA, accept, 1, undefined) end,
+    Up = fun(K, B) -> riarc_session_entries:tracer_up(K, 1, B) end,
+    B0 = lists:foldl(Up, riarc_session_entries:new(false), [a, b, c]),
+    B1 = lists:foldl(fun(K, B) -> riarc_session_entries:put(K, Entry(K), B) end, B0, [c, a, b]),
+    Pids = fun(B) -> [P || #{pid := P} <- riarc_session_entries:list(undefined, B)] end,
+    ?assertEqual([a, b, c], Pids(B1)),
+    ?assertEqual([z, a, b, c], Pids(riarc_session_entries:put(z, Entry(z), B1))),
+    %% A partition announced twice is still listed once, where it first started.
+    ?assertEqual([z, a, b, c], Pids(riarc_session_entries:put(z, Entry(z), Up(a, B1)))).
