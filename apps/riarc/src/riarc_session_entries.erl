@@ -233,7 +233,7 @@ incomplete(Pending, B = #entries{incomplete = Inc}) ->
     Lost = maps:map(fun(_, Events) -> length(Events) end, Pending),
     {B#entries{incomplete = maps:merge(Inc, Lost)}, Lost}.
 
-%% @doc A stop reached Tracer before routing had settled (riarc_tracer_core's
+%% @doc A stop reached Tracer before routing had settled (riarc_tracer_control's
 %% stopped_short/1): Own, whether its own partition's trace may lack events; Lost, per
 %% process, the events it still held. The book, and which entries may read otherwise
 %% now (their tracer's, or their process's).

@@ -1,6 +1,6 @@
 %% @doc A session's settling (riarc_session:settle/2): before a stop, waiting until
 %% every live tracer has handed on what it held, so that a stop cuts the run where the
-%% caller meant and not in the middle of a takeover (riarc_tracer_core's settle
+%% caller meant and not in the middle of a takeover (riarc_tracer_control's settle
 %% request; riarc_stopped_short tells of a stop that did not wait). Pure: the session
 %% sends the requests and replies to the caller.
 %%

@@ -2,7 +2,10 @@
 %% machine: `handle(Message, State) -> {State, [Effect]}'. The process that runs it,
 %% {@link riarc_tracer}, is a thin loop around it (as gen_server's generic loop is
 %% around its callbacks), and the model checker {@link riarc_explore} runs several of
-%% these cores against each other under every delivery order the VM allows.
+%% these cores against each other under every delivery order the VM allows. What every
+%% step does to the state (the maps with their invariants, effects, reports, the
+%% tracer's end) is {@link riarc_tracer_state}'s; control requests (info, settle, stop)
+%% are {@link riarc_tracer_control}'s.
 %%
 %% State σ: the routing map Π (SuS process -> next-hop tracer), the instrumentation map Λ
 %% ({@link riarc_lambda}) and the traced-processes map Γ (SuS process -> direct |
@@ -48,7 +51,14 @@
 
 -export([init_root/4, init_tracer/5, handle/2, view_lost/3, mode/1, gamma/1, state_map/1,
          collected/1]).
--export_type([cfg/0, state/0, effect/0, cut/0, stats/0]).
+-export_type([cfg/0, state/0, effect/0, cut/0, stats/0, mode/0, tracer/0]).
+
+-include("riarc_tracer_state.hrl").
+
+-import(riarc_tracer_state, [fx/2, effects/2, report/2, self_of/1, check/4, violation/3,
+                             route/2, add_route/4, del_route/3, add_gamma/3, del_gamma/3,
+                             origin/1, try_gc/1]).
+-import(riarc_tracer_control, [control/4, out/1]).
 
 -type sid() :: riarc_event:sid().
 -type mode() :: direct | priority.
@@ -108,32 +118,7 @@
                 | analysis_end | refused
                 | {relay, {sid(), riarc_event:mfa_args()}, pid()}.
 
--record(tracer, {
-    mode = direct :: mode(),
-    pi = #{} :: #{sid() => tracer() | {held, [term()]}}, % Π, the routing map
-    gamma = #{} :: #{sid() => mode()},             % Γ, the traced-processes map
-    cfg :: cfg(),                                  % Λ and the tracer's surroundings
-    %% The partitions it analyses (its own, those it adopted): ςM and what they see.
-    parts :: riarc_tracer_parts:t(),
-    %% App. B: direct events of a process not known yet wait for its spawn event.
-    pending = riarc_reorder:new() :: riarc_reorder:t(),
-    %% Per routed process, the direct events of it dispatched so far (exited once its
-    %% exit was), and the detach requests waiting for the rest of them (the Cut).
-    seen = #{} :: #{sid() => non_neg_integer() | exited},
-    parked = #{} :: #{sid() => {tracer(), cut()}},
-    collected = 0 :: non_neg_integer(),            % direct events taken from the mailbox
-    reordered = 0 :: non_neg_integer(),            % of which waited for their spawn (App. B)
-    routed = 0 :: non_neg_integer(),               % messages dispatched or forwarded
-    dtc_issued = 0 :: non_neg_integer(),           % for I16
-    detached = 0 :: non_neg_integer(),             % Γ entries added in • mode, for I16
-    acked = 0 :: non_neg_integer(),                % acknowledgements of our own dtc
-    held = queue:new() :: queue:queue(term()),     % Invariant I14: what priority mode defers
-    %% Who asked to be told once this tracer has handed on all it holds (control
-    %% request settle), and with which reference.
-    settling = [] :: [{tracer(), reference()}],
-    fx = [] :: [effect()]                          % effects of this step, newest first
-}).
--opaque state() :: #tracer{}.
+-type state() :: #tracer{}.
 
 %%% ---------------------------------------------------------------------------
 %%% Starting, stepping, looking
@@ -214,22 +199,8 @@ collected(#tracer{collected = C}) -> C.
 
 %% @doc The tracer's state for diagnostics and invariant reports.
 -spec state_map(state()) -> map().
-state_map(#tracer{mode = M, pi = Pi, gamma = G, parts = Parts, pending = P, parked = Pk}) ->
-    maps:merge(#{mode => M, pi => Pi, gamma => G, pending => riarc_reorder:to_map(P), parked => Pk},
-               riarc_tracer_parts:state_map(Parts)).
-
-out(St = #tracer{settling = [_ | _]}) ->
-    case settled(St) of
-        true -> out1(lists:foldl(fun({From, Ref}, A) -> fx({send, From, {riarc_settled, self_of(A), Ref}}, A) end,
-                                 St#tracer{settling = []}, lists:reverse(St#tracer.settling)));
-        false -> out1(St)
-    end;
-out(St) ->
-    out1(St).
-
-out1(St = #tracer{fx = Fx}) -> {St#tracer{fx = []}, lists:reverse(Fx)}.
-
-fx(E, St = #tracer{fx = Fx}) -> St#tracer{fx = [E | Fx]}.
+state_map(St) ->
+    riarc_tracer_state:state_map(St).
 
 %%% ---------------------------------------------------------------------------
 %%% Alg. 1 LOOP∘
@@ -429,11 +400,6 @@ priority_rtd(R = {riarc_rtd, Disp, {evt, E}}, St) ->
     handle_routed(kind(E), E, R, Disp, St);
 priority_rtd(R = {riarc_rtd, _, {dtc, T, S}}, St) ->
     handle_dtc(R, T, S, St).
-
-origin({ignored, S}) -> S;
-origin({remote_spawn, S, _, _}) -> S;
-origin({cut, S, _}) -> S;
-origin(E) -> riarc_event:origin(E).
 
 kind({spawn, _, _, _}) -> spawn;
 kind({exit, _, _}) -> exit;
@@ -677,46 +643,6 @@ send(T, R, St) ->
 child_route({held, _}) -> {held, []};
 child_route(T) -> T.
 
-%% Alg. 4 TRYGC. Invariant I1: the tracer ends only with Γ = Π = ∅, and (one partition
-%% spanning nodes) no relayed child still to end.
-try_gc(St = #tracer{gamma = G, pi = P, parts = Parts}) when map_size(G) =:= 0, map_size(P) =:= 0 ->
-    case riarc_tracer_parts:awaiting(Parts) of
-        0 -> finish(St);
-        _ -> St
-    end;
-try_gc(St) ->
-    St.
-
-finish(St = #tracer{pending = Pending}) ->
-    Empty = riarc_reorder:is_empty(Pending),
-    St1 = check(Empty, 'A4', {events_of_unknown_processes, riarc_reorder:to_map(Pending)}, St),
-    %% Events left here belong to processes whose monitors did not get them (see "Late
-    %% events" in docs/core.md): their verdicts cannot be trusted.
-    St2 = case Empty of
-              true -> St1;
-              false -> report({riarc_incomplete, self_of(St1), riarc_reorder:to_map(Pending)}, St1)
-          end,
-    %% Invariant I16: one detach request per process taken over in priority mode.
-    St3 = check(St2#tracer.dtc_issued =:= St2#tracer.detached, 'I16',
-                {dtc_issued, St2#tracer.dtc_issued, detached, St2#tracer.detached}, St2),
-    {Parts, Fx} = riarc_tracer_parts:finish(St3#tracer.cfg, St3#tracer.parts),
-    last_words(effects(Fx, St3#tracer{parts = Parts})).
-
-%% The tracer ends (effect stop): what it tells the session last, after its other
-%% effects of this step (its partition's verdict, most often), goes with its statistics
-%% in the one effect, which its process sends as one message (riarc_tracer). A tracer
-%% it started is announced on its own: the session must know it before its end.
-last_words(St = #tracer{fx = Fx, cfg = #{session := Session}}) ->
-    Last = fun({send, To, Msg}) -> To =:= Session andalso element(1, Msg) =/= riarc_tracer_up;
-              (_) -> false
-           end,
-    {Told, Before} = lists:splitwith(Last, Fx),
-    St#tracer{fx = [{stop, lists:reverse([M || {send, _, M} <- Told]), stats(St)} | Before]}.
-
--spec stats(state()) -> stats().
-stats(#tracer{collected = C, routed = R, parts = Parts, reordered = O}) ->
-    #{collected => C, routed => R, analysed => riarc_tracer_parts:analysed(Parts), reordered => O}.
-
 %%% ---------------------------------------------------------------------------
 %%% ANALYSEEVT (App. C.5.2) and verdicts
 %%% ---------------------------------------------------------------------------
@@ -773,112 +699,6 @@ step(E, St = #tracer{cfg = Cfg, parts = Parts}) ->
     {Parts1, Fx} = riarc_tracer_parts:step(E, origin(E), Cfg, Parts),
     effects(Fx, St#tracer{parts = Parts1}).
 
-%% The effects the partitions gave, in order.
-effects([], St) -> St;
-effects(Fx, St) -> lists:foldl(fun fx/2, St, Fx).
-
-%%% ---------------------------------------------------------------------------
-%%% Maps with their invariants (I2, I3, I6, I7)
-%%% ---------------------------------------------------------------------------
-
-route(S, #tracer{pi = Pi}) ->
-    maps:get(S, Pi, undefined).
-
-%% Invariant I6 (with the caller's own: I8, I9 or I10): a next-hop is never added twice.
-add_route(S, T, Why, St = #tracer{pi = Pi}) ->
-    St1 = check(not is_map_key(S, Pi), 'I6', {Why, route_exists, S, T}, St),
-    St1#tracer{pi = Pi#{S => T}}.
-
-%% Invariant I7 (with I11 or I12): only an existing next-hop is removed.
-del_route(S, Why, St = #tracer{pi = Pi}) ->
-    St1 = check(is_map_key(S, Pi), 'I7', {Why, no_route, S}, St),
-    St1#tracer{pi = maps:remove(S, Pi)}.
-
-%% Invariant I2 (I4): a traced process is never added twice.
-add_gamma(S, Mode, St = #tracer{gamma = G}) ->
-    St1 = check(not is_map_key(S, G), 'I2', {already_traced, S}, St),
-    St1#tracer{gamma = G#{S => Mode}}.
-
-%% Invariant I3 (I5): only a traced process is removed. The last process of an adopted
-%% partition to go ends that partition.
-del_gamma(S, Why, St = #tracer{gamma = G, cfg = Cfg, parts = Parts}) ->
-    St1 = check(is_map_key(S, G), 'I3', {Why, not_traced, S}, St),
-    {Parts1, Fx} = riarc_tracer_parts:left(S, Cfg, Parts),
-    effects(Fx, St1#tracer{gamma = maps:remove(S, G), parts = Parts1}).
-
-%%% ---------------------------------------------------------------------------
-%%% Invariant checking, reporting, control
-%%% ---------------------------------------------------------------------------
-
-check(true, _Id, _Info, St) -> St;
-check(false, Id, Info, St = #tracer{cfg = #{checks := true}}) -> violation(Id, Info, St);
-check(false, _Id, _Info, St) -> St.
-
-%% A violated invariant is reported with the tracer's state; the tracer goes on with
-%% what it can do, so that one fault does not silence the rest of the run.
-violation(Id, Info, St) ->
-    report({riarc_violation, self_of(St), Id, Info, state_map(St)}, St).
-
-report(Msg, St = #tracer{cfg = #{session := Session}}) ->
-    fx({send, Session, Msg}, St).
-
-self_of(#tracer{cfg = #{self := Self}}) -> Self.
-
-control(From, Ref, Req, St = #tracer{cfg = Cfg}) ->
-    case {Cfg, Req} of
-        {#{token := T}, {T, Req1}} -> control1(From, Ref, Req1, St);
-        {#{token := _}, _} -> report({riarc_forged, self_of(St), control}, St);
-        {#{}, _} -> control1(From, Ref, Req, St)
-    end.
-
-control1(From, Ref, info, St) ->
-    fx({send, From, {Ref, state_map(St)}}, St);
-%% Settling (riarc_session:settle/2): the answer comes once this tracer holds nothing for
-%% anyone (out/1 looks after each step): its takeovers acknowledged, no event waiting for
-%% its spawn event (App. B) or for its process's tracer to ask. It then stops cutting
-%% anything short (stopped_short/1) but what the system does after.
-control1(From, Ref, settle, St = #tracer{settling = W}) ->
-    St#tracer{settling = [{From, Ref} | W]};
-control1(_From, _Ref, stop, St = #tracer{gamma = G}) ->
-    St1 = lists:foldl(fun(S, A) -> fx({clear, S}, A) end, St, maps:keys(G)),
-    St2 = stopped_short(St1),
-    finish(St2#tracer{pending = riarc_reorder:new(), gamma = #{}, pi = #{}, held = queue:new()}).
-
-%% Race: a stop may reach this tracer before routing has settled: events it holds for a
-%% process whose tracer has not asked for them yet, events waiting for their spawn event
-%% (App. B), direct events deferred in priority mode, a takeover not yet acknowledged,
-%% relayed children not yet ended. Those events never reach their monitor, and a
-%% partition that ends here without a verdict did not end with its trace: the session is
-%% told (riarc_stopped_short), so that it reads inconclusive instead of none. Lost
-%% counts per process: what this tracer held; Own: whether this partition's own trace
-%% may lack some (its takeover unfinished, or events it cannot place).
-stopped_short(St = #tracer{pi = Pi, pending = Pending, held = Held, mode = Mode, parts = Parts}) ->
-    Routed = maps:fold(fun(_S, {held, Q}, A) -> lists:foldl(fun count_origin/2, A, Q);
-                          (_S, _T, A) -> A
-                       end, #{}, Pi),
-    Lost = maps:fold(fun(S, Es, A) -> maps:update_with(S, fun(N) -> N + length(Es) end, length(Es), A) end,
-                     Routed, riarc_reorder:to_map(Pending)),
-    Own = Mode =:= priority orelse not queue:is_empty(Held) orelse riarc_tracer_parts:awaiting(Parts) > 0
-        orelse not riarc_reorder:is_empty(Pending),
-    St1 = case Own orelse map_size(Lost) > 0 of
-              true -> report({riarc_stopped_short, self_of(St), #{own => Own, lost => Lost}}, St);
-              false -> St
-          end,
-    %% What may be missing from this tracer's own partition's trace may be missing from
-    %% the partitions it adopted too: the same held messages could be theirs.
-    case Own of
-        true -> effects(riarc_tracer_parts:stopped_short(St1#tracer.cfg, Parts), St1);
-        false -> St1
-    end.
-
-settled(#tracer{mode = Mode, pending = Pending, pi = Pi}) ->
-    Mode =:= direct andalso riarc_reorder:is_empty(Pending)
-        andalso not lists:any(fun({held, [_ | _]}) -> true; (_) -> false end, maps:values(Pi)).
-
-count_origin({riarc_rtd, _, {evt, E}}, A) ->
-    maps:update_with(origin(E), fun(N) -> N + 1 end, 1, A);
-count_origin(_Packet, A) ->
-    A.
-
+%% Test hook: be slow here (cfg's perturb).
 perturb(St = #tracer{cfg = #{perturb := undefined}}) -> St;
 perturb(St) -> fx(perturb, St).
