@@ -289,10 +289,10 @@ cut(Tracer, Who, Why, B = #entries{cuts = Cuts, verdicts = Vs}) ->
             {view_cut(Info, decided(B), B), all}
     end.
 
-%% @doc The verdicts in now, to tell later which were in before a cut (decided/2): the book
-%% of entries itself, as it is. Taken at every look at the node's view (every second and as
-%% the session lets go), so it is never walked: a map's later versions share what did not
-%% change, and this one stays as it was.
+%% @doc The verdicts in now, to tell later which were in before a cut (view_cut/3): the
+%% book of entries itself, as it is. Taken at every look at the node's view (every second
+%% and as the session lets go), so it is never walked: a map's later versions share what
+%% did not change, and this one stays as it was.
 -spec decided(t()) -> decided().
 decided(#entries{verdicts = Vs}) -> Vs.
 

@@ -26,8 +26,8 @@
 -record(verdicts, {
     entries :: riarc_session_entries:t(),            % the partitions' entries
     subs = riarc_session_subs:new() :: riarc_session_subs:t(), % verdict subscribers
-    %% Cut detection: the partitions whose verdicts were in when the node's patterns were
-    %% last seen as riarc installed them.
+    %% Cut detection: the verdicts as they were when the node's patterns were last seen as
+    %% riarc installed them (riarc_session_entries:decided/1).
     view_decided :: riarc_session_entries:decided()
 }).
 

@@ -35,7 +35,7 @@
 %% with short routes the events of every process whose tracer is not in place yet. Its
 %% heap is generational, swept fully only when its old generation is full: a sweep every
 %% tenth collection copied every adopted partition again and again (chains 100 x 100:
-%% docs/evaluation.md, "The root tracer's collections").
+%% docs/evaluation.md, "The session's tail and the root tracer's collections").
 -define(ROOT_OPTS, [{message_queue_data, off_heap}]).
 -define(BATCH, 64).
 -define(POLL_MS, 10).
