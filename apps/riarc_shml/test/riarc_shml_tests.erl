@@ -8,7 +8,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([verdict/3, ref_verdict/3, late_main/0, late_worker/0]).
+-export([verdict/3, ref_verdict/3, late_main/0, late_worker/0, unnamed_main/0]).
 
 -define(MFA, {m, f, []}).
 -define(INIT, {init, c, p, {m, f, []}}).
@@ -388,4 +388,24 @@ entry_size_test_() ->
              ?assertMatch(#{verdict := accept,
                             why := #{words := <<"the process exited: nothing left that could fail">>}}, E),
              ?assert(erts_debug:flat_size(E) < 64, E)
+     end}.
+
+%% @private
+-spec unnamed_main() -> ok.
+unnamed_main() ->
+    self() ! y,
+    receive y -> ok end.
+
+%% An accept on an event no necessity named holds vacuously: its words say so, and the
+%% result warns of it (riarc_result:warnings/2 reads the words: a change of their form
+%% would silence the warning).
+vacuous_warning_test_() ->
+    {timeout, 60,
+     fun() ->
+             {ok, Mod} = riarc_shml:load_string("with riarc_shml_tests:unnamed_main() monitor [_ ? x] ff.\n",
+                                                riarc_shml_tests_vacuous, "vacuous.prop"),
+             {ok, R} = riarc:run({?MODULE, unnamed_main, []}, Mod, #{timeout => 30000}),
+             ?assertMatch([#{verdict := accept, why := #{words := <<"vacuous:", _/binary>>}}],
+                          maps:get(verdicts, R)),
+             ?assertEqual([{vacuous_accepts, 1}], maps:get(warnings, R))
      end}.
