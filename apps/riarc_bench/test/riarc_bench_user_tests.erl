@@ -1,9 +1,12 @@
-%% riarc_bench_user without peer VMs: set-up parsing, input checks, one run of each
-%% outline set-up inside this VM (run_one/4), the latency convention, the wrapper of the
-%% root being invisible to the user's monitors, and the printed table.
+%% riarc_bench_user: set-up parsing, input checks, one run of each outline set-up inside
+%% this VM (run_one/4), the latency convention, the wrapper of the root being invisible to
+%% the user's monitors, the printed table, and (in a fresh peer VM) the code every run
+%% finds loaded before its clock starts.
 -module(riarc_bench_user_tests).
 
 -include_lib("eunit/include/eunit.hrl").
+
+-export([unloaded/1]).
 
 -define(SYS, riarc_bench_user_sys).
 
@@ -26,6 +29,31 @@ input_errors_test_() ->
               ?assertEqual(Tag, element(1, R)),
               ?assert(io_lib:char_list(riarc_bench_user:format_error(R)))
       end} || {Tag, C} <- Bad].
+
+%% A run's clock starts on a node where the code of every app any set-up reaches is
+%% loaded: in a fresh VM, one run of the baseline (which reaches none of it) leaves no
+%% module of riarc's apps unloaded, riarc_dist's (which riarc reaches through
+%% riarc_distribution, not as a dependency) and the comparison methods' among them.
+loaded_before_the_clock_test_() ->
+    {timeout, 60,
+     fun() ->
+             Paths = [D || D <- code:get_path(), not lists:prefix(code:lib_dir(), D)],
+             {ok, Peer, _} = peer:start(#{connection => standard_io, args => ["-pa" | Paths]}),
+             try
+                 {ok, _} = peer:call(Peer, riarc_bench_user, run_one,
+                                     [baseline, {?SYS, main, [5]}, {module, ?SYS}, []], 50000),
+                 Unloaded = peer:call(Peer, ?MODULE, unloaded, [[riarc, riarc_shml, riarc_methods, riarc_dist]]),
+                 ?assertEqual([], Unloaded)
+             after
+                 peer:stop(Peer)
+             end
+     end}.
+
+%% @private The modules of Apps not loaded in this VM.
+-spec unloaded([atom()]) -> [module()].
+unloaded(Apps) ->
+    _ = [application:load(A) || A <- Apps],
+    [M || A <- Apps, {ok, Ms} <- [application:get_key(A, modules)], M <- Ms, code:is_loaded(M) =:= false].
 
 run_one_test_() ->
     [{atom_to_list(S),
