@@ -63,9 +63,6 @@
 %% riarc_low, riarc_normal: riarc with its tracers and analysis processes at that
 %% priority (option `tracer_priority'); riarc_paper: riarc with a tracer for every
 %% partition, as in the RIARC paper (option `adopt' 0: no partition adopted).
-%% The apps whose code a run of any set-up may reach (riarc_dist only if present: riarc
-%% reaches it through riarc_distribution, not as a dependency).
--define(RUN_APPS, [riarc, riarc_shml, riarc_methods, riarc_dist, riarc_bench]).
 -define(SETUPS, [baseline, tracing, riarc, riarc_isolated, riarc_inline, riarc_low, riarc_normal,
                  riarc_evm, riarc_paper, centralised, inline]).
 -define(RIARC_VARIANTS, #{riarc_isolated => #{analysis => isolated},
@@ -274,8 +271,11 @@ run_one(Setup, {M, F, A}, Mons, Weave) ->
 %% modules and the routing table's NIF for riarc, 23 to 30 ms in a fresh VM, against about
 %% 1 ms for each later run) is paid once per node, and would otherwise be charged to
 %% whichever set-up happens to need the most code, on runs of 50 to 100 ms. Every app a
-%% run reaches: riarc's session loads its distribution part (riarc_dist, when present) at
-%% its first start, 2 ms of a run that was charged to riarc alone until 2026-11-28.
+%% run of any set-up may reach is loaded: riarc_dist too, when present (riarc reaches it
+%% through riarc_distribution, not as a dependency), which riarc's session loads at its
+%% first start: 2 ms of a run, charged to riarc alone until 2026-11-28.
+-define(RUN_APPS, [riarc, riarc_shml, riarc_methods, riarc_dist, riarc_bench]).
+
 load_code() ->
     {ok, _} = application:ensure_all_started(riarc),
     Mods = lists:append([M || App <- ?RUN_APPS, loaded(application:load(App)),
