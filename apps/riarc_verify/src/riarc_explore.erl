@@ -21,7 +21,8 @@
 %% one of its incoming channels (any of them: the VM orders nothing across senders). Every
 %% reachable state is explored, depth first, with a visited set keyed on an MD5 of a
 %% canonical term of the state (the tracers' configurations, identical in every state, are
-%% left out).
+%% left out). The model is {@link riarc_explore_model}, the reduction below
+%% {@link riarc_explore_por}; this module makes the systems and runs the searches.
 %%
 %% <h3>Partial-order reduction (`por', on by default)</h3>
 %% In each state only a persistent subset of the enabled transitions is explored: a set
@@ -149,15 +150,19 @@
 -export([analyse/2]).
 -export_type([system/0, action/0, opts/0, error_reason/0]).
 
+-import(riarc_explore_model, [env/3, initial/1, transitions/2, step/4, terminal/3, key/1]).
+-import(riarc_explore_por, [reduce/3]).
+
 %% A search's failure: an invariant or soundness violation with the transitions that led
 %% to it, a search process that crashed, or a search larger than `max_states'.
 -type error_reason() :: {violation, #{reason := term(), monitored := [atom()], trace := [term()],
                                       atom() => term()}}
                       | {crashed, term()} | {state_limit, pos_integer()}.
 
--type sid() :: term().
--type action() :: {spawn, sid()} | {send, sid(), term()} | {recv, term()} | exit.
--type system() :: #{root := sid(), scripts := #{sid() => [action()]}}.
+%% A system is a root and each process's script: the model's ({@link riarc_explore_model}).
+-type sid() :: riarc_explore_model:sid().
+-type action() :: riarc_explore_model:action().
+-type system() :: riarc_explore_model:system().
 %% monitored: the arrangements to check (lists of non-root processes with a monitor of
 %% their own), all of them by default. adopt: how many partitions a tracer may adopt
 %% (riarc_tracer_adopted; 0, the default: none). bug: a deliberate fault, to test the checker.
@@ -413,6 +418,13 @@ format_error({crashed, Why}) ->
 format_error({state_limit, N}) ->
     lists:flatten(io_lib:format("riarc_explore: more than ~b states", [N])).
 
+%% @private The partition's monitor of the model. The model's Λ names
+%% riarc_explore_model's own; this one stays for callers that named this module.
+-spec analyse(riarc_event:event(), #{sid() => [riarc_event:event()]}) ->
+    {next, #{sid() => [riarc_event:event()]}} | reject.
+analyse(E, Exp) ->
+    riarc_explore_model:analyse(E, Exp).
+
 %% Every subset of the non-root processes, as sorted lists.
 arrangements(#{root := Root, scripts := Scripts}) ->
     NonRoot = lists:sort(maps:keys(Scripts)) -- [Root],
@@ -432,7 +444,7 @@ check_one(System, Mon, Opts) ->
     catch
         throw:{?MODULE, limit} ->
             {error, {?MODULE, {state_limit, maps:get(max_states, Opts)}}};
-        throw:{?MODULE, Why, Trace} ->
+        throw:{riarc_explore_model, Why, Trace} ->
             {error, {?MODULE, {violation, #{reason => Why, monitored => Mon,
                                             trace => lists:reverse(Trace)}}}}
     after
@@ -440,105 +452,8 @@ check_one(System, Mon, Opts) ->
     end.
 
 %%% ---------------------------------------------------------------------------
-%%% The static part: scripts, partitions, expected traces, tracer configurations
+%%% The search: riarc_explore_model's states, depth first, reduced by riarc_explore_por
 %%% ---------------------------------------------------------------------------
-
-mfa(S) -> {?MODULE, process, [S]}.
-
-env(#{root := Root, scripts := Scripts}, Monitored, Opts) ->
-    Parent = maps:from_list([{C, P} || {P, Sc} <- maps:to_list(Scripts), {spawn, C} <- Sc]),
-    Own = [Root | Monitored],
-    Senders = lists:foldl(fun({X, Sc}, Acc) ->
-                                  lists:foldl(fun({I, {send, To, M}}, A) ->
-                                                      maps:update_with({To, M}, fun(L) -> [{X, I} | L] end,
-                                                                       [{X, I}], A);
-                                                 (_, A) -> A
-                                              end, Acc, lists:zip(lists:seq(1, length(Sc)), Sc))
-                          end, #{}, maps:to_list(Scripts)),
-    Part = maps:from_list([{S, partition(S, Own, Parent)} || S <- maps:keys(Scripts)]),
-    Local = maps:from_list([{S, local(S, maps:get(S, Parent, undefined), Sc)}
-                            || {S, Sc} <- maps:to_list(Scripts)]),
-    Expected = maps:from_list(
-                 [{P, maps:with([S || {S, P1} <- maps:to_list(Part), P1 =:= P], Local)}
-                  || P <- Own]),
-    Spec = fun({?MODULE, process, [S]}) ->
-                   case Expected of
-                       #{S := Exp} -> {ok, {?MODULE, Exp}};
-                       #{} -> undefined
-                   end
-           end,
-    Base = #{lambda => riarc_lambda:new(Spec),
-             %% Only event/2 is used, and it ignores the configuration.
-             backend => riarc_backend:new(riarc_backend_route, #{table => undefined, flags => []}),
-             session => session,
-             checks => true,
-             perturb => undefined,
-             %% The model starts the tracer itself, as a later step: the core only names it.
-             start_tracer => fun(Mon, C, MFA, Disp) ->
-                                     T = {t, C},
-                                     put({?MODULE, start, T}, {Mon, C, MFA, Disp}),
-                                     T
-                             end,
-             init_from_spawn => true},
-    Adopt = case maps:get(adopt, Opts, 0) of
-                0 -> #{};
-                Max -> #{adopt => fun(N) -> N < Max end}
-            end,
-    #{root => Root, scripts => Scripts, cfg => maps:merge(Base, Adopt), monitored => Own,
-      expected => maps:map(fun(_, E) -> lists:sum([length(L) || L <- maps:values(E)]) end,
-                           Expected),
-      bug => maps:get(bug, Opts, none), max_states => maps:get(max_states, Opts, infinity),
-      por => maps:get(por, Opts, true), failures => maps:get(failures, Opts, first),
-      parent => Parent, senders => Senders,
-      own => maps:from_list([{S, true} || S <- Own])}.
-
-partition(S, Own, Parent) ->
-    case lists:member(S, Own) of
-        true -> S;
-        false -> partition(maps:get(S, Parent), Own, Parent)
-    end.
-
-%% A process's local trace, as its monitor must see it.
-local(S, Parent, Script) ->
-    [{init, S, Parent, mfa(S)} |
-     [case A of
-          {spawn, C} -> {spawn, S, C, mfa(C)};
-          {send, To, M} -> {send, S, To, M};
-          {recv, M} -> {recv, S, M};
-          exit -> {exit, S, normal}
-      end || A <- Script]].
-
-cfg(T, #{cfg := Base}) -> Base#{self => T}.
-
-%% @private The partition's monitor: per process, the events still expected.
--spec analyse(riarc_event:event(), #{sid() => [riarc_event:event()]}) ->
-    {next, #{sid() => [riarc_event:event()]}} | reject.
-analyse(E, Exp) ->
-    S = riarc_event:origin(E),
-    case Exp of
-        #{S := [E]} -> {next, maps:remove(S, Exp)};
-        #{S := [E | Rest]} -> {next, Exp#{S := Rest}};
-        #{} -> reject
-    end.
-
-%%% ---------------------------------------------------------------------------
-%%% The dynamic part: states and transitions
-%%% ---------------------------------------------------------------------------
-
-%% procs: per spawned process, its program counter and its mailbox (a sorted multiset);
-%% table: per traced process, {Owner, events sent to it since the entry | exited};
-%% chans: per (sender, receiver), the messages in flight, oldest first;
-%% tracers: {boot, Args} before its init_tracer, {run, Core}, or stopped;
-%% verdicts: the `none' verdicts the session got, sorted.
-initial(Env = #{root := Root}) ->
-    T = {t, Root},
-    St0 = #{procs => #{Root => {0, []}}, table => #{Root => {T, 0}}, chans => #{},
-            tracers => #{}, verdicts => []},
-    {Core, Fx} = riarc_tracer_core:init_root(cfg(T, Env), Root, mfa(Root),
-                                             {init, Root, undefined, mfa(Root)}),
-    effects(T, Fx, set_tracer(T, {run, Core}, St0), Env, [init]).
-
-set_tracer(T, V, St = #{tracers := Ts}) -> St#{tracers := Ts#{T => V}}.
 
 dfs(St, Trace, Env, Visited, {N, Terms}) ->
     case ets:insert_new(Visited, {key(St)}) of
@@ -569,7 +484,7 @@ dfs(St, Trace, Env, Visited, {N, Terms}) ->
 %% search goes on elsewhere.
 failing(F, #{failures := all}, Visited) ->
     try F()
-    catch throw:{?MODULE, Why, _Trace} ->
+    catch throw:{riarc_explore_model, Why, _Trace} ->
             ets:insert(Visited, {{failure, failure_kind(Why)}}),
             failed
     end;
@@ -580,353 +495,3 @@ failing(F, #{}, _Visited) ->
 failure_kind({riarc_violation, _T, Id, _Info, _State}) -> {riarc_violation, Id};
 failure_kind(Why) when is_tuple(Why) -> element(1, Why);
 failure_kind(Why) -> Why.
-
-%% The tracers' configurations are the same in every state: leave them out of the key.
-key(St = #{tracers := Ts}) ->
-    Ts1 = maps:map(fun(_, {run, Core}) -> {run, strip(Core)}; (_, V) -> V end, Ts),
-    erlang:md5(term_to_binary(St#{tracers := Ts1}, [deterministic])).
-
-strip(Core) ->
-    setelement(cfg_pos(Core), Core, cfg).
-
-%% Where the core keeps its configuration (the map with start_tracer): found once per
-%% process, since the core is opaque.
-cfg_pos(Core) ->
-    case get({?MODULE, cfg_pos}) of
-        undefined ->
-            [Pos | _] = [I || {I, X} <- lists:zip(lists:seq(1, tuple_size(Core)), tuple_to_list(Core)),
-                              is_map(X), is_map_key(start_tracer, X)],
-            put({?MODULE, cfg_pos}, Pos),
-            Pos;
-        Pos -> Pos
-    end.
-
-transitions(St = #{procs := Ps, tracers := Ts, chans := Cs}, #{scripts := Scripts}) ->
-    [{proc, S, A} || {S, {Pc, Mbox}} <- lists:sort(maps:to_list(Ps)),
-                     A <- [lists:nth(Pc + 1, maps:get(S, Scripts)) || Pc < length(maps:get(S, Scripts))],
-                     enabled(A, Mbox)]
-    ++ [{boot, T} || {T, {boot, _}} <- lists:sort(maps:to_list(Ts))]
-    ++ [{deliver, From, To, M} || {{From, To}, [M | _]} <- lists:sort(maps:to_list(Cs)),
-                                  running(To, St)].
-
-enabled({recv, M}, Mbox) -> lists:member(M, Mbox);
-enabled(_, _) -> true.
-
-running(T, #{tracers := Ts}) ->
-    case Ts of
-        #{T := {run, _}} -> true;
-        #{} -> false
-    end.
-
-step({proc, S, A}, St = #{procs := Ps}, Env, Trace) ->
-    {Pc, Mbox} = maps:get(S, Ps),
-    proc(S, A, St#{procs := Ps#{S := {Pc + 1, Mbox}}}, Env, Trace);
-step({boot, T}, St = #{tracers := Ts}, Env, Trace) ->
-    {boot, {Mon, S, MFA, Disp}} = maps:get(T, Ts),
-    {Core, Fx} = riarc_tracer_core:init_tracer(cfg(T, Env), Mon, S, MFA, Disp),
-    effects(T, Fx, set_tracer(T, {run, Core}, St), Env, Trace);
-step({deliver, From, To, M}, St = #{chans := Cs, tracers := Ts}, Env, Trace) ->
-    Cs1 = case maps:get({From, To}, Cs) of
-              [M] -> maps:remove({From, To}, Cs);
-              [M | Rest] -> Cs#{{From, To} := Rest}
-          end,
-    {run, Core} = maps:get(To, Ts),
-    {Core1, Fx} = riarc_tracer_core:handle(M, Core),
-    effects(To, Fx, set_tracer(To, {run, Core1}, St#{chans := Cs1}), Env, Trace).
-
-%% One action of process S: what it does, and the trace message the table sends.
-proc(S, {spawn, C}, St = #{procs := Ps, table := Tab}, _Env, _Trace) ->
-    Tab1 = case Tab of
-               %% Tracing inheritance: the child is routed where its parent is now.
-               #{S := {Owner, _}} -> Tab#{C => {Owner, 0}};
-               #{} -> Tab
-           end,
-    emit(S, {trace, S, spawn, C, mfa(C)}, St#{procs := Ps#{C => {0, []}}, table := Tab1});
-proc(S, {send, To, M}, St = #{procs := Ps}, _Env, _Trace) ->
-    {Pc, Mbox} = maps:get(To, Ps),
-    emit(S, {trace, S, send, M, To}, St#{procs := Ps#{To := {Pc, lists:sort([M | Mbox])}}});
-proc(S, {recv, M}, St = #{procs := Ps}, _Env, _Trace) ->
-    {Pc, Mbox} = maps:get(S, Ps),
-    emit(S, {trace, S, 'receive', M}, St#{procs := Ps#{S := {Pc, lists:delete(M, Mbox)}}});
-proc(S, exit, St, _Env, _Trace) ->
-    St1 = #{table := Tab} = emit(S, {trace, S, exit, normal}, St),
-    case Tab of
-        #{S := {Owner, _}} -> St1#{table := Tab#{S := {Owner, exited}}};
-        #{} -> St1
-    end.
-
-emit(S, Msg, St = #{table := Tab}) ->
-    case Tab of
-        #{S := {Owner, N}} when is_integer(N) ->
-            enqueue(S, Owner, Msg, St#{table := Tab#{S := {Owner, N + 1}}});
-        #{} ->
-            %% Untraced (cleared) processes send nothing.
-            St
-    end.
-
-enqueue(From, To, Msg, St = #{chans := Cs}) ->
-    St#{chans := Cs#{{From, To} => maps:get({From, To}, Cs, []) ++ [Msg]}}.
-
-%% The effects of one step of tracer T, in order.
-effects(_T, [], St, _Env, _Trace) ->
-    St;
-effects(T, [{send, session, R} | Fx], St, Env, Trace) ->
-    effects(T, Fx, session(R, St, Trace), Env, Trace);
-effects(T, [{send, To, M} | Fx], St, Env, Trace) ->
-    effects(T, Fx, enqueue(T, To, M, St), Env, Trace);
-effects(T, [{detach, S, Disp} | Fx], St = #{table := Tab}, Env, Trace) ->
-    %% PREEMPT: a counted change of route, atomic with S's sending of events.
-    {Cut, Tab1} = case Tab of
-                      #{S := {_, exited}} -> {exited, Tab#{S := {T, exited}}};
-                      #{S := {_, N}} -> {{count, N}, Tab#{S := {T, 0}}};
-                      #{} -> {exited, Tab}
-                  end,
-    Cut1 = case Env of
-               #{bug := ignore_cut} -> none;
-               #{} -> Cut
-           end,
-    effects(T, Fx, enqueue(T, Disp, {riarc_dtc, T, S, Cut1}, St#{table := Tab1}), Env, Trace);
-effects(T, [{clear, S} | Fx], St = #{table := Tab}, Env, Trace) ->
-    effects(T, Fx, St#{table := maps:remove(S, Tab)}, Env, Trace);
-effects(T, [{started, T2, _S} | Fx], St = #{tracers := Ts}, Env, Trace) ->
-    Args = erase({?MODULE, start, T2}),
-    is_map_key(T2, Ts) andalso throw({?MODULE, {second_tracer, T2}, Trace}),
-    effects(T, Fx, set_tracer(T2, {boot, Args}, St), Env, Trace);
-effects(T, [perturb | Fx], St, Env, Trace) ->
-    effects(T, Fx, St, Env, Trace);
-effects(T, [{stop, Told, Stats} | Fx], St, Env, Trace) ->
-    St1 = lists:foldl(fun(R, A) -> session(R, A, Trace) end, St, Told ++ [{riarc_tracer_down, T, Stats}]),
-    effects(T, Fx, set_tracer(T, stopped, St1), Env, Trace).
-
-%% What the session is told. Only `none' verdicts are kept (for the terminal check);
-%% anything that is itself a failure ends the exploration at once.
-session({riarc_tracer_up, _, _, _, _}, St, _Trace) -> St;
-session({riarc_adopted, _, _, _, _, _}, St, _Trace) -> St;
-session({riarc_tracer_down, _, _}, St, _Trace) -> St;
-session({riarc_explanation, _, _}, St, _Trace) -> St;
-session({riarc_partition, _, _, _}, St, _Trace) -> St;
-session({riarc_root_exit, _, _, _, _}, St, _Trace) -> St;
-session({riarc_verdict, _T, S, _MFA, none, _Why, N}, St = #{verdicts := Vs}, _Trace) ->
-    St#{verdicts := lists:sort([{S, N} | Vs])};
-session(R, _St, Trace) ->
-    throw({?MODULE, R, Trace}).
-
-own_ack(To, {riarc_rtd, _, {dtc, To, _}}) -> true;
-own_ack(_, _) -> false.
-
-terminal(#{tracers := Ts, chans := Cs, procs := Ps, verdicts := Vs},
-         #{scripts := Scripts, expected := Expected}, Trace) ->
-    Live = [T || {T, V} <- maps:to_list(Ts), V =/= stopped],
-    Live =:= [] orelse throw({?MODULE, {deadlock, live_tracers, Live}, Trace}),
-    Lost = maps:filter(fun({_, To}, Ms) -> [M || M <- Ms, not own_ack(To, M)] =/= [] end, Cs),
-    map_size(Lost) =:= 0 orelse throw({?MODULE, {undelivered, Lost}, Trace}),
-    Stuck = [S || {S, Sc} <- maps:to_list(Scripts),
-                  element(1, maps:get(S, Ps, {-1, []})) =/= length(Sc)],
-    Stuck =:= [] orelse throw({?MODULE, {processes_not_finished, Stuck}, Trace}),
-    Want = lists:sort(maps:to_list(Expected)),
-    Want =:= Vs orelse throw({?MODULE, {verdicts, #{expected => Want, got => Vs}}, Trace}),
-    ok.
-
-%%% ---------------------------------------------------------------------------
-%%% Partial-order reduction: persistent sets (see the module doc)
-%%% ---------------------------------------------------------------------------
-
-%% An actor is a process ({p, S}) or a tracer ({t, T}); every transition is one actor's.
-actor({proc, S, _}) -> {p, S};
-actor({boot, T}) -> {t, T};
-actor({deliver, _, T, _}) -> {t, T}.
-
-%% A persistent subset of the enabled transitions Trs (non-empty when Trs is).
-reduce(Trs, _St, #{por := false}) -> Trs;
-reduce([_] = Trs, _St, _Env) -> Trs;
-reduce(Trs, St = #{tracers := Ts}, Env) ->
-    %% Γ-owner: the tracer that has the process in its Γ (at most one, ever).
-    Gamma = maps:from_list([{S, T} || {T, {run, Core}} <- maps:to_list(Ts),
-                                      S <- riarc_tracer_core:gamma(Core)]),
-    Ctx = ctx(St, Env, Gamma),
-    case [Tr || Tr = {proc, S, _} <- Trs, detachers(S, Ctx) =:= []]
-         ++ [Tr || Tr = {deliver, _, _, _} <- Trs, quiet(Tr, Ts)] of
-        [Tr | _] ->
-            %% A process whose route nobody can switch any more commutes with every
-            %% other actor; so does a quiet delivery (see quiet/2).
-            [Tr];
-        [] ->
-            Seeds = lists:usort([actor(Tr) || Tr <- Trs]),
-            {_, Best} = lists:foldl(
-                          fun(Seed, {Size, _} = Acc) ->
-                                  Q = closure([Seed], #{}, Ctx),
-                                  Sel = [Tr || Tr <- Trs, is_map_key(actor(Tr), Q)],
-                                  case length(Sel) of
-                                      L when L < Size -> {L, Sel};
-                                      _ -> Acc
-                                  end
-                          end, {length(Trs) + 1, Trs}, Seeds),
-            Best
-    end.
-
-%% A delivery is quiet when it only feeds the partition's monitor an event of a process
-%% the tracer traces itself.
-quiet({deliver, S, T, {trace, S, 'receive', _}}, Ts) ->
-    quiet_for(S, maps:get(T, Ts));
-quiet({deliver, S, T, {trace, S, send, _, _}}, Ts) ->
-    quiet_for(S, maps:get(T, Ts));
-quiet(_, _) -> false.
-
-quiet_for(S, {run, Core}) ->
-    riarc_tracer_core:mode(Core) =:= direct andalso
-        lists:member(S, riarc_tracer_core:gamma(Core)) andalso
-        not is_map_key(S, maps:get(pi, riarc_tracer_core:state_map(Core))).
-
-ctx(St = #{tracers := Ts, chans := Cs}, Env, Gamma) ->
-    Live = [T || {T, V} <- maps:to_list(Ts), V =/= stopped],
-    %% A held route (short routes: the packets wait for the tracer that will ask for
-    %% them) may go to any tracer: its requester is not known before its dtc arrives.
-    Pi = maps:from_list([{T, [case R of {held, _} -> any; _ -> R end
-                              || R <- maps:values(maps:get(pi, riarc_tracer_core:state_map(Core)))]}
-                         || {T, {run, Core}} <- maps:to_list(Ts)]),
-    %% Tracers that a routed spawn event in flight may make someone send a dtc to.
-    Disps = lists:usort([D || Ms <- maps:values(Cs),
-                              {riarc_rtd, D, {evt, {spawn, _, _, _}}} <- Ms]),
-    erase({?MODULE, held}),
-    #{st => St, env => Env, gamma => Gamma, live => Live, pi => Pi, disps => Disps}.
-
-%% The actors whose future transitions a persistent set must take in with Seed's.
-closure([], Q, _Ctx) -> Q;
-closure([A | Rest], Q, Ctx) ->
-    case Q of
-        #{A := _} -> closure(Rest, Q, Ctx);
-        #{} -> closure(deps(A, Ctx) ++ Rest, Q#{A => true}, Ctx)
-    end.
-
-%% deps(A): the actors that may, before any transition of A, take a transition dependent
-%% on one of A's enabled ones, or enable one of A's disabled ones.
-deps({p, S}, Ctx = #{st := #{procs := Ps}, env := #{scripts := Scripts, parent := Parent}}) ->
-    Script = maps:get(S, Scripts),
-    case Ps of
-        #{S := {Pc, _}} when Pc >= length(Script) -> [];
-        #{S := {Pc, Mbox}} ->
-            A = lists:nth(Pc + 1, Script),
-            case enabled(A, Mbox) of
-                true -> [{t, T} || T <- detachers(S, Ctx)];
-                false -> {recv, M} = A, senders(S, M, Ctx)
-            end;
-        #{} ->
-            %% Not spawned yet: its parent must act first.
-            [{p, maps:get(S, Parent)}]
-    end;
-deps({t, T}, Ctx = #{st := #{tracers := Ts}, live := Live, pi := Pi, disps := Disps}) ->
-    case Ts of
-        #{T := {boot, {_Mon, S, _MFA, _Disp}}} -> [{p, S}];
-        #{T := {run, _}} ->
-            %% Its enabled deliveries may detach a process it may be the detacher of;
-            %% its other channels may be filled by the processes that may have it as
-            %% owner and by the tracers that may send to it.
-            Senders = case lists:member(T, Disps) of
-                          true -> Live;
-                          false -> [X || X <- Live,
-                                         case Ts of
-                                             #{X := {boot, {_, _, _, T}}} -> true;
-                                             #{X := {run, _}} ->
-                                                 Routes = maps:get(X, Pi),
-                                                 lists:member(T, Routes) orelse lists:member(any, Routes);
-                                             #{} -> false
-                                         end]
-                      end,
-            [{p, X} || X <- may_own(T, Ctx)] ++ [{t, X} || X <- Senders, X =/= T];
-        #{} -> []
-    end.
-
-%% The tracers that may yet switch S's route: none once S is in a Γ; its own tracer, if
-%% S is monitored and that tracer exists; else the Γ-owner of its parent (the only one
-%% that may handle its spawn event with no route for the parent, I21); any if unknown.
-detachers(S, Ctx = #{st := #{tracers := Ts}, env := #{own := Own, parent := Parent},
-                     gamma := Gamma}) ->
-    case Gamma of
-        #{S := _} -> [];
-        #{} ->
-            case {is_map_key(S, Own), Ts} of
-                {true, #{{t, S} := {boot, _}}} -> [{t, S}];
-                {true, #{{t, S} := _}} -> [];
-                {Mon, _} -> holders(S, maps:get(S, Parent), Mon, Ctx)
-            end
-    end.
-
-%% The tracers that may hold the spawn event of C by P: the receiver of the channel it is
-%% in, or else every tracer whose state has the event or its trace message somewhere
-%% (held back in priority mode or for reordering; a monitor's expectations may name it
-%% too, which only makes the answer larger). Until one of them takes a step, nobody else
-%% can handle that event, hence nobody else can switch C's route or start its tracer.
-holders(C, P, Mon, #{st := #{chans := Cs, tracers := Ts}, live := Live, gamma := Gamma}) ->
-    case [{To, M} || {{_, To}, Ms} <- maps:to_list(Cs), M <- Ms, carries_spawn(M, P, C)] of
-        [{To, {trace, _, _, _, _}}] when not Mon, map_get(P, Gamma) =:= To ->
-            %% A direct-mode tracer (it never leaves that mode) that traces P handles
-            %% the event itself: it takes C into its Γ, switching nothing.
-            case Ts of
-                #{To := {run, Core}} ->
-                    case riarc_tracer_core:mode(Core) of
-                        direct -> [];
-                        priority -> [To]
-                    end;
-                #{} -> [To]
-            end;
-        [{To, _} | _] -> [To];
-        [] ->
-            case [T || {T, Spawns} <- held(Ts), is_map_key({P, C}, Spawns)] of
-                [] -> Live;
-                Hs -> Hs
-            end
-    end.
-
-carries_spawn({trace, P, spawn, C, _}, P, C) -> true;
-carries_spawn({riarc_rtd, _, {evt, {spawn, P, C, _}}}, P, C) -> true;
-carries_spawn(_, _, _) -> false.
-
-%% Per running tracer, the spawn events (P, C) its state holds anywhere: found once per
-%% state, when first asked for (ctx/3 forgets the last state's).
-held(Ts) ->
-    case get({?MODULE, held}) of
-        undefined ->
-            Held = [{T, spawns_in(strip(Core), #{})} || {T, {run, Core}} <- maps:to_list(Ts)],
-            put({?MODULE, held}, Held),
-            Held;
-        Held -> Held
-    end.
-
-%% The spawn events anywhere in a term, as an event or as its trace message: {P, C} keys.
-spawns_in({spawn, P, C, MFA}, Acc) when MFA =:= {?MODULE, process, [C]} ->
-    Acc#{{P, C} => true};
-spawns_in({trace, P, spawn, C, MFA}, Acc) when MFA =:= {?MODULE, process, [C]} ->
-    Acc#{{P, C} => true};
-spawns_in(T, Acc) when is_tuple(T) ->
-    spawns_in(tuple_to_list(T), Acc);
-spawns_in([H | T], Acc) ->
-    spawns_in(T, spawns_in(H, Acc));
-spawns_in(M, Acc) when is_map(M) ->
-    spawns_in(maps:to_list(M), Acc);
-spawns_in(F, Acc) when is_function(F) ->
-    %% What a closure captured is in the state too.
-    {env, Env} = erlang:fun_info(F, env),
-    spawns_in(Env, Acc);
-spawns_in(_, Acc) ->
-    Acc.
-
-senders(S, M, #{st := #{procs := Ps}, env := #{senders := Senders}}) ->
-    [{p, X} || {X, I} <- maps:get({S, M}, Senders, []),
-               case Ps of #{X := {Pc, _}} -> I > Pc; #{} -> true end].
-
-%% Processes with actions left that may send trace messages to T.
-may_own(T, Ctx = #{st := #{procs := Ps}, env := #{scripts := Scripts}}) ->
-    [X || {X, Sc} <- maps:to_list(Scripts),
-          case Ps of
-              #{X := {Pc, _}} -> Pc < length(Sc);
-              #{} -> true
-          end,
-          may_own1(T, X, Ctx)].
-
-may_own1(T, X, Ctx = #{st := #{procs := Ps, table := Tab}, env := #{parent := Parent}}) ->
-    case Tab of
-        #{X := {T, _}} -> true;
-        #{} ->
-            lists:member(T, detachers(X, Ctx)) orelse
-                (not is_map_key(X, Ps) andalso may_own1(T, maps:get(X, Parent), Ctx))
-    end.
