@@ -20,7 +20,7 @@
 
 -export([send/2, recv/1, timeout/0, spawn/2, child/5, gen_init/2, gen_init_done/1, gen_exit/1,
          gen_start/2, gen_call/2, gen_cast/2, gen_reply/2, gen_handled/2, gen_returned/1,
-         gen_info/1, active/0, activate/1, deactivate/0]).
+         gen_info/1, gen_fired/1, gen_unhandled/3, gen_timer_tag/0, active/0, activate/1, deactivate/0]).
 
 %% gen tags a call with an alias as `[alias | Ref]', an improper list on purpose; a
 %% woven call shows its request in that shape.
@@ -28,8 +28,13 @@
 
 -define(KEY, {riarc_inline, monitor}).
 -define(RUN, {riarc_inline, run}).
-%% While a gen_server callback's result asked for a timeout: when it is due (gen_timeout/1).
+%% While a gen_server callback's result asked for a timeout: the timer standing for it
+%% (gen_timeout/1). From the timer's message until the handle_info(timeout, _) it leads
+%% to starts: that this call is gen_server's own timeout firing (gen_fired/1).
 -define(GEN_TIMEOUT, {riarc_inline, gen_timeout}).
+-define(GEN_FIRED, {riarc_inline, gen_fired}).
+%% The message of that timer: `{timeout, Ref, ?GEN_TIMER}' (erlang:start_timer/3).
+-define(GEN_TIMER, '$riarc_inline_gen_timeout').
 
 -type run() :: #{collector := pid(), lambda := riarc_lambda:t(), send := boolean(),
                  recv := boolean(), explain := non_neg_integer(),
@@ -258,10 +263,10 @@ parent() ->
 %% @doc Woven around a gen_server's init/1 body, with its result: the ack that proc_lib
 %% sends the starter once init/1 returns (OTP's code, not woven), as riarc's tracing
 %% shows it: `{ack, Self, {ok, Self}}', `{ack, Self, {error, Reason}}' for `{stop,
-%% Reason}', `{ack, Self, ignore}' for `ignore'. Returns Result.
+%% Reason}', `{ack, Self, ignore}' for `ignore'. Returns Result (a timeout it asks for
+%% taken out, gen_timeout/1).
 -spec gen_init_done(term()) -> term().
 gen_init_done(Result) ->
-    gen_timeout(Result),
     Ack = case Result of
               {ok, _} -> {ok, self()};
               {ok, _, _} -> {ok, self()};
@@ -274,7 +279,7 @@ gen_init_done(Result) ->
         {_, M = #process_monitor{run = #{send := true}}} -> step({send, self(), parent(), {ack, self(), Ack}}, M);
         _ -> ok
     end,
-    Result.
+    gen_timeout(Result).
 
 %% @doc A woven `gen_server:start/3,4', `start_link/3,4' or `start_monitor/3,4': the start,
 %% then what OTP's code did for this process, as riarc's tracing shows it: the spawn of
@@ -372,58 +377,103 @@ gen_reply(From, Reply) ->
 
 %% @doc Woven around a gen_server's handle_call/3 body, with its result: the reply
 %% gen_server sends for it (OTP's code, not woven), as gen_server:reply/2 sends it.
-%% Returns Result.
+%% Returns Result (a timeout it asks for taken out, gen_timeout/1).
 -spec gen_handled(term(), term()) -> term().
 gen_handled(From, Result) ->
-    gen_timeout(Result),
     case Result of
         {reply, Reply, _} -> replied(From, Reply);
         {reply, Reply, _, _} -> replied(From, Reply);
         {stop, _, Reply, _} -> replied(From, Reply);
         _ -> ok
     end,
-    Result.
+    gen_timeout(Result).
 
-%% @doc Woven around a gen_server's handle_cast/2 and handle_info/2 bodies, with their
-%% result (gen_timeout/1). Returns Result.
+%% @doc Woven around a gen_server's handle_cast/2, handle_info/2 and handle_continue/2
+%% bodies, with their result. Returns Result, or, when it asks for a timeout, Result
+%% without it and a timer standing for it (gen_timeout/1).
 -spec gen_returned(term()) -> term().
 gen_returned(Result) ->
-    gen_timeout(Result),
-    Result.
+    gen_timeout(Result).
 
-%% @doc Woven at the top of a gen_server's handle_info/2: the message, or, when the last
-%% callback's result asked for a timeout and its time is up, the timeout firing as
-%% riarc's tracing shows it (`{timeout, Self}': gen_server's receive took its `after').
-%% Before that time, `timeout' can only be a message. After it, a message `timeout' that
-%% was taken instead reads as the timeout: the callback is called alike for both.
+%% @doc Woven at the top of a gen_server's handle_call/3, handle_cast/2 and
+%% handle_info/2: the message gen_server took for the callback (`{'$gen_call', From,
+%% Request}', `{'$gen_cast', Msg}' or the info), or the timeout event when this call of
+%% handle_info(timeout, _) is gen_server's own timeout firing (gen_fired/1), as riarc's
+%% tracing shows it (`{timeout, Self}': gen_server's receive took its `after').
+%%
+%% A message taken ends the timeout the last callback asked for, as in gen_server's
+%% receive. The timer's message may already be on its way: it is then stale, and
+%% gen_fired/1 tells it apart by its reference.
 -spec gen_info(term()) -> ok.
-gen_info(timeout) ->
-    case get(?GEN_TIMEOUT) of
-        Due when is_integer(Due) ->
-            case erlang:monotonic_time(millisecond) >= Due of
-                true -> timeout();
-                false -> recv(timeout)
-            end;
-        undefined -> recv(timeout)
-    end;
 gen_info(Info) ->
-    recv(Info).
+    case erase(?GEN_FIRED) of
+        true when Info =:= timeout ->
+            timeout();
+        _ ->
+            _ = case erase(?GEN_TIMEOUT) of
+                    undefined -> ok;
+                    Timer -> erlang:cancel_timer(Timer, [{async, true}, {info, false}])
+                end,
+            recv(Info)
+    end.
 
-%% A callback's result that sets gen_server's timeout (an integer; infinity sets none)
-%% leaves it pending until the next callback, due that many milliseconds from now; any
-%% other result ends it.
+%% @doc Woven as handle_info/2's first clause, for the message of the timer that stands
+%% for gen_server's timeout (gen_timeout/1): true when Timer is the pending one, which
+%% handle_info(timeout, _) then handles as gen_server would have; false for a stale one,
+%% which the clause drops.
+-spec gen_fired(reference()) -> boolean().
+gen_fired(Timer) ->
+    case get(?GEN_TIMEOUT) of
+        Timer ->
+            erase(?GEN_TIMEOUT),
+            put(?GEN_FIRED, true),
+            true;
+        _ ->
+            false
+    end.
+
+%% @doc The last element of the message of the timer that stands for gen_server's timeout
+%% (`{timeout, Ref, Tag}'), for the woven clause that takes it.
+-spec gen_timer_tag() -> atom().
+gen_timer_tag() -> ?GEN_TIMER.
+
+%% @doc The handle_info/2 woven into a gen_server module without one: the message's
+%% event, then what gen_server does for a module without handle_info/2 (OTP 25): a
+%% warning, and the state kept. Without it, inline would not see what such a server is
+%% sent, nor its timeout firing, both of which riarc's tracing shows.
+-spec gen_unhandled(module(), term(), term()) -> {noreply, term()}.
+gen_unhandled(Module, Info, State) ->
+    gen_info(Info),
+    logger:warning(#{label => {gen_server, no_handle_info}, module => Module, message => Info},
+                   #{domain => [otp], report_cb => fun gen_server:format_log/2,
+                     error_logger => #{tag => warning_msg, report_cb => fun gen_server:format_log/1}}),
+    {noreply, State}.
+
+%% A callback's result that sets gen_server's timeout (an integer; infinity sets none),
+%% in a process whose monitor still looks at receives: the timeout is taken out of the
+%% result and a timer of the same length stands for it, whose message handle_info/2's
+%% woven first clause turns into the callback gen_server would have made.
+%%
+%% Why: a receive `after' and a message `timeout' both call handle_info(timeout, _), and
+%% no clock tells them apart (a message that came after the time was up can still be
+%% taken first). riarc's tracing tells them apart by the sender; inline, the timer's
+%% message is the only way to know which one it was. Gen_server's own timeout is kept
+%% everywhere else, so woven code is the original outside a run.
 gen_timeout(Result) ->
-    T = case Result of
-            {ok, _, T0} -> T0;
-            {reply, _, _, T0} -> T0;
-            {noreply, _, T0} -> T0;
-            _ -> infinity
-        end,
-    _ = case is_integer(T) of
-            true -> put(?GEN_TIMEOUT, erlang:monotonic_time(millisecond) + T);
-            false -> erase(?GEN_TIMEOUT)
-        end,
-    ok.
+    case get(?KEY) of
+        #process_monitor{analysis = An, run = #{recv := true}} when An =/= decided ->
+            case Result of
+                {ok, State, T} when is_integer(T) -> timer(T), {ok, State};
+                {reply, Reply, State, T} when is_integer(T) -> timer(T), {reply, Reply, State};
+                {noreply, State, T} when is_integer(T) -> timer(T), {noreply, State};
+                _ -> Result
+            end;
+        _ ->
+            Result
+    end.
+
+timer(T) ->
+    put(?GEN_TIMEOUT, erlang:start_timer(T, self(), ?GEN_TIMER)).
 
 %% The send event of a reply, as gen:reply/2 makes it (OTP 25): to the caller's alias
 %% when the tag is one, else to the caller.

@@ -20,10 +20,16 @@
 %% <li>in a module with `-behaviour(gen_server)': `init/1' takes the process's monitor
 %%     (OTP's code that spawned it is not woven) and reports the ack proc_lib sends once
 %%     it returns, `handle_call/3' the request and the reply its result makes,
-%%     `handle_cast/2' and `handle_info/2' the message they were called for (the
-%%     timeout a callback's result asked for, when it fires, as a timeout),
+%%     `handle_cast/2' and `handle_info/2' the message they were called for,
 %%     `terminate/2' the exit (a module without one gets one that only reports it:
-%%     gen_server calls it where it would have called none, and ignores its result).</li>
+%%     gen_server calls it where it would have called none, and ignores its result);</li>
+%% <li>the timeout a callback's result asks for (`init/1', `handle_call/3',
+%%     `handle_cast/2', `handle_info/2', `handle_continue/2'): in a monitored process, a
+%%     timer stands for it, and a first clause of `handle_info/2' turns the timer's
+%%     message into the `handle_info(timeout, State)' gen_server would have called, the
+%%     timeout event riarc's tracing shows; a message `timeout' stays a message (see
+%%     riarc_inline_rt's gen_timeout). A module without `handle_info/2' gets one that
+%%     reports what it is sent and does what gen_server does without one.</li>
 %% </ul>
 %% Each of these events is the one riarc's tracing shows for what OTP's code does there
 %% (OTP 25's message shapes), so a monitor sees the same trace inline as outline.
@@ -51,22 +57,42 @@ parse_transform(Forms, _Options) ->
                              (_) -> false
                           end, Forms),
     Ctx = #{module => Module, local => Local, gen_server => GenServer},
-    terminate(GenServer andalso not lists:member({terminate, 2}, Local), [form(F, Ctx) || F <- Forms]).
+    Missing = [F || GenServer, F <- [{terminate, 2}, {handle_info, 2}], not lists:member(F, Local)],
+    added(Missing, [form(F, Ctx) || F <- Forms], Module).
 
-%% A gen_server module without terminate/2 gets one that reports the exit: without it
-%% the exit of a server that stops itself is OTP's, which nothing woven sees.
-terminate(false, Forms) ->
+%% The callbacks a gen_server module lacks, added. Without terminate/2, the exit of a
+%% server that stops itself is OTP's, which nothing woven sees; without handle_info/2,
+%% neither are its plain messages nor its timeout.
+added([], Forms, _Module) ->
     Forms;
-terminate(true, Forms) ->
+added(Missing, Forms, Module) ->
     {Before, [Eof]} = lists:split(length(Forms) - 1, Forms),
     L = element(2, Eof),
-    Export = {attribute, L, export, [{terminate, 2}]},
-    Fun = {function, L, terminate, 2,
-           [{clause, L, [{var, L, 'Reason'}, {var, L, '_'}], [],
-             [rt(L, gen_exit, [{var, L, 'Reason'}]), {atom, L, ok}]}]},
+    Export = {attribute, L, export, Missing},
     %% An export attribute must come before the functions: after the module's own.
     {Attrs, Funs} = lists:splitwith(fun({function, _, _, _, _}) -> false; (_) -> true end, Before),
-    Attrs ++ [Export] ++ Funs ++ [Fun, Eof].
+    Attrs ++ [Export] ++ Funs ++ [added_function(F, L, Module) || F <- Missing] ++ [Eof].
+
+added_function({terminate, 2}, L, _Module) ->
+    {function, L, terminate, 2,
+     [{clause, L, [{var, L, 'Reason'}, {var, L, '_'}], [],
+       [rt(L, gen_exit, [{var, L, 'Reason'}]), {atom, L, ok}]}]};
+added_function({handle_info, 2}, L, Module) ->
+    {function, L, handle_info, 2,
+     [timer_clause(L),
+      {clause, L, [{var, L, 'Info'}, {var, L, 'State'}], [],
+       [rt(L, gen_unhandled, [{atom, L, Module}, {var, L, 'Info'}, {var, L, 'State'}])]}]}.
+
+%% handle_info/2's first clause: the message of the timer that stands for gen_server's
+%% timeout becomes the call gen_server would have made for it; a stale one is dropped.
+timer_clause(L) ->
+    Timer = {var, L, 'RiarcInline@Timer'},
+    State = {var, L, 'RiarcInline@State'},
+    Message = {tuple, L, [{atom, L, timeout}, Timer, {atom, L, ?RT:gen_timer_tag()}]},
+    {clause, L, [Message, State], [[{call, L, {atom, L, is_reference}, [Timer]}]],
+     [{'case', L, rt(L, gen_fired, [Timer]),
+       [{clause, L, [{atom, L, true}], [], [{call, L, {atom, L, handle_info}, [{atom, L, timeout}, State]}]},
+        {clause, L, [{atom, L, false}], [], [{tuple, L, [{atom, L, noreply}, State]}]}]}]}.
 
 module(Forms) ->
     hd([M || {attribute, _, module, M} <- Forms]).
@@ -74,20 +100,25 @@ module(Forms) ->
 form({function, L, Name, Arity, Clauses}, Ctx) ->
     {Clauses1, _} = lists:mapfoldl(fun(C, N) -> callback_clause(Name, Arity, C, N, Ctx) end,
                                    0, Clauses),
-    {function, L, Name, Arity, Clauses1};
+    case Ctx of
+        #{gen_server := true} when {Name, Arity} =:= {handle_info, 2} ->
+            {function, L, Name, Arity, [timer_clause(L) | Clauses1]};
+        _ ->
+            {function, L, Name, Arity, Clauses1}
+    end;
 form(Other, _Ctx) ->
     Other.
 
-%% The gen_server callbacks report what gen_server received for them; any other function
-%% is only walked.
+%% The gen_server callbacks report what gen_server received for them and what their
+%% results make it do; any other function is only walked.
 callback_clause(Name, Arity, {clause, L, Pats, Guards, Body}, N0, Ctx = #{gen_server := true})
   when {Name, Arity} =:= {init, 1}; {Name, Arity} =:= {handle_call, 3};
        {Name, Arity} =:= {handle_cast, 2}; {Name, Arity} =:= {handle_info, 2};
-       {Name, Arity} =:= {terminate, 2} ->
+       {Name, Arity} =:= {handle_continue, 2}; {Name, Arity} =:= {terminate, 2} ->
     {Vars, N1} = fresh_vars(length(Pats), L, N0),
     Bound = [{match, L, P, V} || {P, V} <- lists:zip(Pats, Vars)],
     {Body1, N2} = walk(Body, N1, Ctx),
-    {{clause, L, Bound, Guards, [callback_call(Name, Vars, L, Ctx) | callback_result(Name, Vars, Body1, L)]}, N2};
+    {{clause, L, Bound, Guards, callback_call(Name, Vars, L, Ctx) ++ callback_result(Name, Vars, Body1, L)}, N2};
 callback_clause(_Name, _Arity, Clause, N0, Ctx) ->
     walk(Clause, N0, Ctx).
 
@@ -97,21 +128,25 @@ callback_result(init, [_Arg], Body, L) ->
     [rt(L, gen_init_done, [{block, L, Body}])];
 callback_result(handle_call, [_Req, From, _], Body, L) ->
     [rt(L, gen_handled, [From, {block, L, Body}])];
-callback_result(Name, _Vars, Body, L) when Name =:= handle_cast; Name =:= handle_info ->
+callback_result(Name, _Vars, Body, L)
+  when Name =:= handle_cast; Name =:= handle_info; Name =:= handle_continue ->
     [rt(L, gen_returned, [{block, L, Body}])];
 callback_result(_Name, _Vars, Body, _L) ->
     Body.
 
+%% handle_continue/2 is called for no message: nothing to report before it.
 callback_call(init, [Arg], L, #{module := M}) ->
-    rt(L, gen_init, [{atom, L, M}, Arg]);
+    [rt(L, gen_init, [{atom, L, M}, Arg])];
 callback_call(handle_call, [Req, From, _], L, _) ->
-    rt(L, recv, [{tuple, L, [{atom, L, '$gen_call'}, From, Req]}]);
+    [rt(L, gen_info, [{tuple, L, [{atom, L, '$gen_call'}, From, Req]}])];
 callback_call(handle_cast, [Msg, _], L, _) ->
-    rt(L, recv, [{tuple, L, [{atom, L, '$gen_cast'}, Msg]}]);
+    [rt(L, gen_info, [{tuple, L, [{atom, L, '$gen_cast'}, Msg]}])];
 callback_call(handle_info, [Info, _], L, _) ->
-    rt(L, gen_info, [Info]);
+    [rt(L, gen_info, [Info])];
+callback_call(handle_continue, _, _L, _) ->
+    [];
 callback_call(terminate, [Reason, _], L, _) ->
-    rt(L, gen_exit, [Reason]).
+    [rt(L, gen_exit, [Reason])].
 
 %%% The walk -----------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@
 -module(riarc_inline_gen).
 -behaviour(gen_server).
 
--export([client/0, init/1, handle_call/3, handle_cast/2, handle_info/2]).
+-export([client/0, late/0, init/1, handle_call/3, handle_cast/2, handle_info/2]).
 
 %% The client: starts the server, calls it twice, lets it time out once (it says when),
 %% stops it and waits for its end.
@@ -15,6 +15,19 @@ client() ->
     {a, 2} = gen_server:call(S, {q, 2}, infinity),
     ok = gen_server:cast(S, {idle, self()}),
     receive {idled, S} -> ok end,
+    stop(S).
+
+%% A message `timeout' the server takes when its own timeout is due: the cast {hold,
+%% Client} sends the server `timeout' itself, then asks for a timeout of 0, so
+%% gen_server's receive finds the message first. The server handles it as it would its
+%% timeout (handle_info(timeout, _)), but it was a message.
+late() ->
+    {ok, S} = gen_server:start(?MODULE, x, []),
+    ok = gen_server:cast(S, {hold, self()}),
+    receive {idled, S} -> ok end,
+    stop(S).
+
+stop(S) ->
     Ref = monitor(process, S),
     ok = gen_server:cast(S, stop),
     receive {'DOWN', Ref, process, S, _} -> ok end.
@@ -24,9 +37,13 @@ init(x) -> {ok, #{}}.
 handle_call({q, V}, _From, S) -> {reply, {a, V}, S}.
 
 handle_cast({idle, Client}, S) -> {noreply, S#{client => Client}, 0};
+handle_cast({hold, Client}, S) ->
+    self() ! timeout,
+    {noreply, S#{client => Client}, 0};
 handle_cast(stop, S) -> {stop, normal, S}.
 
-%% The timeout asked for above.
+%% The timeout asked for above, or the message `timeout' (late/0).
 handle_info(timeout, S = #{client := Client}) ->
     Client ! {idled, self()},
     {noreply, S}.
+

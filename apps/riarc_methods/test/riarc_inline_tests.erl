@@ -5,6 +5,8 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
+-export([log/2]).
+
 -define(SYS, riarc_inline_sys).
 -define(OWN, [riarc_inline_sys]).
 
@@ -54,6 +56,10 @@ inline_test_() ->
      woven_test_("the same entries as outline and centralised monitoring", ?OWN, fun same_entries/0),
      woven_test_("a gen_server and its client: the same events inline as outline", [riarc_inline_gen],
                  fun gen_events/0),
+     woven_test_("a message `timeout' taken when the timeout was due is a message inline too",
+                 [riarc_inline_gen], fun late_timeout/0),
+     woven_test_("a gen_server without handle_info/2: its messages and timeout seen inline too",
+                 [riarc_inline_bare], fun bare_server/0),
      woven_test_("a start on another node: the partition cannot be seen whole", ?OWN, fun remote/0)].
 
 %% Outline, a child on another node is followed or its partition says its trace was
@@ -104,11 +110,93 @@ gen_events() ->
     ?assertEqual(Outline, Run(fun riarc_inline:run/3)).
 
 %% The events one of gen_events/0's monitors was fed, up to its process's exit.
-gen_events(F) ->
+gen_events(F) -> gen_events(riarc_inline_gen, F).
+
+gen_events(Mod, F) ->
     receive
-        {event, {riarc_inline_gen, F, _}, E = {exit, _, _}} -> [unref(E)];
-        {event, {riarc_inline_gen, F, _}, E} -> [unref(E) | gen_events(F)]
+        {event, {Mod, F, _}, E = {exit, _, _}} -> [unref(E)];
+        {event, {Mod, F, _}, E} -> [unref(E) | gen_events(Mod, F)]
     end.
+
+%% The one promise, inline: a message `timeout' that gen_server takes where its own
+%% timeout was due reads as the message riarc's tracing shows, never as the timeout. A
+%% monitor that rejects on receiving it rejects in every method (reading it as the
+%% timeout gave inline an accept here).
+late_timeout() ->
+    Self = self(),
+    Events = fun({riarc_inline_gen, init, _}) -> {ok, fun M(E) -> Self ! {event, E}, M end};
+                (_) -> undefined
+             end,
+    Root = {riarc_inline_gen, late, []},
+    Seen = fun(Run) ->
+                   {ok, _} = Run(Root, Events, #{log => false}),
+                   server_events()
+           end,
+    Outline = Seen(fun riarc:run/3),
+    ?assertMatch([_, _, {recv, pid, {'$gen_cast', {hold, pid}}}, {send, pid, pid, timeout},
+                  {recv, pid, timeout} | _], Outline),
+    ?assertEqual([], [E || E = {timeout, _} <- Outline]),
+    ?assertEqual(Outline, Seen(fun riarc_inline:run/3)),
+    NoTimeoutMessage = fun({riarc_inline_gen, init, _}) ->
+                               {ok, fun M({recv, _, timeout}) -> reject; M(_) -> M end};
+                          (_) -> undefined
+                       end,
+    [begin
+         {ok, Res} = Run(Root, NoTimeoutMessage, #{log => false}),
+         ?assertMatch([reject], [V || #{mfa := {riarc_inline_gen, init, _}, verdict := V} <- maps:get(verdicts, Res)])
+     end || Run <- [fun riarc:run/3, fun riarc_central:run/3, fun riarc_inline:run/3]],
+    %% Race: a message taken ends the timer, whose message may be on its way already;
+    %% that stale message is dropped by the woven first clause, the state kept.
+    Stale = {timeout, make_ref(), riarc_inline_rt:gen_timer_tag()},
+    ?assertEqual({noreply, #{kept => true}}, riarc_inline_gen:handle_info(Stale, #{kept => true})).
+
+server_events() ->
+    receive
+        {event, E = {exit, _, _}} -> [unref(E)];
+        {event, E} -> [unref(E) | server_events()]
+    end.
+
+%% A gen_server module without handle_info/2 gets one inline: what it is sent and its
+%% timeout reach its monitor as outline, and gen_server's warning for each is logged as
+%% OTP logs it (the client waits for both warnings).
+bare_server() ->
+    Self = self(),
+    %% The handler's messages are the test's, sent from the server's process: outline
+    %% sees them, inline does not (the handler is not woven). They are left out.
+    Spec = fun(MFA = {riarc_inline_bare, F, _}) when F =:= client; F =:= init ->
+                   {ok, fun M({send, _, _, {no_handle_info, _}}) -> M;
+                            M(E) -> Self ! {event, MFA, E}, M
+                        end};
+              (_) -> undefined
+           end,
+    {ok, #{level := Level}} = logger:get_handler_config(default),
+    ok = logger:update_handler_config(default, level, none),
+    ok = logger:add_handler(?MODULE, ?MODULE, #{}),
+    try
+        Run = fun(R) ->
+                      {ok, Res} = R({riarc_inline_bare, client, []}, Spec, #{log => false}),
+                      ?assertEqual(0, riarc_result:status(Res)),
+                      gen_events(riarc_inline_bare, init)
+              end,
+        Outline = Run(fun riarc:run/3),
+        ?assertMatch([_, _, {recv, pid, hello}, {recv, pid, {'$gen_cast', hold}}, {recv, pid, go},
+                      {timeout, pid}, {recv, pid, {'$gen_cast', stop}}, {exit, pid, normal}], Outline),
+        ?assertEqual(Outline, Run(fun riarc_inline:run/3))
+    after
+        ok = logger:remove_handler(?MODULE),
+        ok = logger:update_handler_config(default, level, Level)
+    end.
+
+%% @private A logger handler: gen_server's warning for a message its module has no
+%% handle_info/2 for goes to the bare server's client.
+log(#{msg := {report, #{label := {gen_server, no_handle_info}, module := riarc_inline_bare,
+                        message := Msg}}}, _Config) ->
+    case whereis(riarc_inline_bare_client) of
+        undefined -> ok;
+        Client -> Client ! {no_handle_info, Msg}
+    end;
+log(_Event, _Config) ->
+    ok.
 
 unref(R) when is_reference(R) -> ref;
 unref(P) when is_pid(P) -> pid;
