@@ -4,8 +4,9 @@
 %% around its callbacks), and the model checker {@link riarc_explore} runs several of
 %% these cores against each other under every delivery order the VM allows. What every
 %% step does to the state (the maps with their invariants, effects, reports, the
-%% tracer's end) is {@link riarc_tracer_state}'s; control requests (info, settle, stop)
-%% are {@link riarc_tracer_control}'s.
+%% tracer's end) is {@link riarc_tracer_state}'s; where a spawned child's partition goes
+%% (Alg. 2 INSTRUMENT) is {@link riarc_tracer_instrument}'s; control requests (info,
+%% settle, stop) are {@link riarc_tracer_control}'s.
 %%
 %% State σ: the routing map Π (SuS process -> next-hop tracer), the instrumentation map Λ
 %% ({@link riarc_lambda}) and the traced-processes map Γ (SuS process -> direct |
@@ -56,7 +57,7 @@
 -include("riarc_tracer_state.hrl").
 
 -import(riarc_tracer_state, [fx/2, effects/2, report/2, self_of/1, check/4, violation/3,
-                             route/2, add_route/4, del_route/3, add_gamma/3, del_gamma/3,
+                             route/2, add_route/4, del_route/3, del_gamma/3,
                              origin/1, try_gc/1]).
 -import(riarc_tracer_control, [control/4, out/1]).
 
@@ -74,7 +75,8 @@
                  checks := boolean(),
                  perturb := undefined | pos_integer() | {gate, pid()},
                  %% Alg. 4 TRACER: starts a tracer and returns its name. The only call
-                 %% out of this module: the caller decides what a tracer is.
+                 %% out of the core (riarc_tracer_instrument, at INSTRUMENT): the caller
+                 %% decides what a tracer is.
                  start_tracer := fun((riarc_monitor:monitor(), sid(), riarc_event:mfa_args(),
                                       tracer()) -> tracer()),
                  %% The backend gives no init event of its own: the tracer that handles a
@@ -144,7 +146,7 @@ init_root(Cfg = #{self := Self}, Root, MFA, Init) ->
     {state(), [effect()]}.
 init_tracer(Cfg = #{self := Self}, Mon, S, MFA, Disp) ->
     St0 = start_analysis({S, MFA}, Mon, #tracer{mode = priority, cfg = Cfg, parts = riarc_tracer_parts:new(Self)}),
-    out(detach(S, Disp, perturb(St0))).
+    out(riarc_tracer_instrument:detach(S, Disp, perturb(St0))).
 
 %% @doc One step: a message from the tracer's mailbox (a trace event, a message of
 %% another tracer, a control request).
@@ -249,8 +251,9 @@ handle_direct(E = {spawn, P, C, MFA}, St) ->
     case route(P, St) of
         undefined ->
             %% case Π(e.ıS) = ⊥: this tracer handles e, then instruments the child.
-            child(C, Parent, MFA, instrument(direct, {spawn, Parent, C, MFA}, self_of(St),
-                                             analyse(E, perturb(St))));
+            child(C, Parent, MFA,
+                  riarc_tracer_instrument:instrument(direct, {spawn, Parent, C, MFA}, self_of(St),
+                                                     analyse(E, perturb(St))));
         _ ->
             %% case Π(e.ıS) = ȷT: dispatch; the child is routed too (I9), to the tracer
             %% that will ask for it: until then its events are held here (short routes).
@@ -410,7 +413,7 @@ handle_routed(spawn, E = {spawn, P, C, _}, R, Disp, St) ->
     case route(P, St) of
         undefined ->
             St1 = check(is_map_key(P, St#tracer.gamma), 'I21', {routed_event_not_traced, E}, St),
-            instrument(priority, E, Disp, analyse(E, St1));
+            riarc_tracer_instrument:instrument(priority, E, Disp, analyse(E, St1));
         Next ->
             add_route(C, child_route(Next), 'I10', forwd(R, P, St))
     end;
@@ -476,127 +479,15 @@ drain_held(St = #tracer{held = Held}) ->
     end.
 
 %%% ---------------------------------------------------------------------------
-%%% Alg. 2 INSTRUMENT and Alg. 4 DISPATCH, FORWD, DETACH, TRYGC
+%%% A relayed child's trace, and Alg. 4 DISPATCH, FORWD (Alg. 2 INSTRUMENT and Alg. 4
+%%% DETACH: riarc_tracer_instrument; TRYGC: riarc_tracer_state)
 %%% ---------------------------------------------------------------------------
 
-%% Alg. 2 INSTRUMENT∘ / INSTRUMENT•. Disp is the dispatch tracer: this tracer in direct
-%% mode, the tracer that dispatched the spawn event in priority mode. The spawn event
-%% names the parent the child's init event names (init_parent/3).
-instrument(Mode, {spawn, P, C, MFA}, Disp, St = #tracer{cfg = #{lambda := Lambda}}) ->
-    case relay(P, MFA, lookup(Lambda, MFA, St)) of
-        {{ok, Mon}, St1} ->
-            case adopts(St1) of
-                true -> adopt(Mode, {P, C, MFA}, Mon, Disp, St1);
-                false -> new_tracer(Mode, {P, C, MFA}, Mon, Disp, St1)
-            end;
-        {undefined, St1} when Mode =:= direct ->
-            %% Tracing inheritance (A2): this tracer already traces C (I4).
-            add_gamma(C, direct, join(C, P, St1));
-        {undefined, St1} ->
-            %% C was inherited by the dispatch tracer: take it over from there.
-            detach(C, Disp, join(C, P, St1))
-    end.
-
-%% Λ(e.ςS) ≠ ⊥: a new tracer for C, reached through a next-hop (I8).
-new_tracer(Mode, {P, C, MFA}, Mon, Disp, St = #tracer{cfg = Cfg}) ->
-    #{start_tracer := Start, session := Session} = Cfg,
-    T = Start(Mon, C, MFA, Disp),
-    %% Registered by its spawner, before the spawner can end, so that the session
-    %% never sees the set of live tracers empty while this one is starting.
-    %% With the child's lineage: its parent, and the root of the partition it
-    %% was started from (P's), for a session that follows its system onto other
-    %% nodes (riarc_follow).
-    Up = {riarc_tracer_up, T, C, MFA, {P, riarc_tracer_parts:within(P, St#tracer.parts)}},
-    St2 = fx({started, T, C}, fx({send, Session, Up}, St)),
-    case Mode of
-        direct -> add_route(C, T, 'I8', St2);
-        %% Short routes: C's events are with Disp, which sends them to T in one
-        %% hop when T asks; none comes through here, so no route is kept (the
-        %% paper's next hop would wait here for an acknowledgement that, on a
-        %% short route, never passes).
-        priority -> St2
-    end.
-
-%% Adoption (riarc_tracer_adopted): C's partition stays here, its monitor run here. C is
-%% then taken in as a child Λ leaves in its parent's partition is: in direct mode this
-%% tracer already traces it (tracing inheritance, I4); in priority mode the dispatch
-%% tracer does, and C is taken over from there (DETACH). Nothing is routed for it. The
-%% session learns of the partition now, under its own key, with its lineage, as it
-%% learns of a new tracer's: the reports of its monitor carry that key.
-adopts(#tracer{cfg = #{adopt := Adopt}, parts = Parts}) -> Adopt(riarc_tracer_parts:adopted(Parts));
-adopts(_St) -> false.
-
-adopt(Mode, {P, C, MFA}, Mon, Disp, St = #tracer{cfg = Cfg, parts = Parts}) ->
-    {Parts1, Fx} = riarc_tracer_parts:adopt(C, MFA, Mon, P, Cfg, Parts),
-    St1 = effects(Fx, St#tracer{parts = Parts1}),
-    case Mode of
-        direct -> add_gamma(C, direct, St1);
-        priority -> detach(C, Disp, St1)
-    end.
-
-%% A child Λ leaves in its parent's partition joins it if the parent's is adopted.
-join(C, P, St = #tracer{parts = Parts}) ->
-    St#tracer{parts = riarc_tracer_parts:join(C, P, Parts)}.
-
-%% One partition spanning nodes, on the child's node: a child from another node that Λ puts
-%% in its parent's partition gets a tracer of its own here (its partition on this node),
-%% whose events go to the parent's partition's tracer there instead of a monitor here.
-%% riarc's own processes are never relayed (riarc_backend_new_processes: nor ever monitored).
-relay(P, MFA, Answer = {undefined, St = #tracer{cfg = #{relay_to := _}}}) when is_pid(P), node(P) =/= node() ->
-    case riarc_backend_new_processes:is_own(riarc_lambda:logical_mfa(MFA)) of
-        false -> {{ok, {'$riarc_relay', P}}, St};
-        true -> Answer
-    end;
-relay(_P, _MFA, Answer) ->
-    Answer.
-
-lookup(Lambda, MFA, St) ->
-    case riarc_lambda:lookup(Lambda, MFA) of
-        {error, Reason} ->
-            %% A Spec that fails is the user's bug, not the system's: the process is
-            %% left in its parent's partition and the failure is reported.
-            {undefined, report({riarc_spec_error, self_of(St), MFA, Reason}, St)};
-        Answer -> {Answer, St}
-    end.
-
-%% A process P of this partition started a process on another node, where this node's
-%% tracing cannot follow it (docs/production.md, "Systems spread over nodes"): nothing in
-%% Alg. 1 to 3 covers it. What is lost depends on Λ. ⊥: the child belongs to P's
-%% partition, whose trace from here on lacks the child's events, so a verdict its
-%% monitor has not reached yet cannot be trusted (once reached, a verdict rests on a
-%% complete prefix, and a partition with no monitor has nothing to lose). A monitor: the
-%% child's own partition is never monitored. Either way the session is told: an error,
-%% never a silent accept.
-%%
-%% One partition spanning nodes: on a node a session follows the system onto (cfg's
-%% relay_nodes), a ⊥ child's events, and its ⊥ descendants' there, are relayed here by
-%% the session (relayed/2); the session is told whose they are, and this tracer does not
-%% end (TRYGC) before their relayed trace has, unless its monitor has a verdict already.
-remote_child({remote_spawn, P, Node, MFA}, St = #tracer{cfg = Cfg = #{lambda := Lambda}}) ->
-    Info = #{parent => P, node => Node, mfa => MFA},
-    Relayed = case maps:get(relay_nodes, Cfg, []) of
-                  %% Nodes that join during the run are followed too (follow_joining):
-                  %% the session knows which are.
-                  all -> true;
-                  Nodes -> lists:member(Node, Nodes)
-              end,
-    case lookup(Lambda, MFA, St) of
-        {undefined, St1 = #tracer{parts = Parts}} when Relayed ->
-            report({riarc_remote_child, self_of(St1), relayed, Info},
-                   St1#tracer{parts = riarc_tracer_parts:await(Parts)});
-        {undefined, St1 = #tracer{parts = Parts}} ->
-            case riarc_tracer_parts:monitored(P, Parts) of
-                true -> report({riarc_remote_child, riarc_tracer_parts:key_of(P, Parts), partition, Info}, St1);
-                false -> St1
-            end;
-        {{ok, _}, St1} -> report({riarc_remote_child, self_of(St1), own, Info}, St1)
-    end.
-
-%% The relayed trace of a child on another node (remote_child/2), from the session: its
-%% events, in their order there, analysed as this partition's; its end; or the session's
-%% word that N such children will never be relayed (their node went down, or none showed
-%% there: the Info says why), which leaves this partition's trace incomplete: an error
-%% for it (the session's), as for a child this node cannot follow.
+%% The relayed trace of a child on another node (riarc_tracer_instrument:remote_child/2),
+%% from the session: its events, in their order there, analysed as this partition's; its
+%% end; or the session's word that N such children will never be relayed (their node went
+%% down, or none showed there: the Info says why), which leaves this partition's trace
+%% incomplete: an error for it (the session's), as for a child this node cannot follow.
 %% Trust boundary: only the session, with its token, relays.
 relayed({riarc_relayed, Token, What, Arg}, St = #tracer{cfg = Cfg}) ->
     case maps:get(token, Cfg, undefined) of
@@ -611,12 +502,6 @@ relayed1('end', _Child, St = #tracer{parts = Parts}) ->
 relayed1(lost, {Missing, Info}, St = #tracer{parts = Parts}) ->
     St1 = report({riarc_remote_child, self_of(St), partition, Info}, St),
     try_gc(St1#tracer{parts = riarc_tracer_parts:awaited(Missing, Parts)}).
-
-%% Alg. 4 DETACH(ȷS, ıT): preempt S, then ask the dispatch tracer for S's routed events
-%% (both done by the caller, in this order, as the effect {detach, S, Disp}).
-detach(S, Disp, St) ->
-    St1 = add_gamma(S, priority, fx({detach, S, Disp}, St)),
-    St1#tracer{dtc_issued = St1#tracer.dtc_issued + 1, detached = St1#tracer.detached + 1}.
 
 %% Alg. 4 DISPATCH: wrap a message of this tracer's about S in a routing packet, sent
 %% along S's route.
@@ -648,7 +533,7 @@ child_route(T) -> T.
 %%% ---------------------------------------------------------------------------
 
 set_monitor(Root, MFA, St = #tracer{cfg = #{lambda := Lambda}}) ->
-    case lookup(Lambda, MFA, St) of
+    case riarc_tracer_instrument:lookup(Lambda, MFA, St) of
         {{ok, Mon}, St1} ->
             %% The session learns the root's partition now, so that it can give it a
             %% verdict even if this tracer never reports one (killed on overload).
@@ -663,11 +548,11 @@ start_analysis(Part, Mon, St = #tracer{cfg = Cfg, parts = Parts}) ->
 
 %% ANALYSEEVT (riarc_tracer_parts:step/4), but for two kinds of event that are the
 %% tracer's to judge (unless its partition's events are relayed to another node's): a
-%% start of a process on another node (remote_child/2, whether or not the monitor still
-%% runs), and a call that may take away what riarc sees.
+%% start of a process on another node (riarc_tracer_instrument:remote_child/2, whether or
+%% not the monitor still runs), and a call that may take away what riarc sees.
 analyse(E = {remote_spawn, _, _, _}, St = #tracer{parts = Parts}) ->
     case riarc_tracer_parts:relays(Parts) of
-        false -> remote_child(E, St);
+        false -> riarc_tracer_instrument:remote_child(E, St);
         true -> step(E, St)
     end;
 %% A call of S's that may take away what riarc sees (riarc_trace_pattern:call_event/2):
