@@ -332,16 +332,43 @@ gen_call(F, Args = [Server, Request | Rest]) ->
             %% gen's own shapes (OTP 25): a name is looked up first (one nobody holds:
             %% the call exits, nothing is sent); a call to a local pid without a timeout
             %% tags the request with its monitor's reference, any other with an alias.
+            %% A call to itself exits before anything is sent.
             To = where(Server),
+            Ref = make_ref(),
             Tag = case Rest of
-                      [infinity] when is_pid(To), node(To) =:= node() -> make_ref();
-                      _ -> [alias | make_ref()]
+                      [infinity] when is_pid(To), node(To) =:= node() -> Ref;
+                      _ -> [alias | Ref]
                   end,
-            _ = maps:get(send, Run) andalso To =/= undefined
+            Sent = To =/= undefined andalso To =/= self(),
+            _ = maps:get(send, Run) andalso Sent
                 andalso step({send, self(), To, {'$gen_call', {self(), Tag}, Request}}, M),
-            Reply = apply(gen_server, F, Args),
-            _ = maps:get(recv, Run) andalso recv_after_call(Tag, Reply),
-            Reply
+            Start = erlang:monotonic_time(millisecond),
+            try apply(gen_server, F, Args) of
+                Reply ->
+                    _ = maps:get(recv, Run) andalso recv_after_call(Tag, Reply),
+                    Reply
+            catch
+                exit:{Why, {gen_server, F, _}} = Exit:Stack when Sent ->
+                    _ = maps:get(recv, Run) andalso call_failed(Why, To, Ref, timeout_of(Rest), Start),
+                    erlang:raise(exit, Exit, Stack)
+            end
+    end.
+
+timeout_of([]) -> 5000;
+timeout_of([T]) -> T.
+
+%% What gen's receive took when a call that sent its request exits (OTP 25's
+%% gen:do_call/4), as riarc's tracing shows it: its `after' fired, and then the `after 0'
+%% that looks for a reply once more (two timeout events); or the server's 'DOWN', under
+%% the reference the tag holds, `noconnection' for a node gone (the call exits with
+%% {nodedown, Node}). A server that exits with reason `timeout' exits the call alike: a
+%% call that ends with it before its time is up was ended by the 'DOWN'.
+call_failed(Why, To, Ref, T, Start) ->
+    Elapsed = erlang:monotonic_time(millisecond) - Start,
+    case Why of
+        timeout when is_integer(T), Elapsed >= T -> timeout(), timeout();
+        {nodedown, _} when not is_pid(To); node(To) =/= node() -> recv({'DOWN', Ref, process, To, noconnection});
+        _ -> recv({'DOWN', Ref, process, To, Why})
     end.
 
 %% The process a call goes to, as gen:call/4 finds it.

@@ -5,7 +5,7 @@
 -module(riarc_inline_gen).
 -behaviour(gen_server).
 
--export([client/0, late/0, init/1, handle_call/3, handle_cast/2, handle_info/2]).
+-export([client/0, late/0, failing/0, init/1, handle_call/3, handle_cast/2, handle_info/2]).
 
 %% The client: starts the server, calls it twice, lets it time out once (it says when),
 %% stops it and waits for its end.
@@ -27,6 +27,17 @@ late() ->
     receive {idled, S} -> ok end,
     stop(S).
 
+%% Calls that fail after their request was sent: one times out (the server never
+%% replies), one goes to a server that is gone; and one to the client itself, which
+%% exits before anything is sent.
+failing() ->
+    {ok, S} = gen_server:start(?MODULE, x, []),
+    {'EXIT', {timeout, _}} = (catch gen_server:call(S, hang, 0)),
+    {'EXIT', {calling_self, _}} = (catch gen_server:call(self(), hang)),
+    stop(S),
+    {'EXIT', {noproc, _}} = (catch gen_server:call(S, {q, 1})),
+    ok.
+
 stop(S) ->
     Ref = monitor(process, S),
     ok = gen_server:cast(S, stop),
@@ -34,7 +45,8 @@ stop(S) ->
 
 init(x) -> {ok, #{}}.
 
-handle_call({q, V}, _From, S) -> {reply, {a, V}, S}.
+handle_call({q, V}, _From, S) -> {reply, {a, V}, S};
+handle_call(hang, _From, S) -> {noreply, S}.
 
 handle_cast({idle, Client}, S) -> {noreply, S#{client => Client}, 0};
 handle_cast({hold, Client}, S) ->

@@ -56,6 +56,8 @@ inline_test_() ->
      woven_test_("the same entries as outline and centralised monitoring", ?OWN, fun same_entries/0),
      woven_test_("a gen_server and its client: the same events inline as outline", [riarc_inline_gen],
                  fun gen_events/0),
+     woven_test_("calls that time out or find their server gone: the same events inline",
+                 [riarc_inline_gen], fun failing_calls/0),
      woven_test_("a message `timeout' taken when the timeout was due is a message inline too",
                  [riarc_inline_gen], fun late_timeout/0),
      woven_test_("a gen_server without handle_info/2: its messages and timeout seen inline too",
@@ -107,6 +109,26 @@ gen_events() ->
     Outline = Run(fun riarc:run/3),
     ?assertMatch({[{init, pid, pid, _}, {spawn, pid, pid, {riarc_inline_gen, init, [x]}},
                    {recv, pid, {ack, pid, {ok, pid}}} | _], _}, Outline),
+    ?assertEqual(Outline, Run(fun riarc_inline:run/3)).
+
+%% A call's request sent and no reply taken: what gen's receive took instead (its
+%% `after', twice; the server's 'DOWN') reaches the caller's monitor inline as outline.
+%% A call to itself sends nothing, in both.
+failing_calls() ->
+    Self = self(),
+    Spec = fun(MFA = {riarc_inline_gen, failing, _}) -> {ok, fun M(E) -> Self ! {event, MFA, E}, M end};
+              ({riarc_inline_gen, init, _}) -> {ok, fun M(_) -> M end};
+              (_) -> undefined
+           end,
+    Run = fun(R) ->
+                  {ok, _} = R({riarc_inline_gen, failing, []}, Spec, #{log => false}),
+                  gen_events(failing)
+          end,
+    Outline = Run(fun riarc:run/3),
+    ?assertMatch([_, _, _, {send, pid, pid, {'$gen_call', _, hang}}, {timeout, pid}, {timeout, pid},
+                  {send, pid, pid, {'$gen_cast', stop}}, {recv, pid, {'DOWN', ref, process, pid, normal}},
+                  {send, pid, pid, {'$gen_call', {pid, [alias | ref]}, {q, 1}}},
+                  {recv, pid, {'DOWN', ref, process, pid, noproc}}, {exit, pid, normal}], Outline),
     ?assertEqual(Outline, Run(fun riarc_inline:run/3)).
 
 %% The events one of gen_events/0's monitors was fed, up to its process's exit.
