@@ -175,12 +175,12 @@ learnt({riarc_stopped_short, Tracer, Info}, Over, V) ->
     {E, Changed} = riarc_session_entries:stopped_short(Tracer, Info, V#verdicts.entries),
     Own = [Tracer || maps:get(own, Info), riarc_session_entries:verdict(Tracer, E) =/= none],
     republish(Changed, Over, publish(Own, Over, V#verdicts{entries = E}));
-%% A process started one on another node (riarc_tracer_core's remote_child/2). In its own
-%% partition: that partition's trace lacks the child's events from then on, so its verdict
-%% is not to be trusted, unless its monitor had reached one before (here already, when
-%% the monitor runs in the tracer; one still on its way from an analysis process is
-%% distrusted too: a false error, never a false accept). With a monitor of its own: a
-%% monitor that never ran, an error of the run (the session's).
+%% A process started one on another node (riarc_tracer_instrument:remote_child/2). In
+%% its own partition: that partition's trace lacks the child's events from then on, so
+%% its verdict is not to be trusted, unless its monitor had reached one before (here
+%% already, when the monitor runs in the tracer; one still on its way from an analysis
+%% process is distrusted too: a false error, never a false accept). With a monitor of
+%% its own: a monitor that never ran, an error of the run (the session's).
 learnt({riarc_remote_child, Tracer, partition, Info}, Over, V) ->
     case riarc_session_entries:remote_child(Tracer, Info, V#verdicts.entries) of
         unchanged -> V;

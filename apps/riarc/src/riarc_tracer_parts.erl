@@ -169,7 +169,7 @@ finish(Cfg, Ps = #parts{mon = Mon, adopted = A}) ->
     {A1, Reports} = riarc_tracer_adopted:finish_all(A),
     {Ps#parts{mon = undefined, adopted = A1}, Own ++ reports(Reports, Cfg)}.
 
-%% @doc A stop found the tracer's routing unsettled (riarc_tracer_core's stopped_short):
+%% @doc A stop found the tracer's routing unsettled (riarc_tracer_control's stopped_short/1):
 %% its adopted partitions' traces may lack events as its own may.
 -spec stopped_short(map(), t()) -> [effect()].
 stopped_short(Cfg, #parts{self = Self, adopted = A}) ->

@@ -1,6 +1,7 @@
 %% A RIARC tracer's state (riarc_tracer_core), shared by the modules that step it:
-%% riarc_tracer_core (the algorithm), riarc_tracer_state (its maps, effects and end) and
-%% riarc_tracer_control (control requests). Nothing else looks inside it.
+%% riarc_tracer_core (the algorithm), riarc_tracer_instrument (Alg. 2, a child's
+%% placement), riarc_tracer_state (its maps, effects and end) and riarc_tracer_control
+%% (control requests). Nothing else looks inside it.
 -record(tracer, {
     mode = direct :: riarc_tracer_core:mode(),
     %% Π, the routing map.

@@ -196,8 +196,8 @@ handle_info({'DOWN', _, process, Pid, Why}, Ctx, D = #dist{followers = Fs, follo
 handle_info(_Msg, _Ctx, _D) ->
     unknown.
 
-%% @doc A tracer's word that a process started one on another node (riarc_tracer_core's
-%% remote_child/2): `relayed', in its parent's partition, or `own', with a monitor of
+%% @doc A tracer's word that a process started one on another node
+%% (riarc_tracer_instrument:remote_child/2): `relayed', in its parent's partition, or `own', with a monitor of
 %% its own.
 -spec remote_child(pid(), relayed | own, map(), ctx(), t()) -> {t(), [effect()]}.
 %% One partition spanning nodes: the child's events come relayed from its node, and go to
