@@ -3,7 +3,7 @@
 -module(riarc_inline_sys).
 
 -export([guarded/1, bang_value/1, funs/1, dies/0, crash_child/0, receiver/0, three/0,
-         three_child/1, three_spec/0, remote/1]).
+         three_child/1, three_spec/0, remote/1, unregistered/0]).
 
 %% A receive with guards and an after clause; only the taken message is an event.
 guarded(Parent) ->
@@ -14,6 +14,13 @@ guarded(Parent) ->
         end,
     Parent ! {got, R},
     receive after 0 -> ok end.
+
+%% Sends to names nobody holds: `!' fails, gen_server:cast/2 does not.
+unregistered() ->
+    {'EXIT', {badarg, _}} = (catch (riarc_inline_nobody ! x)),
+    ok = gen_server:cast(riarc_inline_nobody, y),
+    ok = gen_server:cast({global, riarc_inline_nobody}, z),
+    ok.
 
 %% `!' used as a value, inside a fun.
 bang_value(Parent) ->

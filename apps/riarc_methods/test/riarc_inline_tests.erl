@@ -54,6 +54,8 @@ inline_test_() ->
      woven_test_("a process killed from outside: the run ends, saying so", ?OWN, fun killed/0),
      woven_test_("a crashing process: its exit is seen with the real reason", ?OWN, fun crash/0),
      woven_test_("the same entries as outline and centralised monitoring", ?OWN, fun same_entries/0),
+     woven_test_("sends to names nobody holds: the same events inline as outline", ?OWN,
+                 fun unregistered/0),
      woven_test_("a gen_server and its client: the same events inline as outline", [riarc_inline_gen],
                  fun gen_events/0),
      woven_test_("calls that time out or find their server gone: the same events inline",
@@ -332,6 +334,22 @@ constructs() ->
     ?assertMatch([#{reason := {unmonitored_child, #{mfa := {?SYS, '-funs/1-fun-0-', []},
                                                     verdict_on_partial_trace := none}}}],
                  [E || E = #{mfa := {?SYS, funs, _}} <- maps:get(verdicts, R)]).
+
+%% The VM's tracing shows a send to a name nobody holds, then `!' fails (a cast ignores
+%% the failure); a cast to a global name nobody holds sends nothing. Inline, the same.
+unregistered() ->
+    Self = self(),
+    Spec = fun({?SYS, unregistered, []}) -> {ok, recorder(unregistered, Self)};
+              (_) -> undefined
+           end,
+    Seen = fun(Run) ->
+                   {ok, _} = Run({?SYS, unregistered, []}, Spec, #{log => false}),
+                   unpid(events(unregistered))
+           end,
+    Outline = Seen(fun riarc:run/3),
+    ?assertEqual([{init, pid, pid, {?SYS, unregistered, []}}, {send, pid, riarc_inline_nobody, x},
+                  {send, pid, riarc_inline_nobody, {'$gen_cast', y}}, {exit, pid, normal}], Outline),
+    ?assertEqual(Outline, Seen(fun riarc_inline:run/3)).
 
 %% The events a recorder monitor reported, up to its process's exit.
 events(Name) ->
