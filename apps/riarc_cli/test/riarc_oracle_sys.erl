@@ -16,7 +16,10 @@
 %%     that is not waiting for a message;</li>
 %% <li>`{gen, Id, Calls, Stop}': start a gen_server, call it with each of Calls (only this
 %%     process talks to it), then stop it with a cast (a stopping call would race the
-%%     server's 'DOWN' with the caller's demonitor).</li>
+%%     server's 'DOWN' with the caller's demonitor). A call `idle' is a cast after which
+%%     the server asks for a timeout of 0, which fires (its caller waits to hear so); a
+%%     call `hold' the same, but the server first sends itself `timeout', which its
+%%     receive finds first: a message `timeout', not the timeout.</li>
 %% </ul>
 %% Every process logs the events it exhibits and sends the log to the collector `Col'
 %% (outside the system) just before it exits; the log is the ground truth the oracle
@@ -33,7 +36,7 @@
 -behaviour(gen_server).
 
 -export([proc/4]).
--export([init/1, handle_call/3, handle_cast/2]).
+-export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 
 %% @doc A process of the system: Id is its logical id, the one every mode is matched by;
 %% the root's Parent is `none'.
@@ -76,7 +79,11 @@ act({gen, Id, Calls, Stop}, Log, _Parent, Col) ->
     MFA = {?MODULE, init, [Arg]},
     {ok, S} = gen_server:start(?MODULE, Arg, []),
     L1 = [{recv, Self, {ack, S, {ok, S}}}, {spawn, Self, S, MFA} | Log],
-    L2 = lists:foldl(fun(V, L) ->
+    L2 = lists:foldl(fun(K, L) when K =:= idle; K =:= hold ->
+                             ok = gen_server:cast(S, {K, Self}),
+                             M = receive {idled, S} = Idled -> Idled end,
+                             [{recv, Self, M}, {send, Self, S, {'$gen_cast', {K, Self}}} | L];
+                        (V, L) ->
                              {a, V} = gen_server:call(S, {q, V}),
                              [{recv, Self, {[alias | '$ref'], {a, V}}},
                               {send, Self, S, {'$gen_call', {Self, [alias | '$ref']}, {q, V}}}
@@ -120,7 +127,26 @@ handle_call(Req = {q, V}, {From, _}, S = #{log := Log}) ->
                                 {recv, Self, {'$gen_call', {From, [alias | '$ref']}, Req}} | Log]}}.
 
 %% @private
--spec handle_cast(stop, map()) -> {stop, term(), map()}.
+-spec handle_cast(stop | {idle | hold, pid()}, map()) ->
+          {stop, term(), map()} | {noreply, map(), 0}.
 handle_cast(stop, S = #{arg := {srv, _, Stop, Col}, log := Log}) ->
     Col ! {log, self(), lists:reverse([{recv, self(), {'$gen_cast', stop}} | Log])},
-    {stop, Stop, S}.
+    {stop, Stop, S};
+handle_cast(Req = {idle, Client}, S = #{log := Log}) ->
+    {noreply, S#{log := [{recv, self(), {'$gen_cast', Req}} | Log], idle => {Client, timeout}}, 0};
+handle_cast(Req = {hold, Client}, S = #{log := Log}) ->
+    Self = self(),
+    Self ! timeout,
+    {noreply, S#{log := [{send, Self, Self, timeout}, {recv, Self, {'$gen_cast', Req}} | Log],
+                 idle => {Client, message}}, 0}.
+
+%% @private The timeout asked for by `idle', or the message `timeout' of `hold'.
+-spec handle_info(timeout, map()) -> {noreply, map()}.
+handle_info(timeout, S = #{idle := {Client, What}, log := Log}) ->
+    Self = self(),
+    Event = case What of
+                timeout -> {timeout, Self};
+                message -> {recv, Self, timeout}
+            end,
+    Client ! {idled, Self},
+    {noreply, maps:remove(idle, S#{log := [{send, Self, Client, {idled, Self}}, Event | Log]})}.

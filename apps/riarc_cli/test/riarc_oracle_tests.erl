@@ -10,7 +10,9 @@
 %% <li>recorded (riarc_offline:record/3) and checked offline (check/3), binary and
 %%     text;</li>
 %% <li>recorded for replay under the monitors, and replayed under them
-%%     (riarc_replay, `monitor'), each strategy (receiver, sender);</li>
+%%     (riarc_replay, `monitor'), each strategy (receiver, sender), for systems whose
+%%     gen_servers do not time out (a known limit without `otp => true':
+%%     gen_timeouts/1);</li>
 %% <li>by the comparison methods (`method'): centralised monitoring (riarc_central)
 %%     and inline monitoring (riarc_inline, the system's module woven for the run and
 %%     restored after it), whose monitors step as riarc's partitions do;</li>
@@ -126,7 +128,8 @@ check_case(Script, Src0, Modes) ->
             {bad_property, Error}
     end.
 
-check_case(Script, Clauses, Mod, Modes) ->
+check_case(Script, Clauses, Mod, Modes0) ->
+    Modes = [M || M <- Modes0, not replayed(M) orelse not gen_timeouts(Script)],
     Col = spawn(fun() -> collector([], []) end),
     Dir = riarc_test_tmp:dir("riarc_oracle"),
     MFA = {riarc_oracle_sys, proc, [maps:get(id, Script), Script, none, Col]},
@@ -141,6 +144,22 @@ check_case(Script, Clauses, Mod, Modes) ->
         persistent_term:erase(?KEY),
         exit(Col, kill)
     end.
+
+%% Known, not covered: record and replay show monitors no timeout of code that is not
+%% woven (docs/replay.md, "What is not covered"), and the replay modes here do not weave
+%% OTP (`otp => true' runs in a peer node). A script whose gen_server times out (`idle')
+%% or takes a woven process's message in gen_server's own loop (`hold') is checked in
+%% every other mode.
+replayed({replay, _}) -> true;
+replayed({replay_record, _}) -> true;
+replayed(_) -> false.
+
+gen_timeouts(#{acts := Acts}) ->
+    lists:any(fun({gen, _, Calls, _}) -> lists:member(idle, Calls) orelse lists:member(hold, Calls);
+                 ({async, Child, _}) -> gen_timeouts(Child);
+                 ({sync, Child, _, _}) -> gen_timeouts(Child);
+                 (_) -> false
+              end, Acts).
 
 %% A run of the system: the mode's verdicts, the run's ground truth (each process's
 %% logged trace) and what each monitor was fed. A replay mode comes with its recording.
@@ -488,12 +507,16 @@ val() -> choose(0, 2).
 
 vals() -> resize(2, list(val())).
 
+%% A gen_server's calls: values, and now and then its own timeout firing (idle) or a
+%% message `timeout' it takes where its timeout was due (hold).
+calls() -> resize(2, list(frequency([{4, val()}, {1, idle}, {1, hold}]))).
+
 raw_act(0) ->
     frequency([{3, {timeout, choose(0, 1)}},
-               {1, {gen, vals(), oneof([normal, shutdown])}}]);
+               {1, {gen, calls(), oneof([normal, shutdown])}}]);
 raw_act(D) ->
     frequency([{2, {timeout, choose(0, 1)}},
-               {1, {gen, vals(), oneof([normal, shutdown])}},
+               {1, {gen, calls(), oneof([normal, shutdown])}},
                {3, {async, ?LAZY(raw(D - 1)), vals()}},
                {3, {sync, ?LAZY(raw(D - 1)), vals(), resize(2, non_empty(list(val()))),
                     choose(0, 3)}}]).
@@ -661,7 +684,7 @@ msg_pat(Scope, Fresh) ->
                {2, "{m, " ++ Fresh ++ "}"}, {1, "{r, _, 1}"}, {1, "{r, _, " ++ Fresh ++ "}"},
                {1, "{ack, _, _}"}, {1, "{'$gen_call', _, {q, " ++ Fresh ++ "}}"},
                {1, "{_, {a, 0}}"}, {1, "{'$gen_cast', stop}"}, {1, "{log, _, _}"},
-               {1, "timeout"}
+               {1, "timeout"}, {1, "{'$gen_cast', {hold, _}}"}, {1, "{idled, _}"}
                | [{1, V} || V <- Scope]]).
 
 exit_pat(Scope, Fresh) ->
