@@ -193,7 +193,10 @@ bare_server() ->
                         end};
               (_) -> undefined
            end,
+    %% The warnings must be logged (whatever level the run set) and not printed.
+    #{level := Primary} = logger:get_primary_config(),
     {ok, #{level := Level}} = logger:get_handler_config(default),
+    ok = logger:set_primary_config(level, notice),
     ok = logger:update_handler_config(default, level, none),
     ok = logger:add_handler(?MODULE, ?MODULE, #{}),
     try
@@ -208,7 +211,8 @@ bare_server() ->
         ?assertEqual(Outline, Run(fun riarc_inline:run/3))
     after
         ok = logger:remove_handler(?MODULE),
-        ok = logger:update_handler_config(default, level, Level)
+        ok = logger:update_handler_config(default, level, Level),
+        ok = logger:set_primary_config(level, Primary)
     end.
 
 %% @private A logger handler: gen_server's warning for a message its module has no
