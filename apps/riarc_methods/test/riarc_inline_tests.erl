@@ -148,13 +148,13 @@ gen_events(Mod, F) ->
 %% timeout gave inline an accept here).
 late_timeout() ->
     Self = self(),
-    Events = fun({riarc_inline_gen, init, _}) -> {ok, fun M(E) -> Self ! {event, E}, M end};
+    Events = fun(MFA = {riarc_inline_gen, init, _}) -> {ok, fun M(E) -> Self ! {event, MFA, E}, M end};
                 (_) -> undefined
              end,
     Root = {riarc_inline_gen, late, []},
     Seen = fun(Run) ->
                    {ok, _} = Run(Root, Events, #{log => false}),
-                   server_events()
+                   gen_events(init)
            end,
     Outline = Seen(fun riarc:run/3),
     ?assertMatch([_, _, {recv, pid, {'$gen_cast', {hold, pid}}}, {send, pid, pid, timeout},
@@ -173,12 +173,6 @@ late_timeout() ->
     %% that stale message is dropped by the woven first clause, the state kept.
     Stale = {timeout, make_ref(), riarc_inline_rt:gen_timer_tag()},
     ?assertEqual({noreply, #{kept => true}}, riarc_inline_gen:handle_info(Stale, #{kept => true})).
-
-server_events() ->
-    receive
-        {event, E = {exit, _, _}} -> [unref(E)];
-        {event, E} -> [unref(E) | server_events()]
-    end.
 
 %% A gen_server module without handle_info/2 gets one inline: what it is sent and its
 %% timeout reach its monitor as outline, and gen_server's warning for each is logged as
