@@ -35,8 +35,7 @@ probe(Dir, Value) ->
     File.
 
 cache_test() ->
-    Dir = filename:join([os:getenv("TMPDIR", "/tmp"), "riarc_weave_tests-" ++ os:getpid()]),
-    ok = filelib:ensure_path(Dir),
+    Dir = riarc_test_tmp:dir("riarc_weave_tests"),
     _ = ets:new(?MODULE, [named_table, public]),
     true = code:add_patha(Dir),
     try

@@ -59,8 +59,7 @@ merge_property_test_() ->
 mit_run_test_() ->
     {timeout, 60,
      fun() ->
-             Dir = filename:join([os:getenv("TMPDIR", "/tmp"), "riarc_bench_tests", "mit-" ++ os:getpid()]),
-             ok = filelib:ensure_path(Dir),
+             Dir = riarc_test_tmp:dir("riarc_bench_tests/mit"),
              {ok, S} = riarc_bench_run:run(#{shape => pulse, workers => 300, requests => 10, time => 3,
                                              period => 10, instrumentation => mit}, #{out => Dir}),
              ?assertEqual({300, 0}, {maps:get(ended, S), maps:get(ack_errors, S)}),

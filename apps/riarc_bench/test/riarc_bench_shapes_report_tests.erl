@@ -18,7 +18,7 @@ verdict_test_() ->
 %% out): the ping-pong target is missed, the load driver's MRT target (riarc no slower
 %% than centralised) missed too.
 summary_test() ->
-    Dir = filename:join(["/tmp", "riarc_bench_shapes_report_tests", os:getpid()]),
+    Dir = riarc_test_tmp:dir("riarc_bench_shapes_report_tests"),
     Write = fun(Shape, Lines) ->
                     ok = filelib:ensure_dir(filename:join([Dir, Shape, "x"])),
                     ok = file:write_file(filename:join([Dir, Shape, "runs.csv"]),
@@ -56,7 +56,7 @@ missing_test() ->
 %% their own (cheaper, the interval says so), tracers at low against normal priority
 %% (no difference the runs can tell); a shape without both variants has no such row.
 pairs_test() ->
-    Dir = filename:join(["/tmp", "riarc_bench_shapes_report_pairs", os:getpid()]),
+    Dir = riarc_test_tmp:dir("riarc_bench_shapes_report_pairs"),
     ok = filelib:ensure_dir(filename:join([Dir, "chains", "x"])),
     Rows = [io_lib:format("~s,~b,ok,~b,0\n", [S, I, W + I])
             || I <- [1, 2, 3, 4, 5], {S, W} <- [{baseline, 10}, {riarc_inline, 50},

@@ -136,9 +136,7 @@ closed_stdout_test() ->
 %%% Users' code: -pa and --lib ----------------------------------------------------------
 
 tmp(Name) ->
-    Dir = filename:join(os:getenv("TMPDIR", "/tmp"), "riarc_cli_args_tests_" ++ os:getpid() ++ "_" ++ Name),
-    ok = filelib:ensure_dir(filename:join(Dir, "x")),
-    Dir.
+    riarc_test_tmp:dir("riarc_cli_args_tests/" ++ Name).
 
 %% A system and its Spec module, compiled into Dir and not loaded.
 user_code(Dir, Sys, Spec) ->

@@ -10,7 +10,7 @@
 -define(M, riarc_demo_pqr).
 
 tmp(Name) ->
-    filename:join(os:getenv("TMPDIR", "/tmp"), "riarc_offline_cli_tests_" ++ os:getpid() ++ "_" ++ Name).
+    filename:join(riarc_test_tmp:dir("riarc_offline_cli_tests"), Name).
 
 %% Q must not receive anything; everybody else accepts on a normal exit.
 spec({?M, q, _}) -> {ok, fun M({recv, _, _}) -> reject; M(_) -> M end};

@@ -6,7 +6,7 @@
 % timeout and watchdog and the suite's timetrap.
 -module(riarc_replay_cli_SUITE).
 
--import(riarc_test_cli, [cli/1, cli/2, root/0]).
+-import(riarc_test_cli, [cli/1, cli/2]).
 
 -include_lib("stdlib/include/assert.hrl").
 
@@ -29,7 +29,7 @@ suite() -> [{timetrap, {minutes, 8}}].
 
 
 tmp(Name) ->
-    filename:join(root(), "_build/test/riarc_replay_cli_SUITE_" ++ os:getpid() ++ "_" ++ Name).
+    filename:join(riarc_test_tmp:dir("riarc_replay_cli_SUITE"), Name).
 
 
 

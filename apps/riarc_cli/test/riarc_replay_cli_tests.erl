@@ -16,7 +16,7 @@
 never(_) -> false.
 
 tmp(Name) ->
-    filename:join(os:getenv("TMPDIR", "/tmp"), "riarc_replay_cli_tests_" ++ os:getpid() ++ "_" ++ Name).
+    filename:join(riarc_test_tmp:dir("riarc_replay_cli_tests"), Name).
 
 %%% record, then replay three times, with each strategy -----------------------------------
 

@@ -372,6 +372,4 @@ await_system(Before, Port, Seen) ->
     end.
 
 tmp(Name) ->
-    Dir = filename:join(["/tmp", "riarc_offline_tests", os:getpid()]),
-    ok = filelib:ensure_dir(filename:join(Dir, "x")),
-    filename:join(Dir, Name).
+    filename:join(riarc_test_tmp:dir("riarc_offline_tests"), Name).

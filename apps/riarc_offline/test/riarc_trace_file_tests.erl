@@ -201,6 +201,4 @@ event() ->
            {send, sid(), sid(), term()}, {recv, sid(), term()}]).
 
 tmp(Name) ->
-    Dir = filename:join(["/tmp", "riarc_trace_file_tests", os:getpid()]),
-    ok = filelib:ensure_dir(filename:join(Dir, "x")),
-    filename:join(Dir, Name).
+    filename:join(riarc_test_tmp:dir("riarc_trace_file_tests"), Name).
