@@ -11,8 +11,8 @@
 %%     text;</li>
 %% <li>recorded for replay under the monitors, and replayed under them
 %%     (riarc_replay, `monitor'), each strategy (receiver, sender), for systems whose
-%%     gen_servers do not time out (a known limit without `otp => true':
-%%     gen_timeouts/1);</li>
+%%     gen_servers' own loop takes no message a woven process sent (a known limit
+%%     without `otp => true': unwoven_takes/1);</li>
 %% <li>by the comparison methods (`method'): centralised monitoring (riarc_central)
 %%     and inline monitoring (riarc_inline, the system's module woven for the run and
 %%     restored after it), whose monitors step as riarc's partitions do;</li>
@@ -129,7 +129,7 @@ check_case(Script, Src0, Modes) ->
     end.
 
 check_case(Script, Clauses, Mod, Modes0) ->
-    Modes = [M || M <- Modes0, not replayed(M) orelse not gen_timeouts(Script)],
+    Modes = [M || M <- Modes0, not replayed(M) orelse not unwoven_takes(Script)],
     Col = spawn(fun() -> collector([], []) end),
     Dir = riarc_test_tmp:dir("riarc_oracle"),
     MFA = {riarc_oracle_sys, proc, [maps:get(id, Script), Script, none, Col]},
@@ -145,19 +145,20 @@ check_case(Script, Clauses, Mod, Modes0) ->
         exit(Col, kill)
     end.
 
-%% Known, not covered: record and replay show monitors no timeout of code that is not
-%% woven (docs/replay.md, "What is not covered"), and the replay modes here do not weave
-%% OTP (`otp => true' runs in a peer node). A script whose gen_server times out (`idle')
-%% or takes a woven process's message in gen_server's own loop (`hold') is checked in
-%% every other mode.
+%% Known, not covered: a message a woven process sends is wrapped, and code that is not
+%% woven takes it wrapped (docs/replay.md, "What is not covered"); the replay modes here
+%% do not weave OTP (`otp => true' runs in a peer node). A script whose gen_server's own
+%% loop takes the server's message to itself (`hold') is checked in every other mode.
+%% One whose gen_server times out (`idle') is checked in every mode: the timeout of
+%% gen_server's own loop is the VM's timeout event there too.
 replayed({replay, _}) -> true;
 replayed({replay_record, _}) -> true;
 replayed(_) -> false.
 
-gen_timeouts(#{acts := Acts}) ->
-    lists:any(fun({gen, _, Calls, _}) -> lists:member(idle, Calls) orelse lists:member(hold, Calls);
-                 ({async, Child, _}) -> gen_timeouts(Child);
-                 ({sync, Child, _, _}) -> gen_timeouts(Child);
+unwoven_takes(#{acts := Acts}) ->
+    lists:any(fun({gen, _, Calls, _}) -> lists:member(hold, Calls);
+                 ({async, Child, _}) -> unwoven_takes(Child);
+                 ({sync, Child, _, _}) -> unwoven_takes(Child);
                  (_) -> false
               end, Acts).
 

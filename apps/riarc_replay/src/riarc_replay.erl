@@ -410,8 +410,9 @@ tick(C = #controller{live = Live, progress = Progress, last = Last, stall = Stal
     Sig = {counters:get(Progress, 1), maps:from_list([{P, R} || {P, [_, {reductions, R}, _]} <- Infos])},
     case Quiet andalso same(Sig, Last) of
         true ->
-            Waits = lists:sort([{lid(Pid, C), W} || {Pid, [_, _, {dictionary, D}]} <- Infos,
-                                                   {'$riarc_rr_wait', W} <- D]),
+            Waits = lists:sort([{lid(Pid, C), wait_named(W, D, C)}
+                                || {Pid, [_, _, {dictionary, D}]} <- Infos,
+                                   {'$riarc_rr_wait', W} <- D]),
             %% Waiting where the recording ends is where the recorded process was when the
             %% run ended: fine once the root is done, a divergence while it is not.
             {Ends, Waiting} = lists:partition(fun({_, {end_of_recording, _}}) -> true;
@@ -457,6 +458,15 @@ lid(Pid, #controller{live = Live, tab = Tab}) ->
         [{_, Lid}] -> Lid;
         [] -> unknown
     end.
+
+%% What a waiting process waits for, in words: a process sets its wait for every
+%% message it takes, so it leaves naming the sender or the version to the watchdog.
+wait_named({receive_message, _} = W, _Dict, #controller{tab = Tab}) ->
+    riarc_replay_take:wait_named(W, Tab);
+wait_named(receive_versioned, Dict, _C) ->
+    riarc_replay_versions:wait_named(Dict);
+wait_named(W, _Dict, _C) ->
+    W.
 
 lids(C = #controller{live = Live}) ->
     lists:sort([lid(P, C) || P <- maps:keys(Live)]).

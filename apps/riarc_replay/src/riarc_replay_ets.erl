@@ -154,6 +154,6 @@ wait_turn(Ref, V, Spins) ->
             wait_turn(Ref, V, Spins + 1);
         Now ->
             put(?WAIT, {ets_turn, V, {table_at, Now}}),
-            receive after 1 -> ok end,
+            riarc_replay_wait:nap(),
             wait_turn(Ref, V, Spins + 1)
     end.

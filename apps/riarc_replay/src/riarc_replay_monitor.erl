@@ -8,9 +8,12 @@
 %% plain system would have (the root's MFA, a proc_lib start's callback `{Mod, init,
 %% [Args]}', the spawned MFA or fun), and the events the monitors see carry that MFA and
 %% the messages as the program sent them (not wrapped in `{'$riarc_rr', ...}' or
-%% `{'$riarc_rv', ...}'); the runtime's own messages to the controller are not shown, and
-%% a receive of the program that timed out is a `timeout' event as in the plain run (the
-%% runtime marks it; the VM's own timeout events of a woven run are not shown). The verdicts in the result name processes the same way.
+%% `{'$riarc_rv', ...}'); the runtime's own messages (to the controller, of its waits)
+%% are not shown, and a receive of the program that timed out is a `timeout' event as in
+%% the plain run: in a recording the VM's own, in a replay, which waits for no recorded
+%% timeout, the runtime's mark (riarc_replay_wait). The runtime's own waits never time
+%% out, so every VM timeout is the program's, woven or not. The verdicts in the result
+%% name processes the same way.
 %% A property's trace patterns (riarc's `trace_patterns' option, which a compiled
 %% property file sets) select plain messages; the run sends wrapped ones, so run/3 gives
 %% riarc trace_patterns/1 of them, which select the messages wrapped or not.
@@ -115,7 +118,7 @@ logical_mfa(MFA) ->
 
 %% @doc An event as the plain system makes it, or `skip' for the runtime's own messages
 %% (a spawned process's registration, the root's value, a divergence, all sent to the
-%% run's controller) and for `timeout' events.
+%% run's controller; the messages of its waits).
 -spec event(riarc_event:event()) -> riarc_event:event() | skip.
 event({init, P, Parent, MFA}) -> {init, P, Parent, logical_mfa(MFA)};
 event({spawn, P, Child, MFA}) -> {spawn, P, Child, logical_mfa(MFA)};
@@ -126,26 +129,24 @@ event({send, From, To, Msg}) ->
         false -> {send, From, To, unwrap(Msg)}
     end;
 event({recv, P, '$riarc_rr_timed_out'}) ->
-    %% The runtime's mark of a receive of the program that timed out, recorded or
-    %% replayed (riarc_replay_rt): the plain run's timeout event.
+    %% The runtime's mark of a receive of the program whose recorded timeout a replay
+    %% took without waiting (riarc_replay_wait): the plain run's timeout event.
     {timeout, P};
 event({recv, P, Msg}) ->
     case runtime(Msg) of
         true -> skip;
         false -> {recv, P, unwrap(Msg)}
     end;
-%% A woven receive first looks at the mailbox without waiting (`after 0') and a replay
-%% takes a recorded timeout without any receive: the VM's `timeout' events say nothing
-%% about the program's own receives here, and would differ between a recording and its
-%% replays; the runtime's mark (above) stands for them.
-event({timeout, _}) -> skip;
+%% The VM's `timeout' events are shown: the runtime's own waits never time out, so each
+%% is a receive of the program that did, woven (in a recording) or not (gen_server's own
+%% loop without `otp => true', a `receive after' without clauses), as in the plain run.
 event(E) -> E.
 
 runtime('$riarc_rr_timed_out') -> true;
 runtime({riarc_rr_spawned, _, _}) -> true;
 runtime({riarc_rr_root, _}) -> true;
 runtime({riarc_rr_diverged, _, _, _, _}) -> true;
-runtime(_) -> false.
+runtime(Msg) -> riarc_replay_wait:own(Msg).
 
 %% @doc The VM trace patterns (riarc's `trace_patterns' option) that select, in a woven
 %% run, the message events the given patterns select in the plain system: each clause is

@@ -10,7 +10,8 @@
 %% sender side's versioned receive is {@link riarc_replay_versions}'s, and the messages
 %% both take as the stream names them (a wrapped one by its RECV, plain ones) {@link
 %% riarc_replay_take}'s. Timers are {@link riarc_replay_timers}'s, ETS and mnesia {@link
-%% riarc_replay_ets}'s.
+%% riarc_replay_ets}'s; the runtime's own waits, none of which times out, {@link
+%% riarc_replay_wait}'s.
 %% ```
 %% 1> riarc_replay_rt:active().
 %% false
@@ -42,8 +43,6 @@
 -define(PEERS, '$riarc_rr_peers').
 %% At most this many processes in a run: a RECV holds its sender's index in 24 bits.
 -define(MAX_IDX, (1 bsl 24 - 1)).
-%% What a woven process receives from itself when its receive times out (timed_out/1).
--define(TIMEOUT_MARK, '$riarc_rr_timed_out').
 
 -type mode() :: record | replay.
 -type strategy() :: receiver | sender.
@@ -365,20 +364,17 @@ wrap_seq(Msg, #replay_run{seq = Seq}) ->
 recv(F, Timeout) ->
     case get(?KEY) of
         undefined -> plain_recv(F, Timeout);
-        S = #replay_run{mode = record, strategy = receiver} -> timed_out(record_recv(F, Timeout, S));
+        S = #replay_run{mode = record, strategy = receiver} -> record_recv(F, Timeout, S);
         S = #replay_run{mode = replay, strategy = receiver} -> timed_out(replay_recv(F, Timeout, S));
-        S = #replay_run{strategy = sender} ->
-            timed_out(riarc_replay_versions:recv(F, Timeout, S))
+        S = #replay_run{mode = record} -> riarc_replay_versions:recv(F, Timeout, S);
+        S -> timed_out(riarc_replay_versions:recv(F, Timeout, S))
     end.
 
-%% The program's receive took its `after' branch, recorded or replayed. The VM's own
-%% timeout events of a woven run say nothing of that (the woven receive looks at the
-%% mailbox with `after 0' first; a replayed timeout waits for nothing), so the runtime
-%% marks it with a message to itself, which riarc's monitors see as the plain run's
-%% timeout (riarc_replay_monitor:event/1).
+%% A recording's timeout is the receive's own `after' firing, which the VM shows as the
+%% plain run's timeout event; a replay takes a recorded timeout without waiting, so the
+%% VM shows none and the runtime marks it (riarc_replay_wait:timed_out/0).
 timed_out('$riarc_rr_timeout') ->
-    self() ! ?TIMEOUT_MARK,
-    receive ?TIMEOUT_MARK -> '$riarc_rr_timeout' end;
+    riarc_replay_wait:timed_out();
 timed_out(Taken) ->
     Taken.
 
@@ -414,7 +410,7 @@ took_timeout() ->
                 N = riarc_replay_versions:reset_count(),
                 riarc_replay_stream:record_event(?EV_TIMEOUT, N, S)
         end,
-    timed_out('$riarc_rr_timeout').
+    '$riarc_rr_timeout'.
 
 plain_recv(F, Timeout) ->
     case F(rec, none, Timeout) of

@@ -9,6 +9,11 @@
 
 -define(KEY, '$riarc_rr').
 -define(WAIT, '$riarc_rr_wait').
+%% The runtime's own messages of its waits (riarc_replay_wait): a replayed timeout's
+%% mark, a back-off's timer, a probe of the mailbox.
+-define(TIMEOUT_MARK, '$riarc_rr_timed_out').
+-define(NAP, '$riarc_rr_nap').
+-define(PROBE, '$riarc_rr_probe').
 %% What a woven receive does inline (riarc_replay_transform): rr (recording, receiver
 %% side), rv (recording, sender side, nothing in the version buffer); anything else
 %% calls riarc_replay_rt:recv/2.

@@ -26,6 +26,8 @@
 -export([take_wrapped/3, replay_plain/2]).
 %% Both.
 -export([fired/2]).
+%% The replay's watchdog.
+-export([wait_named/2]).
 -export_type([clauses/0]).
 
 -include("riarc_replay_rt.hrl").
@@ -113,15 +115,13 @@ take_wrapped(D, F, S) ->
 %% scan them again at every receive: where the replay's timing queues many messages
 %% ahead of the recorded one (a bank teller's replies from 50 accounts), that is
 %% quadratic in the mailbox's length.
-%% The watchdog's reason is set only for a wait that blocks.
+%% The watchdog's reason names the RECV's data; the watchdog names the sender
+%% (wait_named/2). Set for every wait, blocking or not: a look that does not
+%% block would be `after 0', a timeout the monitors would be shown (riarc_replay_wait).
 wait_wrapped(D, S) ->
+    put(?WAIT, {receive_message, D}),
     receive
-        {'$riarc_rr', D1, Msg} -> wrapped(D1, Msg, D, S)
-    after 0 ->
-        put(?WAIT, {receive_message, sender_lid(D bsr ?SEQ_BITS, S), D band (1 bsl ?SEQ_BITS - 1)}),
-        receive
-            {'$riarc_rr', D1, Msg} -> erase(?WAIT), wrapped(D1, Msg, D, S)
-        end
+        {'$riarc_rr', D1, Msg} -> erase(?WAIT), wrapped(D1, Msg, D, S)
     end.
 
 wrapped(D1, Msg, D, S) ->
@@ -208,12 +208,24 @@ keyed_pid(Idx, S = #replay_run{tab = Tab}) ->
             Pid;
         [] ->
             put(?WAIT, {process_started, sender_lid(Idx, S)}),
-            receive after 1 -> ok end,
+            riarc_replay_wait:nap(),
             keyed_pid(Idx, S)
     end.
 
 sender_lid(Idx, #replay_run{tab = Tab}) ->
+    index_lid(Idx, Tab).
+
+index_lid(Idx, Tab) ->
     case ets:lookup(Tab, {lid, Idx}) of
         [{_, Lid}] -> Lid;
         [] -> Idx
     end.
+
+%% @doc What a process of a replay waits for (its '$riarc_rr_wait'), for the watchdog's
+%% report: a wrapped message's sender named by its logical id, as wait_wrapped/2 leaves
+%% it to the watchdog (the run's table Tab), since it sets the wait for every message.
+-spec wait_named(term(), ets:tid()) -> term().
+wait_named({receive_message, D}, Tab) ->
+    {receive_message, index_lid(D bsr ?SEQ_BITS, Tab), D band (1 bsl ?SEQ_BITS - 1)};
+wait_named(W, _Tab) ->
+    W.

@@ -288,7 +288,12 @@ ticker_receive(MRef) ->
 %% message cannot be told from other messages and stays (docs/replay.md).
 replay_cancel(Ref, Real) ->
     case erlang:cancel_timer(Real) of
-        false when Real =:= Ref -> receive {timeout, Ref, _} -> true after 0 -> true end;
+        false when Real =:= Ref ->
+            Probe = riarc_replay_wait:probe(),
+            receive
+                {timeout, Ref, _} -> riarc_replay_wait:drop_probe(Probe), true;
+                {?PROBE, Probe} -> true
+            end;
         _ -> true
     end.
 

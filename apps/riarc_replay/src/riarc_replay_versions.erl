@@ -27,6 +27,8 @@
 -export([took_ver/2, took_timer/2]).
 %% Used by riarc_replay_rt.
 -export([recv/3, reset_count/0]).
+%% The replay's watchdog.
+-export([wait_named/1]).
 
 -include("riarc_replay_rt.hrl").
 
@@ -130,18 +132,23 @@ reset_count() ->
     N.
 
 %% Replay: the next versioned message from the mailbox. The watchdog's reason is set
-%% only for a wait that blocks: it costs a look at the stream and two
-%% process-dictionary writes; at the end of the recording, the wait is where the
-%% recorded process was when the run ended.
-next_versioned(S) ->
-    receive
-        {'$riarc_rv', V, M} -> {V, M}
-    after 0 ->
-        put(?WAIT, case riarc_replay_stream:next_event(S) of
-                       eos -> {end_of_recording, {'receive', versioned}};
-                       _ -> {receive_versioned_message, element(1, get(?VER))}
-                   end),
-        receive {'$riarc_rv', V, M} -> erase(?WAIT), {V, M} end
+%% for every wait, blocking or not (a look that does not block would be `after 0', a
+%% timeout the monitors would be shown: riarc_replay_wait), so it is an atom the
+%% watchdog reads with the process's state (wait_named/1).
+next_versioned(_S) ->
+    put(?WAIT, receive_versioned),
+    receive {'$riarc_rv', V, M} -> erase(?WAIT), {V, M} end.
+
+%% @doc What a process of a replay waiting in next_versioned/1 waits for, from its
+%% process dictionary Dict (the watchdog's report): the lowest version not arrived, or,
+%% at the end of its recording, nothing more (where the recorded process was when the
+%% run ended).
+-spec wait_named([{term(), term()}]) -> term().
+wait_named(Dict) ->
+    S = proplists:get_value(?KEY, Dict),
+    case riarc_replay_stream:next_event(S) of
+        eos -> {end_of_recording, {'receive', versioned}};
+        _ -> {receive_versioned_message, element(1, proplists:get_value(?VER, Dict))}
     end.
 
 %% Replay: moves every versioned message in the mailbox to the version buffer.
@@ -155,11 +162,15 @@ drain(S = #replay_run{vbuf = Buf}) ->
             S1
     end.
 
+%% Those before a probe of the mailbox (riarc_replay_wait:probe/0): what `after 0'
+%% would see, without a timeout.
 drain_buf(Buf) ->
+    drain_buf(Buf, riarc_replay_wait:probe()).
+
+drain_buf(Buf, Probe) ->
     receive
-        {'$riarc_rv', V, M} -> drain_buf(insert_versioned(V, M, Buf))
-    after 0 ->
-        Buf
+        {'$riarc_rv', V, M} -> drain_buf(insert_versioned(V, M, Buf), Probe);
+        {?PROBE, Probe} -> Buf
     end.
 
 %% Buffers version V; when it is the lowest that had not arrived, the lowest is now the

@@ -12,7 +12,10 @@
 -export([race/2, sender/3, timeouts/1, ets_race/2, values/0, tree/1, variant/1,
          selective/1, mixed/2, timers/1, timer_sender/2, mnesia_race/2, mnesia_worker/3, mnesia_dirty_race/2, mnesia_dirty_worker/3,
          fanout/2, fan_sender/3, fan_collector/3, flood/1, exits/1, held/0, timer_race/1, ticks/1, applied/2, tick_sender/2,
-         shapes/0]).
+         shapes/0, idle/0]).
+%% idle/0's server, whose gen_server loop is OTP's.
+-behaviour(gen_server).
+-export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 
 %% @doc N senders send M messages each to this process, which returns the arrival order.
 -spec race(pos_integer(), pos_integer()) -> [{pos_integer(), pos_integer()}].
@@ -400,3 +403,29 @@ shapes() ->
     Q = receive {v1, Q1} -> Q1; {v2, Q1} -> Q1 end,
     Left = receive {k, _} = Km -> Km; {fun_msg, _} = Fm -> Fm after 0 -> none end,
     [A, B, C, D, E, F, G, H, J, Q + 1, Left, receive R -> R after 0 -> empty end].
+
+%% @doc Timeouts of code that is not woven without `otp => true': a server whose
+%% gen_server loop times out (it asks for a timeout of 0) and tells this process, and a
+%% sleep (timer's `receive after'). Returns what the server said.
+-spec idle() -> {idle, pid()}.
+idle() ->
+    {ok, Pid} = gen_server:start(?MODULE, self(), []),
+    ok = gen_server:cast(Pid, idle),
+    Said = receive {idle, Pid} = M -> M end,
+    ok = timer:sleep(1),
+    ok = gen_server:stop(Pid),
+    Said.
+
+%% @private
+init(Root) -> {ok, Root}.
+
+%% @private
+handle_call(_, _, Root) -> {reply, ok, Root}.
+
+%% @private
+handle_cast(idle, Root) -> {noreply, Root, 0}.
+
+%% @private
+handle_info(timeout, Root) ->
+    Root ! {idle, self()},
+    {noreply, Root}.

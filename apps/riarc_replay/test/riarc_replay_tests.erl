@@ -400,6 +400,40 @@ monitored(Strategy) ->
     {ok, Info} = riarc_replay:replay(File, ?OPTS),
     ?assertNot(is_map_key(monitoring, Info)).
 
+%% A timeout of code that is not woven (OTP's, without `otp => true': gen_server's own
+%% loop, timer:sleep/1) is the same timeout event in a plain run, a recording and its
+%% replay, with each strategy: a monitor rejecting on timeouts rejects the server and the
+%% sleeping root in all five. The runtime's own waits show none (the monitors of
+%% monitor_test_ reject on any). Before the runtime's waits stopped timing out, the
+%% monitors of a recording or a replay were shown no VM timeout, and accepted both.
+unwoven_timeouts_test_() ->
+    {timeout, 120, fun unwoven_timeouts/0}.
+
+unwoven_timeouts() ->
+    MFA = {?P, idle, []},
+    Expected = [{MFA, reject}, {{?P, init, [root]}, reject}],
+    {ok, Plain} = riarc:run(MFA, fun timeout_spec/1, #{timeout => 30000}),
+    ?assertEqual({run, Expected}, {run, timeout_verdicts(Plain)}),
+    [begin
+         Opts = #{monitor => fun timeout_spec/1, strategy => St},
+         {File, #{result := {idle, _}, monitoring := Rec}} = record(MFA, "idle_" ++ atom_to_list(St), Opts),
+         ?assertEqual({record, St, Expected}, {record, St, timeout_verdicts(Rec)}),
+         {ok, #{result := {idle, _}, monitoring := Rep}} = riarc_replay:replay(File, maps:merge(?OPTS, #{monitor => fun timeout_spec/1})),
+         ?assertEqual({replay, St, Expected}, {replay, St, timeout_verdicts(Rep)})
+     end || St <- [receiver, sender]].
+
+timeout_spec({?P, F, _}) when F =:= idle; F =:= init ->
+    {ok, fun M({timeout, _}) -> reject;
+             M({exit, _, _}) -> accept;
+             M(_) -> M
+         end};
+timeout_spec(_) ->
+    undefined.
+
+timeout_verdicts(#{verdicts := Vs}) ->
+    lists:sort([{case MFA of {?P, init, _} -> {?P, init, [root]}; _ -> MFA end, V}
+                || #{mfa := MFA, verdict := V} <- Vs]).
+
 %% In a fresh VM (a peer), the run's processes find riarc's runtime loaded: a woven
 %% process never asks code_server for it, a send its monitor would take for the
 %% system's. The recording and its replay give every process the same accept.
