@@ -10,9 +10,9 @@
 %% <li>recorded (riarc_offline:record/3) and checked offline (check/3), binary and
 %%     text;</li>
 %% <li>recorded for replay under the monitors, and replayed under them
-%%     (riarc_replay, `monitor'), each strategy (receiver, sender), for systems whose
-%%     gen_servers' own loop takes no message a woven process sent (a known limit
-%%     without `otp => true': unwoven_takes/1);</li>
+%%     (riarc_replay, `monitor'), each strategy (receiver, sender); OTP is not woven
+%%     (`otp => true' runs in a peer node), so the gen_servers' own loops and their
+%%     timeouts are the VM's, as in the plain run;</li>
 %% <li>by the comparison methods (`method'): centralised monitoring (riarc_central)
 %%     and inline monitoring (riarc_inline, the system's module woven for the run and
 %%     restored after it), whose monitors step as riarc's partitions do;</li>
@@ -128,8 +128,7 @@ check_case(Script, Src0, Modes) ->
             {bad_property, Error}
     end.
 
-check_case(Script, Clauses, Mod, Modes0) ->
-    Modes = [M || M <- Modes0, not replayed(M) orelse not unwoven_takes(Script)],
+check_case(Script, Clauses, Mod, Modes) ->
     Col = spawn(fun() -> collector([], []) end),
     Dir = riarc_test_tmp:dir("riarc_oracle"),
     MFA = {riarc_oracle_sys, proc, [maps:get(id, Script), Script, none, Col]},
@@ -144,23 +143,6 @@ check_case(Script, Clauses, Mod, Modes0) ->
         persistent_term:erase(?KEY),
         exit(Col, kill)
     end.
-
-%% Known, not covered: a message a woven process sends is wrapped, and code that is not
-%% woven takes it wrapped (docs/replay.md, "What is not covered"); the replay modes here
-%% do not weave OTP (`otp => true' runs in a peer node). A script whose gen_server's own
-%% loop takes the server's message to itself (`hold') is checked in every other mode.
-%% One whose gen_server times out (`idle') is checked in every mode: the timeout of
-%% gen_server's own loop is the VM's timeout event there too.
-replayed({replay, _}) -> true;
-replayed({replay_record, _}) -> true;
-replayed(_) -> false.
-
-unwoven_takes(#{acts := Acts}) ->
-    lists:any(fun({gen, _, Calls, _}) -> lists:member(hold, Calls);
-                 ({async, Child, _}) -> unwoven_takes(Child);
-                 ({sync, Child, _, _}) -> unwoven_takes(Child);
-                 (_) -> false
-              end, Acts).
 
 %% A run of the system: the mode's verdicts, the run's ground truth (each process's
 %% logged trace) and what each monitor was fed. A replay mode comes with its recording.
