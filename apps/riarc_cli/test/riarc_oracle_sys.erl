@@ -14,6 +14,9 @@
 %%     taken Msgs, then may go on alone;</li>
 %% <li>`{timeout, T}': a `receive ... after T' that times out: nobody sends to a process
 %%     that is not waiting for a message;</li>
+%% <li>`{sleep, T, How}': a receive with `after T' and no clause, which times out
+%%     whatever the mailbox holds: in OTP's code (`timer', timer:sleep/1) or written
+%%     here (`bare');</li>
 %% <li>`{gen, Id, Calls, Stop}': start a gen_server, call it with each of Calls (only this
 %%     process talks to it), then stop it with a cast (a stopping call would race the
 %%     server's 'DOWN' with the caller's demonitor). A call `idle' is a cast after which
@@ -73,6 +76,12 @@ act({reply, Vs}, Log, Parent, _Col) ->
 act({timeout, T}, Log, _Parent, _Col) ->
     %% A clause that no message of the system matches: the receive can only time out.
     receive {oracle_never} -> Log after T -> [{timeout, self()} | Log] end;
+act({sleep, T, timer}, Log, _Parent, _Col) ->
+    ok = timer:sleep(T),
+    [{timeout, self()} | Log];
+act({sleep, T, bare}, Log, _Parent, _Col) ->
+    receive after T -> ok end,
+    [{timeout, self()} | Log];
 act({gen, Id, Calls, Stop}, Log, _Parent, Col) ->
     Self = self(),
     Arg = {srv, Id, Stop, Col},

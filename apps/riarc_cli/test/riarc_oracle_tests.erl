@@ -129,6 +129,9 @@ check_case(Script, Src0, Modes) ->
     end.
 
 check_case(Script, Clauses, Mod, Modes) ->
+    %% A process's first call of a module not loaded yet asks code_server for it: a
+    %% message its own log cannot name. Only `timer' is called from the system's code.
+    {module, timer} = code:ensure_loaded(timer),
     Col = spawn(fun() -> collector([], []) end),
     Dir = riarc_test_tmp:dir("riarc_oracle"),
     MFA = {riarc_oracle_sys, proc, [maps:get(id, Script), Script, none, Col]},
@@ -477,7 +480,7 @@ current() ->
 %%% Systems
 
 %% @doc PropEr generator of riarc_oracle_sys scripts: a spawn tree of depth 2 at most,
-%% with messages, timeouts, gen_server calls and abnormal exits.
+%% with messages, timeouts, sleeps, gen_server calls and abnormal exits.
 -spec script() -> proper_types:type().
 script() ->
     ?LET(Raw, raw(2), finalize(Raw)).
@@ -494,11 +497,16 @@ vals() -> resize(2, list(val())).
 %% message `timeout' it takes where its timeout was due (hold).
 calls() -> resize(2, list(frequency([{4, val()}, {1, idle}, {1, hold}]))).
 
+%% A sleep is a receive with `after' only, in OTP's code (timer:sleep/1) or the system's.
+sleep() -> {sleep, choose(0, 1), oneof([timer, bare])}.
+
 raw_act(0) ->
     frequency([{3, {timeout, choose(0, 1)}},
+               {1, sleep()},
                {1, {gen, calls(), oneof([normal, shutdown])}}]);
 raw_act(D) ->
     frequency([{2, {timeout, choose(0, 1)}},
+               {1, sleep()},
                {1, {gen, calls(), oneof([normal, shutdown])}},
                {3, {async, ?LAZY(raw(D - 1)), vals()}},
                {3, {sync, ?LAZY(raw(D - 1)), vals(), resize(2, non_empty(list(val()))),
@@ -525,6 +533,7 @@ fin({Exit, Acts}, NIn, Reply, Id) ->
     {#{id => Id, acts => lists:duplicate(NIn, recv) ++ Body1, exit => Reason}, Next}.
 
 fin_act({timeout, T}, N) -> {{timeout, T}, N};
+fin_act({sleep, _, _} = Sleep, N) -> {Sleep, N};
 fin_act({gen, Calls, normal}, N) -> {{gen, N, Calls, normal}, N + 1};
 fin_act({gen, Calls, shutdown}, N) -> {{gen, N, Calls, {shutdown, N}}, N + 1};
 fin_act({async, C, Msgs}, N) ->

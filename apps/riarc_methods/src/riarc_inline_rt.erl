@@ -18,7 +18,7 @@
 %% '''
 -module(riarc_inline_rt).
 
--export([send/2, recv/1, timeout/0, spawn/2, child/5, gen_init/2, gen_init_done/1, gen_exit/1,
+-export([send/2, recv/1, timeout/0, sleep/1, spawn/2, child/5, gen_init/2, gen_init_done/1, gen_exit/1,
          gen_start/2, gen_call/2, gen_cast/2, gen_reply/2, gen_handled/2, gen_returned/1,
          gen_info/1, gen_fired/1, gen_unhandled/3, gen_timer_tag/0, active/0, activate/1, deactivate/0]).
 
@@ -39,6 +39,8 @@
 -type run() :: #{collector := pid(), lambda := riarc_lambda:t(), send := boolean(),
                  recv := boolean(), explain := non_neg_integer(),
                  max_payload := pos_integer() | infinity}.
+%% The longest `after' the VM takes (timer:sleep/1 sleeps longer in several).
+-define(MAX_AFTER, 4294967295).
 -export_type([run/0]).
 
 %% The per-process state: its monitor's analysis, as a partition's runs under riarc
@@ -108,6 +110,17 @@ timeout() ->
         M = #process_monitor{run = #{recv := true}} -> step({timeout, self()}, M);
         _ -> ok
     end.
+
+%% @doc A woven `timer:sleep(T)': OTP 25's sleep, whose receives with only an `after'
+%% riarc's tracing shows as timeouts, each with its timeout event (one, unless T is past
+%% the longest `after' the VM takes). A T the receive refuses raises as it does, before
+%% any event.
+-spec sleep(timeout()) -> ok.
+sleep(T) when is_integer(T), T > ?MAX_AFTER ->
+    receive after ?MAX_AFTER -> timeout() end,
+    sleep(T - ?MAX_AFTER);
+sleep(T) ->
+    receive after T -> timeout() end.
 
 %%% Spawn and exit -----------------------------------------------------------------------
 

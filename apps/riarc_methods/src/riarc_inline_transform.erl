@@ -14,6 +14,8 @@
 %%     `proc_lib:spawn', `spawn_link', `spawn_opt', local forms only:
 %%     {@link riarc_inline_rt:spawn/2}, which asks Λ in the parent and starts the child
 %%     with its monitor, its init event and its exit event;</li>
+%% <li>`timer:sleep/1': {@link riarc_inline_rt:sleep/1}, the timeout event after it (OTP's
+%%     sleep is a receive with only an `after', which riarc's tracing shows);</li>
 %% <li>`gen_server:call/2,3', `cast/2' and `reply/2': the messages gen_server sends
 %%     and receives for them; `gen_server:start/3,4', `start_link/3,4' and
 %%     `start_monitor/3,4': the spawn of the server and the receive of its ack;</li>
@@ -173,6 +175,9 @@ walk({call, L, {remote, _, {atom, _, proc_lib}, {atom, _, F}}, Args} = C, N0, Ct
         true -> spawn_call(L, proc_lib, F, Args, N0, Ctx);
         false -> walk_parts(C, N0, Ctx)
     end;
+walk({call, L, {remote, _, {atom, _, timer}, {atom, _, sleep}}, [T]}, N0, Ctx) ->
+    {T1, N1} = walk(T, N0, Ctx),
+    {rt(L, sleep, [T1]), N1};
 walk({call, L, {remote, _, {atom, _, gen_server}, {atom, _, F}}, Args} = C, N0, Ctx) ->
     {Args1, N1} = walk(Args, N0, Ctx),
     case {F, length(Args)} of

@@ -3,7 +3,7 @@
 -module(riarc_inline_sys).
 
 -export([guarded/1, bang_value/1, funs/1, dies/0, crash_child/0, receiver/0, three/0,
-         three_child/1, three_spec/0, remote/1, unregistered/0]).
+         three_child/1, three_spec/0, remote/1, unregistered/0, sleeper/0]).
 
 %% A receive with guards and an after clause; only the taken message is an event.
 guarded(Parent) ->
@@ -21,6 +21,12 @@ unregistered() ->
     ok = gen_server:cast(riarc_inline_nobody, y),
     ok = gen_server:cast({global, riarc_inline_nobody}, z),
     ok.
+
+%% Sleeps: OTP's timer:sleep/1 and a receive with only an `after', each a timeout.
+sleeper() ->
+    ok = timer:sleep(0),
+    receive after 1 -> ok end,
+    ok = timer:sleep(1).
 
 %% `!' used as a value, inside a fun.
 bang_value(Parent) ->

@@ -64,7 +64,33 @@ inline_test_() ->
                  [riarc_inline_gen], fun late_timeout/0),
      woven_test_("a gen_server without handle_info/2: its messages and timeout seen inline too",
                  [riarc_inline_bare], fun bare_server/0),
+     woven_test_("sleeps: a timeout each inline as outline", ?OWN, fun sleeps/0),
      woven_test_("a start on another node: the partition cannot be seen whole", ?OWN, fun remote/0)].
+
+%% timer:sleep/1 is OTP's receive with only an `after': riarc's tracing shows its
+%% timeout, and so does inline monitoring, as for the system's own such receive. A
+%% monitor rejecting on a timeout rejects in every method (inline accepted at the
+%% exit before timer:sleep/1 was woven).
+sleeps() ->
+    Self = self(),
+    Events = fun(MFA = {?SYS, sleeper, _}) -> {ok, fun M(E) -> Self ! {event, MFA, E}, M end};
+                (_) -> undefined
+             end,
+    Seen = fun(Run) ->
+                   {ok, _} = Run({?SYS, sleeper, []}, Events, #{log => false}),
+                   gen_events(?SYS, sleeper)
+           end,
+    Outline = Seen(fun riarc:run/3),
+    ?assertMatch([{init, pid, pid, _}, {timeout, pid}, {timeout, pid}, {timeout, pid},
+                  {exit, pid, normal}], Outline),
+    ?assertEqual(Outline, Seen(fun riarc_inline:run/3)),
+    NoTimeout = fun({?SYS, sleeper, _}) -> {ok, fun M({timeout, _}) -> reject; M(_) -> M end};
+                   (_) -> undefined
+                end,
+    [begin
+         {ok, Res} = Run({?SYS, sleeper, []}, NoTimeout, #{log => false}),
+         ?assertEqual([reject], [V || #{verdict := V} <- maps:get(verdicts, Res)])
+     end || Run <- [fun riarc:run/3, fun riarc_central:run/3, fun riarc_inline:run/3]].
 
 %% Outline, a child on another node is followed or its partition says its trace was
 %% lost; inline, nothing sees it: the starter's partition is inconclusive, naming it. On
