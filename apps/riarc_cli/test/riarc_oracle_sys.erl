@@ -12,6 +12,9 @@
 %% <li>`{sync, Child, Msgs, N}': the same, then wait for N replies from Child (the
 %%     parent does nothing in between); Child replies with `{reply, N}' once it has
 %%     taken Msgs, then may go on alone;</li>
+%% <li>`{linked, Child, Msgs}', `{watched, Child, Msgs}': as `async', Child spawned
+%%     linked (the parent traps exits meanwhile) or monitored; the parent then waits
+%%     for its 'EXIT' or 'DOWN', which nothing else can come before;</li>
 %% <li>`{timeout, T}': a `receive ... after T' that times out: nobody sends to a process
 %%     that is not waiting for a message;</li>
 %% <li>`{sleep, T, How}': a receive with `after T' and no clause, which times out
@@ -60,6 +63,22 @@ ext(P) -> P.
 act({async, Child = #{id := Id}, Msgs}, Log, _Parent, Col) ->
     {C, L1} = spawn_child(Id, Child, Col, Log),
     send_all(C, Msgs, L1);
+act({linked, Child = #{id := Id}, Msgs}, Log, _Parent, Col) ->
+    Self = self(),
+    Trapping = process_flag(trap_exit, true),
+    Args = [Id, Child, Self, Col],
+    C = spawn_link(?MODULE, proc, Args),
+    L1 = send_all(C, Msgs, [{spawn, Self, C, {?MODULE, proc, Args}} | Log]),
+    Exit = receive {'EXIT', C, _} = E -> E end,
+    process_flag(trap_exit, Trapping),
+    [{recv, Self, Exit} | L1];
+act({watched, Child = #{id := Id}, Msgs}, Log, _Parent, Col) ->
+    Self = self(),
+    Args = [Id, Child, Self, Col],
+    {C, Ref} = spawn_monitor(?MODULE, proc, Args),
+    L1 = send_all(C, Msgs, [{spawn, Self, C, {?MODULE, proc, Args}} | Log]),
+    Reason = receive {'DOWN', Ref, process, C, R} -> R end,
+    [{recv, Self, {'DOWN', '$ref', process, C, Reason}} | L1];
 act({sync, Child = #{id := Id}, Msgs, N}, Log, _Parent, Col) ->
     {C, L1} = spawn_child(Id, Child, Col, Log),
     L2 = send_all(C, Msgs, L1),

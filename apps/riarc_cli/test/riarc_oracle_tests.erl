@@ -258,6 +258,8 @@ collector(Logs, Fed, Dump = {From, Ref, _N, _Timer}) ->
 count(#{acts := Acts}) ->
     1 + lists:sum([case A of
                        {async, C, _} -> count(C);
+                       {linked, C, _} -> count(C);
+                       {watched, C, _} -> count(C);
                        {sync, C, _, _} -> count(C);
                        {gen, _, _, _} -> 1;
                        _ -> 0
@@ -480,7 +482,8 @@ current() ->
 %%% Systems
 
 %% @doc PropEr generator of riarc_oracle_sys scripts: a spawn tree of depth 2 at most,
-%% with messages, timeouts, sleeps, gen_server calls and abnormal exits.
+%% with messages, timeouts, sleeps, gen_server calls, abnormal exits and children whose
+%% end their parent is told of (a link's 'EXIT', a monitor's 'DOWN').
 -spec script() -> proper_types:type().
 script() ->
     ?LET(Raw, raw(2), finalize(Raw)).
@@ -509,6 +512,8 @@ raw_act(D) ->
                {1, sleep()},
                {1, {gen, calls(), oneof([normal, shutdown])}},
                {3, {async, ?LAZY(raw(D - 1)), vals()}},
+               {1, {linked, ?LAZY(raw(D - 1)), vals()}},
+               {1, {watched, ?LAZY(raw(D - 1)), vals()}},
                {3, {sync, ?LAZY(raw(D - 1)), vals(), resize(2, non_empty(list(val()))),
                     choose(0, 3)}}]).
 
@@ -536,6 +541,9 @@ fin_act({timeout, T}, N) -> {{timeout, T}, N};
 fin_act({sleep, _, _} = Sleep, N) -> {Sleep, N};
 fin_act({gen, Calls, normal}, N) -> {{gen, N, Calls, normal}, N + 1};
 fin_act({gen, Calls, shutdown}, N) -> {{gen, N, Calls, {shutdown, N}}, N + 1};
+fin_act({Kind, C, Msgs}, N) when Kind =:= linked; Kind =:= watched ->
+    {CS, N1} = fin(C, length(Msgs), none, N),
+    {{Kind, CS, Msgs}, N1};
 fin_act({async, C, Msgs}, N) ->
     {CS, N1} = fin(C, length(Msgs), none, N),
     {{async, CS, Msgs}, N1};
@@ -641,7 +649,7 @@ necessity(D, Scope, Recs, L, K) ->
 
 %% An action as {Text, Variables it binds}, over the systems' events: the messages
 %% {m, V}, {r, Pid, V}, a gen_server's start, calls and stop cast, the logs to the
-%% collector; exits normal, {crash, Id} and {shutdown, Id}.
+%% collector, a child's 'EXIT' and 'DOWN'; exits normal, {crash, Id} and {shutdown, Id}.
 action(Scope, K) ->
     N = integer_to_list(length(Scope)),
     Recv = lists:member(recv, K),
@@ -676,7 +684,9 @@ msg_pat(Scope, Fresh) ->
                {2, "{m, " ++ Fresh ++ "}"}, {1, "{r, _, 1}"}, {1, "{r, _, " ++ Fresh ++ "}"},
                {1, "{ack, _, _}"}, {1, "{'$gen_call', _, {q, " ++ Fresh ++ "}}"},
                {1, "{_, {a, 0}}"}, {1, "{'$gen_cast', stop}"}, {1, "{log, _, _}"},
-               {1, "timeout"}, {1, "{'$gen_cast', {hold, _}}"}, {1, "{idled, _}"}
+               {1, "timeout"}, {1, "{'$gen_cast', {hold, _}}"}, {1, "{idled, _}"},
+               {1, "{'EXIT', _, " ++ Fresh ++ "}"}, {1, "{'EXIT', _, normal}"},
+               {1, "{'DOWN', _, process, _, {crash, _}}"}
                | [{1, V} || V <- Scope]]).
 
 exit_pat(Scope, Fresh) ->
