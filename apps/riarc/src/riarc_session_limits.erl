@@ -32,8 +32,8 @@
     overload = undefined :: undefined | term(),
     forged = 0 :: non_neg_integer(),
     %% Limit max_events: the direct events the tracers have reported taking (in batches,
-    %% riarc_tracer:counts/2), and per live tracer its counts so far (events, forged
-    %% trace messages), of which its reports are running totals.
+    %% riarc_tracer_overload:counts/2), and per live tracer its counts so far (events,
+    %% forged trace messages), of which its reports are running totals.
     events = 0 :: non_neg_integer(),
     counted = #{} :: #{pid() => {non_neg_integer(), non_neg_integer()}}
 }).

@@ -1,7 +1,7 @@
 %% riarc_bench_user: set-up parsing, input checks, one run of each outline set-up inside
 %% this VM (run_one/4), the latency convention, the wrapper of the root being invisible to
-%% the user's monitors, the printed table, and (in a fresh peer VM) the code every run
-%% finds loaded before its clock starts.
+%% the user's monitors, the printed table (riarc_bench_user_report), and (in a fresh peer
+%% VM) the code every run finds loaded before its clock starts.
 -module(riarc_bench_user_tests).
 
 -include_lib("eunit/include/eunit.hrl").
@@ -111,7 +111,7 @@ table_test() ->
                          mem => S, lat => [{"p50", S}],
                          verdicts => #{monitored => 2, accepted => 2, rejected => 0, errors => 0,
                                        inconclusive => 0}}}],
-    Text = lists:flatten(riarc_bench_user:table(#{summary => Summary})),
+    Text = lists:flatten(riarc_bench_user_report:table(#{summary => Summary})),
     ?assertNotEqual(nomatch, string:find(Text, "5.00x (")),
     ?assertEqual(nomatch, string:find(Text, "n too small")),
     ?assertNotEqual(nomatch, string:find(Text, "2 accept, 0 reject")),

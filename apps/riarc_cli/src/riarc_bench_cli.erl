@@ -89,7 +89,7 @@ execute({bench_user, Cfg, Out, Opts}) ->
     announce(Out),
     case riarc_bench_user:run(Cfg, #{out => Out, progress => true}) of
         {ok, R = #{failed := Failed, crashed := Crashed, csv := Csv, html := Html}} ->
-            io:put_chars(riarc_bench_user:table(R)),
+            io:put_chars(riarc_bench_user_report:table(R)),
             io:format("files: ~ts, ~ts~n", [Csv, Html]),
             user_status(Failed, Crashed);
         {error, Error} -> fail("bench", Error)
