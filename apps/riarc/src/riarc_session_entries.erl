@@ -335,8 +335,19 @@ list(Over, B = #entries{verdicts = Vs, order = Order, lineages = Ls}) ->
     end.
 
 %% Every key of Known once: those never listed first (in term order), then the others in
-%% the order they started.
+%% the order they started. Each partition is listed once (tracer_up/3, adopted/3), so
+%% what was listed and is known is, as a rule, every known key once: checked by one
+%% bulk map build (tens of thousands of partitions at the end of a large run) before
+%% the walk that takes each key once.
 in_order(Known, Order) ->
+    Listed = [T || T <- lists:reverse(Order), is_map_key(T, Known)],
+    case length(Listed) =:= map_size(Known)
+        andalso map_size(maps:from_list([{T, []} || T <- Listed])) =:= map_size(Known) of
+        true -> Listed;
+        false -> in_order_once(Known, Order)
+    end.
+
+in_order_once(Known, Order) ->
     {Listed, Seen} = lists:foldl(fun(T, {Acc, S}) ->
                                          case is_map_key(T, Known) andalso not is_map_key(T, S) of
                                              true -> {[T | Acc], S#{T => true}};
