@@ -182,6 +182,9 @@ event(_, {trace, P, 'receive', Msg}) -> {ok, {recv, P, Msg}};
 %% A receive timeout, marked by riarc's receive pattern (riarc_route:receive_pattern/1,
 %% installed by riarc_trace_pattern): the mark comes as a fifth element.
 event(_, {trace, P, 'receive', timeout, clock_service}) -> {ok, {timeout, P}};
+%% Any other message from the clock service is a timer's (erlang:send_after/3,4,
+%% start_timer/3,4): a message like any.
+event(_, {trace, P, 'receive', Msg, clock_service}) -> {ok, {recv, P, Msg}};
 event(_, {trace, P, spawn, C, MFA}) -> {ok, {spawn, P, C, riarc_lambda:logical_mfa(MFA)}};
 event(_, {trace, C, spawned, P, MFA}) -> {ok, {init, C, P, riarc_lambda:logical_mfa(MFA)}};
 event(_, {trace, P, exit, Reason}) -> {ok, {exit, P, Reason}};

@@ -139,6 +139,11 @@ decode_test_() ->
     P = self(),
     [?_assertEqual({ok, {send, P, x, m}}, riarc_backend_evm:event(config(), {trace, P, send, m, x})),
      ?_assertEqual({ok, {recv, P, m}}, riarc_backend_evm:event(config(), {trace, P, 'receive', m})),
+     %% riarc's receive pattern marks what the clock service delivers: a receive timeout,
+     %% and a timer's message, which is a message (it was skipped, unseen by monitors).
+     ?_assertEqual({ok, {timeout, P}}, riarc_backend_evm:event(config(), {trace, P, 'receive', timeout, clock_service})),
+     ?_assertEqual({ok, {recv, P, {tick, 1}}},
+                   riarc_backend_evm:event(config(), {trace, P, 'receive', {tick, 1}, clock_service})),
      ?_assertEqual({ok, {exit, P, normal}}, riarc_backend_evm:event(config(), {trace, P, exit, normal})),
      ?_assertEqual({ok, {spawn, P, P, {m, f, [1]}}},
                    riarc_backend_evm:event(config(), {trace, P, spawn, P, {m, f, [1]}})),

@@ -3,7 +3,7 @@
 -module(riarc_inline_sys).
 
 -export([guarded/1, bang_value/1, funs/1, dies/0, crash_child/0, receiver/0, three/0,
-         three_child/1, three_spec/0, remote/1, unregistered/0, sleeper/0]).
+         three_child/1, three_spec/0, remote/1, unregistered/0, sleeper/0, timers/0]).
 
 %% A receive with guards and an after clause; only the taken message is an event.
 guarded(Parent) ->
@@ -27,6 +27,13 @@ sleeper() ->
     ok = timer:sleep(0),
     receive after 1 -> ok end,
     ok = timer:sleep(1).
+
+%% Timers to itself, whose messages the clock service delivers.
+timers() ->
+    _ = erlang:send_after(0, self(), {tick, 1}),
+    receive {tick, 1} -> ok end,
+    Ref = erlang:start_timer(0, self(), tick),
+    receive {timeout, Ref, tick} -> ok end.
 
 %% `!' used as a value, inside a fun.
 bang_value(Parent) ->

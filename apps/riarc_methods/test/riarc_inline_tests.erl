@@ -65,7 +65,35 @@ inline_test_() ->
      woven_test_("a gen_server without handle_info/2: its messages and timeout seen inline too",
                  [riarc_inline_bare], fun bare_server/0),
      woven_test_("sleeps: a timeout each inline as outline", ?OWN, fun sleeps/0),
+     woven_test_("a timer's message is a receive in every method and backend", ?OWN, fun timers/0),
      woven_test_("a start on another node: the partition cannot be seen whole", ?OWN, fun remote/0)].
+
+%% The clock service delivers a timer's message; riarc's receive pattern marks what it
+%% delivers (a receive timeout is marked so). A marked message that is not `timeout' is a
+%% receive like any: the process tracers' backend, and with it centralised monitoring,
+%% skipped it, and a monitor rejecting on it accepted there (found by the oracle).
+timers() ->
+    Self = self(),
+    Events = fun(MFA = {?SYS, timers, _}) -> {ok, fun M(E) -> Self ! {event, MFA, E}, M end};
+                (_) -> undefined
+             end,
+    Runs = [fun(M, S, O) -> riarc:run(M, S, O#{backend => route}) end,
+            fun(M, S, O) -> riarc:run(M, S, O#{backend => evm}) end,
+            fun riarc_central:run/3, fun riarc_inline:run/3],
+    [Outline | Others] = [begin
+                              {ok, _} = Run({?SYS, timers, []}, Events, #{log => false}),
+                              gen_events(?SYS, timers)
+                          end || Run <- Runs],
+    ?assertMatch([{init, pid, pid, _}, {recv, pid, {tick, 1}}, {recv, pid, {timeout, ref, tick}},
+                  {exit, pid, normal}], Outline),
+    [?assertEqual(Outline, Other) || Other <- Others],
+    NoTick = fun({?SYS, timers, _}) -> {ok, fun M({recv, _, {tick, _}}) -> reject; M(_) -> M end};
+                (_) -> undefined
+             end,
+    [begin
+         {ok, Res} = Run({?SYS, timers, []}, NoTick, #{log => false}),
+         ?assertEqual([reject], [V || #{verdict := V} <- maps:get(verdicts, Res)])
+     end || Run <- Runs].
 
 %% timer:sleep/1 is OTP's receive with only an `after': riarc's tracing shows its
 %% timeout, and so does inline monitoring, as for the system's own such receive. A

@@ -156,8 +156,6 @@ event(_) -> no.
 -spec vm_event(tuple(), boolean()) -> {ok, riarc_event:event()} | skip | ambiguous_timeout.
 vm_event({trace, _P, 'receive', timeout}, false) ->
     ambiguous_timeout;
-vm_event({trace, P, 'receive', Msg, clock_service}, _Marked) when Msg =/= timeout ->
-    vm_event({trace, P, 'receive', Msg}, true);
 vm_event(Msg, _Marked) ->
     case riarc_backend_evm:event(riarc_backend_evm:config([]), Msg) of
         {ok, Ev} when is_tuple(Ev) -> {ok, Ev};
