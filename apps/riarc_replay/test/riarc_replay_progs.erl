@@ -12,7 +12,7 @@
 -export([race/2, sender/3, timeouts/1, ets_race/2, values/0, tree/1, variant/1,
          selective/1, mixed/2, timers/1, timer_sender/2, mnesia_race/2, mnesia_worker/3, mnesia_dirty_race/2, mnesia_dirty_worker/3,
          fanout/2, fan_sender/3, fan_collector/3, flood/1, exits/1, held/0, timer_race/1, ticks/1, applied/2, tick_sender/2,
-         shapes/0, idle/0]).
+         shapes/0, idle/0, named/0]).
 %% idle/0's server, whose gen_server loop is OTP's.
 -behaviour(gen_server).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
@@ -429,3 +429,12 @@ handle_cast(idle, Root) -> {noreply, Root, 0}.
 handle_info(timeout, Root) ->
     Root ! {idle, self()},
     {noreply, Root}.
+
+%% @doc A send to a registered name: a child registered by this process, sent `hello'
+%% by its name; returns once the child has taken it and ended.
+-spec named() -> ok.
+named() ->
+    {C, Ref} = spawn_monitor(fun() -> receive hello -> ok end end),
+    true = register(riarc_replay_named, C),
+    riarc_replay_named ! hello,
+    receive {'DOWN', Ref, process, C, normal} -> ok end.

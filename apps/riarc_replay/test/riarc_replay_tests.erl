@@ -434,6 +434,28 @@ timeout_verdicts(#{verdicts := Vs}) ->
     lists:sort([{case MFA of {?P, init, _} -> {?P, init, [root]}; _ -> MFA end, V}
                 || #{mfa := MFA, verdict := V} <- Vs]).
 
+%% A send to a registered name is shown to the name, as the VM's tracing shows the
+%% plain program's, in a recording and its replay with each strategy (the woven send
+%% went to the pid the name gave, and a monitor naming the receiver saw another send).
+named_send_test_() ->
+    {timeout, 120, fun named_send/0}.
+
+named_send() ->
+    MFA = {?P, named, []},
+    Self = self(),
+    Spec = fun(M = {?P, named, []}) -> {ok, fun F(E = {send, _, _, _}) -> Self ! {sent, M, E}, F; F(_) -> F end};
+              (_) -> undefined
+           end,
+    Sent = fun() -> receive {sent, MFA, {send, _, To, Msg}} -> {To, Msg} after 10000 -> none end end,
+    {ok, _} = riarc:run(MFA, Spec, #{timeout => 30000}),
+    ?assertEqual({riarc_replay_named, hello}, Sent()),
+    [begin
+         {File, #{result := ok}} = record(MFA, "named_" ++ atom_to_list(St), #{monitor => Spec, strategy => St}),
+         ?assertEqual({record, St, {riarc_replay_named, hello}}, {record, St, Sent()}),
+         {ok, #{result := ok}} = riarc_replay:replay(File, maps:merge(?OPTS, #{monitor => Spec})),
+         ?assertEqual({replay, St, {riarc_replay_named, hello}}, {replay, St, Sent()})
+     end || St <- [receiver, sender]].
+
 %% In a fresh VM (a peer), the run's processes find riarc's runtime loaded: a woven
 %% process never asks code_server for it, a send its monitor would take for the
 %% system's. The recording and its replay give every process the same accept.
