@@ -15,6 +15,11 @@
 %% <li>`{linked, Child, Msgs}', `{watched, Child, Msgs}': as `async', Child spawned
 %%     linked (the parent traps exits meanwhile) or monitored; the parent then waits
 %%     for its 'EXIT' or 'DOWN', which nothing else can come before;</li>
+%% <li>`{named, Child, Msgs}': as `async', but Child is registered under a name of its
+%%     own (the parent registers it, Child waits for Msgs, of which there is at least
+%%     one) and Msgs go to the name;</li>
+%% <li>`{timer, T, How}': a timer of T ms to the process itself, `send_after' or
+%%     `start_timer', and the receive that takes its message;</li>
 %% <li>`{timeout, T}': a `receive ... after T' that times out: nobody sends to a process
 %%     that is not waiting for a message;</li>
 %% <li>`{sleep, T, How}': a receive with `after T' and no clause, which times out
@@ -63,6 +68,19 @@ ext(P) -> P.
 act({async, Child = #{id := Id}, Msgs}, Log, _Parent, Col) ->
     {C, L1} = spawn_child(Id, Child, Col, Log),
     send_all(C, Msgs, L1);
+act({named, Child = #{id := Id}, Msgs}, Log, _Parent, Col) ->
+    {C, L1} = spawn_child(Id, Child, Col, Log),
+    Name = list_to_atom("riarc_oracle_sys_" ++ integer_to_list(Id)),
+    true = register(Name, C),
+    send_all(Name, Msgs, L1);
+act({timer, T, send_after}, Log, _Parent, _Col) ->
+    Self = self(),
+    _ = erlang:send_after(T, Self, {tick, T}),
+    receive {tick, T} = M -> [{recv, Self, M} | Log] end;
+act({timer, T, start_timer}, Log, _Parent, _Col) ->
+    Self = self(),
+    Ref = erlang:start_timer(T, Self, tick),
+    receive {timeout, Ref, tick} -> [{recv, Self, {timeout, '$ref', tick}} | Log] end;
 act({linked, Child = #{id := Id}, Msgs}, Log, _Parent, Col) ->
     Self = self(),
     Trapping = process_flag(trap_exit, true),
@@ -139,8 +157,12 @@ send_all(C, Msgs, Log) ->
 -spec init({srv, term(), term(), pid()}) -> {ok, map()}.
 init(Arg = {srv, _, _, _}) ->
     Self = self(),
-    %% The starter is never registered: the first ancestor is its pid.
-    [Starter | _] = get('$ancestors'),
+    %% The first ancestor: the starter's name if it has one (it is alive: it waits for
+    %% this server's ack), as riarc names it, its pid.
+    Starter = case get('$ancestors') of
+                  [Name | _] when is_atom(Name) -> whereis(Name);
+                  [Pid | _] -> Pid
+              end,
     %% The ack is sent right after init/1 returns.
     Log = [{send, Self, Starter, {ack, Self, {ok, Self}}},
            {init, Self, Starter, {?MODULE, init, [Arg]}}],

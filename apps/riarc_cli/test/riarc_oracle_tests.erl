@@ -259,6 +259,7 @@ count(#{acts := Acts}) ->
     1 + lists:sum([case A of
                        {async, C, _} -> count(C);
                        {linked, C, _} -> count(C);
+                       {named, C, _} -> count(C);
                        {watched, C, _} -> count(C);
                        {sync, C, _, _} -> count(C);
                        {gen, _, _, _} -> 1;
@@ -503,16 +504,21 @@ calls() -> resize(2, list(frequency([{4, val()}, {1, idle}, {1, hold}]))).
 %% A sleep is a receive with `after' only, in OTP's code (timer:sleep/1) or the system's.
 sleep() -> {sleep, choose(0, 1), oneof([timer, bare])}.
 
+timer() -> {timer, choose(0, 1), oneof([send_after, start_timer])}.
+
 raw_act(0) ->
     frequency([{3, {timeout, choose(0, 1)}},
                {1, sleep()},
+               {1, timer()},
                {1, {gen, calls(), oneof([normal, shutdown])}}]);
 raw_act(D) ->
     frequency([{2, {timeout, choose(0, 1)}},
                {1, sleep()},
+               {1, timer()},
                {1, {gen, calls(), oneof([normal, shutdown])}},
                {3, {async, ?LAZY(raw(D - 1)), vals()}},
                {1, {linked, ?LAZY(raw(D - 1)), vals()}},
+               {1, {named, ?LAZY(raw(D - 1)), resize(2, non_empty(list(val())))}},
                {1, {watched, ?LAZY(raw(D - 1)), vals()}},
                {3, {sync, ?LAZY(raw(D - 1)), vals(), resize(2, non_empty(list(val()))),
                     choose(0, 3)}}]).
@@ -541,7 +547,8 @@ fin_act({timeout, T}, N) -> {{timeout, T}, N};
 fin_act({sleep, _, _} = Sleep, N) -> {Sleep, N};
 fin_act({gen, Calls, normal}, N) -> {{gen, N, Calls, normal}, N + 1};
 fin_act({gen, Calls, shutdown}, N) -> {{gen, N, Calls, {shutdown, N}}, N + 1};
-fin_act({Kind, C, Msgs}, N) when Kind =:= linked; Kind =:= watched ->
+fin_act({timer, _, _} = Timer, N) -> {Timer, N};
+fin_act({Kind, C, Msgs}, N) when Kind =:= linked; Kind =:= watched; Kind =:= named ->
     {CS, N1} = fin(C, length(Msgs), none, N),
     {{Kind, CS, Msgs}, N1};
 fin_act({async, C, Msgs}, N) ->
@@ -686,7 +693,8 @@ msg_pat(Scope, Fresh) ->
                {1, "{_, {a, 0}}"}, {1, "{'$gen_cast', stop}"}, {1, "{log, _, _}"},
                {1, "timeout"}, {1, "{'$gen_cast', {hold, _}}"}, {1, "{idled, _}"},
                {1, "{'EXIT', _, " ++ Fresh ++ "}"}, {1, "{'EXIT', _, normal}"},
-               {1, "{'DOWN', _, process, _, {crash, _}}"}
+               {1, "{'DOWN', _, process, _, {crash, _}}"}, {1, "{tick, _}"},
+               {1, "{timeout, _, tick}"}
                | [{1, V} || V <- Scope]]).
 
 exit_pat(Scope, Fresh) ->
