@@ -35,7 +35,11 @@
     window = [] :: [riarc_event:event()],
     window_len = 0 :: non_neg_integer(),
     %% The first event the monitor got truncated (max_payload), if any.
-    truncated = none :: none | #{event_no := pos_integer(), bytes := non_neg_integer()}
+    truncated = none :: none | #{event_no := pos_integer(), bytes := non_neg_integer()},
+    %% The processes of the partition that set a timer to send themselves the atom
+    %% `timeout' (events `{timer_timeout, P, P}'): the VM traces its message exactly as a
+    %% receive timeout, so from then on each of their timeouts may be that message.
+    timer_timeouts = #{} :: #{riarc_event:sid() => true}
 }).
 -opaque t() :: #an{}.
 
@@ -49,10 +53,40 @@ new(Self, Explain, Part, Mon) ->
 %% @doc ANALYSEEVT: one event to the monitor. `done' once the partition has its verdict
 %% (verdicts are irrevocable: later events are not analysed); the messages are for the
 %% session, in order.
--spec step(riarc_event:event(), t()) -> {next | done, t(), [term()]}.
-step(E, A = #an{mon = Mon, analysed = N}) ->
+-spec step(riarc_event:event() | riarc_event:timer_event(), t()) ->
+    {next | done, t(), [term()]}.
+step({timer_timeout, P, P}, A = #an{timer_timeouts = Ts}) ->
+    %% No event of the property's: the monitor is not stepped.
+    {next, A#an{timer_timeouts = Ts#{P => true}}, []};
+step(E = {timeout, P}, A = #an{timer_timeouts = Ts}) when is_map_key(P, Ts) ->
+    ambiguous(E, {recv, P, timeout}, A);
+step(E, A = #an{mon = Mon}) ->
+    decided_step(E, riarc_monitor:decide(Mon, E), A).
+
+%% A timeout of P's after P set a timer to send itself `timeout': the VM's event is that
+%% timeout or the timer's message Msg, which riarc cannot tell apart. Both readings are
+%% given to the monitor; when it answers both alike (a property that names neither, or
+%% treats them alike) the step stands, otherwise the partition's verdict is
+%% inconclusive, saying so: no verdict rests on a reading riarc could not make.
+ambiguous(E = {timeout, P}, Msg, A = #an{mon = Mon, analysed = N}) ->
+    Timeout = riarc_monitor:decide(Mon, E),
+    case alike(Timeout, riarc_monitor:decide(Mon, Msg)) of
+        true -> decided_step(E, Timeout, A);
+        false ->
+            A1 = remember(E, A#an{analysed = N + 1}),
+            {done, A1, [verdict(inconclusive, {ambiguous_timeout, #{event_no => N + 1, process => P}}, A1)]}
+    end.
+
+%% The same answer to both readings: the same next monitor, or the same verdict (its
+%% words may name the event they were given).
+alike({next, M}, {next, M}) -> true;
+alike({verdict, V, _, _}, {verdict, V, _, _}) -> true;
+alike({verdict, error, _}, {verdict, error, _}) -> true;
+alike(_, _) -> false.
+
+decided_step(E, Decided, A = #an{mon = Mon, analysed = N}) ->
     A1 = truncated(E, remember(E, A#an{analysed = N + 1})),
-    case {riarc_monitor:decide(Mon, E), A1#an.truncated} of
+    case {Decided, A1#an.truncated} of
         {{next, Mon1}, _} -> {next, A1#an{mon = Mon1}, []};
         {{verdict, error, Why}, _} -> {done, A1, [explain(Mon, E, A1), verdict(error, Why, A1)]};
         {{verdict, V, _Words, _Where}, Cut} when Cut =/= none ->

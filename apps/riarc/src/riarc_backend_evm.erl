@@ -16,7 +16,7 @@
 -module(riarc_backend_evm).
 -behaviour(riarc_backend).
 
--export([config/1, flags/1, new/3, close/1, spawn_paused/1, launch/3, trace/3, preempt/3,
+-export([config/1, calls/1, flags/1, new/3, close/1, spawn_paused/1, launch/3, trace/3, preempt/3,
          clear/3, event/2, watching/3, format_error/1]).
 %% Spawned entry point.
 -export([paused_root/1]).
@@ -41,8 +41,14 @@ new(Events, Patterns, Session) ->
     ok = riarc_trace_pattern:hold(Key, Session, Patterns),
     %% A session's processes also show their starts of processes on other nodes
     %% (remote_spawn, see riarc_backend_route:new/3).
-    #{flags := Flags} = Config = config(Events),
-    {ok, riarc_backend:new(?MODULE, Config#{flags => Flags ++ [call], patterns => Key})}.
+    {ok, riarc_backend:new(?MODULE, (calls(config(Events)))#{patterns => Key})}.
+
+%% @doc Config, with the traced processes' calls of the functions riarc holds call
+%% patterns on (riarc_trace_pattern) shown as events: starts on other nodes, calls that
+%% change tracing, timers set to send the atom `timeout' (call_event/2).
+-spec calls(config()) -> config().
+calls(Config = #{flags := Flags}) ->
+    Config#{flags => Flags ++ [call]}.
 
 %% @doc The session is over: its message patterns are let go.
 -spec close(config()) -> ok.

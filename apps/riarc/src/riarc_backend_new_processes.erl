@@ -76,8 +76,11 @@
 %% the argument makes it a backend maker as riarc_backend_route:new/2 is.)
 -spec new([send | recv], pid()) -> {ok, riarc_backend:t()}.
 new(Events, _Session) ->
-    Evm = riarc_backend_evm:config(Events),
-    Defaults = riarc_backend_evm:flags(Evm) -- [set_on_spawn],
+    Evm = riarc_backend_evm:calls(riarc_backend_evm:config(Events)),
+    %% Without `call': riarc's own processes are new processes too, and their calls of
+    %% erlang:trace/3 would reach the adopter before it untraces them. A tracer's
+    %% takeover (preempt/3) gives a process the calls with the rest of Evm's flags.
+    Defaults = riarc_backend_evm:flags(Evm) -- [set_on_spawn, call],
     {ok, riarc_backend:new(?MODULE, #{evm => Evm, defaults => Defaults,
                                       recv => lists:member(recv, Events)})}.
 

@@ -30,6 +30,7 @@
                       | {remote_child, #{parent := pid(), node := node(),
                                          mfa := riarc_event:mfa_args()}}
                       | {root_tracer_down, term()}
+                      | {ambiguous_timer, #{process := riarc_event:sid(), to := term()}}
                       | {unsettled, non_neg_integer()}.
 
 %% A root of the system: its name, logical MFA, and the init event its monitor opens
@@ -186,6 +187,10 @@ format_error({remote_child, #{parent := P, node := Node, mfa := MFA}}) ->
                                 "it: the Spec gives it a monitor, which never ran (monitor it "
                                 "with a session on that node, riarc:attach(new_processes, ...))",
                                 [P, MFA, Node]));
+format_error({ambiguous_timer, #{process := P, to := To}}) ->
+    lists:flatten(io_lib:format("~0tp set a timer to send ~0tp the atom timeout, which the VM "
+                                "traces exactly as a receive timeout of ~0tp's: its trace cannot "
+                                "be read either way from then on", [P, To, To]));
 format_error({unsettled, N}) ->
     lists:flatten(io_lib:format("~b tracer(s) still held events for others when the wait to "
                                 "settle was over", [N]));

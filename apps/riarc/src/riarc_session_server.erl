@@ -339,6 +339,10 @@ trusted({riarc_remote_child, Tracer, Kind, Info}, S) when Kind =:= relayed; Kind
             end;
         none -> {noreply, S}
     end;
+%% A timer set to send another process the atom `timeout' (riarc_tracer_core): that
+%% process's trace cannot be read, in whatever partition it is: an error of the run.
+trusted({riarc_ambiguous_timer, _Key, P, To}, S) ->
+    {noreply, add_error({riarc_session, {ambiguous_timer, #{process => P, to => To}}}, S)};
 %% What only the partitions' entries learn (a partition's event count, process,
 %% explanation, cut, lost events, child on another node).
 trusted(Msg, S) ->

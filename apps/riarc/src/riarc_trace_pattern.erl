@@ -75,6 +75,10 @@
 -define(SPAWN_CALL, {erts_internal, dist_spawn_request, 4}).
 %% The BIFs through which a process can take away what riarc sees.
 -define(UNTRACE_CALLS, [{erlang, trace, 3}, {erlang, trace_pattern, 2}, {erlang, trace_pattern, 3}]).
+%% The timers whose message can be the atom `timeout', which the clock service delivers
+%% and the VM traces exactly as a receive timeout; held only for that message.
+-define(TIMER_CALLS, [{{erlang, send_after, 3}, [{['_', '_', timeout], [], []}]},
+                      {{erlang, send_after, 4}, [{['_', '_', timeout, '_'], [], []}]}]).
 
 %% OTP 25's specs of erlang:trace_pattern/3 and erlang:trace_info/2 leave out send and
 %% 'receive' (see riarc_route): those calls go through apply/3.
@@ -103,12 +107,13 @@ release(Key) ->
 %% @doc The send and receive patterns the VM has now, the call pattern of the function
 %% remote starts go through, and those of the BIFs that change tracing.
 -spec installed() -> #{send := pattern(), 'receive' := pattern(), spawn_call := call_pattern(),
-                       untrace_calls := [call_pattern()]}.
+                       untrace_calls := [call_pattern()], timer_calls := [call_pattern()]}.
 installed() ->
     {match_spec, S} = erlang:trace_info(send, match_spec),
     {match_spec, R} = apply(erlang, trace_info, ['receive', match_spec]),
     #{send => S, 'receive' => R, spawn_call => call_pattern(?SPAWN_CALL),
-      untrace_calls => [call_pattern(F) || F <- ?UNTRACE_CALLS]}.
+      untrace_calls => [call_pattern(F) || F <- ?UNTRACE_CALLS],
+      timer_calls => [call_pattern(F) || {F, _} <- ?TIMER_CALLS]}.
 
 call_pattern(F) ->
     {traced, How} = erlang:trace_info(F, traced),
@@ -151,15 +156,25 @@ intact() ->
 %% @doc A call event of a traced process P (the `call' flag): the start of a process on
 %% another node, `{remote_spawn, P, Node, MFA}' with MFA as Λ is asked for such a child
 %% (riarc_lambda:logical_mfa/1: an erpc or rpc process as the call it runs); a call that
-%% may take away what riarc sees, `{cut, P, {trace | trace_pattern, Args}}'; the call of
+%% may take away what riarc sees, `{cut, P, {trace | trace_pattern, Args}}'; a timer set
+%% to send Dest the atom `timeout', `{timer_timeout, P, Dest}' (riarc_analysis_core: Dest's
+%% receive timeouts can be that message from then on); the call of
 %% any other function (another tool's pattern, a call pattern elsewhere), `{ignored, P}':
 %% one of P's events that no monitor sees.
 -spec call_event(pid(), term()) -> {remote_spawn, pid(), node(), riarc_event:mfa_args()}
                                        | {cut, pid(), {trace | trace_pattern, list()}}
+                                       | {timer_timeout, pid(), term()}
                                        | {ignored, pid()}.
 call_event(P, {erts_internal, dist_spawn_request, [Node, {M, F, A}, _Opts, _Kind]})
   when is_atom(Node), is_atom(M), is_atom(F), is_list(A) ->
     {remote_spawn, P, Node, riarc_lambda:logical_mfa({M, F, A})};
+call_event(P, {erlang, send_after, [_Time, Dest, timeout | _]}) ->
+    %% A name P holds is P (a server's timer to its own name): its own trace is the one
+    %% that can show the message as a timeout.
+    {timer_timeout, P, case is_atom(Dest) andalso whereis(Dest) =:= P of
+                           true -> P;
+                           false -> Dest
+                       end};
 call_event(P, {erlang, trace, Args}) ->
     %% Flags turned off, or on with another tracer (the caller, by default), take a
     %% process from riarc; which processes is not known here, so every such call counts.
@@ -176,7 +191,7 @@ call_event(P, _) ->
 watched({M, F, A}) ->
     lists:any(fun({M1, F1, A1}) -> (M =:= '_' orelse M =:= M1) andalso (F =:= '_' orelse F =:= F1)
                                        andalso (A =:= '_' orelse A =:= A1)
-              end, [?SPAWN_CALL | ?UNTRACE_CALLS]);
+              end, [?SPAWN_CALL | ?UNTRACE_CALLS] ++ [Call || {Call, _} <- ?TIMER_CALLS]);
 watched(_) -> false.
 
 %% @doc Whether a term is a patterns() map the VM accepts.
@@ -285,7 +300,8 @@ held(Hs) ->
     #{send => union([maps:get(send, P, true) || P <- Held]),
       'receive' => riarc_route:receive_pattern(union([maps:get('receive', P, true) || P <- Held])),
       spawn_call => {local, []},
-      untrace_calls => [{global, []} || _ <- ?UNTRACE_CALLS]}.
+      untrace_calls => [{global, []} || _ <- ?UNTRACE_CALLS],
+      timer_calls => [{global, MS} || {_, MS} <- ?TIMER_CALLS]}.
 
 %% @doc The pattern that keeps what any of Ps keeps.
 -spec union([pattern()]) -> pattern().
@@ -299,10 +315,11 @@ union(Ps) ->
             end
     end.
 
-install(#{send := S, 'receive' := R, spawn_call := C, untrace_calls := Us}) ->
+install(#{send := S, 'receive' := R, spawn_call := C, untrace_calls := Us, timer_calls := Ts}) ->
     _ = apply(erlang, trace_pattern, [send, S, []]),
     _ = apply(erlang, trace_pattern, ['receive', R, []]),
-    [install_call(F, P) || {F, P} <- [{?SPAWN_CALL, C} | lists:zip(?UNTRACE_CALLS, Us)]],
+    [install_call(F, P) || {F, P} <- [{?SPAWN_CALL, C} | lists:zip(?UNTRACE_CALLS, Us)]
+                                     ++ lists:zip([F || {F, _} <- ?TIMER_CALLS], Ts)],
     ok.
 
 install_call(F, {false, _}) ->

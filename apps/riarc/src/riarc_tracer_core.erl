@@ -116,7 +116,7 @@
                 | {started, tracer(), sid()} | perturb | {stop, [term()], stats()}
                 | {analysis, {sid(), riarc_event:mfa_args()}, riarc_monitor:monitor()}
                 | {analyse, riarc_event:event() | {remote_spawn, sid(), node(), riarc_event:mfa_args()}
-                   | {cut, sid(), term()}}
+                   | {cut, sid(), term()} | riarc_event:timer_event()}
                 | analysis_end | refused
                 | {relay, {sid(), riarc_event:mfa_args()}, pid()}.
 
@@ -576,6 +576,16 @@ analyse(E = {cut, S, Why}, St = #tracer{parts = Parts}) ->
                 _ -> St1
             end;
         true -> step(E, St)
+    end;
+%% A timer S set to send Dest the atom `timeout' (riarc_trace_pattern:call_event/2),
+%% which the VM traces exactly as a receive timeout of Dest's. To S itself: S's partition's
+%% analysis reads S's timeouts from here on as either (riarc_analysis_core). To another
+%% process, whose trace and partition may be another tracer's, reached in no order with
+%% this call: the session counts it as an error of the run, never a clean accept.
+analyse(E = {timer_timeout, S, Dest}, St = #tracer{parts = Parts}) ->
+    case Dest =:= S of
+        true -> step(E, St);
+        false -> report({riarc_ambiguous_timer, riarc_tracer_parts:key_of(S, Parts), S, Dest}, St)
     end;
 analyse(E, St) ->
     step(E, St).

@@ -27,7 +27,7 @@
 %% An event of a process the tracer traces; a start on another node and a call that may
 %% cut riarc's view are its own partition's to pass on when its events are relayed.
 -type event() :: riarc_event:event() | {remote_spawn, sid(), node(), riarc_event:mfa_args()}
-               | {cut, sid(), term()}.
+               | {cut, sid(), term()} | riarc_event:timer_event().
 
 -record(parts, {
     self :: term(),                       % the tracer: its own partition's key

@@ -13,22 +13,26 @@
 %% The call pattern held with any patterns: every start of a process on another node.
 -define(SPAWN_CALL, {local, []}).
 -define(UNTRACE_CALLS, [{global, []}, {global, []}, {global, []}]).
+-define(TIMER_CALLS, [{global, [{['_', '_', timeout], [], []}]}, {global, [{['_', '_', timeout, '_'], [], []}]}]).
 
 union_and_restore_test() ->
     Before = riarc_trace_pattern:installed(),
     A = make_ref(), B = make_ref(),
     ok = riarc_trace_pattern:hold(A, self(), #{send => false, 'receive' => ?ERRORS}),
     ?assertEqual(#{send => false, 'receive' => riarc_route:receive_pattern(?ERRORS),
-                   spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS},
+                   spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS,
+                   timer_calls => ?TIMER_CALLS},
                  riarc_trace_pattern:installed()),
     ok = riarc_trace_pattern:hold(B, self(), #{send => [{['_', '_'], [], []}], 'receive' => ?STOPS}),
     ?assertEqual(#{send => [{['_', '_'], [], []}],
                    'receive' => riarc_route:receive_pattern(lists:usort(?ERRORS ++ ?STOPS)),
-                   spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS},
+                   spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS,
+                   timer_calls => ?TIMER_CALLS},
                  riarc_trace_pattern:installed()),
     ok = riarc_trace_pattern:release(A),
     ?assertEqual(#{send => [{['_', '_'], [], []}], 'receive' => riarc_route:receive_pattern(?STOPS),
-                   spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS},
+                   spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS,
+                   timer_calls => ?TIMER_CALLS},
                  riarc_trace_pattern:installed()),
     ok = riarc_trace_pattern:release(B),
     ?assertEqual(Before, riarc_trace_pattern:installed()).
@@ -40,7 +44,8 @@ all_wins_test() ->
     ok = riarc_trace_pattern:hold(A, self(), #{send => false, 'receive' => ?ERRORS}),
     ok = riarc_trace_pattern:hold(B, self(), #{}),
     ?assertEqual(#{send => true, 'receive' => riarc_route:receive_pattern(true),
-                   spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS},
+                   spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS,
+                   timer_calls => ?TIMER_CALLS},
                  riarc_trace_pattern:installed()),
     ok = riarc_trace_pattern:release(A),
     ok = riarc_trace_pattern:release(B).

@@ -68,7 +68,9 @@
 run(MFA, Spec, Opts) ->
     case riarc:validate(MFA, Spec, Opts) of
         {ok, Valid = #{timeout := Timeout, events := Events, log := Log, trace_patterns := Patterns}} ->
-            Config = riarc_backend_evm:config(Events),
+            %% With the calls riarc holds patterns on, as its backends: a timer set to
+            %% send the atom `timeout' is one (riarc_analysis_core reads that message).
+            Config = riarc_backend_evm:calls(riarc_backend_evm:config(Events)),
             %% The messages the VM traces at all: the trace patterns riarc's session would
             %% hold (a property module's, else every message), installed the same way
             %% (riarc_trace_pattern), so that both methods see the same events and a
@@ -169,6 +171,20 @@ handle(E = {exit, S, _}, St) ->
         false -> hold(S, E, St);
         true -> leave(S, analyse(E, St#central{live = maps:remove(S, St#central.live)}))
     end;
+%% A timer P set to send the atom `timeout', which the VM traces as a receive timeout:
+%% to P itself, its slice's analysis reads P's timeouts as either; to another process, in
+%% no order with that one's events here, an error of the run, as riarc's session makes it.
+handle(E = {timer_timeout, P, Dest}, St) ->
+    case known(P, St) of
+        false -> hold(P, E, St);
+        true when Dest =:= P -> analyse(E, St);
+        true -> St#central{errors = [{riarc_session, {ambiguous_timer, #{process => P, to => Dest}}}
+                                     | St#central.errors]}
+    end;
+%% The other calls riarc holds patterns on (starts on other nodes, calls that change
+%% tracing): riarc's own detection, which this method does not take part in.
+handle(E, St) when element(1, E) =:= ignored; element(1, E) =:= remote_spawn; element(1, E) =:= cut ->
+    St;
 handle(E, St) ->
     S = riarc_event:origin(E),
     case known(S, St) of

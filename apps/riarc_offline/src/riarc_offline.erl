@@ -371,7 +371,9 @@ recorder(Caller, Ref, MFA, Opts = #{file := File}) ->
     WOpts = maps:with([format, payloads], Opts),
     case riarc_trace_file:open_writer(File, WOpts) of
         {ok, W0} ->
-            Cfg = riarc_backend_evm:config(maps:get(events, Opts)),
+            %% With the calls riarc holds patterns on: a timer set to send the atom
+            %% `timeout' is written (its message reads as a timeout, riarc_analysis_core).
+            Cfg = riarc_backend_evm:calls(riarc_backend_evm:config(maps:get(events, Opts))),
             %% riarc's receive pattern, as a live run holds it: the VM then marks a receive
             %% timeout, which is written as {timeout, P}, not as a receive of `timeout'.
             Patterns = make_ref(),

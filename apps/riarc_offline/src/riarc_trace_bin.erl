@@ -44,6 +44,10 @@
 -define(RECV, 6).
 -define(DROPPED, 7).
 -define(TIMEOUT, 8).
+%% A timer set to send the atom `timeout' (riarc_event's timer_event()): to the process
+%% itself (0), or to another (1, with its name as a term). Added to version 2 after its
+%% release: a reader from before rejects type 9 as reserved, never misreads it.
+-define(TIMER, 9).
 -define(OMITTED, riarc_omitted).
 
 -record(reader, {fd :: file:fd(), file :: string(), pos :: non_neg_integer(),
@@ -157,6 +161,11 @@ decode(?RECV, <<_, P:32, Rest/binary>>, R, _) ->
     {event, {recv, sid(P, R), Msg}, R1};
 decode(?TIMEOUT, <<_, P:32>>, R = #reader{version = 2}, _) ->
     {event, {timeout, sid(P, R)}, R};
+decode(?TIMER, <<_, P:32, 0>>, R = #reader{version = 2}, _) ->
+    {event, {timer_timeout, sid(P, R), sid(P, R)}, R};
+decode(?TIMER, <<_, P:32, 1, Rest/binary>>, R = #reader{version = 2}, _) ->
+    {Dest, R1} = term(Rest, R),
+    {event, {timer_timeout, sid(P, R), Dest}, R1};
 decode(?DROPPED, <<_, N:32>>, R, _) ->
     {dropped, N, R};
 decode(Type, _, R, _) when Type >= 128 ->
@@ -282,7 +291,7 @@ open_writer(File, Opts) ->
     end.
 
 %% @doc Appends one event, with the PROC records of processes not named before.
--spec write_event(#writer{}, riarc_event:event()) -> {ok, #writer{}} | {error, error_reason()}.
+-spec write_event(#writer{}, riarc_event:event() | riarc_event:timer_event()) -> {ok, #writer{}} | {error, error_reason()}.
 write_event(W, Ev) ->
     {Bytes, W1} = encode(Ev, W),
     case file:write(W#writer.fd, Bytes) of
@@ -312,7 +321,13 @@ encode({recv, P, Msg}, W) ->
     {[Defs, rec(?RECV, [<<PI:32>>, payload(Msg, W)])], W1};
 encode({timeout, P}, W) ->
     {[PI], Defs, W1} = ids([P], W),
-    {[Defs, rec(?TIMEOUT, <<PI:32>>)], W1}.
+    {[Defs, rec(?TIMEOUT, <<PI:32>>)], W1};
+encode({timer_timeout, P, P}, W) ->
+    {[PI], Defs, W1} = ids([P], W),
+    {[Defs, rec(?TIMER, <<PI:32, 0>>)], W1};
+encode({timer_timeout, P, Dest}, W) ->
+    {[PI], Defs, W1} = ids([P], W),
+    {[Defs, rec(?TIMER, [<<PI:32, 1>>, enc_term(Dest)])], W1}.
 
 rec(Type, Body) ->
     Len = 1 + iolist_size(Body),

@@ -153,12 +153,21 @@ event(_) -> no.
 %% clock_service}', the event `{timeout, P}'), a timer's message too (a receive), and an
 %% unmarked `timeout' is a message. Without it (a dbg trace), a receive timeout and the
 %% message `timeout' are the same trace message: `ambiguous_timeout'.
--spec vm_event(tuple(), boolean()) -> {ok, riarc_event:event()} | skip | ambiguous_timeout.
+%% Of the calls riarc holds patterns on, a timer set to send the atom `timeout' is kept
+%% (riarc_event's timer_event(): its message reads as a timeout, riarc_analysis_core);
+%% the others (starts on other nodes, changes of tracing) are a live run's detection.
+-spec vm_event(tuple(), boolean()) ->
+    {ok, riarc_event:event() | riarc_event:timer_event()} | skip | ambiguous_timeout.
 vm_event({trace, _P, 'receive', timeout}, false) ->
     ambiguous_timeout;
 vm_event(Msg, _Marked) ->
     case riarc_backend_evm:event(riarc_backend_evm:config([]), Msg) of
-        {ok, Ev} when is_tuple(Ev) -> {ok, Ev};
+        {ok, Ev = {timer_timeout, _, _}} -> {ok, Ev};
+        {ok, Ev} when is_tuple(Ev) ->
+            case riarc_event:is_event(Ev) of
+                true -> {ok, Ev};
+                false -> skip
+            end;
         _ -> skip
     end.
 

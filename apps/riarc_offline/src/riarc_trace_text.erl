@@ -145,6 +145,8 @@ valid({K, _C, _P, MFA} = Ev) when K =:= init; K =:= spawn ->
         true -> {true, Ev, 0};
         false -> false
     end;
+valid(Ev = {timer_timeout, _P, _Dest}) ->
+    {true, Ev, 0};
 valid(Ev) ->
     riarc_event:is_event(Ev) andalso {true, Ev, 0}.
 
@@ -175,7 +177,7 @@ open_writer(File, _Opts) ->
     end.
 
 %% @doc Appends one event as a line.
--spec write_event(#writer{}, riarc_event:event()) -> {ok, #writer{}} | {error, error_reason()}.
+-spec write_event(#writer{}, riarc_event:event() | riarc_event:timer_event()) -> {ok, #writer{}} | {error, error_reason()}.
 write_event(W = #writer{fd = Fd, file = File}, Ev) ->
     %% io:put_chars reports a failing device by raising, not by returning.
     try io:put_chars(Fd, io_lib:format("~0tp.~n", [readable(Ev)])) of

@@ -285,7 +285,10 @@ draw(K, {exit, P, Reason}, C) ->
      " M", int(X + 6), " ", int(Y - 6), " L", int(X - 6), " ", int(Y + 6), "\"/>",
      text(X + 10, Y + 4, "start", ["exit ", label(Reason)])];
 draw(K, {timeout, P}, C) ->
-    mark(K, P, "timeout", "timeout", C).
+    mark(K, P, "timeout", "timeout", C);
+%% riarc's own: P set a timer to send Dest the atom `timeout' (riarc_event's timer_event()).
+draw(K, {timer_timeout, P, Dest}, C) ->
+    mark(K, P, "timeout", ["timer: timeout to ", process_label(Dest)], C).
 
 mark(K, P, Class, Text, C) ->
     X = lx(P, C),

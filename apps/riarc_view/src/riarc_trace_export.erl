@@ -156,7 +156,9 @@ what({spawn, _, Child, MFA}) ->
 what({init, _, _, MFA}) -> ["init ", riarc_chart:mfa_label(MFA)];
 what({exit, _, Reason}) -> ["exit ", riarc_chart:label(Reason, 40)];
 what({attached, _, MFA}) -> ["attached ", riarc_chart:mfa_label(MFA)];
-what({timeout, _}) -> "timeout".
+what({timeout, _}) -> "timeout";
+%% riarc's own: a timer set to send the atom `timeout' (riarc_event's timer_event()).
+what({timer_timeout, _, Dest}) -> ["timer: timeout to ", riarc_chart:process_label(Dest)].
 
 %% A flow from the send's slice to its receive's: the id is the send's position.
 flow(S, R, ByPos, Tids) ->
