@@ -10,39 +10,12 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
-%% The systems.
--export([self_timer/0, self_timer4/0, named_timer/0, other_timer/0, plain_timeout/0]).
-
-%% A timer to itself, its message taken.
-self_timer() ->
-    _ = erlang:send_after(0, self(), timeout),
-    receive timeout -> ok end.
-
-%% The same through send_after/4.
-self_timer4() ->
-    _ = erlang:send_after(0, self(), timeout, []),
-    receive timeout -> ok end.
-
-%% The same to its own registered name.
-named_timer() ->
-    true = register(riarc_timer_timeout_tests_named, self()),
-    _ = erlang:send_after(0, riarc_timer_timeout_tests_named, timeout),
-    receive timeout -> ok end.
-
-%% A timer to another process, which takes its message.
-other_timer() ->
-    {P, Ref} = spawn_monitor(fun() -> receive timeout -> ok end end),
-    _ = erlang:send_after(0, P, timeout),
-    receive {'DOWN', Ref, process, P, _} -> ok end.
-
-%% A receive that times out, and no timer.
-plain_timeout() ->
-    receive never -> ok after 0 -> ok end.
+-define(SYS, riarc_demo_timers).
 
 %% Monitors of the system's root only: rejecting on the message `timeout', rejecting on
 %% a timeout, or indifferent to both; each accepts at the exit.
 spec(Reject) ->
-    fun({?MODULE, F, []}) when F =/= '-other_timer/0-fun-0-' -> {ok, monitor(Reject)};
+    fun({?SYS, F, []}) when F =/= '-other_timer/0-fun-0-' -> {ok, monitor(Reject)};
        (_) -> undefined
     end.
 
@@ -60,7 +33,7 @@ runs() ->
     [{B, fun(MFA, Spec) -> riarc:run(MFA, Spec, #{log => false, backend => B}) end} || B <- [route, evm]].
 
 root_verdict(#{verdicts := Vs}, F) ->
-    [V] = [{Verdict, maps:get(reason, E, none)} || E = #{mfa := {?MODULE, F1, []}, verdict := Verdict} <- Vs,
+    [V] = [{Verdict, maps:get(reason, E, none)} || E = #{mfa := {?SYS, F1, []}, verdict := Verdict} <- Vs,
                                                    F1 =:= F],
     V.
 
@@ -71,9 +44,9 @@ self_timer_test_() ->
     [{atom_to_list(B) ++ " " ++ atom_to_list(F),
       fun() ->
               [?assertMatch({{inconclusive, {ambiguous_timeout, #{event_no := 2}}}, _},
-                            {root_verdict(ok(Run({?MODULE, F, []}, spec(Reject))), F), Reject})
+                            {root_verdict(ok(Run({?SYS, F, []}, spec(Reject))), F), Reject})
                || Reject <- [message, timeout]],
-              {ok, R} = Run({?MODULE, F, []}, spec(none)),
+              {ok, R} = Run({?SYS, F, []}, spec(none)),
               ?assertEqual({accept, none}, root_verdict(R, F)),
               ?assertEqual(0, riarc_result:status(R))
       end} || {B, Run} <- runs(), F <- [self_timer, self_timer4, named_timer]].
@@ -82,7 +55,7 @@ self_timer_test_() ->
 %% it is in: an error of the run, whatever the verdicts.
 other_timer_test_() ->
     [{atom_to_list(B), fun() ->
-                               {ok, R} = Run({?MODULE, other_timer, []}, spec(none)),
+                               {ok, R} = Run({?SYS, other_timer, []}, spec(none)),
                                ?assertMatch([{riarc_session, {ambiguous_timer, #{process := _, to := _}}}],
                                             maps:get(errors, R)),
                                ?assertEqual(1, riarc_result:status(R)),
@@ -93,8 +66,8 @@ other_timer_test_() ->
 %% Without a timer, a timeout is a timeout: nothing changes.
 plain_timeout_test_() ->
     [{atom_to_list(B), fun() ->
-                               ?assertEqual({reject, none}, root_verdict(ok(Run({?MODULE, plain_timeout, []}, spec(timeout))), plain_timeout)),
-                               ?assertEqual({accept, none}, root_verdict(ok(Run({?MODULE, plain_timeout, []}, spec(message))), plain_timeout))
+                               ?assertEqual({reject, none}, root_verdict(ok(Run({?SYS, plain_timeout, []}, spec(timeout))), plain_timeout)),
+                               ?assertEqual({accept, none}, root_verdict(ok(Run({?SYS, plain_timeout, []}, spec(message))), plain_timeout))
                        end} || {B, Run} <- runs()].
 
 %% The call decoded, the timer's receiver named as the traced process when it is its own

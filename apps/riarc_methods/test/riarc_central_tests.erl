@@ -5,7 +5,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([storm/1, storm_child/0, parent_of_helper/1, helper/1, self_timer/0, other_timer/0]).
+-export([storm/1, storm_child/0, parent_of_helper/1, helper/1]).
 
 %% A monitor that accepts when its process's local trace, as kinds, is the expected one.
 trace_monitor(Expected) ->
@@ -142,29 +142,20 @@ bad_input_test_() ->
 %% A system that does not end: run/3 gives up after the timeout and names what is alive.
 %% A timer set to send the atom `timeout', whose message the VM traces exactly as a
 %% receive timeout: read both ways, as riarc reads it (riarc_timer_timeout_tests): the
-%% same verdicts and errors in both methods.
-self_timer() ->
-    _ = erlang:send_after(0, self(), timeout),
-    receive timeout -> ok end.
-
-other_timer() ->
-    {P, Ref} = spawn_monitor(fun() -> receive timeout -> ok end end),
-    _ = erlang:send_after(0, P, timeout),
-    receive {'DOWN', Ref, process, P, _} -> ok end.
-
+%% same verdicts and errors in both methods (riarc_demo_timers).
 timer_timeout_test() ->
-    NoMessage = fun({?MODULE, self_timer, []}) ->
+    NoMessage = fun({riarc_demo_timers, self_timer, []}) ->
                         {ok, fun M({recv, _, timeout}) -> reject; M({exit, _, _}) -> accept; M(_) -> M end};
                    (_) -> undefined
                 end,
-    Any = fun({?MODULE, other_timer, []}) -> {ok, fun M({exit, _, _}) -> accept; M(_) -> M end};
+    Any = fun({riarc_demo_timers, other_timer, []}) -> {ok, fun M({exit, _, _}) -> accept; M(_) -> M end};
              (_) -> undefined
           end,
     Read = fun(#{verdicts := Vs, errors := Es}) -> {[{V, maps:get(reason, E, none)} || E = #{verdict := V} <- Vs], Es} end,
     [begin
-         {ok, R} = Run({?MODULE, self_timer, []}, NoMessage, #{log => false}),
+         {ok, R} = Run({riarc_demo_timers, self_timer, []}, NoMessage, #{log => false}),
          ?assertMatch({[{inconclusive, {ambiguous_timeout, #{event_no := 2}}}], []}, Read(R)),
-         {ok, R2} = Run({?MODULE, other_timer, []}, Any, #{log => false}),
+         {ok, R2} = Run({riarc_demo_timers, other_timer, []}, Any, #{log => false}),
          ?assertMatch({[{accept, none}], [{riarc_session, {ambiguous_timer, _}}]}, Read(R2)),
          ?assertEqual(1, riarc_result:status(R2))
      end || Run <- [fun riarc_central:run/3, fun riarc:run/3]].

@@ -5,7 +5,7 @@
 -include_lib("eunit/include/eunit.hrl").
 
 %% Entry points of the systems recorded here.
--export([flood/1, sink/1, timeouts/0, timeout_child/0, self_timer/0, other_timer/0]).
+-export([flood/1, sink/1, timeouts/0, timeout_child/0]).
 %% Shared with riarc_trace_reader_tests (the formats-agree test).
 -export([dbg_record/1]).
 
@@ -226,27 +226,18 @@ timeouts_agree() ->
 %% receive timeout, is recorded (its call): a check reads the receiver's timeouts both
 %% ways from then on, as a live run does (riarc_analysis_core), in both formats; a timer
 %% to another process makes the check an error. Before, the message read as a timeout,
-%% and a monitor rejecting on the message `timeout' accepted.
-self_timer() ->
-    _ = erlang:send_after(0, self(), timeout),
-    receive timeout -> ok end.
-
-other_timer() ->
-    {P, Ref} = spawn_monitor(fun() -> receive timeout -> ok end end),
-    _ = erlang:send_after(0, P, timeout),
-    receive {'DOWN', Ref, process, P, _} -> ok end.
-
+%% and a monitor rejecting on the message `timeout' accepted (riarc_demo_timers).
 timer_timeout_test_() ->
-    NoMessage = fun({?MODULE, self_timer, []}) ->
+    NoMessage = fun({riarc_demo_timers, self_timer, []}) ->
                         {ok, fun M({recv, _, timeout}) -> reject; M({exit, _, _}) -> accept; M(_) -> M end};
                    (_) -> undefined
                 end,
-    Any = fun({?MODULE, _, []}) -> {ok, fun M({exit, _, _}) -> accept; M(_) -> M end};
+    Any = fun({riarc_demo_timers, _, []}) -> {ok, fun M({exit, _, _}) -> accept; M(_) -> M end};
              (_) -> undefined
           end,
     [{atom_to_list(Format), fun() ->
           File = tmp("timer." ++ atom_to_list(Format)),
-          {ok, _} = riarc_offline:record({?MODULE, self_timer, []}, File, #{format => Format}),
+          {ok, _} = riarc_offline:record({riarc_demo_timers, self_timer, []}, File, #{format => Format}),
           {ok, Events, _} = riarc_trace_file:read_all(File),
           ?assertMatch([{init, P, _, _}, {timer_timeout, P, P}, {timeout, P}, {exit, P, normal}], Events),
           {ok, R} = riarc_offline:check(File, NoMessage, #{}),
@@ -255,7 +246,7 @@ timer_timeout_test_() ->
           {ok, R2} = riarc_offline:check(File, Any, #{}),
           ?assertMatch([#{verdict := accept}], maps:get(verdicts, R2)),
           Other = tmp("other_timer." ++ atom_to_list(Format)),
-          {ok, _} = riarc_offline:record({?MODULE, other_timer, []}, Other, #{format => Format}),
+          {ok, _} = riarc_offline:record({riarc_demo_timers, other_timer, []}, Other, #{format => Format}),
           {ok, R3} = riarc_offline:check(Other, Any, #{}),
           ?assertMatch([{riarc_session, {ambiguous_timer, _}}], maps:get(errors, R3)),
           ?assertEqual(1, riarc_result:status(R3))
