@@ -37,6 +37,12 @@
 %% tracer, the node's send or receive patterns) shows the call as an event in its own
 %% order, before the call takes effect (call_event/2 decodes it as `{cut, P, Why}'):
 %% its partition's verdict cannot be trusted from there on, and riarc says so.
+%%
+%% Timers: global call patterns on erlang:send_after/3,4, for the message `timeout' only,
+%% are held the same way. The clock service delivers a timer's message, and the VM traces
+%% the message `timeout' from it exactly as a receive timeout; a traced process's call
+%% (call_event/2: `{timer_timeout, P, Dest}') tells riarc that Dest's timeouts may be that
+%% message from then on (riarc_analysis_core reads them both ways).
 %% ```
 %% 1> K = make_ref().
 %% 2> riarc_trace_pattern:hold(K, self(), #{send => false, 'receive' => [{['_', '_', {error, '_'}], [], []}]}).
@@ -51,6 +57,8 @@
 %% {remote_spawn,<0.1.0>,n@h,{m,f,[1]}}
 %% 6> riarc_trace_pattern:call_event(list_to_pid("<0.1.0>"), {erlang, trace, [list_to_pid("<0.1.0>"), false, [send, 'receive']]}).
 %% {cut,<0.1.0>,{trace,[<0.1.0>,false,[send,'receive']]}}
+%% 7> riarc_trace_pattern:call_event(list_to_pid("<0.1.0>"), {erlang, send_after, [100, list_to_pid("<0.1.0>"), timeout]}).
+%% {timer_timeout,<0.1.0>,<0.1.0>}
 %% '''
 -module(riarc_trace_pattern).
 
@@ -105,7 +113,8 @@ release(Key) ->
            end).
 
 %% @doc The send and receive patterns the VM has now, the call pattern of the function
-%% remote starts go through, and those of the BIFs that change tracing.
+%% remote starts go through, those of the BIFs that change tracing, and those of the
+%% timers whose message can be the atom `timeout'.
 -spec installed() -> #{send := pattern(), 'receive' := pattern(), spawn_call := call_pattern(),
                        untrace_calls := [call_pattern()], timer_calls := [call_pattern()]}.
 installed() ->
