@@ -208,14 +208,30 @@ spawn_call(L, Mod, F, Args, N0, Ctx) ->
     {rt(L, spawn, [{tuple, L, [{atom, L, Mod}, {atom, L, F}]}, list(Args1, L)]), N1}.
 
 %% Each clause `Pattern [when Guard] -> Body' becomes
-%% `Pattern = Fresh [when Guard] -> riarc_inline_rt:recv(Fresh), Body'.
+%% `Pattern = Fresh [when Guard, not gen_timer(Fresh)] -> riarc_inline_rt:recv(Fresh), Body'.
+%% Race: the timer that stands for gen_server's timeout (riarc_inline_rt) is cancelled
+%% when a message is taken, but its message may be in the mailbox already; a callback's
+%% own receive must not take it (gen_server's timeout is no message), so it stays for
+%% gen_server's loop, whose woven handle_info/2 drops it.
 recv_clauses(Clauses, N0, Ctx) ->
     lists:mapfoldl(
       fun({clause, L, [Pat], Guards, Body}, N) ->
               {[Var], N1} = fresh_vars(1, L, N),
               {Body1, N2} = walk(Body, N1, Ctx),
-              {{clause, L, [{match, L, Pat, Var}], Guards, [rt(L, recv, [Var]) | Body1]}, N2}
+              Guards1 = case Guards of
+                            [] -> [[not_gen_timer(Var, L)]];
+                            _ -> [Conj ++ [not_gen_timer(Var, L)] || Conj <- Guards]
+                        end,
+              {{clause, L, [{match, L, Pat, Var}], Guards1, [rt(L, recv, [Var]) | Body1]}, N2}
       end, N0, Clauses).
+
+%% `not (is_tuple(V) andalso tuple_size(V) =:= 3 andalso element(3, V) =:= Tag)', Tag the
+%% gen_server timer's (riarc_inline_rt:gen_timer_tag/0).
+not_gen_timer(V, L) ->
+    IsTuple = {call, L, {atom, L, is_tuple}, [V]},
+    Size = {op, L, '=:=', {call, L, {atom, L, tuple_size}, [V]}, {integer, L, 3}},
+    Tag = {op, L, '=:=', {call, L, {atom, L, element}, [{integer, L, 3}, V]}, {atom, L, ?RT:gen_timer_tag()}},
+    {op, L, 'not', {op, L, 'andalso', IsTuple, {op, L, 'andalso', Size, Tag}}}.
 
 fresh_vars(K, L, N) ->
     {[{var, L, list_to_atom("RiarcInline@" ++ integer_to_list(I))} || I <- lists:seq(N, N + K - 1)],

@@ -3,7 +3,8 @@
 -module(riarc_inline_sys).
 
 -export([guarded/1, bang_value/1, funs/1, dies/0, crash_child/0, receiver/0, three/0,
-         three_child/1, three_spec/0, remote/1, unregistered/0, sleeper/0, timers/0]).
+         three_child/1, three_spec/0, remote/1, unregistered/0, sleeper/0, timers/0,
+         take_any/0]).
 
 %% A receive with guards and an after clause; only the taken message is an event.
 guarded(Parent) ->
@@ -27,6 +28,10 @@ sleeper() ->
     ok = timer:sleep(0),
     receive after 1 -> ok end,
     ok = timer:sleep(1).
+
+%% A receive that takes any message, or none.
+take_any() ->
+    receive M -> {took, M} after 0 -> none end.
 
 %% Timers to itself, whose messages the clock service delivers.
 timers() ->

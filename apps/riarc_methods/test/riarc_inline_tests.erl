@@ -226,7 +226,23 @@ late_timeout() ->
     %% Race: a message taken ends the timer, whose message may be on its way already;
     %% that stale message is dropped by the woven first clause, the state kept.
     Stale = {timeout, make_ref(), riarc_inline_rt:gen_timer_tag()},
-    ?assertEqual({noreply, #{kept => true}}, riarc_inline_gen:handle_info(Stale, #{kept => true})).
+    ?assertEqual({noreply, #{kept => true}}, riarc_inline_gen:handle_info(Stale, #{kept => true})),
+    %% ... and a callback's own receive, woven, never takes it, even one that takes any
+    %% message: it stays for gen_server's loop.
+    ok = riarc_inline:instrument([?SYS]),
+    try
+        {P, Ref} = spawn_monitor(fun() ->
+                                          self() ! Stale,
+                                          First = ?SYS:take_any(),
+                                          self() ! hello,
+                                          Second = ?SYS:take_any(),
+                                          exit({First, Second, element(2, process_info(self(), messages))})
+                                  end),
+        receive {'DOWN', Ref, process, P, Took} ->
+                ?assertEqual({none, {took, hello}, [Stale]}, Took)
+        end
+    after riarc_inline:restore([?SYS])
+    end.
 
 %% A gen_server module without handle_info/2 gets one inline: what it is sent and its
 %% timeout reach its monitor as outline, and gen_server's warning for each is logged as
