@@ -55,7 +55,7 @@
 
 -type cut() :: {count, non_neg_integer()} | exited | none.
 %% What a tracer gets from a trace message.
--type decoded() :: riarc_event:event() | {ignored, riarc_event:sid()}
+-type decoded() :: riarc_event:traced() | {ignored, riarc_event:sid()}
                  | {remote_spawn, riarc_event:sid(), node(), riarc_event:mfa_args()}
                  | {cut, riarc_event:sid(), term()}
                  | [riarc_event:event()].

@@ -28,7 +28,7 @@
 -module(riarc_event).
 
 -export([origin/1, kind/1, is_event/1, format/1, truncate/2, truncated/1, is_name/1]).
--export_type([event/0, timer_event/0, sid/0, mfa_args/0, kind/0]).
+-export_type([event/0, timer_event/0, traced/0, sid/0, mfa_args/0, kind/0]).
 
 -type sid() :: term().
 -type mfa_args() :: {module(), atom(), list()} | undefined.
@@ -42,6 +42,8 @@
 -type kind() :: init | spawn | exit | send | recv | timeout | attached.
 %% riarc's own: a timer set to send the atom `timeout' (above).
 -type timer_event() :: {timer_timeout, sid(), term()}.
+%% What a trace holds: the events, and riarc's own timer_event().
+-type traced() :: event() | timer_event().
 
 %% @doc The process that exhibited the event: the paper's e.ıS.
 -spec origin(event() | timer_event()) -> sid().
@@ -55,7 +57,7 @@ origin({attached, Pid, _MFA}) -> Pid;
 origin({timer_timeout, Pid, _Dest}) -> Pid.
 
 %% @doc The event's label: the paper's e.ℓ, with init split from spawn.
--spec kind(event()) -> kind().
+-spec kind(traced()) -> kind() | timer_timeout.
 kind(Event) -> element(1, Event).
 
 %% @doc True when the term has the shape of a public event.

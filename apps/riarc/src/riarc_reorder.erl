@@ -19,14 +19,14 @@
 -export_type([t/0]).
 
 %% Per process, its held events newest first (so that holding one is O(1)).
--opaque t() :: #{riarc_event:sid() => [riarc_event:event()]}.
+-opaque t() :: #{riarc_event:sid() => [riarc_event:traced()]}.
 
 %% @doc An empty buffer.
 -spec new() -> t().
 new() -> #{}.
 
 %% @doc Holds an event of process S, behind S's events held already.
--spec hold(riarc_event:sid(), riarc_event:event(), t()) -> t().
+-spec hold(riarc_event:sid(), riarc_event:traced(), t()) -> t().
 hold(S, Event, B) ->
     case B of
         #{S := Es} -> B#{S := [Event | Es]};
@@ -34,7 +34,7 @@ hold(S, Event, B) ->
     end.
 
 %% @doc Takes out S's held events, oldest first ([] when none).
--spec release(riarc_event:sid(), t()) -> {[riarc_event:event()], t()}.
+-spec release(riarc_event:sid(), t()) -> {[riarc_event:traced()], t()}.
 release(S, B) ->
     case maps:take(S, B) of
         error -> {[], B};
@@ -54,5 +54,5 @@ is_empty(B) -> map_size(B) =:= 0.
 counts(B) -> maps:map(fun(_, Es) -> length(Es) end, B).
 
 %% @doc Held events per process, oldest first, for diagnostics.
--spec to_map(t()) -> #{riarc_event:sid() => [riarc_event:event()]}.
+-spec to_map(t()) -> #{riarc_event:sid() => [riarc_event:traced()]}.
 to_map(B) -> maps:map(fun(_, Es) -> lists:reverse(Es) end, B).

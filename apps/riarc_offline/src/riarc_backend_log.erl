@@ -51,7 +51,7 @@
 -define(MAX_HELD, 1000000).
 
 -type sid() :: riarc_event:sid().
--type source() :: {events, [riarc_event:event()]}
+-type source() :: {events, [riarc_event:traced()]}
                 | {file, riarc_trace_file:source()}
                 | {file, riarc_trace_file:source(), riarc_trace_file:opts()}.
 -type opts() :: #{source := source(),
@@ -137,7 +137,7 @@ stop(#{pid := Pid, mon := Mon}) ->
 %% @doc Replays a list of events with the engine alone, as if one tracer per root
 %% traced everything (no tracer code): the caller receives the events in the order the
 %% engine delivers them. This is App. B.1 in isolation, used to test the reordering.
--spec replay([riarc_event:event()], [sid()]) -> {[riarc_event:event()], summary()}.
+-spec replay([riarc_event:traced()], [sid()]) -> {[riarc_event:traced()], summary()}.
 replay(Events, Roots) ->
     {ok, E} = start(#{source => {events, Events}, roots => Roots, yield => false}),
     B = backend(E),
@@ -183,7 +183,7 @@ clear(C, S, T) -> call(C, {clear, S, T}).
 close(C) -> call(C, close).
 
 %% @doc Decodes an event deposited by this engine.
--spec event(config(), term()) -> {ok, riarc_event:event()} | skip | no.
+-spec event(config(), term()) -> {ok, riarc_event:traced()} | skip | no.
 event(#{ref := Ref}, {riarc_offline_evt, Ref, Event}) -> {ok, Event};
 event(_, _) -> no.
 

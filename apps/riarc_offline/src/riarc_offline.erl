@@ -34,7 +34,7 @@
 -export([recorder/4]).
 -export_type([check_opts/0, record_opts/0, source/0, result/0, error_reason/0, warning/0]).
 
--type source() :: riarc_trace_file:source() | {events, [riarc_event:event()]}.
+-type source() :: riarc_trace_file:source() | {events, [riarc_event:traced()]}.
 -type check_opts() :: #{timeout => timeout(), invariants => boolean(), log => boolean(),
                         perturb => undefined | pos_integer(), yield => boolean(),
                         max_record_bytes => pos_integer(), max_held_events => pos_integer(),

@@ -94,7 +94,7 @@ header(Fd, File) ->
 
 %% @doc The next event. A record cut short by the end of the file ends the trace; its
 %% byte position is reported as `truncated'.
--spec read(#reader{}) -> {ok, riarc_event:event(), #reader{}} | {eof, map()} | {error, error_reason()}.
+-spec read(#reader{}) -> {ok, riarc_event:traced(), #reader{}} | {eof, map()} | {error, error_reason()}.
 read(R = #reader{fd = Fd, pos = Pos, file = File, max = Max}) ->
     case file:read(Fd, 4) of
         eof -> finish(R, false);
@@ -291,7 +291,7 @@ open_writer(File, Opts) ->
     end.
 
 %% @doc Appends one event, with the PROC records of processes not named before.
--spec write_event(#writer{}, riarc_event:event() | riarc_event:timer_event()) -> {ok, #writer{}} | {error, error_reason()}.
+-spec write_event(#writer{}, riarc_event:traced()) -> {ok, #writer{}} | {error, error_reason()}.
 write_event(W, Ev) ->
     {Bytes, W1} = encode(Ev, W),
     case file:write(W#writer.fd, Bytes) of

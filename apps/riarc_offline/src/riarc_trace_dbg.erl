@@ -102,7 +102,7 @@ gap([F | Rest]) ->
 gap([]) -> none.
 
 %% @doc The next event.
--spec read(#reader{}) -> {ok, riarc_event:event(), #reader{}} | {eof, map()} | {error, error_reason()}.
+-spec read(#reader{}) -> {ok, riarc_event:traced(), #reader{}} | {eof, map()} | {error, error_reason()}.
 read(R = #reader{fd = Fd, pos = Pos, file = File, max = Max}) ->
     case file:read(Fd, 5) of
         eof -> next_file(R);
@@ -157,7 +157,7 @@ event(_) -> no.
 %% (riarc_event's timer_event(): its message reads as a timeout, riarc_analysis_core);
 %% the others (starts on other nodes, changes of tracing) are a live run's detection.
 -spec vm_event(tuple(), boolean()) ->
-    {ok, riarc_event:event() | riarc_event:timer_event()} | skip | ambiguous_timeout.
+    {ok, riarc_event:traced()} | skip | ambiguous_timeout.
 vm_event({trace, _P, 'receive', timeout}, false) ->
     ambiguous_timeout;
 vm_event(Msg, _Marked) ->

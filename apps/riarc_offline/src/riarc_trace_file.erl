@@ -121,7 +121,7 @@ mod(dbg) -> riarc_trace_dbg.
 
 %% @doc The next event; at the end, what the reader learnt about the file (it is closed
 %% then). A truncated binary file ends at its last whole record with `truncated => Pos'.
--spec read(reader()) -> {ok, riarc_event:event(), reader()} | {eof, info()} | {error, error()}.
+-spec read(reader()) -> {ok, riarc_event:traced(), reader()} | {eof, info()} | {error, error()}.
 read(R = #{mod := Mod, st := St}) ->
     case Mod:read(St) of
         {ok, Ev, St1} -> {ok, Ev, R#{st := St1}};
@@ -139,19 +139,19 @@ position(#{mod := Mod, st := St}) -> Mod:position(St).
 close(#{mod := Mod, st := St}) -> Mod:close(St).
 
 %% @doc Folds over every event of a file, in file order, with the default limits.
--spec fold(fun((riarc_event:event(), Acc) -> Acc), Acc, source()) ->
+-spec fold(fun((riarc_event:traced(), Acc) -> Acc), Acc, source()) ->
     {ok, Acc, info()} | {error, error()}.
 fold(Fun, Acc0, Src) -> fold(Fun, Acc0, Src, #{}).
 
 %% @doc Folds over every event of a file, in file order.
--spec fold(fun((riarc_event:event(), Acc) -> Acc), Acc, source(), opts()) ->
+-spec fold(fun((riarc_event:traced(), Acc) -> Acc), Acc, source(), opts()) ->
     {ok, Acc, info()} | {error, error()}.
 fold(Fun, Acc0, Src, Opts) ->
     fold_at(fun(Ev, _At, Acc) -> {ok, Fun(Ev, Acc)} end, Acc0, Src, Opts).
 
 %% @doc Folds over every event of a file with its position ({@link position/1}), in file
 %% order, until Fun says `{error, E}': the reader is closed and that is the result.
--spec fold_at(fun((riarc_event:event(), {string(), riarc_trace_reader:pos()}, Acc) ->
+-spec fold_at(fun((riarc_event:traced(), {string(), riarc_trace_reader:pos()}, Acc) ->
                       {ok, Acc} | {error, E}), Acc, source(), opts()) ->
     {ok, Acc, info()} | {error, error() | E}.
 fold_at(Fun, Acc0, Src, Opts) ->
@@ -172,11 +172,11 @@ fold_at_loop(Fun, Acc, R) ->
     end.
 
 %% @doc Every event of a file, in file order, with the default limits.
--spec read_all(source()) -> {ok, [riarc_event:event()], info()} | {error, error()}.
+-spec read_all(source()) -> {ok, [riarc_event:traced()], info()} | {error, error()}.
 read_all(Src) -> read_all(Src, #{}).
 
 %% @doc Every event of a file, in file order.
--spec read_all(source(), opts()) -> {ok, [riarc_event:event()], info()} | {error, error()}.
+-spec read_all(source(), opts()) -> {ok, [riarc_event:traced()], info()} | {error, error()}.
 read_all(Src, Opts) ->
     case fold(fun(E, A) -> [E | A] end, [], Src, Opts) of
         {ok, Rev, Info} -> {ok, lists:reverse(Rev), Info};
@@ -201,7 +201,7 @@ open_writer(File, Opts) ->
     end.
 
 %% @doc Appends one event.
--spec write_event(writer(), riarc_event:event()) -> {ok, writer()} | {error, error()}.
+-spec write_event(writer(), riarc_event:traced()) -> {ok, writer()} | {error, error()}.
 write_event(W = #{mod := Mod, st := St}, Ev) ->
     case Mod:write_event(St, Ev) of
         {ok, St1} -> {ok, W#{st := St1}};
@@ -217,7 +217,7 @@ close_writer(#{mod := Mod, st := St}) ->
     end.
 
 %% @doc Writes a whole list of events to File.
--spec write(file:filename_all(), [riarc_event:event()], writer_opts()) -> ok | {error, error()}.
+-spec write(file:filename_all(), [riarc_event:traced()], writer_opts()) -> ok | {error, error()}.
 write(File, Events, Opts) ->
     case open_writer(File, Opts) of
         {ok, W} -> write_all(Events, W);

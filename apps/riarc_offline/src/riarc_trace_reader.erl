@@ -47,14 +47,14 @@
 %% The next event, `eof' with what the reader learnt about the file, or an error naming
 %% the file and the position.
 -callback read(State :: term()) ->
-    {ok, riarc_event:event(), State :: term()} | {eof, map()} | {error, error_reason()}.
+    {ok, riarc_event:traced(), State :: term()} | {eof, map()} | {error, error_reason()}.
 -callback close(State :: term()) -> ok.
 %% Where the last event read starts: the file (a wrap set has several) and its line or
 %% byte offset, for the errors of the rules a trace keeps (riarc_trace_rules).
 -callback position(State :: term()) -> {string(), pos()}.
 %% Writers: the formats riarc produces (binary, text).
 -callback open_writer(File :: file:filename_all(), Opts :: map()) -> {ok, term()} | {error, error_reason()}.
--callback write_event(W :: term(), riarc_event:event()) -> {ok, term()} | {error, error_reason()}.
+-callback write_event(W :: term(), riarc_event:traced()) -> {ok, term()} | {error, error_reason()}.
 -callback close_writer(W :: term()) -> ok | {error, error_reason()}.
 -optional_callbacks([open_writer/2, write_event/2, close_writer/1]).
 

@@ -35,7 +35,7 @@
 -type pos() :: {line, pos_integer()} | {byte, non_neg_integer()} | {event, pos_integer()}.
 -type at() :: {string(), pos()}.
 -type error_reason() ::
-        {after_exit, at(), sid(), riarc_event:event(), at()}
+        {after_exit, at(), sid(), riarc_event:traced(), at()}
       | {exit_before_init, at(), sid(), at()}
       | {duplicate_init, at(), sid(), at()}
       | {duplicate_spawn, at(), sid(), at()}
@@ -55,7 +55,7 @@ new(File) -> #st{file = File}.
 
 %% @doc Takes one event, at Pos of the file (or of File, for a trace read from several
 %% files: a dbg wrap set).
--spec step(riarc_event:event(), pos() | at(), state()) -> {ok, state()} | {error, error_reason()}.
+-spec step(riarc_event:traced(), pos() | at(), state()) -> {ok, state()} | {error, error_reason()}.
 step(Ev, {File, Pos}, St) when is_list(File) -> step(Ev, Pos, St#st{file = File});
 step(Ev, Pos, St = #st{file = File}) ->
     At = {File, Pos},

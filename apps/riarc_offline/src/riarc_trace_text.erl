@@ -90,7 +90,7 @@ version(Head, Line) ->
     end.
 
 %% @doc The next event, or the end.
--spec read(#reader{}) -> {ok, riarc_event:event(), #reader{}} | {eof, map()} | {error, error_reason()}.
+-spec read(#reader{}) -> {ok, riarc_event:traced(), #reader{}} | {eof, map()} | {error, error_reason()}.
 read(R = #reader{buf = Buf, line = Line, final = Final, file = File}) ->
     case riarc_term_text:next(Buf, Line, Final) of
         {ok, Term, Rest, Start, End, N} ->
@@ -177,7 +177,7 @@ open_writer(File, _Opts) ->
     end.
 
 %% @doc Appends one event as a line.
--spec write_event(#writer{}, riarc_event:event() | riarc_event:timer_event()) -> {ok, #writer{}} | {error, error_reason()}.
+-spec write_event(#writer{}, riarc_event:traced()) -> {ok, #writer{}} | {error, error_reason()}.
 write_event(W = #writer{fd = Fd, file = File}, Ev) ->
     %% io:put_chars reports a failing device by raising, not by returning.
     try io:put_chars(Fd, io_lib:format("~0tp.~n", [readable(Ev)])) of

@@ -33,7 +33,7 @@
 -type opts() :: #{title => string(), note => string()}.
 %% `deciding': the event to highlight (its last occurrence); `first_no': the number, in
 %% the partition's trace, of the first event shown; `title': the SVG's accessible title.
--type chart_opts() :: #{deciding => riarc_event:event(), first_no => pos_integer(),
+-type chart_opts() :: #{deciding => riarc_event:traced(), first_no => pos_integer(),
                         title => string(), focus => [riarc_event:sid()]}.
 
 %% Geometry, in pixels.
@@ -64,7 +64,7 @@ html(Entries, Opts) ->
                  [section(E) || E <- Charted]]).
 
 %% @doc The page of a whole trace (`riarc export --format html'): one chart of Events.
--spec trace_html([riarc_event:event()], opts()) -> iodata().
+-spec trace_html([riarc_event:traced()], opts()) -> iodata().
 trace_html(Events, Opts) ->
     Title = maps:get(title, Opts, "riarc: a trace"),
     page(Title, [note(Opts),
@@ -151,7 +151,7 @@ svg(E = #{pid := Pid, mfa := MFA}) ->
 
 %% @doc The lifelines of an explanation, left to right: the partition's own processes
 %% (its process first, then the others as the events name them), then its peers.
--spec lifelines(#{process := riarc_event:sid(), last_events := [riarc_event:event()],
+-spec lifelines(#{process := riarc_event:sid(), last_events := [riarc_event:traced()],
                   atom() => term()}) -> [riarc_event:sid()].
 lifelines(#{process := P, last_events := Es}) ->
     sids([P], Es).
@@ -172,7 +172,7 @@ uniq([H | T], Seen) when is_map_key(H, Seen) -> uniq(T, Seen);
 uniq([H | T], Seen) -> [H | uniq(T, Seen#{H => true})].
 
 %% @doc A chart of Events as an `<svg>' element (the whole trace's, or an entry's).
--spec events_svg([riarc_event:event()], chart_opts()) -> iodata().
+-spec events_svg([riarc_event:traced()], chart_opts()) -> iodata().
 events_svg(Events, Opts) ->
     Lanes = sids(maps:get(focus, Opts, []), Events),
     Lane = maps:from_list(lists:zip(Lanes, lists:seq(0, length(Lanes) - 1))),
@@ -202,7 +202,7 @@ deciding_row(_, _) ->
 %% @doc Sends joined to their receives, by position in Events (from 0): a receive of Msg
 %% by To takes the oldest send of Msg to To before it that no receive took yet.
 %% `{send, S} => R' and `{recv, R} => S' for each pair.
--spec joins([riarc_event:event()]) -> #{{send | recv, non_neg_integer()} => non_neg_integer()}.
+-spec joins([riarc_event:traced()]) -> #{{send | recv, non_neg_integer()} => non_neg_integer()}.
 joins(Events) ->
     Indexed = lists:zip(lists:seq(0, length(Events) - 1), Events),
     {_, Pairs} = lists:foldl(

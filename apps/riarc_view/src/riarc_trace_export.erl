@@ -81,7 +81,7 @@ export(Source, Out, Opts = #{format := Format}) ->
 %% @doc At most Max events of a trace file, in file order; `cut' when it has more. A
 %% message over 64 KiB is kept as `{riarc_truncated, Size}' (riarc_event:truncate/2).
 -spec read(riarc_trace_file:source(), pos_integer()) ->
-    {ok, [riarc_event:event()], read_info()} | {error, riarc_trace_file:error()}.
+    {ok, [riarc_event:traced()], read_info()} | {error, riarc_trace_file:error()}.
 read(Source, Max) ->
     case riarc_trace_file:open(Source) of
         {ok, R} -> read(R, Max, []);
@@ -114,7 +114,7 @@ truncated_sentence(Byte) ->
 %% with `note', a global instant event and `otherData.note' saying it. Each trace event
 %% is encoded on its own (riarc_json:encode/1), as it is made: a large trace is never one
 %% term in memory.
--spec chrome([riarc_event:event()], #{title => string(), note => string()}) -> iodata().
+-spec chrome([riarc_event:traced()], #{title => string(), note => string()}) -> iodata().
 chrome(Events, Opts) ->
     Tids = tids(Events),
     Names = names(Events),
