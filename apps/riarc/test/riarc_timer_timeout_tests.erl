@@ -29,8 +29,11 @@ monitor(Reject) ->
             end
     end.
 
+%% Each backend, and the monitors in their tracers or in analysis processes of their own.
 runs() ->
-    [{B, fun(MFA, Spec) -> riarc:run(MFA, Spec, #{log => false, backend => B}) end} || B <- [route, evm]].
+    [{list_to_atom(atom_to_list(B) ++ "/" ++ atom_to_list(A)),
+      fun(MFA, Spec) -> riarc:run(MFA, Spec, #{log => false, backend => B, analysis => A}) end}
+     || B <- [route, evm], A <- [inline, isolated]].
 
 root_verdict(#{verdicts := Vs}, F) ->
     [V] = [{Verdict, maps:get(reason, E, none)} || E = #{mfa := {?SYS, F1, []}, verdict := Verdict} <- Vs,
