@@ -287,8 +287,8 @@ attach_for(Owner, Target, Spec, Opts) ->
             Full = #{events := Events} = full_opts(Spec, Opts),
             Roots = [{new_processes, ?NEW_MFA, {attached, new_processes, ?NEW_MFA}}],
             Make = fun(Session) -> riarc_backend_new_processes:new(Events, Session) end,
-            %% Message patterns are not installed for it: the process tracers take every
-            %% event of the kinds asked for.
+            %% The backend holds riarc's patterns with every message kept: the process
+            %% tracers take every event of the kinds asked for.
             SOpts = session_opts(Full#{backend => Make}, Spec),
             session(riarc_session:start(Owner, Roots, not_own(Spec), SOpts));
         {true, ok, {ok, Pids}} ->

@@ -58,7 +58,8 @@
          init_parent/3, close/1, is_own/1, format_error/1]).
 -export_type([config/0, error_reason/0]).
 
--opaque config() :: #{evm := riarc_backend_evm:config(), defaults := [atom()], recv := boolean()}.
+-opaque config() :: #{evm := riarc_backend_evm:config(), defaults := [atom()], recv := boolean(),
+                      patterns := reference()}.
 -type error_reason() :: {already_traced, new_processes, term()}.
 
 %% The adopter marks itself in its process dictionary: event/2 decodes differently there.
@@ -75,14 +76,21 @@
 %% spawn and exit always and the message events asked for. (The session is not needed:
 %% the argument makes it a backend maker as riarc_backend_route:new/2 is.)
 -spec new([send | recv], pid()) -> {ok, riarc_backend:t()}.
-new(Events, _Session) ->
+new(Events, Session) ->
+    %% riarc's patterns, every message kept (the process tracers take every event of the
+    %% kinds asked for), held for the session as the other backends hold them: the
+    %% receive pattern marks what the clock service delivers, so that a receive timeout is
+    %% a timeout and not the message `timeout', and the call patterns show the calls riarc
+    %% reads (a timer set to send `timeout', a change of tracing).
+    Key = make_ref(),
+    ok = riarc_trace_pattern:hold(Key, Session, #{}),
     Evm = riarc_backend_evm:calls(riarc_backend_evm:config(Events)),
-    %% Without `call': riarc's own processes are new processes too, and their calls of
-    %% erlang:trace/3 would reach the adopter before it untraces them. A tracer's
-    %% takeover (preempt/3) gives a process the calls with the rest of Evm's flags.
-    Defaults = riarc_backend_evm:flags(Evm) -- [set_on_spawn, call],
+    %% With `call': a timer set before a tracer takes a process over is seen too.
+    %% riarc's own processes are new processes as well: their calls (a tracer's
+    %% takeovers) are dropped by event/2 until the adopter untraces them.
+    Defaults = riarc_backend_evm:flags(Evm) -- [set_on_spawn],
     {ok, riarc_backend:new(?MODULE, #{evm => Evm, defaults => Defaults,
-                                      recv => lists:member(recv, Events)})}.
+                                      recv => lists:member(recv, Events), patterns => Key})}.
 
 %% @doc Never called: nothing is launched, the target is every process spawned from now on.
 -spec launch(config(), riarc_event:sid(), pid()) -> {error, {riarc_backend_new_processes, term()}}.
@@ -143,7 +151,8 @@ init_parent(_Config, _C, P) ->
 %% gone, and no process is left with a dead tracer (a tracer killed on overload or crashed
 %% leaves its processes' flags behind until their next event).
 -spec close(config()) -> ok.
-close(_Config) ->
+close(#{patterns := Key}) ->
+    ok = riarc_trace_pattern:release(Key),
     case erlang:trace_info(new_processes, tracer) of
         {tracer, D} when is_pid(D) ->
             case is_process_alive(D) of
@@ -203,6 +212,14 @@ event(#{evm := Evm}, Msg = {trace, P, exit, _}) ->
         undefined -> riarc_backend_evm:event(Evm, Msg);
         %% Ended before its arguments came (killed at once): announced without them.
         _ -> with_announcement(P, riarc_backend_evm:event(Evm, Msg))
+    end;
+%% A call of one of riarc's own processes (a new tracer's takeover, before the adopter
+%% untraced it on its `spawned' event): no event of the system's, and never one of a
+%% process that will be announced, so it is dropped rather than held for ever.
+event(#{evm := Evm}, Msg = {trace, P, call, _}) ->
+    case get(?ADOPTER) =:= true andalso get({?ADOPTER, P}) =:= undefined andalso own_pid(P) of
+        true -> skip;
+        false -> riarc_backend_evm:event(Evm, Msg)
     end;
 event(#{evm := Evm}, Msg) ->
     riarc_backend_evm:event(Evm, Msg).
@@ -312,6 +329,17 @@ prune() ->
 %% analysis process, a session, and on a node riarc attached to from elsewhere, its
 %% janitor and the erpc calls that start things there): never monitored, whatever the
 %% Spec says.
+%% Whether P, alive, was started as one of riarc's own processes (proc_lib's initial call).
+own_pid(P) ->
+    case erlang:process_info(P, dictionary) of
+        {dictionary, D} ->
+            case lists:keyfind('$initial_call', 1, D) of
+                {_, {M, F, A}} when is_integer(A) -> is_own({M, F, []});
+                _ -> false
+            end;
+        undefined -> false
+    end.
+
 -spec is_own(riarc_event:mfa_args()) -> boolean().
 is_own({M, _, _}) -> lists:member(M, [riarc_tracer, riarc_session, riarc_analysis, riarc_remote]);
 is_own(_) -> false.

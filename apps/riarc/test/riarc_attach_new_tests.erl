@@ -53,6 +53,52 @@ arrangement(Arr) ->
 
 flush() -> receive M -> [M | flush()] after 0 -> [] end.
 
+%% A receive that times out in a new process is a timeout, not the message `timeout': the
+%% backend holds riarc's receive pattern, which marks what the clock service delivers.
+%% Before it did, attach(new_processes, ...) showed every timeout as a receive of
+%% `timeout': `[P ?? timeout] ff' accepted, `[P ? timeout] ff' rejected.
+timeout_is_a_timeout_test_() ->
+    {timeout, 60, fun() ->
+        {module, _} = code:ensure_loaded(riarc_demo_timers),
+        Spec = fun({riarc_demo_timers, plain_timeout, []}) ->
+                       {ok, fun M({timeout, _}) -> reject; M({recv, _, timeout}) -> accept;
+                                M({exit, _, _}) -> accept; M(_) -> M end};
+                  (_) -> undefined
+               end,
+        {ok, S} = riarc:attach(new_processes, Spec, #{}),
+        Tag = make_ref(),
+        [] = riarc_session:subscribe(S, self(), Tag),
+        {P, Ref} = spawn_monitor(riarc_demo_timers, plain_timeout, []),
+        receive {'DOWN', Ref, process, P, normal} -> ok end,
+        Entry = receive {riarc_session_verdict, Tag, E = #{pid := P}} -> E end,
+        ?assertMatch(#{verdict := reject, why := #{event := {timeout, P}}}, Entry),
+        {ok, _} = riarc:stop(S),
+        untraced()
+    end}.
+
+%% A timer a new process sets to send itself the atom `timeout' as its first act, before
+%% any tracer took it over: its call is traced from the process's start (the defaults
+%% carry the calls), so its message is read both ways, as riarc reads it anywhere
+%% (riarc_timer_timeout_tests): a monitor rejecting on the message `timeout' is
+%% inconclusive, never an accept.
+timer_before_takeover_test_() ->
+    {timeout, 60, fun() ->
+        {module, _} = code:ensure_loaded(riarc_demo_timers),
+        Spec = fun({riarc_demo_timers, self_timer, []}) ->
+                       {ok, fun M({recv, _, timeout}) -> reject; M({exit, _, _}) -> accept; M(_) -> M end};
+                  (_) -> undefined
+               end,
+        {ok, S} = riarc:attach(new_processes, Spec, #{}),
+        Tag = make_ref(),
+        [] = riarc_session:subscribe(S, self(), Tag),
+        {P, Ref} = spawn_monitor(riarc_demo_timers, self_timer, []),
+        receive {'DOWN', Ref, process, P, normal} -> ok end,
+        Entry = receive {riarc_session_verdict, Tag, E = #{pid := P}} -> E end,
+        ?assertMatch(#{verdict := inconclusive, reason := {ambiguous_timeout, #{process := P}}}, Entry),
+        {ok, _} = riarc:stop(S),
+        untraced()
+    end}.
+
 expected_partitions({P, Q, R}) -> length([x || true <- [P, Q, R]]).
 
 %% The roles in some partition: a monitored one, or the child of one in a partition.
