@@ -267,6 +267,19 @@ loop(St, L = #tracer_loop{sref = SRef, aref = ARef, nbuf = NBuf, suspended = Sus
         {riarc_t, Token, Msg} when Token =:= L#tracer_loop.token ->
             {St1, Fx} = riarc_tracer_core:handle(Msg, St),
             loop(St1, riarc_tracer_overload:watch(St1, effects(Fx, L, St1)));
+        %% Race: when the session stops the run, the VM may still hold trace messages of
+        %% this tracer's processes that it made before (a child's spawn event, a new
+        %% process's own): handled first, or a process the run traced would be missing
+        %% from its result. The stop waits for erlang:trace_delivered(all), taking the
+        %% mailbox meanwhile.
+        {riarc_ctl, _, _, {Token, stop}} = Stop when Token =:= L#tracer_loop.token,
+                                                    L#tracer_loop.stopping =:= undefined ->
+            loop(St, L#tracer_loop{stopping = {erlang:trace_delivered(all), Stop}});
+        {trace_delivered, all, Ref} when element(1, L#tracer_loop.stopping) =:= Ref ->
+            {_, Stop} = L#tracer_loop.stopping,
+            {St1, Fx} = riarc_tracer_core:handle(Stop, St),
+            L1 = L#tracer_loop{stopping = undefined},
+            loop(St1, riarc_tracer_overload:watch(St1, effects(Fx, L1, St1)));
         Msg when element(1, Msg) =:= riarc_t; element(1, Msg) =:= riarc_rtd;
                  element(1, Msg) =:= riarc_dtc ->
             %% Trust boundary: a tracer's message without the session's token was forged

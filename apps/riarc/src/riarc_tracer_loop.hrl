@@ -38,4 +38,7 @@
             max_payload = infinity :: pos_integer() | infinity,
             %% Cut detection: the timer of the next look at how the VM traces this
             %% tracer's processes (riarc_tracer's ?VIEW_CHECK_MS).
-            view_timer :: reference() | undefined}).
+            view_timer :: reference() | undefined,
+            %% A stop request put aside until the VM has delivered every trace message it
+            %% made before it (erlang:trace_delivered(all)), with that call's reference.
+            stopping = undefined :: undefined | {reference(), term()}}).
