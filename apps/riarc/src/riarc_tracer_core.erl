@@ -581,11 +581,15 @@ analyse(E = {cut, S, Why}, St = #tracer{parts = Parts}) ->
 %% which the VM traces exactly as a receive timeout of Dest's. To S itself: S's partition's
 %% analysis reads S's timeouts from here on as either (riarc_analysis_core). To another
 %% process, whose trace and partition may be another tracer's, reached in no order with
-%% this call: the session counts it as an error of the run, never a clean accept.
+%% this call: the session counts it as an error of the run, never a clean accept. To a
+%% name not known as S's when the call was decoded (S may have let it go, or ended): both,
+%% since it may have been S's.
 analyse(E = {timer_timeout, S, Dest}, St = #tracer{parts = Parts}) ->
-    case Dest =:= S of
-        true -> step(E, St);
-        false -> report({riarc_ambiguous_timer, riarc_tracer_parts:key_of(S, Parts), S, Dest}, St)
+    Other = {riarc_ambiguous_timer, riarc_tracer_parts:key_of(S, Parts), S, Dest},
+    if
+        Dest =:= S -> step(E, St);
+        is_atom(Dest) -> report(Other, step({timer_timeout, S, S}, St));
+        true -> report(Other, St)
     end;
 analyse(E, St) ->
     step(E, St).

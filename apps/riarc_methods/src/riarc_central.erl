@@ -175,11 +175,15 @@ handle(E = {exit, S, _}, St) ->
 %% to P itself, its slice's analysis reads P's timeouts as either; to another process, in
 %% no order with that one's events here, an error of the run, as riarc's session makes it.
 handle(E = {timer_timeout, P, Dest}, St) ->
+    Other = fun(S) -> S#central{errors = [{riarc_session, {ambiguous_timer, #{process => P, to => Dest}}}
+                                          | S#central.errors]}
+            end,
     case known(P, St) of
         false -> hold(P, E, St);
         true when Dest =:= P -> analyse(E, St);
-        true -> St#central{errors = [{riarc_session, {ambiguous_timer, #{process => P, to => Dest}}}
-                                     | St#central.errors]}
+        %% A name not known as P's when decoded: maybe P's, maybe another's (as riarc).
+        true when is_atom(Dest) -> Other(analyse({timer_timeout, P, P}, St));
+        true -> Other(St)
     end;
 %% The other calls riarc holds patterns on (starts on other nodes, calls that change
 %% tracing): riarc's own detection, which this method does not take part in.

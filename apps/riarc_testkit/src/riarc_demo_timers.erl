@@ -10,7 +10,7 @@
 %% '''
 -module(riarc_demo_timers).
 
--export([self_timer/0, self_timer4/0, named_timer/0, other_timer/0, plain_timeout/0]).
+-export([self_timer/0, self_timer4/0, named_timer/0, nobody_timer/0, other_timer/0, plain_timeout/0]).
 
 %% @doc A timer to itself (erlang:send_after/3), its message taken.
 -spec self_timer() -> ok.
@@ -32,6 +32,12 @@ named_timer() ->
     receive timeout -> ok end,
     true = unregister(riarc_demo_timers_named),
     ok.
+
+%% @doc A timer to a name nobody holds, then a receive that times out.
+-spec nobody_timer() -> ok.
+nobody_timer() ->
+    _ = erlang:send_after(0, riarc_demo_timers_nobody, timeout),
+    receive never -> ok after 0 -> ok end.
 
 %% @doc A timer to another process, which takes its message; returns once it ended.
 -spec other_timer() -> ok.
