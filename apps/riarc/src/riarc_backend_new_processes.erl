@@ -325,10 +325,6 @@ prune() ->
             put(?ADOPTER_LIMIT, 2 * max(1024, N - length(Dead)))
     end.
 
-%% @doc True for the logical initial call of one of riarc's own processes (a tracer, an
-%% analysis process, a session, and on a node riarc attached to from elsewhere, its
-%% janitor and the erpc calls that start things there): never monitored, whatever the
-%% Spec says.
 %% Whether P, alive, was started as one of riarc's own processes (proc_lib's initial call).
 own_pid(P) ->
     case erlang:process_info(P, dictionary) of
@@ -340,6 +336,10 @@ own_pid(P) ->
         undefined -> false
     end.
 
+%% @doc True for the logical initial call of one of riarc's own processes (a tracer, an
+%% analysis process, a session, and on a node riarc attached to from elsewhere, its
+%% janitor and the erpc calls that start things there): never monitored, whatever the
+%% Spec says.
 -spec is_own(riarc_event:mfa_args()) -> boolean().
 is_own({M, _, _}) -> lists:member(M, [riarc_tracer, riarc_session, riarc_analysis, riarc_remote]);
 is_own(_) -> false.
