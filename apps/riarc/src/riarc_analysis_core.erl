@@ -21,7 +21,7 @@
 %% '''
 -module(riarc_analysis_core).
 
--export([new/4, step/2, fail/3, finish/1, analysed/1, partition/1, entry/1]).
+-export([new/4, step/2, fail/3, finish/1, analysed/1, partition/1, entry/1, timer_reading/2]).
 -export_type([t/0]).
 
 -record(an, {
@@ -62,6 +62,16 @@ step(E = {timeout, P}, A = #an{timer_timeouts = Ts}) when is_map_key(P, Ts) ->
     ambiguous(E, {recv, P, timeout}, A);
 step(E, A = #an{mon = Mon}) ->
     decided_step(E, riarc_monitor:decide(Mon, E), A).
+
+%% @doc Whose timeouts a timer P set to send Dest the atom `timeout' makes ambiguous
+%% (riarc_trace_pattern:call_event/2 names Dest as P when P held the name): P's own
+%% (`own', step `{timer_timeout, P, P}'), another process's, whose trace may be another
+%% tracer's in no order with the call (`other': an error of the run), or, for a name P
+%% did not hold when the call was decoded (let go, or P ended), either (`both').
+-spec timer_reading(riarc_event:sid(), term()) -> own | other | both.
+timer_reading(P, P) -> own;
+timer_reading(_P, Dest) when is_atom(Dest) -> both;
+timer_reading(_P, _Dest) -> other.
 
 %% A timeout of P's after P set a timer to send itself `timeout': the VM's event is that
 %% timeout or the timer's message Msg, which riarc cannot tell apart. Both readings are

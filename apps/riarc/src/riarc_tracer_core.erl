@@ -577,19 +577,16 @@ analyse(E = {cut, S, Why}, St = #tracer{parts = Parts}) ->
             end;
         true -> step(E, St)
     end;
-%% A timer S set to send Dest the atom `timeout' (riarc_trace_pattern:call_event/2),
-%% which the VM traces exactly as a receive timeout of Dest's. To S itself: S's partition's
-%% analysis reads S's timeouts from here on as either (riarc_analysis_core). To another
-%% process, whose trace and partition may be another tracer's, reached in no order with
-%% this call: the session counts it as an error of the run, never a clean accept. To a
-%% name not known as S's when the call was decoded (S may have let it go, or ended): both,
-%% since it may have been S's.
-analyse(E = {timer_timeout, S, Dest}, St = #tracer{parts = Parts}) ->
+%% A timer S set to send Dest the atom `timeout', which the VM traces exactly as a
+%% receive timeout of Dest's (riarc_analysis_core:timer_reading/2): S's partition's
+%% analysis reads S's timeouts from here on as either, and/or the session counts an
+%% error of the run, never a clean accept.
+analyse({timer_timeout, S, Dest}, St = #tracer{parts = Parts}) ->
     Other = {riarc_ambiguous_timer, riarc_tracer_parts:key_of(S, Parts), S, Dest},
-    if
-        Dest =:= S -> step(E, St);
-        is_atom(Dest) -> report(Other, step({timer_timeout, S, S}, St));
-        true -> report(Other, St)
+    case riarc_analysis_core:timer_reading(S, Dest) of
+        own -> step({timer_timeout, S, S}, St);
+        both -> report(Other, step({timer_timeout, S, S}, St));
+        other -> report(Other, St)
     end;
 analyse(E, St) ->
     step(E, St).

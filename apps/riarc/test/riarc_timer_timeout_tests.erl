@@ -102,7 +102,9 @@ call_event_test() ->
     try ?assertEqual({timer_timeout, P, P},
                      riarc_trace_pattern:call_event(P, {erlang, send_after, [5, riarc_timer_timeout_tests_me, timeout]}))
     after unregister(riarc_timer_timeout_tests_me)
-    end.
+    end,
+    Other = spawn(fun() -> ok end),
+    ?assertEqual([own, both, other], [riarc_analysis_core:timer_reading(P, D) || D <- [P, some_name, Other]]).
 
 analysis_test() ->
     A0 = riarc_analysis_core:new(t0, 8, {p, {m, f, []}}, monitor(message)),

@@ -172,18 +172,16 @@ handle(E = {exit, S, _}, St) ->
         true -> leave(S, analyse(E, St#central{live = maps:remove(S, St#central.live)}))
     end;
 %% A timer P set to send the atom `timeout', which the VM traces as a receive timeout:
-%% to P itself, its slice's analysis reads P's timeouts as either; to another process, in
-%% no order with that one's events here, an error of the run, as riarc's session makes it.
+%% read as riarc reads it (riarc_analysis_core:timer_reading/2).
 handle(E = {timer_timeout, P, Dest}, St) ->
     Other = fun(S) -> S#central{errors = [{riarc_session, {ambiguous_timer, #{process => P, to => Dest}}}
                                           | S#central.errors]}
             end,
-    case known(P, St) of
+    case known(P, St) andalso riarc_analysis_core:timer_reading(P, Dest) of
         false -> hold(P, E, St);
-        true when Dest =:= P -> analyse(E, St);
-        %% A name not known as P's when decoded: maybe P's, maybe another's (as riarc).
-        true when is_atom(Dest) -> Other(analyse({timer_timeout, P, P}, St));
-        true -> Other(St)
+        own -> analyse({timer_timeout, P, P}, St);
+        both -> Other(analyse({timer_timeout, P, P}, St));
+        other -> Other(St)
     end;
 %% The other calls riarc holds patterns on (starts on other nodes, calls that change
 %% tracing): riarc's own detection, which this method does not take part in.

@@ -103,7 +103,7 @@ recv(F, Timeout, S = #replay_run{mode = record}) ->
 %% receiver whose versions arrive in order (a counter's 500 000 increments) never fills
 %% the buffer. Otherwise it is buffered with everything else there is.
 versioned_first(F, S) ->
-    {V, M} = next_versioned(S),
+    {V, M} = next_versioned(),
     case take_in_order(V, M, F, S) of
         no -> versioned_wait(F, drain(add_versioned(V, M, S)));
         Taken -> Taken
@@ -135,11 +135,11 @@ reset_count() ->
 %% for every wait, blocking or not (a look that does not block would be `after 0', a
 %% timeout the monitors would be shown: riarc_replay_wait), so it is an atom the
 %% watchdog reads with the process's state (wait_named/1).
-next_versioned(_S) ->
+next_versioned() ->
     put(?WAIT, receive_versioned),
     receive {'$riarc_rv', V, M} -> erase(?WAIT), {V, M} end.
 
-%% @doc What a process of a replay waiting in next_versioned/1 waits for, from its
+%% @doc What a process of a replay waiting in next_versioned/0 waits for, from its
 %% process dictionary Dict (the watchdog's report): the lowest version not arrived, or,
 %% at the end of its recording, nothing more (where the recorded process was when the
 %% run ended).
@@ -223,7 +223,7 @@ versioned_wait(F, S) ->
             take_candidate(V, S),
             {K, M};
         none ->
-            {V, M} = next_versioned(S),
+            {V, M} = next_versioned(),
             versioned_wait(F, add_versioned(V, M, S))
     end.
 
