@@ -53,7 +53,7 @@ new(Self, Explain, Part, Mon) ->
 %% @doc ANALYSEEVT: one event to the monitor. `done' once the partition has its verdict
 %% (verdicts are irrevocable: later events are not analysed); the messages are for the
 %% session, in order.
--spec step(riarc_event:event() | riarc_event:timer_event(), t()) ->
+-spec step(riarc_event:traced(), t()) ->
     {next | done, t(), [term()]}.
 step({timer_timeout, P, P}, A = #an{timer_timeouts = Ts}) ->
     %% No event of the property's: the monitor is not stepped.

@@ -50,7 +50,7 @@
 -module(riarc_backend).
 
 -export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1, init_parent/3,
-         names_parents/1, close/1, tracer_module/1, tracer_of/1, watching/3, compare_view/3]).
+         names_parents/1, close/1, tracer_module/1, tracer_of/1, watching/3, watches/1, compare_view/3]).
 -export_type([t/0, cut/0, decoded/0]).
 
 -type cut() :: {count, non_neg_integer()} | exited | none.
@@ -145,11 +145,17 @@ tracer_of(P) ->
 %% its exit comes or came), `{flags_removed, FlagsLeft}' or `{tracer_replaced, Tracer}'.
 %% A backend with no such check (offline: nothing can change) says ok.
 -spec watching(t(), riarc_event:sid(), pid()) -> ok | {flags_removed | tracer_replaced, term()}.
-watching({Mod, C}, S, T) ->
-    case erlang:function_exported(Mod, watching, 3) of
+watching(B = {Mod, C}, S, T) ->
+    case watches(B) of
         true -> Mod:watching(C, S, T);
         false -> ok
     end.
+
+%% @doc Whether the backend's processes are this node's, traced by its VM (it has
+%% watching/3): not offline, where process names are whatever a file holds.
+-spec watches(t()) -> boolean().
+watches({Mod, _}) ->
+    erlang:function_exported(Mod, watching, 3).
 
 %% @doc The flags the VM shows for P against the flags it should have, and its tracer
 %% against the one it should have (a backend's watching/3).

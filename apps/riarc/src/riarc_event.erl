@@ -10,10 +10,11 @@
 %% {timeout, Pid}                 % a receive ... after T in Pid timed out
 %% {attached, Pid, MFA}           % first event of a process riarc attached to while it ran
 %% '''
-%% One more event is riarc's own and never reaches a monitor: `{timer_timeout, Pid, Dest}',
+%% Two more events are riarc's own and never reach a monitor: `{timer_timeout, Pid, Dest}',
 %% Pid set a timer to send Dest the atom `timeout', which the VM traces exactly as a
-%% receive timeout (riarc_trace_pattern:call_event/2, riarc_analysis_core); trace files
-%% keep it.
+%% receive timeout (riarc_trace_pattern:call_event/2, riarc_analysis_core); and
+%% `{cut, Pid, Why}', Pid made a call that may take away what riarc sees (Why is
+%% `{trace | trace_pattern, Args}'). Trace files keep both.
 %% MFA is the logical initial call of the spawned process (see {@link riarc_lambda}).
 %% Online the process names are pids; offline they are whatever the trace file names
 %% (atoms, integers, pids).
@@ -28,7 +29,7 @@
 -module(riarc_event).
 
 -export([origin/1, kind/1, is_event/1, format/1, truncate/2, truncated/1, is_name/1]).
--export_type([event/0, timer_event/0, traced/0, sid/0, mfa_args/0, kind/0]).
+-export_type([event/0, timer_event/0, cut_event/0, traced/0, sid/0, mfa_args/0, kind/0]).
 
 -type sid() :: term().
 -type mfa_args() :: {module(), atom(), list()} | undefined.
@@ -42,11 +43,13 @@
 -type kind() :: init | spawn | exit | send | recv | timeout | attached.
 %% riarc's own: a timer set to send the atom `timeout' (above).
 -type timer_event() :: {timer_timeout, sid(), term()}.
-%% What a trace holds: the events, and riarc's own timer_event().
--type traced() :: event() | timer_event().
+%% riarc's own: a call that may take away what riarc sees (above).
+-type cut_event() :: {cut, sid(), {trace | trace_pattern, list()}}.
+%% What a trace holds: the events, and riarc's own timer_event() and cut_event().
+-type traced() :: event() | timer_event() | cut_event().
 
 %% @doc The process that exhibited the event: the paper's e.ıS.
--spec origin(event() | timer_event()) -> sid().
+-spec origin(traced()) -> sid().
 origin({init, Child, _Parent, _MFA}) -> Child;
 origin({spawn, Parent, _Child, _MFA}) -> Parent;
 origin({exit, Pid, _Reason}) -> Pid;
@@ -54,10 +57,11 @@ origin({send, From, _To, _Msg}) -> From;
 origin({recv, Pid, _Msg}) -> Pid;
 origin({timeout, Pid}) -> Pid;
 origin({attached, Pid, _MFA}) -> Pid;
-origin({timer_timeout, Pid, _Dest}) -> Pid.
+origin({timer_timeout, Pid, _Dest}) -> Pid;
+origin({cut, Pid, _Why}) -> Pid.
 
 %% @doc The event's label: the paper's e.ℓ, with init split from spawn.
--spec kind(traced()) -> kind() | timer_timeout.
+-spec kind(traced()) -> kind() | timer_timeout | cut.
 kind(Event) -> element(1, Event).
 
 %% @doc True when the term has the shape of a public event.

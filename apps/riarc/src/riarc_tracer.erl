@@ -127,15 +127,28 @@ loop_state(SRef, Cfg = #{session := Session}) ->
 %% Cut detection, at a low rate: a process of this tracer's that the VM no longer traces
 %% as the backend set it up (flags taken, another tracer), by someone riarc does not trace
 %% (a traced process's own call is seen at once, as its call event).
-view_check(St, #{backend := Backend}) ->
-    lists:foldl(fun(S, {St0, Fx0}) ->
-                        case riarc_backend:watching(Backend, S, self()) of
-                            ok -> {St0, Fx0};
-                            Why ->
-                                {St1, Fx1} = riarc_tracer_core:view_lost(S, Why, St0),
-                                {St1, Fx0 ++ Fx1}
-                        end
-                end, {St, []}, [S || S <- riarc_tracer_core:gamma(St), is_pid(S)]).
+%% Race: a process whose flags another process took away may end before any look; the
+%% VM then shows neither flags nor an exit to come. An ended process still traced here is
+%% probed: once erlang:trace_delivered/1 answers, every trace message it made is in the
+%% mailbox ahead of the answer, so one whose exit has still not come lost its flags
+%% (the answer's clause in loop/2). Only where the VM traces them (riarc_backend:
+%% watches/1): offline, a process name that reads as a pid is no process of this node.
+view_check(St, L = #tracer_loop{cfg = #{backend := Backend}, probes = Probes}) ->
+    Ss = [S || S <- riarc_tracer_core:gamma(St), is_pid(S)],
+    Probed = maps:values(Probes),
+    New = [S || riarc_backend:watches(Backend), S <- Ss, node(S) =:= node(),
+                not is_process_alive(S), not lists:member(S, Probed)],
+    L1 = L#tracer_loop{probes = lists:foldl(fun(S, Ps) -> Ps#{erlang:trace_delivered(S) => S} end,
+                                            Probes, New)},
+    {St1, Fx} = lists:foldl(fun(S, {St0, Fx0}) ->
+                                    case riarc_backend:watching(Backend, S, self()) of
+                                        ok -> {St0, Fx0};
+                                        Why ->
+                                            {St2, Fx1} = riarc_tracer_core:view_lost(S, Why, St0),
+                                            {St2, Fx0 ++ Fx1}
+                                    end
+                            end, {St, []}, Ss),
+    {St1, Fx, L1}.
 
 %% A message to the session, with its token: the session takes nothing else.
 to_session(#{session := Session} = Cfg, Msg) ->
@@ -261,8 +274,12 @@ loop(St, L = #tracer_loop{sref = SRef, aref = ARef, nbuf = NBuf, suspended = Sus
             %% routing goes on for the others.
             loop(St, L#tracer_loop{analysis = undefined, aref = undefined});
         {timeout, TRef, riarc_view_check} when TRef =:= L#tracer_loop.view_timer ->
-            {St1, Fx} = view_check(St, L#tracer_loop.cfg),
-            L1 = L#tracer_loop{view_timer = erlang:start_timer(?VIEW_CHECK_MS, self(), riarc_view_check)},
+            {St1, Fx, L1} = view_check(St, L),
+            L2 = L1#tracer_loop{view_timer = erlang:start_timer(?VIEW_CHECK_MS, self(), riarc_view_check)},
+            loop(St1, riarc_tracer_overload:watch(St1, effects(Fx, L2, St1)));
+        {trace_delivered, S, PRef} when is_map_key(PRef, L#tracer_loop.probes) ->
+            {St1, Fx} = riarc_tracer_core:view_lost(S, {flags_removed, []}, St),
+            L1 = L#tracer_loop{probes = maps:remove(PRef, L#tracer_loop.probes)},
             loop(St1, riarc_tracer_overload:watch(St1, effects(Fx, L1, St1)));
         {riarc_t, Token, Msg} when Token =:= L#tracer_loop.token ->
             {St1, Fx} = riarc_tracer_core:handle(Msg, St),

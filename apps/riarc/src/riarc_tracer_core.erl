@@ -115,8 +115,7 @@
 -type effect() :: {send, tracer(), term()} | {detach, sid(), tracer()} | {clear, sid()}
                 | {started, tracer(), sid()} | perturb | {stop, [term()], stats()}
                 | {analysis, {sid(), riarc_event:mfa_args()}, riarc_monitor:monitor()}
-                | {analyse, riarc_event:event() | {remote_spawn, sid(), node(), riarc_event:mfa_args()}
-                   | {cut, sid(), term()} | riarc_event:timer_event()}
+                | {analyse, riarc_event:traced() | {remote_spawn, sid(), node(), riarc_event:mfa_args()}}
                 | analysis_end | refused
                 | {relay, {sid(), riarc_event:mfa_args()}, pid()}.
 

@@ -39,6 +39,9 @@
             %% Cut detection: the timer of the next look at how the VM traces this
             %% tracer's processes (riarc_tracer's ?VIEW_CHECK_MS).
             view_timer :: reference() | undefined,
+            %% Ended processes whose exit event had not come at a look, each with its
+            %% erlang:trace_delivered/1 call's reference.
+            probes = #{} :: #{reference() => riarc_event:sid()},
             %% A stop request put aside until the VM has delivered every trace message it
             %% made before it (erlang:trace_delivered(all)), with that call's reference.
             stopping = undefined :: undefined | {reference(), term()}}).

@@ -26,8 +26,7 @@
 -type effect() :: riarc_tracer_core:effect().
 %% An event of a process the tracer traces; a start on another node and a call that may
 %% cut riarc's view are its own partition's to pass on when its events are relayed.
--type event() :: riarc_event:event() | {remote_spawn, sid(), node(), riarc_event:mfa_args()}
-               | {cut, sid(), term()} | riarc_event:timer_event().
+-type event() :: riarc_event:traced() | {remote_spawn, sid(), node(), riarc_event:mfa_args()}.
 
 -record(parts, {
     self :: term(),                       % the tracer: its own partition's key

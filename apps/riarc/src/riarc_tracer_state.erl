@@ -109,11 +109,10 @@ del_gamma(S, Why, St = #tracer{gamma = G, cfg = Cfg, parts = Parts}) ->
     effects(Fx, St1#tracer{gamma = maps:remove(S, G), parts = Parts1}).
 
 %% @doc The process an event is of, the core's own kinds too: an event no monitor sees
-%% (`ignored'), a start on another node, a cut of a process's view.
+%% (`ignored'), a start on another node.
 -spec origin(term()) -> sid().
 origin({ignored, S}) -> S;
 origin({remote_spawn, S, _, _}) -> S;
-origin({cut, S, _}) -> S;
 origin(E) -> riarc_event:origin(E).
 
 %%% ---------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([victim/0, victim_stops/0, chatter/1, forger/1, untracer/2]).
+-export([victim/0, victim_stops/0, chatter/1, forger/1]).
 
 %% Ends after a while of its own: a system that needs nobody to tell it to stop.
 -spec victim_stops() -> ok.
@@ -37,18 +37,6 @@ forger(From) ->
     _ = [erlang:process_info(A, message_queue_len) || A <- As],
     From ! {found, length(As)},
     receive crash -> exit(boom) end.
-
-%% A process that takes itself out of riarc's view (How), tells From, and then receives
-%% the message its monitor forbids and ends normally.
--spec untracer(pid(), own_flags | all_flags | receive_pattern) -> ok.
-untracer(From, How) ->
-    _ = case How of
-            own_flags -> erlang:trace(self(), false, [send, 'receive']);
-            all_flags -> erlang:trace(self(), false, [all]);
-            receive_pattern -> apply(erlang, trace_pattern, ['receive', false, []])
-        end,
-    From ! {untraced, self()},
-    receive {error, late} -> ok end.
 
 -spec chatter(non_neg_integer()) -> ok.
 chatter(N) ->
@@ -95,26 +83,26 @@ forged_analysis_messages_test() ->
     ?assertEqual([{riarc_session, {forged_messages, 2 * N}}], maps:get(errors, R)),
     ?assertEqual(1, riarc_result:status(R)).
 
-%% A process that takes itself out of riarc's view, then does what its monitor forbids:
-%% never accept. Its partition is an error that says what cut the view; a process that
-%% turned off all its flags does not keep the run waiting for its exit. Every backend and
-%% analysis placement.
+%% A process that takes itself, or a child, out of riarc's view, then does what its
+%% monitor forbids (riarc_demo_untracer): never accept. Its partition is an error that
+%% says what cut the view, and the child's too; a process that lost all its flags, by
+%% its own call or another's, does not keep the run waiting for its exit (the run has no
+%% timeout). Every backend and analysis placement.
 untracing_test_() ->
     [{lists:flatten(io_lib:format("~s, ~s, ~s", [How, B, W])), {timeout, 60, fun() -> untracing(How, B, W) end}}
-     || How <- [own_flags, all_flags, receive_pattern], B <- [route, evm], W <- [isolated, inline]].
+     || How <- riarc_demo_untracer:hows(), B <- [route, evm], W <- [isolated, inline]].
 
 untracing(How, Backend, Where) ->
     Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
-    Spec = fun({?MODULE, untracer, _}) -> {ok, Mon} end,
+    Spec = fun(_) -> {ok, Mon} end,
     Before = riarc_trace_pattern:installed(),
-    {ok, S} = riarc:start({?MODULE, untracer, [self(), How]}, Spec,
-                          #{backend => Backend, analysis => Where}),
-    P = receive {untraced, U} -> U end,
-    Ref = monitor(process, P),
-    P ! {error, late},
-    receive {'DOWN', Ref, process, P, normal} -> ok end,
-    {ok, R = #{verdicts := [V]}} = riarc_session:finish(S, 30000),
-    ?assertMatch(#{verdict := error, reason := {cut, #{process := P}}}, V),
+    {ok, R = #{verdicts := Vs}} = riarc:run({riarc_demo_untracer, run, [How]}, Spec,
+                                            #{backend => Backend, analysis => Where}),
+    [Root] = [P || #{pid := P, mfa := {riarc_demo_untracer, run, _}} <- Vs],
+    ?assertMatch([#{verdict := error, reason := {cut, #{process := Root}}}],
+                 [V || V = #{pid := P} <- Vs, P =:= Root]),
+    %% The child's, with child_flags: the call, or the look that found it untraced.
+    [?assertMatch(#{verdict := error, reason := {cut, _}}, V) || V <- Vs],
     ?assertEqual(1, riarc_result:status(R)),
     %% The node's patterns are its own again, whatever the system did to them.
     ?assertEqual(Before, riarc_trace_pattern:installed()).

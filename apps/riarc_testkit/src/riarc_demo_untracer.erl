@@ -1,0 +1,37 @@
+%% @doc Test systems that take themselves, or a child, out of riarc's view with a call of
+%% erlang:trace/3 or erlang:trace_pattern/3, then take the message `{error, late}', which
+%% the tests' monitors forbid. riarc sees the call (its call patterns) and makes the view
+%% cut: never an accept, in a live run and in a check of a recording alike.
+%% ```
+%% 1> riarc_demo_untracer:run(own_flags).
+%% ok
+%% 2> riarc_demo_untracer:run(child_flags).
+%% ok
+%% '''
+-module(riarc_demo_untracer).
+
+-export([run/1, hows/0]).
+
+-type how() :: own_flags | all_flags | receive_pattern | child_flags.
+-export_type([how/0]).
+
+%% @doc Every way a system here takes something out of riarc's view.
+-spec hows() -> [how()].
+hows() -> [own_flags, all_flags, receive_pattern, child_flags].
+
+%% @doc Takes the view away as How says, then the forbidden message is taken: by the
+%% process itself, or, with `child_flags', by a child whose flags it turned off.
+-spec run(how()) -> ok.
+run(child_flags) ->
+    {C, Ref} = spawn_monitor(fun() -> receive {error, late} -> ok end end),
+    _ = erlang:trace(C, false, [all]),
+    C ! {error, late},
+    receive {'DOWN', Ref, process, C, _} -> ok end;
+run(How) ->
+    _ = case How of
+            own_flags -> erlang:trace(self(), false, [send, 'receive']);
+            all_flags -> erlang:trace(self(), false, [all]);
+            receive_pattern -> erlang:trace_pattern('receive', false, [])
+        end,
+    self() ! {error, late},
+    receive {error, late} -> ok end.
