@@ -360,6 +360,9 @@ record(MFA, _File, _Opts) ->
               cfg :: riarc_backend_evm:config(), root :: pid(),
               live = #{} :: #{pid() => true},      % spawned, exit not seen yet
               early = #{} :: #{pid() => true},     % exit seen before the spawn
+              %% Taken from the recorder's tracing by a call of the system's (a cut):
+              %% no exit of theirs will come. `look': a cut may have taken others.
+              gone = #{} :: #{pid() => true}, look = false :: boolean(),
               events = 0 :: non_neg_integer(), max_queue :: pos_integer(),
               peak_queue = 0 :: non_neg_integer(), suspensions = 0 :: non_neg_integer(),
               deadline :: integer() | infinity, file :: file:filename_all(),
@@ -401,13 +404,59 @@ loop(R = #recorder{live = L, early = X}) when map_size(L) =:= 0, map_size(X) =:=
 loop(R) ->
     receive
         Msg -> loop(backpressure(take(Msg, R)))
-    after timeout_ms(R) ->
-        untrace(R),
-        ok = riarc_trace_pattern:release(R#recorder.patterns),
-        _ = riarc_trace_file:close_writer(R#recorder.w),
-        R#recorder.caller ! {R#recorder.ref, {error, {record_timeout, R#recorder.file, maps:keys(R#recorder.live)}}},
-        ok
+    after wait_ms(R) ->
+        case timeout_ms(R) of
+            0 -> give_up(R);
+            _ -> loop(look(R))
+        end
     end.
+
+give_up(R) ->
+    untrace(R),
+    ok = riarc_trace_pattern:release(R#recorder.patterns),
+    _ = riarc_trace_file:close_writer(R#recorder.w),
+    R#recorder.caller ! {R#recorder.ref, {error, {record_timeout, R#recorder.file, maps:keys(R#recorder.live)}}},
+    ok.
+
+%% After a cut that may have taken other processes from the recorder, it looks, when
+%% the trace is quiet, for the ones no longer traced by it: alive under another tracer
+%% or none, or ended with no exit event to come (after every trace message made so far
+%% is in). The cut itself is in the file, so a check reads the view as cut.
+-define(LOOK_MS, 100).
+
+wait_ms(R = #recorder{look = true}) ->
+    case timeout_ms(R) of
+        infinity -> ?LOOK_MS;
+        T -> min(T, ?LOOK_MS)
+    end;
+wait_ms(R) -> timeout_ms(R).
+
+look(R = #recorder{live = L}) ->
+    Self = self(),
+    Untraced = [P || P <- maps:keys(L), erlang:trace_info(P, tracer) =/= {tracer, Self}],
+    {Ended, Other} = lists:partition(fun(P) -> not is_process_alive(P) end, Untraced),
+    R1 = lists:foldl(fun gone/2, R, Other),
+    case Ended of
+        [] -> R1;
+        _ ->
+            DRef = erlang:trace_delivered(all),
+            R2 = delivered(DRef, R1),
+            lists:foldl(fun(P, Acc) ->
+                                case is_map_key(P, Acc#recorder.live) of
+                                    true -> gone(P, Acc);
+                                    false -> Acc
+                                end
+                        end, R2, Ended)
+    end.
+
+delivered(DRef, R) ->
+    receive
+        {trace_delivered, all, DRef} -> R;
+        Msg -> delivered(DRef, take(Msg, R))
+    end.
+
+gone(P, R = #recorder{live = L, gone = G}) ->
+    R#recorder{live = maps:remove(P, L), gone = G#{P => true}}.
 
 drain(DRef, R) ->
     receive
@@ -459,11 +508,22 @@ account({spawn, _, C, _}, R = #recorder{live = L, early = X}) ->
         {_, X1} -> R#recorder{early = X1};
         error -> R#recorder{live = L#{C => true}}
     end;
+account({exit, P, _}, R = #recorder{gone = G}) when is_map_key(P, G) ->
+    R;
 account({exit, P, _}, R = #recorder{live = L, early = X}) ->
     case maps:take(P, L) of
         {_, L1} -> R#recorder{live = L1};
         error -> R#recorder{early = X#{P => true}}
     end;
+%% A process that turns off all of its own flags sends nothing more, not even its exit
+%% (as riarc_tracer_core reads the same call); any other cut may have taken others.
+account({cut, P, {trace, [P, false, Flags]}}, R) when is_list(Flags) ->
+    case lists:member(all, Flags) of
+        true -> gone(P, R);
+        false -> R
+    end;
+account({cut, _, {trace, _}}, R) ->
+    R#recorder{look = true};
 account(_, R) -> R.
 
 %% Bounded memory: above max_queue messages waiting, the live processes are suspended

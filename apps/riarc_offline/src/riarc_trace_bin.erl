@@ -48,6 +48,11 @@
 %% itself (0), or to another (1, with its name as a term). Added to version 2 after its
 %% release: a reader from before rejects type 9 as reserved, never misreads it.
 -define(TIMER, 9).
+%% A call that may take away what the trace shows (riarc_event's cut_event()), with the
+%% call as a term: 1 when it names the caller first (its own flags: the reader puts the
+%% caller's process name there, so that a check on another node reads it as its own),
+%% else 0. Added to version 2 after its release, as TIMER.
+-define(CUT, 10).
 -define(OMITTED, riarc_omitted).
 
 -record(reader, {fd :: file:fd(), file :: string(), pos :: non_neg_integer(),
@@ -166,6 +171,9 @@ decode(?TIMER, <<_, P:32, 0>>, R = #reader{version = 2}, _) ->
 decode(?TIMER, <<_, P:32, 1, Rest/binary>>, R = #reader{version = 2}, _) ->
     {Dest, R1} = term(Rest, R),
     {event, {timer_timeout, sid(P, R), Dest}, R1};
+decode(?CUT, <<_, P:32, Own, Rest/binary>>, R = #reader{version = 2}, _) when Own =< 1 ->
+    {Why, R1} = term(Rest, R),
+    {event, {cut, sid(P, R), cut_call(Own, sid(P, R), Why)}, R1};
 decode(?DROPPED, <<_, N:32>>, R, _) ->
     {dropped, N, R};
 decode(Type, _, R, _) when Type >= 128 ->
@@ -173,6 +181,12 @@ decode(Type, _, R, _) when Type >= 128 ->
     {skip, R};
 decode(Type, _, _, _) ->
     bad(lists:flatten(io_lib:format("unknown record type ~b", [Type]))).
+
+%% The call a CUT record holds, with the caller's name where it named itself.
+cut_call(1, S, {trace, [_ | Args]}) -> {trace, [S | Args]};
+cut_call(0, _S, Why = {Kind, Args}) when (Kind =:= trace orelse Kind =:= trace_pattern),
+                                         is_list(Args) -> Why;
+cut_call(_, _, _) -> bad("a cut record's call is neither trace nor trace_pattern").
 
 -spec bad(string()) -> no_return().
 bad(Why) -> throw({riarc_bad, Why}).
@@ -327,7 +341,14 @@ encode({timer_timeout, P, P}, W) ->
     {[Defs, rec(?TIMER, <<PI:32, 0>>)], W1};
 encode({timer_timeout, P, Dest}, W) ->
     {[PI], Defs, W1} = ids([P], W),
-    {[Defs, rec(?TIMER, [<<PI:32, 1>>, enc_term(Dest)])], W1}.
+    {[Defs, rec(?TIMER, [<<PI:32, 1>>, enc_term(Dest)])], W1};
+encode({cut, P, Why}, W) ->
+    {[PI], Defs, W1} = ids([P], W),
+    Own = case Why of
+              {trace, [P | _]} -> 1;
+              _ -> 0
+          end,
+    {[Defs, rec(?CUT, [<<PI:32, Own>>, enc_term(Why)])], W1}.
 
 rec(Type, Body) ->
     Len = 1 + iolist_size(Body),

@@ -154,8 +154,9 @@ event(_) -> no.
 %% unmarked `timeout' is a message. Without it (a dbg trace), a receive timeout and the
 %% message `timeout' are the same trace message: `ambiguous_timeout'.
 %% Of the calls riarc holds patterns on, a timer set to send the atom `timeout' is kept
-%% (riarc_event's timer_event(): its message reads as a timeout, riarc_analysis_core);
-%% the others (starts on other nodes, changes of tracing) are a live run's detection.
+%% (riarc_event's timer_event(): its message reads as a timeout, riarc_analysis_core),
+%% and so is a call that may take away what the trace shows (cut_event(): the check makes
+%% the view cut, as a live run does); starts on other nodes are a live run's alone.
 -spec vm_event(tuple(), boolean()) ->
     {ok, riarc_event:traced()} | skip | ambiguous_timeout.
 vm_event({trace, _P, 'receive', timeout}, false) ->
@@ -163,6 +164,7 @@ vm_event({trace, _P, 'receive', timeout}, false) ->
 vm_event(Msg, _Marked) ->
     case riarc_backend_evm:event(riarc_backend_evm:config([]), Msg) of
         {ok, Ev = {timer_timeout, _, _}} -> {ok, Ev};
+        {ok, Ev = {cut, _, _}} -> {ok, Ev};
         {ok, Ev} when is_tuple(Ev) ->
             case riarc_event:is_event(Ev) of
                 true -> {ok, Ev};

@@ -147,6 +147,9 @@ valid({K, _C, _P, MFA} = Ev) when K =:= init; K =:= spawn ->
     end;
 valid(Ev = {timer_timeout, _P, _Dest}) ->
     {true, Ev, 0};
+valid(Ev = {cut, _P, {Kind, Args}}) when (Kind =:= trace orelse Kind =:= trace_pattern),
+                                         is_list(Args) ->
+    {true, Ev, 0};
 valid(Ev) ->
     riarc_event:is_event(Ev) andalso {true, Ev, 0}.
 

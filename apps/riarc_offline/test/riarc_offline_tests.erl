@@ -252,6 +252,31 @@ timer_timeout_test_() ->
           ?assertEqual(1, riarc_result:status(R3))
       end} || Format <- [binary, text]].
 
+%% A system that takes itself, or a child, out of the recorder's view (riarc_demo_untracer)
+%% leaves the call in the recording (a CUT record, or the text term): a check reads the
+%% view as cut, as a live run does, never accepting what the trace no longer shows. The
+%% recorder does not wait for the exit of a process that lost all its flags. The same
+%% verdicts as the live run, in both formats; before, the file held no trace of the call
+%% and the check accepted where the run gave error.
+untraced_recording_test_() ->
+    Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
+    Spec = fun(_) -> {ok, Mon} end,
+    Pairs = fun(#{verdicts := Vs}) -> lists:sort([{maps:get(mfa, V), maps:get(verdict, V)} || V <- Vs]) end,
+    [{lists:flatten(io_lib:format("~s, ~s", [How, Format])), {timeout, 60, fun() ->
+          MFA = {riarc_demo_untracer, run, [How]},
+          {ok, Live} = riarc:run(MFA, Spec, #{}),
+          File = tmp("untraced." ++ atom_to_list(How) ++ "." ++ atom_to_list(Format)),
+          {ok, #{root := Root}} = riarc_offline:record(MFA, File, #{format => Format}),
+          {ok, Events, _} = riarc_trace_file:read_all(File),
+          ?assertMatch([_], [Ev || Ev = {cut, P, _} <- Events, P =:= Root]),
+          {ok, R} = riarc_offline:check(File, Spec, #{}),
+          ?assertMatch([#{verdict := error, reason := {cut, #{process := Root}}}],
+                       [V || V = #{pid := P} <- maps:get(verdicts, R), P =:= Root]),
+          [?assertMatch(#{verdict := error, reason := {cut, _}}, V) || V <- maps:get(verdicts, R)],
+          ?assertEqual(1, riarc_result:status(R)),
+          ?assertEqual(Pairs(Live), Pairs(R))
+      end}} || How <- riarc_demo_untracer:hows(), Format <- [binary, text]].
+
 %% Recordings made before timeouts had their own event wrote one as {recv, P, timeout},
 %% which the message `timeout' also gives: such an event is refused with its position,
 %% never read as one or the other. Any other old event reads as before.

@@ -288,7 +288,10 @@ draw(K, {timeout, P}, C) ->
     mark(K, P, "timeout", "timeout", C);
 %% riarc's own: P set a timer to send Dest the atom `timeout' (riarc_event's timer_event()).
 draw(K, {timer_timeout, P, Dest}, C) ->
-    mark(K, P, "timeout", ["timer: timeout to ", process_label(Dest)], C).
+    mark(K, P, "timeout", ["timer: timeout to ", process_label(Dest)], C);
+%% riarc's own: P's call that may take away what the trace shows (cut_event()).
+draw(K, {cut, P, {Kind, _Args}}, C) ->
+    mark(K, P, "cut", ["cut: ", atom_to_list(Kind), " call"], C).
 
 mark(K, P, Class, Text, C) ->
     X = lx(P, C),
@@ -408,7 +411,7 @@ svg_css() ->
     ".riarc-msc polygon.msg{fill:#1f5fa8}\n"
     ".riarc-msc line.spawn{stroke:#2e7d32;stroke-dasharray:5 3}.riarc-msc polygon.spawn{fill:#2e7d32}\n"
     ".riarc-msc circle{fill:#5b6b7f}.riarc-msc circle.init,.riarc-msc circle.spawn{fill:#2e7d32}"
-    ".riarc-msc circle.timeout{fill:#e67e22}\n"
+    ".riarc-msc circle.timeout{fill:#e67e22}.riarc-msc circle.cut{fill:#c0392b}\n"
     ".riarc-msc path.exit{stroke:#c0392b;stroke-width:2}\n"
     ".riarc-msc .no{fill:#888}.riarc-msc .hl{fill:#fde2e1}\n"
     ".riarc-msc .deciding .lbl,.riarc-msc .mark{font-weight:bold;fill:#c0392b}\n".

@@ -158,7 +158,9 @@ what({exit, _, Reason}) -> ["exit ", riarc_chart:label(Reason, 40)];
 what({attached, _, MFA}) -> ["attached ", riarc_chart:mfa_label(MFA)];
 what({timeout, _}) -> "timeout";
 %% riarc's own: a timer set to send the atom `timeout' (riarc_event's timer_event()).
-what({timer_timeout, _, Dest}) -> ["timer: timeout to ", riarc_chart:process_label(Dest)].
+what({timer_timeout, _, Dest}) -> ["timer: timeout to ", riarc_chart:process_label(Dest)];
+%% riarc's own: a call that may take away what the trace shows (riarc_event's cut_event()).
+what({cut, _, {Kind, _Args}}) -> ["cut: ", atom_to_list(Kind), " call"].
 
 %% A flow from the send's slice to its receive's: the id is the send's position.
 flow(S, R, ByPos, Tids) ->

@@ -110,3 +110,14 @@ label_test() ->
     ?assertEqual("&lt;&amp;&gt;&quot;&#39;", riarc_chart:escape("<&>\"'")).
 
 count(Bin, Pat) -> length(binary:matches(Bin, Pat)).
+
+%% riarc's own events, which no monitor sees, are drawn and exported with what they say:
+%% a timer to send `timeout' and a call that may cut the view.
+own_events_test() ->
+    Evs = [{init, p, x, undefined}, {timer_timeout, p, p}, {cut, p, {trace, [p, false, [all]]}}],
+    Svg = iolist_to_binary(riarc_chart:events_svg(Evs, #{})),
+    ?assertNotEqual(nomatch, binary:match(Svg, <<"timer: timeout to p">>)),
+    ?assertNotEqual(nomatch, binary:match(Svg, <<"class=\"cut\"">>)),
+    ?assertNotEqual(nomatch, binary:match(Svg, <<"cut: trace call">>)),
+    Json = iolist_to_binary(riarc_trace_export:chrome(Evs, #{})),
+    ?assertNotEqual(nomatch, binary:match(Json, <<"cut: trace call">>)).
