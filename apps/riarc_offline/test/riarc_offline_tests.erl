@@ -266,7 +266,10 @@ untraced_recording_test_() ->
           MFA = {riarc_demo_untracer, run, [How]},
           {ok, Live} = riarc:run(MFA, Spec, #{}),
           File = tmp("untraced." ++ atom_to_list(How) ++ "." ++ atom_to_list(Format)),
+          Before = riarc_trace_pattern:installed(),
           {ok, #{root := Root}} = riarc_offline:record(MFA, File, #{format => Format}),
+          %% The node's patterns are its own again, whatever the system did to them.
+          ?assertEqual(Before, riarc_trace_pattern:installed()),
           {ok, Events, _} = riarc_trace_file:read_all(File),
           ?assertMatch([_], [Ev || Ev = {cut, P, _} <- Events, P =:= Root]),
           {ok, R} = riarc_offline:check(File, Spec, #{}),
