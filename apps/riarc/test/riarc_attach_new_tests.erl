@@ -158,6 +158,23 @@ check_partition({_, MonQ, MonR}, Es = [{init, Root, _, {riarc_demo_pqr, Role, []
     ?assert(is_pid(Root)).
 
 %% Nothing on the node is traced any more, and new processes are not either.
+%% A new process that takes itself, or a child, out of riarc's view (riarc_demo_untracer)
+%% and then takes what its monitor forbids: never an accept under attach either, as in
+%% run/3 (riarc_trust_tests): its partition, and its child's, are errors for the cut.
+untracer_test_() ->
+    [{atom_to_list(How), {timeout, 60, fun() ->
+          Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
+          {ok, S} = riarc:attach(new_processes, fun(_) -> {ok, Mon} end, #{}),
+          {P, Ref} = spawn_monitor(riarc_demo_untracer, run, [How]),
+          receive {'DOWN', Ref, process, P, normal} -> ok end,
+          {ok, R = #{verdicts := Vs}} = riarc:stop(S),
+          ?assertMatch([#{verdict := error, reason := {cut, #{process := P}}}],
+                       [V || V = #{pid := Pid} <- Vs, Pid =:= P]),
+          [?assertNotEqual(accept, maps:get(verdict, V)) || V <- Vs],
+          ?assertEqual(1, riarc_result:status(R)),
+          untraced()
+      end}} || How <- riarc_demo_untracer:hows()].
+
 untraced() ->
     ?assertEqual(#{processes => [], new_processes => []}, riarc_test_peer:traced(node())).
 
