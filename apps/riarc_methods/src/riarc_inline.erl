@@ -169,11 +169,24 @@ down(Pid, Reason, C = #collector{entries = Es}) ->
         #{} -> C
     end.
 
+%% A monitored process whose code was not woven (its module not instrumented, or put
+%% back) reported only its start and end: what its monitor accepted, or left without a
+%% verdict, it did not see. Inconclusive, saying which module; a reject stands (it was
+%% reached on events the process did show).
+unwoven(E = #{mfa := {M, _, _}, verdict := V}) when V =:= accept; V =:= none ->
+    case riarc_inline_rt:woven(M) of
+        true -> E;
+        false -> E#{verdict => inconclusive, reason => {not_woven, M}}
+    end;
+unwoven(E) ->
+    E.
+
 log(E, #collector{log = Log}) ->
     riarc_result:log_verdict(Log, " (inline)", E).
 
 result(C = #collector{entries = Es}, T0) ->
-    Verdicts = [maps:remove(exit_seen, maps:get(P, Es)) || P <- lists:reverse(C#collector.order), is_map_key(P, Es)],
+    Verdicts = [unwoven(maps:remove(exit_seen, maps:get(P, Es)))
+                || P <- lists:reverse(C#collector.order), is_map_key(P, Es)],
     %% Inline, every event a process reports is one its own monitor analysed.
     Analysed = lists:sum([maps:get(events, V) || V <- Verdicts]),
     riarc_result:make(#{verdicts => Verdicts,

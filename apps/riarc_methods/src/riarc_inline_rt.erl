@@ -20,7 +20,8 @@
 
 -export([send/2, recv/1, timeout/0, sleep/1, spawn/2, child/5, gen_init/2, gen_init_done/1, gen_exit/1,
          gen_start/2, gen_call/2, gen_cast/2, gen_reply/2, gen_handled/2, gen_returned/1,
-         gen_info/1, gen_fired/1, gen_unhandled/3, gen_timer_tag/0, active/0, activate/1, deactivate/0]).
+         gen_info/1, gen_fired/1, gen_unhandled/3, gen_timer_tag/0, active/0, activate/1, deactivate/0,
+         woven/1, woven_attribute/0]).
 
 %% gen tags a call with an alias as `[alias | Ref]', an improper list on purpose; a
 %% woven call shows its request in that shape.
@@ -559,3 +560,20 @@ step(E, M = #process_monitor{analysis = An, run = #{collector := C, max_payload 
             put(?KEY, M#process_monitor{analysis = decided})
     end,
     ok.
+
+%% @doc The attribute riarc_inline_transform gives a module it wove.
+-spec woven_attribute() -> atom().
+woven_attribute() -> riarc_inline_woven.
+
+%% @doc Whether the code of module M that is loaded now was woven for inline monitoring.
+-spec woven(module()) -> boolean().
+woven(M) when is_atom(M) ->
+    case code:is_loaded(M) of
+        {file, _} ->
+            try M:module_info(attributes) of
+                Attrs -> lists:keymember(woven_attribute(), 1, Attrs)
+            catch error:_ -> false
+            end;
+        false -> false
+    end;
+woven(_) -> false.

@@ -60,7 +60,14 @@ parse_transform(Forms, _Options) ->
                           end, Forms),
     Ctx = #{module => Module, local => Local, gen_server => GenServer},
     Missing = [F || GenServer, F <- [{terminate, 2}, {handle_info, 2}], not lists:member(F, Local)],
-    added(Missing, [form(F, Ctx) || F <- Forms], Module).
+    marked(added(Missing, [form(F, Ctx) || F <- Forms], Module)).
+
+%% The woven module says so (riarc_inline_rt:woven/1): a run whose processes run code
+%% that reports nothing must not read as one that saw everything.
+marked(Forms) ->
+    {Before, After} = lists:splitwith(fun({attribute, _, module, _}) -> false; (_) -> true end, Forms),
+    [Mod = {attribute, L, module, _} | Rest] = After,
+    Before ++ [Mod, {attribute, L, ?RT:woven_attribute(), true} | Rest].
 
 %% The callbacks a gen_server module lacks, added. Without terminate/2, the exit of a
 %% server that stops itself is OTP's, which nothing woven sees; without handle_info/2,

@@ -66,7 +66,36 @@ inline_test_() ->
                  [riarc_inline_bare], fun bare_server/0),
      woven_test_("sleeps: a timeout each inline as outline", ?OWN, fun sleeps/0),
      woven_test_("a timer's message is a receive in every method and backend", ?OWN, fun timers/0),
-     woven_test_("a start on another node: the partition cannot be seen whole", ?OWN, fun remote/0)].
+     woven_test_("a start on another node: the partition cannot be seen whole", ?OWN, fun remote/0),
+     woven_test_("a process that cuts riarc's tracing still reports its woven events",
+                 [riarc_demo_untracer], fun untracer/0)].
+
+%% Inline reports from woven code, not the VM's trace: a process that turns off its
+%% flags or the node's patterns still shows the receive its monitor forbids (where the
+%% modes that read the trace give error for the cut view, riarc_trust_tests).
+untracer() ->
+    Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
+    [begin
+         {ok, R} = riarc_inline:run({riarc_demo_untracer, run, [How]}, fun(_) -> {ok, Mon} end,
+                                    #{log => false}),
+         %% The process that took the message: the root, or its child.
+         Took = [V || V = #{why := #{event := {recv, _, {error, late}}}} <- maps:get(verdicts, R)],
+         ?assertMatch({How, [#{verdict := reject}]}, {How, Took})
+     end || How <- riarc_demo_untracer:hows()].
+
+%% A module nobody wove reports only its process's start and end: a monitor that accepts
+%% there did not see the rest. Inconclusive, naming the module (before: accept); woven,
+%% the same run accepts.
+not_woven_test() ->
+    Mon = fun M({exit, _, normal}) -> accept; M(_) -> M end,
+    Spec = fun({?SYS, sleeper, _}) -> {ok, Mon}; (_) -> undefined end,
+    {ok, R} = riarc_inline:run({?SYS, sleeper, []}, Spec, #{log => false}),
+    ?assertMatch([#{verdict := inconclusive, reason := {not_woven, ?SYS}}], maps:get(verdicts, R)),
+    ?assertEqual(1, riarc_result:status(R)),
+    woven(?OWN, fun() ->
+                        {ok, R2} = riarc_inline:run({?SYS, sleeper, []}, Spec, #{log => false}),
+                        ?assertMatch([#{verdict := accept}], maps:get(verdicts, R2))
+                end).
 
 %% The clock service delivers a timer's message; riarc's receive pattern marks what it
 %% delivers (a receive timeout is marked so). A marked message that is not `timeout' is a
@@ -130,7 +159,9 @@ remote() ->
               (_) -> undefined
            end,
     {ok, Here} = riarc_inline:run({?SYS, remote, [node()]}, Spec, #{log => false}),
-    ?assertMatch([#{verdict := none}, #{verdict := none, mfa := {timer, sleep, [0]}}], maps:get(verdicts, Here)),
+    %% The child runs timer's code, which is not woven: its sleep is not seen.
+    ?assertMatch([#{verdict := none}, #{verdict := inconclusive, reason := {not_woven, timer},
+                                        mfa := {timer, sleep, [0]}}], maps:get(verdicts, Here)),
     %% The peer makes this node distributed; it is left as it was found, for the tests
     %% after this one (a doc example expects a node that is not).
     WasDistributed = node() =/= nonode@nohost,
