@@ -22,6 +22,9 @@
 %% explanation (riarc's option `explain'), and `inconclusive' for a verdict reached on a
 %% message cut at `max_payload' (riarc's limit). The comparison then measures methods
 %% that produce the same result, not one that says less.
+%% A call of the system's that may take events away from the tracer (erlang:trace/3,
+%% erlang:trace_pattern/3: a cut) makes the entries it may have changed errors, as riarc's,
+%% and a process it took out of view does not keep the run waiting for its exit.
 %% Options and result are those of {@link riarc:run/3}; `invariants' and `perturb' are
 %% accepted and have nothing to act on. `trace_patterns' (by default a property module's,
 %% as for riarc) are installed as riarc installs them ({@link riarc_trace_pattern}): the
@@ -41,7 +44,8 @@
 %% A slice: its monitor's analysis (riarc_analysis_core), or its entry once decided.
 -record(slice, {mfa :: riarc_event:mfa_args(),
                 analysis :: riarc_analysis_core:t() | {decided, riarc_result:verdict_entry()},
-                members = 1 :: non_neg_integer()}).   % processes of the slice still alive
+                members = 1 :: non_neg_integer(),    % processes of the slice still alive
+                cut = none :: none | map()}).         % what cut its view, as riarc's cut/4
 
 -record(central, {owner :: pid(),
              ref :: reference(),
@@ -54,6 +58,11 @@
              slices = #{} :: #{pid() => #slice{}},                % open slices
              closed = [] :: [map()],                              % verdict entries, newest first
              live = #{} :: #{pid() => true},                      % traced, not yet exited
+             %% Taken from this tracer's view by a call of the system's (a cut): no exit
+             %% of theirs is waited for, and one that still comes is dropped.
+             gone = #{} :: #{pid() => true},
+             node_cut = none :: none | map(),                     % the first cut of every slice's view
+             look = false :: boolean(),                           % a cut may have taken others
              pending = riarc_reorder:new() :: riarc_reorder:t(),  % App. B reordering
              events = 0 :: non_neg_integer(),
              analysed = 0 :: non_neg_integer(),
@@ -138,17 +147,56 @@ tracer_init(Owner, Ref, Config, {Root, MFA}, #{spec := Spec, log := Log, explain
     ok = riarc_backend_evm:launch(Config, Root, self()),
     loop(St2).
 
-loop(St = #central{ref = Ref}) ->
+loop(St) ->
     receive
-        {Ref, alive, From} ->
-            From ! {Ref, alive, maps:keys(St#central.live)},
-            loop(St);
-        Msg ->
-            case riarc_backend_evm:event(St#central.config, Msg) of
-                {ok, Event} -> next(handle(Event, St#central{events = St#central.events + 1}));
-                _ -> loop(St)
-            end
+        Msg -> next(take(Msg, St))
+    after wait_ms(St) ->
+            next(look(St))
     end.
+
+take({Ref, alive, From}, St = #central{ref = Ref}) ->
+    From ! {Ref, alive, maps:keys(St#central.live)},
+    St;
+take(Msg, St) ->
+    case riarc_backend_evm:event(St#central.config, Msg) of
+        {ok, Event} -> handle(Event, St#central{events = St#central.events + 1});
+        _ -> St
+    end.
+
+%% After a cut that may have taken other processes from this tracer (another's flags, a
+%% tracer set), it looks, when its mailbox is quiet, for the live ones it no longer
+%% traces: they will show no exit. Their trace messages made so far are taken first.
+-define(LOOK_MS, 100).
+
+wait_ms(#central{look = false}) -> infinity;
+wait_ms(_) -> ?LOOK_MS.
+
+look(St = #central{live = Live}) ->
+    Self = self(),
+    case [P || P <- maps:keys(Live), erlang:trace_info(P, tracer) =/= {tracer, Self}] of
+        [] -> St;
+        Untraced ->
+            %% A dead one's exit may still be on its way, and so may a live one's events
+            %% from before its flags went: wait for every trace message made so far.
+            DRef = erlang:trace_delivered(all),
+            St1 = delivered(DRef, St),
+            lists:foldl(fun(P, Acc) ->
+                                case is_map_key(P, Acc#central.live) of
+                                    true -> gone(P, Acc);
+                                    false -> Acc
+                                end
+                        end, St1, Untraced)
+    end.
+
+delivered(DRef, St) ->
+    receive
+        {trace_delivered, all, DRef} -> St;
+        Msg -> delivered(DRef, take(Msg, St))
+    end.
+
+%% P leaves as at an exit, but without one for its monitor to step.
+gone(P, St = #central{live = Live, gone = Gone}) ->
+    leave(P, St#central{live = maps:remove(P, Live), gone = Gone#{P => true}}).
 
 %% The run is over when no traced process is alive. A child is added to `live' when its
 %% parent's spawn is handled, which is before the parent's exit (one process's events
@@ -183,9 +231,17 @@ handle(E = {timer_timeout, P, Dest}, St) ->
         both -> Other(analyse({timer_timeout, P, P}, St));
         other -> Other(St)
     end;
-%% The other calls riarc holds patterns on (starts on other nodes, calls that change
-%% tracing): riarc's own detection, which this method does not take part in.
-handle(E, St) when element(1, E) =:= ignored; element(1, E) =:= remote_spawn; element(1, E) =:= cut ->
+%% A call of P's that may take away what the tracer sees: the view is cut as riarc cuts
+%% it (riarc_session_entries:cut/4). The monitor is not stepped: it is no event of the
+%% property's.
+handle(E = {cut, P, Why}, St) ->
+    case known(P, St) of
+        false -> hold(P, E, St);
+        true -> cut(P, Why, St)
+    end;
+%% The other calls riarc holds patterns on (starts on other nodes): riarc's own
+%% detection, which this method does not take part in.
+handle(E, St) when element(1, E) =:= ignored; element(1, E) =:= remote_spawn ->
     St;
 handle(E, St) ->
     S = riarc_event:origin(E),
@@ -196,6 +252,9 @@ handle(E, St) ->
 
 known(S, #central{slice_of = Of}) -> is_map_key(S, Of).
 
+%% A process that left at a cut has nothing more to tell: its slice may be gone.
+hold(S, _E, St = #central{gone = Gone}) when is_map_key(S, Gone) ->
+    St;
 hold(S, E, St = #central{pending = P}) ->
     St#central{pending = riarc_reorder:hold(S, E, P), reordered = St#central.reordered + 1}.
 
@@ -203,13 +262,73 @@ flush(C, St = #central{pending = P}) ->
     {Es, Rest} = riarc_reorder:release(C, P),
     lists:foldl(fun handle/2, St#central{pending = Rest}, Es).
 
+%% P changed its own flags: its slice's view is cut, unless its verdict is in. Turning
+%% them all off, P sends nothing more, not even its exit: it leaves here. Any other call
+%% cuts every slice's view; and a call of erlang:trace/3 other than P's own removal of
+%% all its flags may have taken other processes, which the tracer then looks for.
+cut(P, Why = {trace, [P | Args]}, St) ->
+    St1 = case maps:get(P, St#central.slice_of) of
+              unmonitored -> St;
+              Key -> cut_slice(Key, #{process => P, call => Why}, St)
+          end,
+    case Args of
+        [false, Flags] when is_list(Flags) ->
+            case lists:member(all, Flags) of
+                true -> gone(P, St1);
+                false -> St1#central{look = true}
+            end;
+        _ -> St1#central{look = true}
+    end;
+cut(P, Why, St = #central{node_cut = none}) ->
+    Info = #{process => P, call => Why},
+    Slices = maps:map(fun(_, Sl) -> slice_cut(Info, Sl) end, St#central.slices),
+    Closed = [case decided_before(E) of
+                  true -> E;
+                  false -> seen_whole(Info, E)
+              end || E <- St#central.closed],
+    St1 = St#central{node_cut = Info, slices = Slices, closed = Closed},
+    look_after(Why, St1);
+cut(_P, Why, St) ->
+    look_after(Why, St).
+
+look_after({trace, _}, St) -> St#central{look = true};
+look_after(_, St) -> St.
+
+cut_slice(Key, Info, St = #central{slices = Slices}) ->
+    case Slices of
+        #{Key := Sl} -> put_slice(Key, slice_cut(Info, Sl), St);
+        #{} -> St
+    end.
+
+%% Verdicts in before a cut stand (accept and reject are final).
+slice_cut(Info, Sl = #slice{analysis = An}) ->
+    case An of
+        {decided, E} ->
+            case decided_before(E) of
+                true -> Sl;
+                false -> Sl#slice{cut = Info}
+            end;
+        _ -> Sl#slice{cut = Info}
+    end.
+
+decided_before(#{verdict := V}) -> V =:= accept orelse V =:= reject.
+
+%% A monitor whose view was cut gave its verdict, or none, on what the tracer still saw:
+%% an error saying what cut it, unless it was an error already.
+seen_whole(none, E) -> E;
+seen_whole(_Info, E = #{verdict := error}) -> E;
+seen_whole(Info, E = #{verdict := V}) ->
+    E#{verdict => error, reason => {cut, Info#{verdict_on_partial_trace => V}}}.
+
 %% App. C.5.2 slicing: a process Λ selects opens a slice keyed by itself; any other joins
-%% the slice of its parent (riarc's partitions, 000 §3).
+%% the slice of its parent (riarc's partitions, 000 §3). After a cut of every slice's
+%% view, a new one's is cut from its start.
 open(C, MFA, ParentSlice, St = #central{lambda = L, slice_of = Of, slices = Slices}) ->
     case riarc_lambda:lookup(L, MFA) of
         {ok, Mon} ->
             An = riarc_analysis_core:new(C, St#central.explain, {C, MFA}, Mon),
-            St#central{slice_of = Of#{C => C}, slices = Slices#{C => #slice{mfa = MFA, analysis = An}}};
+            Sl = #slice{mfa = MFA, analysis = An, cut = St#central.node_cut},
+            St#central{slice_of = Of#{C => C}, slices = Slices#{C => Sl}};
         Other ->
             St1 = case Other of
                       {error, Reason} -> St#central{errors = [{riarc_spec_error, C, MFA, Reason} | St#central.errors]};
@@ -269,10 +388,10 @@ leave(S, St = #central{slice_of = Of, slices = Slices}) ->
 
 %% Careful: a process is dropped from slice_of at its exit, but its children may still
 %% spawn into the slice; join/3 keys on the slice, not on the parent, so that works.
-close(#slice{analysis = {decided, Entry}}, St) ->
-    St#central{closed = [Entry | St#central.closed]};
-close(#slice{analysis = An}, St) ->
-    Entry = riarc_analysis_core:entry(riarc_analysis_core:finish(An)),
+close(#slice{analysis = {decided, Entry}, cut = Cut}, St) ->
+    St#central{closed = [seen_whole(Cut, Entry) | St#central.closed]};
+close(#slice{analysis = An, cut = Cut}, St) ->
+    Entry = seen_whole(Cut, riarc_analysis_core:entry(riarc_analysis_core:finish(An))),
     log(Entry, St),
     St#central{closed = [Entry | St#central.closed]}.
 

@@ -204,3 +204,23 @@ no_trace_patterns_test() ->
     {ok, Res} = riarc_central:run({riarc_demo_pqr, p, []}, Spec, #{log => false}),
     ?assertEqual([{{riarc_demo_pqr, p, []}, reject}, {{riarc_demo_pqr, q, []}, accept},
                   {{riarc_demo_pqr, r, []}, accept}], verdicts(Res)).
+
+%% A system that takes itself, or a child, out of the tracer's view (riarc_demo_untracer),
+%% then takes the message its monitor forbids: never an accept, and never a run that
+%% waits for ever (no timeout here). Every entry is an error saying what cut it, and the
+%% verdicts are riarc's.
+untracing_test_() ->
+    [{atom_to_list(How), {timeout, 60, fun() -> untracing(How) end}} || How <- riarc_demo_untracer:hows()].
+
+untracing(How) ->
+    Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
+    Spec = fun(_) -> {ok, Mon} end,
+    MFA = {riarc_demo_untracer, run, [How]},
+    [{ok, C}, {ok, R}] = [Run(MFA, Spec, #{}) || Run <- [fun riarc_central:run/3, fun riarc:run/3]],
+    #{verdicts := Vs} = C,
+    [Root] = [P || #{pid := P, mfa := {riarc_demo_untracer, run, _}} <- Vs],
+    ?assertMatch([#{verdict := error, reason := {cut, #{process := Root}}}],
+                 [V || V = #{pid := P} <- Vs, P =:= Root]),
+    [?assertMatch(#{verdict := error, reason := {cut, _}}, V) || V <- Vs],
+    ?assertEqual(1, riarc_result:status(C)),
+    ?assertEqual(verdicts(R), verdicts(C)).
