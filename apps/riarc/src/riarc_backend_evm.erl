@@ -17,7 +17,7 @@
 -behaviour(riarc_backend).
 
 -export([config/1, calls/1, flags/1, new/3, close/1, spawn_paused/1, launch/3, trace/3, preempt/3,
-         clear/3, event/2, watching/3, format_error/1]).
+         clear/3, event/2, watching/3, untraced/3, format_error/1]).
 %% Spawned entry point.
 -export([paused_root/1]).
 -export_type([config/0, error_reason/0]).
@@ -175,6 +175,28 @@ clear(_Config, S, _T) ->
 await_delivered(S) ->
     Ref = erlang:trace_delivered(S),
     receive {trace_delivered, S, Ref} -> ok end.
+
+%% @doc Cut detection for a process tracer that keeps its own book of live processes
+%% (the offline recorder, centralised monitoring): of Pids, the ones the calling process
+%% no longer traces (another tracer, none, or ended), once every trace message the VM made
+%% so far has been taken, each folded into Acc with Take: a dead one's exit, or a live
+%% one's events from before its flags went, is taken first. Those the book still holds
+%% after that will show no exit.
+-spec untraced([pid()], fun((term(), A) -> A), A) -> {[pid()], A}.
+untraced(Pids, Take, Acc) ->
+    Self = self(),
+    case [P || P <- Pids, erlang:trace_info(P, tracer) =/= {tracer, Self}] of
+        [] -> {[], Acc};
+        Lost ->
+            DRef = erlang:trace_delivered(all),
+            {Lost, delivered(DRef, Take, Acc)}
+    end.
+
+delivered(DRef, Take, Acc) ->
+    receive
+        {trace_delivered, all, DRef} -> Acc;
+        Msg -> delivered(DRef, Take, Take(Msg, Acc))
+    end.
 
 %% @doc Cut detection: S still has every flag this backend set and T as its tracer.
 -spec watching(config(), riarc_event:sid(), pid()) -> ok | {flags_removed | tracer_replaced, term()}.

@@ -172,29 +172,13 @@ wait_ms(#central{look = false}) -> infinity;
 wait_ms(_) -> ?LOOK_MS.
 
 look(St = #central{live = Live}) ->
-    Self = self(),
-    case [P || P <- maps:keys(Live), erlang:trace_info(P, tracer) =/= {tracer, Self}] of
-        [] -> St;
-        Untraced ->
-            %% A dead one's exit may still be on its way, and so may a live one's events
-            %% from before its flags went: wait for every trace message made so far.
-            DRef = erlang:trace_delivered(all),
-            St1 = delivered(DRef, St),
-            lists:foldl(fun(P, Acc) ->
-                                case is_map_key(P, Acc#central.live) of
-                                    true -> gone(P, Acc);
-                                    false -> Acc
-                                end
-                        end, St1, Untraced)
-    end.
+    {Untraced, St1} = riarc_backend_evm:untraced(maps:keys(Live), fun take/2, St),
+    lists:foldl(fun gone/2, St1, Untraced).
 
-delivered(DRef, St) ->
-    receive
-        {trace_delivered, all, DRef} -> St;
-        Msg -> delivered(DRef, take(Msg, St))
-    end.
-
-%% P leaves as at an exit, but without one for its monitor to step.
+%% P leaves as at an exit, but without one for its monitor to step (once: its exit may
+%% have come meanwhile).
+gone(P, St = #central{live = Live}) when not is_map_key(P, Live) ->
+    St;
 gone(P, St = #central{live = Live, gone = Gone}) ->
     leave(P, St#central{live = maps:remove(P, Live), gone = Gone#{P => true}}).
 

@@ -419,9 +419,9 @@ give_up(R) ->
     ok.
 
 %% After a cut that may have taken other processes from the recorder, it looks, when
-%% the trace is quiet, for the ones no longer traced by it: alive under another tracer
-%% or none, or ended with no exit event to come (after every trace message made so far
-%% is in). The cut itself is in the file, so a check reads the view as cut.
+%% the trace is quiet, for the ones it no longer traces (riarc_backend_evm:untraced/3):
+%% they will show no exit. The cut itself is in the file, so a check reads the view as
+%% cut.
 -define(LOOK_MS, 100).
 
 wait_ms(R = #recorder{look = true}) ->
@@ -432,29 +432,12 @@ wait_ms(R = #recorder{look = true}) ->
 wait_ms(R) -> timeout_ms(R).
 
 look(R = #recorder{live = L}) ->
-    Self = self(),
-    Untraced = [P || P <- maps:keys(L), erlang:trace_info(P, tracer) =/= {tracer, Self}],
-    {Ended, Other} = lists:partition(fun(P) -> not is_process_alive(P) end, Untraced),
-    R1 = lists:foldl(fun gone/2, R, Other),
-    case Ended of
-        [] -> R1;
-        _ ->
-            DRef = erlang:trace_delivered(all),
-            R2 = delivered(DRef, R1),
-            lists:foldl(fun(P, Acc) ->
-                                case is_map_key(P, Acc#recorder.live) of
-                                    true -> gone(P, Acc);
-                                    false -> Acc
-                                end
-                        end, R2, Ended)
-    end.
+    {Untraced, R1} = riarc_backend_evm:untraced(maps:keys(L), fun take/2, R),
+    lists:foldl(fun gone/2, R1, Untraced).
 
-delivered(DRef, R) ->
-    receive
-        {trace_delivered, all, DRef} -> R;
-        Msg -> delivered(DRef, take(Msg, R))
-    end.
-
+%% P will show no exit (once: its exit may have come meanwhile).
+gone(P, R = #recorder{live = L}) when not is_map_key(P, L) ->
+    R;
 gone(P, R = #recorder{live = L, gone = G}) ->
     R#recorder{live = maps:remove(P, L), gone = G#{P => true}}.
 
@@ -519,7 +502,8 @@ account({exit, P, _}, R = #recorder{live = L, early = X}) ->
 %% (as riarc_tracer_core reads the same call); any other cut may have taken others.
 account({cut, P, {trace, [P, false, Flags]}}, R) when is_list(Flags) ->
     case lists:member(all, Flags) of
-        true -> gone(P, R);
+        %% As at an exit: its spawn may not be known yet.
+        true -> (account({exit, P, cut}, R))#recorder{gone = (R#recorder.gone)#{P => true}};
         false -> R
     end;
 account({cut, _, {trace, _}}, R) ->
