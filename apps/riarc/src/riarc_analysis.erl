@@ -154,6 +154,12 @@ loop(L = #analysis_loop{tref = TRef, key = Key, session = Session, token = Token
 steps([], L) -> loop(L);
 steps([E | Es], L) -> steps(Es, step(E, L)).
 
+%% A cut of a process's own view, in order with the partition's events
+%% (riarc_tracer_core): the monitor has no verdict yet (with one, this process would have
+%% ended), so the session makes the partition's an error. The monitor is not stepped.
+step({cut, S, Why}, L = #analysis_loop{session = Session, token = Token, tracer = Tracer}) ->
+    Session ! {riarc_s, Token, {riarc_cut, Tracer, S, Why}},
+    L;
 step(E, L = #analysis_loop{analysis = An, clock = Clock, budget = #{time_ms := MaxT, reductions := MaxR}}) ->
     N = atomics:add_get(Clock, ?STEPS, 1),
     {reductions, R0} = erlang:process_info(self(), reductions),

@@ -321,6 +321,11 @@ flush(L) -> L#tracer_loop{buf = [], nbuf = 0}.
 
 effects([], L, _St) ->
     L;
+%% A cut of a process's own view, in order with its events (riarc_tracer_core): no event
+%% of the partition's count.
+effects([{analyse, E = {cut, _, _}} | Fx], L = #tracer_loop{analysis = An, nbuf = B}, St)
+  when An =/= undefined ->
+    effects(Fx, L#tracer_loop{buf = [E | L#tracer_loop.buf], nbuf = B + 1}, St);
 %% The hot path: an event of the partition goes to its analysis, not waited for.
 effects([{analyse, E} | Fx], L = #tracer_loop{analysis = An, max_payload = Max, events = N, nbuf = B}, St)
   when An =/= undefined ->

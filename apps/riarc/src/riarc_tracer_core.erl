@@ -561,10 +561,19 @@ analyse(E = {remote_spawn, _, _, _}, St = #tracer{parts = Parts}) ->
 %% A process that turns off all of its own flags sends nothing more, not even its exit:
 %% its trace ends here, as at an exit, but with nothing for the monitor to step, so that
 %% the run does not wait for ever for it.
+%% Race: with the monitor in an analysis process, its verdict on events before a cut of
+%% S's own view may reach the session after the tracer's report of the cut, and a reject
+%% reached before the cut would read as an error. Such a cut goes in order with S's
+%% events, through the analysis process (riarc_analysis), which tells the session only
+%% if its monitor had not decided.
 analyse(E = {cut, S, Why}, St = #tracer{parts = Parts}) ->
     case riarc_tracer_parts:relays(Parts) of
         false ->
-            St1 = report({riarc_cut, riarc_tracer_parts:key_of(S, Parts), S, Why}, St),
+            Own = case Why of {trace, [S | _]} -> true; _ -> false end,
+            St1 = case Own andalso riarc_tracer_parts:cut_in_order(S, Parts) of
+                      true -> fx({analyse, E}, St);
+                      false -> report({riarc_cut, riarc_tracer_parts:key_of(S, Parts), S, Why}, St)
+                  end,
             case Why of
                 {trace, [S, false, Flags]} when is_list(Flags) ->
                     case lists:member(all, Flags) andalso route(S, St1) =:= undefined

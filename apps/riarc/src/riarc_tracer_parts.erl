@@ -16,7 +16,7 @@
 %% '''
 -module(riarc_tracer_parts).
 
--export([new/1, own/4, root/3, adopt/6, adopted/1, join/3, within/2, key_of/2, monitored/2,
+-export([new/1, own/4, root/3, adopt/6, adopted/1, join/3, within/2, key_of/2, cut_in_order/2, monitored/2,
          step/4, left/3, finish/2, stopped_short/2, relays/1, await/1, awaited/2, awaiting/1, root_of/1,
          analysed/1, state_map/1]).
 -export_type([t/0]).
@@ -108,6 +108,16 @@ key_of(S, #parts{self = Self, adopted = A}) ->
         none -> Self;
         Root -> {Self, Root}
     end.
+
+%% @doc Whether a cut of S's own view reaches the session through its partition's
+%% analysis process, in order with the events before it (S in the tracer's own
+%% partition, analysed in a process of its own): a verdict the monitor reached on those
+%% events is then told before the cut, and stands, as when the monitor runs here.
+-spec cut_in_order(sid(), t()) -> boolean().
+cut_in_order(S, #parts{mon = isolated, relay_of = undefined, adopted = A}) ->
+    riarc_tracer_adopted:owner(S, A) =:= none;
+cut_in_order(_S, _Ps) ->
+    false.
 
 %% @doc Whether the monitor of the partition of P, a process the tracer traces, still
 %% runs.

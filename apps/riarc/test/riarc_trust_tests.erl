@@ -107,6 +107,21 @@ untracing(How, Backend, Where) ->
     %% The node's patterns are its own again, whatever the system did to them.
     ?assertEqual(Before, riarc_trace_pattern:installed()).
 
+%% A reject reached before the process cut its own view stands, whatever the placement:
+%% with the monitor in an analysis process, its verdict and the tracer's report of the
+%% cut raced to the session, and the reject read as an error every time (the cut now
+%% goes in order through the analysis process).
+decided_before_cut_test_() ->
+    Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
+    [{lists:flatten(io_lib:format("~s, ~s", [B, W])), fun() ->
+          [begin
+               {ok, #{verdicts := [V]}} = riarc:run({riarc_demo_untracer, decided_first, []},
+                                                    fun(_) -> {ok, Mon} end,
+                                                    #{backend => B, analysis => W}),
+               ?assertMatch(#{verdict := reject}, V)
+           end || _ <- lists:seq(1, 10)]
+      end} || B <- [route, evm], W <- [isolated, inline]].
+
 %% Routed packets and detach requests between tracers carry the session's token: forged
 %% ones (an exit routed as from a dispatcher, a detach of the victim) change nothing and
 %% are counted.

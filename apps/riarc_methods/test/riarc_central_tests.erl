@@ -224,3 +224,9 @@ untracing(How) ->
     [?assertMatch(#{verdict := error, reason := {cut, _}}, V) || V <- Vs],
     ?assertEqual(1, riarc_result:status(C)),
     ?assertEqual(verdicts(R), verdicts(C)).
+
+%% A reject reached before the process cut its own view stands, as under riarc.
+decided_before_cut_test() ->
+    Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
+    {ok, C} = riarc_central:run({riarc_demo_untracer, decided_first, []}, fun(_) -> {ok, Mon} end, #{}),
+    ?assertMatch([#{verdict := reject}], maps:get(verdicts, C)).

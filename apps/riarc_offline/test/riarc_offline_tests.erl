@@ -278,7 +278,14 @@ untraced_recording_test_() ->
           [?assertMatch(#{verdict := error, reason := {cut, _}}, V) || V <- maps:get(verdicts, R)],
           ?assertEqual(1, riarc_result:status(R)),
           ?assertEqual(Pairs(Live), Pairs(R))
-      end}} || How <- riarc_demo_untracer:hows(), Format <- [binary, text]].
+      end}} || How <- riarc_demo_untracer:hows(), Format <- [binary, text]]
+    ++ [{"decided before the cut, " ++ atom_to_list(Format), fun() ->
+            %% A reject reached before the cut stands, as in a live run.
+            File = tmp("decided_first." ++ atom_to_list(Format)),
+            {ok, _} = riarc_offline:record({riarc_demo_untracer, decided_first, []}, File, #{format => Format}),
+            {ok, R} = riarc_offline:check(File, Spec, #{}),
+            ?assertMatch([#{verdict := reject}], maps:get(verdicts, R))
+        end} || Format <- [binary, text]].
 
 %% Recordings made before timeouts had their own event wrote one as {recv, P, timeout},
 %% which the message `timeout' also gives: such an event is refused with its position,

@@ -7,10 +7,12 @@
 %% ok
 %% 2> riarc_demo_untracer:run(child_flags).
 %% ok
+%% 3> riarc_demo_untracer:decided_first().
+%% ok
 %% '''
 -module(riarc_demo_untracer).
 
--export([run/1, hows/0]).
+-export([run/1, hows/0, decided_first/0]).
 
 -type how() :: own_flags | all_flags | receive_pattern | child_flags.
 -export_type([how/0]).
@@ -35,3 +37,13 @@ run(How) ->
         end,
     self() ! {error, late},
     receive {error, late} -> ok end.
+
+%% @doc The forbidden message first, then its own flags off: a monitor that rejected on
+%% the message did so on the whole trace up to then, before any cut, and its reject
+%% stands in every mode and placement.
+-spec decided_first() -> ok.
+decided_first() ->
+    self() ! {error, early},
+    receive {error, early} -> ok end,
+    _ = erlang:trace(self(), false, [send, 'receive']),
+    ok.
