@@ -169,14 +169,21 @@ down(Pid, Reason, C = #collector{entries = Es}) ->
         #{} -> C
     end.
 
-%% A monitored process whose code was not woven (its module not instrumented, or put
-%% back) reported only its start and end: what its monitor accepted, or left without a
-%% verdict, it did not see. Inconclusive, saying which module; a reject stands (it was
-%% reached on events the process did show).
-unwoven(E = #{mfa := {M, _, _}, verdict := V}) when V =:= accept; V =:= none ->
-    case riarc_inline_rt:woven(M) of
-        true -> E;
-        false -> E#{verdict => inconclusive, reason => {not_woven, M}}
+%% A monitored process that reported only its start and end, and whose module was not
+%% woven (not instrumented, or put back), most likely ran code that reports nothing: its
+%% monitor's accept at the end, or its want of a verdict, is on a trace that may lack
+%% every event between. Inconclusive, saying which module. An accept at the start holds
+%% on any trace, a reject on events the process did show; a process whose woven code
+%% reported more (a wrapper calling woven code, say) is taken as seen.
+unwoven(E = #{mfa := {M, _, _}, verdict := V, events := N}) when (V =:= accept orelse V =:= none),
+                                                                 N =< 2 ->
+    AtEnd = case E of
+                #{why := #{event := {exit, _, _}}} -> true;
+                #{} -> V =:= none
+            end,
+    case AtEnd andalso not riarc_inline_rt:woven(M) of
+        true -> E#{verdict => inconclusive, reason => {not_woven, M}};
+        false -> E
     end;
 unwoven(E) ->
     E.
