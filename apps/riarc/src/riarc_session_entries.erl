@@ -53,7 +53,8 @@
     %% whole node's view (patterns changed, another process's flags), with the tracers
     %% whose verdicts were in before it.
     cuts = #{} :: #{key() => map()},
-    node_cut = none :: none | {map(), decided()},
+    %% (and the partition whose own cut judges it apart, if any).
+    node_cut = none :: none | {map(), decided(), key() | none},
     %% A stop that reached tracers before routing had settled (riarc_stopped_short): the
     %% partitions (by tracer) whose own trace may lack events, and the processes (by pid)
     %% whose events a tracer still held, with how many.
@@ -285,6 +286,11 @@ cut(Tracer, Who, Why, B = #entries{cuts = Cuts, verdicts = Vs}) ->
                 #{Tracer := #{verdict := V}} when V =:= accept; V =:= reject -> {B, own};
                 #{} -> {B#entries{cuts = Cuts#{Tracer => Info}}, own}
             end;
+        %% Who's own call, whose rest its later children inherit (riarc_trace_pattern:
+        %% cut_scope/2): every other partition's view may be cut; Who's own is judged
+        %% by the call itself, told apart, in order with its events.
+        {inherited, Call} ->
+            {view_cut(Info#{call => Call}, decided(B), Tracer, B), all};
         _ ->
             {view_cut(Info, decided(B), B), all}
     end.
@@ -307,9 +313,12 @@ decided_in(Tracer, Decided) ->
 %% when the view was last known whole) stand, every other is an error. The first cut is
 %% the one told.
 -spec view_cut(term(), decided(), t()) -> t().
-view_cut(Why, Decided, B = #entries{node_cut = none}) ->
-    B#entries{node_cut = {Why, Decided}};
-view_cut(_Why, _Decided, B) ->
+view_cut(Why, Decided, B) ->
+    view_cut(Why, Decided, none, B).
+
+view_cut(Why, Decided, Except, B = #entries{node_cut = none}) ->
+    B#entries{node_cut = {Why, Decided, Except}};
+view_cut(_Why, _Decided, _Except, B) ->
     B.
 
 %% @doc The tracers whose verdict entry Changed holds of.
@@ -389,8 +398,8 @@ unfollowed(E = #{verdict := V}, Info) ->
 seen_whole(Tracer, E, #entries{cuts = Cuts, node_cut = NodeCut}) ->
     Cut = case {Cuts, NodeCut} of
               {#{Tracer := Info}, _} -> Info;
-              {_, {Info, Decided}} ->
-                  case decided_in(Tracer, Decided) of
+              {_, {Info, Decided, Except}} ->
+                  case Tracer =:= Except orelse decided_in(Tracer, Decided) of
                       true -> none;
                       false -> Info
                   end;

@@ -62,7 +62,8 @@
 %% '''
 -module(riarc_trace_pattern).
 
--export([hold/3, release/1, installed/0, intact/0, settle/1, valid/1, union/1, call_event/2]).
+-export([hold/3, release/1, installed/0, intact/0, settle/1, valid/1, union/1, call_event/2,
+         cut_scope/2]).
 %% Spawned entry point.
 -export([keeper/0]).
 -export_type([pattern/0, patterns/0, call_pattern/0]).
@@ -195,6 +196,24 @@ call_event(P, {erlang, trace_pattern, Args = [What | _]}) ->
     end;
 call_event(P, _) ->
     {ignored, P}.
+
+%% @doc Whose view a cut `{cut, P, Why}' may have taken (call_event/2): P's alone (`own':
+%% P changed its own flags, leaving its later children no less than before: it turned
+%% them all off, or the ones children inherit or are seen by, or moved them to another
+%% tracer); P's, and, through the flags P's later children inherit from it, any other's
+%% (`inherited': P turned off some of its own flags and kept `procs' and `set_on_spawn',
+%% so a child it spawns is seen to start and end but not what it sends or receives);
+%% or any partition's (`all': other processes' flags, the node's patterns).
+-spec cut_scope(riarc_event:sid(), term()) -> own | inherited | all.
+cut_scope(P, {trace, [P, false, Flags]}) when is_list(Flags) ->
+    case lists:any(fun(F) -> lists:member(F, Flags) end, [all, procs, set_on_spawn]) of
+        true -> own;
+        false -> inherited
+    end;
+cut_scope(P, {trace, [P | _]}) ->
+    own;
+cut_scope(_P, _Why) ->
+    all.
 
 %% A call pattern's target that covers one of the functions riarc's detection relies on.
 watched({M, F, A}) ->

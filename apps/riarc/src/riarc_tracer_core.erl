@@ -569,10 +569,17 @@ analyse(E = {remote_spawn, _, _, _}, St = #tracer{parts = Parts}) ->
 analyse(E = {cut, S, Why}, St = #tracer{parts = Parts}) ->
     case riarc_tracer_parts:relays(Parts) of
         false ->
-            Own = case Why of {trace, [S | _]} -> true; _ -> false end,
-            St1 = case Own andalso riarc_tracer_parts:cut_in_order(S, Parts) of
+            Key = riarc_tracer_parts:key_of(S, Parts),
+            Scope = riarc_trace_pattern:cut_scope(S, Why),
+            St0 = case Scope =/= all andalso riarc_tracer_parts:cut_in_order(S, Parts) of
                       true -> fx({analyse, E}, St);
-                      false -> report({riarc_cut, riarc_tracer_parts:key_of(S, Parts), S, Why}, St)
+                      false -> report({riarc_cut, Key, S, Why}, St)
+                  end,
+            %% What S's later children inherit may cut any other partition's view: at
+            %% once, not in order with S's events.
+            St1 = case Scope of
+                      inherited -> report({riarc_cut, Key, S, {inherited, Why}}, St0);
+                      _ -> St0
                   end,
             case Why of
                 {trace, [S, false, Flags]} when is_list(Flags) ->

@@ -135,3 +135,18 @@ call_event_test() ->
                  riarc_trace_pattern:call_event(P, {erlang, trace_pattern, [{erlang, '_', '_'}, false]})),
     ?assertEqual({ignored, P},
                  riarc_trace_pattern:call_event(P, {erlang, trace_pattern, [{lists, sort, 1}, true, []]})).
+
+%% Whose view a call may cut: the caller's alone, the caller's and (through what its
+%% later children inherit) any other's, or any partition's.
+cut_scope_test() ->
+    P = self(),
+    Q = spawn(fun() -> ok end),
+    ?assertEqual(own, riarc_trace_pattern:cut_scope(P, {trace, [P, false, [all]]})),
+    ?assertEqual(own, riarc_trace_pattern:cut_scope(P, {trace, [P, false, [send, set_on_spawn]]})),
+    ?assertEqual(own, riarc_trace_pattern:cut_scope(P, {trace, [P, false, [procs, 'receive']]})),
+    ?assertEqual(own, riarc_trace_pattern:cut_scope(P, {trace, [P, true, [send, {tracer, Q}]]})),
+    ?assertEqual(inherited, riarc_trace_pattern:cut_scope(P, {trace, [P, false, [send, 'receive']]})),
+    ?assertEqual(inherited, riarc_trace_pattern:cut_scope(P, {trace, [P, false, [call]]})),
+    ?assertEqual(all, riarc_trace_pattern:cut_scope(P, {trace, [Q, false, [all]]})),
+    ?assertEqual(all, riarc_trace_pattern:cut_scope(P, {trace, [all, false, [send]]})),
+    ?assertEqual(all, riarc_trace_pattern:cut_scope(P, {trace_pattern, ['receive', false, []]})).

@@ -248,9 +248,19 @@ flush(C, St = #central{pending = P}) ->
 
 %% P changed its own flags: its slice's view is cut, unless its verdict is in. Turning
 %% them all off, P sends nothing more, not even its exit: it leaves here. Any other call
-%% cuts every slice's view; and a call of erlang:trace/3 other than P's own removal of
-%% all its flags may have taken other processes, which the tracer then looks for.
-cut(P, Why = {trace, [P | Args]}, St) ->
+%% cuts every slice's view, and so does P's own when its later children inherit what is
+%% left (riarc_trace_pattern:cut_scope/2); a call of erlang:trace/3 other than P's own
+%% removal of all its flags may have taken other processes, which the tracer then looks
+%% for.
+cut(P, Why, St) ->
+    case riarc_trace_pattern:cut_scope(P, Why) of
+        own -> own_cut(P, Why, St);
+        %% What P's later children inherit may cut any slice's view.
+        inherited -> node_cut(P, Why, own_cut(P, Why, St));
+        all -> node_cut(P, Why, St)
+    end.
+
+own_cut(P, Why = {trace, [P | Args]}, St) ->
     St1 = case maps:get(P, St#central.slice_of) of
               unmonitored -> St;
               Key -> cut_slice(Key, #{process => P, call => Why}, St)
@@ -262,8 +272,9 @@ cut(P, Why = {trace, [P | Args]}, St) ->
                 false -> St1#central{look = true}
             end;
         _ -> St1#central{look = true}
-    end;
-cut(P, Why, St = #central{node_cut = none}) ->
+    end.
+
+node_cut(P, Why, St = #central{node_cut = none}) ->
     Info = #{process => P, call => Why},
     Slices = maps:map(fun(_, Sl) -> slice_cut(Info, Sl) end, St#central.slices),
     Closed = [case decided_before(E) of
@@ -272,7 +283,7 @@ cut(P, Why, St = #central{node_cut = none}) ->
               end || E <- St#central.closed],
     St1 = St#central{node_cut = Info, slices = Slices, closed = Closed},
     look_after(Why, St1);
-cut(_P, Why, St) ->
+node_cut(_P, Why, St) ->
     look_after(Why, St).
 
 look_after({trace, _}, St) -> St#central{look = true};

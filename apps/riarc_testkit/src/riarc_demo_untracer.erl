@@ -14,16 +14,23 @@
 
 -export([run/1, hows/0, decided_first/0]).
 
--type how() :: own_flags | all_flags | receive_pattern | child_flags.
+-type how() :: own_flags | all_flags | receive_pattern | child_flags | inherited.
 -export_type([how/0]).
 
 %% @doc Every way a system here takes something out of riarc's view.
 -spec hows() -> [how()].
-hows() -> [own_flags, all_flags, receive_pattern, child_flags].
+hows() -> [own_flags, all_flags, receive_pattern, child_flags, inherited].
 
 %% @doc Takes the view away as How says, then the forbidden message is taken: by the
-%% process itself, or, with `child_flags', by a child whose flags it turned off.
+%% process itself, or, with `child_flags', by a child whose flags it turned off, or,
+%% with `inherited', by a child it spawns after turning off its own send and receive
+%% flags (the child inherits what is left: its start and end are seen, nothing else).
 -spec run(how()) -> ok.
+run(inherited) ->
+    _ = erlang:trace(self(), false, [send, 'receive']),
+    {C, Ref} = spawn_monitor(fun() -> receive {error, late} -> ok end end),
+    C ! {error, late},
+    receive {'DOWN', Ref, process, C, _} -> ok end;
 run(child_flags) ->
     {C, Ref} = spawn_monitor(fun() -> receive {error, late} -> ok end end),
     _ = erlang:trace(C, false, [all]),
