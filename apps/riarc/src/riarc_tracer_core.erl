@@ -171,7 +171,19 @@ handle(Msg, St = #tracer{mode = priority}) ->
 view_lost(S, Why, St = #tracer{mode = direct, gamma = G}) ->
     case G of
         #{S := direct} ->
-            St1 = report({riarc_cut, riarc_tracer_parts:key_of(S, St#tracer.parts), S, Why}, St),
+            Key = riarc_tracer_parts:key_of(S, St#tracer.parts),
+            St0 = report({riarc_cut, Key, S, Why}, St),
+            %% S kept the flags that make a child it spawns traced, and lost others: a
+            %% later child inherits what is left (riarc_trace_pattern:cut_scope/2), so
+            %% any other partition's view may be cut from here on.
+            St1 = case Why of
+                      {flags_removed, Kept} when is_list(Kept) ->
+                          case lists:member(procs, Kept) andalso lists:member(set_on_spawn, Kept) of
+                              true -> report({riarc_cut, Key, S, {inherited, Why}}, St0);
+                              false -> St0
+                          end;
+                      _ -> St0
+                  end,
             out(case Why of
                     {flags_removed, Left} when is_list(Left) ->
                         case lists:member(procs, Left) of

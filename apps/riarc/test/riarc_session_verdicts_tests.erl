@@ -220,6 +220,30 @@ view_cut_test() ->
                   #{pid := c, verdict := error, reason := {cut, #{verdict_on_partial_trace := accept}}}],
                  riarc_session_entries:list(undefined, B3)).
 
+%% A process's own call whose rest its later children inherit: its own partition is
+%% judged by the call itself (in order with its events), every other as by a cut of the
+%% node's view: in before it, a verdict stands; otherwise, and for partitions started
+%% after it, an error.
+inherited_cut_test() ->
+    Entry = fun(P, V) -> riarc_result:entry(P, ?MFA, V, 2, undefined) end,
+    Up = fun(K, B) -> element(1, riarc_session_entries:part(K, K, ?MFA, {none, none},
+                                                            riarc_session_entries:tracer_up(K, 1, B)))
+         end,
+    B0 = lists:foldl(Up, riarc_session_entries:new(false), [a, b, c]),
+    B1 = riarc_session_entries:put(b, Entry(b, reject), B0),
+    Call = {trace, [a, false, [send, 'receive']]},
+    {B2, all} = riarc_session_entries:cut(a, a, {inherited, Call}, B1),
+    B3 = riarc_session_entries:put(d, Entry(d, accept), Up(d, riarc_session_entries:put(a, Entry(a, accept),
+                                                                                       riarc_session_entries:put(c, Entry(c, accept), B2)))),
+    ?assertMatch([#{pid := a, verdict := accept}, #{pid := b, verdict := reject},
+                  #{pid := c, verdict := error, reason := {cut, #{process := a, call := Call}}},
+                  #{pid := d, verdict := error, reason := {cut, #{process := a}}}],
+                 riarc_session_entries:list(undefined, B3)),
+    %% The call itself, told in order, cuts a's own partition unless decided.
+    {B4, own} = riarc_session_entries:cut(a, a, Call, B2),
+    ?assertMatch([#{pid := a, verdict := error, reason := {cut, #{process := a, call := Call}}} | _],
+                 riarc_session_entries:list(undefined, riarc_session_entries:put(a, Entry(a, accept), B4))).
+
 %% The result lists partitions in the order they started, each once, whatever order their
 %% verdicts came in; one set though never announced comes first.
 list_order_test() ->

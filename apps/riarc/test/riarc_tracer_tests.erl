@@ -258,6 +258,12 @@ core_adoption_test() ->
     %% A view lost on D cuts C's partition.
     {P2, Fx2} = riarc_tracer_core:view_lost(d, {tracer_replaced, x}, P1),
     ?assertEqual([{riarc_cut, {t0, c}, d, {tracer_replaced, x}}], told(Fx2)),
+    %% Flags lost by someone riarc does not trace, those a child inherits and is seen by
+    %% kept: a later child of D's would be seen to start and end only, so the cut may
+    %% reach any partition (riarc_session_entries's inherited cut).
+    Left = {flags_removed, [procs, set_on_spawn]},
+    {_, FxL} = riarc_tracer_core:view_lost(d, Left, P1),
+    ?assertEqual([{riarc_cut, {t0, c}, d, Left}, {riarc_cut, {t0, c}, d, {inherited, Left}}], told(FxL)),
     {P3, Fx3} = Run([{trace, c, exit, normal}, {trace, d, exit, normal}], P2),
     ?assertMatch([{riarc_verdict, {t0, c}, c, {m, c, []}, none, _, 6}], [M || M = {riarc_verdict, _, _, _, _, _, _} <- told(Fx3)]),
     ?assertEqual([], maps:get(adopted, riarc_tracer_core:state_map(P3))),
