@@ -201,12 +201,13 @@ call_event(P, _) ->
 %% P changed its own flags, leaving its later children no less than before: it turned
 %% them all off, or the ones children inherit or are seen by, or moved them to another
 %% tracer); P's, and, through the flags P's later children inherit from it, any other's
-%% (`inherited': P turned off some of its own flags and kept `procs' and `set_on_spawn',
-%% so a child it spawns is seen to start and end but not what it sends or receives);
+%% (`inherited': P turned off its send, receive or call flag and kept `procs' and
+%% `set_on_spawn', so a child it spawns is seen to start and end but not all it does);
 %% or any partition's (`all': other processes' flags, the node's patterns).
 -spec cut_scope(riarc_event:sid(), term()) -> own | inherited | all.
 cut_scope(P, {trace, [P, false, Flags]}) when is_list(Flags) ->
-    case lists:any(fun(F) -> lists:member(F, Flags) end, [all, procs, set_on_spawn]) of
+    Off = fun(Fs) -> lists:any(fun(F) -> lists:member(F, Flags) end, Fs) end,
+    case Off([all, procs, set_on_spawn]) orelse not Off([send, 'receive', call]) of
         true -> own;
         false -> inherited
     end;

@@ -147,6 +147,8 @@ cut_scope_test() ->
     ?assertEqual(own, riarc_trace_pattern:cut_scope(P, {trace, [P, true, [send, {tracer, Q}]]})),
     ?assertEqual(inherited, riarc_trace_pattern:cut_scope(P, {trace, [P, false, [send, 'receive']]})),
     ?assertEqual(inherited, riarc_trace_pattern:cut_scope(P, {trace, [P, false, [call]]})),
+    %% A flag riarc does not set: the caller's partition, as any own call.
+    ?assertEqual(own, riarc_trace_pattern:cut_scope(P, {trace, [P, false, [garbage_collection]]})),
     ?assertEqual(all, riarc_trace_pattern:cut_scope(P, {trace, [Q, false, [all]]})),
     ?assertEqual(all, riarc_trace_pattern:cut_scope(P, {trace, [all, false, [send]]})),
     ?assertEqual(all, riarc_trace_pattern:cut_scope(P, {trace_pattern, ['receive', false, []]})).
