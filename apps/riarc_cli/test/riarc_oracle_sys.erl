@@ -31,6 +31,10 @@
 %%     the server asks for a timeout of 0, which fires (its caller waits to hear so); a
 %%     call `hold' the same, but the server first sends itself `timeout', which its
 %%     receive finds first: a message `timeout', not the timeout.</li>
+%% <li>`cut': turn off all of the process's own trace flags (erlang:trace/3), its last
+%%     act: the modes that read the VM's trace see nothing of it from here, not even its
+%%     exit, and say so (error, unless its monitor had decided); woven code still
+%%     reports.</li>
 %% </ul>
 %% Every process logs the events it exhibits and sends the log to the collector `Col'
 %% (outside the system) just before it exits; the log is the ground truth the oracle
@@ -102,6 +106,9 @@ act({sync, Child = #{id := Id}, Msgs, N}, Log, _Parent, Col) ->
     L2 = send_all(C, Msgs, L1),
     lists:foldl(fun(_, L) -> receive {r, C, _} = M -> [{recv, self(), M} | L] end end,
                 L2, lists:seq(1, N));
+act(cut, Log, _Parent, _Col) ->
+    _ = erlang:trace(self(), false, [all]),
+    Log;
 act(recv, Log, _Parent, _Col) ->
     receive {m, _} = M -> [{recv, self(), M} | Log] end;
 act({reply, Vs}, Log, Parent, _Col) ->

@@ -28,6 +28,10 @@
 %% in the whole trace is. A `none' has no deciding event: its position is `all'. A
 %% monitor fed an event that is not its process's next one (a timeout as a received
 %% atom, an exit with another reason) answers `{unaligned, Event}' for the position.
+%% A process may end by turning off its own trace flags (`cut', riarc_oracle_sys): every
+%% mode but inline monitoring reads the VM's trace and must then answer error, unless
+%% the reference decided before the cut (expected/4); inline must answer as the
+%% reference, its woven code reporting all.
 %%
 %% The count of cases: riarc_test_tier's (15 in the fast tier, 150 in the full one), or
 %% RIARC_ORACLE_CASES when set, in either tier: `make verdicts-soak' runs 1500. A case takes
@@ -141,7 +145,7 @@ check_case(Script, Clauses, Mod, Modes) ->
         Runs = lists:append([run_mode(M, MFA, Mod, Col, N, Dir)
                              || M <- modes(), element(1, M) =/= replay,
                                 wanted(M, Modes)]),
-        judge(Clauses, [R || {M, _} = R <- Runs, lists:member(M, Modes)])
+        judge(Clauses, [R || {M, _} = R <- Runs, lists:member(M, Modes)], cut_ids(Script))
     after
         persistent_term:erase(?KEY),
         exit(Col, kill)
@@ -268,7 +272,52 @@ count(#{acts := Acts}) ->
 
 %%% Judging
 
-judge(Clauses, Runs) ->
+%% The logical ids of the processes whose last act is `cut'.
+cut_ids(#{id := Id, acts := Acts}) ->
+    [Id || lists:last([none | Acts]) =:= cut]
+        ++ lists:append([cut_ids(C) || A <- Acts, C <- children(A)]).
+
+children({Kind, C, _}) when Kind =:= async; Kind =:= linked; Kind =:= named; Kind =:= watched -> [C];
+children({sync, C, _, _}) -> [C];
+children(_) -> [].
+
+%% What a mode should answer. Woven code reports whatever the process does (inline
+%% monitoring): the reference's answer. The modes that read the VM's trace (record and
+%% replay's monitors watch the plain system: riarc_replay_monitor) lose a
+%% process at its `cut', which comes before its last two events (its log sent to the
+%% collector, its exit: truths/1): a verdict the reference reached before them stands,
+%% anything else is an error, whatever event its monitor was fed last.
+expected(M, Ref, CutIds, Truth) ->
+    case M =/= {method, inline} of
+        false -> Ref;
+        true ->
+            maps:map(fun(Id, {V, Pos}) ->
+                             case lists:member(Id, CutIds) of
+                                 false -> {V, Pos};
+                                 true ->
+                                     {_, Trace} = maps:get(Id, Truth),
+                                     case (V =:= accept orelse V =:= reject) andalso is_integer(Pos)
+                                         andalso Pos =< length(Trace) - 2 of
+                                         true -> {V, Pos};
+                                         false -> {error, cut}
+                                     end
+                             end
+                     end, Ref)
+    end.
+
+%% A mode's error for a process that cut its flags is compared by its verdict alone.
+cut_answer({ok, As}, CutIds) ->
+    {ok, maps:map(fun(Id, A = {error, _}) ->
+                          case lists:member(Id, CutIds) of
+                              true -> {error, cut};
+                              false -> A
+                          end;
+                     (_, A) -> A
+                  end, As)};
+cut_answer(Other, _CutIds) ->
+    Other.
+
+judge(Clauses, Runs, CutIds) ->
     case [{M, Logs} || {M, {ok, _, Logs, _}} <- Runs] of
         [] ->
             {disagree, maps:from_list([{M, R} || {M, R} <- Runs])};
@@ -279,9 +328,10 @@ judge(Clauses, Runs) ->
                               maps:get(Id, Canon, missing) =/= T]
                 ++ [{M, missing} || {M, Logs} <- AllLogs, map_size(Logs) =/= map_size(RefLogs)],
             Ref = reference(Clauses, Truth),
-            Answers = maps:from_list([{reference, {ok, Ref}}
-                                      | [{M, answers(R)} || {M, R} <- Runs]]),
-            Disagree = [M || {M, A} <- maps:to_list(Answers), A =/= {ok, Ref}],
+            Expected = maps:from_list([{M, expected(M, Ref, CutIds, Truth)} || {M, _} <- Runs]),
+            Answers = maps:from_list([{reference, {ok, Ref}}, {expected, Expected}
+                                      | [{M, cut_answer(answers(R), CutIds)} || {M, R} <- Runs]]),
+            Disagree = [M || {M, _} <- Runs, maps:get(M, Answers) =/= {ok, maps:get(M, Expected)}],
             if
                 Odd =/= [] -> {nondeterministic, #{reference_run => RefMode, differ => Odd,
                                                    answers => Answers}};
@@ -422,15 +472,18 @@ print(Script, Src, Outcome) ->
 
 print_answers(Answers) ->
     {ok, Ref} = maps:get(reference, Answers),
+    %% The reference's answer, or, in a mode that reads the VM's trace, an error for a
+    %% process that cut its flags before its verdict (expected/4).
+    Expected = maps:get(expected, Answers, #{}),
     Modes = [M || M <- [reference | modes()], is_map_key(M, Answers)],
     Ids = lists:usort(maps:keys(Ref) ++ lists:append([maps:keys(A) || {ok, A} <- maps:values(Answers)])),
     io:format(user, "verdicts as {Verdict, position of the deciding event in the process's trace}:~n", []),
     [begin
          io:format(user, "  process ~p:~n", [Id]),
          [io:format(user, "    ~-26s ~0p~s~n",
-                    [mode_name(M), A, case A =:= maps:get(Id, Ref, not_monitored) of
+                    [mode_name(M), A, case A =:= maps:get(Id, maps:get(M, Expected, Ref), not_monitored) of
                                           true -> "";
-                                          false -> "   <== differs from the reference"
+                                          false -> "   <== differs from what is expected"
                                       end])
           || M <- Modes, {ok, As} <- [maps:get(M, Answers, {ok, #{}})],
              A <- [maps:get(Id, As, not_monitored)]]
@@ -489,7 +542,7 @@ current() ->
 script() ->
     ?LET(Raw, raw(2), finalize(Raw)).
 
-raw(D) -> {exit_kind(), resize(3, list(raw_act(D)))}.
+raw(D) -> {exit_kind(), resize(3, list(raw_act(D))), frequency([{7, whole}, {1, cut}])}.
 
 exit_kind() -> frequency([{3, normal}, {1, crash}]).
 
@@ -529,7 +582,7 @@ finalize(Raw) ->
 
 %% A child starts by taking the messages its parent sends it right after the spawn; a
 %% synchronous child sends its replies at some point of its own acts.
-fin({Exit, Acts}, NIn, Reply, Id) ->
+fin({Exit, Acts, Cut}, NIn, Reply, Id) ->
     {Body, Next} = lists:foldl(fun(A, {Acc, N}) ->
                                        {A1, N1} = fin_act(A, N),
                                        {Acc ++ [A1], N1}
@@ -541,7 +594,8 @@ fin({Exit, Acts}, NIn, Reply, Id) ->
                     B1 ++ [{reply, Vs}] ++ B2
             end,
     Reason = case Exit of normal -> normal; crash -> {crash, Id} end,
-    {#{id => Id, acts => lists:duplicate(NIn, recv) ++ Body1, exit => Reason}, Next}.
+    Last = [cut || Cut =:= cut],
+    {#{id => Id, acts => lists:duplicate(NIn, recv) ++ Body1 ++ Last, exit => Reason}, Next}.
 
 fin_act({timeout, T}, N) -> {{timeout, T}, N};
 fin_act({sleep, _, _} = Sleep, N) -> {Sleep, N};
