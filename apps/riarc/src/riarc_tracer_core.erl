@@ -166,36 +166,47 @@ handle(Msg, St = #tracer{mode = priority}) ->
 %% told of it): S's partition's view is cut (the session makes it an error), and if S
 %% lost the flag of its spawn and exit events, its trace ends here, as at an exit, so
 %% that nobody waits for it. Only for a process this tracer traces in direct mode: one
-%% still being taken over is looked at again later.
+%% still being taken over is looked at again later. A process whose own call cut its
+%% view was judged by that call, in order with its events: what a look finds later adds
+%% nothing (a verdict in before the call stands).
 -spec view_lost(sid(), {flags_removed | tracer_replaced, term()}, state()) -> {state(), [effect()]}.
-view_lost(S, Why, St = #tracer{mode = direct, gamma = G}) ->
+view_lost(S, Why, St) ->
+    out(lost(S, Why, St)).
+
+lost(S, Why, St = #tracer{mode = direct, gamma = G, parts = Parts}) ->
     case G of
         #{S := direct} ->
-            Key = riarc_tracer_parts:key_of(S, St#tracer.parts),
-            St0 = report({riarc_cut, Key, S, Why}, St),
-            %% S kept the flags that make a child it spawns traced, and lost others: a
-            %% later child inherits what is left (riarc_trace_pattern:cut_scope/2), so
-            %% any other partition's view may be cut from here on.
-            St1 = case Why of
-                      {flags_removed, Kept} when is_list(Kept) ->
-                          case lists:member(procs, Kept) andalso lists:member(set_on_spawn, Kept) of
-                              true -> report({riarc_cut, Key, S, {inherited, Why}}, St0);
-                              false -> St0
-                          end;
-                      _ -> St0
-                  end,
-            out(case Why of
-                    {flags_removed, Left} when is_list(Left) ->
-                        case lists:member(procs, Left) of
-                            true -> St1;
-                            false -> try_gc(del_gamma(S, 'I5', St1))
-                        end;
-                    _ -> St1
-                end);
-        #{} -> {St, []}
+            case riarc_tracer_parts:cut_by_own_call(S, Parts) of
+                true -> St;
+                false -> lost_view(S, Why, St)
+            end;
+        #{} -> St
     end;
-view_lost(_S, _Why, St) ->
-    {St, []}.
+lost(_S, _Why, St) ->
+    St.
+
+lost_view(S, Why, St) ->
+    Key = riarc_tracer_parts:key_of(S, St#tracer.parts),
+    St0 = report({riarc_cut, Key, S, Why}, St),
+    %% S kept the flags that make a child it spawns traced, and lost others: a later
+    %% child inherits what is left (riarc_trace_pattern:cut_scope/2), so any other
+    %% partition's view may be cut from here on.
+    St1 = case Why of
+              {flags_removed, Kept} when is_list(Kept) ->
+                  case lists:member(procs, Kept) andalso lists:member(set_on_spawn, Kept) of
+                      true -> report({riarc_cut, Key, S, {inherited, Why}}, St0);
+                      false -> St0
+                  end;
+              _ -> St0
+          end,
+    case Why of
+        {flags_removed, Left} when is_list(Left) ->
+            case lists:member(procs, Left) of
+                true -> St1;
+                false -> try_gc(del_gamma(S, 'I5', St1))
+            end;
+        _ -> St1
+    end.
 
 %% @doc direct (∘) or priority (•).
 -spec mode(state()) -> mode().
@@ -578,14 +589,25 @@ analyse(E = {remote_spawn, _, _, _}, St = #tracer{parts = Parts}) ->
 %% reached before the cut would read as an error. Such a cut goes in order with S's
 %% events, through the analysis process (riarc_analysis), which tells the session only
 %% if its monitor had not decided.
-analyse(E = {cut, S, Why}, St = #tracer{parts = Parts}) ->
+%% A loss a recording's look found (riarc_offline's recorder): read as a live look's.
+analyse({cut, S, Why = {Lost, _}}, St = #tracer{parts = Parts})
+  when Lost =:= flags_removed; Lost =:= tracer_replaced ->
     case riarc_tracer_parts:relays(Parts) of
+        false -> lost(S, Why, St);
+        true -> step({cut, S, Why}, St)
+    end;
+analyse(E = {cut, S, Why}, St = #tracer{parts = Parts0}) ->
+    case riarc_tracer_parts:relays(Parts0) of
         false ->
-            Key = riarc_tracer_parts:key_of(S, Parts),
+            Key = riarc_tracer_parts:key_of(S, Parts0),
             Scope = riarc_trace_pattern:cut_scope(S, Why),
+            Parts = case Scope of
+                        all -> Parts0;
+                        _ -> riarc_tracer_parts:own_call_cut(S, Parts0)
+                    end,
             St0 = case Scope =/= all andalso riarc_tracer_parts:cut_in_order(S, Parts) of
-                      true -> fx({analyse, E}, St);
-                      false -> report({riarc_cut, Key, S, Why}, St)
+                      true -> fx({analyse, E}, St#tracer{parts = Parts});
+                      false -> report({riarc_cut, Key, S, Why}, St#tracer{parts = Parts})
                   end,
             %% What S's later children inherit may cut any other partition's view: at
             %% once, not in order with S's events.

@@ -16,9 +16,9 @@
 %% '''
 -module(riarc_tracer_parts).
 
--export([new/1, own/4, root/3, adopt/6, adopted/1, join/3, within/2, key_of/2, cut_in_order/2, monitored/2,
-         step/4, left/3, finish/2, stopped_short/2, relays/1, await/1, awaited/2, awaiting/1, root_of/1,
-         analysed/1, state_map/1]).
+-export([new/1, own/4, root/3, adopt/6, adopted/1, join/3, within/2, key_of/2, cut_in_order/2,
+         own_call_cut/2, cut_by_own_call/2, monitored/2, step/4, left/3, finish/2, stopped_short/2,
+         relays/1, await/1, awaited/2, awaiting/1, root_of/1, analysed/1, state_map/1]).
 -export_type([t/0]).
 
 -type sid() :: riarc_event:sid().
@@ -42,7 +42,9 @@
     %% partition's tracer gets this partition's events.
     awaiting = 0 :: non_neg_integer(),
     relay_of = undefined :: undefined | pid(),
-    adopted = riarc_tracer_adopted:new() :: riarc_tracer_adopted:t()
+    adopted = riarc_tracer_adopted:new() :: riarc_tracer_adopted:t(),
+    %% Processes whose own call cut their view: judged by it (own_call_cut/2).
+    own_cut = #{} :: #{sid() => true}
 }).
 
 -opaque t() :: #parts{}.
@@ -118,6 +120,16 @@ cut_in_order(S, #parts{mon = isolated, relay_of = undefined, adopted = A}) ->
     riarc_tracer_adopted:owner(S, A) =:= none;
 cut_in_order(_S, _Ps) ->
     false.
+
+%% @doc S's own call cut its view (riarc_trace_pattern:cut_scope/2 says own or
+%% inherited): its partition is judged by that call, in order with its events, and a
+%% later look that finds S's flags gone adds nothing (cut_by_own_call/2).
+-spec own_call_cut(sid(), t()) -> t().
+own_call_cut(S, Ps = #parts{own_cut = C}) -> Ps#parts{own_cut = C#{S => true}}.
+
+%% @doc Whether S's own call cut its view (own_call_cut/2).
+-spec cut_by_own_call(sid(), t()) -> boolean().
+cut_by_own_call(S, #parts{own_cut = C}) -> is_map_key(S, C).
 
 %% @doc Whether the monitor of the partition of P, a process the tracer traces, still
 %% runs.

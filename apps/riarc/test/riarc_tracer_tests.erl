@@ -278,6 +278,25 @@ core_adoption_test() ->
     ?assertMatch([{riarc_verdict, t0, p, _, none, _, _}, {riarc_verdict, {t0, c}, c, _, none, _, _}],
                  lists:sort([M || M = {riarc_verdict, _, _, _, _, _, _} <- told(Fx4)])).
 
+%% A process whose own call cut its view is judged by that call, in order with its
+%% events: a look that later finds its flags gone reports nothing more (before, it cut
+%% the partition whatever its verdict, so a reject reached before the call read as an
+%% error once the process outlived a look). Without the call, the look reports.
+own_call_then_look_test() ->
+    B = riarc_backend:new(riarc_backend_route, #{table => undefined, flags => []}),
+    Cfg = #{lambda => riarc_lambda:new(fun(_) -> {ok, fun M(_) -> M end} end), backend => B,
+            session => s, checks => true, perturb => undefined, init_from_spawn => true,
+            self => t0, analysis => inline},
+    {P0, _} = riarc_tracer_core:init_root(Cfg, p, {m, p, []}, none),
+    Lost = {flags_removed, [procs, call, set_on_spawn]},
+    {_, Fx0} = riarc_tracer_core:view_lost(p, Lost, P0),
+    ?assertEqual([{riarc_cut, t0, p, Lost}, {riarc_cut, t0, p, {inherited, Lost}}], told(Fx0)),
+    Call = {trace, [p, false, [send, 'receive']]},
+    {P1, Fx1} = riarc_tracer_core:handle({trace, p, call, {erlang, trace, [p, false, [send, 'receive']]}}, P0),
+    ?assertEqual([{riarc_cut, t0, p, Call}, {riarc_cut, t0, p, {inherited, Call}}], told(Fx1)),
+    {_, Fx2} = riarc_tracer_core:view_lost(p, Lost, P1),
+    ?assertEqual([], told(Fx2)).
+
 %% A monitor that crashes gets the verdict error for its own processes only, wherever it
 %% runs.
 crashing_monitor_test_() ->
