@@ -47,6 +47,22 @@
                 members = 1 :: non_neg_integer(),    % processes of the slice still alive
                 cut = none :: none | map()}).         % what cut its view, as riarc's cut/4
 
+%% How often the tracer looks at how the VM traces the system (riarc's tracers' rate).
+-define(VIEW_LOOK_MS, 1000).
+
+%% Cut detection: what took this tracer's view, and its looks at how the VM traces the
+%% system (as riarc's tracers and session look).
+-record(view, {
+             %% Taken from this tracer's view (a call of the system's, or found by a
+             %% look): no exit of theirs is waited for, and one that still comes is dropped.
+             gone = #{} :: #{pid() => true},
+             node_cut = none :: none | map(),       % the first cut of every slice's view
+             look = false :: boolean(),             % one may have been taken: look when quiet
+             %% Processes whose view is told cut already (their own call, or a look).
+             judged = #{} :: #{pid() => true},
+             timer :: reference() | undefined,      % the look every ?VIEW_LOOK_MS
+             patterns_changed = false :: boolean()}).
+
 -record(central, {owner :: pid(),
              ref :: reference(),
              config :: riarc_backend_evm:config(),
@@ -58,11 +74,7 @@
              slices = #{} :: #{pid() => #slice{}},                % open slices
              closed = [] :: [map()],                              % verdict entries, newest first
              live = #{} :: #{pid() => true},                      % traced, not yet exited
-             %% Taken from this tracer's view by a call of the system's (a cut): no exit
-             %% of theirs is waited for, and one that still comes is dropped.
-             gone = #{} :: #{pid() => true},
-             node_cut = none :: none | map(),                     % the first cut of every slice's view
-             look = false :: boolean(),                           % a cut may have taken others
+             view = #view{} :: #view{},                           % cut detection
              pending = riarc_reorder:new() :: riarc_reorder:t(),  % App. B reordering
              events = 0 :: non_neg_integer(),
              analysed = 0 :: non_neg_integer(),
@@ -145,7 +157,7 @@ tracer_init(Owner, Ref, Config, {Root, MFA}, #{spec := Spec, log := Log, explain
     St1 = open(Root, MFA, unmonitored, St0),
     St2 = analyse({init, Root, Owner, MFA}, St1),
     ok = riarc_backend_evm:launch(Config, Root, self()),
-    loop(St2).
+    loop(St2#central{view = #view{timer = erlang:start_timer(?VIEW_LOOK_MS, self(), riarc_central_look)}}).
 
 loop(St) ->
     receive
@@ -157,6 +169,10 @@ loop(St) ->
 take({Ref, alive, From}, St = #central{ref = Ref}) ->
     From ! {Ref, alive, maps:keys(St#central.live)},
     St;
+take({timeout, TRef, riarc_central_look}, St = #central{view = #view{timer = TRef}}) ->
+    St1 = view_look(St),
+    Timer = erlang:start_timer(?VIEW_LOOK_MS, self(), riarc_central_look),
+    St1#central{view = (St1#central.view)#view{timer = Timer}};
 take(Msg, St) ->
     case riarc_backend_evm:event(St#central.config, Msg) of
         {ok, Event} -> handle(Event, St#central{events = St#central.events + 1});
@@ -164,23 +180,93 @@ take(Msg, St) ->
     end.
 
 %% After a cut that may have taken other processes from this tracer (another's flags, a
-%% tracer set), it looks, when its mailbox is quiet, for the live ones it no longer
-%% traces: they will show no exit. Their trace messages made so far are taken first.
+%% tracer set), or a look that found an ended process still live here, it looks, when its
+%% mailbox is quiet, for the live ones it no longer traces: they will show no exit. Their
+%% trace messages made so far are taken first.
 -define(LOOK_MS, 100).
 
-wait_ms(#central{look = false}) -> infinity;
+wait_ms(#central{view = #view{look = false}}) -> infinity;
 wait_ms(_) -> ?LOOK_MS.
 
 look(St = #central{live = Live}) ->
     {Untraced, St1} = riarc_backend_evm:untraced(maps:keys(Live), fun take/2, St),
-    lists:foldl(fun gone/2, St1, Untraced).
+    lists:foldl(fun lost/2, St1, Untraced).
+
+%% P, no longer traced here, will show no exit: unless a call told why already, its
+%% slice's view is cut, as a look finds it.
+lost(P, St = #central{live = Live}) when not is_map_key(P, Live) ->
+    St;
+lost(P, St = #central{view = #view{judged = J}}) when is_map_key(P, J) ->
+    gone(P, St);
+lost(P, St = #central{config = Config}) ->
+    Why = case riarc_backend:compare_view(P, riarc_backend_evm:flags(Config), self()) of
+              ok -> {flags_removed, []};              % ended, its flags gone before
+              Lost -> Lost
+          end,
+    gone(P, looked_cut(P, Why, St)).
+
+%% Cut detection by looking, as riarc's tracers and session look: a live process the VM
+%% no longer traces as this tracer set it up, by someone it does not trace, has its
+%% slice's view cut whatever its verdict (the change came at some time before the look);
+%% one left with the flags a child inherits cuts every view (riarc_tracer_core's
+%% view_lost/3); one left without its spawn and exit events leaves. The node's patterns
+%% changed by someone else cut every view.
+%% Race: a process whose flags were taken may end before the look, with no exit to
+%% come: an ended process still live here makes the tracer look when quiet (lost/2).
+view_look(St = #central{config = Config, live = Live, view = #view{judged = J}}) ->
+    Flags = riarc_backend_evm:flags(Config),
+    Lost = [{P, Why} || P <- maps:keys(Live), not is_map_key(P, J),
+                        Why <- [riarc_backend:compare_view(P, Flags, self())], Why =/= ok],
+    St1 = lists:foldl(fun({P, Why = {flags_removed, Left}}, Acc) when is_list(Left) ->
+                              Acc1 = looked_cut(P, Why, Acc),
+                              case lists:member(procs, Left) of
+                                  true -> Acc1;
+                                  false -> gone(P, Acc1)
+                              end;
+                         ({P, Why}, Acc) ->
+                              looked_cut(P, Why, Acc)
+                      end, St, Lost),
+    Ended = lists:any(fun(P) -> not is_process_alive(P) end, maps:keys(St1#central.live)),
+    V = St1#central.view,
+    patterns_look(St1#central{view = V#view{look = V#view.look orelse Ended}}).
+
+looked_cut(P, Why, St) ->
+    St1 = judged(P, case maps:get(P, St#central.slice_of, unmonitored) of
+                        unmonitored -> St;
+                        Key ->
+                            case St#central.slices of
+                                #{Key := Sl} -> put_slice(Key, Sl#slice{cut = #{process => P, call => Why}}, St);
+                                #{} -> St
+                            end
+                    end),
+    case Why of
+        {flags_removed, Kept} when is_list(Kept) ->
+            case lists:member(procs, Kept) andalso lists:member(set_on_spawn, Kept) of
+                true -> node_cut(P, {inherited, Why}, St1);
+                false -> St1
+            end;
+        _ -> St1
+    end.
+
+patterns_look(St = #central{view = #view{patterns_changed = true}}) ->
+    St;
+patterns_look(St) ->
+    case riarc_trace_pattern:intact() of
+        ok -> St;
+        {changed, Info} ->
+            V = St#central.view,
+            node_cut(undefined, {patterns_changed, Info}, St#central{view = V#view{patterns_changed = true}})
+    end.
+
+judged(P, St = #central{view = V = #view{judged = J}}) ->
+    St#central{view = V#view{judged = J#{P => true}}}.
 
 %% P leaves as at an exit, but without one for its monitor to step (once: its exit may
 %% have come meanwhile).
 gone(P, St = #central{live = Live}) when not is_map_key(P, Live) ->
     St;
-gone(P, St = #central{live = Live, gone = Gone}) ->
-    leave(P, St#central{live = maps:remove(P, Live), gone = Gone#{P => true}}).
+gone(P, St = #central{live = Live, view = V = #view{gone = Gone}}) ->
+    leave(P, St#central{live = maps:remove(P, Live), view = V#view{gone = Gone#{P => true}}}).
 
 %% The run is over when no traced process is alive. A child is added to `live' when its
 %% parent's spawn is handled, which is before the parent's exit (one process's events
@@ -237,7 +323,7 @@ handle(E, St) ->
 known(S, #central{slice_of = Of}) -> is_map_key(S, Of).
 
 %% A process that left at a cut has nothing more to tell: its slice may be gone.
-hold(S, _E, St = #central{gone = Gone}) when is_map_key(S, Gone) ->
+hold(S, _E, St = #central{view = #view{gone = Gone}}) when is_map_key(S, Gone) ->
     St;
 hold(S, E, St = #central{pending = P}) ->
     St#central{pending = riarc_reorder:hold(S, E, P), reordered = St#central.reordered + 1}.
@@ -261,32 +347,36 @@ cut(P, Why, St) ->
     end.
 
 own_cut(P, Why = {trace, [P | Args]}, St) ->
-    St1 = case maps:get(P, St#central.slice_of) of
-              unmonitored -> St;
-              Key -> cut_slice(Key, #{process => P, call => Why}, St)
-          end,
+    St1 = judged(P, case maps:get(P, St#central.slice_of) of
+                        unmonitored -> St;
+                        Key -> cut_slice(Key, #{process => P, call => Why}, St)
+                    end),
     case Args of
         [false, Flags] when is_list(Flags) ->
             case lists:member(all, Flags) of
                 true -> gone(P, St1);
-                false -> St1#central{look = true}
+                false -> look_after(Why, St1)
             end;
-        _ -> St1#central{look = true}
+        _ -> look_after(Why, St1)
     end.
 
-node_cut(P, Why, St = #central{node_cut = none}) ->
-    Info = #{process => P, call => Why},
-    Slices = maps:map(fun(_, Sl) -> slice_cut(Info, Sl) end, St#central.slices),
+%% A slice whose own view was cut already keeps that cut (riarc's session reads a
+%% partition's own cut first); an inherited cut is told by the call that made it.
+node_cut(P, Why, St = #central{view = #view{node_cut = none}}) ->
+    Info = #{process => P, call => case Why of {inherited, Call} -> Call; _ -> Why end},
+    Slices = maps:map(fun(_, Sl = #slice{cut = none}) -> slice_cut(Info, Sl);
+                         (_, Sl) -> Sl
+                      end, St#central.slices),
     Closed = [case decided_before(E) of
                   true -> E;
                   false -> seen_whole(Info, E)
               end || E <- St#central.closed],
-    St1 = St#central{node_cut = Info, slices = Slices, closed = Closed},
+    St1 = St#central{view = (St#central.view)#view{node_cut = Info}, slices = Slices, closed = Closed},
     look_after(Why, St1);
 node_cut(_P, Why, St) ->
     look_after(Why, St).
 
-look_after({trace, _}, St) -> St#central{look = true};
+look_after({trace, _}, St = #central{view = V}) -> St#central{view = V#view{look = true}};
 look_after(_, St) -> St.
 
 cut_slice(Key, Info, St = #central{slices = Slices}) ->
@@ -322,7 +412,7 @@ open(C, MFA, ParentSlice, St = #central{lambda = L, slice_of = Of, slices = Slic
     case riarc_lambda:lookup(L, MFA) of
         {ok, Mon} ->
             An = riarc_analysis_core:new(C, St#central.explain, {C, MFA}, Mon),
-            Sl = #slice{mfa = MFA, analysis = An, cut = St#central.node_cut},
+            Sl = #slice{mfa = MFA, analysis = An, cut = (St#central.view)#view.node_cut},
             St#central{slice_of = Of#{C => C}, slices = Slices#{C => Sl}};
         Other ->
             St1 = case Other of

@@ -230,3 +230,19 @@ decided_before_cut_test() ->
     Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
     {ok, C} = riarc_central:run({riarc_demo_untracer, decided_first, []}, fun(_) -> {ok, Mon} end, #{}),
     ?assertMatch([#{verdict := reject}], maps:get(verdicts, C)).
+
+%% A process whose flags someone outside the system took (riarc_demo_untracer:outsider/1):
+%% no call shows it, and no exit of its will come. The central tracer looks at how the VM
+%% traces the system, as riarc's tracers do: the run ends, an error for the cut, as
+%% riarc's; before, it waited for the exit for ever.
+outsider_cut_test_() ->
+    {timeout, 60, fun() ->
+        Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
+        H = spawn(riarc_demo_untracer, untracing_helper, []),
+        MFA = {riarc_demo_untracer, outsider, [H]},
+        {ok, C} = riarc_central:run(MFA, fun(_) -> {ok, Mon} end, #{}),
+        ?assertMatch([#{verdict := error, reason := {cut, #{call := {flags_removed, _}}}}],
+                     maps:get(verdicts, C)),
+        ?assertEqual(1, riarc_result:status(C)),
+        exit(H, kill)
+    end}.
