@@ -14,7 +14,9 @@
 %% Pid set a timer to send Dest the atom `timeout', which the VM traces exactly as a
 %% receive timeout (riarc_trace_pattern:call_event/2, riarc_analysis_core); and
 %% `{cut, Pid, Why}', Pid made a call that may take away what riarc sees (Why is
-%% `{trace | trace_pattern, Args}'). Trace files keep both.
+%% `{trace | trace_pattern, Args}'), or a look found Pid's view cut by someone riarc does
+%% not trace (`{flags_removed, FlagsLeft}', `{tracer_replaced, Tracer}', or the node's
+%% patterns, `{patterns_changed, Info}', the root's). Trace files keep both.
 %% MFA is the logical initial call of the spawned process (see {@link riarc_lambda}).
 %% Online the process names are pids; offline they are whatever the trace file names
 %% (atoms, integers, pids).
@@ -44,7 +46,8 @@
 %% riarc's own: a timer set to send the atom `timeout' (above).
 -type timer_event() :: {timer_timeout, sid(), term()}.
 %% riarc's own: a call that may take away what riarc sees (above).
--type cut_event() :: {cut, sid(), {trace | trace_pattern, list()}}.
+-type cut_event() :: {cut, sid(), {trace | trace_pattern, list()} | {flags_removed, [atom()]}
+                                   | {tracer_replaced, term()} | {patterns_changed, term()}}.
 %% What a trace holds: the events, and riarc's own timer_event() and cut_event().
 -type traced() :: event() | timer_event() | cut_event().
 

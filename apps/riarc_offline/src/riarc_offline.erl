@@ -16,9 +16,10 @@
 %% result is inconclusive where undecided, with `{riarc_offline, {limit, Name, Term}}'
 %% among its errors, and nothing of the check is left running.
 %%
-%% `record/3' runs a system under VM tracing and streams its events to a file, in
-%% bounded memory: when the recorder falls behind, it suspends the system's processes
-%% until it has caught up, so its mailbox cannot grow without limit.
+%% `record/3' runs a system under VM tracing and streams its events to a file
+%% ({@link riarc_recorder}), in bounded memory: when the recorder falls behind, it
+%% suspends the system's processes until it has caught up, so its mailbox cannot grow
+%% without limit.
 %% ```
 %% 1> riarc_offline:record({riarc_demo_pqr, p, []}, "/tmp/pqr.rtrc", #{}).
 %% {ok,#{events => 10,file => "/tmp/pqr.rtrc",suspensions => 0,...}}
@@ -30,8 +31,6 @@
 -module(riarc_offline).
 
 -export([check/3, record/3, format_error/1, format_warning/1, scan/1, scan/2]).
-%% Spawned entry point.
--export([recorder/4]).
 -export_type([check_opts/0, record_opts/0, source/0, result/0, error_reason/0, warning/0]).
 
 -type source() :: riarc_trace_file:source() | {events, [riarc_event:traced()]}.
@@ -345,7 +344,7 @@ record({M, F, A} = MFA, File, Opts0) when is_atom(M), is_atom(F), is_list(A), is
         false -> {error, {undef, {M, F, length(A)}}};
         true ->
             Ref = make_ref(),
-            Pid = spawn(?MODULE, recorder, [self(), Ref, MFA, Opts#{file => File}]),
+            Pid = spawn(riarc_recorder, recorder, [self(), Ref, MFA, Opts#{file => File}]),
             Mon = monitor(process, Pid),
             receive
                 {Ref, Reply} -> demonitor(Mon, [flush]), Reply;
@@ -354,190 +353,6 @@ record({M, F, A} = MFA, File, Opts0) when is_atom(M), is_atom(F), is_list(A), is
     end;
 record(MFA, _File, _Opts) ->
     {error, {bad_mfa, MFA}}.
-
--record(recorder, {caller :: pid(), ref :: reference(), w :: riarc_trace_file:writer(),
-              patterns :: reference(),
-              cfg :: riarc_backend_evm:config(), root :: pid(),
-              live = #{} :: #{pid() => true},      % spawned, exit not seen yet
-              early = #{} :: #{pid() => true},     % exit seen before the spawn
-              %% Taken from the recorder's tracing by a call of the system's (a cut):
-              %% no exit of theirs will come. `look': a cut may have taken others.
-              gone = #{} :: #{pid() => true}, look = false :: boolean(),
-              events = 0 :: non_neg_integer(), max_queue :: pos_integer(),
-              peak_queue = 0 :: non_neg_integer(), suspensions = 0 :: non_neg_integer(),
-              deadline :: integer() | infinity, file :: file:filename_all(),
-              started :: integer()}).
-
-%% @private The recorder: the system's tracer, writing each event as it comes.
--spec recorder(pid(), reference(), {module(), atom(), list()}, map()) -> ok.
-recorder(Caller, Ref, MFA, Opts = #{file := File}) ->
-    WOpts = maps:with([format, payloads], Opts),
-    case riarc_trace_file:open_writer(File, WOpts) of
-        {ok, W0} ->
-            %% With the calls riarc holds patterns on: a timer set to send the atom
-            %% `timeout' is written (its message reads as a timeout, riarc_analysis_core).
-            Cfg = riarc_backend_evm:calls(riarc_backend_evm:config(maps:get(events, Opts))),
-            %% riarc's receive pattern, as a live run holds it: the VM then marks a receive
-            %% timeout, which is written as {timeout, P}, not as a receive of `timeout'.
-            Patterns = make_ref(),
-            ok = riarc_trace_pattern:hold(Patterns, self(), #{}),
-            Root = riarc_backend_evm:spawn_paused(MFA),
-            %% The root's init event, as riarc:run/3 gives it to the root's monitor.
-            {ok, W} = riarc_trace_file:write_event(W0, {init, Root, Caller, MFA}),
-            ok = riarc_backend_evm:launch(Cfg, Root, self()),
-            Now = erlang:monotonic_time(millisecond),
-            Deadline = case maps:get(timeout, Opts) of infinity -> infinity; T -> Now + T end,
-            loop(#recorder{caller = Caller, ref = Ref, w = W, cfg = Cfg, root = Root, patterns = Patterns,
-                      live = #{Root => true}, events = 1, max_queue = maps:get(max_queue, Opts),
-                      deadline = Deadline, file = File,
-                      started = erlang:monotonic_time(microsecond)});
-        Err ->
-            Caller ! {Ref, Err},
-            ok
-    end.
-
-loop(R = #recorder{live = L, early = X}) when map_size(L) =:= 0, map_size(X) =:= 0 ->
-    %% Every process has exited, so every trace message has been produced; wait for the
-    %% ones still travelling, then close.
-    DRef = erlang:trace_delivered(all),
-    drain(DRef, R);
-loop(R) ->
-    receive
-        Msg -> loop(backpressure(take(Msg, R)))
-    after wait_ms(R) ->
-        case timeout_ms(R) of
-            0 -> give_up(R);
-            _ -> loop(look(R))
-        end
-    end.
-
-give_up(R) ->
-    untrace(R),
-    ok = riarc_trace_pattern:release(R#recorder.patterns),
-    _ = riarc_trace_file:close_writer(R#recorder.w),
-    R#recorder.caller ! {R#recorder.ref, {error, {record_timeout, R#recorder.file, maps:keys(R#recorder.live)}}},
-    ok.
-
-%% After a cut that may have taken other processes from the recorder, it looks, when
-%% the trace is quiet, for the ones it no longer traces (riarc_backend_evm:untraced/3):
-%% they will show no exit. The cut itself is in the file, so a check reads the view as
-%% cut.
--define(LOOK_MS, 100).
-
-wait_ms(R = #recorder{look = true}) ->
-    case timeout_ms(R) of
-        infinity -> ?LOOK_MS;
-        T -> min(T, ?LOOK_MS)
-    end;
-wait_ms(R) -> timeout_ms(R).
-
-look(R = #recorder{live = L}) ->
-    {Untraced, R1} = riarc_backend_evm:untraced(maps:keys(L), fun take/2, R),
-    lists:foldl(fun gone/2, R1, Untraced).
-
-%% P will show no exit (once: its exit may have come meanwhile).
-gone(P, R = #recorder{live = L}) when not is_map_key(P, L) ->
-    R;
-gone(P, R = #recorder{live = L, gone = G}) ->
-    R#recorder{live = maps:remove(P, L), gone = G#{P => true}}.
-
-drain(DRef, R) ->
-    receive
-        {trace_delivered, all, DRef} -> done(drain_now(R));
-        Msg -> drain(DRef, take(Msg, R))
-    end.
-
-drain_now(R) ->
-    receive
-        Msg -> drain_now(take(Msg, R))
-    after 0 -> R
-    end.
-
-done(R = #recorder{w = W}) ->
-    ok = riarc_trace_pattern:release(R#recorder.patterns),
-    Reply = case riarc_trace_file:close_writer(W) of
-                ok -> {ok, #{file => R#recorder.file, events => R#recorder.events, root => R#recorder.root,
-                             peak_queue => R#recorder.peak_queue, suspensions => R#recorder.suspensions,
-                             duration_us => erlang:monotonic_time(microsecond) - R#recorder.started}};
-                Err -> Err
-            end,
-    R#recorder.caller ! {R#recorder.ref, Reply},
-    ok.
-
-timeout_ms(#recorder{deadline = infinity}) -> infinity;
-timeout_ms(#recorder{deadline = D}) -> max(0, D - erlang:monotonic_time(millisecond)).
-
-take(Msg, R = #recorder{w = W}) ->
-    case recorded(Msg) of
-        {ok, Ev} ->
-            case riarc_trace_file:write_event(W, Ev) of
-                {ok, W1} -> account(Ev, R#recorder{w = W1, events = R#recorder.events + 1});
-                {error, Why} -> exit({write_failed, Why})
-            end;
-        _ -> R
-    end.
-
-%% A trace message as the event a live run gives, under riarc's receive pattern (held by
-%% the recorder): a marked timeout is {timeout, P}, anything else received a receive.
-recorded(Msg) when is_tuple(Msg), tuple_size(Msg) >= 3, element(1, Msg) =:= trace ->
-    riarc_trace_dbg:vm_event(Msg, true);
-recorded(_) ->
-    skip.
-
-%% Who is still alive. The VM may deliver a child's exit before its parent's spawn
-%% event, so an exit of a process not yet known is remembered until its spawn arrives.
-account({spawn, _, C, _}, R = #recorder{live = L, early = X}) ->
-    case maps:take(C, X) of
-        {_, X1} -> R#recorder{early = X1};
-        error -> R#recorder{live = L#{C => true}}
-    end;
-account({exit, P, _}, R = #recorder{gone = G}) when is_map_key(P, G) ->
-    R;
-account({exit, P, _}, R = #recorder{live = L, early = X}) ->
-    case maps:take(P, L) of
-        {_, L1} -> R#recorder{live = L1};
-        error -> R#recorder{early = X#{P => true}}
-    end;
-%% A process that turns off all of its own flags sends nothing more, not even its exit
-%% (as riarc_tracer_core reads the same call); any other cut may have taken others.
-account({cut, P, {trace, [P, false, Flags]}}, R) when is_list(Flags) ->
-    case lists:member(all, Flags) of
-        %% As at an exit: its spawn may not be known yet.
-        true -> (account({exit, P, cut}, R))#recorder{gone = (R#recorder.gone)#{P => true}};
-        false -> R
-    end;
-account({cut, _, {trace, _}}, R) ->
-    R#recorder{look = true};
-account(_, R) -> R.
-
-%% Bounded memory: above max_queue messages waiting, the live processes are suspended
-%% while the recorder catches up to half of it. (A process spawned but not yet known
-%% runs on; its parent, which is known, is stopped.)
-backpressure(R = #recorder{max_queue = Max}) ->
-    {message_queue_len, Q} = process_info(self(), message_queue_len),
-    R1 = R#recorder{peak_queue = max(Q, R#recorder.peak_queue)},
-    case Q > Max of
-        false -> R1;
-        true ->
-            Suspended = [P || P <- maps:keys(R1#recorder.live), suspend(P)],
-            R2 = catch_up(Max div 2, R1),
-            _ = [catch erlang:resume_process(P) || P <- Suspended],
-            R2#recorder{suspensions = R2#recorder.suspensions + 1}
-    end.
-
-suspend(P) ->
-    P =/= self() andalso (catch erlang:suspend_process(P)) =:= true.
-
-catch_up(Low, R) ->
-    case process_info(self(), message_queue_len) of
-        {message_queue_len, Q} when Q > Low ->
-            receive Msg -> catch_up(Low, take(Msg, R)) end;
-        _ -> R
-    end.
-
-untrace(#recorder{live = L}) ->
-    _ = [catch erlang:trace(P, false, [all]) || P <- maps:keys(L)],
-    ok.
 
 %%% ---------------------------------------------------------------------------
 %%% Errors

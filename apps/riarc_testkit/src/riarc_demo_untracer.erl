@@ -9,10 +9,12 @@
 %% ok
 %% 3> riarc_demo_untracer:decided_first().
 %% ok
+%% 4> H = spawn(riarc_demo_untracer, untracing_helper, []), riarc_demo_untracer:outsider(H).
+%% ok
 %% '''
 -module(riarc_demo_untracer).
 
--export([run/1, hows/0, decided_first/0]).
+-export([run/1, hows/0, decided_first/0, outsider/1, untracing_helper/0]).
 
 -type how() :: own_flags | all_flags | receive_pattern | child_flags | inherited.
 -export_type([how/0]).
@@ -54,3 +56,23 @@ decided_first() ->
     receive {error, early} -> ok end,
     _ = erlang:trace(self(), false, [send, 'receive']),
     ok.
+
+%% @doc A process whose flags Helper, a process outside the system (untracing_helper/0),
+%% turns all off: no call of the system's shows it, only a look at how the VM traces the
+%% process, and no exit of its will come. Then the forbidden message is taken.
+-spec outsider(pid()) -> ok.
+outsider(Helper) ->
+    Helper ! {untrace, self()},
+    receive {untraced, Helper} -> ok end,
+    self() ! {error, late},
+    receive {error, late} -> ok end.
+
+%% @doc Turns off all the flags of each process that asks, and tells it so; for ever.
+-spec untracing_helper() -> no_return().
+untracing_helper() ->
+    receive
+        {untrace, P} ->
+            _ = erlang:trace(P, false, [all]),
+            P ! {untraced, self()},
+            untracing_helper()
+    end.

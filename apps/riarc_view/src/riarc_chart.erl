@@ -26,7 +26,7 @@
 -module(riarc_chart).
 
 -export([html/2, svg/1, caption/1, events_svg/2, trace_html/2, charted/1, lifelines/1,
-         joins/1, label/1, label/2, process_label/1, mfa_label/1, escape/1]).
+         joins/1, label/1, label/2, process_label/1, mfa_label/1, cut_label/1, escape/1]).
 -export_type([opts/0, chart_opts/0]).
 
 %% `title': the page's heading; `note': a sentence shown under it (a cut, say).
@@ -290,8 +290,16 @@ draw(K, {timeout, P}, C) ->
 draw(K, {timer_timeout, P, Dest}, C) ->
     mark(K, P, "timeout", ["timer: timeout to ", process_label(Dest)], C);
 %% riarc's own: P's call that may take away what the trace shows (cut_event()).
-draw(K, {cut, P, {Kind, _Args}}, C) ->
-    mark(K, P, "cut", ["cut: ", atom_to_list(Kind), " call"], C).
+draw(K, {cut, P, Why}, C) ->
+    mark(K, P, "cut", cut_label(Why), C).
+
+%% @doc What cut a process's view, in a few words: its call, or what a look found.
+-spec cut_label(term()) -> string().
+cut_label({Kind, _}) when Kind =:= trace; Kind =:= trace_pattern -> "cut: " ++ atom_to_list(Kind) ++ " call";
+cut_label({flags_removed, _}) -> "cut: flags taken";
+cut_label({tracer_replaced, _}) -> "cut: tracer replaced";
+cut_label({patterns_changed, _}) -> "cut: patterns changed";
+cut_label(_) -> "cut".
 
 mark(K, P, Class, Text, C) ->
     X = lx(P, C),

@@ -160,7 +160,7 @@ what({timeout, _}) -> "timeout";
 %% riarc's own: a timer set to send the atom `timeout' (riarc_event's timer_event()).
 what({timer_timeout, _, Dest}) -> ["timer: timeout to ", riarc_chart:process_label(Dest)];
 %% riarc's own: a call that may take away what the trace shows (riarc_event's cut_event()).
-what({cut, _, {Kind, _Args}}) -> ["cut: ", atom_to_list(Kind), " call"].
+what({cut, _, Why}) -> riarc_chart:cut_label(Why).
 
 %% A flow from the send's slice to its receive's: the id is the send's position.
 flow(S, R, ByPos, Tids) ->

@@ -120,4 +120,8 @@ own_events_test() ->
     ?assertNotEqual(nomatch, binary:match(Svg, <<"class=\"cut\"">>)),
     ?assertNotEqual(nomatch, binary:match(Svg, <<"cut: trace call">>)),
     Json = iolist_to_binary(riarc_trace_export:chrome(Evs, #{})),
-    ?assertNotEqual(nomatch, binary:match(Json, <<"cut: trace call">>)).
+    ?assertNotEqual(nomatch, binary:match(Json, <<"cut: trace call">>)),
+    %% What a recording's look found.
+    Looked = iolist_to_binary(riarc_chart:events_svg([{init, p, x, undefined},
+                                                      {cut, p, {flags_removed, [procs]}}], #{})),
+    ?assertNotEqual(nomatch, binary:match(Looked, <<"cut: flags taken">>)).
