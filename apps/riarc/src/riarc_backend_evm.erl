@@ -17,7 +17,7 @@
 -behaviour(riarc_backend).
 
 -export([config/1, calls/1, flags/1, new/3, close/1, spawn_paused/1, launch/3, trace/3, preempt/3,
-         clear/3, event/2, watching/3, untraced/3, format_error/1]).
+         clear/3, event/2, watching/3, untraced/3, looked/2, why_lost/2, format_error/1]).
 %% Spawned entry point.
 -export([paused_root/1]).
 -export_type([config/0, error_reason/0]).
@@ -190,6 +190,21 @@ untraced(Pids, Take, Acc) ->
         Lost ->
             DRef = erlang:trace_delivered(all),
             {Lost, delivered(DRef, Take, Acc)}
+    end.
+
+%% @doc Of Pids, those the calling process, their tracer as Config set them up, no longer
+%% traces so, with why (riarc_backend:compare_view/3): a look, as a live tracer's.
+-spec looked([pid()], config()) -> [{pid(), {flags_removed | tracer_replaced, term()}}].
+looked(Pids, #{flags := Flags}) ->
+    [{P, Why} || P <- Pids, Why <- [riarc_backend:compare_view(P, Flags, self())], Why =/= ok].
+
+%% @doc Why P, found no longer traced by the calling process (untraced/3), will show no
+%% exit: what it shows now, or, ended, that its flags went before its end.
+-spec why_lost(pid(), config()) -> {flags_removed | tracer_replaced, term()}.
+why_lost(P, #{flags := Flags}) ->
+    case riarc_backend:compare_view(P, Flags, self()) of
+        ok -> {flags_removed, []};
+        Lost -> Lost
     end.
 
 delivered(DRef, Take, Acc) ->

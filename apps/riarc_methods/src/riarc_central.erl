@@ -199,11 +199,7 @@ lost(P, St = #central{live = Live}) when not is_map_key(P, Live) ->
 lost(P, St = #central{view = #view{judged = J}}) when is_map_key(P, J) ->
     gone(P, St);
 lost(P, St = #central{config = Config}) ->
-    Why = case riarc_backend:compare_view(P, riarc_backend_evm:flags(Config), self()) of
-              ok -> {flags_removed, []};              % ended, its flags gone before
-              Lost -> Lost
-          end,
-    gone(P, looked_cut(P, Why, St)).
+    gone(P, looked_cut(P, riarc_backend_evm:why_lost(P, Config), St)).
 
 %% Cut detection by looking, as riarc's tracers and session look: a live process the VM
 %% no longer traces as this tracer set it up, by someone it does not trace, has its
@@ -214,9 +210,7 @@ lost(P, St = #central{config = Config}) ->
 %% Race: a process whose flags were taken may end before the look, with no exit to
 %% come: an ended process still live here makes the tracer look when quiet (lost/2).
 view_look(St = #central{config = Config, live = Live, view = #view{judged = J}}) ->
-    Flags = riarc_backend_evm:flags(Config),
-    Lost = [{P, Why} || P <- maps:keys(Live), not is_map_key(P, J),
-                        Why <- [riarc_backend:compare_view(P, Flags, self())], Why =/= ok],
+    Lost = riarc_backend_evm:looked([P || P <- maps:keys(Live), not is_map_key(P, J)], Config),
     St1 = lists:foldl(fun({P, Why = {flags_removed, Left}}, Acc) when is_list(Left) ->
                               Acc1 = looked_cut(P, Why, Acc),
                               case lists:member(procs, Left) of

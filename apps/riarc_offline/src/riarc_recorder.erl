@@ -114,11 +114,7 @@ lost(P, R = #recorder{live = L}) when not is_map_key(P, L) ->
 lost(P, R = #recorder{judged = J}) when is_map_key(P, J) ->
     gone(P, R);
 lost(P, R = #recorder{cfg = Cfg}) ->
-    Why = case riarc_backend:compare_view(P, riarc_backend_evm:flags(Cfg), self()) of
-              ok -> {flags_removed, []};              % ended, its flags gone before
-              Lost -> Lost
-          end,
-    gone(P, judged(P, write({cut, P, Why}, R))).
+    gone(P, judged(P, write({cut, P, riarc_backend_evm:why_lost(P, Cfg)}, R))).
 
 judged(P, R = #recorder{judged = J}) -> R#recorder{judged = J#{P => true}}.
 
@@ -178,9 +174,7 @@ write(Ev, R = #recorder{w = W}) ->
 %% come: an ended process still in the book makes the recorder probe it when quiet
 %% (look/1, lost/2), after every trace message made so far is in.
 view_look(R = #recorder{cfg = Cfg, live = L, judged = J}) ->
-    Flags = riarc_backend_evm:flags(Cfg),
-    Lost = [{P, Why} || P <- maps:keys(L), not is_map_key(P, J),
-                        Why <- [riarc_backend:compare_view(P, Flags, self())], Why =/= ok],
+    Lost = riarc_backend_evm:looked([P || P <- maps:keys(L), not is_map_key(P, J)], Cfg),
     R1 = lists:foldl(fun({P, Why}, Acc) ->
                              Acc1 = judged(P, write({cut, P, Why}, Acc)),
                              case Why of
