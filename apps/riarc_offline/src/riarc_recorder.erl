@@ -19,23 +19,26 @@
 %% How often the recorder looks at how the VM traces the system (a live tracer's rate).
 -define(VIEW_LOOK_MS, 1000).
 
+%% Cut detection: what took the recorder's view of which process, and its looks.
+-record(view, {
+              %% Taken from the recorder's tracing (a call of the system's, or found by a
+              %% look): no exit of theirs will come.
+              gone = #{} :: #{pid() => true},
+              look = false :: boolean(),            % one may have been taken: look when quiet
+              %% The processes whose view is already told cut (their own call, or a look).
+              judged = #{} :: #{pid() => true},
+              timer :: reference() | undefined,     % the look every ?VIEW_LOOK_MS
+              patterns_changed = false :: boolean()}).
+
 -record(recorder, {caller :: pid(), ref :: reference(), w :: riarc_trace_file:writer(),
               patterns :: reference(),
               cfg :: riarc_backend_evm:config(), root :: pid(),
               live = #{} :: #{pid() => true},      % spawned, exit not seen yet
               early = #{} :: #{pid() => true},     % exit seen before the spawn
-              %% Taken from the recorder's tracing by a call of the system's (a cut):
-              %% no exit of theirs will come. `look': a cut may have taken others.
-              gone = #{} :: #{pid() => true}, look = false :: boolean(),
               events = 0 :: non_neg_integer(), max_queue :: pos_integer(),
               peak_queue = 0 :: non_neg_integer(), suspensions = 0 :: non_neg_integer(),
               deadline :: integer() | infinity, file :: file:filename_all(),
-              started :: integer(),
-              %% The look every ?VIEW_LOOK_MS (view_look/1): its timer; the processes
-              %% whose view is already told cut (their own call, or a look); whether the
-              %% node's patterns were found changed.
-              view_timer :: reference() | undefined, judged = #{} :: #{pid() => true},
-              patterns_changed = false :: boolean()}).
+              started :: integer(), view = #view{} :: #view{}}).
 
 %% @doc The recorder: the system's tracer, writing each event as it comes; it tells
 %% Caller `{Ref, Reply}' once every process of the system has exited and the file is
@@ -62,7 +65,7 @@ recorder(Caller, Ref, MFA, Opts = #{file := File}) ->
                       live = #{Root => true}, events = 1, max_queue = maps:get(max_queue, Opts),
                       deadline = Deadline, file = File,
                       started = erlang:monotonic_time(microsecond),
-                      view_timer = erlang:start_timer(?VIEW_LOOK_MS, self(), riarc_record_look)});
+                      view = #view{timer = erlang:start_timer(?VIEW_LOOK_MS, self(), riarc_record_look)}});
         Err ->
             Caller ! {Ref, Err},
             ok
@@ -96,7 +99,7 @@ give_up(R) ->
 %% the file says their view was cut (lost/2).
 -define(LOOK_MS, 100).
 
-wait_ms(R = #recorder{look = true}) ->
+wait_ms(R = #recorder{view = #view{look = true}}) ->
     case timeout_ms(R) of
         infinity -> ?LOOK_MS;
         T -> min(T, ?LOOK_MS)
@@ -111,18 +114,20 @@ look(R = #recorder{live = L}) ->
 %% told why already, its view is written cut, as a live look finds it.
 lost(P, R = #recorder{live = L}) when not is_map_key(P, L) ->
     R;
-lost(P, R = #recorder{judged = J}) when is_map_key(P, J) ->
+lost(P, R = #recorder{view = #view{judged = J}}) when is_map_key(P, J) ->
     gone(P, R);
 lost(P, R = #recorder{cfg = Cfg}) ->
     gone(P, judged(P, write({cut, P, riarc_backend_evm:why_lost(P, Cfg)}, R))).
 
-judged(P, R = #recorder{judged = J}) -> R#recorder{judged = J#{P => true}}.
+judged(P, R = #recorder{view = V = #view{judged = J}}) -> R#recorder{view = V#view{judged = J#{P => true}}}.
+
+looking(R = #recorder{view = V}) -> R#recorder{view = V#view{look = true}}.
 
 %% P will show no exit (once: its exit may have come meanwhile).
 gone(P, R = #recorder{live = L}) when not is_map_key(P, L) ->
     R;
-gone(P, R = #recorder{live = L, gone = G}) ->
-    R#recorder{live = maps:remove(P, L), gone = G#{P => true}}.
+gone(P, R = #recorder{live = L, view = V = #view{gone = G}}) ->
+    R#recorder{live = maps:remove(P, L), view = V#view{gone = G#{P => true}}}.
 
 drain(DRef, R) ->
     receive
@@ -150,8 +155,10 @@ done(R = #recorder{w = W}) ->
 timeout_ms(#recorder{deadline = infinity}) -> infinity;
 timeout_ms(#recorder{deadline = D}) -> max(0, D - erlang:monotonic_time(millisecond)).
 
-take({timeout, TRef, riarc_record_look}, R = #recorder{view_timer = TRef}) ->
-    (view_look(R))#recorder{view_timer = erlang:start_timer(?VIEW_LOOK_MS, self(), riarc_record_look)};
+take({timeout, TRef, riarc_record_look}, R = #recorder{view = #view{timer = TRef}}) ->
+    R1 = view_look(R),
+    Timer = erlang:start_timer(?VIEW_LOOK_MS, self(), riarc_record_look),
+    R1#recorder{view = (R1#recorder.view)#view{timer = Timer}};
 take(Msg, R) ->
     case recorded(Msg) of
         {ok, Ev} -> write(Ev, R);
@@ -173,7 +180,7 @@ write(Ev, R = #recorder{w = W}) ->
 %% Race: a process whose flags were taken may end before the look, with no exit to
 %% come: an ended process still in the book makes the recorder probe it when quiet
 %% (look/1, lost/2), after every trace message made so far is in.
-view_look(R = #recorder{cfg = Cfg, live = L, judged = J}) ->
+view_look(R = #recorder{cfg = Cfg, live = L, view = #view{judged = J}}) ->
     Lost = riarc_backend_evm:looked([P || P <- maps:keys(L), not is_map_key(P, J)], Cfg),
     R1 = lists:foldl(fun({P, Why}, Acc) ->
                              Acc1 = judged(P, write({cut, P, Why}, Acc)),
@@ -187,14 +194,19 @@ view_look(R = #recorder{cfg = Cfg, live = L, judged = J}) ->
                              end
                      end, R, Lost),
     Ended = lists:any(fun(P) -> not is_process_alive(P) end, maps:keys(R1#recorder.live)),
-    patterns_look(R1#recorder{look = R1#recorder.look orelse Ended}).
+    patterns_look(case Ended of
+                      true -> looking(R1);
+                      false -> R1
+                  end).
 
-patterns_look(R = #recorder{patterns_changed = true}) ->
+patterns_look(R = #recorder{view = #view{patterns_changed = true}}) ->
     R;
 patterns_look(R = #recorder{root = Root}) ->
     case riarc_trace_pattern:intact() of
         ok -> R;
-        {changed, Info} -> (write({cut, Root, {patterns_changed, Info}}, R))#recorder{patterns_changed = true}
+        {changed, Info} ->
+            R1 = write({cut, Root, {patterns_changed, Info}}, R),
+            R1#recorder{view = (R1#recorder.view)#view{patterns_changed = true}}
     end.
 
 %% A trace message as the event a live run gives, under riarc's receive pattern (held by
@@ -211,7 +223,7 @@ account({spawn, _, C, _}, R = #recorder{live = L, early = X}) ->
         {_, X1} -> R#recorder{early = X1};
         error -> R#recorder{live = L#{C => true}}
     end;
-account({exit, P, _}, R = #recorder{gone = G}) when is_map_key(P, G) ->
+account({exit, P, _}, R = #recorder{view = #view{gone = G}}) when is_map_key(P, G) ->
     R;
 account({exit, P, _}, R = #recorder{live = L, early = X}) ->
     case maps:take(P, L) of
@@ -226,13 +238,16 @@ account({cut, P, {trace, [P, false, Flags]}}, R0) when is_list(Flags) ->
     R = judged(P, R0),
     case lists:member(all, Flags) of
         %% As at an exit: its spawn may not be known yet.
-        true -> (account({exit, P, cut}, R))#recorder{gone = (R#recorder.gone)#{P => true}};
+        true ->
+            R1 = account({exit, P, cut}, R),
+            V = R1#recorder.view,
+            R1#recorder{view = V#view{gone = (V#view.gone)#{P => true}}};
         false -> R
     end;
 account({cut, P, {trace, [P | _]}}, R) ->
-    (judged(P, R))#recorder{look = true};
+    looking(judged(P, R));
 account({cut, _, {trace, _}}, R) ->
-    R#recorder{look = true};
+    looking(R);
 account(_, R) -> R.
 
 %% Bounded memory: above max_queue messages waiting, the live processes are suspended
