@@ -30,7 +30,7 @@
 %% '''
 -module(riarc_event).
 
--export([origin/1, kind/1, is_event/1, format/1, truncate/2, truncated/1, is_name/1]).
+-export([origin/1, kind/1, is_event/1, is_cut/1, format/1, truncate/2, truncated/1, is_name/1]).
 -export_type([event/0, timer_event/0, cut_event/0, traced/0, sid/0, mfa_args/0, kind/0]).
 
 -type sid() :: term().
@@ -66,6 +66,14 @@ origin({cut, Pid, _Why}) -> Pid.
 %% @doc The event's label: the paper's e.ℓ, with init split from spawn.
 -spec kind(traced()) -> kind() | timer_timeout | cut.
 kind(Event) -> element(1, Event).
+
+%% @doc True when the term has the shape of what cut a view in a cut_event(): a call, or
+%% what a look found (trace files are read with it).
+-spec is_cut(term()) -> boolean().
+is_cut({Kind, Args}) when Kind =:= trace; Kind =:= trace_pattern -> is_list(Args);
+is_cut({flags_removed, Left}) -> is_list(Left);
+is_cut({Lost, _}) -> Lost =:= tracer_replaced orelse Lost =:= patterns_changed;
+is_cut(_) -> false.
 
 %% @doc True when the term has the shape of a public event.
 -spec is_event(term()) -> boolean().

@@ -63,7 +63,7 @@
 -module(riarc_trace_pattern).
 
 -export([hold/3, release/1, installed/0, intact/0, settle/1, valid/1, union/1, call_event/2,
-         cut_scope/2]).
+         cut_scope/2, lost_scope/1, exit_to_come/1]).
 %% Spawned entry point.
 -export([keeper/0]).
 -export_type([pattern/0, patterns/0, call_pattern/0]).
@@ -215,6 +215,25 @@ cut_scope(P, {trace, [P | _]}) ->
     own;
 cut_scope(_P, _Why) ->
     all.
+
+%% @doc What a look's finding (riarc_backend:compare_view/3: someone riarc does not
+%% trace changed P's tracing) cuts, as cut_scope/2 for a call: P's view (`own'), and any
+%% other's when P kept `procs' and `set_on_spawn' but lost what a child is seen by
+%% (`inherited').
+-spec lost_scope({flags_removed | tracer_replaced, term()}) -> own | inherited.
+lost_scope({flags_removed, Kept}) when is_list(Kept) ->
+    case lists:member(procs, Kept) andalso lists:member(set_on_spawn, Kept) of
+        true -> inherited;
+        false -> own
+    end;
+lost_scope(_Why) ->
+    own.
+
+%% @doc Whether a process a look found so (lost_scope/1) will still show its exit: not
+%% once it lost `procs', the flag of its spawn and exit events.
+-spec exit_to_come({flags_removed | tracer_replaced, term()}) -> boolean().
+exit_to_come({flags_removed, Kept}) when is_list(Kept) -> lists:member(procs, Kept);
+exit_to_come(_Why) -> true.
 
 %% A call pattern's target that covers one of the functions riarc's detection relies on.
 watched({M, F, A}) ->

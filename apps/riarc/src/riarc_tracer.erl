@@ -321,11 +321,6 @@ flush(L) -> L#tracer_loop{buf = [], nbuf = 0}.
 
 effects([], L, _St) ->
     L;
-%% A cut of a process's own view, in order with its events (riarc_tracer_core): no event
-%% of the partition's count.
-effects([{analyse, E = {cut, _, _}} | Fx], L = #tracer_loop{analysis = An, nbuf = B}, St)
-  when An =/= undefined ->
-    effects(Fx, L#tracer_loop{buf = [E | L#tracer_loop.buf], nbuf = B + 1}, St);
 %% The hot path: an event of the partition goes to its analysis, not waited for.
 effects([{analyse, E} | Fx], L = #tracer_loop{analysis = An, max_payload = Max, events = N, nbuf = B}, St)
   when An =/= undefined ->
@@ -333,6 +328,13 @@ effects([{analyse, E} | Fx], L = #tracer_loop{analysis = An, max_payload = Max, 
     effects(Fx, case B + 1 >= ?BATCH of true -> flush(L1); false -> L1 end, St);
 effects([{analyse, _} | Fx], L = #tracer_loop{events = N}, St) ->
     effects(Fx, L#tracer_loop{events = N + 1}, St);
+%% A cut of a process's own view, in order with its events (riarc_tracer_core), for the
+%% analysis to tell the session: no event of the partition's count. With the analysis
+%% ended, its monitor had decided before the cut, and the verdict stands.
+effects([{analyse_cut, E} | Fx], L = #tracer_loop{analysis = An, nbuf = B}, St) when is_pid(An) ->
+    effects(Fx, L#tracer_loop{buf = [E | L#tracer_loop.buf], nbuf = B + 1}, St);
+effects([{analyse_cut, _} | Fx], L, St) ->
+    effects(Fx, L, St);
 effects([{send, Session, Msg} | Fx], L = #tracer_loop{session = Session, token = Token}, St) ->
     Session ! {riarc_s, Token, Msg},
     effects(Fx, L, St);

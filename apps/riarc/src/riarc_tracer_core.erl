@@ -34,6 +34,8 @@
 %%                        %  (Part = {S, MFA}) by monitor Mon, off the routing path
 %% {analyse, E}           % with `analysis => isolated': hand event E to that analysis,
 %%                        %  without waiting for it
+%% {analyse_cut, C}       % the same for a cut of a process's own view, C, in order with
+%%                        %  its events: that analysis tells the session, unless decided
 %% {relay, Part, P}       % one partition spanning nodes: this partition's events (analyse,
 %%                        %  analysis_end) go to the session of P, its root's remote parent
 %% analysis_end           % with `analysis => isolated': the partition has ended; its
@@ -116,6 +118,7 @@
                 | {started, tracer(), sid()} | perturb | {stop, [term()], stats()}
                 | {analysis, {sid(), riarc_event:mfa_args()}, riarc_monitor:monitor()}
                 | {analyse, riarc_event:traced() | {remote_spawn, sid(), node(), riarc_event:mfa_args()}}
+                | {analyse_cut, riarc_event:cut_event()}
                 | analysis_end | refused
                 | {relay, {sid(), riarc_event:mfa_args()}, pid()}.
 
@@ -189,23 +192,14 @@ lost_view(S, Why, St) ->
     Key = riarc_tracer_parts:key_of(S, St#tracer.parts),
     St0 = report({riarc_cut, Key, S, Why}, St),
     %% S kept the flags that make a child it spawns traced, and lost others: a later
-    %% child inherits what is left (riarc_trace_pattern:cut_scope/2), so any other
-    %% partition's view may be cut from here on.
-    St1 = case Why of
-              {flags_removed, Kept} when is_list(Kept) ->
-                  case lists:member(procs, Kept) andalso lists:member(set_on_spawn, Kept) of
-                      true -> report({riarc_cut, Key, S, {inherited, Why}}, St0);
-                      false -> St0
-                  end;
-              _ -> St0
+    %% child inherits what is left, so any other partition's view may be cut from here on.
+    St1 = case riarc_trace_pattern:lost_scope(Why) of
+              inherited -> report({riarc_cut, Key, S, {inherited, Why}}, St0);
+              own -> St0
           end,
-    case Why of
-        {flags_removed, Left} when is_list(Left) ->
-            case lists:member(procs, Left) of
-                true -> St1;
-                false -> try_gc(del_gamma(S, 'I5', St1))
-            end;
-        _ -> St1
+    case riarc_trace_pattern:exit_to_come(Why) of
+        true -> St1;
+        false -> try_gc(del_gamma(S, 'I5', St1))
     end.
 
 %% @doc direct (∘) or priority (•).
@@ -589,14 +583,9 @@ analyse(E = {remote_spawn, _, _, _}, St = #tracer{parts = Parts}) ->
 %% reached before the cut would read as an error. Such a cut goes in order with S's
 %% events, through the analysis process (riarc_analysis), which tells the session only
 %% if its monitor had not decided.
-%% A loss a recording's look found (riarc_offline's recorder): read as a live look's.
-analyse({cut, S, Why = {Lost, _}}, St = #tracer{parts = Parts})
-  when Lost =:= flags_removed; Lost =:= tracer_replaced ->
-    case riarc_tracer_parts:relays(Parts) of
-        false -> lost(S, Why, St);
-        true -> step({cut, S, Why}, St)
-    end;
-analyse(E = {cut, S, Why}, St = #tracer{parts = Parts0}) ->
+analyse(E = {cut, S, Why}, St = #tracer{parts = Parts0}) when element(1, Why) =:= trace;
+                                                             element(1, Why) =:= trace_pattern;
+                                                             element(1, Why) =:= patterns_changed ->
     case riarc_tracer_parts:relays(Parts0) of
         false ->
             Key = riarc_tracer_parts:key_of(S, Parts0),
@@ -606,7 +595,7 @@ analyse(E = {cut, S, Why}, St = #tracer{parts = Parts0}) ->
                         _ -> riarc_tracer_parts:own_call_cut(S, Parts0)
                     end,
             St0 = case Scope =/= all andalso riarc_tracer_parts:cut_in_order(S, Parts) of
-                      true -> fx({analyse, E}, St#tracer{parts = Parts});
+                      true -> fx({analyse_cut, E}, St#tracer{parts = Parts});
                       false -> report({riarc_cut, Key, S, Why}, St#tracer{parts = Parts})
                   end,
             %% What S's later children inherit may cut any other partition's view: at
@@ -624,6 +613,12 @@ analyse(E = {cut, S, Why}, St = #tracer{parts = Parts0}) ->
                     end;
                 _ -> St1
             end;
+        true -> step(E, St)
+    end;
+%% A loss a recording's look found (riarc_recorder): read as a live look's.
+analyse(E = {cut, S, Why}, St = #tracer{parts = Parts}) ->
+    case riarc_tracer_parts:relays(Parts) of
+        false -> lost(S, Why, St);
         true -> step(E, St)
     end;
 %% A timer S set to send Dest the atom `timeout', which the VM traces exactly as a

@@ -51,10 +51,10 @@ spec() -> fun({?MODULE, victim, []}) -> {ok, exit_monitor()} end.
 
 %% A forged `{trace, P, exit, normal}' sent to every tracer does not make a process that
 %% then crashes look as if it ended well: its verdict is reject, with the real exit.
-%% The module's first riarc run: in a fresh VM on a loaded machine it loads riarc's code
-%% (every module load waits for every scheduler), which took 1.8 to 3.2 s with two
-%% busy processes on the two cores, and twice in eight runs more than EUnit's default
-%% 5 s.
+%% The module's first riarc run: in a fresh VM on a loaded machine it loads code (every
+%% module load waits for every scheduler), which took 1.8 to 3.2 s with two busy
+%% processes on the two cores, twice in eight runs more than EUnit's default 5 s, before
+%% riarc's application loaded its modules at once (riarc_app).
 forged_trace_event_test_() ->
     {timeout, 60, fun forged_trace_event/0}.
 

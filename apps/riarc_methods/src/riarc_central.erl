@@ -211,14 +211,12 @@ lost(P, St = #central{config = Config}) ->
 %% come: an ended process still live here makes the tracer look when quiet (lost/2).
 view_look(St = #central{config = Config, live = Live, view = #view{judged = J}}) ->
     Lost = riarc_backend_evm:looked([P || P <- maps:keys(Live), not is_map_key(P, J)], Config),
-    St1 = lists:foldl(fun({P, Why = {flags_removed, Left}}, Acc) when is_list(Left) ->
+    St1 = lists:foldl(fun({P, Why}, Acc) ->
                               Acc1 = looked_cut(P, Why, Acc),
-                              case lists:member(procs, Left) of
+                              case riarc_trace_pattern:exit_to_come(Why) of
                                   true -> Acc1;
                                   false -> gone(P, Acc1)
-                              end;
-                         ({P, Why}, Acc) ->
-                              looked_cut(P, Why, Acc)
+                              end
                       end, St, Lost),
     Ended = lists:any(fun(P) -> not is_process_alive(P) end, maps:keys(St1#central.live)),
     V = St1#central.view,
@@ -233,13 +231,9 @@ looked_cut(P, Why, St) ->
                                 #{} -> St
                             end
                     end),
-    case Why of
-        {flags_removed, Kept} when is_list(Kept) ->
-            case lists:member(procs, Kept) andalso lists:member(set_on_spawn, Kept) of
-                true -> node_cut(P, {inherited, Why}, St1);
-                false -> St1
-            end;
-        _ -> St1
+    case riarc_trace_pattern:lost_scope(Why) of
+        inherited -> node_cut(P, {inherited, Why}, St1);
+        own -> St1
     end.
 
 patterns_look(St = #central{view = #view{patterns_changed = true}}) ->

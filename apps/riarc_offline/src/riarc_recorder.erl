@@ -184,13 +184,9 @@ view_look(R = #recorder{cfg = Cfg, live = L, view = #view{judged = J}}) ->
     Lost = riarc_backend_evm:looked([P || P <- maps:keys(L), not is_map_key(P, J)], Cfg),
     R1 = lists:foldl(fun({P, Why}, Acc) ->
                              Acc1 = judged(P, write({cut, P, Why}, Acc)),
-                             case Why of
-                                 {flags_removed, Left} when is_list(Left) ->
-                                     case lists:member(procs, Left) of
-                                         true -> Acc1;
-                                         false -> gone(P, Acc1)
-                                     end;
-                                 _ -> Acc1
+                             case riarc_trace_pattern:exit_to_come(Why) of
+                                 true -> Acc1;
+                                 false -> gone(P, Acc1)
                              end
                      end, R, Lost),
     Ended = lists:any(fun(P) -> not is_process_alive(P) end, maps:keys(R1#recorder.live)),

@@ -184,12 +184,12 @@ decode(Type, _, _, _) ->
 
 %% The call a CUT record holds, with the caller's name where it named itself.
 cut_call(1, S, {trace, [_ | Args]}) -> {trace, [S | Args]};
-cut_call(0, _S, Why = {Kind, Args}) when (Kind =:= trace orelse Kind =:= trace_pattern),
-                                         is_list(Args) -> Why;
-%% What a recorder's look found (riarc_recorder).
-cut_call(0, _S, Why = {flags_removed, Left}) when is_list(Left) -> Why;
-cut_call(0, _S, Why = {Lost, _}) when Lost =:= tracer_replaced; Lost =:= patterns_changed -> Why;
-cut_call(_, _, _) -> bad("a cut record's call is neither trace nor trace_pattern, nor a look's finding").
+cut_call(0, _S, Why) ->
+    case riarc_event:is_cut(Why) of
+        true -> Why;
+        false -> bad("a cut record's call is neither trace nor trace_pattern, nor a look's finding")
+    end;
+cut_call(_, _, _) -> bad("a cut record that names its process holds no erlang:trace/3 call").
 
 -spec bad(string()) -> no_return().
 bad(Why) -> throw({riarc_bad, Why}).

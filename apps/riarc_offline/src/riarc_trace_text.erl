@@ -147,14 +147,8 @@ valid({K, _C, _P, MFA} = Ev) when K =:= init; K =:= spawn ->
     end;
 valid(Ev = {timer_timeout, _P, _Dest}) ->
     {true, Ev, 0};
-valid(Ev = {cut, _P, {Kind, Args}}) when (Kind =:= trace orelse Kind =:= trace_pattern),
-                                         is_list(Args) ->
-    {true, Ev, 0};
-%% What a recorder's look found (riarc_recorder).
-valid(Ev = {cut, _P, {flags_removed, Left}}) when is_list(Left) ->
-    {true, Ev, 0};
-valid(Ev = {cut, _P, {Lost, _}}) when Lost =:= tracer_replaced; Lost =:= patterns_changed ->
-    {true, Ev, 0};
+valid(Ev = {cut, _P, Why}) ->
+    riarc_event:is_cut(Why) andalso {true, Ev, 0};
 valid(Ev) ->
     riarc_event:is_event(Ev) andalso {true, Ev, 0}.
 
