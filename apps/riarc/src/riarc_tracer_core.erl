@@ -171,7 +171,8 @@ handle(Msg, St = #tracer{mode = priority}) ->
 %% that nobody waits for it. Only for a process this tracer traces in direct mode: one
 %% still being taken over is looked at again later. A process whose own call cut its
 %% view was judged by that call, in order with its events: what a look finds later adds
-%% nothing (a verdict in before the call stands).
+%% nothing to its verdict (one in before the call stands), but a look that finds it
+%% traced by nothing at all ends its trace too.
 -spec view_lost(sid(), {flags_removed | tracer_replaced, term()}, state()) -> {state(), [effect()]}.
 view_lost(S, Why, St) ->
     out(lost(S, Why, St)).
@@ -180,6 +181,11 @@ lost(S, Why, St = #tracer{mode = direct, gamma = G, parts = Parts}) ->
     case G of
         #{S := direct} ->
             case riarc_tracer_parts:cut_by_own_call(S, Parts) of
+                %% Race: S's own call took `procs' and S has ended since: the VM traces
+                %% nothing of it any more (riarc_tracer's probe found its exit will not
+                %% come). Its verdict is the call's; its trace ends here, or the tracer
+                %% would wait for that exit for ever.
+                true when Why =:= {flags_removed, []} -> try_gc(del_gamma(S, 'I5', St));
                 true -> St;
                 false -> lost_view(S, Why, St)
             end;

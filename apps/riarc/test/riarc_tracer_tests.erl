@@ -297,6 +297,27 @@ own_call_then_look_test() ->
     {_, Fx2} = riarc_tracer_core:view_lost(p, Lost, P1),
     ?assertEqual([], told(Fx2)).
 
+%% A process whose own call took `procs' (its exit will not be traced) and that has
+%% ended since: the probe's finding ends its trace, and the tracer with it, its verdict
+%% still the call's (before, the look left it to the call and the tracer waited for its
+%% exit for ever). While it lives, a look that finds flags left changes nothing.
+own_procs_call_then_probe_test() ->
+    B = riarc_backend:new(riarc_backend_route, #{table => undefined, flags => []}),
+    Cfg = #{lambda => riarc_lambda:new(fun(_) -> {ok, fun M(_) -> M end} end), backend => B,
+            session => s, checks => true, perturb => undefined, init_from_spawn => true,
+            self => t0, analysis => inline},
+    {P0, _} = riarc_tracer_core:init_root(Cfg, p, {m, p, []}, none),
+    Flags = [send, 'receive', procs],
+    {P1, Fx1} = riarc_tracer_core:handle({trace, p, call, {erlang, trace, [p, false, Flags]}}, P0),
+    ?assertEqual([{riarc_cut, t0, p, {trace, [p, false, Flags]}}], told(Fx1)),
+    ?assertNot(stopped(Fx1)),
+    {P2, Fx2} = riarc_tracer_core:view_lost(p, {flags_removed, [call, set_on_spawn]}, P1),
+    ?assertEqual({[], false, [p]}, {told(Fx2), stopped(Fx2), riarc_tracer_core:gamma(P2)}),
+    {P3, Fx3} = riarc_tracer_core:view_lost(p, {flags_removed, []}, P2),
+    ?assertEqual([], riarc_tracer_core:gamma(P3)),
+    ?assert(stopped(Fx3)),
+    ?assertMatch([{riarc_verdict, t0, p, _, none, _, _}], [M || M = {riarc_verdict, _, _, _, _, _, _} <- told(Fx3)]).
+
 %% A monitor that crashes gets the verdict error for its own processes only, wherever it
 %% runs.
 crashing_monitor_test_() ->

@@ -75,9 +75,19 @@ inline_test_() ->
 %% modes that read the trace give error for the cut view, riarc_trust_tests).
 untracer() ->
     Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
+    Before = riarc_trace_pattern:installed(),
     [begin
-         {ok, R} = riarc_inline:run({riarc_demo_untracer, run, [How]}, fun(_) -> {ok, Mon} end,
-                                    #{log => false}),
+         %% Inline monitoring does not trace, so nothing of riarc's puts back the node's
+         %% patterns the system turns off (receive_pattern): the test holds them for the
+         %% run, as a riarc session would, and lets go after, or every later test of
+         %% this VM would trace no receive.
+         Key = {?MODULE, untracer},
+         ok = riarc_trace_pattern:hold(Key, self(), #{}),
+         {ok, R} = try riarc_inline:run({riarc_demo_untracer, run, [How]}, fun(_) -> {ok, Mon} end,
+                                        #{log => false})
+                   after riarc_trace_pattern:release(Key)
+                   end,
+         ?assertEqual(Before, riarc_trace_pattern:installed()),
          %% The process that took the message: the root, or its child.
          Took = [V || V = #{why := #{event := {recv, _, {error, late}}}} <- maps:get(verdicts, R)],
          ?assertMatch({How, [#{verdict := reject}]}, {How, Took})

@@ -16,17 +16,19 @@
 
 -export([run/1, hows/0, decided_first/0, outsider/1, untracing_helper/0]).
 
--type how() :: own_flags | all_flags | receive_pattern | child_flags | inherited.
+-type how() :: own_flags | all_flags | own_procs | receive_pattern | child_flags | inherited.
 -export_type([how/0]).
 
 %% @doc Every way a system here takes something out of riarc's view.
 -spec hows() -> [how()].
-hows() -> [own_flags, all_flags, receive_pattern, child_flags, inherited].
+hows() -> [own_flags, all_flags, own_procs, receive_pattern, child_flags, inherited].
 
 %% @doc Takes the view away as How says, then the forbidden message is taken: by the
 %% process itself, or, with `child_flags', by a child whose flags it turned off, or,
 %% with `inherited', by a child it spawns after turning off its own send and receive
 %% flags (the child inherits what is left: its start and end are seen, nothing else).
+%% With `own_procs' the process keeps some flags but not `procs', that of its spawn and
+%% exit events: its exit will not be seen, and nothing else says it ended.
 -spec run(how()) -> ok.
 run(inherited) ->
     _ = erlang:trace(self(), false, [send, 'receive']),
@@ -42,6 +44,7 @@ run(How) ->
     _ = case How of
             own_flags -> erlang:trace(self(), false, [send, 'receive']);
             all_flags -> erlang:trace(self(), false, [all]);
+            own_procs -> erlang:trace(self(), false, [send, 'receive', procs]);
             receive_pattern -> erlang:trace_pattern('receive', false, [])
         end,
     self() ! {error, late},
