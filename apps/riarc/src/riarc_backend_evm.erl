@@ -117,8 +117,19 @@ preempt(#{flags := Flags}, S, T) ->
     try catch erlang:suspend_process(S) of
         true ->
             try
+                %% A takeover moves S's tracing to T; it never adds to it. S may have
+                %% lost flags before (its parent had turned off set_on_spawn, someone
+                %% took them): it keeps those of riarc's it still has, so that T's look
+                %% finds what is missing and cuts the partition's view, as the routing
+                %% table's takeover leaves it. Set whole, S would be traced from here
+                %% on, its earlier events never seen, and its monitor would read the
+                %% rest as its whole trace (a false accept, found by the oracle).
+                Kept = case catch erlang:trace_info(S, flags) of
+                           {flags, Now} -> [F || F <- Flags, lists:member(F, Now)];
+                           _ -> Flags
+                       end,
                 _ = catch erlang:trace(S, false, [all]),
-                _ = catch erlang:trace(S, true, [{tracer, T} | Flags])
+                _ = Kept =/= [] andalso (catch erlang:trace(S, true, [{tracer, T} | Kept]))
             after
                 catch erlang:resume_process(S)
             end;

@@ -63,7 +63,7 @@
 -module(riarc_trace_pattern).
 
 -export([hold/3, release/1, installed/0, intact/0, settle/1, valid/1, union/1, call_event/2,
-         cut_scope/2, lost_scope/1, exit_to_come/1]).
+         cut_scope/2, lost_scope/1, exit_to_come/1, hides_children/1]).
 %% Spawned entry point.
 -export([keeper/0]).
 -export_type([pattern/0, patterns/0, call_pattern/0]).
@@ -234,6 +234,20 @@ lost_scope(_Why) ->
 -spec exit_to_come({flags_removed | tracer_replaced, term()}) -> boolean().
 exit_to_come({flags_removed, Kept}) when is_list(Kept) -> lists:member(procs, Kept);
 exit_to_come(_Why) -> true.
+
+%% @doc Whether a cut (a process's call of erlang:trace/3 on itself, or a look's finding)
+%% leaves the process's later children traced but never seen to start: it lost `procs'
+%% (its spawn events) and kept `set_on_spawn', so a child inherits riarc's tracer and
+%% what flags are left, and any event of the child's reaches riarc from a process it
+%% never saw start.
+-spec hides_children(term()) -> boolean().
+hides_children({trace, [_, false, Flags]}) when is_list(Flags) ->
+    lists:member(procs, Flags) andalso not lists:member(set_on_spawn, Flags)
+        andalso not lists:member(all, Flags);
+hides_children({flags_removed, Kept}) when is_list(Kept) ->
+    lists:member(set_on_spawn, Kept) andalso not lists:member(procs, Kept);
+hides_children(_Why) ->
+    false.
 
 %% A call pattern's target that covers one of the functions riarc's detection relies on.
 watched({M, F, A}) ->

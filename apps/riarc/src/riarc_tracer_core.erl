@@ -195,17 +195,21 @@ lost(_S, _Why, St) ->
     St.
 
 lost_view(S, Why, St) ->
-    Key = riarc_tracer_parts:key_of(S, St#tracer.parts),
-    St0 = report({riarc_cut, Key, S, Why}, St),
-    %% S kept the flags that make a child it spawns traced, and lost others: a later
-    %% child inherits what is left, so any other partition's view may be cut from here on.
-    St1 = case riarc_trace_pattern:lost_scope(Why) of
-              inherited -> report({riarc_cut, Key, S, {inherited, Why}}, St0);
-              own -> St0
-          end,
+    St1 = view_cut(S, Why, St),
     case riarc_trace_pattern:exit_to_come(Why) of
         true -> St1;
         false -> try_gc(del_gamma(S, 'I5', St1))
+    end.
+
+%% S's partition's view is cut, as the look found (lost_scope/1 says whose else).
+view_cut(S, Why, St = #tracer{parts = Parts}) ->
+    Key = riarc_tracer_parts:key_of(S, Parts),
+    St1 = report({riarc_cut, Key, S, Why}, St#tracer{parts = riarc_tracer_parts:seen_cut(Why, Parts)}),
+    %% S kept the flags that make a child it spawns traced, and lost others: a later
+    %% child inherits what is left, so any other partition's view may be cut from here on.
+    case riarc_trace_pattern:lost_scope(Why) of
+        inherited -> report({riarc_cut, Key, S, {inherited, Why}}, St1);
+        own -> St1
     end.
 
 %% @doc direct (∘) or priority (•).
@@ -598,7 +602,7 @@ analyse(E = {cut, S, Why}, St = #tracer{parts = Parts0}) when element(1, Why) =:
             Scope = riarc_trace_pattern:cut_scope(S, Why),
             Parts = case Scope of
                         all -> Parts0;
-                        _ -> riarc_tracer_parts:own_call_cut(S, Parts0)
+                        _ -> riarc_tracer_parts:own_call_cut(S, riarc_tracer_parts:seen_cut(Why, Parts0))
                     end,
             St0 = case Scope =/= all andalso riarc_tracer_parts:cut_in_order(S, Parts) of
                       true -> fx({analyse_cut, E}, St#tracer{parts = Parts});
@@ -621,11 +625,16 @@ analyse(E = {cut, S, Why}, St = #tracer{parts = Parts0}) when element(1, Why) =:
             end;
         true -> step(E, St)
     end;
-%% A loss a recording's look found (riarc_recorder): read as a live look's.
-analyse(E = {cut, S, Why}, St = #tracer{parts = Parts}) ->
-    case riarc_tracer_parts:relays(Parts) of
-        false -> lost(S, Why, St);
-        true -> step(E, St)
+%% A loss a recording's look found (riarc_recorder): read as a live look's. But a live
+%% look that finds S still being taken over looks again later, and a recording's is
+%% read once: S's view is cut now, whatever S's mode (a child its parent left untraced
+%% shows no event for its takeover to end with; its partition waited open until the
+%% file's end, verdict none, where the live run gave error).
+analyse(E = {cut, S, Why}, St = #tracer{parts = Parts, gamma = G}) ->
+    case {riarc_tracer_parts:relays(Parts), G} of
+        {false, #{S := priority}} -> view_cut(S, Why, St);
+        {false, _} -> lost(S, Why, St);
+        {true, _} -> step(E, St)
     end;
 %% A timer S set to send Dest the atom `timeout', which the VM traces exactly as a
 %% receive timeout of Dest's (riarc_analysis_core:timer_reading/2): S's partition's

@@ -17,7 +17,7 @@
 -module(riarc_tracer_parts).
 
 -export([new/1, own/4, root/3, adopt/6, adopted/1, join/3, within/2, key_of/2, cut_in_order/2,
-         own_call_cut/2, cut_by_own_call/2, monitored/2, step/4, left/3, finish/2, stopped_short/2,
+         own_call_cut/2, cut_by_own_call/2, seen_cut/2, hides_children/1, monitored/2, step/4, left/3, finish/2, stopped_short/2,
          relays/1, await/1, awaited/2, awaiting/1, root_of/1, analysed/1, state_map/1]).
 -export_type([t/0]).
 
@@ -44,7 +44,10 @@
     relay_of = undefined :: undefined | pid(),
     adopted = riarc_tracer_adopted:new() :: riarc_tracer_adopted:t(),
     %% Processes whose own call cut their view: judged by it (own_call_cut/2).
-    own_cut = #{} :: #{sid() => true}
+    own_cut = #{} :: #{sid() => true},
+    %% A cut left children of a process here traced but never seen to start
+    %% (riarc_trace_pattern:hides_children/1): their events may reach the tracer.
+    hidden = false :: boolean()
 }).
 
 -opaque t() :: #parts{}.
@@ -126,6 +129,16 @@ cut_in_order(_S, _Ps) ->
 %% later look that finds S's flags gone adds nothing (cut_by_own_call/2).
 -spec own_call_cut(sid(), t()) -> t().
 own_call_cut(S, Ps = #parts{own_cut = C}) -> Ps#parts{own_cut = C#{S => true}}.
+
+%% @doc A cut of a process here (its own call, or what a look found): whether it leaves
+%% children this tracer will get events of without their start (hides_children/1).
+-spec seen_cut(term(), t()) -> t().
+seen_cut(Why, Ps = #parts{hidden = H}) ->
+    Ps#parts{hidden = H orelse riarc_trace_pattern:hides_children(Why)}.
+
+%% @doc Whether a cut left children of the tracer's processes unseen (seen_cut/2).
+-spec hides_children(t()) -> boolean().
+hides_children(#parts{hidden = H}) -> H.
 
 %% @doc Whether S's own call cut its view (own_call_cut/2).
 -spec cut_by_own_call(sid(), t()) -> boolean().

@@ -135,7 +135,11 @@ try_gc(St) ->
 -spec finish(state()) -> state().
 finish(St = #tracer{pending = Pending}) ->
     Empty = riarc_reorder:is_empty(Pending),
-    St1 = check(Empty, 'A4', {events_of_unknown_processes, riarc_reorder:to_map(Pending)}, St),
+    %% Invariant A4, unless a cut left children of this tracer's processes traced but
+    %% never seen to start (riarc_tracer_parts:hides_children/1): the system did that,
+    %% and its partitions' views were cut for it.
+    St1 = check(Empty orelse riarc_tracer_parts:hides_children(St#tracer.parts), 'A4',
+                {events_of_unknown_processes, riarc_reorder:to_map(Pending)}, St),
     %% Events left here belong to processes whose monitors did not get them (see "Late
     %% events" in docs/core.md): their verdicts cannot be trusted.
     St2 = case Empty of

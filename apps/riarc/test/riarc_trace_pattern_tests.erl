@@ -152,3 +152,17 @@ cut_scope_test() ->
     ?assertEqual(all, riarc_trace_pattern:cut_scope(P, {trace, [Q, false, [all]]})),
     ?assertEqual(all, riarc_trace_pattern:cut_scope(P, {trace, [all, false, [send]]})),
     ?assertEqual(all, riarc_trace_pattern:cut_scope(P, {trace_pattern, ['receive', false, []]})).
+
+%% Children traced but never seen to start: a cut took `procs' and left `set_on_spawn'.
+hides_children_test() ->
+    P = self(),
+    ?assert(riarc_trace_pattern:hides_children({trace, [P, false, [send, 'receive', procs]]})),
+    ?assert(riarc_trace_pattern:hides_children({trace, [P, false, [procs]]})),
+    ?assertNot(riarc_trace_pattern:hides_children({trace, [P, false, [procs, set_on_spawn]]})),
+    ?assertNot(riarc_trace_pattern:hides_children({trace, [P, false, [all]]})),
+    ?assertNot(riarc_trace_pattern:hides_children({trace, [P, false, [send, 'receive']]})),
+    ?assertNot(riarc_trace_pattern:hides_children({trace, [P, true, [procs]]})),
+    ?assert(riarc_trace_pattern:hides_children({flags_removed, [set_on_spawn, call]})),
+    ?assertNot(riarc_trace_pattern:hides_children({flags_removed, []})),
+    ?assertNot(riarc_trace_pattern:hides_children({flags_removed, [procs, set_on_spawn]})),
+    ?assertNot(riarc_trace_pattern:hides_children({tracer_replaced, P})).

@@ -111,6 +111,9 @@ untracing(How, Backend, Where) ->
     %% The child's, with child_flags: the call, or the look that found it untraced.
     [?assertMatch(#{verdict := error, reason := {cut, _}}, V) || V <- Vs],
     ?assertEqual(1, riarc_result:status(R)),
+    %% What the system did is no fault of riarc's (hidden_child: events of a process
+    %% never seen to start read as invariant A4 violated).
+    ?assertEqual([], maps:get(violations, R)),
     %% The node's patterns are its own again, whatever the system did to them.
     ?assertEqual(Before, riarc_trace_pattern:installed()).
 

@@ -35,6 +35,13 @@
 %%     act: the modes that read the VM's trace see nothing of it from here, not even its
 %%     exit, and say so (error, unless its monitor had decided); woven code still
 %%     reports.</li>
+%% <li>`{cut, Kind}': turn off some of the process's own trace flags and go on:
+%%     `own_procs' takes send, 'receive' and procs (nothing more of the process is seen,
+%%     its exit included, and the children it spawns from then on inherit the rest: they
+%%     are not seen at all), `no_inherit' takes set_on_spawn (the process is seen whole,
+%%     but the children it spawns from then on are not traced: only their spawn is seen).
+%%     Logged as `{cut, Self, Kind}', where it happened; the oracle reads that mark and
+%%     leaves it out of the process's trace.</li>
 %% </ul>
 %% Every process logs the events it exhibits and sends the log to the collector `Col'
 %% (outside the system) just before it exits; the log is the ground truth the oracle
@@ -109,6 +116,9 @@ act({sync, Child = #{id := Id}, Msgs, N}, Log, _Parent, Col) ->
 act(cut, Log, _Parent, _Col) ->
     _ = erlang:trace(self(), false, [all]),
     Log;
+act({cut, Kind}, Log, _Parent, _Col) ->
+    _ = erlang:trace(self(), false, cut_flags(Kind)),
+    [{cut, self(), Kind} | Log];
 act(recv, Log, _Parent, _Col) ->
     receive {m, _} = M -> [{recv, self(), M} | Log] end;
 act({reply, Vs}, Log, Parent, _Col) ->
@@ -144,6 +154,9 @@ act({gen, Id, Calls, Stop}, Log, _Parent, Col) ->
                      end, L1, Calls),
     ok = gen_server:cast(S, stop),
     [{send, Self, S, {'$gen_cast', stop}} | L2].
+
+cut_flags(own_procs) -> [send, 'receive', procs];
+cut_flags(no_inherit) -> [set_on_spawn].
 
 spawn_child(Id, Child, Col, Log) ->
     Self = self(),

@@ -30,8 +30,12 @@
 %% atom, an exit with another reason) answers `{unaligned, Event}' for the position.
 %% A process may end by turning off its own trace flags (`cut', riarc_oracle_sys): every
 %% mode but inline monitoring reads the VM's trace and must then answer error, unless
-%% the reference decided before the cut (expected/4); inline must answer as the
-%% reference, its woven code reporting all.
+%% the reference decided before the cut (expected/5); inline must answer as the
+%% reference, its woven code reporting all. A process may also turn off some of its
+%% flags and go on (`{cut, Kind}'): its own verdict is then an error unless decided
+%% before, and so is that of a child it spawns after it that is not traced (unless
+%% decided at its start); the processes those modes cannot see at all are not listed
+%% by them, or listed as errors (mid_cuts/1).
 %%
 %% The count of cases: riarc_test_tier's (15 in the fast tier, 150 in the full one), or
 %% RIARC_ORACLE_CASES when set, in either tier: `make verdicts-soak' runs 1500. A case takes
@@ -287,35 +291,80 @@ children(_) -> [].
 %% process at its `cut', which comes before its last two events (its log sent to the
 %% collector, its exit: truths/1): a verdict the reference reached before them stands,
 %% anything else is an error, whatever event its monitor was fed last.
-expected(M, Ref, CutIds, Truth) ->
+%% A process that cut only some of its flags and went on (Mid: mid_cuts/1) keeps a
+%% verdict reached on the events it logged before its cut. A child it spawned after a
+%% `no_inherit' cut is found untraced by a look, which cannot tell when its flags went:
+%% error, whatever its verdict. A process those modes never see is not expected of them.
+expected(M, Ref, CutIds, Mid, Truth) ->
     case M =/= {method, inline} of
         false -> Ref;
         true ->
+            #{cutters := Cutters, untraced := Untraced, unseen := Unseen} = Mid,
             maps:map(fun(Id, {V, Pos}) ->
-                             case lists:member(Id, CutIds) of
-                                 false -> {V, Pos};
-                                 true ->
-                                     {_, Trace} = maps:get(Id, Truth),
-                                     case (V =:= accept orelse V =:= reject) andalso is_integer(Pos)
-                                         andalso Pos =< length(Trace) - 2 of
-                                         true -> {V, Pos};
-                                         false -> {error, cut}
-                                     end
+                             Upto = case {lists:member(Id, CutIds), Cutters, lists:member(Id, Untraced)} of
+                                        {true, _, _} -> length(element(2, maps:get(Id, Truth))) - 2;
+                                        {_, #{Id := K}, _} -> K;
+                                        {_, _, true} -> 0;
+                                        _ -> all
+                                    end,
+                             case Upto =:= all orelse ((V =:= accept orelse V =:= reject)
+                                                       andalso is_integer(Pos) andalso Pos =< Upto) of
+                                 true -> {V, Pos};
+                                 false -> {error, cut}
                              end
-                     end, Ref)
+                     end, maps:without(Unseen, Ref))
     end.
 
-%% A mode's error for a process that cut its flags is compared by its verdict alone.
-cut_answer({ok, As}, CutIds) ->
-    {ok, maps:map(fun(Id, A = {error, _}) ->
-                          case lists:member(Id, CutIds) of
-                              true -> {error, cut};
-                              false -> A
-                          end;
-                     (_, A) -> A
-                  end, As)};
-cut_answer(Other, _CutIds) ->
+%% A mode's error for a process that cut its flags (or a child it left untraced) is
+%% compared by its verdict alone; one for a process the mode cannot see is not compared
+%% (a check of a recording lists a process never seen to start whose call is in the
+%% file, with no MFA: `{other, undefined}').
+cut_answer(M, {ok, As}, CutIds, #{cutters := Cutters, untraced := Untraced, unseen := Unseen}) ->
+    Judged = CutIds ++ maps:keys(Cutters) ++ Untraced,
+    {ok, maps:filtermap(fun(Id, {error, _}) ->
+                                case {M =/= {method, inline} andalso (lists:member(Id, Unseen)
+                                                                       orelse Id =:= {other, undefined}),
+                                      lists:member(Id, Judged)} of
+                                    {true, _} -> false;
+                                    {false, true} -> {true, {error, cut}};
+                                    {false, false} -> true
+                                end;
+                           (_, _) -> true
+                        end, As)};
+cut_answer(_M, Other, _CutIds, _Mid) ->
     Other.
+
+%% What the cuts that are not a process's last act (`{cut, Kind}', riarc_oracle_sys) do
+%% to the modes that read the VM's trace, from a run's logs (the same, by logical id, in
+%% every run): `cutters', each cutting process with the number of events it logged
+%% before its cut; `untraced', the children a `no_inherit' cutter spawned after its cut
+%% (their spawn is seen, nothing of them); `unseen', the processes those modes cannot
+%% see at all (what an `own_procs' cutter spawned after its cut, and the descendants of
+%% an untraced child), with every descendant of theirs.
+mid_cuts(Logs) ->
+    Ids = maps:from_list([{P, logical_id(MFA)} || {P, [{init, _, _, MFA} | _]} <- maps:to_list(Logs)]),
+    Children = lists:foldl(fun({P, [{init, _, Parent, _} | _]}, Acc) ->
+                                   maps:update_with(Parent, fun(Cs) -> [P | Cs] end, [P], Acc)
+                           end, #{}, maps:to_list(Logs)),
+    Cuts = [{P, Kind, K, After} || {P, Log} <- maps:to_list(Logs), {K, Kind, After} <- cut_of(P, Log)],
+    Untraced = [C || {_, no_inherit, _, After} <- Cuts, C <- After],
+    Unseen = [C || {_, own_procs, _, After} <- Cuts, C <- After]
+        ++ lists:append([maps:get(C, Children, []) || C <- Untraced]),
+    #{cutters => maps:from_list([{maps:get(P, Ids), K} || {P, _, K, _} <- Cuts]),
+      untraced => [maps:get(C, Ids) || C <- Untraced],
+      unseen => [maps:get(P, Ids) || P <- descendants(Unseen, Children)]}.
+
+%% A process's cut: the events it logged before it, its kind, the children it spawned
+%% after it.
+cut_of(Self, Log) ->
+    case lists:splitwith(fun(E) -> element(1, E) =/= cut end, Log) of
+        {_, []} -> [];
+        {Before, [{cut, Self, Kind} | After]} ->
+            [{length(Before), Kind, [C || {spawn, P, C, _} <- After, P =:= Self]}]
+    end.
+
+descendants(Ps, Children) ->
+    lists:append([[P | descendants(maps:get(P, Children, []), Children)] || P <- Ps]).
 
 judge(Clauses, Runs, CutIds) ->
     case [{M, Logs} || {M, {ok, _, Logs, _}} <- Runs] of
@@ -328,9 +377,10 @@ judge(Clauses, Runs, CutIds) ->
                               maps:get(Id, Canon, missing) =/= T]
                 ++ [{M, missing} || {M, Logs} <- AllLogs, map_size(Logs) =/= map_size(RefLogs)],
             Ref = reference(Clauses, Truth),
-            Expected = maps:from_list([{M, expected(M, Ref, CutIds, Truth)} || {M, _} <- Runs]),
+            Mid = mid_cuts(RefLogs),
+            Expected = maps:from_list([{M, expected(M, Ref, CutIds, Mid, Truth)} || {M, _} <- Runs]),
             Answers = maps:from_list([{reference, {ok, Ref}}, {expected, Expected}
-                                      | [{M, cut_answer(answers(R), CutIds)} || {M, R} <- Runs]]),
+                                      | [{M, cut_answer(M, answers(R), CutIds, Mid)} || {M, R} <- Runs]]),
             Disagree = [M || {M, _} <- Runs, maps:get(M, Answers) =/= {ok, maps:get(M, Expected)}],
             if
                 Odd =/= [] -> {nondeterministic, #{reference_run => RefMode, differ => Odd,
@@ -395,9 +445,10 @@ sys_pids(Logs) -> maps:from_list([{P, true} || P <- maps:keys(Logs)]).
 
 %% The ground truth: per logical id, the process's MFA and whole trace (its log, the
 %% log's own send and its exit).
+%% A cut's mark (riarc_oracle_sys's `{cut, Kind}') is no event: left out.
 truths(Logs) ->
-    maps:from_list([{logical_id(MFA), {MFA, Log ++ [{send, P, col(MFA), {log, P, Log}},
-                                                    {exit, P, exit_reason(MFA)}]}}
+    maps:from_list([{logical_id(MFA), {MFA, [E || E <- Log, element(1, E) =/= cut]
+                                           ++ [{send, P, col(MFA), {log, P, Log}}, {exit, P, exit_reason(MFA)}]}}
                     || {P, [{init, _, _, MFA} | _] = Log} <- maps:to_list(Logs)]).
 
 col({riarc_oracle_sys, proc, [_, _, _, Col]}) -> Col;
@@ -473,7 +524,7 @@ print(Script, Src, Outcome) ->
 print_answers(Answers) ->
     {ok, Ref} = maps:get(reference, Answers),
     %% The reference's answer, or, in a mode that reads the VM's trace, an error for a
-    %% process that cut its flags before its verdict (expected/4).
+    %% process that cut its flags before its verdict (expected/5).
     Expected = maps:get(expected, Answers, #{}),
     Modes = [M || M <- [reference | modes()], is_map_key(M, Answers)],
     Ids = lists:usort(maps:keys(Ref) ++ lists:append([maps:keys(A) || {ok, A} <- maps:values(Answers)])),
@@ -561,11 +612,13 @@ timer() -> {timer, choose(0, 1), oneof([send_after, start_timer])}.
 
 raw_act(0) ->
     frequency([{3, {timeout, choose(0, 1)}},
+               {1, {cut, oneof([own_procs, no_inherit])}},
                {1, sleep()},
                {1, timer()},
                {1, {gen, calls(), oneof([normal, shutdown])}}]);
 raw_act(D) ->
     frequency([{2, {timeout, choose(0, 1)}},
+               {1, {cut, oneof([own_procs, no_inherit])}},
                {1, sleep()},
                {1, timer()},
                {1, {gen, calls(), oneof([normal, shutdown])}},
@@ -594,10 +647,17 @@ fin({Exit, Acts, Cut}, NIn, Reply, Id) ->
                     B1 ++ [{reply, Vs}] ++ B2
             end,
     Reason = case Exit of normal -> normal; crash -> {crash, Id} end,
-    Last = [cut || Cut =:= cut],
-    {#{id => Id, acts => lists:duplicate(NIn, recv) ++ Body1 ++ Last, exit => Reason}, Next}.
+    %% One cut a process at most: the first that goes on, else the last act's.
+    {Rev, Mid} = lists:foldl(fun(A = {cut, _}, {Acc, false}) -> {[A | Acc], true};
+                                ({cut, _}, {Acc, true}) -> {Acc, true};
+                                (A, {Acc, M}) -> {[A | Acc], M}
+                             end, {[], false}, Body1),
+    Body2 = lists:reverse(Rev),
+    Last = [cut || Cut =:= cut, not Mid],
+    {#{id => Id, acts => lists:duplicate(NIn, recv) ++ Body2 ++ Last, exit => Reason}, Next}.
 
 fin_act({timeout, T}, N) -> {{timeout, T}, N};
+fin_act({cut, _} = Cut, N) -> {Cut, N};
 fin_act({sleep, _, _} = Sleep, N) -> {Sleep, N};
 fin_act({gen, Calls, normal}, N) -> {{gen, N, Calls, normal}, N + 1};
 fin_act({gen, Calls, shutdown}, N) -> {{gen, N, Calls, {shutdown, N}}, N + 1};

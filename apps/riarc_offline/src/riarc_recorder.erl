@@ -108,7 +108,11 @@ wait_ms(R) -> timeout_ms(R).
 
 look(R = #recorder{live = L}) ->
     {Untraced, R1} = riarc_backend_evm:untraced(maps:keys(L), fun take/2, R),
-    lists:foldl(fun lost/2, R1, Untraced).
+    %% Every trace message made so far is in (untraced/3 waited for them): an end of a
+    %% process whose spawn has still not come will never see it. Its parent had lost
+    %% `procs' and kept `set_on_spawn' (riarc_trace_pattern:hides_children/1): a child
+    %% traced, never seen to start, whose last call (all its flags off) read as its end.
+    lists:foldl(fun lost/2, R1#recorder{early = #{}}, Untraced).
 
 %% P, no longer traced by the recorder, will show no exit: unless a call of its own
 %% told why already, its view is written cut, as a live look finds it.
@@ -233,11 +237,15 @@ account({cut, P, {trace, [P, false, Flags]}}, R0) when is_list(Flags) ->
     %% tracer's, riarc_tracer_parts:own_call_cut/2).
     R = judged(P, R0),
     case lists:member(all, Flags) of
-        %% As at an exit: its spawn may not be known yet.
+        %% As at an exit: its spawn may not be known yet, or never be (look/1).
         true ->
             R1 = account({exit, P, cut}, R),
             V = R1#recorder.view,
-            R1#recorder{view = V#view{gone = (V#view.gone)#{P => true}}};
+            R2 = R1#recorder{view = V#view{gone = (V#view.gone)#{P => true}}},
+            case is_map_key(P, R2#recorder.early) of
+                true -> looking(R2);
+                false -> R2
+            end;
         false -> R
     end;
 account({cut, P, {trace, [P | _]}}, R) ->

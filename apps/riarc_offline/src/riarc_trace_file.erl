@@ -66,6 +66,10 @@ open(Src) -> open(Src, #{}).
 open(Src = {dbg_wrap, _, _}, Opts) ->
     wrap(dbg, riarc_trace_dbg:open(Src, Opts));
 open(File, Opts) ->
+    %% A record of riarc's own (a cut's look finding: `flags_removed', ...) names atoms of
+    %% riarc_event's, which the readers decode only if they exist (binary_to_term's
+    %% safe): a VM that never loaded riarc_event read such a file as bad.
+    {module, riarc_event} = code:ensure_loaded(riarc_event),
     case file:open(File, [read, raw, binary]) of
         {ok, Fd} ->
             Head = file:pread(Fd, 0, ?SNIFF),

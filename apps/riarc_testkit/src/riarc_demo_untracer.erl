@@ -16,23 +16,46 @@
 
 -export([run/1, hows/0, decided_first/0, outsider/1, untracing_helper/0]).
 
--type how() :: own_flags | all_flags | own_procs | receive_pattern | child_flags | inherited.
+-type how() :: own_flags | all_flags | own_procs | receive_pattern | child_flags | inherited | no_inherit
+             | hidden_child.
 -export_type([how/0]).
 
 %% @doc Every way a system here takes something out of riarc's view.
 -spec hows() -> [how()].
-hows() -> [own_flags, all_flags, own_procs, receive_pattern, child_flags, inherited].
+hows() -> [own_flags, all_flags, own_procs, receive_pattern, child_flags, inherited, no_inherit,
+           hidden_child].
 
 %% @doc Takes the view away as How says, then the forbidden message is taken: by the
 %% process itself, or, with `child_flags', by a child whose flags it turned off, or,
 %% with `inherited', by a child it spawns after turning off its own send and receive
 %% flags (the child inherits what is left: its start and end are seen, nothing else).
 %% With `own_procs' the process keeps some flags but not `procs', that of its spawn and
-%% exit events: its exit will not be seen, and nothing else says it ended.
+%% exit events: its exit will not be seen, and nothing else says it ended. With
+%% `no_inherit' it turns off its own set_on_spawn: the child it spawns then is not traced
+%% at all, only its spawn is seen (a takeover that set the child's flags anew traced it
+%% from the takeover on, and its monitor accepted at its exit, the message missed).
+%% With `hidden_child' it turns off its own send, receive and procs flags and then
+%% spawns a child: the child inherits riarc's tracer and its `call' flag but is never
+%% seen to start; its call turning its flags off is all riarc gets of it.
 -spec run(how()) -> ok.
 run(inherited) ->
     _ = erlang:trace(self(), false, [send, 'receive']),
     {C, Ref} = spawn_monitor(fun() -> receive {error, late} -> ok end end),
+    C ! {error, late},
+    receive {'DOWN', Ref, process, C, _} -> ok end;
+run(hidden_child) ->
+    _ = erlang:trace(self(), false, [send, 'receive', procs]),
+    {C, Ref} = spawn_monitor(fun() ->
+                                     _ = erlang:trace(self(), false, [all]),
+                                     receive {error, late} -> ok end
+                             end),
+    C ! {error, late},
+    receive {'DOWN', Ref, process, C, _} -> ok end;
+run(no_inherit) ->
+    _ = erlang:trace(self(), false, [set_on_spawn]),
+    %% The child outlives its tracer's takeover (a tenth of a second, where a takeover
+    %% takes a few ms): a takeover that set its flags anew traced the rest of its life.
+    {C, Ref} = spawn_monitor(fun() -> receive {error, late} -> ok end, receive after 100 -> ok end end),
     C ! {error, late},
     receive {'DOWN', Ref, process, C, _} -> ok end;
 run(child_flags) ->
