@@ -283,11 +283,7 @@ core_adoption_test() ->
 %% the partition whatever its verdict, so a reject reached before the call read as an
 %% error once the process outlived a look). Without the call, the look reports.
 own_call_then_look_test() ->
-    B = riarc_backend:new(riarc_backend_route, #{table => undefined, flags => []}),
-    Cfg = #{lambda => riarc_lambda:new(fun(_) -> {ok, fun M(_) -> M end} end), backend => B,
-            session => s, checks => true, perturb => undefined, init_from_spawn => true,
-            self => t0, analysis => inline},
-    {P0, _} = riarc_tracer_core:init_root(Cfg, p, {m, p, []}, none),
+    P0 = inline_root(),
     Lost = {flags_removed, [procs, call, set_on_spawn]},
     {_, Fx0} = riarc_tracer_core:view_lost(p, Lost, P0),
     ?assertEqual([{riarc_cut, t0, p, Lost}, {riarc_cut, t0, p, {inherited, Lost}}], told(Fx0)),
@@ -302,11 +298,7 @@ own_call_then_look_test() ->
 %% still the call's (before, the look left it to the call and the tracer waited for its
 %% exit for ever). While it lives, a look that finds flags left changes nothing.
 own_procs_call_then_probe_test() ->
-    B = riarc_backend:new(riarc_backend_route, #{table => undefined, flags => []}),
-    Cfg = #{lambda => riarc_lambda:new(fun(_) -> {ok, fun M(_) -> M end} end), backend => B,
-            session => s, checks => true, perturb => undefined, init_from_spawn => true,
-            self => t0, analysis => inline},
-    {P0, _} = riarc_tracer_core:init_root(Cfg, p, {m, p, []}, none),
+    P0 = inline_root(),
     Flags = [send, 'receive', procs],
     {P1, Fx1} = riarc_tracer_core:handle({trace, p, call, {erlang, trace, [p, false, Flags]}}, P0),
     ?assertEqual([{riarc_cut, t0, p, {trace, [p, false, Flags]}}], told(Fx1)),
@@ -317,6 +309,15 @@ own_procs_call_then_probe_test() ->
     ?assertEqual([], riarc_tracer_core:gamma(P3)),
     ?assert(stopped(Fx3)),
     ?assertMatch([{riarc_verdict, t0, p, _, none, _, _}], [M || M = {riarc_verdict, _, _, _, _, _, _} <- told(Fx3)]).
+
+%% A root tracer's core for root p, its monitor (one that never decides) in the tracer.
+inline_root() ->
+    B = riarc_backend:new(riarc_backend_route, #{table => undefined, flags => []}),
+    Cfg = #{lambda => riarc_lambda:new(fun(_) -> {ok, fun M(_) -> M end} end), backend => B,
+            session => s, checks => true, perturb => undefined, init_from_spawn => true,
+            self => t0, analysis => inline},
+    {P0, _} = riarc_tracer_core:init_root(Cfg, p, {m, p, []}, none),
+    P0.
 
 %% A monitor that crashes gets the verdict error for its own processes only, wherever it
 %% runs.
