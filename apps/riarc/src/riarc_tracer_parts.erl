@@ -17,8 +17,9 @@
 -module(riarc_tracer_parts).
 
 -export([new/1, own/4, root/3, adopt/6, adopted/1, join/3, within/2, key_of/2, cut_in_order/2,
-         own_call_cut/2, cut_by_own_call/2, seen_cut/2, hides_children/1, monitored/2, step/4, left/3, finish/2, stopped_short/2,
-         relays/1, await/1, awaited/2, awaiting/1, root_of/1, analysed/1, state_map/1]).
+         own_call_cut/2, cut_by_own_call/2, seen_cut/2, hides_children/1, monitored/2, step/4,
+         left/3, finish/2, stopped_short/2, relays/1, await/1, awaited/2, awaiting/1, root_of/1,
+         analysed/1, state_map/1]).
 -export_type([t/0]).
 
 -type sid() :: riarc_event:sid().

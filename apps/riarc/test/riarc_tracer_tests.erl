@@ -308,7 +308,8 @@ own_procs_call_then_probe_test() ->
     {P3, Fx3} = riarc_tracer_core:view_lost(p, {flags_removed, []}, P2),
     ?assertEqual([], riarc_tracer_core:gamma(P3)),
     ?assert(stopped(Fx3)),
-    ?assertMatch([{riarc_verdict, t0, p, _, none, _, _}], [M || M = {riarc_verdict, _, _, _, _, _, _} <- told(Fx3)]).
+    ?assertMatch([{riarc_verdict, t0, p, _, none, _, _}],
+                 [M || M = {riarc_verdict, _, _, _, _, _, _} <- told(Fx3)]).
 
 %% A root tracer's core for root p, its monitor (one that never decides) in the tracer.
 inline_root() ->

@@ -33,9 +33,9 @@
 %% the reference decided before the cut (expected/5); inline must answer as the
 %% reference, its woven code reporting all. A process may also turn off some of its
 %% flags and go on (`{cut, Kind}'): its own verdict is then an error unless decided
-%% before, and so is that of a child it spawns after it that is not traced (unless
-%% decided at its start); the processes those modes cannot see at all are not listed
-%% by them, or listed as errors (mid_cuts/1).
+%% before, and that of a child it spawns after it that is not traced is an error; the
+%% processes those modes cannot see at all are not listed by them, or listed as errors
+%% (mid_cuts/1).
 %%
 %% The count of cases: riarc_test_tier's (15 in the fast tier, 150 in the full one), or
 %% RIARC_ORACLE_CASES when set, in either tier: `make verdicts-soak' runs 1500. A case takes
@@ -448,7 +448,8 @@ sys_pids(Logs) -> maps:from_list([{P, true} || P <- maps:keys(Logs)]).
 %% A cut's mark (riarc_oracle_sys's `{cut, Kind}') is no event: left out.
 truths(Logs) ->
     maps:from_list([{logical_id(MFA), {MFA, [E || E <- Log, element(1, E) =/= cut]
-                                           ++ [{send, P, col(MFA), {log, P, Log}}, {exit, P, exit_reason(MFA)}]}}
+                                           ++ [{send, P, col(MFA), {log, P, Log}},
+                                               {exit, P, exit_reason(MFA)}]}}
                     || {P, [{init, _, _, MFA} | _] = Log} <- maps:to_list(Logs)]).
 
 col({riarc_oracle_sys, proc, [_, _, _, Col]}) -> Col;
