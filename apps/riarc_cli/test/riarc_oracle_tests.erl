@@ -301,10 +301,12 @@ expected(M, Ref, CutIds, Mid, Truth) ->
         true ->
             #{cutters := Cutters, untraced := Untraced, unseen := Unseen} = Mid,
             maps:map(fun(Id, {V, Pos}) ->
-                             Upto = case {lists:member(Id, CutIds), Cutters, lists:member(Id, Untraced)} of
-                                        {true, _, _} -> length(element(2, maps:get(Id, Truth))) - 2;
-                                        {_, #{Id := K}, _} -> K;
-                                        {_, _, true} -> 0;
+                             %% Untraced from its start: whatever it did later, its own cut
+                             %% included.
+                             Upto = case {lists:member(Id, Untraced), lists:member(Id, CutIds), Cutters} of
+                                        {true, _, _} -> 0;
+                                        {_, true, _} -> length(element(2, maps:get(Id, Truth))) - 2;
+                                        {_, _, #{Id := K}} -> K;
                                         _ -> all
                                     end,
                              case Upto =:= all orelse ((V =:= accept orelse V =:= reject)
