@@ -16,16 +16,13 @@
 -module(riarc_backend_evm).
 -behaviour(riarc_backend).
 
--export([config/1, calls/1, flags/1, new/3, close/1, spawn_paused/1, launch/3, trace/3, preempt/3, tracer/0,
+-export([config/1, calls/1, flags/1, new/3, close/1, spawn_paused/1, launch/3, trace/3, preempt/3,
          clear/3, event/2, watching/3, untraced/3, looked/2, why_lost/2, format_error/1]).
 %% Spawned entry point.
 -export([paused_root/1]).
 -export_type([config/0, error_reason/0]).
 
 -type error_reason() :: {already_traced, pid(), term()} | {noproc, pid()}.
-
-%% Marks riarc's tracer processes (tracer/0).
--define(TRACER_MARK, '$riarc_tracer').
 
 -opaque config() :: #{flags := [atom()], patterns => reference()}.
 
@@ -107,25 +104,6 @@ trace(#{flags := Flags}, S, T) ->
     _ = catch erlang:trace(S, true, [{tracer, T} | Flags]),
     ok.
 
-%% Whether S is traced by riarc (a tracer process of riarc's: tracer/0, or T already) or
-%% by nobody.
-from_riarc(S, T) ->
-    case catch erlang:trace_info(S, tracer) of
-        {tracer, Old} when is_pid(Old), Old =/= T ->
-            case erlang:process_info(Old, dictionary) of
-                {dictionary, D} -> lists:keymember(?TRACER_MARK, 1, D);
-                undefined -> false
-            end;
-        _ -> true
-    end.
-
-%% @doc The calling process is one of riarc's tracers, whose processes a takeover may
-%% move to another tracer (preempt/3): riarc_tracer calls it as each starts.
--spec tracer() -> ok.
-tracer() ->
-    _ = put(?TRACER_MARK, true),
-    ok.
-
 %% @doc PREEMPT(S, T): T takes S over, then waits until S's earlier events are delivered.
 -spec preempt(config(), pid(), pid()) -> ok.
 preempt(#{flags := Flags}, S, T) ->
@@ -139,27 +117,8 @@ preempt(#{flags := Flags}, S, T) ->
     try catch erlang:suspend_process(S) of
         true ->
             try
-                %% A takeover moves S's tracing to T; it never adds to it. S may have
-                %% lost flags before (its parent had turned off set_on_spawn, someone
-                %% took them): it keeps those of riarc's it still has, so that T's look
-                %% finds what is missing and cuts the partition's view, as the routing
-                %% table's takeover leaves it. Set whole, S would be traced from here
-                %% on, its earlier events never seen, and its monitor would read the
-                %% rest as its whole trace (a false accept, found by the oracle).
-                %% Nor does it take S from a tracer that is not riarc's (someone replaced
-                %% it): what S did meanwhile went there; left to it, T's look finds the
-                %% tracer replaced.
-                case from_riarc(S, T) of
-                    true ->
-                        Kept = case catch erlang:trace_info(S, flags) of
-                                   {flags, Now} -> [F || F <- Flags, lists:member(F, Now)];
-                                   _ -> Flags
-                               end,
-                        _ = catch erlang:trace(S, false, [all]),
-                        _ = Kept =/= [] andalso (catch erlang:trace(S, true, [{tracer, T} | Kept]));
-                    false ->
-                        ok
-                end
+                _ = catch erlang:trace(S, false, [all]),
+                _ = catch erlang:trace(S, true, [{tracer, T} | Flags])
             after
                 catch erlang:resume_process(S)
             end;

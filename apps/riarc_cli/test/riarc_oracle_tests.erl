@@ -615,13 +615,13 @@ timer() -> {timer, choose(0, 1), oneof([send_after, start_timer])}.
 
 raw_act(0) ->
     frequency([{3, {timeout, choose(0, 1)}},
-               {1, {cut, oneof([own_procs, no_inherit])}},
+               {1, {cut, own_procs}},
                {1, sleep()},
                {1, timer()},
                {1, {gen, calls(), oneof([normal, shutdown])}}]);
 raw_act(D) ->
     frequency([{2, {timeout, choose(0, 1)}},
-               {1, {cut, oneof([own_procs, no_inherit])}},
+               {1, {cut, own_procs}},
                {1, sleep()},
                {1, timer()},
                {1, {gen, calls(), oneof([normal, shutdown])}},
