@@ -16,15 +16,18 @@
 -module(riarc_backend_evm).
 -behaviour(riarc_backend).
 
--export([config/1, calls/1, flags/1, new/3, close/1, spawn_paused/1, launch/3, trace/3, preempt/3,
-         clear/3, event/2, watching/3, untraced/3, looked/2, why_lost/2, format_error/1]).
+-export([config/1, calls/1, flags/1, new/3, close/1, spawn_paused/1, launch/3, trace/3, preempt/3, tracer/0, taking_over/2,
+         clear/3, event/2, watching/3, untraced/3, fold_looked/5, why_lost/2, format_error/1]).
 %% Spawned entry point.
 -export([paused_root/1]).
 -export_type([config/0, error_reason/0]).
 
 -type error_reason() :: {already_traced, pid(), term()} | {noproc, pid()}.
 
--opaque config() :: #{flags := [atom()], patterns => reference()}.
+%% Marks riarc's tracer processes (tracer/0).
+-define(TRACER_MARK, '$riarc_tracer').
+
+-opaque config() :: #{flags := [atom()], patterns => reference(), had => [atom()]}.
 
 %% @doc A configuration tracing spawn and exit always, and the message events asked for.
 -spec config([send | recv]) -> config().
@@ -104,10 +107,44 @@ trace(#{flags := Flags}, S, T) ->
     _ = catch erlang:trace(S, true, [{tracer, T} | Flags]),
     ok.
 
+%% What S is traced by as a takeover finds it: one of riarc's tracers (tracer/0, or T
+%% itself), or anything else (nobody, another tool's tracer, a tracer that has ended).
+holder(S, T) ->
+    case catch erlang:trace_info(S, tracer) of
+        {tracer, T} ->
+            {riarc, T};
+        {tracer, Old} when is_pid(Old) ->
+            case erlang:process_info(Old, dictionary) of
+                {dictionary, D} ->
+                    case lists:keymember(?TRACER_MARK, 1, D) of
+                        true -> {riarc, Old};
+                        false -> other
+                    end;
+                undefined -> other
+            end;
+        _ -> other
+    end.
+
+%% @doc The calling process is one of riarc's tracers, whose processes a takeover may
+%% move to another tracer (preempt/3): riarc_tracer calls it as each starts.
+-spec tracer() -> ok.
+tracer() ->
+    _ = put(?TRACER_MARK, true),
+    ok.
+
+%% @doc Config, for takeovers of processes whose tracer gave them at least Had and not
+%% all of Config's flags (the VM's defaults for new processes,
+%% riarc_backend_new_processes): a process showing Had is taken over whole.
+-spec taking_over(config(), [atom()]) -> config().
+taking_over(Config, Had) ->
+    Config#{had => Had}.
+
 %% @doc PREEMPT(S, T): T takes S over, then waits until S's earlier events are delivered.
 -spec preempt(config(), pid(), pid()) -> ok.
-preempt(#{flags := Flags}, S, T) ->
+preempt(Config = #{flags := Flags}, S, T) ->
     wait_started(S, 1000),
+    %% Asked before S is suspended: the answer needs the old tracer to run.
+    Holder = holder(S, T),
     %% The system process is suspended only for the switch. The tracer doing it runs at
     %% high priority meanwhile, so that the scheduler does not move on to the thousands of
     %% other runnable processes of a loaded system, leaving S suspended for a whole round.
@@ -117,8 +154,26 @@ preempt(#{flags := Flags}, S, T) ->
     try catch erlang:suspend_process(S) of
         true ->
             try
-                _ = catch erlang:trace(S, false, [all]),
-                _ = catch erlang:trace(S, true, [{tracer, T} | Flags])
+                %% A takeover moves S's tracing to T; it never adds to what S lost.
+                %% S may have lost flags before (its parent had turned off set_on_spawn,
+                %% someone took them): set whole, S would be traced from here on, its
+                %% earlier events never seen, and its monitor would read the rest as
+                %% its whole trace (a false accept over evm, found by the differential
+                %% oracle). So S keeps only those it still has, and T's look finds what
+                %% is missing and cuts the partition's view, as the routing table's
+                %% takeover leaves it. Nor is S taken from a tracer that is not riarc's
+                %% (someone replaced it): what S did meanwhile went there; left to it,
+                %% T's look finds the tracer replaced.
+                %% Race: S's tracer may have changed since holder/2 asked: then it is
+                %% left as it is now, for the look.
+                case {Holder, catch erlang:trace_info(S, tracer)} of
+                    {{riarc, Old}, {tracer, Old}} ->
+                        Kept = kept(Config, Flags, catch erlang:trace_info(S, flags)),
+                        _ = catch erlang:trace(S, false, [all]),
+                        _ = Kept =/= [] andalso (catch erlang:trace(S, true, [{tracer, T} | Kept]));
+                    _ ->
+                        ok
+                end
             after
                 catch erlang:resume_process(S)
             end;
@@ -136,6 +191,17 @@ preempt(#{flags := Flags}, S, T) ->
     %% them in our measurements; it costs the new tracer 2 ms, not the system.
     receive after 2 -> ok end,
     await_delivered(S).
+
+%% The flags a takeover gives S, shown Now: all of riarc's when S shows every flag its
+%% tracer gave it (Had: all of riarc's, or the new processes' defaults), else the ones of
+%% riarc's it still has.
+kept(Config, Flags, {flags, Now}) ->
+    case maps:get(had, Config, Flags) -- Now of
+        [] -> Flags;
+        _ -> [F || F <- Flags, lists:member(F, Now)]
+    end;
+kept(_Config, Flags, _) ->
+    Flags.
 
 %% Race: a process spawned but not yet scheduled has not taken on its trace settings: if
 %% its tracer is switched then, its first events (its `spawned' event, its first send)
@@ -192,11 +258,25 @@ untraced(Pids, Take, Acc) ->
             {Lost, delivered(DRef, Take, Acc)}
     end.
 
-%% @doc Of Pids, those the calling process, their tracer as Config set them up, no longer
+%% Of Pids, those the calling process, their tracer as Config set them up, no longer
 %% traces so, with why (riarc_backend:compare_view/3): a look, as a live tracer's.
 -spec looked([pid()], config()) -> [{pid(), {flags_removed | tracer_replaced, term()}}].
 looked(Pids, #{flags := Flags}) ->
     [{P, Why} || P <- Pids, Why <- [riarc_backend:compare_view(P, Flags, self())], Why =/= ok].
+
+%% @doc A look (looked/2) folded over Acc: Cut(P, Why, Acc) for each of Pids found no
+%% longer traced so, then Gone(P, Acc) for one that lost the flag of its exit event (it
+%% will show none).
+-spec fold_looked([pid()], config(), fun((pid(), {flags_removed | tracer_replaced, term()}, A) -> A),
+                  fun((pid(), A) -> A), A) -> A.
+fold_looked(Pids, Config, Cut, Gone, Acc0) ->
+    lists:foldl(fun({P, Why}, Acc) ->
+                        Acc1 = Cut(P, Why, Acc),
+                        case riarc_trace_pattern:exit_to_come(Why) of
+                            true -> Acc1;
+                            false -> Gone(P, Acc1)
+                        end
+                end, Acc0, looked(Pids, Config)).
 
 %% @doc Why P, found no longer traced by the calling process (untraced/3), will show no
 %% exit: what it shows now, or, ended, that its flags went before its end.

@@ -89,7 +89,9 @@ new(Events, Session) ->
     %% riarc's own processes are new processes as well: their calls (a tracer's
     %% takeovers) are dropped by event/2 until the adopter untraces them.
     Defaults = riarc_backend_evm:flags(Evm) -- [set_on_spawn],
-    {ok, riarc_backend:new(?MODULE, #{evm => Evm, defaults => Defaults,
+    %% A process the adopter traces shows the defaults: its takeover gives it every flag.
+    {ok, riarc_backend:new(?MODULE, #{evm => riarc_backend_evm:taking_over(Evm, Defaults),
+                                      defaults => Defaults,
                                       recv => lists:member(recv, Events), patterns => Key})}.
 
 %% @doc Never called: nothing is launched, the target is every process spawned from now on.

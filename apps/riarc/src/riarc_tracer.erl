@@ -78,6 +78,7 @@ start_root(Cfg, Root, MFA, Init) ->
 -spec root_init(cfg(), riarc_event:sid(), riarc_event:mfa_args(),
                 riarc_event:event() | none) -> no_return().
 root_init(Cfg0 = #{backend := Backend, session := Session}, Root, MFA, Init) ->
+    ok = riarc_backend_evm:tracer(),
     Cfg = (core_cfg(Cfg0))#{root => true},
     Ref = monitor(process, Session),
     {St, Fx} = riarc_tracer_core:init_root(Cfg, Root, MFA, Init),
@@ -114,6 +115,7 @@ tracer_init(Base = #{session := Session}, Mon, S, MFA, Disp) ->
     %% of tracers that list grows by one per generation and is copied into every spawn.
     %% Kept to the spawner and the session (of_session/2 looks for it).
     put('$ancestors', [hd(get('$ancestors')), Session]),
+    ok = riarc_backend_evm:tracer(),
     Cfg = tracer_cfg(Base),
     Ref = monitor(process, Session),
     {St, Fx} = riarc_tracer_core:init_tracer(Cfg, Mon, S, MFA, Disp),

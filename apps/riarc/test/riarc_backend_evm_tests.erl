@@ -34,7 +34,8 @@ preempt_loses_nothing_test_() ->
 
 preempt_loses_nothing() ->
     C = spawn(fun Loop() -> receive stop -> ok; _ -> Loop() end end),
-    [T0 | Rest] = Tracers = [spawn(fun() -> collector([]) end) || _ <- lists:seq(0, ?HANDOVERS)],
+    [T0 | Rest] = Tracers = [spawn(fun() -> ok = riarc_backend_evm:tracer(), collector([]) end)
+                             || _ <- lists:seq(0, ?HANDOVERS)],
     ok = riarc_backend_evm:trace(config(), C, T0),
     Test = self(),
     Senders = [spawn(fun() -> [C ! {I, K} || K <- lists:seq(1, ?PER_SENDER)], Test ! {sent, I} end)
@@ -77,7 +78,8 @@ preempt_fresh_processes_test_() ->
 
 fresh(N) ->
     Test = self(),
-    Old = spawn(fun() -> old_tracer(#{}, []) end),
+    %% It stands for one of riarc's tracers, from which a takeover moves a process.
+    Old = spawn(fun() -> ok = riarc_backend_evm:tracer(), old_tracer(#{}, []) end),
     Master = spawn(fun() ->
                            receive go -> ok end,
                            Me = self(),
@@ -120,6 +122,47 @@ old_tracer(Taken, Late) ->
             old_tracer(Taken, [Msg | Late]);
         _ -> old_tracer(Taken, Late)
     end.
+
+%% A takeover moves a process's tracing from one of riarc's tracers, and never adds to it:
+%% a process riarc does not trace stays untraced, one that lost flags keeps only those it
+%% has, one traced by someone else stays theirs (before, each was traced whole by the
+%% new tracer, its earlier events never seen: a false accept under evm, found by the
+%% differential oracle). The new tracer's look then finds what is missing.
+preempt_moves_never_adds_test() ->
+    Forever = fun F() -> receive stop -> ok end, F() end,
+    Riarc = spawn(fun() -> ok = riarc_backend_evm:tracer(), collector([]) end),
+    Other = spawn(fun() -> collector([]) end),
+    Untraced = spawn(Forever),
+    ok = riarc_backend_evm:preempt(config(), Untraced, self()),
+    ?assertEqual({{tracer, []}, {flags, []}},
+                 {erlang:trace_info(Untraced, tracer), erlang:trace_info(Untraced, flags)}),
+    Less = spawn(Forever),
+    1 = erlang:trace(Less, true, [procs, send, {tracer, Riarc}]),
+    ok = riarc_backend_evm:preempt(config(), Less, self()),
+    ?assertEqual({tracer, self()}, erlang:trace_info(Less, tracer)),
+    ?assertEqual([procs, send], lists:sort(element(2, erlang:trace_info(Less, flags)))),
+    Theirs = spawn(Forever),
+    ok = riarc_backend_evm:trace(config(), Theirs, Other),
+    ok = riarc_backend_evm:preempt(config(), Theirs, self()),
+    ?assertEqual({tracer, Other}, erlang:trace_info(Theirs, tracer)),
+    %% Whole: one that shows every flag riarc gave it, and one that shows the VM's
+    %% defaults for new processes when those are what its tracer gave it (the
+    %% new_processes target: a joining node's processes are traced so).
+    Whole = spawn(Forever),
+    ok = riarc_backend_evm:trace(config(), Whole, Riarc),
+    ok = riarc_backend_evm:preempt(config(), Whole, self()),
+    Defaults = [procs, send, 'receive'],
+    New = spawn(Forever),
+    1 = erlang:trace(New, true, [{tracer, Riarc} | Defaults]),
+    ok = riarc_backend_evm:preempt(riarc_backend_evm:taking_over(config(), Defaults), New, self()),
+    Flags = lists:sort(riarc_backend_evm:flags(config())),
+    ?assertEqual([{{tracer, self()}, Flags}, {{tracer, self()}, Flags}],
+                 [{erlang:trace_info(P, tracer), lists:sort(element(2, erlang:trace_info(P, flags)))}
+                  || P <- [Whole, New]]),
+    %% Untraced before they go: no exit of theirs is traced to this test's process, which
+    %% later tests share.
+    [erlang:trace(P, false, [all]) || P <- [Untraced, Less, Theirs, Whole, New]],
+    [exit(P, kill) || P <- [Untraced, Less, Theirs, Whole, New, Riarc, Other]].
 
 preempt_dead_process_test() ->
     C = spawn(fun() -> ok end),

@@ -320,10 +320,8 @@ expected(M, Ref, CutIds, Mid, Truth) ->
 %% A mode's error for a process that cut its flags (or a child it left untraced) is
 %% compared by its verdict alone; one for a process the mode cannot see is not compared
 %% (a check of a recording lists a process never seen to start whose call is in the
-%% file, with no MFA: `{other, undefined}'). Over the process tracers a takeover of the
-%% cutting process sets its flags anew, and a child it spawns after that is seen whole:
-%% a process those modes were not expected to see may answer as the reference does.
-cut_answer(M, {ok, As}, CutIds, #{cutters := Cutters, untraced := Untraced, unseen := Unseen}, Ref) ->
+%% file, with no MFA: `{other, undefined}').
+cut_answer(M, {ok, As}, CutIds, #{cutters := Cutters, untraced := Untraced, unseen := Unseen}) ->
     Judged = CutIds ++ maps:keys(Cutters) ++ Untraced,
     Outline = M =/= {method, inline},
     {ok, maps:filtermap(fun(Id, {error, _}) ->
@@ -333,10 +331,9 @@ cut_answer(M, {ok, As}, CutIds, #{cutters := Cutters, untraced := Untraced, unse
                                     {false, true} -> {true, {error, cut}};
                                     {false, false} -> true
                                 end;
-                           (Id, A) ->
-                                not (Outline andalso lists:member(Id, Unseen) andalso maps:get(Id, Ref, none) =:= A)
+                           (_, _) -> true
                         end, As)};
-cut_answer(_M, Other, _CutIds, _Mid, _Ref) ->
+cut_answer(_M, Other, _CutIds, _Mid) ->
     Other.
 
 %% What the cuts that are not a process's last act (`{cut, Kind}', riarc_oracle_sys) do
@@ -385,7 +382,7 @@ judge(Clauses, Runs, CutIds) ->
             Mid = mid_cuts(RefLogs),
             Expected = maps:from_list([{M, expected(M, Ref, CutIds, Mid, Truth)} || {M, _} <- Runs]),
             Answers = maps:from_list([{reference, {ok, Ref}}, {expected, Expected}
-                                      | [{M, cut_answer(M, answers(R), CutIds, Mid, Ref)} || {M, R} <- Runs]]),
+                                      | [{M, cut_answer(M, answers(R), CutIds, Mid)} || {M, R} <- Runs]]),
             Disagree = [M || {M, _} <- Runs, maps:get(M, Answers) =/= {ok, maps:get(M, Expected)}],
             if
                 Odd =/= [] -> {nondeterministic, #{reference_run => RefMode, differ => Odd,
@@ -618,13 +615,13 @@ timer() -> {timer, choose(0, 1), oneof([send_after, start_timer])}.
 
 raw_act(0) ->
     frequency([{3, {timeout, choose(0, 1)}},
-               {1, {cut, own_procs}},
+               {1, {cut, oneof([own_procs, no_inherit])}},
                {1, sleep()},
                {1, timer()},
                {1, {gen, calls(), oneof([normal, shutdown])}}]);
 raw_act(D) ->
     frequency([{2, {timeout, choose(0, 1)}},
-               {1, {cut, own_procs}},
+               {1, {cut, oneof([own_procs, no_inherit])}},
                {1, sleep()},
                {1, timer()},
                {1, {gen, calls(), oneof([normal, shutdown])}},
