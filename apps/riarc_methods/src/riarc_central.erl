@@ -210,14 +210,8 @@ lost(P, St = #central{config = Config}) ->
 %% Race: a process whose flags were taken may end before the look, with no exit to
 %% come: an ended process still live here makes the tracer look when quiet (lost/2).
 view_look(St = #central{config = Config, live = Live, view = #view{judged = J}}) ->
-    Lost = riarc_backend_evm:looked([P || P <- maps:keys(Live), not is_map_key(P, J)], Config),
-    St1 = lists:foldl(fun({P, Why}, Acc) ->
-                              Acc1 = looked_cut(P, Why, Acc),
-                              case riarc_trace_pattern:exit_to_come(Why) of
-                                  true -> Acc1;
-                                  false -> gone(P, Acc1)
-                              end
-                      end, St, Lost),
+    St1 = riarc_backend_evm:fold_looked([P || P <- maps:keys(Live), not is_map_key(P, J)], Config,
+                                        fun looked_cut/3, fun gone/2, St),
     Ended = lists:any(fun(P) -> not is_process_alive(P) end, maps:keys(St1#central.live)),
     V = St1#central.view,
     patterns_look(St1#central{view = V#view{look = V#view.look orelse Ended}}).

@@ -185,14 +185,9 @@ write(Ev, R = #recorder{w = W}) ->
 %% come: an ended process still in the book makes the recorder probe it when quiet
 %% (look/1, lost/2), after every trace message made so far is in.
 view_look(R = #recorder{cfg = Cfg, live = L, view = #view{judged = J}}) ->
-    Lost = riarc_backend_evm:looked([P || P <- maps:keys(L), not is_map_key(P, J)], Cfg),
-    R1 = lists:foldl(fun({P, Why}, Acc) ->
-                             Acc1 = judged(P, write({cut, P, Why}, Acc)),
-                             case riarc_trace_pattern:exit_to_come(Why) of
-                                 true -> Acc1;
-                                 false -> gone(P, Acc1)
-                             end
-                     end, R, Lost),
+    R1 = riarc_backend_evm:fold_looked([P || P <- maps:keys(L), not is_map_key(P, J)], Cfg,
+                                       fun(P, Why, Acc) -> judged(P, write({cut, P, Why}, Acc)) end,
+                                       fun gone/2, R),
     Ended = lists:any(fun(P) -> not is_process_alive(P) end, maps:keys(R1#recorder.live)),
     patterns_look(case Ended of
                       true -> looking(R1);
