@@ -7,7 +7,9 @@
 %% a message into its queue, so messages that arrive meanwhile are traced afterwards, to
 %% the new tracer (checked by riarc_backend_evm_tests with thousands of messages in
 %% flight). CLEAR then waits with `erlang:trace_delivered/1' until every trace message
-%% the process produced before the switch sits in the old tracer's mailbox.
+%% the process produced before the switch sits in the old tracer's mailbox. A takeover
+%% never gives a process back what it lost (a flag, or its tracer to someone else): the
+%% new tracer's look finds that, and the partition's view is cut.
 %% ```
 %% 1> C = riarc_backend_evm:config([send, recv]).
 %% 2> riarc_backend_evm:flags(C).
@@ -16,8 +18,9 @@
 -module(riarc_backend_evm).
 -behaviour(riarc_backend).
 
--export([config/1, calls/1, flags/1, new/3, close/1, spawn_paused/1, launch/3, trace/3, preempt/3, tracer/0, taking_over/2,
-         clear/3, event/2, watching/3, untraced/3, fold_looked/5, why_lost/2, format_error/1]).
+-export([config/1, calls/1, flags/1, new/3, close/1, spawn_paused/1, launch/3, trace/3, preempt/3,
+         tracer/0, taking_over/2, clear/3, event/2, watching/3, untraced/3, fold_looked/5, why_lost/2,
+         format_error/1]).
 %% Spawned entry point.
 -export([paused_root/1]).
 -export_type([config/0, error_reason/0]).
