@@ -323,9 +323,9 @@ expected(M, Ref, CutIds, Mid, Truth) ->
 %% file, with no MFA: `{other, undefined}').
 cut_answer(M, {ok, As}, CutIds, #{cutters := Cutters, untraced := Untraced, unseen := Unseen}) ->
     Judged = CutIds ++ maps:keys(Cutters) ++ Untraced,
-    Outline = M =/= {method, inline},
     {ok, maps:filtermap(fun(Id, {error, _}) ->
-                                case {Outline andalso (lists:member(Id, Unseen) orelse Id =:= {other, undefined}),
+                                case {M =/= {method, inline} andalso (lists:member(Id, Unseen)
+                                                                       orelse Id =:= {other, undefined}),
                                       lists:member(Id, Judged)} of
                                     {true, _} -> false;
                                     {false, true} -> {true, {error, cut}};
