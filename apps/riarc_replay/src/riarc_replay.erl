@@ -382,6 +382,10 @@ loop(C = #controller{live = Live}) ->
             loop(C#controller{live = maps:remove(Pid, Live)});
         {riarc_rr_root, Result} ->
             loop(C#controller{root = Result});
+        {riarc_rr_salvage, From, Ref, What} ->
+            ok = riarc_replay_stream:salvage_for(What, C#controller.tab),
+            From ! {riarc_rr_salvaged, Ref},
+            loop(C);
         {riarc_rr_diverged, _Pid, Lid, Expected, Got} ->
             kill_all(C),
             {error, {diverged, Lid, Expected, Got}};

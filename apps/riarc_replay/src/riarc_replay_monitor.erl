@@ -8,9 +8,9 @@
 %% plain system would have (the root's MFA, a proc_lib start's callback `{Mod, init,
 %% [Args]}', the spawned MFA or fun), and the events the monitors see carry that MFA and
 %% the messages as the program sent them (not wrapped in `{'$riarc_rr', ...}' or
-%% `{'$riarc_rv', ...}'); the runtime's own messages (to the controller, of its waits)
-%% are not shown, and a receive of the program that timed out is a `timeout' event as in
-%% the plain run: in a recording the VM's own, in a replay, which waits for no recorded
+%% `{'$riarc_rv', ...}'); the runtime's own messages (to and from the controller, of its
+%% waits) are not shown, and a receive of the program that timed out is a `timeout' event
+%% as in the plain run: in a recording the VM's own, in a replay, which waits for no recorded
 %% timeout, the runtime's mark (riarc_replay_wait). The runtime's own waits never time
 %% out, so every VM timeout is the program's, woven or not. The verdicts in the result
 %% name processes the same way.
@@ -117,8 +117,9 @@ logical_mfa(MFA) ->
     MFA.
 
 %% @doc An event as the plain system makes it, or `skip' for the runtime's own messages
-%% (a spawned process's registration, the root's value, a divergence, all sent to the
-%% run's controller; the messages of its waits).
+%% (a spawned process's registration, the root's value, a divergence, a request to write
+%% the recordings an exit is about to end, all sent to the run's controller; the
+%% controller's answer to that request; the messages of its waits).
 -spec event(riarc_event:event()) -> riarc_event:event() | skip.
 event({init, P, Parent, MFA}) -> {init, P, Parent, logical_mfa(MFA)};
 event({spawn, P, Child, MFA}) -> {spawn, P, Child, logical_mfa(MFA)};
@@ -146,6 +147,8 @@ runtime('$riarc_rr_timed_out') -> true;
 runtime({riarc_rr_spawned, _, _}) -> true;
 runtime({riarc_rr_root, _}) -> true;
 runtime({riarc_rr_diverged, _, _, _, _}) -> true;
+runtime({riarc_rr_salvage, _, _, _}) -> true;
+runtime({riarc_rr_salvaged, _}) -> true;
 runtime(Msg) -> riarc_replay_wait:own(Msg).
 
 %% @doc The VM trace patterns (riarc's `trace_patterns' option) that select, in a woven

@@ -198,13 +198,24 @@ seq_counter(Idx) ->
 
 salvage_links() ->
     case get(?KEY) of
-        #replay_run{mode = record, tab = Tab} ->
-            {links, Ls} = erlang:process_info(self(), links),
-            _ = [riarc_replay_stream:salvage_tree(L, Tab) || L <- Ls, is_pid(L), ets:member(Tab, L),
-                                         erlang:process_info(L, trap_exit) =:= {trap_exit, false}],
-            ok;
-        _ ->
-            ok
+        #replay_run{mode = record, run = Run} -> salvaged(Run, {links, self()});
+        _ -> ok
+    end.
+
+%% Asks the run's controller to write the pending events of What
+%% (riarc_replay_stream:salvage_for/2), and waits until it has.
+%% Invariant: a process of a run never asks another process of the run for its info.
+%% The VM answers process_info/2 on another process with a message, which a monitored
+%% recording's tracing shows as a receive of the program's: a spurious event that can
+%% move a monitor anywhere. The controller asks instead; the request and its answer are
+%% the runtime's own messages (riarc_replay_monitor:event/1 leaves them out). The
+%% controller's 'DOWN' ends the wait if it is gone (the run has failed then).
+salvaged({_, _, _, Ctl, _}, What) ->
+    Ref = erlang:monitor(process, Ctl),
+    Ctl ! {riarc_rr_salvage, self(), Ref, What},
+    receive
+        {riarc_rr_salvaged, Ref} -> true = erlang:demonitor(Ref, [flush]), ok;
+        {'DOWN', Ref, process, _, _} -> ok
     end.
 
 %% Recording: the last chunk. Replay: a process that ends with events left did less than
@@ -228,8 +239,8 @@ finish() ->
 -spec exit_signal(pid() | port(), term()) -> true.
 exit_signal(To, Reason) ->
     _ = case get(?KEY) of
-            #replay_run{mode = record, tab = Tab} when is_pid(To), Reason =/= normal ->
-                ets:member(Tab, To) andalso riarc_replay_stream:salvage_tree(To, Tab);
+            #replay_run{mode = record, tab = Tab, run = Run} when is_pid(To), Reason =/= normal ->
+                ets:member(Tab, To) andalso salvaged(Run, {tree, To});
             _ ->
                 ok
         end,

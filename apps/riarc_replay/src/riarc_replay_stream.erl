@@ -9,8 +9,8 @@
 %% written as its first event and REPEAT. Streams are written to the run's ETS table in
 %% chunks: every 256 events and when the process ends; a process that waits when it is
 %% ended by another (the controller at the end of the run, a woven exit/2, the exit of a
-%% linked process) has its pending events written by that one first (salvage/1). The
-%% event types are listed in docs/replay.md.
+%% linked process) has its pending events written by the controller first (salvage/1,
+%% salvage_for/2). The event types are listed in docs/replay.md.
 %% ```
 %% 1> riarc_replay_stream:event_name({1, (3 bsl 40) bor 7}).
 %% {receive_message,{sender,3},{seq,7}}
@@ -25,7 +25,7 @@
 
 %% Recording.
 -export([init/0, record_event/3, record_run/2, record_side/3, close/1, queue_off_heap/0,
-         salvage/1, salvage_tree/2]).
+         salvage/1, salvage_for/2]).
 %% Replay.
 -export([next_event/1, take/3, skip/1, diverge/3, event_name/1]).
 
@@ -232,9 +232,9 @@ write_chunk(S = #replay_run{tab = Tab, idx = Idx, chunk = C, side = Side}, Buf) 
 
 %% @doc Writes the pending events of Pid, a process of a recording run, as its next
 %% chunk, from a copy of its state: a process does not write when it blocks (that would
-%% cost a table write per receive), so whatever ends a waiting process writes for it
-%% first: the controller at the end of the run, a woven `exit/2' (exit_signal/2), a
-%% process of the run that ends abnormally for the processes its exit kills. If Pid runs
+%% cost a table write per receive), so the run's controller writes for it before it is
+%% ended: at the end of the run, or asked by a woven `exit/2' or a process of the run
+%% that ends abnormally (salvage_for/2). If Pid runs
 %% on and writes that chunk itself, its write holds the same events and more and
 %% replaces this one. Race: a process killed while running loses the events since it was
 %% copied (see docs/replay.md).
@@ -262,11 +262,16 @@ salvage(Pid) ->
             ok
     end.
 
-%% @doc Salvages Pid and, since an exit signal that kills Pid kills its links in turn, every
+%% @doc Salvages, for a process of the run that asked the controller (riarc_replay_rt),
+%% the processes an exit signal is about to kill: `{tree, Pid}', Pid, the target of an
+%% `exit/2'; `{links, Pid}', the processes linked to Pid, which is ending abnormally.
+%% Since a process an exit signal kills kills its links in turn, each comes with every
 %% process of the run linked to it (transitively) that does not trap exits.
--spec salvage_tree(pid(), ets:tid()) -> ok.
-salvage_tree(Pid, Tab) ->
-    salvage_tree([Pid], Tab, #{}).
+-spec salvage_for({tree | links, pid()}, ets:tid()) -> ok.
+salvage_for({tree, Pid}, Tab) ->
+    salvage_tree([Pid], Tab, #{});
+salvage_for({links, Pid}, Tab) ->
+    salvage_tree(killed_links(Pid, Tab, #{}), Tab, #{Pid => true}).
 
 salvage_tree([], _Tab, _Seen) ->
     ok;
@@ -274,12 +279,15 @@ salvage_tree([P | Ps], Tab, Seen) when is_map_key(P, Seen) ->
     salvage_tree(Ps, Tab, Seen);
 salvage_tree([P | Ps], Tab, Seen) ->
     ok = salvage(P),
-    Next = case erlang:process_info(P, links) of
-               {links, Ls} -> [L || L <- Ls, is_pid(L), not is_map_key(L, Seen), ets:member(Tab, L),
-                                    erlang:process_info(L, trap_exit) =:= {trap_exit, false}];
-               undefined -> []
-           end,
-    salvage_tree(Next ++ Ps, Tab, Seen#{P => true}).
+    salvage_tree(killed_links(P, Tab, Seen) ++ Ps, Tab, Seen#{P => true}).
+
+%% The processes of the run linked to P that its abnormal exit would kill.
+killed_links(P, Tab, Seen) ->
+    case erlang:process_info(P, links) of
+        {links, Ls} -> [L || L <- Ls, is_pid(L), not is_map_key(L, Seen), ets:member(Tab, L),
+                             erlang:process_info(L, trap_exit) =:= {trap_exit, false}];
+        undefined -> []
+    end.
 
 %% @doc Replay: the next event of a replaying process, or eos at the end of its stream;
 %% within a REPEAT, the next of its events.

@@ -77,6 +77,51 @@ hunt(_File, _Opts, K) ->
 stock_verdicts(#{verdicts := Vs}) ->
     [V || #{mfa := {?S, init, _}, verdict := V} <- Vs].
 
+%%% The runtime's own questions -----------------------------------------------------------
+
+%% A crash and an exit/2 that end processes waiting in a receive, monitored as run and
+%% as recorded with either strategy: the monitors of the crashing worker and of the
+%% killer reject any receive the program does not make, and accept in every mode. When
+%% the recording's runtime asked the VM about the processes an exit ends (their links,
+%% trap_exit, pending events) from the ending process itself, the VM's answers showed as
+%% receives of that process, and the record modes rejected.
+exit_questions_test_() ->
+    {timeout, 120, fun exit_questions/0}.
+
+exit_questions() ->
+    MFA = {riarc_replay_progs, crash_links, []},
+    Opts = #{modules => [riarc_replay_progs], monitor => fun only_program_receives/1, timeout => 30000},
+    {ok, Run} = riarc:run(MFA, fun only_program_receives/1, #{timeout => 30000}),
+    Recorded = [{S, riarc_replay:record(MFA, filename:join(dir("questions"), atom_to_list(S) ++ ".rr"),
+                                        Opts#{strategy => S})}
+                || S <- [receiver, sender]],
+    Want = [{crash_worker, accept}, {killer, accept}],
+    ?assertEqual({run, Want, 0}, {run, verdicts(Run), riarc_result:status(Run)}),
+    _ = [begin
+             {ok, #{result := crashed, monitoring := Mon}} = Rec,
+             ?assertEqual({S, Want, 0}, {S, verdicts(Mon), riarc_result:status(Mon)})
+         end || {S, Rec} <- Recorded].
+
+only_program_receives({riarc_replay_progs, crash_worker, []}) ->
+    {ok, receives(fun(_) -> false end)};
+only_program_receives({riarc_replay_progs, killer, [_]}) ->
+    {ok, receives(fun({linked, P}) -> is_pid(P); (_) -> false end)};
+only_program_receives(_) ->
+    undefined.
+
+receives(Made) ->
+    fun M({recv, _, Msg}) ->
+            case Made(Msg) of
+                true -> M;
+                false -> reject
+            end;
+        M({exit, _, _}) -> accept;
+        M(_) -> M
+    end.
+
+verdicts(#{verdicts := Vs}) ->
+    lists:sort([{F, V} || #{mfa := {riarc_replay_progs, F, _}, verdict := V} <- Vs]).
+
 %%% Trace patterns of a woven run ---------------------------------------------------------
 
 %% The property's patterns, made for the woven run, keep a store however it is wrapped,

@@ -12,7 +12,8 @@
 -export([race/2, sender/3, timeouts/1, ets_race/2, values/0, tree/1, variant/1,
          selective/1, mixed/2, timers/1, timer_sender/2, mnesia_race/2, mnesia_worker/3, mnesia_dirty_race/2, mnesia_dirty_worker/3,
          fanout/2, fan_sender/3, fan_collector/3, flood/1, exits/1, held/0, timer_race/1, ticks/1, applied/2, tick_sender/2,
-         shapes/0, idle/0, named/0]).
+         shapes/0, idle/0, named/0,
+         crash_links/0, crash_trapper/1, crash_worker/0, waiter/0, killer/1, kill_target/1]).
 %% idle/0's server, whose gen_server loop is OTP's.
 -behaviour(gen_server).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
@@ -142,6 +143,53 @@ mixed(N, Work) ->
          {res, I} -> {res, I};
          {'DOWN', _, process, _, normal} -> down
      end || _ <- lists:seq(1, 2 * N)].
+
+%% @doc Exits that end processes waiting in a receive: a worker linked to a process that
+%% traps exits and to a waiter crashes; a killer ends with `exit/2' a waiter linked to
+%% another. Returns when all of them have ended, with the trapper's 'EXIT' reason. The
+%% worker receives nothing and the killer one message, `{linked, Pid}'; a monitored run
+%% must show them nothing else (riarc_replay_monitor_tests).
+-spec crash_links() -> term().
+crash_links() ->
+    {_, T} = spawn_monitor(?MODULE, crash_trapper, [self()]),
+    {_, K} = spawn_monitor(?MODULE, killer, [self()]),
+    Reason = receive {trapped, R} -> R end,
+    receive {'DOWN', T, process, _, normal} -> ok end,
+    receive {'DOWN', K, process, _, normal} -> ok end,
+    Reason.
+
+%% @private
+-spec crash_trapper(pid()) -> ok.
+crash_trapper(Parent) ->
+    process_flag(trap_exit, true),
+    W = spawn_link(?MODULE, crash_worker, []),
+    receive {'EXIT', W, R} -> Parent ! {trapped, R}, ok end.
+
+%% @private Links a waiter and crashes, ending it.
+-spec crash_worker() -> no_return().
+crash_worker() ->
+    _ = spawn_link(?MODULE, waiter, []),
+    exit(crashed).
+
+%% @private
+-spec waiter() -> ok.
+waiter() ->
+    receive never -> ok end.
+
+%% @private Kills a target linked to a waiter once the link is made.
+-spec killer(pid()) -> ok.
+killer(_Parent) ->
+    Target = spawn(?MODULE, kill_target, [self()]),
+    receive {linked, Target} -> ok end,
+    true = exit(Target, kill),
+    ok.
+
+%% @private
+-spec kill_target(pid()) -> ok.
+kill_target(Killer) ->
+    _ = spawn_link(?MODULE, waiter, []),
+    Killer ! {linked, self()},
+    waiter().
 
 %% @doc N workers linked to this process (which traps exits) and N it monitors, each
 %% ending with its own reason after an amount of work that differs from run to run and is
