@@ -309,8 +309,17 @@ handle_direct(E, St) ->
     S = origin(E),
     case route(S, St) of
         undefined -> analyse(E, St);
-        _ -> dispatched(S, dispatch({evt, E}, S, St))
+        _ -> dispatched(S, dispatch({evt, E}, S, routed_cut(E, St)))
     end.
+
+%% Race: a process may cut its own view before its tracer takes it over, so that the
+%% cut reaches this tracer and is routed on. A child it spawns then inherits this
+%% tracer, the one the VM has for it, not the one the cut is routed to: this tracer
+%% takes note that it may get events of children never seen to start (A4).
+routed_cut({cut, _, Why}, St = #tracer{parts = Parts}) ->
+    St#tracer{parts = riarc_tracer_parts:seen_cut(Why, Parts)};
+routed_cut(_E, St) ->
+    St.
 
 %% The parent the child's init event names (riarc_backend:init_parent/3), asked only of
 %% a backend that may name another than the spawn event's (`init_parent' in the cfg, read

@@ -7,7 +7,7 @@
 
 -export([victim/0, victim_stops/0, chatter/1, forger/1]).
 %% The system of replaced_before_takeover_test.
--export([replaced_root/1, replaced_child/0]).
+-export([replaced_root/1, replaced_child/0, hider_root/1, hider/1]).
 
 %% Ends after a while of its own: a system that needs nobody to tell it to stop.
 -spec victim_stops() -> ok.
@@ -171,6 +171,50 @@ replacer(Test) ->
     receive {trace, T, send, {riarc_t, _, {riarc_dtc, T, C, _}}, _} -> ok end,
     C ! finish,
     Test ! {replaced, self()}.
+
+%% A process that hides its later children (its own send, receive and procs flags off,
+%% set_on_spawn kept) before its tracer takes it over: its events, the cut among them,
+%% reach its parent's tracer, which routes them, and the hidden child inherits that
+%% tracer, which gets the child's call from a process it never saw start. The system did
+%% that, not riarc: no invariant violated (A4 was, when only the tracer the cut was
+%% routed to took note of it). The gate holds the process's tracer until the child ended.
+hidden_before_takeover_test_() ->
+    [{atom_to_list(B), {timeout, 60, fun() -> hidden_before_takeover(B) end}} || B <- [route, evm]].
+
+hidden_before_takeover(Backend) ->
+    Test = self(),
+    Opener = spawn_link(fun() -> opener(Test) end),
+    Mon = fun M({exit, _, normal}) -> accept; M(_) -> M end,
+    {ok, R = #{verdicts := Vs}} = riarc:run({?MODULE, hider_root, [Opener]}, fun(_) -> {ok, Mon} end,
+                                            #{backend => Backend, analysis => isolated,
+                                              perturb => {gate, Opener}}),
+    receive {opened, Opener} -> ok end,
+    ?assertMatch([#{verdict := error, reason := {cut, _}}],
+                 [V || V = #{mfa := {?MODULE, hider, _}} <- Vs]),
+    ?assertEqual([], maps:get(violations, R)),
+    ?assertEqual(1, riarc_result:status(R)).
+
+%% @private The system's root.
+-spec hider_root(pid()) -> ok.
+hider_root(Opener) ->
+    {_, Ref} = spawn_monitor(?MODULE, hider, [Opener]),
+    receive {'DOWN', Ref, process, _, _} -> ok end.
+
+%% @private Hides its child, which turns its own flags off and ends; then tells Opener.
+-spec hider(pid()) -> ok.
+hider(Opener) ->
+    _ = erlang:trace(self(), false, [send, 'receive', procs]),
+    {C, Ref} = spawn_monitor(fun() -> _ = erlang:trace(self(), false, [all]) end),
+    receive {'DOWN', Ref, process, C, _} -> ok end,
+    Opener ! {hidden, self()},
+    ok.
+
+%% Opens the gate of the hider's tracer once the hider's child has ended.
+opener(Test) ->
+    T = receive {riarc_gate, G} -> G end,
+    receive {hidden, _} -> ok end,
+    T ! {riarc_gate_open, T},
+    Test ! {opened, self()}.
 
 %% A reject reached before the process cut its own view stands, whatever the placement:
 %% with the monitor in an analysis process, its verdict and the tracer's report of the
