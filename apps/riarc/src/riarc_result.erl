@@ -12,7 +12,7 @@
 -module(riarc_result).
 
 -export([make/1, entry/5, monitor_entry/4, format_verdict/1, format_why/1, format_process/2, format_explanation/1,
-         log_verdict/3, status/1]).
+         log_verdict/3, status/1, seen_cut/2]).
 -export([warnings/2, format_warning/1]).
 -export([format_sid/1, format_mfa/1]).
 -export_type([t/0, verdict_entry/0, explanation/0, warning/0]).
@@ -121,6 +121,14 @@ status(R = #{verdicts := Vs}) ->
         andalso maps:get(errors, R, []) =:= [] andalso maps:get(violations, R, []) =:= []
         andalso maps:get(overload, R, undefined) =:= undefined,
     case Clean of true -> 0; false -> 1 end.
+
+%% @doc A partition's entry once what riarc saw of it was cut (Cut: who and what call, as
+%% a `cut' reason holds them; none: nothing cut it): an error saying what cut it and what
+%% the monitor said on the partial trace, unless it was an error already.
+-spec seen_cut(none | map(), verdict_entry()) -> verdict_entry().
+seen_cut(none, E) -> E;
+seen_cut(_Cut, E = #{verdict := error}) -> E;
+seen_cut(Cut, E = #{verdict := V}) -> E#{verdict => error, reason => {cut, Cut#{verdict_on_partial_trace => V}}}.
 
 %% @doc One monitored partition's verdict; `Reason' undefined when there is none to give.
 -spec entry(riarc_event:sid(), riarc_event:mfa_args(), riarc_monitor:verdict(),

@@ -405,11 +405,7 @@ seen_whole(Tracer, E, #entries{cuts = Cuts, node_cut = NodeCut}) ->
                   end;
               _ -> none
           end,
-    case {Cut, E} of
-        {none, _} -> E;
-        {_, #{verdict := error}} -> E;
-        {_, #{verdict := V}} -> E#{verdict => error, reason => {cut, Cut#{verdict_on_partial_trace => V}}}
-    end.
+    riarc_result:seen_cut(Cut, E).
 
 cut_short(E = #{verdict := none}, Over) when Over =/= undefined ->
     E#{verdict => inconclusive, reason => {overload, Over}};

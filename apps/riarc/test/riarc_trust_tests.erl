@@ -365,6 +365,28 @@ patterns_changed_outside_test() ->
     ?assertEqual(1, riarc_result:status(R)),
     ?assertEqual(Before, riarc_trace_pattern:installed()).
 
+%% The same change, made by a process outside the system for one that then takes the
+%% forbidden message and ends before any look (riarc_demo_untracer:outsider_patterns/1):
+%% the session's last look, as it lets go of the node's patterns, finds it, and the
+%% verdict in since the look before (none here) is an error. Both backends.
+patterns_changed_before_end_test_() ->
+    [{atom_to_list(B), {timeout, 60, fun() -> patterns_changed_before_end(B) end}} || B <- [route, evm]].
+
+patterns_changed_before_end(Backend) ->
+    Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
+    Before = riarc_trace_pattern:installed(),
+    H = spawn(riarc_demo_untracer, untracing_helper, []),
+    try
+        {ok, R = #{verdicts := [V]}} = riarc:run({riarc_demo_untracer, outsider_patterns, [H]},
+                                                 fun(_) -> {ok, Mon} end, #{backend => Backend}),
+        ?assertMatch(#{verdict := error, reason := {cut, #{call := {patterns_changed, _},
+                                                            verdict_on_partial_trace := accept}}}, V),
+        ?assertEqual(1, riarc_result:status(R))
+    after
+        exit(H, kill)
+    end,
+    ?assertEqual(Before, riarc_trace_pattern:installed()).
+
 %% A forged stop request (no session token) does not silence a tracer: monitoring goes
 %% on, the partition gets its verdict from its real events, and the forgery is reported.
 forged_control_test() ->

@@ -61,7 +61,10 @@
              %% Processes whose view is told cut already (their own call, or a look).
              judged = #{} :: #{pid() => true},
              timer :: reference() | undefined,      % the look every ?VIEW_LOOK_MS
-             patterns_changed = false :: boolean()}).
+             patterns_changed = false :: boolean(),
+             %% The slices (by key) whose verdict was in at the last look that found the
+             %% node's patterns intact: only those stand a change found later.
+             decided_at_look = #{} :: #{pid() => true}}).
 
 -record(central, {owner :: pid(),
              ref :: reference(),
@@ -230,15 +233,23 @@ looked_cut(P, Why, St) ->
         own -> St1
     end.
 
+%% A change found by looking was made at some time since the last look: only the verdicts
+%% in by then stand, as in riarc's session (riarc_session_verdicts:view_check/2).
 patterns_look(St = #central{view = #view{patterns_changed = true}}) ->
     St;
-patterns_look(St) ->
+patterns_look(St = #central{view = V}) ->
     case riarc_trace_pattern:intact() of
-        ok -> St;
+        ok -> St#central{view = V#view{decided_at_look = decided(St)}};
         {changed, Info} ->
-            V = St#central.view,
-            node_cut(undefined, {patterns_changed, Info}, St#central{view = V#view{patterns_changed = true}})
+            node_cut(undefined, {patterns_changed, Info}, V#view.decided_at_look,
+                     St#central{view = V#view{patterns_changed = true}})
     end.
+
+%% The keys of the slices whose verdict (accept or reject) is in.
+decided(#central{slices = Slices, closed = Closed}) ->
+    maps:from_list([{K, true} || {K, #slice{analysis = {decided, E}}} <- maps:to_list(Slices),
+                                 decided_before(E)]
+                   ++ [{P, true} || E = #{pid := P} <- Closed, decided_before(E)]).
 
 judged(P, St = #central{view = V = #view{judged = J}}) ->
     St#central{view = V#view{judged = J#{P => true}}}.
@@ -344,34 +355,45 @@ own_cut(P, Why = {trace, [P | Args]}, St) ->
 
 %% A slice whose own view was cut already keeps that cut (riarc's session reads a
 %% partition's own cut first); an inherited cut is told by the call that made it.
-node_cut(P, Why, St = #central{view = #view{node_cut = none}}) ->
+node_cut(P, Why, St) ->
+    node_cut(P, Why, now, St).
+
+%% Stand: the slices whose verdict stands the cut, `now' for every one decided by now (a
+%% call seen in order), or those decided at the last look (a change found by looking).
+node_cut(P, Why, Stand, St = #central{view = #view{node_cut = none}}) ->
     Info = #{process => P, call => case Why of {inherited, Call} -> Call; _ -> Why end},
-    Slices = maps:map(fun(_, Sl = #slice{cut = none}) -> slice_cut(Info, Sl);
+    Slices = maps:map(fun(_, Sl = #slice{cut = none}) -> slice_cut(Info, stands(Stand), Sl);
                          (_, Sl) -> Sl
                       end, St#central.slices),
-    Closed = [case decided_before(E) of
+    Closed = [case decided_before(E) andalso stands(Stand, maps:get(pid, E)) of
                   true -> E;
-                  false -> seen_whole(Info, E)
+                  false -> riarc_result:seen_cut(Info, E)
               end || E <- St#central.closed],
     St1 = St#central{view = (St#central.view)#view{node_cut = Info}, slices = Slices, closed = Closed},
     look_after(Why, St1);
-node_cut(_P, Why, St) ->
+node_cut(_P, Why, _Stand, St) ->
     look_after(Why, St).
+
+stands(now) -> fun(_) -> true end;
+stands(Decided) -> fun(K) -> is_map_key(K, Decided) end.
+
+stands(Stand, K) -> (stands(Stand))(K).
 
 look_after({trace, _}, St = #central{view = V}) -> St#central{view = V#view{look = true}};
 look_after(_, St) -> St.
 
 cut_slice(Key, Info, St = #central{slices = Slices}) ->
     case Slices of
-        #{Key := Sl} -> put_slice(Key, slice_cut(Info, Sl), St);
+        #{Key := Sl} -> put_slice(Key, slice_cut(Info, stands(now), Sl), St);
         #{} -> St
     end.
 
-%% Verdicts in before a cut stand (accept and reject are final).
-slice_cut(Info, Sl = #slice{analysis = An}) ->
+%% Verdicts in before a cut stand (accept and reject are final); Stands says whether a
+%% slice's (by key) was in soon enough.
+slice_cut(Info, Stands, Sl = #slice{analysis = An}) ->
     case An of
-        {decided, E} ->
-            case decided_before(E) of
+        {decided, E = #{pid := K}} ->
+            case decided_before(E) andalso Stands(K) of
                 true -> Sl;
                 false -> Sl#slice{cut = Info}
             end;
@@ -379,13 +401,6 @@ slice_cut(Info, Sl = #slice{analysis = An}) ->
     end.
 
 decided_before(#{verdict := V}) -> V =:= accept orelse V =:= reject.
-
-%% A monitor whose view was cut gave its verdict, or none, on what the tracer still saw:
-%% an error saying what cut it, unless it was an error already.
-seen_whole(none, E) -> E;
-seen_whole(_Info, E = #{verdict := error}) -> E;
-seen_whole(Info, E = #{verdict := V}) ->
-    E#{verdict => error, reason => {cut, Info#{verdict_on_partial_trace => V}}}.
 
 %% App. C.5.2 slicing: a process Λ selects opens a slice keyed by itself; any other joins
 %% the slice of its parent (riarc's partitions, 000 §3). After a cut of every slice's
@@ -456,9 +471,9 @@ leave(S, St = #central{slice_of = Of, slices = Slices}) ->
 %% Careful: a process is dropped from slice_of at its exit, but its children may still
 %% spawn into the slice; join/3 keys on the slice, not on the parent, so that works.
 close(#slice{analysis = {decided, Entry}, cut = Cut}, St) ->
-    St#central{closed = [seen_whole(Cut, Entry) | St#central.closed]};
+    St#central{closed = [riarc_result:seen_cut(Cut, Entry) | St#central.closed]};
 close(#slice{analysis = An, cut = Cut}, St) ->
-    Entry = seen_whole(Cut, riarc_analysis_core:entry(riarc_analysis_core:finish(An))),
+    Entry = riarc_result:seen_cut(Cut, riarc_analysis_core:entry(riarc_analysis_core:finish(An))),
     log(Entry, St),
     St#central{closed = [Entry | St#central.closed]}.
 
@@ -469,7 +484,11 @@ log(Entry, #central{log = Log}) ->
 %% member); events still pending belong to processes whose spawn never arrived, and are
 %% reported rather than dropped.
 -spec finish(#central{}) -> no_return().
-finish(St = #central{owner = Owner, ref = Ref, slices = Open, pending = Pending}) ->
+finish(St0) ->
+    %% The last look, as riarc's session makes one when it lets go of the node's patterns:
+    %% a change since the last one cuts what was decided since.
+    St = patterns_look(St0),
+    #central{owner = Owner, ref = Ref, slices = Open, pending = Pending} = St,
     Left = [riarc_result:entry(K, MFA, error, analysed(Sl), slice_not_closed)
             || {K, Sl = #slice{mfa = MFA}} <- maps:to_list(Open)],
     Errors = [{riarc_incomplete, self(), riarc_reorder:to_map(Pending)}

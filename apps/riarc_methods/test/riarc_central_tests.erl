@@ -231,6 +231,25 @@ decided_before_cut_test() ->
     {ok, C} = riarc_central:run({riarc_demo_untracer, decided_first, []}, fun(_) -> {ok, Mon} end, #{}),
     ?assertMatch([#{verdict := reject}], maps:get(verdicts, C)).
 
+%% The node's receive pattern turned off by someone outside the system, after which a
+%% process takes the forbidden message and ends before any look
+%% (riarc_demo_untracer:outsider_patterns/1): the central tracer's last look finds the
+%% change, and the accept in since the look before is an error, as riarc's session makes
+%% it. Before, the central tracer made no last look and accepted.
+patterns_changed_before_end_test_() ->
+    {timeout, 60, fun() ->
+        Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
+        Before = riarc_trace_pattern:installed(),
+        H = spawn(riarc_demo_untracer, untracing_helper, []),
+        {ok, C} = riarc_central:run({riarc_demo_untracer, outsider_patterns, [H]}, fun(_) -> {ok, Mon} end, #{}),
+        exit(H, kill),
+        ?assertMatch([#{verdict := error, reason := {cut, #{call := {patterns_changed, _},
+                                                             verdict_on_partial_trace := accept}}}],
+                     maps:get(verdicts, C)),
+        ?assertEqual(1, riarc_result:status(C)),
+        ?assertEqual(Before, riarc_trace_pattern:installed())
+    end}.
+
 %% A process whose flags someone outside the system took (riarc_demo_untracer:outsider/1):
 %% no call shows it, and no exit of its will come. The central tracer looks at how the VM
 %% traces the system, as riarc's tracers do: the run ends, an error for the cut, as

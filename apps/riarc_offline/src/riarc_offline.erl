@@ -134,7 +134,8 @@ scanned(Acc, Info) ->
             Silent = lists:sort([{C, P, MFA} || {C, {P, MFA}} <- maps:to_list(Ch),
                                                 not is_map_key(C, Seen)]),
             Open = [S || S <- Procs, not is_map_key(S, X)] ++ [C || {C, _, _} <- Silent],
-            #{roots => Roots, open => Open, silent => Silent, info => Info}.
+            #{roots => Roots, open => Open, silent => Silent, info => Info,
+              patterns_changed => maps:get(patterns_changed, Acc, none)}.
 
 source_name({events, _}) -> "the events";
 source_name({dbg_wrap, Name, Tail}) -> unicode:characters_to_list([Name, "*", Tail]);
@@ -170,6 +171,8 @@ scan_event(Ev, At, Acc = #{order := O, seen := Seen, rules := Rules}) ->
 scan_kind({spawn, P, C, MFA}, Acc = #{children := Ch}) -> Acc#{children := Ch#{C => {P, MFA}}};
 scan_kind({exit, S, _}, Acc = #{exited := X}) -> Acc#{exited := X#{S => true}};
 scan_kind({init, C, _, MFA}, Acc = #{inits := I}) -> Acc#{inits := I#{C => MFA}};
+scan_kind({cut, _, {patterns_changed, Info}}, Acc) when not is_map_key(patterns_changed, Acc) ->
+    Acc#{patterns_changed => Info};
 scan_kind(_, Acc) -> Acc.
 
 replay(_Source, #{roots := [], info := Info}, _Spec, _Opts) ->
@@ -259,15 +262,25 @@ trace_info(Summary = #{reader := Reader}) ->
 %% The verdicts of processes whose events the check could not see are errors, never
 %% silently `none': a spawned child the file has no event of, and a process whose
 %% events overflowed the engine's reorder buffer.
-patch_verdicts(Result = #{verdicts := Vs, trace := Info}, #{silent := Silent}) ->
+patch_verdicts(Result = #{verdicts := Vs, trace := Info}, #{silent := Silent, patterns_changed := Changed}) ->
     Over = maps:get(overflowed, Info, #{}),
     Max = maps:get(max_held, Info, 0),
     Errors = [{C, MFA, {no_events, P}} || {C, P, MFA} <- Silent]
              ++ [{S, undefined, {held_overflow, Lost, Max}} || {S, Lost} <- lists:sort(maps:to_list(Over))],
-    Vs1 = cut_short(maps:get(truncated, Info, false), file_of(Info),
-                    lists:foldl(fun({S, MFA, Why}, Acc) -> set_error(S, MFA, Why, Acc) end, Vs, Errors)),
+    Vs1 = patterns_changed(Changed, cut_short(maps:get(truncated, Info, false), file_of(Info),
+                    lists:foldl(fun({S, MFA, Why}, Acc) -> set_error(S, MFA, Why, Acc) end, Vs, Errors))),
     Result#{verdicts := Vs1, trace := Info#{warnings => maps:get(warnings, Info, []) ++
                                                 silent_warnings(Info, Silent)}}.
+
+%% The recorder found the node's send or receive patterns changed by someone it did not
+%% trace (riarc_recorder): the change came at some time before that look, and the file
+%% cannot say when, so no verdict of the recording stands it (a live run keeps those in
+%% at its look before the change, riarc_session_verdicts:view_check/2: stricter here,
+%% never a false accept). Its errors stay as they are.
+patterns_changed(none, Vs) ->
+    Vs;
+patterns_changed(Info, Vs) ->
+    [riarc_result:seen_cut(#{process => undefined, call => {patterns_changed, Info}}, E) || E <- Vs].
 
 %% A file cut at byte B (a recording that did not end cleanly) holds no more of the
 %% partitions that were still open there: a partition with no verdict by then would

@@ -145,7 +145,9 @@ drain_now(R) ->
     after 0 -> R
     end.
 
-done(R = #recorder{w = W}) ->
+done(R0) ->
+    %% The last look, as riarc's session makes one when it lets go of the node's patterns.
+    R = #recorder{w = W} = patterns_look(R0),
     ok = riarc_trace_pattern:release(R#recorder.patterns),
     Reply = case riarc_trace_file:close_writer(W) of
                 ok -> {ok, #{file => R#recorder.file, events => R#recorder.events, root => R#recorder.root,

@@ -57,6 +57,10 @@ new(File) -> #st{file = File}.
 %% files: a dbg wrap set).
 -spec step(riarc_event:traced(), pos() | at(), state()) -> {ok, state()} | {error, error_reason()}.
 step(Ev, {File, Pos}, St) when is_list(File) -> step(Ev, Pos, St#st{file = File});
+%% The recorder's note that a look found the node's patterns changed is no event of the
+%% process it names (the root, which may have exited): it is the whole recording's.
+step({cut, _, {patterns_changed, _}}, _Pos, St) ->
+    {ok, St};
 step(Ev, Pos, St = #st{file = File}) ->
     At = {File, Pos},
     S = riarc_event:origin(Ev),

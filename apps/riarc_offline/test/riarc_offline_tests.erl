@@ -303,7 +303,10 @@ untraced_recording_test_() ->
           %% The node's patterns are its own again, whatever the system did to them.
           ?assertEqual(Before, riarc_trace_pattern:installed()),
           {ok, Events, _} = riarc_trace_file:read_all(File),
-          ?assertMatch([_], [Ev || Ev = {cut, P, _} <- Events, P =:= Root]),
+          %% The call's cut; with receive_pattern, the recorder's last look also finds the
+          %% node's patterns changed, and writes that too.
+          ?assertMatch([_], [Ev || Ev = {cut, P, Why} <- Events, P =:= Root,
+                                   element(1, Why) =/= patterns_changed]),
           {ok, R} = riarc_offline:check(File, Spec, #{}),
           ?assertMatch([#{verdict := error, reason := {cut, #{process := Root}}}],
                        [V || V = #{pid := P} <- maps:get(verdicts, R), P =:= Root]),
@@ -343,6 +346,31 @@ outsider_cut_test_() ->
           ?assertMatch([#{verdict := error, reason := {cut, #{call := {flags_removed, _}}}}],
                        maps:get(verdicts, R)),
           exit(H, kill)
+      end}} || Format <- [binary, text]].
+
+%% The node's receive pattern turned off by someone outside the system, after which a
+%% process takes the forbidden message and ends before any look
+%% (riarc_demo_untracer:outsider_patterns/1). The recorder's last look finds the change
+%% and writes it; a check cannot tell when it came, so no verdict stands it: an error, as
+%% the live run's. Before, the recorder made no last look, and the check accepted.
+patterns_changed_before_end_test_() ->
+    Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
+    Spec = fun(_) -> {ok, Mon} end,
+    [{atom_to_list(Format), {timeout, 60, fun() ->
+          Before = riarc_trace_pattern:installed(),
+          H = spawn(riarc_demo_untracer, untracing_helper, []),
+          MFA = {riarc_demo_untracer, outsider_patterns, [H]},
+          File = tmp("outsider_patterns." ++ atom_to_list(Format)),
+          {ok, #{root := Root}} = riarc_offline:record(MFA, File, #{format => Format}),
+          exit(H, kill),
+          ?assertEqual(Before, riarc_trace_pattern:installed()),
+          {ok, Events, _} = riarc_trace_file:read_all(File),
+          ?assertMatch([{cut, Root, {patterns_changed, _}}], [E || E = {cut, _, _} <- Events]),
+          {ok, R} = riarc_offline:check(File, Spec, #{}),
+          ?assertMatch([#{verdict := error, reason := {cut, #{call := {patterns_changed, _},
+                                                               verdict_on_partial_trace := accept}}}],
+                       maps:get(verdicts, R)),
+          ?assertEqual(1, riarc_result:status(R))
       end}} || Format <- [binary, text]].
 
 %% Recordings made before timeouts had their own event wrote one as {recv, P, timeout},

@@ -14,7 +14,7 @@
 %% '''
 -module(riarc_demo_untracer).
 
--export([run/1, hows/0, decided_first/0, outsider/1, untracing_helper/0]).
+-export([run/1, hows/0, decided_first/0, outsider/1, outsider_patterns/1, untracing_helper/0]).
 
 -type how() :: own_flags | all_flags | own_procs | receive_pattern | child_flags | inherited | no_inherit
              | hidden_child.
@@ -93,12 +93,28 @@ outsider(Helper) ->
     self() ! {error, late},
     receive {error, late} -> ok end.
 
-%% @doc Turns off all the flags of each process that asks, and tells it so; for ever.
+%% @doc A process that has Helper turn off the node's receive pattern (no receive is
+%% traced from then on), takes the forbidden message and ends, with its exit traced,
+%% before any look at the node's patterns can have found the change (riarc's looks are a
+%% second apart).
+-spec outsider_patterns(pid()) -> ok.
+outsider_patterns(Helper) ->
+    Helper ! {unpattern, self()},
+    receive {unpatterned, Helper} -> ok end,
+    self() ! {error, late},
+    receive {error, late} -> ok end.
+
+%% @doc Turns off all the flags of each process that asks `untrace', or the node's receive
+%% pattern for one that asks `unpattern', and tells it so; for ever.
 -spec untracing_helper() -> no_return().
 untracing_helper() ->
     receive
         {untrace, P} ->
             _ = erlang:trace(P, false, [all]),
             P ! {untraced, self()},
+            untracing_helper();
+        {unpattern, P} ->
+            _ = apply(erlang, trace_pattern, ['receive', false, []]),
+            P ! {unpatterned, self()},
             untracing_helper()
     end.
