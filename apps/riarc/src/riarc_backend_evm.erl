@@ -172,7 +172,7 @@ preempt(Config = #{flags := Flags}, S, T) ->
                 case {Holder, catch erlang:trace_info(S, tracer)} of
                     {{riarc, Old}, {tracer, Old}} ->
                         Kept = kept(Config, Flags, catch erlang:trace_info(S, flags)),
-                        _ = catch erlang:trace(S, false, [all]),
+                        _ = catch riarc_untrace:untrace(S),
                         _ = Kept =/= [] andalso (catch erlang:trace(S, true, [{tracer, T} | Kept]));
                     _ ->
                         ok
@@ -236,7 +236,7 @@ backoff(_Tries) -> receive after 1 -> ok end.
 %% @doc CLEAR(S, T): stop tracing S, and wait for its events in flight.
 -spec clear(config(), pid(), pid()) -> ok.
 clear(_Config, S, _T) ->
-    _ = catch erlang:trace(S, false, [all]),
+    _ = catch riarc_untrace:untrace(S),
     await_delivered(S).
 
 %% Race: trace messages of S still travelling to its old tracer when the switch happens

@@ -167,13 +167,13 @@ close(#{patterns := Key}) ->
 
 defaults_off(T) ->
     case erlang:trace_info(new_processes, tracer) of
-        {tracer, T} -> _ = erlang:trace(new_processes, false, [all]), ok;
+        {tracer, T} -> _ = riarc_untrace:untrace(new_processes), ok;
         _ -> ok
     end.
 
 %% Untraces every process whose tracer Dead says is done.
 sweep(Done) ->
-    _ = [catch erlang:trace(P, false, [all])
+    _ = [catch riarc_untrace:untrace(P)
          || P <- erlang:processes(),
             {tracer, Tracer} <- [erlang:trace_info(P, tracer)],
             Tracer =/= [], Done(Tracer)],
@@ -243,7 +243,7 @@ adopt(Cfg, Kind, A, B, MFA0) ->
         %% system: untraced at once, never announced, so that what it spawns is not
         %% either; its parent's spawn event is the parent's (ignored) event.
         true ->
-            _ = (catch erlang:trace(C, false, [all])),
+            _ = (catch riarc_untrace:untrace(C)),
             case Kind of spawn -> {ok, {ignored, P}}; spawned -> skip end;
         false ->
             adopt_system(Cfg, Kind, A, B, MFA0)

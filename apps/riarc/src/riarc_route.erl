@@ -180,7 +180,7 @@ switch(_Table, _Pid, _NewOwner) ->
 clear(Table, Pid) when is_pid(Pid) ->
     case erlang:trace_info(Pid, tracer) of
         {tracer, {?MODULE, Table}} ->
-            try erlang:trace(Pid, false, [all])
+            try riarc_untrace:untrace(Pid)
             catch error:badarg ->
                     %% Race: Pid exited after trace_info/2; nothing left to turn off.
                     false = is_process_alive(Pid)

@@ -27,8 +27,10 @@
     entries :: riarc_session_entries:t(),            % the partitions' entries
     subs = riarc_session_subs:new() :: riarc_session_subs:t(), % verdict subscribers
     %% Cut detection: the verdicts as they were when the node's patterns were last seen as
-    %% riarc installed them (riarc_session_entries:decided/1).
-    view_decided :: riarc_session_entries:decided()
+    %% riarc installed them (riarc_session_entries:decided/1), and where the looks are in
+    %% the log of calls from outside that took flags (riarc_trace_pattern:look/1).
+    view_decided :: riarc_session_entries:decided(),
+    untrace_mark :: riarc_trace_pattern:untrace_mark()
 }).
 
 -opaque t() :: #verdicts{}.
@@ -46,7 +48,8 @@
 -spec new(boolean()) -> t().
 new(Lineage) ->
     E = riarc_session_entries:new(Lineage),
-    #verdicts{entries = E, view_decided = riarc_session_entries:decided(E)}.
+    #verdicts{entries = E, view_decided = riarc_session_entries:decided(E),
+              untrace_mark = riarc_trace_pattern:untrace_mark()}.
 
 %% @doc The book of entries, to read (riarc_session_entries).
 -spec entries(t()) -> riarc_session_entries:t().
@@ -213,8 +216,10 @@ republish(Changed, Over, V = #verdicts{subs = Subs, entries = E}) ->
 %% own (riarc_session's close/1). A change found by looking was made at some time since
 %% the last look: only the verdicts in by then stand (view_decided).
 -spec view_check(term(), t()) -> t().
-view_check(Over, V = #verdicts{entries = E}) ->
-    case riarc_trace_pattern:intact() of
+view_check(Over, V0 = #verdicts{entries = E, untrace_mark = Mark}) ->
+    {Look, Mark1} = riarc_trace_pattern:look(Mark),
+    V = V0#verdicts{untrace_mark = Mark1},
+    case Look of
         ok -> V#verdicts{view_decided = riarc_session_entries:decided(E)};
         {changed, Info} ->
             Why = #{process => undefined, call => {patterns_changed, Info}},

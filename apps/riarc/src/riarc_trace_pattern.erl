@@ -31,12 +31,18 @@
 %% decodes it); no other process is affected (the flag is per process), and the pattern
 %% of before is put back with the others.
 %%
-%% Cut detection: global call patterns on the BIFs that change tracing, erlang:trace/3
-%% and erlang:trace_pattern/2,3, are held the same way. A process riarc traces that
-%% calls one of them to take away what riarc sees (its own or others' flags, the
-%% tracer, the node's send or receive patterns) shows the call as an event in its own
-%% order, before the call takes effect (call_event/2 decodes it as `{cut, P, Why}'):
-%% its partition's verdict cannot be trusted from there on, and riarc says so.
+%% Cut detection: call patterns on the BIFs that change tracing, erlang:trace/3 and
+%% erlang:trace_pattern/2,3, are held the same way (local ones: on a BIF a global pattern
+%% and a meta pattern exclude each other). A process riarc traces that calls one of them
+%% to take away what riarc sees (its own or others' flags, the tracer, the node's send or
+%% receive patterns) shows the call as an event in its own order, before the call takes
+%% effect (call_event/2 decodes it as `{cut, P, Why}'): its partition's verdict cannot be
+%% trusted from there on, and riarc says so. A process riarc does not trace shows no
+%% event; but the keeper holds a meta pattern on erlang:trace/3, which sends it every
+%% call, whoever makes it, that turns off the flags of another process than the caller
+%% (riarc's own calls, riarc_untrace, left out), and the looks of riarc's session, central
+%% tracer and recorder read them with the node's patterns (look/1): such a call cuts every
+%% view not decided before the look before it, even of a process that has ended since.
 %%
 %% Timers: global call patterns on erlang:send_after/3,4, for the message `timeout' only,
 %% are held the same way. The clock service delivers a timer's message, and the VM traces
@@ -64,9 +70,11 @@
 
 -export([hold/3, release/1, installed/0, intact/0, settle/1, valid/1, union/1, call_event/2,
          cut_scope/2, lost_scope/1, exit_to_come/1, hides_children/1]).
+%% Calls from outside that take flags (the keeper's meta pattern).
+-export([untrace_mark/0, look/1]).
 %% Spawned entry point.
 -export([keeper/0]).
--export_type([pattern/0, patterns/0, call_pattern/0]).
+-export_type([pattern/0, patterns/0, call_pattern/0, untrace_mark/0]).
 
 %% Every message of the kind (`true'), none (`false'), or those a match specification
 %% matches (`[Receiver, Msg]' for send, `[Node, Sender, Msg]' for 'receive').
@@ -76,6 +84,9 @@
 %% A function's call pattern, as erlang:trace_info/2 shows it: how it is traced (not,
 %% locally or globally) and with which match specification.
 -type call_pattern() :: {false | local | global, false | list()}.
+%% Where a looker is in the keeper's log of calls that took flags (look/1): the keeper's
+%% pid (a keeper started anew has a log of its own) and the last call seen.
+-type untrace_mark() :: {pid() | undefined, non_neg_integer()}.
 
 -define(KEY, {?MODULE, state}).
 -define(KEEPER, riarc_pattern_keeper).
@@ -84,6 +95,11 @@
 -define(SPAWN_CALL, {erts_internal, dist_spawn_request, 4}).
 %% The BIFs through which a process can take away what riarc sees.
 -define(UNTRACE_CALLS, [{erlang, trace, 3}, {erlang, trace_pattern, 2}, {erlang, trace_pattern, 3}]).
+%% The keeper's meta pattern on erlang:trace/3: a call that turns flags off, of another
+%% process than the caller's own (a traced process's own call is an event of its own, in
+%% order), other than riarc's. The keeper keeps the last ?UNTRACE_LOG of them.
+-define(META_MS, [{['$1', false, '$2'], [{'=/=', '$1', {self}}, {'=/=', '$2', {const, riarc_untrace:flags()}}], []}]).
+-define(UNTRACE_LOG, 64).
 %% The timers whose message can be the atom `timeout', which the clock service delivers
 %% and the VM traces exactly as a receive timeout; held only for that message.
 -define(TIMER_CALLS, [{{erlang, send_after, 3}, [{['_', '_', timeout], [], []}]},
@@ -97,9 +113,9 @@
 -spec hold(term(), pid() | undefined, patterns()) -> ok.
 hold(Key, Owner, Patterns) when is_map(Patterns) ->
     locked(fun() ->
-                   ok = change_locked(fun(Hs) -> Hs#{Key => {Owner, Patterns}} end),
+                   %% The keeper first: its meta pattern is installed with the others.
                    _ = is_pid(Owner) andalso watch(Key, Owner),
-                   ok
+                   change_locked(fun(Hs) -> Hs#{Key => {Owner, Patterns}} end)
            end).
 
 %% @doc Lets go of Key's patterns (nothing if it holds none).
@@ -117,13 +133,24 @@ release(Key) ->
 %% remote starts go through, those of the BIFs that change tracing, and those of the
 %% timers whose message can be the atom `timeout'.
 -spec installed() -> #{send := pattern(), 'receive' := pattern(), spawn_call := call_pattern(),
-                       untrace_calls := [call_pattern()], timer_calls := [call_pattern()]}.
+                       untrace_calls := [call_pattern()], timer_calls := [call_pattern()],
+                       untrace_meta := {term(), false | list()}}.
 installed() ->
     {match_spec, S} = erlang:trace_info(send, match_spec),
     {match_spec, R} = apply(erlang, trace_info, ['receive', match_spec]),
     #{send => S, 'receive' => R, spawn_call => call_pattern(?SPAWN_CALL),
       untrace_calls => [call_pattern(F) || F <- ?UNTRACE_CALLS],
-      timer_calls => [call_pattern(F) || {F, _} <- ?TIMER_CALLS]}.
+      timer_calls => [call_pattern(F) || {F, _} <- ?TIMER_CALLS],
+      untrace_meta => meta_pattern()}.
+
+%% The meta tracer of erlang:trace/3 (a pid or port, or a tracer module and its state)
+%% and its match specification; {false, false} when none.
+meta_pattern() ->
+    F = {erlang, trace, 3},
+    case {erlang:trace_info(F, meta), erlang:trace_info(F, meta_match_spec)} of
+        {{meta, T}, {meta_match_spec, MS}} when T =/= false, T =/= [] -> {T, MS};
+        _ -> {false, false}
+    end.
 
 call_pattern(F) ->
     {traced, How} = erlang:trace_info(F, traced),
@@ -304,27 +331,80 @@ keeper() ->
     receive
         {register, From, Ref} ->
             try register(?KEEPER, self()) of
-                true -> From ! {Ref, registered}, keeper(#{})
+                true -> From ! {Ref, registered}, keeper(#{}, {0, []})
             catch error:badarg -> ok
             end
     end.
 
-keeper(Watched) ->
+%% Log: the number of calls that took flags seen so far, and the last ?UNTRACE_LOG of
+%% them, newest first.
+keeper(Watched, Log) ->
     receive
         {watch, Key, Owner} ->
-            keeper(Watched#{monitor(process, Owner) => Key});
+            keeper(Watched#{monitor(process, Owner) => Key}, Log);
         {'DOWN', Ref, process, _, _} when is_map_key(Ref, Watched) ->
             ok = release(maps:get(Ref, Watched)),
-            keeper(maps:remove(Ref, Watched));
+            keeper(maps:remove(Ref, Watched), Log);
+        %% The meta pattern's message: a call that turned flags off, made before the call
+        %% took effect. Trust boundary: anyone may send one; it can only cut views.
+        {trace_ts, Caller, call, {erlang, trace, Args}, _When} when is_pid(Caller), is_list(Args) ->
+            {N, Calls} = Log,
+            keeper(Watched, {N + 1, lists:sublist([{N + 1, #{caller => Caller, call => {trace, Args}}} | Calls],
+                                                  ?UNTRACE_LOG)});
+        {untraces, From, Ref, Since} when is_pid(From) ->
+            {N, Calls} = Log,
+            From ! {Ref, N, [C || {K, C} <- lists:reverse(Calls), K > Since]},
+            keeper(Watched, Log);
         idle ->
             %% Owners whose patterns were let go of need no watching: the keeper ends
             %% when nothing is held, whoever still lives.
             case locked(fun() -> held_keys() =:= [] andalso unregister(?KEEPER) end) of
                 true -> ok;
-                false -> keeper(Watched)
+                false -> keeper(Watched, Log)
             end;
         _ ->
-            keeper(Watched)
+            keeper(Watched, Log)
+    end.
+
+%% @doc Where the keeper's log of calls that took flags is now: a looker's first mark,
+%% taken once riarc holds its patterns (look/1 then reads what came after).
+-spec untrace_mark() -> untrace_mark().
+untrace_mark() ->
+    {Mark, _} = untraces({undefined, 0}),
+    Mark.
+
+%% @doc Cut detection by looking: whether riarc's view of the node is as its holders left
+%% it since Mark. `changed' when the node's patterns are not the holders' (intact/0), or
+%% when a process riarc does not trace turned off another process's flags with
+%% erlang:trace/3 since Mark (the keeper's meta pattern sees the call as it is made,
+%% whoever makes it): which process that took from riarc is not known here, and the
+%% process may have ended since. Info has `untraced', a list of the calls (caller and
+%% call), with the patterns' `expected' and `installed' when they changed.
+%% Race: the keeper answers after taking every message before the question, so a call
+%% made before the look is in its answer (its meta message is sent as the call is made).
+-spec look(untrace_mark()) -> {ok | {changed, map()}, untrace_mark()}.
+look(Mark) ->
+    {Mark1, Calls} = untraces(Mark),
+    Changed = case {intact(), Calls} of
+                  {ok, []} -> ok;
+                  {ok, _} -> {changed, #{untraced => Calls}};
+                  {{changed, Info}, []} -> {changed, Info};
+                  {{changed, Info}, _} -> {changed, Info#{untraced => Calls}}
+              end,
+    {Changed, Mark1}.
+
+%% The keeper's calls since Mark (all of them when Mark is another keeper's).
+untraces({Keeper0, Since}) ->
+    case whereis(?KEEPER) of
+        undefined ->
+            {{undefined, 0}, []};
+        Keeper ->
+            Ref = monitor(process, Keeper),
+            Keeper ! {untraces, self(), Ref, case Keeper of Keeper0 -> Since; _ -> 0 end},
+            receive
+                {Ref, N, Calls} -> demonitor(Ref, [flush]), {{Keeper, N}, Calls};
+                {'DOWN', Ref, process, Keeper, _} -> {{undefined, 0}, []}
+            end
     end.
 
 held_keys() ->
@@ -362,8 +442,14 @@ held(Hs) ->
     #{send => union([maps:get(send, P, true) || P <- Held]),
       'receive' => riarc_route:receive_pattern(union([maps:get('receive', P, true) || P <- Held])),
       spawn_call => {local, []},
-      untrace_calls => [{global, []} || _ <- ?UNTRACE_CALLS],
-      timer_calls => [{global, MS} || {_, MS} <- ?TIMER_CALLS]}.
+      %% Local, not global: a global pattern on a BIF and a meta pattern exclude each
+      %% other (OTP 25), a local one does not.
+      untrace_calls => [{local, []} || _ <- ?UNTRACE_CALLS],
+      timer_calls => [{global, MS} || {_, MS} <- ?TIMER_CALLS],
+      untrace_meta => case whereis(?KEEPER) of
+                          undefined -> {false, false};
+                          Keeper -> {Keeper, ?META_MS}
+                      end}.
 
 %% @doc The pattern that keeps what any of Ps keeps.
 -spec union([pattern()]) -> pattern().
@@ -377,12 +463,19 @@ union(Ps) ->
             end
     end.
 
-install(#{send := S, 'receive' := R, spawn_call := C, untrace_calls := Us, timer_calls := Ts}) ->
+install(#{send := S, 'receive' := R, spawn_call := C, untrace_calls := Us, timer_calls := Ts,
+          untrace_meta := Meta}) ->
     _ = apply(erlang, trace_pattern, [send, S, []]),
     _ = apply(erlang, trace_pattern, ['receive', R, []]),
+    %% The meta pattern before the call patterns: setting it clears a global one.
+    _ = install_meta({erlang, trace, 3}, Meta),
     [install_call(F, P) || {F, P} <- [{?SPAWN_CALL, C} | lists:zip(?UNTRACE_CALLS, Us)]
                                      ++ lists:zip([F || {F, _} <- ?TIMER_CALLS], Ts)],
     ok.
+
+install_meta(F, {false, _}) -> erlang:trace_pattern(F, false, [meta]);
+install_meta(F, {{M, S}, MS}) when is_atom(M) -> erlang:trace_pattern(F, MS, [{meta, M, S}]);
+install_meta(F, {T, MS}) -> erlang:trace_pattern(F, MS, [{meta, T}]).
 
 install_call(F, {false, _}) ->
     _ = erlang:trace_pattern(F, false, [local]),

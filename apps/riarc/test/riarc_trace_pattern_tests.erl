@@ -12,8 +12,16 @@
 -define(STOPS, [{['_', '_', stop], [], []}]).
 %% The call pattern held with any patterns: every start of a process on another node.
 -define(SPAWN_CALL, {local, []}).
--define(UNTRACE_CALLS, [{global, []}, {global, []}, {global, []}]).
+-define(UNTRACE_CALLS, [{local, []}, {local, []}, {local, []}]).
 -define(TIMER_CALLS, [{global, [{['_', '_', timeout], [], []}]}, {global, [{['_', '_', timeout, '_'], [], []}]}]).
+
+%% What riarc's holders installed, the keeper's meta pattern on erlang:trace/3 checked
+%% apart: it names the keeper (riarc_untrace's flag list left out).
+held() ->
+    I = #{untrace_meta := {Keeper, MS}} = riarc_trace_pattern:installed(),
+    ?assertEqual(whereis(riarc_pattern_keeper), Keeper),
+    ?assertMatch([{['$1', false, '$2'], [_, _], []}], MS),
+    maps:remove(untrace_meta, I).
 
 union_and_restore_test() ->
     Before = riarc_trace_pattern:installed(),
@@ -22,18 +30,18 @@ union_and_restore_test() ->
     ?assertEqual(#{send => false, 'receive' => riarc_route:receive_pattern(?ERRORS),
                    spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS,
                    timer_calls => ?TIMER_CALLS},
-                 riarc_trace_pattern:installed()),
+                 held()),
     ok = riarc_trace_pattern:hold(B, self(), #{send => [{['_', '_'], [], []}], 'receive' => ?STOPS}),
     ?assertEqual(#{send => [{['_', '_'], [], []}],
                    'receive' => riarc_route:receive_pattern(lists:usort(?ERRORS ++ ?STOPS)),
                    spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS,
                    timer_calls => ?TIMER_CALLS},
-                 riarc_trace_pattern:installed()),
+                 held()),
     ok = riarc_trace_pattern:release(A),
     ?assertEqual(#{send => [{['_', '_'], [], []}], 'receive' => riarc_route:receive_pattern(?STOPS),
                    spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS,
                    timer_calls => ?TIMER_CALLS},
-                 riarc_trace_pattern:installed()),
+                 held()),
     ok = riarc_trace_pattern:release(B),
     ?assertEqual(Before, riarc_trace_pattern:installed()).
 
@@ -46,7 +54,7 @@ all_wins_test() ->
     ?assertEqual(#{send => true, 'receive' => riarc_route:receive_pattern(true),
                    spawn_call => ?SPAWN_CALL, untrace_calls => ?UNTRACE_CALLS,
                    timer_calls => ?TIMER_CALLS},
-                 riarc_trace_pattern:installed()),
+                 held()),
     ok = riarc_trace_pattern:release(A),
     ok = riarc_trace_pattern:release(B).
 
@@ -166,3 +174,39 @@ hides_children_test() ->
     ?assertNot(riarc_trace_pattern:hides_children({flags_removed, []})),
     ?assertNot(riarc_trace_pattern:hides_children({flags_removed, [procs, set_on_spawn]})),
     ?assertNot(riarc_trace_pattern:hides_children({tracer_replaced, P})).
+
+%% While anything is held, a call that takes another process's flags is in the keeper's
+%% log, whoever makes it, and look/1 reads it once: not a process's call on itself (its
+%% own event, in order), nor riarc's own (riarc_untrace), nor one made before the mark.
+outside_untrace_test() ->
+    Before = riarc_trace_pattern:installed(),
+    K = make_ref(),
+    ok = riarc_trace_pattern:hold(K, self(), #{}),
+    try
+        Sink = spawn_link(fun Drop() -> receive _ -> Drop() end end),
+        P = spawn_link(fun() -> receive stop -> ok end end),
+        Traced = fun() -> 1 = erlang:trace(P, true, [send, 'receive', {tracer, Sink}]) end,
+        Traced(),
+        Early = spawn_monitor_call(fun() -> erlang:trace(P, false, [send]) end),
+        Mark = riarc_trace_pattern:untrace_mark(),
+        ?assertEqual({ok, Mark}, riarc_trace_pattern:look(Mark)),
+        _ = Early,
+        _ = spawn_monitor_call(fun() -> erlang:trace(self(), false, [all]) end),
+        _ = riarc_untrace:untrace(P),
+        Traced(),
+        {ok, Mark1} = riarc_trace_pattern:look(Mark),
+        Outsider = spawn_monitor_call(fun() -> erlang:trace(P, false, ['receive']) end),
+        {{changed, #{untraced := [Call]} = Info}, Mark2} = riarc_trace_pattern:look(Mark1),
+        ?assertEqual(#{caller => Outsider, call => {trace, [P, false, ['receive']]}}, Call),
+        ?assertNot(is_map_key(expected, Info)),
+        %% Read once.
+        ?assertEqual({ok, Mark2}, riarc_trace_pattern:look(Mark2))
+    after
+        ok = riarc_trace_pattern:release(K)
+    end,
+    ?assertEqual(Before, riarc_trace_pattern:installed()).
+
+%% A process that makes a call and ends; its pid once it has.
+spawn_monitor_call(Fun) ->
+    {Pid, Ref} = spawn_monitor(fun() -> _ = Fun() end),
+    receive {'DOWN', Ref, process, Pid, _} -> Pid end.

@@ -64,7 +64,9 @@
              patterns_changed = false :: boolean(),
              %% The slices (by key) whose verdict was in at the last look that found the
              %% node's patterns intact: only those stand a change found later.
-             decided_at_look = #{} :: #{pid() => true}}).
+             decided_at_look = #{} :: #{pid() => true},
+             %% Where the looks are in the log of calls from outside that took flags.
+             untrace_mark :: riarc_trace_pattern:untrace_mark()}).
 
 -record(central, {owner :: pid(),
              ref :: reference(),
@@ -160,7 +162,8 @@ tracer_init(Owner, Ref, Config, {Root, MFA}, #{spec := Spec, log := Log, explain
     St1 = open(Root, MFA, unmonitored, St0),
     St2 = analyse({init, Root, Owner, MFA}, St1),
     ok = riarc_backend_evm:launch(Config, Root, self()),
-    loop(St2#central{view = #view{timer = erlang:start_timer(?VIEW_LOOK_MS, self(), riarc_central_look)}}).
+    loop(St2#central{view = #view{timer = erlang:start_timer(?VIEW_LOOK_MS, self(), riarc_central_look),
+                                  untrace_mark = riarc_trace_pattern:untrace_mark()}}).
 
 loop(St) ->
     receive
@@ -237,8 +240,10 @@ looked_cut(P, Why, St) ->
 %% in by then stand, as in riarc's session (riarc_session_verdicts:view_check/2).
 patterns_look(St = #central{view = #view{patterns_changed = true}}) ->
     St;
-patterns_look(St = #central{view = V}) ->
-    case riarc_trace_pattern:intact() of
+patterns_look(St = #central{view = V0}) ->
+    {Look, Mark} = riarc_trace_pattern:look(V0#view.untrace_mark),
+    V = V0#view{untrace_mark = Mark},
+    case Look of
         ok -> St#central{view = V#view{decided_at_look = decided(St)}};
         {changed, Info} ->
             node_cut(undefined, {patterns_changed, Info}, V#view.decided_at_look,

@@ -237,18 +237,18 @@ decided_before_cut_test() ->
 %% change, and the accept in since the look before is an error, as riarc's session makes
 %% it. Before, the central tracer made no last look and accepted.
 patterns_changed_before_end_test_() ->
-    {timeout, 60, fun() ->
+    [{atom_to_list(Sys), {timeout, 60, fun() ->
         Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
         Before = riarc_trace_pattern:installed(),
         H = spawn(riarc_demo_untracer, untracing_helper, []),
-        {ok, C} = riarc_central:run({riarc_demo_untracer, outsider_patterns, [H]}, fun(_) -> {ok, Mon} end, #{}),
+        {ok, C} = riarc_central:run({riarc_demo_untracer, Sys, [H]}, fun(_) -> {ok, Mon} end, #{}),
         exit(H, kill),
         ?assertMatch([#{verdict := error, reason := {cut, #{call := {patterns_changed, _},
                                                              verdict_on_partial_trace := accept}}}],
                      maps:get(verdicts, C)),
         ?assertEqual(1, riarc_result:status(C)),
         ?assertEqual(Before, riarc_trace_pattern:installed())
-    end}.
+    end}} || Sys <- [outsider_patterns, outsider_ends]].
 
 %% A process whose flags someone outside the system took (riarc_demo_untracer:outsider/1):
 %% no call shows it, and no exit of its will come. The central tracer looks at how the VM

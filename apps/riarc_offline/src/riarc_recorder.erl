@@ -28,7 +28,9 @@
               %% The processes whose view is already told cut (their own call, or a look).
               judged = #{} :: #{pid() => true},
               timer :: reference() | undefined,     % the look every ?VIEW_LOOK_MS
-              patterns_changed = false :: boolean()}).
+              patterns_changed = false :: boolean(),
+              %% Where the looks are in the log of calls from outside that took flags.
+              untrace_mark :: riarc_trace_pattern:untrace_mark()}).
 
 -record(recorder, {caller :: pid(), ref :: reference(), w :: riarc_trace_file:writer(),
               patterns :: reference(),
@@ -65,7 +67,8 @@ recorder(Caller, Ref, MFA, Opts = #{file := File}) ->
                       live = #{Root => true}, events = 1, max_queue = maps:get(max_queue, Opts),
                       deadline = Deadline, file = File,
                       started = erlang:monotonic_time(microsecond),
-                      view = #view{timer = erlang:start_timer(?VIEW_LOOK_MS, self(), riarc_record_look)}});
+                      view = #view{timer = erlang:start_timer(?VIEW_LOOK_MS, self(), riarc_record_look),
+                                   untrace_mark = riarc_trace_pattern:untrace_mark()}});
         Err ->
             Caller ! {Ref, Err},
             ok
@@ -198,8 +201,10 @@ view_look(R = #recorder{cfg = Cfg, live = L, view = #view{judged = J}}) ->
 
 patterns_look(R = #recorder{view = #view{patterns_changed = true}}) ->
     R;
-patterns_look(R = #recorder{root = Root}) ->
-    case riarc_trace_pattern:intact() of
+patterns_look(R0 = #recorder{root = Root, view = V}) ->
+    {Look, Mark} = riarc_trace_pattern:look(V#view.untrace_mark),
+    R = R0#recorder{view = V#view{untrace_mark = Mark}},
+    case Look of
         ok -> R;
         {changed, Info} ->
             R1 = write({cut, Root, {patterns_changed, Info}}, R),
@@ -277,6 +282,6 @@ catch_up(Low, R) ->
     end.
 
 untrace(#recorder{live = L}) ->
-    _ = [catch erlang:trace(P, false, [all]) || P <- maps:keys(L)],
+    _ = [catch riarc_untrace:untrace(P) || P <- maps:keys(L)],
     ok.
 

@@ -341,7 +341,13 @@ outsider_cut_test_() ->
           File = tmp("outsider." ++ atom_to_list(Format)),
           {ok, #{root := Root}} = riarc_offline:record(MFA, File, #{format => Format}),
           {ok, Events, _} = riarc_trace_file:read_all(File),
-          ?assertMatch([{cut, Root, {flags_removed, _}}], [E || E = {cut, _, _} <- Events]),
+          %% The look's finding, and the helper's call, which the keeper's meta pattern
+          %% saw (written with the node's patterns, as the root's).
+          Cuts = [E || E = {cut, _, _} <- Events],
+          ?assertEqual(2, length(Cuts)),
+          ?assertMatch([{cut, Root, {flags_removed, _}}], [E || E = {cut, _, {flags_removed, _}} <- Cuts]),
+          ?assertMatch([{cut, Root, {patterns_changed, #{untraced := [_]}}}],
+                       [E || E = {cut, _, {patterns_changed, _}} <- Cuts]),
           {ok, R} = riarc_offline:check(File, Spec, #{}),
           ?assertMatch([#{verdict := error, reason := {cut, #{call := {flags_removed, _}}}}],
                        maps:get(verdicts, R)),
@@ -356,11 +362,11 @@ outsider_cut_test_() ->
 patterns_changed_before_end_test_() ->
     Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
     Spec = fun(_) -> {ok, Mon} end,
-    [{atom_to_list(Format), {timeout, 60, fun() ->
+    [{lists:flatten(io_lib:format("~s, ~s", [Sys, Format])), {timeout, 60, fun() ->
           Before = riarc_trace_pattern:installed(),
           H = spawn(riarc_demo_untracer, untracing_helper, []),
-          MFA = {riarc_demo_untracer, outsider_patterns, [H]},
-          File = tmp("outsider_patterns." ++ atom_to_list(Format)),
+          MFA = {riarc_demo_untracer, Sys, [H]},
+          File = tmp(atom_to_list(Sys) ++ "." ++ atom_to_list(Format)),
           {ok, #{root := Root}} = riarc_offline:record(MFA, File, #{format => Format}),
           exit(H, kill),
           ?assertEqual(Before, riarc_trace_pattern:installed()),
@@ -371,7 +377,7 @@ patterns_changed_before_end_test_() ->
                                                                verdict_on_partial_trace := accept}}}],
                        maps:get(verdicts, R)),
           ?assertEqual(1, riarc_result:status(R))
-      end}} || Format <- [binary, text]].
+      end}} || Sys <- [outsider_patterns, outsider_ends], Format <- [binary, text]].
 
 %% Recordings made before timeouts had their own event wrote one as {recv, P, timeout},
 %% which the message `timeout' also gives: such an event is refused with its position,

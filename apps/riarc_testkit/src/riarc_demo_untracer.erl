@@ -14,7 +14,8 @@
 %% '''
 -module(riarc_demo_untracer).
 
--export([run/1, hows/0, decided_first/0, outsider/1, outsider_patterns/1, untracing_helper/0]).
+-export([run/1, hows/0, decided_first/0, outsider/1, outsider_patterns/1, outsider_ends/1,
+         untracing_helper/0]).
 
 -type how() :: own_flags | all_flags | own_procs | receive_pattern | child_flags | inherited | no_inherit
              | hidden_child.
@@ -104,13 +105,28 @@ outsider_patterns(Helper) ->
     self() ! {error, late},
     receive {error, late} -> ok end.
 
-%% @doc Turns off all the flags of each process that asks `untrace', or the node's receive
-%% pattern for one that asks `unpattern', and tells it so; for ever.
+%% @doc A process whose send and receive flags Helper turns off: its exit is still traced.
+%% It takes the forbidden message and ends before any look at it can have found its flags
+%% gone (riarc's looks are a second apart).
+-spec outsider_ends(pid()) -> ok.
+outsider_ends(Helper) ->
+    Helper ! {untrace_comm, self()},
+    receive {untraced, Helper} -> ok end,
+    self() ! {error, late},
+    receive {error, late} -> ok end.
+
+%% @doc Turns off all the flags of each process that asks `untrace', its send and receive
+%% flags for one that asks `untrace_comm', or the node's receive pattern for one that asks
+%% `unpattern', and tells it so; for ever.
 -spec untracing_helper() -> no_return().
 untracing_helper() ->
     receive
         {untrace, P} ->
             _ = erlang:trace(P, false, [all]),
+            P ! {untraced, self()},
+            untracing_helper();
+        {untrace_comm, P} ->
+            _ = erlang:trace(P, false, [send, 'receive']),
             P ! {untraced, self()},
             untracing_helper();
         {unpattern, P} ->
