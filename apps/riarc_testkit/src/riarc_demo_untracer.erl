@@ -89,10 +89,7 @@ decided_first() ->
 %% process, and no exit of its will come. Then the forbidden message is taken.
 -spec outsider(pid()) -> ok.
 outsider(Helper) ->
-    Helper ! {untrace, self()},
-    receive {untraced, Helper} -> ok end,
-    self() ! {error, late},
-    receive {error, late} -> ok end.
+    forbidden_after(Helper, untrace).
 
 %% @doc A process that has Helper turn off the node's receive pattern (no receive is
 %% traced from then on), takes the forbidden message and ends, with its exit traced,
@@ -100,18 +97,19 @@ outsider(Helper) ->
 %% second apart).
 -spec outsider_patterns(pid()) -> ok.
 outsider_patterns(Helper) ->
-    Helper ! {unpattern, self()},
-    receive {unpatterned, Helper} -> ok end,
-    self() ! {error, late},
-    receive {error, late} -> ok end.
+    forbidden_after(Helper, unpattern).
 
 %% @doc A process whose send and receive flags Helper turns off: its exit is still traced.
 %% It takes the forbidden message and ends before any look at it can have found its flags
 %% gone (riarc's looks are a second apart).
 -spec outsider_ends(pid()) -> ok.
 outsider_ends(Helper) ->
-    Helper ! {untrace_comm, self()},
-    receive {untraced, Helper} -> ok end,
+    forbidden_after(Helper, untrace_comm).
+
+%% Helper does What for this process; then the forbidden message is taken.
+forbidden_after(Helper, What) ->
+    Helper ! {What, self()},
+    receive {done, What, Helper} -> ok end,
     self() ! {error, late},
     receive {error, late} -> ok end.
 
@@ -121,16 +119,12 @@ outsider_ends(Helper) ->
 -spec untracing_helper() -> no_return().
 untracing_helper() ->
     receive
-        {untrace, P} ->
-            _ = erlang:trace(P, false, [all]),
-            P ! {untraced, self()},
-            untracing_helper();
-        {untrace_comm, P} ->
-            _ = erlang:trace(P, false, [send, 'receive']),
-            P ! {untraced, self()},
-            untracing_helper();
-        {unpattern, P} ->
-            _ = apply(erlang, trace_pattern, ['receive', false, []]),
-            P ! {unpatterned, self()},
+        {What, P} ->
+            _ = case What of
+                    untrace -> erlang:trace(P, false, [all]);
+                    untrace_comm -> erlang:trace(P, false, [send, 'receive']);
+                    unpattern -> apply(erlang, trace_pattern, ['receive', false, []])
+                end,
+            P ! {done, What, self()},
             untracing_helper()
     end.
