@@ -256,7 +256,7 @@ online() ->
     ?assertEqual(#{send => false,
                    'receive' => riarc_route:receive_pattern([{['_', '_', {error, '_'}], [], []}]),
                    spawn_call => {local, []}},
-                 maps:without([untrace_calls, timer_calls], During)),
+                 maps:without([untrace_calls, timer_calls, untrace_meta], During)),
     [begin
          {Filtered, NF} = verdicts(Mod, Bad, #{}),
          {Full, NA} = verdicts(Mod, Bad, #{trace_patterns => #{}}),
