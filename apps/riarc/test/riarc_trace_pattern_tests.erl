@@ -182,9 +182,10 @@ outside_untrace_test() ->
     Before = riarc_trace_pattern:installed(),
     K = make_ref(),
     ok = riarc_trace_pattern:hold(K, self(), #{}),
+    %% Neither outlives the test: a process left traced would be found by later tests.
+    Sink = spawn(fun Drop() -> receive _ -> Drop() end end),
+    P = spawn(fun() -> receive stop -> ok end end),
     try
-        Sink = spawn_link(fun Drop() -> receive _ -> Drop() end end),
-        P = spawn_link(fun() -> receive stop -> ok end end),
         Traced = fun() -> 1 = erlang:trace(P, true, [send, 'receive', {tracer, Sink}]) end,
         Traced(),
         Early = spawn_monitor_call(fun() -> erlang:trace(P, false, [send]) end),
@@ -202,6 +203,8 @@ outside_untrace_test() ->
         %% Read once.
         ?assertEqual({ok, Mark2}, riarc_trace_pattern:look(Mark2))
     after
+        [begin Ref = monitor(process, X), exit(X, kill), receive {'DOWN', Ref, _, _, _} -> ok end end
+         || X <- [P, Sink]],
         ok = riarc_trace_pattern:release(K)
     end,
     ?assertEqual(Before, riarc_trace_pattern:installed()).
