@@ -103,7 +103,9 @@ scan(Source) -> scan(Source, #{}).
 -type scan() :: #{roots := [{riarc_event:sid(), riarc_event:mfa_args()}],
                   open := [riarc_event:sid()],
                   silent := [{riarc_event:sid(), riarc_event:sid(), riarc_event:mfa_args()}],
-                  info := map()}.
+                  info := map(),
+                  %% What the recorder's look found changed in the node's tracing, if anything.
+                  patterns_changed := none | term()}.
 
 %% @doc A first pass over a trace: its roots (processes no spawn event creates, in order
 %% of appearance, with the MFA of their init event), the processes that never exit

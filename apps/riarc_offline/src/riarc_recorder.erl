@@ -30,7 +30,7 @@
               timer :: reference() | undefined,     % the look every ?VIEW_LOOK_MS
               patterns_changed = false :: boolean(),
               %% Where the looks are in the log of calls from outside that took flags.
-              untrace_mark :: riarc_trace_pattern:untrace_mark()}).
+              untrace_mark = {undefined, 0} :: riarc_trace_pattern:untrace_mark()}).
 
 -record(recorder, {caller :: pid(), ref :: reference(), w :: riarc_trace_file:writer(),
               patterns :: reference(),
