@@ -380,7 +380,7 @@ patterns_changed_before_end_test_() ->
 patterns_changed_before_end(Sys, Backend) ->
     Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
     Before = riarc_trace_pattern:installed(),
-    H = spawn(riarc_demo_untracer, untracing_helper, []),
+    H = riarc_demo_outsider:start(),
     try
         {ok, R = #{verdicts := [V]}} = riarc:run({riarc_demo_untracer, Sys, [H]},
                                                  fun(_) -> {ok, Mon} end, #{backend => Backend}),

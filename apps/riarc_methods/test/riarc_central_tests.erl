@@ -240,7 +240,7 @@ patterns_changed_before_end_test_() ->
     [{atom_to_list(Sys), {timeout, 60, fun() ->
         Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
         Before = riarc_trace_pattern:installed(),
-        H = spawn(riarc_demo_untracer, untracing_helper, []),
+        H = riarc_demo_outsider:start(),
         {ok, C} = riarc_central:run({riarc_demo_untracer, Sys, [H]}, fun(_) -> {ok, Mon} end, #{}),
         exit(H, kill),
         ?assertMatch([#{verdict := error, reason := {cut, #{call := {patterns_changed, _},
@@ -257,7 +257,7 @@ patterns_changed_before_end_test_() ->
 outsider_cut_test_() ->
     {timeout, 60, fun() ->
         Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
-        H = spawn(riarc_demo_untracer, untracing_helper, []),
+        H = riarc_demo_outsider:start(),
         MFA = {riarc_demo_untracer, outsider, [H]},
         {ok, C} = riarc_central:run(MFA, fun(_) -> {ok, Mon} end, #{}),
         ?assertMatch([#{verdict := error, reason := {cut, #{call := {flags_removed, _}}}}],

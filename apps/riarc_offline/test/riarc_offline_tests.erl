@@ -334,7 +334,7 @@ outsider_cut_test_() ->
     Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
     Spec = fun(_) -> {ok, Mon} end,
     [{atom_to_list(Format), {timeout, 60, fun() ->
-          H = spawn(riarc_demo_untracer, untracing_helper, []),
+          H = riarc_demo_outsider:start(),
           MFA = {riarc_demo_untracer, outsider, [H]},
           {ok, #{verdicts := [Live]}} = riarc:run(MFA, Spec, #{}),
           ?assertMatch(#{verdict := error, reason := {cut, #{call := {flags_removed, _}}}}, Live),
@@ -364,7 +364,7 @@ patterns_changed_before_end_test_() ->
     Spec = fun(_) -> {ok, Mon} end,
     [{lists:flatten(io_lib:format("~s, ~s", [Sys, Format])), {timeout, 60, fun() ->
           Before = riarc_trace_pattern:installed(),
-          H = spawn(riarc_demo_untracer, untracing_helper, []),
+          H = riarc_demo_outsider:start(),
           MFA = {riarc_demo_untracer, Sys, [H]},
           File = tmp(atom_to_list(Sys) ++ "." ++ atom_to_list(Format)),
           {ok, #{root := Root}} = riarc_offline:record(MFA, File, #{format => Format}),

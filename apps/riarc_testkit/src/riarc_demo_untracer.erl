@@ -9,13 +9,12 @@
 %% ok
 %% 3> riarc_demo_untracer:decided_first().
 %% ok
-%% 4> H = spawn(riarc_demo_untracer, untracing_helper, []), riarc_demo_untracer:outsider(H).
+%% 4> H = riarc_demo_outsider:start(), riarc_demo_untracer:outsider(H).
 %% ok
 %% '''
 -module(riarc_demo_untracer).
 
--export([run/1, hows/0, decided_first/0, outsider/1, outsider_patterns/1, outsider_ends/1,
-         untracing_helper/0]).
+-export([run/1, hows/0, decided_first/0, outsider/1, outsider_patterns/1, outsider_ends/1]).
 
 -type how() :: own_flags | all_flags | own_procs | receive_pattern | child_flags | inherited | no_inherit
              | hidden_child.
@@ -84,7 +83,7 @@ decided_first() ->
     _ = erlang:trace(self(), false, [send, 'receive']),
     ok.
 
-%% @doc A process whose flags Helper, a process outside the system (untracing_helper/0),
+%% @doc A process whose flags Helper, a process outside the system (riarc_demo_outsider),
 %% turns all off: no call of the system's shows it, only a look at how the VM traces the
 %% process, and no exit of its will come. Then the forbidden message is taken.
 -spec outsider(pid()) -> ok.
@@ -112,19 +111,3 @@ forbidden_after(Helper, What) ->
     receive {done, What, Helper} -> ok end,
     self() ! {error, late},
     receive {error, late} -> ok end.
-
-%% @doc Turns off all the flags of each process that asks `untrace', its send and receive
-%% flags for one that asks `untrace_comm', or the node's receive pattern for one that asks
-%% `unpattern', and tells it so; for ever.
--spec untracing_helper() -> no_return().
-untracing_helper() ->
-    receive
-        {What, P} ->
-            _ = case What of
-                    untrace -> erlang:trace(P, false, [all]);
-                    untrace_comm -> erlang:trace(P, false, [send, 'receive']);
-                    unpattern -> apply(erlang, trace_pattern, ['receive', false, []])
-                end,
-            P ! {done, What, self()},
-            untracing_helper()
-    end.
