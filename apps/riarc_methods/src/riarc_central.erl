@@ -63,7 +63,7 @@
              timer :: reference() | undefined,      % the look every ?VIEW_LOOK_MS
              patterns_changed = false :: boolean(),
              %% The slices (by key) whose verdict was in at the last look that found the
-             %% node's patterns intact: only those stand a change found later.
+             %% node's tracing as riarc left it: only those stand a change found later.
              decided_at_look = #{} :: #{pid() => true},
              %% Where the looks are in the log of calls from outside that took flags.
              untrace_mark = {undefined, 0} :: riarc_trace_pattern:untrace_mark()}).

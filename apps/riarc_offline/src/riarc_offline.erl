@@ -274,8 +274,9 @@ patch_verdicts(Result = #{verdicts := Vs, trace := Info}, #{silent := Silent, pa
     Result#{verdicts := Vs1, trace := Info#{warnings => maps:get(warnings, Info, []) ++
                                                 silent_warnings(Info, Silent)}}.
 
-%% The recorder found the node's send or receive patterns changed by someone it did not
-%% trace (riarc_recorder): the change came at some time before that look, and the file
+%% The recorder found the node's tracing changed by someone it did not trace (its send or
+%% receive patterns, or flags taken with erlang:trace/3: riarc_trace_pattern:look/1): the
+%% change came at some time before that look, and the file
 %% cannot say when, so no verdict of the recording stands it (a live run keeps those in
 %% at its look before the change, riarc_session_verdicts:view_check/2: stricter here,
 %% never a false accept). Its errors stay as they are.
