@@ -98,7 +98,9 @@
 %% The keeper's meta pattern on erlang:trace/3: a call that turns flags off, of another
 %% process than the caller's own (a traced process's own call is an event of its own, in
 %% order), other than riarc's. The keeper keeps the last ?UNTRACE_LOG of them.
--define(META_MS, [{['$1', false, '$2'], [{'=/=', '$1', {self}}, {'=/=', '$2', {const, riarc_untrace:flags()}}], []}]).
+-define(META_MS, [{['$1', false, '$2'],
+                   [{'=/=', '$1', {self}}, {'=/=', '$2', {const, riarc_untrace:flags()}}],
+                   []}]).
 -define(UNTRACE_LOG, 64).
 %% The timers whose message can be the atom `timeout', which the clock service delivers
 %% and the VM traces exactly as a receive timeout; held only for that message.
@@ -349,8 +351,8 @@ keeper(Watched, Log) ->
         %% took effect. Trust boundary: anyone may send one; it can only cut views.
         {trace_ts, Caller, call, {erlang, trace, Args}, _When} when is_pid(Caller), is_list(Args) ->
             {N, Calls} = Log,
-            keeper(Watched, {N + 1, lists:sublist([{N + 1, #{caller => Caller, call => {trace, Args}}} | Calls],
-                                                  ?UNTRACE_LOG)});
+            Call = #{caller => Caller, call => {trace, Args}},
+            keeper(Watched, {N + 1, lists:sublist([{N + 1, Call} | Calls], ?UNTRACE_LOG)});
         {untraces, From, Ref, Since} when is_pid(From) ->
             {N, Calls} = Log,
             From ! {Ref, N, [C || {K, C} <- lists:reverse(Calls), K > Since]},

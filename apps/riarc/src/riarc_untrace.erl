@@ -16,8 +16,8 @@
 -export([untrace/1, flags/0]).
 
 %% @doc Takes every flag of PidSpec, as riarc's own call (the meta pattern leaves it out).
--spec untrace(pid() | port() | all | processes | existing | existing_processes | new | new_processes) ->
-    integer().
+-spec untrace(pid() | port() | all | processes | existing | existing_processes | new
+              | new_processes) -> integer().
 untrace(PidSpec) ->
     erlang:trace(PidSpec, false, flags()).
 
