@@ -302,6 +302,18 @@ handle_direct(E = {exit, S, Reason}, St) ->
         undefined -> try_gc(del_gamma(S, 'I5', analyse(E, root_exit(S, Reason, St))));
         _ -> dispatched_exit(S, dispatch({evt, E}, S, St))
     end;
+%% A cut, as HANDLCOMM∘ below, but first noted here when it is routed on.
+%% Race: a process may cut its own view before its tracer takes it over, so that the
+%% cut reaches this tracer and is routed on. A child it spawns then inherits this
+%% tracer, the one the VM has for it, not the one the cut is routed to: this tracer
+%% takes note that it may get events of children never seen to start (A4).
+handle_direct(E = {cut, S, Why}, St = #tracer{parts = Parts}) ->
+    case route(S, St) of
+        undefined -> analyse(E, St);
+        _ ->
+            St1 = St#tracer{parts = riarc_tracer_parts:seen_cut(Why, Parts)},
+            dispatched(S, dispatch({evt, E}, S, St1))
+    end;
 %% Alg. 1 HANDLCOMM∘ (send, receive, timeout and init events, and a start of a process on
 %% another node: the backends' `remote_spawn', routed as S's other events and judged,
 %% not stepped, by S's partition's tracer: analyse/2)
@@ -309,17 +321,8 @@ handle_direct(E, St) ->
     S = origin(E),
     case route(S, St) of
         undefined -> analyse(E, St);
-        _ -> dispatched(S, dispatch({evt, E}, S, routed_cut(E, St)))
+        _ -> dispatched(S, dispatch({evt, E}, S, St))
     end.
-
-%% Race: a process may cut its own view before its tracer takes it over, so that the
-%% cut reaches this tracer and is routed on. A child it spawns then inherits this
-%% tracer, the one the VM has for it, not the one the cut is routed to: this tracer
-%% takes note that it may get events of children never seen to start (A4).
-routed_cut({cut, _, Why}, St = #tracer{parts = Parts}) ->
-    St#tracer{parts = riarc_tracer_parts:seen_cut(Why, Parts)};
-routed_cut(_E, St) ->
-    St.
 
 %% The parent the child's init event names (riarc_backend:init_parent/3), asked only of
 %% a backend that may name another than the spawn event's (`init_parent' in the cfg, read

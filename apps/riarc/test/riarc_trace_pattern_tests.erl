@@ -180,6 +180,7 @@ hides_children_test() ->
 %% own event, in order), nor riarc's own (riarc_untrace), nor one made before the mark.
 outside_untrace_test() ->
     Before = riarc_trace_pattern:installed(),
+    Traced0 = riarc_test_traced:traced(),
     K = make_ref(),
     ok = riarc_trace_pattern:hold(K, self(), #{}),
     %% Neither outlives the test: a process left traced would be found by later tests.
@@ -188,10 +189,9 @@ outside_untrace_test() ->
     try
         Traced = fun() -> 1 = erlang:trace(P, true, [send, 'receive', {tracer, Sink}]) end,
         Traced(),
-        Early = spawn_monitor_call(fun() -> erlang:trace(P, false, [send]) end),
+        _ = spawn_monitor_call(fun() -> erlang:trace(P, false, [send]) end),
         Mark = riarc_trace_pattern:untrace_mark(),
         ?assertEqual({ok, Mark}, riarc_trace_pattern:look(Mark)),
-        _ = Early,
         _ = spawn_monitor_call(fun() -> erlang:trace(self(), false, [all]) end),
         _ = riarc_untrace:untrace(P),
         Traced(),
@@ -207,6 +207,7 @@ outside_untrace_test() ->
          || X <- [P, Sink]],
         ok = riarc_trace_pattern:release(K)
     end,
+    ok = riarc_test_traced:untraced(Traced0),
     ?assertEqual(Before, riarc_trace_pattern:installed()).
 
 %% A process that makes a call and ends; its pid once it has.

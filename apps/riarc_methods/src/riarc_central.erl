@@ -367,7 +367,7 @@ node_cut(P, Why, St) ->
 %% call seen in order), or those decided at the last look (a change found by looking).
 node_cut(P, Why, Stand, St = #central{view = #view{node_cut = none}}) ->
     Info = #{process => P, call => case Why of {inherited, Call} -> Call; _ -> Why end},
-    Slices = maps:map(fun(_, Sl = #slice{cut = none}) -> slice_cut(Info, stands(Stand), Sl);
+    Slices = maps:map(fun(_, Sl = #slice{cut = none}) -> slice_cut(Info, Stand, Sl);
                          (_, Sl) -> Sl
                       end, St#central.slices),
     Closed = [case decided_before(E) andalso stands(Stand, maps:get(pid, E)) of
@@ -379,26 +379,25 @@ node_cut(P, Why, Stand, St = #central{view = #view{node_cut = none}}) ->
 node_cut(_P, Why, _Stand, St) ->
     look_after(Why, St).
 
-stands(now) -> fun(_) -> true end;
-stands(Decided) -> fun(K) -> is_map_key(K, Decided) end.
-
-stands(Stand, K) -> (stands(Stand))(K).
+%% Whether the verdict of the slice K, in by now, was in soon enough for Stand.
+stands(now, _K) -> true;
+stands(Decided, K) -> is_map_key(K, Decided).
 
 look_after({trace, _}, St = #central{view = V}) -> St#central{view = V#view{look = true}};
 look_after(_, St) -> St.
 
 cut_slice(Key, Info, St = #central{slices = Slices}) ->
     case Slices of
-        #{Key := Sl} -> put_slice(Key, slice_cut(Info, stands(now), Sl), St);
+        #{Key := Sl} -> put_slice(Key, slice_cut(Info, now, Sl), St);
         #{} -> St
     end.
 
-%% Verdicts in before a cut stand (accept and reject are final); Stands says whether a
-%% slice's (by key) was in soon enough.
-slice_cut(Info, Stands, Sl = #slice{analysis = An}) ->
+%% Verdicts in before a cut stand (accept and reject are final), those in soon enough
+%% for Stand (stands/2).
+slice_cut(Info, Stand, Sl = #slice{analysis = An}) ->
     case An of
         {decided, E = #{pid := K}} ->
-            case decided_before(E) andalso Stands(K) of
+            case decided_before(E) andalso stands(Stand, K) of
                 true -> Sl;
                 false -> Sl#slice{cut = Info}
             end;
