@@ -71,7 +71,7 @@
 -export([hold/3, release/1, installed/0, intact/0, settle/1, valid/1, union/1, call_event/2,
          cut_scope/2, lost_scope/1, exit_to_come/1, hides_children/1]).
 %% Calls from outside that take flags (the keeper's meta pattern).
--export([untrace_mark/0, look/1]).
+-export([untrace_mark/0, look/1, next_look/1]).
 %% Spawned entry point.
 -export([keeper/0]).
 -export_type([pattern/0, patterns/0, call_pattern/0, untrace_mark/0]).
@@ -333,39 +333,42 @@ keeper() ->
     receive
         {register, From, Ref} ->
             try register(?KEEPER, self()) of
-                true -> From ! {Ref, registered}, keeper(#{}, {0, []})
+                true -> From ! {Ref, registered}, keeper(#{}, {0, []}, [])
             catch error:badarg -> ok
             end
     end.
 
 %% Log: the number of calls that took flags seen so far, and the last ?UNTRACE_LOG of
-%% them, newest first.
-keeper(Watched, Log) ->
+%% them, newest first. Waiting: who waits for the next look answered (next_look/1).
+keeper(Watched, Log, Waiting) ->
     receive
         {watch, Key, Owner} ->
-            keeper(Watched#{monitor(process, Owner) => Key}, Log);
+            keeper(Watched#{monitor(process, Owner) => Key}, Log, Waiting);
         {'DOWN', Ref, process, _, _} when is_map_key(Ref, Watched) ->
             ok = release(maps:get(Ref, Watched)),
-            keeper(maps:remove(Ref, Watched), Log);
+            keeper(maps:remove(Ref, Watched), Log, Waiting);
         %% The meta pattern's message: a call that turned flags off, made before the call
         %% took effect. Trust boundary: anyone may send one; it can only cut views.
         {trace_ts, Caller, call, {erlang, trace, Args}, _When} when is_pid(Caller), is_list(Args) ->
             {N, Calls} = Log,
             Call = #{caller => Caller, call => {trace, Args}},
-            keeper(Watched, {N + 1, lists:sublist([{N + 1, Call} | Calls], ?UNTRACE_LOG)});
+            keeper(Watched, {N + 1, lists:sublist([{N + 1, Call} | Calls], ?UNTRACE_LOG)}, Waiting);
         {untraces, From, Ref, Since} when is_pid(From) ->
             {N, Calls} = Log,
             From ! {Ref, N, [C || {K, C} <- lists:reverse(Calls), K > Since]},
-            keeper(Watched, Log);
+            _ = [W ! {WRef, looked} || {W, WRef} <- Waiting],
+            keeper(Watched, Log, []);
+        {next_look, From, Ref} when is_pid(From) ->
+            keeper(Watched, Log, [{From, Ref} | Waiting]);
         idle ->
             %% Owners whose patterns were let go of need no watching: the keeper ends
             %% when nothing is held, whoever still lives.
             case locked(fun() -> held_keys() =:= [] andalso unregister(?KEEPER) end) of
                 true -> ok;
-                false -> keeper(Watched, Log)
+                false -> keeper(Watched, Log, Waiting)
             end;
         _ ->
-            keeper(Watched, Log)
+            keeper(Watched, Log, Waiting)
     end.
 
 %% @doc Where the keeper's log of calls that took flags is now: a looker's first mark,
@@ -394,6 +397,27 @@ look(Mark) ->
                   {{changed, Info}, _} -> {changed, Info#{untraced => Calls}}
               end,
     {Changed, Mark1}.
+
+%% @doc Waits until the keeper has answered a look (look/1, untrace_mark/0) asked after
+%% this call, at most Timeout ms: a look of every session, central tracer and recorder of
+%% the node comes a second apart, so two such waits make sure that the next look of each
+%% has passed (a verdict in before it stands a later change of the node's tracing).
+%% `no_keeper' when riarc holds no patterns on this node (nobody looks).
+-spec next_look(timeout()) -> ok | timeout | no_keeper.
+next_look(Timeout) ->
+    case whereis(?KEEPER) of
+        undefined -> no_keeper;
+        Keeper ->
+            Ref = monitor(process, Keeper),
+            Keeper ! {next_look, self(), Ref},
+            receive
+                {Ref, looked} -> demonitor(Ref, [flush]), ok;
+                {'DOWN', Ref, process, Keeper, _} -> no_keeper
+            after Timeout ->
+                demonitor(Ref, [flush]),
+                timeout
+            end
+    end.
 
 %% The keeper's calls since Mark (all of them when Mark is another keeper's).
 untraces({Keeper0, Since}) ->

@@ -178,6 +178,30 @@ hides_children_test() ->
 %% While anything is held, a call that takes another process's flags is in the keeper's
 %% log, whoever makes it, and look/1 reads it once: not a process's call on itself (its
 %% own event, in order), nor riarc's own (riarc_untrace), nor one made before the mark.
+%% next_look/1 answers once a look is answered after it: none comes while nobody looks;
+%% one comes from a process that keeps looking.
+next_look_test() ->
+    Before = riarc_trace_pattern:installed(),
+    K = make_ref(),
+    ok = riarc_trace_pattern:hold(K, self(), #{}),
+    Looker = spawn_link(fun() -> keep_looking(riarc_trace_pattern:untrace_mark()) end),
+    try
+        ?assertEqual(ok, riarc_trace_pattern:next_look(60000)),
+        ?assertEqual(ok, riarc_trace_pattern:next_look(60000))
+    after
+        unlink(Looker),
+        Ref = monitor(process, Looker),
+        exit(Looker, kill),
+        receive {'DOWN', Ref, _, _, _} -> ok end
+    end,
+    ?assertEqual(timeout, riarc_trace_pattern:next_look(0)),
+    ok = riarc_trace_pattern:release(K),
+    ?assertEqual(Before, riarc_trace_pattern:installed()).
+
+keep_looking(Mark) ->
+    {ok, Mark1} = riarc_trace_pattern:look(Mark),
+    keep_looking(Mark1).
+
 outside_untrace_test() ->
     Before = riarc_trace_pattern:installed(),
     Traced0 = riarc_test_traced:traced(),

@@ -60,7 +60,10 @@
                   %% mixes tracer actions into the replay as a live run would.
                   yield => boolean(),
                   %% The bound on the reorder buffer B (events held at once).
-                  max_held => pos_integer()}.
+                  max_held => pos_integer(),
+                  %% Read no more than this many events of the source: a replay of its
+                  %% prefix (a check keeps what a recording's intact part decides).
+                  max_events => non_neg_integer() | infinity}.
 -opaque engine() :: #{pid := pid(), ref := reference(), mon := reference()}.
 -opaque config() :: #{pid := pid(), ref := reference()}.
 -type summary() :: #{read := non_neg_integer(), delivered := non_neg_integer(),
@@ -80,6 +83,7 @@
     held = riarc_reorder:new() :: riarc_reorder:t(), % App. B.1 buffer
     held_n = 0 :: non_neg_integer(),            % its size, kept (riarc_reorder:size/1 is O(n))
     max_held :: pos_integer(),
+    max_events :: non_neg_integer() | infinity,
     overflowed = #{} :: #{sid() => pos_integer()}, % given up: events lost
     exited = #{} :: #{sid() => true},
     known = #{} :: #{sid() => true},            % every process a tracer ever took
@@ -208,6 +212,7 @@ init(Owner, Opts = #{ref := Ref, source := Source, roots := Roots}) ->
     E = #engine{ref = Ref, owner_pid = Owner, source = {events, []},
            yield = maps:get(yield, Opts, true),
            max_held = maps:get(max_held, Opts, ?MAX_HELD),
+           max_events = maps:get(max_events, Opts, infinity),
            waiting = maps:from_list([{R, true} || R <- Roots])},
     %% A raw file can only be read by the process that opened it: the engine opens it.
     case open_source(Source) of
@@ -265,14 +270,20 @@ serve_pending(E = #engine{ref = Ref}) ->
     end.
 
 %% A closed engine reads no further: the replay ends where the session detached.
-next_open(E = #engine{closed = true, source = Src}) ->
+%% A prefix read to its end (max_events) ends there too.
+next_open(E = #engine{closed = true}) ->
+    source_ended(E);
+next_open(E = #engine{read = Read, max_events = Max}) when Read >= Max ->
+    source_ended(E);
+next_open(E) ->
+    next(E).
+
+source_ended(E = #engine{source = Src}) ->
     _ = case Src of
             {reader, R} -> riarc_trace_file:close(R);
             {events, _} -> ok
         end,
-    {eof, E#engine{source = {events, []}}};
-next_open(E) ->
-    next(E).
+    {eof, E#engine{source = {events, []}}}.
 
 next(E = #engine{source = {events, [Ev | Rest]}}) -> {ok, Ev, E#engine{source = {events, Rest}}};
 next(E = #engine{source = {events, []}}) -> {eof, E};
@@ -335,6 +346,11 @@ disown(S, E = #engine{owner = O, sets = Sets}) ->
 %% Scan 3: one whose originator is in S_T is delivered to T.
 %% A process given up on overflow loses every later event too: its trace would have a
 %% hole, and its verdict is error anyway.
+%% The recorder's note that its look found the node's tracing changed (riarc_recorder)
+%% is no event of the process it names: the check judges every verdict by it, with the
+%% recording's intact part (riarc_offline's patterns_changed/3), not the tracers.
+read_event({cut, _, {patterns_changed, _}}, E) ->
+    E;
 read_event(Ev, E = #engine{owner = O, held = H, overflowed = Over}) ->
     S = riarc_event:origin(Ev),
     case O of

@@ -104,8 +104,11 @@ scan(Source) -> scan(Source, #{}).
                   open := [riarc_event:sid()],
                   silent := [{riarc_event:sid(), riarc_event:sid(), riarc_event:mfa_args()}],
                   info := map(),
-                  %% What the recorder's look found changed in the node's tracing, if anything.
-                  patterns_changed := none | term()}.
+                  %% What the recorder's look found changed in the node's tracing, if
+                  %% anything, and how many events it had written when its look before
+                  %% found the tracing intact (riarc_recorder), if it said.
+                  patterns_changed := none | term(),
+                  intact_events := non_neg_integer() | unknown}.
 
 %% @doc A first pass over a trace: its roots (processes no spawn event creates, in order
 %% of appearance, with the MFA of their init event), the processes that never exit
@@ -137,7 +140,8 @@ scanned(Acc, Info) ->
                                                 not is_map_key(C, Seen)]),
             Open = [S || S <- Procs, not is_map_key(S, X)] ++ [C || {C, _, _} <- Silent],
             #{roots => Roots, open => Open, silent => Silent, info => Info,
-              patterns_changed => maps:get(patterns_changed, Acc, none)}.
+              patterns_changed => maps:get(patterns_changed, Acc, none),
+              intact_events => maps:get(intact_events, Acc, unknown)}.
 
 source_name({events, _}) -> "the events";
 source_name({dbg_wrap, Name, Tail}) -> unicode:characters_to_list([Name, "*", Tail]);
@@ -174,7 +178,14 @@ scan_kind({spawn, P, C, MFA}, Acc = #{children := Ch}) -> Acc#{children := Ch#{C
 scan_kind({exit, S, _}, Acc = #{exited := X}) -> Acc#{exited := X#{S => true}};
 scan_kind({init, C, _, MFA}, Acc = #{inits := I}) -> Acc#{inits := I#{C => MFA}};
 scan_kind({cut, _, {patterns_changed, Info}}, Acc) when not is_map_key(patterns_changed, Acc) ->
-    Acc#{patterns_changed => Info};
+    %% Where the recorder last found the tracing intact is the check's to read, not part
+    %% of the cut's reason, which reads as a live run's.
+    case Info of
+        #{intact_events := N} when is_integer(N), N >= 0 ->
+            Acc#{patterns_changed => maps:remove(intact_events, Info), intact_events => N};
+        _ ->
+            Acc#{patterns_changed => Info}
+    end;
 scan_kind(_, Acc) -> Acc.
 
 replay(_Source, #{roots := [], info := Info}, _Spec, _Opts) ->
@@ -190,19 +201,44 @@ replay(_Source, #{roots := Roots, info := Info}, _Spec, #{limits := #{max_tracer
     Vs = [riarc_result:entry(S, MFA, inconclusive, 0, {overload, Over}) || {S, MFA} <- Roots],
     {ok, riarc_result:make(#{verdicts => Vs, overload => Over, errors => limit_errors(Over),
                              trace => Info#{warnings => warnings(Info)}})};
-replay(Source, Scan = #{roots := Roots, open := Open}, Spec, Opts = #{timeout := Timeout}) ->
+replay(Source, Scan, Spec, Opts) ->
+    case replay_all(Source, Scan, Spec, Opts) of
+        {ok, Result} -> {ok, patch_verdicts(Result, Scan, intact_verdicts(Source, Scan, Spec, Opts))};
+        Err -> Err
+    end.
+
+%% The recorder found the node's tracing changed at a look (its CUT record), and said how
+%% many events it had written at its look before, which found it intact: those events
+%% came before the change. What a check of that prefix decides (accept or reject, both
+%% final) was decided on a view nothing had cut, as a live run's verdicts in at that look
+%% were: by process, those verdicts. A recording that does not say (or a prefix that
+%% could not be checked) keeps none: every verdict of the check is then an error.
+intact_verdicts(Source, Scan = #{patterns_changed := Changed, intact_events := N, roots := Roots},
+                Spec, Opts) when Changed =/= none, is_integer(N) ->
+    %% The prefix ends before some processes do: the session settles and stops.
+    Prefix = Scan#{open := [S || {S, _} <- Roots]},
+    case replay_all(Source, Prefix, Spec, Opts#{max_events => N, log => false}) of
+        {ok, #{verdicts := Vs}} ->
+            maps:from_list([{P, V} || #{pid := P, verdict := V} <- Vs, V =:= accept orelse V =:= reject]);
+        _ ->
+            #{}
+    end;
+intact_verdicts(_Source, _Scan, _Spec, _Opts) ->
+    #{}.
+
+replay_all(Source, #{roots := Roots, open := Open}, Spec, Opts = #{timeout := Timeout}) ->
     Sids = [S || {S, _} <- Roots],
     {ok, Engine} = riarc_backend_log:start(#{source => engine_source(Source, Opts), roots => Sids,
                                              yield => maps:get(yield, Opts),
-                                             max_held => maps:get(max_held_events, Opts)}),
+                                             max_held => maps:get(max_held_events, Opts),
+                                             max_events => maps:get(max_events, Opts, infinity)}),
     SOpts = #{backend => riarc_backend_log:backend(Engine),
               invariants => maps:get(invariants, Opts), log => maps:get(log, Opts),
               perturb => maps:get(perturb, Opts), limits => maps:get(limits, Opts)},
     {ok, Session} = riarc_session:start(self(), [{S, MFA, none} || {S, MFA} <- Roots],
                                         Spec, SOpts),
-    try run_session(Engine, Session, Open, Timeout) of
-        {ok, Result} -> {ok, patch_verdicts(Result, Scan)};
-        Err -> Err
+    try
+        run_session(Engine, Session, Open, Timeout)
     after riarc_backend_log:stop(Engine)
     end.
 
@@ -264,26 +300,31 @@ trace_info(Summary = #{reader := Reader}) ->
 %% The verdicts of processes whose events the check could not see are errors, never
 %% silently `none': a spawned child the file has no event of, and a process whose
 %% events overflowed the engine's reorder buffer.
-patch_verdicts(Result = #{verdicts := Vs, trace := Info}, #{silent := Silent, patterns_changed := Changed}) ->
+patch_verdicts(Result = #{verdicts := Vs, trace := Info}, #{silent := Silent, patterns_changed := Changed},
+               Intact) ->
     Over = maps:get(overflowed, Info, #{}),
     Max = maps:get(max_held, Info, 0),
     Errors = [{C, MFA, {no_events, P}} || {C, P, MFA} <- Silent]
              ++ [{S, undefined, {held_overflow, Lost, Max}} || {S, Lost} <- lists:sort(maps:to_list(Over))],
-    Vs1 = patterns_changed(Changed, cut_short(maps:get(truncated, Info, false), file_of(Info),
+    Vs1 = patterns_changed(Changed, Intact, cut_short(maps:get(truncated, Info, false), file_of(Info),
                     lists:foldl(fun({S, MFA, Why}, Acc) -> set_error(S, MFA, Why, Acc) end, Vs, Errors))),
     Result#{verdicts := Vs1, trace := Info#{warnings => maps:get(warnings, Info, []) ++
                                                 silent_warnings(Info, Silent)}}.
 
 %% The recorder found the node's tracing changed by someone it did not trace (its send or
 %% receive patterns, or flags taken with erlang:trace/3: riarc_trace_pattern:look/1): the
-%% change came at some time before that look, and the file
-%% cannot say when, so no verdict of the recording stands it (a live run keeps those in
-%% at its look before the change, riarc_session_verdicts:view_check/2: stricter here,
-%% never a false accept). Its errors stay as they are.
-patterns_changed(none, Vs) ->
+%% change came at some time after its look before, so only what the events written by
+%% then decide stands it (Intact, by process: intact_verdicts/4), the same verdict the
+%% whole recording gives; every other verdict is an error, as a live run's not in at its
+%% look before the change (riarc_session_verdicts:view_check/2). Errors stay as they are.
+patterns_changed(none, _Intact, Vs) ->
     Vs;
-patterns_changed(Info, Vs) ->
-    [riarc_result:seen_cut(#{process => undefined, call => {patterns_changed, Info}}, E) || E <- Vs].
+patterns_changed(Info, Intact, Vs) ->
+    Cut = #{process => undefined, call => {patterns_changed, Info}},
+    [case maps:find(maps:get(pid, E), Intact) =:= {ok, maps:get(verdict, E)} of
+         true -> E;
+         false -> riarc_result:seen_cut(Cut, E)
+     end || E <- Vs].
 
 %% A file cut at byte B (a recording that did not end cleanly) holds no more of the
 %% partitions that were still open there: a partition with no verdict by then would

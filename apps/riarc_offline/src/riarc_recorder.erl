@@ -4,7 +4,8 @@
 %% seen of its own view being cut: a call of the system's that takes something away (a
 %% CUT record, riarc_event's cut_event()), and what its look finds every second, as a
 %% live tracer's does (flags taken or a tracer set by someone it does not trace, the
-%% node's patterns changed). A check of the file then reads the run as riarc:run/3 does.
+%% node's patterns changed, with how many events it had written when a look last found
+%% them intact). A check of the file then reads the run as riarc:run/3 does.
 %% Its replies are riarc_offline:record/3's.
 %% ```
 %% 1> Ref = make_ref(), spawn(riarc_recorder, recorder, [self(), Ref, {riarc_demo_pqr, p, []}, #{file => "/tmp/r.rtrc", format => binary, payloads => true, events => [send, recv], timeout => 10000, max_queue => 10000}]).
@@ -29,6 +30,11 @@
               judged = #{} :: #{pid() => true},
               timer :: reference() | undefined,     % the look every ?VIEW_LOOK_MS
               patterns_changed = false :: boolean(),
+              %% How many events were written when a look last found the node's tracing
+              %% as riarc set it up (the init event, at the start): a check keeps the
+              %% verdicts those events decide (riarc_offline), as a live run keeps those
+              %% in at that look.
+              intact_events = 1 :: pos_integer(),
               %% Where the looks are in the log of calls from outside that took flags.
               untrace_mark = {undefined, 0} :: riarc_trace_pattern:untrace_mark()}).
 
@@ -205,9 +211,10 @@ patterns_look(R0 = #recorder{root = Root, view = V}) ->
     {Look, Mark} = riarc_trace_pattern:look(V#view.untrace_mark),
     R = R0#recorder{view = V#view{untrace_mark = Mark}},
     case Look of
-        ok -> R;
+        ok -> R#recorder{view = (R#recorder.view)#view{intact_events = R#recorder.events}};
         {changed, Info} ->
-            R1 = write({cut, Root, {patterns_changed, Info}}, R),
+            Intact = (R#recorder.view)#view.intact_events,
+            R1 = write({cut, Root, {patterns_changed, Info#{intact_events => Intact}}}, R),
             R1#recorder{view = (R1#recorder.view)#view{patterns_changed = true}}
     end.
 

@@ -379,6 +379,42 @@ patterns_changed_before_end_test_() ->
           ?assertEqual(1, riarc_result:status(R))
       end}} || Sys <- [outsider_patterns, outsider_ends], Format <- [binary, text]].
 
+%% The recorder's note that a look found the node's tracing changed says how many events
+%% it had written at its look before, which found it intact: what those events decide
+%% stands, as a live run's verdicts in at that look do; every other verdict is an error.
+%% A note that does not say (recordings made before) keeps none. The note itself reaches
+%% no tracer: it names the root, but it is no event of the root's.
+intact_prefix_test_() ->
+    Mon = fun M({recv, _, {error, _}}) -> reject; M({exit, _, normal}) -> accept; M(_) -> M end,
+    Spec = fun(_) -> {ok, Mon} end,
+    Trace = fun(RootMsg, Intact) ->
+                    Info = maps:merge(#{untraced => []}, Intact),
+                    [{init, r, x, {m, r, []}}, {spawn, r, c, {m, c, []}}, {init, c, r, {m, c, []}},
+                     {exit, c, normal}, {recv, r, RootMsg}, {cut, r, {patterns_changed, Info}},
+                     {exit, r, normal}]
+            end,
+    Checked = fun(Events) ->
+                      {ok, R} = riarc_offline:check({events, Events}, Spec, #{timeout => 10000}),
+                      lists:sort([{P, V} || #{pid := P, verdict := V} <- maps:get(verdicts, R)])
+              end,
+    [?_assertEqual([{c, accept}, {r, error}], Checked(Trace(ok, #{intact_events => 4}))),
+     %% The child's exit written after the look: its accept does not stand.
+     ?_assertEqual([{c, error}, {r, error}], Checked(Trace(ok, #{intact_events => 3}))),
+     ?_assertEqual([{c, error}, {r, error}], Checked(Trace(ok, #{}))),
+     %% A reject on the intact events stands, and an accept past them does not.
+     ?_assertEqual([{c, accept}, {r, reject}], Checked(Trace({error, early}, #{intact_events => 5}))),
+     ?_assertEqual([{c, accept}, {r, error}], Checked(Trace({error, early}, #{intact_events => 4}))),
+     %% The reason is the live run's: where the look was is not part of it.
+     ?_test(begin
+                [#{pid := r, reason := {cut, Cut}}] = intact_errors(Trace(ok, #{intact_events => 4}), Spec),
+                ?assertEqual(#{process => undefined, call => {patterns_changed, #{untraced => []}},
+                               verdict_on_partial_trace => accept}, Cut)
+            end)].
+
+intact_errors(Events, Spec) ->
+    {ok, #{verdicts := Vs}} = riarc_offline:check({events, Events}, Spec, #{timeout => 10000}),
+    [E || E = #{verdict := error} <- Vs].
+
 %% Recordings made before timeouts had their own event wrote one as {recv, P, timeout},
 %% which the message `timeout' also gives: such an event is refused with its position,
 %% never read as one or the other. Any other old event reads as before.

@@ -11,6 +11,9 @@
 
 -export([start/0, loop/0]).
 
+%% Far above a look's second: a look missing for this long is a failure of the test.
+-define(LOOK_WAIT_MS, 30000).
+
 %% @doc Starts the outsider, linked to nothing.
 -spec start() -> pid().
 start() ->
@@ -18,16 +21,34 @@ start() ->
 
 %% @private Turns off all the flags of each process that asks `untrace', its send and
 %% receive flags for one that asks `untrace_comm', or the node's receive pattern for one
-%% that asks `unpattern', and tells it so; for ever.
+%% that asks `unpattern', and tells it so; for ever. With `{after_looks, Ended, What}',
+%% it does What once every trace message of the ended process Ended is delivered and
+%% riarc's looks at the node's tracing have come twice since (a look is a second apart).
 -spec loop() -> no_return().
 loop() ->
     receive
         {What, P} when is_pid(P) ->
-            _ = case What of
-                    untrace -> erlang:trace(P, false, [all]);
-                    untrace_comm -> erlang:trace(P, false, [send, 'receive']);
-                    unpattern -> apply(erlang, trace_pattern, ['receive', false, []])
-                end,
+            ok = do(What, P),
             P ! {done, What, self()},
             loop()
     end.
+
+do({after_looks, Ended, What}, P) ->
+    Ref = erlang:trace_delivered(Ended),
+    receive {trace_delivered, Ended, Ref} -> ok end,
+    ok = looked(riarc_trace_pattern:next_look(?LOOK_WAIT_MS)),
+    ok = looked(riarc_trace_pattern:next_look(?LOOK_WAIT_MS)),
+    do(What, P);
+do(untrace, P) ->
+    _ = erlang:trace(P, false, [all]),
+    ok;
+do(untrace_comm, P) ->
+    _ = erlang:trace(P, false, [send, 'receive']),
+    ok;
+do(unpattern, _P) ->
+    _ = apply(erlang, trace_pattern, ['receive', false, []]),
+    ok.
+
+%% Nothing of riarc's looks on a node where it holds no patterns (inline monitoring).
+looked(ok) -> ok;
+looked(no_keeper) -> ok.

@@ -14,7 +14,8 @@
 %% '''
 -module(riarc_demo_untracer).
 
--export([run/1, hows/0, decided_first/0, outsider/1, outsider_patterns/1, outsider_ends/1]).
+-export([run/1, hows/0, decided_first/0, outsider/1, outsider_patterns/1, outsider_ends/1,
+         outsider_after_look/2, quiet/0]).
 
 -type how() :: own_flags | all_flags | own_procs | receive_pattern | child_flags | inherited | no_inherit
              | hidden_child.
@@ -104,6 +105,23 @@ outsider_patterns(Helper) ->
 -spec outsider_ends(pid()) -> ok.
 outsider_ends(Helper) ->
     forbidden_after(Helper, untrace_comm).
+
+%% @doc A child that does nothing its monitor forbids ends first; Helper waits until
+%% riarc has looked at the node's tracing since (two looks), then does What
+%% (`unpattern' or `untrace_comm', as outsider_patterns/1 and outsider_ends/1) for this
+%% process, which takes the forbidden message and ends. The child's verdict was in
+%% before the change (where riarc runs its monitors apart, as long as its verdict reached
+%% the session within a look's second): it stands in every mode; this process's cannot.
+-spec outsider_after_look(pid(), unpattern | untrace_comm) -> ok.
+outsider_after_look(Helper, What) ->
+    {C, Ref} = spawn_monitor(?MODULE, quiet, []),
+    receive {'DOWN', Ref, process, C, _} -> ok end,
+    forbidden_after(Helper, {after_looks, C, What}).
+
+%% @doc A process that ends at once.
+-spec quiet() -> ok.
+quiet() ->
+    ok.
 
 %% Helper does What for this process; then the forbidden message is taken.
 forbidden_after(Helper, What) ->
