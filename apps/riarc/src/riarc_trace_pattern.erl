@@ -399,10 +399,11 @@ look(Mark) ->
     {Changed, Mark1}.
 
 %% @doc Waits until the keeper has answered a look (look/1, untrace_mark/0) asked after
-%% this call, at most Timeout ms: a look of every session, central tracer and recorder of
-%% the node comes a second apart, so two such waits make sure that the next look of each
-%% has passed (a verdict in before it stands a later change of the node's tracing).
-%% `no_keeper' when riarc holds no patterns on this node (nobody looks).
+%% this call, at most Timeout ms. A session, central tracer or recorder looks every
+%% second: where one of them runs on the node, the second of two such waits ends with a
+%% look it began after the first (a verdict in before that look stands a later change of
+%% the node's tracing). `no_keeper' when riarc holds no patterns on this node (nobody
+%% looks).
 -spec next_look(timeout()) -> ok | timeout | no_keeper.
 next_look(Timeout) ->
     case whereis(?KEEPER) of
