@@ -27,8 +27,9 @@
 %%     child's.</li>
 %% <li>`B:init_parent(C, Child, Parent)' (optional, default Parent): the parent the
 %%     child's init event names, when the spawn event's is a stand-in (riarc_backend_new_processes
-%%     announces a child from another node as spawned by `new_processes'; its init
-%%     event names its real parent there). Called once per spawn event.</li>
+%%     announces a child whose parent it does not trace, here or on another node, as
+%%     spawned by `new_processes'; its init event names its real parent). Called once
+%%     per spawn event.</li>
 %% <li>`B:close(C)' (optional): the session is over; release what the backend holds.</li>
 %% <li>`B:tracer_module(C)' (optional, default none): the tracer `erlang:trace_info(P,
 %%     tracer)' shows for a process the backend traces through a tracer module, when it

@@ -29,7 +29,8 @@
 %% Children spawned from another node (spawn/4, erpc) are announced from their `spawned'
 %% event, which names the remote parent; no tracer of this node traces that parent, so
 %% no spawn event of it comes. The announcement is a spawn event of `new_processes', but
-%% the child's init event names its remote parent (init_parent/3): its monitor, and a
+%% the child's init event names its remote parent (init_parent/3, as it names the real
+%% parent of any child announced by its `spawned' event): its monitor, and a
 %% session following its system here (riarc_follow), know whose child it is. Such a
 %% child starts in `erts_internal:dist_spawn_init/1' with only the arity of its call and
 %% receives its arguments as its first message
@@ -135,11 +136,12 @@ clear(#{evm := Evm}, S, T) ->
 -spec init_from_spawn(config()) -> true.
 init_from_spawn(_) -> true.
 
-%% @doc The parent a child's init event names: for a child from another node, announced
-%% as spawned by the pseudo-process `new_processes', its real parent there (the
-%% `spawned' event's), so that its monitor, and the session, know whose child it is
-%% (a session following its system onto this node matches it with the parent's start,
-%% riarc_session's `follow'); any other child's parent as its spawn event says.
+%% @doc The parent a child's init event names: for a child announced as spawned by the
+%% pseudo-process `new_processes', its real parent (the `spawned' event's), here or on
+%% another node, so that its monitor, and the session, know whose child it is, as under
+%% run/3 (a session following its system onto this node matches a remote child with the
+%% parent's start, riarc_session's `follow'); any other child's parent as its spawn event
+%% says.
 -spec init_parent(config(), riarc_event:sid(), riarc_event:sid()) -> riarc_event:sid().
 init_parent(_Config, C, new_processes) ->
     case erase({?ADOPTER_FROM, C}) of
@@ -284,7 +286,13 @@ delivered(Ref) ->
             %% someone's already, and announcing it again would instrument it twice.
             case known(P) of
                 true -> skip;
-                false -> announce_new(C, MFA0)
+                false ->
+                    %% Its init event names P (init_parent/3), as run/3's root's names
+                    %% its caller, also a process no tracer traces.
+                    case announce_new(C, MFA0) of
+                        skip -> skip;
+                        Announced -> put({?ADOPTER_FROM, C}, P), Announced
+                    end
             end
     end.
 

@@ -42,10 +42,10 @@ arrangement(Arr) ->
     Events = collect(?RUNS * length(covered(Arr)), []),
     {ok, #{verdicts := Vs, violations := [], errors := []}} = riarc:stop(S),
     ?assertEqual(?RUNS * Expected, length(Vs)),
-    %% Per partition, per process: its local trace, opened by an init event whose parent
-    %% is the test's untraced process, named new_processes, for P, the real parent else.
+    %% Per partition, per process: its local trace, opened by an init event that names
+    %% its real parent: for P, the test's process, which no tracer traces.
     Parts = group(Events),
-    [check_partition(Arr, Es) || Es <- maps:values(Parts)],
+    [check_partition(Arr, self(), Es) || Es <- maps:values(Parts)],
     ?assertEqual(?RUNS * Expected, map_size(Parts)),
     untraced(),
     %% Nothing came after the run: every partition got its processes' events once.
@@ -140,7 +140,7 @@ group(Events) ->
 
 %% The processes of one partition: its root, and the children of its processes that
 %% have no monitor of their own.
-check_partition({_, MonQ, MonR}, Es = [{init, Root, _, {riarc_demo_pqr, Role, []}} | _]) ->
+check_partition({_, MonQ, MonR}, Test, Es = [{init, Root, _, {riarc_demo_pqr, Role, []}} | _]) ->
     Procs = lists:usort([riarc_event:origin(E) || E <- Es]),
     Roles = maps:from_list([{C, R} || {init, C, _, {riarc_demo_pqr, R, []}} <- Es]),
     [?assertEqual({Pid, riarc_demo_pqr:local_traces(maps:get(Pid, Roles))},
@@ -153,8 +153,9 @@ check_partition({_, MonQ, MonR}, Es = [{init, Root, _, {riarc_demo_pqr, Role, []
                  r -> [r]
              end,
     ?assertEqual(lists:sort(Inside), lists:sort(maps:values(Roles))),
-    %% P's parent is the test process, which no tracer traces.
-    [?assertEqual(new_processes, Parent) || {init, _, Parent, {_, p, _}} <- Es],
+    %% P's parent is the test process, which no tracer traces, named as run/3 names a
+    %% root's caller.
+    [?assertEqual(Test, Parent) || {init, _, Parent, {_, p, _}} <- Es],
     ?assert(is_pid(Root)).
 
 %% Nothing on the node is traced any more, and new processes are not either.

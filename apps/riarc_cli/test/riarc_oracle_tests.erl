@@ -7,6 +7,9 @@
 %% <li>online, riarc:run/3 with each backend (route, evm) and analysis placement
 %%     (isolated, inline), and with monitors in their tracers but a tracer for every
 %%     partition, as in the paper (`paper': option adopt 0, no partition adopted);</li>
+%% <li>attached (riarc:attach/3, `new_processes') before the system starts: every
+%%     process from its first event, through the default trace settings for new
+%%     processes and their own backend, detached once each has ended;</li>
 %% <li>recorded (riarc_offline:record/3) and checked offline (check/3), binary and
 %%     text;</li>
 %% <li>recorded for replay under the monitors, and replayed under them
@@ -35,7 +38,7 @@
 %% flags and go on (`{cut, Kind}'): its own verdict is then an error unless decided
 %% before, and that of a child it spawns after it that is not traced is an error; the
 %% processes those modes cannot see at all are not listed by them, or listed as errors
-%% (mid_cuts/1).
+%% (mid_cuts/2).
 %%
 %% The count of cases: riarc_test_tier's (15 in the fast tier, 150 in the full one), or
 %% RIARC_ORACLE_CASES when set, in either tier: `make verdicts-soak' runs 1500. A case takes
@@ -96,7 +99,8 @@ modes() ->
     [{online, route, isolated}, {online, route, inline}, {online, route, paper}, {online, evm, isolated},
      {online, evm, inline}, {offline, binary}, {offline, text},
      {replay_record, receiver}, {replay, receiver}, {replay_record, sender},
-     {replay, sender}, {method, centralised}, {method, inline}].
+     {replay, sender}, {method, centralised}, {method, inline},
+     {attach, new_processes}].
 
 %% @doc The property: every mode agrees with the reference interpreter on every case.
 -spec prop_oracle() -> proper:outer_test().
@@ -190,12 +194,34 @@ run_mode({replay_record, Strategy} = M, MFA, Mod, Col, N, Dir) ->
                  collect(M2, Col, N, {error, no_recording})
          end,
     [R1, R2];
+run_mode({attach, new_processes} = M, {SysMod, F, A}, Mod, Col, N, _Dir) ->
+    set(Mod, Col, M),
+    [collect(M, Col, N, attached(SysMod, F, A, Col, N))];
 run_mode({method, centralised} = M, MFA, Mod, Col, N, _Dir) ->
     set(Mod, Col, M),
     [collect(M, Col, N, riarc_central:run(MFA, ?MODULE, #{timeout => ?RUN_MS}))];
 run_mode({method, inline} = M, MFA, Mod, Col, N, _Dir) ->
     set(Mod, Col, M),
     [collect(M, Col, N, inline(MFA))].
+
+%% riarc attached to every process started from now on (riarc:attach/3, new_processes),
+%% then the system started: its N processes are monitored from their first event, as
+%% under run/3. Once each has logged and ended, riarc detaches.
+attached(SysMod, F, A, Col, N) ->
+    case riarc:attach(new_processes, ?MODULE, #{}) of
+        {ok, Session} ->
+            %% As run/3 does for its root: no call to code_server in the process's trace.
+            {module, SysMod} = code:ensure_loaded(SysMod),
+            _ = spawn(SysMod, F, A),
+            Ref = make_ref(),
+            Col ! {logged, self(), Ref, N},
+            Pids = receive {Ref, Ps} -> Ps end,
+            _ = [receive {'DOWN', MRef, process, P, _} -> ok end
+                 || P <- Pids, MRef <- [monitor(process, P)]],
+            riarc:stop(Session);
+        Error ->
+            Error
+    end.
 
 %% The system woven for the run and restored after it, whatever the run did: the next
 %% mode must run the module's own code. A restore that fails fails the case.
@@ -242,10 +268,25 @@ dump(Col, N) ->
 collector(Logs, Fed) ->
     receive
         {log, P, L} -> collector([{P, L} | Logs], Fed);
+        {logged, From, Ref, N} -> logged(Logs, Fed, {From, Ref, N});
         {fed, Tag, Id, E} -> collector(Logs, [{Tag, Id, E} | Fed]);
         {dump, From, Ref, N} ->
             Timer = erlang:send_after(5000, self(), {dump_due, Ref}),
             collector(Logs, Fed, {From, Ref, N, Timer})
+    end.
+
+%% Who has logged, once N have (or, one missing, after a run's time), the logs kept for
+%% the dump.
+logged(Logs, Fed, {From, Ref, N}) when length(Logs) >= N ->
+    From ! {Ref, [P || {P, _} <- Logs]},
+    collector(Logs, Fed);
+logged(Logs, Fed, Wait = {From, Ref, _N}) ->
+    receive
+        {log, P, L} -> logged([{P, L} | Logs], Fed, Wait);
+        {fed, Tag, Id, E} -> logged(Logs, [{Tag, Id, E} | Fed], Wait)
+    after ?RUN_MS ->
+        From ! {Ref, [P || {P, _} <- Logs]},
+        collector(Logs, Fed)
     end.
 
 collector(Logs, Fed, {From, Ref, N, Timer}) when length(Logs) >= N ->
@@ -291,7 +332,7 @@ children(_) -> [].
 %% process at its `cut', which comes before its last two events (its log sent to the
 %% collector, its exit: truths/1): a verdict the reference reached before them stands,
 %% anything else is an error, whatever event its monitor was fed last.
-%% A process that cut only some of its flags and went on (Mid: mid_cuts/1) keeps a
+%% A process that cut only some of its flags and went on (Mid: mid_cuts/2) keeps a
 %% verdict reached on the events it logged before its cut. A child it spawned after a
 %% `no_inherit' cut is found untraced by a look, which cannot tell when its flags went:
 %% error, whatever its verdict. A process those modes never see is not expected of them.
@@ -342,14 +383,17 @@ cut_answer(_M, Other, _CutIds, _Mid) ->
 %% before its cut; `untraced', the children a `no_inherit' cutter spawned after its cut
 %% (their spawn is seen, nothing of them); `unseen', the processes those modes cannot
 %% see at all (what an `own_procs' cutter spawned after its cut, and the descendants of
-%% an untraced child), with every descendant of theirs.
-mid_cuts(Logs) ->
+%% an untraced child), with every descendant of theirs. Attached to every new process
+%% (Mode `{attach, new_processes}'), a process is traced from its birth by the VM's
+%% defaults for new processes when its parent passes on no flags: a `no_inherit'
+%% cutter's children are seen whole.
+mid_cuts(Mode, Logs) ->
     Ids = maps:from_list([{P, logical_id(MFA)} || {P, [{init, _, _, MFA} | _]} <- maps:to_list(Logs)]),
     Children = lists:foldl(fun({P, [{init, _, Parent, _} | _]}, Acc) ->
                                    maps:update_with(Parent, fun(Cs) -> [P | Cs] end, [P], Acc)
                            end, #{}, maps:to_list(Logs)),
     Cuts = [{P, Kind, K, After} || {P, Log} <- maps:to_list(Logs), {K, Kind, After} <- cut_of(P, Log)],
-    Untraced = [C || {_, no_inherit, _, After} <- Cuts, C <- After],
+    Untraced = [C || Mode =/= {attach, new_processes}, {_, no_inherit, _, After} <- Cuts, C <- After],
     Unseen = [C || {_, own_procs, _, After} <- Cuts, C <- After]
         ++ lists:append([maps:get(C, Children, []) || C <- Untraced]),
     #{cutters => maps:from_list([{maps:get(P, Ids), K} || {P, _, K, _} <- Cuts]),
@@ -379,10 +423,11 @@ judge(Clauses, Runs, CutIds) ->
                               maps:get(Id, Canon, missing) =/= T]
                 ++ [{M, missing} || {M, Logs} <- AllLogs, map_size(Logs) =/= map_size(RefLogs)],
             Ref = reference(Clauses, Truth),
-            Mid = mid_cuts(RefLogs),
-            Expected = maps:from_list([{M, expected(M, Ref, CutIds, Mid, Truth)} || {M, _} <- Runs]),
+            Expected = maps:from_list([{M, expected(M, Ref, CutIds, mid_cuts(M, RefLogs), Truth)}
+                                       || {M, _} <- Runs]),
             Answers = maps:from_list([{reference, {ok, Ref}}, {expected, Expected}
-                                      | [{M, cut_answer(M, answers(R), CutIds, Mid)} || {M, R} <- Runs]]),
+                                      | [{M, cut_answer(M, answers(R), CutIds, mid_cuts(M, RefLogs))}
+                                         || {M, R} <- Runs]]),
             Disagree = [M || {M, _} <- Runs, maps:get(M, Answers) =/= {ok, maps:get(M, Expected)}],
             if
                 Odd =/= [] -> {nondeterministic, #{reference_run => RefMode, differ => Odd,
