@@ -33,6 +33,10 @@ loop() ->
             loop()
     end.
 
+%% Race: a look answered right after the wait began may have been asked before Ended's
+%% last events reached riarc; the second is asked a second later, by then. Where the
+%% monitor runs apart from the tracer that looks, its verdict must also have come within
+%% that second.
 do({after_looks, Ended, What}, P) ->
     Ref = erlang:trace_delivered(Ended),
     receive {trace_delivered, Ended, Ref} -> ok end,
