@@ -358,8 +358,8 @@ keeper(Watched, Log, Waiting) ->
             From ! {Ref, N, [C || {K, C} <- lists:reverse(Calls), K > Since]},
             _ = [W ! {WRef, looked} || {W, WRef} <- Waiting],
             keeper(Watched, Log, []);
-        {next_look, From, Ref} when is_pid(From) ->
-            keeper(Watched, Log, [{From, Ref} | Waiting]);
+        {next_look, Alias, Ref} when is_reference(Alias) ->
+            keeper(Watched, Log, [{Alias, Ref} | Waiting]);
         idle ->
             %% Owners whose patterns were let go of need no watching: the keeper ends
             %% when nothing is held, whoever still lives.
@@ -409,8 +409,10 @@ next_look(Timeout) ->
     case whereis(?KEEPER) of
         undefined -> no_keeper;
         Keeper ->
-            Ref = monitor(process, Keeper),
-            Keeper ! {next_look, self(), Ref},
+            %% The answer goes to an alias, which a wait that timed out drops: no late
+            %% answer is left in the caller's mailbox.
+            Ref = monitor(process, Keeper, [{alias, demonitor}]),
+            Keeper ! {next_look, Ref, Ref},
             receive
                 {Ref, looked} -> demonitor(Ref, [flush]), ok;
                 {'DOWN', Ref, process, Keeper, _} -> no_keeper

@@ -195,6 +195,11 @@ next_look_test() ->
         receive {'DOWN', Ref, _, _, _} -> ok end
     end,
     ?assertEqual(timeout, riarc_trace_pattern:next_look(0)),
+    %% The wait that timed out gets no late answer: a look answers it (dropped), and the
+    %% look after it is answered after that, by the same keeper.
+    {ok, Mark} = riarc_trace_pattern:look(riarc_trace_pattern:untrace_mark()),
+    {ok, _} = riarc_trace_pattern:look(Mark),
+    ?assertEqual([], [M || M = {_, looked} <- element(2, process_info(self(), messages))]),
     ok = riarc_trace_pattern:release(K),
     ?assertEqual(Before, riarc_trace_pattern:installed()).
 
