@@ -377,6 +377,17 @@ cut_answer(M, {ok, As}, CutIds, #{cutters := Cutters, untraced := Untraced, unse
 cut_answer(_M, Other, _CutIds, _Mid) ->
     Other.
 
+%% Attached to every new process, whether a process those modes cannot see is seen
+%% depends on the flags its parent had when it spawned it: a process that cut its own
+%% `procs' (and its send and receive) before its takeover kept the defaults for new
+%% processes, without `set_on_spawn', and its children are then traced from their birth
+%% by those defaults. Such a process, listed, must answer as the reference (it was seen
+%% whole); one that answers otherwise stays in the answer, and disagrees.
+seen_whole({attach, new_processes}, Ref, #{unseen := Unseen}, {ok, As}) ->
+    {ok, maps:filter(fun(Id, A) -> not (lists:member(Id, Unseen) andalso maps:find(Id, Ref) =:= {ok, A}) end, As)};
+seen_whole(_M, _Ref, _Mid, Answer) ->
+    Answer.
+
 %% What the cuts that are not a process's last act (`{cut, Kind}', riarc_oracle_sys) do
 %% to the modes that read the VM's trace, from a run's logs (the same, by logical id, in
 %% every run): `cutters', each cutting process with the number of events it logged
@@ -426,7 +437,8 @@ judge(Clauses, Runs, CutIds) ->
             Expected = maps:from_list([{M, expected(M, Ref, CutIds, mid_cuts(M, RefLogs), Truth)}
                                        || {M, _} <- Runs]),
             Answers = maps:from_list([{reference, {ok, Ref}}, {expected, Expected}
-                                      | [{M, cut_answer(M, answers(R), CutIds, mid_cuts(M, RefLogs))}
+                                      | [{M, seen_whole(M, Ref, mid_cuts(M, RefLogs),
+                                                        cut_answer(M, answers(R), CutIds, mid_cuts(M, RefLogs)))}
                                          || {M, R} <- Runs]]),
             Disagree = [M || {M, _} <- Runs, maps:get(M, Answers) =/= {ok, maps:get(M, Expected)}],
             if
