@@ -453,6 +453,11 @@ change_locked(Fun) ->
                 {0, none} -> none;
                 {0, _} -> install(Saved0), none;
                 {_, none} -> S = installed(), install(held(Hs)), S;
+                %% Race: a keeper's late release of a holder already let go of changes
+                %% nothing held; installing again would put back what someone else
+                %% changed since the last look (a receive pattern turned off), which
+                %% that look would then never find.
+                {_, _} when Hs =:= Hs0 -> Saved0;
                 {_, _} -> install(held(Hs)), Saved0
             end,
     New = #{holders => Hs, saved => Saved},

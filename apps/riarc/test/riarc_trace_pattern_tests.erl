@@ -178,6 +178,26 @@ hides_children_test() ->
 %% While anything is held, a call that takes another process's flags is in the keeper's
 %% log, whoever makes it, and look/1 reads it once: not a process's call on itself (its
 %% own event, in order), nor riarc's own (riarc_untrace), nor one made before the mark.
+%% A release of a key held no more (the keeper's late one, after its owner's session let
+%% go) changes nothing held, and installs nothing: the receive pattern someone turned
+%% off since the last look stays off, and the next look finds it. Before, riarc put it
+%% back, the look found the patterns intact, and a message taken meanwhile was never seen.
+late_release_test() ->
+    Before = riarc_trace_pattern:installed(),
+    K = make_ref(),
+    ok = riarc_trace_pattern:hold(K, self(), #{}),
+    Mark = riarc_trace_pattern:untrace_mark(),
+    try
+        {ok, Mark1} = riarc_trace_pattern:look(Mark),
+        _ = apply(erlang, trace_pattern, ['receive', false, []]),
+        ok = riarc_trace_pattern:release(make_ref()),
+        ?assertMatch(#{'receive' := false}, riarc_trace_pattern:installed()),
+        ?assertMatch({{changed, #{installed := #{'receive' := false}}}, _}, riarc_trace_pattern:look(Mark1))
+    after
+        ok = riarc_trace_pattern:release(K)
+    end,
+    ?assertEqual(Before, riarc_trace_pattern:installed()).
+
 %% next_look/1 answers once a look is answered after it: none comes while nobody looks;
 %% one comes from a process that keeps looking.
 next_look_test() ->
