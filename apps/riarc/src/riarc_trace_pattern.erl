@@ -339,7 +339,8 @@ keeper() ->
     end.
 
 %% Log: the number of calls that took flags seen so far, and the last ?UNTRACE_LOG of
-%% them, newest first. Waiting: who waits for the next look answered (next_look/1).
+%% them, newest first. Waiting: the aliases of those who wait for the next look answered
+%% (next_look/1).
 keeper(Watched, Log, Waiting) ->
     receive
         {watch, Key, Owner} ->
@@ -356,10 +357,10 @@ keeper(Watched, Log, Waiting) ->
         {untraces, From, Ref, Since} when is_pid(From) ->
             {N, Calls} = Log,
             From ! {Ref, N, [C || {K, C} <- lists:reverse(Calls), K > Since]},
-            _ = [W ! {WRef, looked} || {W, WRef} <- Waiting],
+            _ = [Alias ! {Alias, looked} || Alias <- Waiting],
             keeper(Watched, Log, []);
-        {next_look, Alias, Ref} when is_reference(Alias) ->
-            keeper(Watched, Log, [{Alias, Ref} | Waiting]);
+        {next_look, Alias} when is_reference(Alias) ->
+            keeper(Watched, Log, [Alias | Waiting]);
         idle ->
             %% Owners whose patterns were let go of need no watching: the keeper ends
             %% when nothing is held, whoever still lives.
@@ -412,7 +413,7 @@ next_look(Timeout) ->
             %% The answer goes to an alias, which a wait that timed out drops: no late
             %% answer is left in the caller's mailbox.
             Ref = monitor(process, Keeper, [{alias, demonitor}]),
-            Keeper ! {next_look, Ref, Ref},
+            Keeper ! {next_look, Ref},
             receive
                 {Ref, looked} -> demonitor(Ref, [flush]), ok;
                 {'DOWN', Ref, process, Keeper, _} -> no_keeper
