@@ -85,8 +85,9 @@
 %% locally or globally) and with which match specification.
 -type call_pattern() :: {false | local | global, false | list()}.
 %% Where a looker is in the keeper's log of calls that took flags (look/1): the keeper's
-%% pid (a keeper started anew has a log of its own) and the last call seen.
--type untrace_mark() :: {pid() | undefined, non_neg_integer()}.
+%% pid (a keeper started anew has a log of its own), the last call seen, and the last
+%% change of the patterns found when the holders changed (change_locked/1).
+-type untrace_mark() :: {pid() | undefined, non_neg_integer(), non_neg_integer()}.
 
 -define(KEY, {?MODULE, state}).
 -define(KEEPER, riarc_pattern_keeper).
@@ -102,6 +103,9 @@
                    [{'=/=', '$1', {self}}, {'=/=', '$2', {const, riarc_untrace:flags()}}],
                    []}]).
 -define(UNTRACE_LOG, 64).
+%% The changes of the patterns found when the holders changed, kept for looks: the last
+%% ?OVERWRITTEN_LOG of them (a look that missed more still counts them).
+-define(OVERWRITTEN_LOG, 8).
 %% The timers whose message can be the atom `timeout', which the clock service delivers
 %% and the VM traces exactly as a receive timeout; held only for that message.
 -define(TIMER_CALLS, [{{erlang, send_after, 3}, [{['_', '_', timeout], [], []}]},
@@ -178,19 +182,17 @@ settle(Timeout) ->
 %% here; a traced process's change is seen sooner, as its call (call_event/2).
 -spec intact() -> ok | {changed, #{expected := map(), installed := map()}}.
 intact() ->
-    locked(fun() ->
-                   %% What the last change installed: the holders as it left them.
-                   #{holders := Hs} = persistent_term:get(?KEY, #{holders => #{}, saved => none}),
-                   case map_size(Hs) of
-                       0 -> ok;
-                       _ ->
-                           Expected = held(Hs),
-                           case installed() of
-                               Expected -> ok;
-                               Installed -> {changed, #{expected => Expected, installed => Installed}}
-                           end
-                   end
-           end).
+    %% What the last change installed: the holders as it left them.
+    locked(fun() -> #{holders := Hs} = state(), differs(Hs) end).
+
+differs(Hs) when map_size(Hs) =:= 0 ->
+    ok;
+differs(Hs) ->
+    Expected = held(Hs),
+    case installed() of
+        Expected -> ok;
+        Installed -> {changed, #{expected => Expected, installed => Installed}}
+    end.
 
 %% @doc A call event of a traced process P (the `call' flag): the start of a process on
 %% another node, `{remote_spawn, P, Node, MFA}' with MFA as Λ is asked for such a child
@@ -376,8 +378,9 @@ keeper(Watched, Log, Waiting) ->
 %% taken once riarc holds its patterns (look/1 then reads what came after).
 -spec untrace_mark() -> untrace_mark().
 untrace_mark() ->
-    {Mark, _} = untraces({undefined, 0}),
-    Mark.
+    {{Keeper, N}, _} = untraces({undefined, 0}),
+    #{overwritten := {O, _}} = state(),
+    {Keeper, N, O}.
 
 %% @doc Cut detection by looking: whether riarc's view of the node is as its holders left
 %% it since Mark. `changed' when the node's patterns are not the holders' (intact/0), or
@@ -385,19 +388,34 @@ untrace_mark() ->
 %% erlang:trace/3 since Mark (the keeper's meta pattern sees the call as it is made,
 %% whoever makes it): which process that took from riarc is not known here, and the
 %% process may have ended since. Info has `untraced', a list of the calls (caller and
-%% call), with the patterns' `expected' and `installed' when they changed.
+%% call), with the patterns' `expected' and `installed' when they changed, and
+%% `overwritten' (the same two, as found) when a session's start or end installed the
+%% holders' patterns over a change made since Mark.
 %% Race: the keeper answers after taking every message before the question, so a call
 %% made before the look is in its answer (its meta message is sent as the call is made).
 -spec look(untrace_mark()) -> {ok | {changed, map()}, untrace_mark()}.
-look(Mark) ->
-    {Mark1, Calls} = untraces(Mark),
-    Changed = case {intact(), Calls} of
-                  {ok, []} -> ok;
-                  {ok, _} -> {changed, #{untraced => Calls}};
-                  {{changed, Info}, []} -> {changed, Info};
-                  {{changed, Info}, _} -> {changed, Info#{untraced => Calls}}
+look({Keeper0, Since, Overwritten0}) ->
+    {{Keeper, N}, Calls} = untraces({Keeper0, Since}),
+    %% Race: a session may start or end between two looks and install its patterns over
+    %% a change; the comparison and the log of what changes found are read under the
+    %% lock those changes take, so a look sees the change either way.
+    {Now, {Overwritten, Found}} =
+        locked(fun() ->
+                       #{holders := Hs, overwritten := {O, Log}} = state(),
+                       {differs(Hs), {O, [I || {K, I} <- lists:reverse(Log), K > Overwritten0]}}
+               end),
+    Info0 = case Now of
+                ok -> #{};
+                {changed, I} -> I
+            end,
+    Info = maps:merge(Info0, maps:from_list([{untraced, Calls} || Calls =/= []]
+                                            ++ [{overwritten, Found}
+                                                || Overwritten > Overwritten0])),
+    Changed = case map_size(Info) of
+                  0 -> ok;
+                  _ -> {changed, Info}
               end,
-    {Changed, Mark1}.
+    {Changed, {Keeper, N, Overwritten}}.
 
 %% @doc Waits until the keeper has answered a look (look/1, untrace_mark/0) asked after
 %% this call, at most Timeout ms. A session, central tracer or recorder looks every
@@ -438,8 +456,14 @@ untraces({Keeper0, Since}) ->
     end.
 
 held_keys() ->
-    #{holders := Hs} = persistent_term:get(?KEY, #{holders => #{}, saved => none}),
+    #{holders := Hs} = state(),
     maps:keys(Hs).
+
+%% The holders, the patterns of before the first, and the log of changes found when the
+%% holders changed (how many so far, the last ?OVERWRITTEN_LOG of them, newest first).
+state() ->
+    maps:merge(#{holders => #{}, saved => none, overwritten => {0, []}},
+               persistent_term:get(?KEY, #{})).
 
 %% Race: two sessions starting or ending at once would each install a union that lacks
 %% the other's patterns; changes are made one at a time, under a lock of this node
@@ -448,25 +472,36 @@ locked(Fun) ->
     global:trans({?MODULE, self()}, Fun, [node()]).
 
 change_locked(Fun) ->
-    #{holders := Hs0, saved := Saved0} = persistent_term:get(?KEY, #{holders => #{}, saved => none}),
+    Old = #{holders := Hs0, saved := Saved0, overwritten := Overwritten0} = state(),
     Hs = maps:filter(fun(_, {Owner, _}) -> alive(Owner) end, Fun(Hs0)),
-    Saved = case {map_size(Hs), Saved0} of
-                {0, none} -> none;
-                {0, _} -> install(Saved0), none;
-                {_, none} -> S = installed(), install(held(Hs)), S;
-                %% Race: a keeper's late release of a holder already let go of changes
-                %% nothing held; installing again would put back what someone else
-                %% changed since the last look (a receive pattern turned off), which
-                %% that look would then never find.
-                {_, _} when Hs =:= Hs0 -> Saved0;
-                {_, _} -> install(held(Hs)), Saved0
-            end,
-    New = #{holders => Hs, saved => Saved},
-    case New =:= #{holders => Hs0, saved => Saved0} of
-        true -> ok;
-        false -> persistent_term:put(?KEY, New)
+    {Saved, Overwritten} =
+        case {map_size(Hs), Saved0} of
+            {0, none} -> {none, Overwritten0};
+            {0, _} -> install(Saved0), {none, Overwritten0};
+            {_, none} -> S = installed(), install(held(Hs)), {S, Overwritten0};
+            %% Race: a keeper's late release of a holder already let go of changes
+            %% nothing held; installing again would put back what someone else
+            %% changed since the last look (a receive pattern turned off), which that
+            %% look would then never find.
+            {_, _} when Hs =:= Hs0 -> {Saved0, Overwritten0};
+            %% Invariant: what riarc installs over a change someone else made since the
+            %% last look (another session starting or ending) is logged first, so the
+            %% next look of every session still finds the change.
+            {_, _} ->
+                Found = differs(Hs0),
+                install(held(Hs)),
+                {Saved0, overwrite(Found, Overwritten0)}
+        end,
+    case Old#{holders := Hs, saved := Saved, overwritten := Overwritten} of
+        Old -> ok;
+        New -> persistent_term:put(?KEY, New)
     end,
     ok.
+
+overwrite(ok, Log) ->
+    Log;
+overwrite({changed, Info}, {N, Log}) ->
+    {N + 1, lists:sublist([{N + 1, Info} | Log], ?OVERWRITTEN_LOG)}.
 
 alive(undefined) -> true;
 alive(Pid) when is_pid(Pid) -> is_process_alive(Pid).

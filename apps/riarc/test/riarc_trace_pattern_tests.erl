@@ -198,6 +198,47 @@ late_release_test() ->
     end,
     ?assertEqual(Before, riarc_trace_pattern:installed()).
 
+%% Another session's start (a second holder) or end (a holder let go) installs the
+%% holders' patterns again, over a receive pattern someone turned off since the last
+%% look: each look after it still finds the change, once. Before, the install put the
+%% pattern back, the look found the patterns intact, and a message taken meanwhile was
+%% never seen.
+overwritten_test_() ->
+    [{"a session " ++ atom_to_list(Change), fun() -> overwritten(Change) end}
+     || Change <- [starts, ends]].
+
+overwritten(Change) ->
+    Before = riarc_trace_pattern:installed(),
+    {K, K2} = {make_ref(), make_ref()},
+    ok = riarc_trace_pattern:hold(K, self(), #{}),
+    %% The second holder's start is the change in the first case; in the second it is
+    %% there before the look, and its end is the change.
+    Second = fun() -> ok = riarc_trace_pattern:hold(K2, self(), #{send => false}) end,
+    Ends = Change =:= ends,
+    try
+        _ = Ends andalso Second(),
+        Mark = riarc_trace_pattern:untrace_mark(),
+        Other = riarc_trace_pattern:untrace_mark(),
+        {ok, Mark1} = riarc_trace_pattern:look(Mark),
+        _ = apply(erlang, trace_pattern, ['receive', false, []]),
+        case Ends of
+            true -> ok = riarc_trace_pattern:release(K2);
+            false -> Second()
+        end,
+        %% Put back by the install: only the log shows the change.
+        ?assertNotMatch(#{'receive' := false}, riarc_trace_pattern:installed()),
+        {{changed, Info}, Mark2} = riarc_trace_pattern:look(Mark1),
+        ?assertMatch(#{overwritten := [#{installed := #{'receive' := false}}]}, Info),
+        ?assertEqual([overwritten], maps:keys(Info)),
+        %% Read once by each looker; every looker reads it.
+        ?assertEqual({ok, Mark2}, riarc_trace_pattern:look(Mark2)),
+        ?assertMatch({{changed, #{overwritten := [_]}}, _}, riarc_trace_pattern:look(Other))
+    after
+        ok = riarc_trace_pattern:release(K2),
+        ok = riarc_trace_pattern:release(K)
+    end,
+    ?assertEqual(Before, riarc_trace_pattern:installed()).
+
 %% next_look/1 answers once a look is answered after it: none comes while nobody looks;
 %% one comes from a process that keeps looking.
 next_look_test() ->

@@ -66,7 +66,7 @@
              %% node's tracing as riarc left it: only those stand a change found later.
              decided_at_look = #{} :: #{pid() => true},
              %% Where the looks are in the log of calls from outside that took flags.
-             untrace_mark = {undefined, 0} :: riarc_trace_pattern:untrace_mark()}).
+             untrace_mark = {undefined, 0, 0} :: riarc_trace_pattern:untrace_mark()}).
 
 -record(central, {owner :: pid(),
              ref :: reference(),

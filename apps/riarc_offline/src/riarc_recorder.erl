@@ -36,7 +36,7 @@
               %% in at that look.
               intact_events = 1 :: pos_integer(),
               %% Where the looks are in the log of calls from outside that took flags.
-              untrace_mark = {undefined, 0} :: riarc_trace_pattern:untrace_mark()}).
+              untrace_mark = {undefined, 0, 0} :: riarc_trace_pattern:untrace_mark()}).
 
 -record(recorder, {caller :: pid(), ref :: reference(), w :: riarc_trace_file:writer(),
               patterns :: reference(),
