@@ -106,9 +106,9 @@ verdicts(inline, MFA) ->
     end.
 
 %% The entries of the system's processes, in the order started; the run's exit status
-%% says it was not all accepted.
+%% says it was not all accepted (the mode named, with the verdicts, if not).
 entries(Mode, R = #{verdicts := Vs}) ->
-    ?assertEqual(1, riarc_result:status(R)),
+    ?assertEqual({Mode, 1}, {Mode, riarc_result:status(R)}, Vs),
     [{Mode, F, E} || E = #{mfa := {?SYS, F, _}} <- Vs].
 
 file(Mode) ->
