@@ -40,8 +40,12 @@
 %% trusted from there on, and riarc says so. A process riarc does not trace shows no
 %% event; but the keeper holds a meta pattern on erlang:trace/3, which sends it every
 %% call, whoever makes it, that turns off the flags of another process than the caller
-%% (riarc's own calls, riarc_untrace, left out), and the looks of riarc's session, central
-%% tracer and recorder read them with the node's patterns (look/1): such a call cuts every
+%% (riarc's own calls, riarc_untrace, left out), and meta patterns on
+%% erlang:trace_pattern/2,3, which send it every call that sets the send or receive
+%% pattern or one of the call patterns above (riarc's own calls, made from this module
+%% and riarc_route, left out): a pattern turned off and put back between two looks is
+%% no change a look could find. The looks of riarc's session, central tracer and
+%% recorder read those calls with the node's patterns (look/1): such a call cuts every
 %% view not decided before the look before it, even of a process that has ended since.
 %%
 %% Timers: global call patterns on erlang:send_after/3,4, for the message `timeout' only,
@@ -102,6 +106,11 @@
 -define(META_MS, [{['$1', false, '$2'],
                    [{'=/=', '$1', {self}}, {'=/=', '$2', {const, riarc_untrace:flags()}}],
                    []}]).
+%% The keeper's meta pattern on erlang:trace_pattern/2,3: every call, with the function
+%% it was called from (riarc's own calls are told apart by their module).
+-define(PATTERN_META_MS, [{'_', [], [{message, {caller}}]}]).
+%% The modules riarc sets the send and receive patterns from.
+-define(OWN_PATTERN_CALLERS, [?MODULE, riarc_route]).
 -define(UNTRACE_LOG, 64).
 %% The changes of the patterns found when the holders changed, kept for looks: the last
 %% ?OVERWRITTEN_LOG of them (a look that missed more still counts them).
@@ -140,19 +149,18 @@ release(Key) ->
 %% timers whose message can be the atom `timeout'.
 -spec installed() -> #{send := pattern(), 'receive' := pattern(), spawn_call := call_pattern(),
                        untrace_calls := [call_pattern()], timer_calls := [call_pattern()],
-                       untrace_meta := {term(), false | list()}}.
+                       untrace_meta := [{term(), false | list()}]}.
 installed() ->
     {match_spec, S} = erlang:trace_info(send, match_spec),
     {match_spec, R} = apply(erlang, trace_info, ['receive', match_spec]),
     #{send => S, 'receive' => R, spawn_call => call_pattern(?SPAWN_CALL),
       untrace_calls => [call_pattern(F) || F <- ?UNTRACE_CALLS],
       timer_calls => [call_pattern(F) || {F, _} <- ?TIMER_CALLS],
-      untrace_meta => meta_pattern()}.
+      untrace_meta => [meta_pattern(F) || F <- ?UNTRACE_CALLS]}.
 
-%% The meta tracer of erlang:trace/3 (a pid or port, or a tracer module and its state)
-%% and its match specification; {false, false} when none.
-meta_pattern() ->
-    F = {erlang, trace, 3},
+%% The meta tracer of F (a pid or port, or a tracer module and its state) and its match
+%% specification; {false, false} when none.
+meta_pattern(F) ->
     case {erlang:trace_info(F, meta), erlang:trace_info(F, meta_match_spec)} of
         {{meta, T}, {meta_match_spec, MS}} when T =/= false, T =/= [] -> {T, MS};
         _ -> {false, false}
@@ -353,9 +361,14 @@ keeper(Watched, Log, Waiting) ->
         %% The meta pattern's message: a call that turned flags off, made before the call
         %% took effect. Trust boundary: anyone may send one; it can only cut views.
         {trace_ts, Caller, call, {erlang, trace, Args}, _When} when is_pid(Caller), is_list(Args) ->
-            {N, Calls} = Log,
-            Call = #{caller => Caller, call => {trace, Args}},
-            keeper(Watched, {N + 1, lists:sublist([{N + 1, Call} | Calls], ?UNTRACE_LOG)}, Waiting);
+            keeper(Watched, logged(#{caller => Caller, call => {trace, Args}}, Log), Waiting);
+        %% A call of erlang:trace_pattern/2,3, with the function it was made from.
+        {trace_ts, Caller, call, {erlang, trace_pattern, Args = [What | _]}, From, _When}
+          when is_pid(Caller) ->
+            case pattern_call(What, From) of
+                true -> keeper(Watched, logged(#{caller => Caller, call => {trace_pattern, Args}}, Log), Waiting);
+                false -> keeper(Watched, Log, Waiting)
+            end;
         {untraces, From, Ref, Since} when is_pid(From) ->
             {N, Calls} = Log,
             From ! {Ref, N, [C || {K, C} <- lists:reverse(Calls), K > Since]},
@@ -373,6 +386,18 @@ keeper(Watched, Log, Waiting) ->
         _ ->
             keeper(Watched, Log, Waiting)
     end.
+
+logged(Call, {N, Calls}) ->
+    {N + 1, lists:sublist([{N + 1, Call} | Calls], ?UNTRACE_LOG)}.
+
+%% Whether a call of erlang:trace_pattern/2,3 on What, made from From, may take from
+%% riarc's view: one on the send or receive pattern or a call pattern riarc relies on,
+%% made elsewhere than where riarc sets them (a call made in tail position names no
+%% function: not riarc's).
+pattern_call(What, From) ->
+    (What =:= send orelse What =:= 'receive' orelse watched(What))
+        andalso not (is_tuple(From) andalso tuple_size(From) =:= 3
+                     andalso lists:member(element(1, From), ?OWN_PATTERN_CALLERS)).
 
 %% @doc Where the keeper's log of calls that took flags is now: a looker's first mark,
 %% taken once riarc holds its patterns (look/1 then reads what came after).
@@ -517,8 +542,8 @@ held(Hs) ->
       untrace_calls => [{local, []} || _ <- ?UNTRACE_CALLS],
       timer_calls => [{global, MS} || {_, MS} <- ?TIMER_CALLS],
       untrace_meta => case whereis(?KEEPER) of
-                          undefined -> {false, false};
-                          Keeper -> {Keeper, ?META_MS}
+                          undefined -> [{false, false} || _ <- ?UNTRACE_CALLS];
+                          Keeper -> [{Keeper, ?META_MS} | [{Keeper, ?PATTERN_META_MS} || _ <- tl(?UNTRACE_CALLS)]]
                       end}.
 
 %% @doc The pattern that keeps what any of Ps keeps.
@@ -538,17 +563,21 @@ install(#{send := S, 'receive' := R, spawn_call := C, untrace_calls := Us, timer
     _ = apply(erlang, trace_pattern, [send, S, []]),
     _ = apply(erlang, trace_pattern, ['receive', R, []]),
     %% The meta pattern before the call patterns: setting it clears a global one.
-    _ = install_meta({erlang, trace, 3}, Meta),
+    _ = [install_meta(F, M) || {F, M} <- lists:zip(?UNTRACE_CALLS, Meta)],
     [install_call(F, P) || {F, P} <- [{?SPAWN_CALL, C} | lists:zip(?UNTRACE_CALLS, Us)]
                                      ++ lists:zip([F || {F, _} <- ?TIMER_CALLS], Ts)],
     ok.
 
-install_meta(F, {false, _}) -> erlang:trace_pattern(F, false, [meta]);
-install_meta(F, {{M, S}, MS}) when is_atom(M) -> erlang:trace_pattern(F, MS, [{meta, M, S}]);
-install_meta(F, {T, MS}) -> erlang:trace_pattern(F, MS, [{meta, T}]).
+%% None of these calls in tail position: the keeper's meta pattern tells riarc's own
+%% calls apart by the function they are made from, which a tail call does not name.
+install_meta(F, {false, _}) -> _ = erlang:trace_pattern(F, false, [meta]), ok;
+install_meta(F, {{M, S}, MS}) when is_atom(M) -> _ = erlang:trace_pattern(F, MS, [{meta, M, S}]), ok;
+install_meta(F, {T, MS}) -> _ = erlang:trace_pattern(F, MS, [{meta, T}]), ok.
 
 install_call(F, {false, _}) ->
     _ = erlang:trace_pattern(F, false, [local]),
-    erlang:trace_pattern(F, false, [global]);
+    _ = erlang:trace_pattern(F, false, [global]),
+    ok;
 install_call(F, {How, MS}) ->
-    erlang:trace_pattern(F, MS, [How]).
+    _ = erlang:trace_pattern(F, MS, [How]),
+    ok.

@@ -15,12 +15,14 @@
 -define(UNTRACE_CALLS, [{local, []}, {local, []}, {local, []}]).
 -define(TIMER_CALLS, [{global, [{['_', '_', timeout], [], []}]}, {global, [{['_', '_', timeout, '_'], [], []}]}]).
 
-%% What riarc's holders installed, the keeper's meta pattern on erlang:trace/3 checked
-%% apart: it names the keeper (riarc_untrace's flag list left out).
+%% What riarc's holders installed, the keeper's meta patterns on erlang:trace/3 and
+%% erlang:trace_pattern/2,3 checked apart: they name the keeper (riarc_untrace's flag
+%% list left out; every call of trace_pattern, with its caller).
 held() ->
-    I = #{untrace_meta := {Keeper, MS}} = riarc_trace_pattern:installed(),
+    I = #{untrace_meta := [{Keeper, MS} | Patterns]} = riarc_trace_pattern:installed(),
     ?assertEqual(whereis(riarc_pattern_keeper), Keeper),
     ?assertMatch([{['$1', false, '$2'], [_, _], []}], MS),
+    ?assertEqual([{Keeper, [{'_', [], [{message, {caller}}]}]} || _ <- [2, 3]], Patterns),
     maps:remove(untrace_meta, I).
 
 union_and_restore_test() ->
@@ -210,31 +212,63 @@ overwritten_test_() ->
 overwritten(Change) ->
     Before = riarc_trace_pattern:installed(),
     {K, K2} = {make_ref(), make_ref()},
-    ok = riarc_trace_pattern:hold(K, self(), #{}),
+    ok = riarc_trace_pattern:hold(K, self(), #{'receive' => ?ERRORS}),
     %% The second holder's start is the change in the first case; in the second it is
     %% there before the look, and its end is the change.
-    Second = fun() -> ok = riarc_trace_pattern:hold(K2, self(), #{send => false}) end,
+    Second = fun() -> ok = riarc_trace_pattern:hold(K2, self(), #{send => false, 'receive' => ?ERRORS}) end,
     Ends = Change =:= ends,
     try
         _ = Ends andalso Second(),
         Mark = riarc_trace_pattern:untrace_mark(),
         Other = riarc_trace_pattern:untrace_mark(),
         {ok, Mark1} = riarc_trace_pattern:look(Mark),
-        _ = apply(erlang, trace_pattern, ['receive', false, []]),
+        %% A change the keeper's meta pattern does not log (made where riarc sets the
+        %% receive pattern): only the install finds it.
+        ok = riarc_route:install_receive_pattern(),
         case Ends of
             true -> ok = riarc_trace_pattern:release(K2);
             false -> Second()
         end,
         %% Put back by the install: only the log shows the change.
-        ?assertNotMatch(#{'receive' := false}, riarc_trace_pattern:installed()),
+        ?assertEqual(riarc_route:receive_pattern(?ERRORS), maps:get('receive', riarc_trace_pattern:installed())),
         {{changed, Info}, Mark2} = riarc_trace_pattern:look(Mark1),
-        ?assertMatch(#{overwritten := [#{installed := #{'receive' := false}}]}, Info),
+        #{overwritten := [#{installed := #{'receive' := Found}}]} = Info,
+        ?assertEqual(riarc_route:receive_pattern(true), Found),
         ?assertEqual([overwritten], maps:keys(Info)),
         %% Read once by each looker; every looker reads it.
         ?assertEqual({ok, Mark2}, riarc_trace_pattern:look(Mark2)),
         ?assertMatch({{changed, #{overwritten := [_]}}, _}, riarc_trace_pattern:look(Other))
     after
         ok = riarc_trace_pattern:release(K2),
+        ok = riarc_trace_pattern:release(K)
+    end,
+    ?assertEqual(Before, riarc_trace_pattern:installed()).
+
+%% A process riarc does not trace turns the receive pattern off and puts it back between
+%% two looks: nothing a look compares shows it, the keeper's meta pattern on
+%% erlang:trace_pattern/3 does, once to each looker. A call on a function riarc does not
+%% rely on is not logged, nor are riarc's own (another session's start and end).
+put_back_test() ->
+    Before = riarc_trace_pattern:installed(),
+    {K, K2} = {make_ref(), make_ref()},
+    ok = riarc_trace_pattern:hold(K, self(), #{}),
+    try
+        {ok, Mark} = riarc_trace_pattern:look(riarc_trace_pattern:untrace_mark()),
+        #{'receive' := Receive} = riarc_trace_pattern:installed(),
+        Outsider = spawn_monitor_call(fun() ->
+                                              _ = apply(erlang, trace_pattern, ['receive', false, []]),
+                                              _ = apply(erlang, trace_pattern, ['receive', Receive, []]),
+                                              _ = erlang:trace_pattern({lists, seq, 2}, false, [local]),
+                                              ok
+                                      end),
+        ok = riarc_trace_pattern:hold(K2, self(), #{send => false}),
+        ok = riarc_trace_pattern:release(K2),
+        {{changed, Info}, Mark1} = riarc_trace_pattern:look(Mark),
+        ?assertEqual(#{untraced => [#{caller => Outsider, call => {trace_pattern, ['receive', false, []]}},
+                                    #{caller => Outsider, call => {trace_pattern, ['receive', Receive, []]}}]},
+                     Info),
+        ?assertEqual({ok, Mark1}, riarc_trace_pattern:look(Mark1))
+    after
         ok = riarc_trace_pattern:release(K)
     end,
     ?assertEqual(Before, riarc_trace_pattern:installed()).

@@ -1,7 +1,9 @@
 %% @doc One case through every mode: a process outside the system changes how the VM
 %% traces it (riarc_demo_untracer: the node's receive pattern turned off, or the process's
 %% send and receive flags taken), after which the process takes the message its monitor
-%% forbids and ends, its exit traced, before any look could find the change. No mode may
+%% forbids and ends, its exit traced, before any look could find the change (or, with
+%% outsider_put_back, after the pattern was put back, so that no look ever finds it
+%% changed: only the keeper's log of the calls says what happened). No mode may
 %% accept: every mode that reads the VM's trace says its view was cut (error), whether
 %% it runs live (both backends, both placements of the monitor), centralised, as a check
 %% of a recording (both formats), or records and replays a run (both strategies); inline
@@ -21,7 +23,7 @@
 
 every_mode_test_() ->
     [{atom_to_list(Sys), {timeout, 300, fun() -> every_mode(Sys, [outsider]) end}}
-     || Sys <- [outsider_patterns, outsider_ends]]
+     || Sys <- [outsider_patterns, outsider_ends, outsider_put_back]]
         ++ [{"outsider_after_look, " ++ atom_to_list(What),
              {timeout, 300, fun() -> every_mode(outsider_after_look, [outsider, What]) end}}
             || What <- [unpattern, untrace_comm]].

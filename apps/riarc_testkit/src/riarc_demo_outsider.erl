@@ -21,7 +21,8 @@ start() ->
 
 %% @private Turns off all the flags of each process that asks `untrace', its send and
 %% receive flags for one that asks `untrace_comm', or the node's receive pattern for one
-%% that asks `unpattern', and tells it so; for ever. With `{after_looks, Ended, What}',
+%% that asks `unpattern' (`repattern' puts back what that found), and tells it so; for
+%% ever. With `{after_looks, Ended, What}',
 %% it does What once every trace message of the ended process Ended is delivered and
 %% riarc's looks at the node's tracing have come twice since (a look is a second apart).
 -spec loop() -> no_return().
@@ -50,7 +51,12 @@ do(untrace_comm, P) ->
     _ = erlang:trace(P, false, [send, 'receive']),
     ok;
 do(unpattern, _P) ->
+    #{'receive' := Receive} = riarc_trace_pattern:installed(),
+    _ = put(receive_pattern, Receive),
     _ = apply(erlang, trace_pattern, ['receive', false, []]),
+    ok;
+do(repattern, _P) ->
+    _ = apply(erlang, trace_pattern, ['receive', get(receive_pattern), []]),
     ok.
 
 %% Nothing of riarc's looks on a node where it holds no patterns (inline monitoring).

@@ -15,7 +15,7 @@
 -module(riarc_demo_untracer).
 
 -export([run/1, hows/0, decided_first/0, outsider/1, outsider_patterns/1, outsider_ends/1,
-         outsider_after_look/2, quiet/0]).
+         outsider_put_back/1, outsider_after_look/2, quiet/0]).
 
 -type how() :: own_flags | all_flags | own_procs | receive_pattern | child_flags | inherited | no_inherit
              | hidden_child.
@@ -105,6 +105,16 @@ outsider_patterns(Helper) ->
 -spec outsider_ends(pid()) -> ok.
 outsider_ends(Helper) ->
     forbidden_after(Helper, untrace_comm).
+
+%% @doc A process that has Helper turn off the node's receive pattern, takes the
+%% forbidden message, and has Helper put the pattern back, all before any look: a look
+%% finds the patterns as riarc left them, and only the calls that changed them say what
+%% happened.
+-spec outsider_put_back(pid()) -> ok.
+outsider_put_back(Helper) ->
+    ok = forbidden_after(Helper, unpattern),
+    Helper ! {repattern, self()},
+    receive {done, repattern, Helper} -> ok end.
 
 %% @doc A child that does nothing its monitor forbids ends first; Helper waits until
 %% riarc has looked at the node's tracing since (two looks), then does What
