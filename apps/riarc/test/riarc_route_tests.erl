@@ -143,8 +143,7 @@ flood(Params) ->
 
 flood(#{senders := NS, msgs := M, switches := NSw, spinners := NSpin}, Seed) ->
     _ = rand:seed(exsss, Seed),
-    Spinners = spinners(NSpin),
-    try
+    riarc_test_load:loaded(NSpin, fun() ->
         Test = self(),
         {ok, T} = riarc_route:new(Test),
         Cs = [segment_collector() || _ <- lists:seq(1, NSw + 1)],
@@ -183,9 +182,7 @@ flood(#{senders := NS, msgs := M, switches := NSw, spinners := NSpin}, Seed) ->
         ?assertEqual({trace, R, exit, normal}, lists:last(All)),
         ?assertEqual(#{entries => 0, events => Total, orphans => 0}, riarc_route:stats(T)),
         ok = riarc_route:stop(T)
-    after
-        [exit(S, kill) || S <- Spinners]
-    end.
+    end).
 
 rloop(0) -> ok;
 rloop(N) -> receive {_, _} -> rloop(N - 1) end.
@@ -227,9 +224,6 @@ segment(Test, Evs, Len, Want) ->
         E when element(1, E) =:= trace -> segment(Test, [E | Evs], Len + 1, Want)
     end.
 
-spinners(N) ->
-    [spawn(fun Spin() -> _ = lists:seq(1, 100), Spin() end) || _ <- lists:seq(1, N)].
-
 %% Runs ?MODULE:F(Args) in a fresh VM with +S Schedulers and this VM's code path.
 in_peer(Schedulers, F, Args) ->
     Paths = [D || D <- code:get_path(), not lists:prefix(code:lib_dir(), D)],
@@ -253,8 +247,7 @@ workers_test_() ->
                                       spinners => 2}) end}.
 
 workers(#{workers := NW, k := K, spinners := NSpin}) ->
-    Spinners = spinners(NSpin),
-    try
+    riarc_test_load:loaded(NSpin, fun() ->
         Test = self(),
         {ok, T} = riarc_route:new(Test),
         PerW = 3 * (K + 1) + 1, %% receives, exit
@@ -297,9 +290,7 @@ workers(#{workers := NW, k := K, spinners := NSpin}) ->
         io:format(user, "~n  workers: ~b, ~b had exited before their switch~n", [NW, Gone]),
         [F ! stop || F <- Fs],
         ok = riarc_route:stop(T)
-    after
-        [exit(S, kill) || S <- Spinners]
-    end.
+    end).
 
 check_worker(W, Evs, Fs, K) ->
     Want = lists:seq(1, K) ++ [last],

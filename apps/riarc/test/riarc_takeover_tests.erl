@@ -68,22 +68,16 @@ analyse({exit, _, normal}, Next) ->
 analyse(_, Next) ->
     {next, Next}.
 
-spinners(K) ->
-    [spawn(fun Spin() -> _ = lists:seq(1, 100), Spin() end) || _ <- lists:seq(1, K)].
-
 run(N) ->
     run(N, #{}).
 
 run(N, Opts) ->
-    Spin = spinners(2 * erlang:system_info(schedulers_online)),
-    try
-        {ok, R} = riarc:run({?MODULE, master, [N, self()]}, fun spec/1,
-                            maps:merge(#{log => false, events => [recv], timeout => 120000}, Opts)),
-        receive {master_done, _} -> ok end,
-        R
-    after
-        [exit(S, kill) || S <- Spin]
-    end.
+    riarc_test_load:loaded(fun() ->
+                                   {ok, R} = riarc:run({?MODULE, master, [N, self()]}, fun spec/1,
+                                                       maps:merge(#{log => false, events => [recv], timeout => 120000}, Opts)),
+                                   receive {master_done, _} -> ok end,
+                                   R
+                           end).
 
 fresh_workers_under_load_test_() ->
     {timeout, 300, fun() ->

@@ -481,13 +481,10 @@ low_priority_loaded_test_() ->
     N = riarc_test_tier:count(1, 30),
     Cases = lists:zip(lists:seq(0, 23), [{A, W} || A <- arrangements(), W <- placements()]),
     {timeout, 300, fun() ->
-        Spin = spinners(2 * erlang:system_info(schedulers_online)),
-        try
-            [pqr_once(A, W, K + I, #{tracer_priority => low})
-             || {K, {A, W}} <- Cases, I <- lists:seq(0, N - 1)]
-        after
-            [exit(S, kill) || S <- Spin]
-        end
+        riarc_test_load:loaded(fun() ->
+                                       [pqr_once(A, W, K + I, #{tracer_priority => low})
+                                        || {K, {A, W}} <- Cases, I <- lists:seq(0, N - 1)]
+                               end)
     end}.
 
 %% And a tracer that falls behind under load meets the limit: riarc detaches and says so.
@@ -504,15 +501,11 @@ low_priority_overload_test_() ->
                                ({exit, _, _}) -> reject;
                                (_) -> M(K) end end,
         Spec = fun({?MODULE, flood, _}) -> {ok, Whole(0)}; (_) -> undefined end,
-        Spin = spinners(2 * erlang:system_info(schedulers_online)),
-        R = try
-                {ok, Res} = riarc:run({?MODULE, flood, [N]}, Spec,
-                                      #{log => false, events => [recv], tracer_priority => low,
-                                        limits => #{max_queue => 2000}}),
-                Res
-            after
-                [exit(S, kill) || S <- Spin]
-            end,
+        {ok, R} = riarc_test_load:loaded(fun() ->
+                                                 riarc:run({?MODULE, flood, [N]}, Spec,
+                                                           #{log => false, events => [recv], tracer_priority => low,
+                                                             limits => #{max_queue => 2000}})
+                                         end),
         #{verdicts := [V]} = R,
         case maps:get(overload, R) of
             undefined ->
@@ -533,5 +526,3 @@ flood(N) ->
     _ = [receive {flood, I} -> ok end || I <- lists:seq(1, N)],
     ok.
 
-spinners(K) ->
-    [spawn(fun Spin() -> _ = lists:seq(1, 100), Spin() end) || _ <- lists:seq(1, K)].

@@ -41,7 +41,10 @@
 %% (mid_cuts/2).
 %%
 %% The count of cases: riarc_test_tier's (15 in the fast tier, 150 in the full one), or
-%% RIARC_ORACLE_CASES when set, in either tier: `make verdicts-soak' runs 1500. A case takes
+%% RIARC_ORACLE_CASES when set, in either tier: `make verdicts-soak' runs 1500. The full
+%% tier runs the first 100 (or RIARC_ORACLE_CASES) again with both schedulers kept busy
+%% (riarc_test_load), where races between the system, the tracers and the VM's trace
+%% delivery show. A case takes
 %% about a second (the four replay runs weave the system each time: most of it); a
 %% failing case is shrunk for at most 40 steps. From a shell (`rebar3 as test shell'):
 %% ```
@@ -71,9 +74,21 @@ oracle_test_() ->
     {timeout, 7200,
      fun() -> ?assert(riarc_test_tier:quickcheck(prop_oracle(), counts(), quickcheck_opts())) end}.
 
+%% The same cases again, loaded (the full tier only).
+oracle_loaded_test_() ->
+    riarc_test_tier:slow(
+      {timeout, 7200,
+       fun() ->
+               ?assert(riarc_test_load:loaded(
+                         fun() -> riarc_test_tier:quickcheck(prop_oracle(), counts({1, 100}), quickcheck_opts()) end))
+       end}).
+
 counts() ->
+    counts({15, 150}).
+
+counts(Tiers) ->
     case os:getenv("RIARC_ORACLE_CASES") of
-        false -> {15, 150};
+        false -> Tiers;
         N -> {list_to_integer(N), list_to_integer(N)}
     end.
 
