@@ -138,8 +138,7 @@ loop_state(SRef, Cfg = #{session := Session}) ->
 view_check(St, L = #tracer_loop{cfg = #{backend := Backend}, probes = Probes}) ->
     Ss = [S || S <- riarc_tracer_core:gamma(St), is_pid(S)],
     Probed = maps:values(Probes),
-    New = [S || riarc_backend:watches(Backend), S <- Ss, node(S) =:= node(),
-                not is_process_alive(S), not lists:member(S, Probed)],
+    New = [S || S <- watched(St, L), not is_process_alive(S), not lists:member(S, Probed)],
     L1 = L#tracer_loop{probes = lists:foldl(fun(S, Ps) -> Ps#{erlang:trace_delivered(S) => S} end,
                                             Probes, New)},
     {St1, Fx} = lists:foldl(fun(S, {St0, Fx0}) ->
@@ -151,6 +150,26 @@ view_check(St, L = #tracer_loop{cfg = #{backend := Backend}, probes = Probes}) -
                                     end
                             end, {St, []}, Ss),
     {St1, Fx, L1}.
+
+%% The processes of Γ the VM traces for this tracer (riarc_backend:watches/1): a look's.
+watched(St, #tracer_loop{cfg = #{backend := Backend}}) ->
+    [S || riarc_backend:watches(Backend), S <- riarc_tracer_core:gamma(St), is_pid(S), node(S) =:= node()].
+
+%% A stop's last look, once erlang:trace_delivered(all) has answered: the looks come a
+%% second apart, and a stop before the next one would end a partition whose process
+%% lost its flags as if its trace were whole (verdict none, never seen to end). A process
+%% of Γ that had ended when the stop came (Ended) and whose exit has still not come lost
+%% its flags before it ended: every trace message it made is in, ahead of the answer.
+%% One still alive is looked at as view_check/2 does.
+last_look(St, Ended, L = #tracer_loop{cfg = #{backend := Backend}}) ->
+    Gamma = riarc_tracer_core:gamma(St),
+    Lost = [{S, {flags_removed, []}} || S <- Ended, lists:member(S, Gamma)]
+        ++ [{S, Why} || S <- watched(St, L), not lists:member(S, Ended),
+                        Why <- [riarc_backend:watching(Backend, S, self())], Why =/= ok],
+    lists:foldl(fun({S, Why}, {St0, Fx0}) ->
+                        {St3, Fx} = riarc_tracer_core:view_lost(S, Why, St0),
+                        {St3, Fx0 ++ Fx}
+                end, {St, []}, Lost).
 
 %% A message to the session, with its token: the session takes nothing else.
 to_session(#{session := Session} = Cfg, Msg) ->
@@ -291,14 +310,17 @@ loop(St, L = #tracer_loop{sref = SRef, aref = ARef, nbuf = NBuf, suspended = Sus
         %% process's own): handled first, or a process the run traced would be missing
         %% from its result. The stop waits for erlang:trace_delivered(all), taking the
         %% mailbox meanwhile.
+        %% The processes that had ended when the stop came are noted with it (last_look/3).
         {riarc_ctl, _, _, {Token, stop}} = Stop when Token =:= L#tracer_loop.token,
                                                     L#tracer_loop.stopping =:= undefined ->
-            loop(St, L#tracer_loop{stopping = {erlang:trace_delivered(all), Stop}});
+            Ended = [S || S <- watched(St, L), not is_process_alive(S)],
+            loop(St, L#tracer_loop{stopping = {erlang:trace_delivered(all), Stop, Ended}});
         {trace_delivered, all, Ref} when element(1, L#tracer_loop.stopping) =:= Ref ->
-            {_, Stop} = L#tracer_loop.stopping,
-            {St1, Fx} = riarc_tracer_core:handle(Stop, St),
+            {_, Stop, Ended} = L#tracer_loop.stopping,
+            {St1, Fx1} = last_look(St, Ended, L),
+            {St2, Fx2} = riarc_tracer_core:handle(Stop, St1),
             L1 = L#tracer_loop{stopping = undefined},
-            loop(St1, riarc_tracer_overload:watch(St1, effects(Fx, L1, St1)));
+            loop(St2, riarc_tracer_overload:watch(St2, effects(Fx1 ++ Fx2, L1, St2)));
         Msg when element(1, Msg) =:= riarc_t; element(1, Msg) =:= riarc_rtd;
                  element(1, Msg) =:= riarc_dtc ->
             %% Trust boundary: a tracer's message without the session's token was forged

@@ -43,5 +43,6 @@
             %% erlang:trace_delivered/1 call's reference.
             probes = #{} :: #{reference() => riarc_event:sid()},
             %% A stop request put aside until the VM has delivered every trace message it
-            %% made before it (erlang:trace_delivered(all)), with that call's reference.
-            stopping = undefined :: undefined | {reference(), term()}}).
+            %% made before it (erlang:trace_delivered(all)), with that call's reference and
+            %% the processes that had ended when it came (riarc_tracer's last look).
+            stopping = undefined :: undefined | {reference(), term(), [riarc_event:sid()]}}).

@@ -6,7 +6,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([worker/1, served/1]).
+-export([worker/1, served/1, unseen_parent/1, quiet/0]).
 
 %% @doc The system: a worker that takes one order and tells its test.
 -spec worker(pid()) -> ok.
@@ -16,6 +16,49 @@ spec() ->
     fun({?MODULE, worker, _}) -> {ok, fun M({recv, _, {error, _}}) -> reject; M(_) -> M end};
        (_) -> undefined
     end.
+
+%% @doc A process that, once told to go, turns off its own set_on_spawn, then spawns a
+%% child (untraced from its birth: only its spawn is seen), waits for its end and tells
+%% its test.
+-spec unseen_parent(pid()) -> ok.
+unseen_parent(Test) ->
+    receive go -> ok end,
+    _ = erlang:trace(self(), false, [set_on_spawn]),
+    {C, Ref} = spawn_monitor(?MODULE, quiet, []),
+    receive {'DOWN', Ref, process, C, _} -> ok end,
+    Test ! {child_ended, self(), C},
+    receive stop -> ok end.
+
+%% @doc A process that ends at once.
+-spec quiet() -> ok.
+quiet() -> ok.
+
+%% A stop that comes before a tracer's next look (they come a second apart), attached to
+%% a running process: the child riarc never saw, which ended untraced, is an error (its
+%% flags were gone), as a look would have found; before, a stop ended its partition with
+%% verdict none, its exit never seen, where run/3 (which waits for the look) gives the
+%% error (the differential oracle's mode `{attach, running}' found it). Both backends.
+stop_before_look_test_() ->
+    [{atom_to_list(B), fun() -> stop_before_look(B) end} || B <- [route, evm]].
+
+stop_before_look(Backend) ->
+    Spec = fun({?MODULE, F, _}) when F =:= unseen_parent; F =:= quiet ->
+                   {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end};
+              (_) -> undefined
+           end,
+    P = spawn(?MODULE, unseen_parent, [self()]),
+    {ok, S} = riarc:attach(P, Spec, #{backend => Backend}),
+    P ! go,
+    C = receive {child_ended, P, Child} -> Child end,
+    Ref = erlang:trace_delivered(all),
+    receive {trace_delivered, all, Ref} -> ok end,
+    %% Every takeover done: what the stop leaves is the look's to say.
+    ok = riarc:settle(S, 10000),
+    {ok, R = #{verdicts := Vs}} = riarc:stop(S),
+    P ! stop,
+    ?assertMatch([#{verdict := error, reason := {cut, #{process := C, call := {flags_removed, []}}}}],
+                 [E || E = #{pid := Pid} <- Vs, Pid =:= C]),
+    ?assertEqual(1, riarc_result:status(R)).
 
 %% The tracer core answers a settle request at once when it holds nothing for anyone,
 %% and a tracer taking a process over only once its takeover is acknowledged.

@@ -10,6 +10,9 @@
 %% <li>attached (riarc:attach/3, `new_processes') before the system starts: every
 %%     process from its first event, through the default trace settings for new
 %%     processes and their own backend, detached once each has ended;</li>
+%% <li>attached to the running root (riarc:attach/3 with its pid): the root is held
+%%     (busy, no event) until riarc has attached, so its trace from the attach point is
+%%     its whole trace but its init, which the `attached' event stands for;</li>
 %% <li>recorded (riarc_offline:record/3) and checked offline (check/3), binary and
 %%     text;</li>
 %% <li>recorded for replay under the monitors, and replayed under them
@@ -115,7 +118,7 @@ modes() ->
      {online, evm, inline}, {offline, binary}, {offline, text},
      {replay_record, receiver}, {replay, receiver}, {replay_record, sender},
      {replay, sender}, {method, centralised}, {method, inline},
-     {attach, new_processes}].
+     {attach, new_processes}, {attach, running}].
 
 %% @doc The property: every mode agrees with the reference interpreter on every case.
 -spec prop_oracle() -> proper:outer_test().
@@ -212,6 +215,9 @@ run_mode({replay_record, Strategy} = M, MFA, Mod, Col, N, Dir) ->
 run_mode({attach, new_processes} = M, {SysMod, F, A}, Mod, Col, N, _Dir) ->
     set(Mod, Col, M),
     [collect(M, Col, N, attached(SysMod, F, A, Col, N))];
+run_mode({attach, running} = M, {SysMod, F, A}, Mod, Col, N, _Dir) ->
+    set(Mod, Col, M),
+    [collect(M, Col, N, attached_running(SysMod, F, A, Col, N))];
 run_mode({method, centralised} = M, MFA, Mod, Col, N, _Dir) ->
     set(Mod, Col, M),
     [collect(M, Col, N, riarc_central:run(MFA, ?MODULE, #{timeout => ?RUN_MS}))];
@@ -236,6 +242,49 @@ attached(SysMod, F, A, Col, N) ->
             riarc:stop(Session);
         Error ->
             Error
+    end.
+
+%% riarc attached to the system's root while it runs (riarc:attach/3 with its pid). The
+%% root is spawned held: it spins on an atomic, which shows no event, until riarc has
+%% attached, then runs its script. riarc asks Λ with the root's initial call as it reads
+%% a running process's (proc_lib's `$initial_call', the arguments unknown); the oracle's
+%% Λ knows them (spec/1), and the root's entry is named by them here. Once each process
+%% has logged and ended, riarc detaches.
+attached_running(SysMod, F, A, Col, N) ->
+    {module, SysMod} = code:ensure_loaded(SysMod),
+    Gate = atomics:new(1, []),
+    Root = spawn(fun() ->
+                         _ = put('$initial_call', {SysMod, F, length(A)}),
+                         held(Gate),
+                         apply(SysMod, F, A)
+                 end),
+    persistent_term:put(?KEY, (persistent_term:get(?KEY))#{attached => {Root, {SysMod, F, A}}}),
+    case riarc:attach(Root, ?MODULE, #{}) of
+        {ok, Session} ->
+            ok = atomics:put(Gate, 1, 1),
+            Ref = make_ref(),
+            Col ! {logged, self(), Ref, N},
+            Pids = receive {Ref, Ps} -> Ps end,
+            _ = [receive {'DOWN', MRef, process, P, _} -> ok end
+                 || P <- Pids, MRef <- [monitor(process, P)]],
+            case riarc:stop(Session) of
+                {ok, R = #{verdicts := Vs}} ->
+                    {ok, R#{verdicts := [case E of
+                                             #{pid := Root} -> E#{mfa := {SysMod, F, A}};
+                                             _ -> E
+                                         end || E <- Vs]}};
+                Error ->
+                    Error
+            end;
+        Error ->
+            exit(Root, kill),
+            Error
+    end.
+
+held(Gate) ->
+    case atomics:get(Gate, 1) of
+        0 -> erlang:yield(), held(Gate);
+        _ -> ok
     end.
 
 %% The system woven for the run and restored after it, whatever the run did: the next
@@ -626,18 +675,38 @@ mode_name(M) -> string:join([atom_to_list(X) || X <- tuple_to_list(M)], "/").
 %% @doc Λ: the case's compiled property's monitor, reporting each event it is fed to the
 %% case's collector, tagged with the mode and the process's logical id.
 -spec spec(riarc_event:mfa_args()) -> {ok, riarc_monitor:monitor()} | undefined.
-spec(MFA) ->
-    #{mod := Mod, sink := Sink, tag := Tag} = persistent_term:get(?KEY),
+%% The root riarc attached to while it ran (mode `{attach, running}') is asked for with
+%% its initial call as riarc reads it, the arguments unknown: Λ answers for the root's
+%% own call, and its monitor's first event, `attached', names that call (its logical id
+%% is bound there) and stands for the root's init in its trace.
+spec(MFA0) ->
+    #{mod := Mod, sink := Sink, tag := Tag} = Current = persistent_term:get(?KEY),
+    {MFA, Start} = case {MFA0, Current} of
+                       {{M, F, Args}, #{attached := {_, MFA1 = {M, F, _}}}} when Args =/= [] ->
+                           case lists:usort(Args) of
+                               ['$unknown'] -> {MFA1, fun({attached, P, _}) -> {{attached, P, MFA1},
+                                                                                {init, P, '$ext', MFA1}};
+                                                         (E) -> {E, E}
+                                                      end};
+                               _ -> {MFA0, none}
+                           end;
+                       _ -> {MFA0, none}
+                   end,
     case Mod:spec(MFA) of
-        {ok, Mon} -> {ok, fed(Sink, Tag, logical_id(MFA), Mon)};
+        {ok, Mon} -> {ok, fed(Sink, Tag, logical_id(MFA), Mon, Start)};
         undefined -> undefined
     end.
 
-fed(Sink, Tag, Id, Mon) ->
-    fun(E) ->
-            Sink ! {fed, Tag, Id, E},
+%% Start: how the first event is given and logged (the attached root's), or none.
+fed(Sink, Tag, Id, Mon, Start) ->
+    fun(E0) ->
+            {E, Logged} = case Start of
+                              none -> {E0, E0};
+                              _ -> Start(E0)
+                          end,
+            Sink ! {fed, Tag, Id, Logged},
             case riarc_monitor:analyse(Mon, E) of
-                {next, M} -> fed(Sink, Tag, Id, M);
+                {next, M} -> fed(Sink, Tag, Id, M, none);
                 {verdict, V} -> V;
                 {verdict, error, Why} -> error({monitor_failed, Why})
             end
