@@ -363,9 +363,9 @@ keeper(Watched, Log, Waiting) ->
         {trace_ts, Caller, call, {erlang, trace, Args}, _When} when is_pid(Caller), is_list(Args) ->
             keeper(Watched, logged(#{caller => Caller, call => {trace, Args}}, Log), Waiting);
         %% A call of erlang:trace_pattern/2,3, with the function it was made from.
-        {trace_ts, Caller, call, {erlang, trace_pattern, Args = [What | _]}, From, _When}
-          when is_pid(Caller) ->
-            case pattern_call(What, From) of
+        {trace_ts, Caller, call, {erlang, trace_pattern, Args}, From, _When}
+          when is_pid(Caller), is_list(Args) ->
+            case pattern_call(Args, From) of
                 true -> keeper(Watched, logged(#{caller => Caller, call => {trace_pattern, Args}}, Log), Waiting);
                 false -> keeper(Watched, Log, Waiting)
             end;
@@ -390,14 +390,24 @@ keeper(Watched, Log, Waiting) ->
 logged(Call, {N, Calls}) ->
     {N + 1, lists:sublist([{N + 1, Call} | Calls], ?UNTRACE_LOG)}.
 
-%% Whether a call of erlang:trace_pattern/2,3 on What, made from From, may take from
-%% riarc's view: one on the send or receive pattern or a call pattern riarc relies on,
-%% made elsewhere than where riarc sets them (a call made in tail position names no
-%% function: not riarc's).
-pattern_call(What, From) ->
-    (What =:= send orelse What =:= 'receive' orelse watched(What))
+%% Whether a call of erlang:trace_pattern/2,3 (Args), made from From, may take from
+%% riarc's view: one on the send or receive pattern, or one that sets the local, global
+%% or meta pattern of a function riarc relies on (a profiler's call counts or times leave
+%% those as they are), made elsewhere than where riarc sets them (a call made in tail
+%% position names no function: not riarc's).
+pattern_call(Args, From) ->
+    relevant(Args)
         andalso not (is_tuple(From) andalso tuple_size(From) =:= 3
                      andalso lists:member(element(1, From), ?OWN_PATTERN_CALLERS)).
+
+relevant([What | _]) when What =:= send; What =:= 'receive' -> true;
+relevant([What, _]) -> watched(What);
+relevant([What, _, Flags]) when is_list(Flags) ->
+    watched(What) andalso (Flags =:= [] orelse lists:any(fun(F) -> lists:member(kind(F), [local, global, meta]) end, Flags));
+relevant(_) -> false.
+
+kind(F) when is_tuple(F), tuple_size(F) > 0 -> element(1, F);
+kind(F) -> F.
 
 %% @doc Where the keeper's log of calls that took flags is now: a looker's first mark,
 %% taken once riarc holds its patterns (look/1 then reads what came after).

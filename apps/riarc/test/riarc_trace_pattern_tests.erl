@@ -247,7 +247,8 @@ overwritten(Change) ->
 %% A process riarc does not trace turns the receive pattern off and puts it back between
 %% two looks: nothing a look compares shows it, the keeper's meta pattern on
 %% erlang:trace_pattern/3 does, once to each looker. A call on a function riarc does not
-%% rely on is not logged, nor are riarc's own (another session's start and end).
+%% rely on is not logged, nor one that counts calls (a profiler's), nor are riarc's own
+%% (another session's start and end).
 put_back_test() ->
     Before = riarc_trace_pattern:installed(),
     {K, K2} = {make_ref(), make_ref()},
@@ -259,6 +260,9 @@ put_back_test() ->
                                               _ = apply(erlang, trace_pattern, ['receive', false, []]),
                                               _ = apply(erlang, trace_pattern, ['receive', Receive, []]),
                                               _ = erlang:trace_pattern({lists, seq, 2}, false, [local]),
+                                              %% A profiler's: counts leave riarc's patterns.
+                                              _ = erlang:trace_pattern({erlang, trace, 3}, true, [call_count]),
+                                              _ = erlang:trace_pattern({erlang, trace, 3}, false, [call_count]),
                                               ok
                                       end),
         ok = riarc_trace_pattern:hold(K2, self(), #{send => false}),
