@@ -366,7 +366,8 @@ keeper(Watched, Log, Waiting) ->
         {trace_ts, Caller, call, {erlang, trace_pattern, Args}, From, _When}
           when is_pid(Caller), is_list(Args) ->
             case pattern_call(Args, From) of
-                true -> keeper(Watched, logged(#{caller => Caller, call => {trace_pattern, Args}}, Log), Waiting);
+                true ->
+                    keeper(Watched, logged(#{caller => Caller, call => {trace_pattern, Args}}, Log), Waiting);
                 false -> keeper(Watched, Log, Waiting)
             end;
         {untraces, From, Ref, Since} when is_pid(From) ->
@@ -403,7 +404,8 @@ pattern_call(Args, From) ->
 relevant([What | _]) when What =:= send; What =:= 'receive' -> true;
 relevant([What, _]) -> watched(What);
 relevant([What, _, Flags]) when is_list(Flags) ->
-    watched(What) andalso (Flags =:= [] orelse lists:any(fun(F) -> lists:member(kind(F), [local, global, meta]) end, Flags));
+    watched(What) andalso (Flags =:= [] orelse lists:any(fun(F) -> lists:member(kind(F), [local, global, meta]) end,
+                                                         Flags));
 relevant(_) -> false.
 
 kind(F) when is_tuple(F), tuple_size(F) > 0 -> element(1, F);
@@ -553,7 +555,8 @@ held(Hs) ->
       timer_calls => [{global, MS} || {_, MS} <- ?TIMER_CALLS],
       untrace_meta => case whereis(?KEEPER) of
                           undefined -> [{false, false} || _ <- ?UNTRACE_CALLS];
-                          Keeper -> [{Keeper, ?META_MS} | [{Keeper, ?PATTERN_META_MS} || _ <- tl(?UNTRACE_CALLS)]]
+                          Keeper ->
+                              [{Keeper, ?META_MS} | [{Keeper, ?PATTERN_META_MS} || _ <- tl(?UNTRACE_CALLS)]]
                       end}.
 
 %% @doc The pattern that keeps what any of Ps keeps.
