@@ -673,12 +673,12 @@ mode_name(M) -> string:join([atom_to_list(X) || X <- tuple_to_list(M)], "/").
 %%% The Spec
 
 %% @doc Λ: the case's compiled property's monitor, reporting each event it is fed to the
-%% case's collector, tagged with the mode and the process's logical id.
+%% case's collector, tagged with the mode and the process's logical id. The root riarc
+%% attached to while it ran (mode `{attach, running}') is asked for with its initial
+%% call as riarc reads it, the arguments unknown: Λ answers for the root's own call, and
+%% its monitor's first event, `attached', names that call (its logical id is bound
+%% there) and stands for the root's init in its trace.
 -spec spec(riarc_event:mfa_args()) -> {ok, riarc_monitor:monitor()} | undefined.
-%% The root riarc attached to while it ran (mode `{attach, running}') is asked for with
-%% its initial call as riarc reads it, the arguments unknown: Λ answers for the root's
-%% own call, and its monitor's first event, `attached', names that call (its logical id
-%% is bound there) and stands for the root's init in its trace.
 spec(MFA0) ->
     #{mod := Mod, sink := Sink, tag := Tag} = Current = persistent_term:get(?KEY),
     {MFA, Start} = case {MFA0, Current} of
