@@ -14,7 +14,8 @@
 %%     (busy, no event) until riarc has attached, so its trace from the attach point is
 %%     its whole trace but its init, which the `attached' event stands for;</li>
 %% <li>recorded (riarc_offline:record/3) and checked offline (check/3), binary and
-%%     text;</li>
+%%     text; and recorded as a user records with dbg (a trace port to a file, the root
+%%     held until `dbg:p/2' traces it) and that file checked (`{offline, dbg}');</li>
 %% <li>recorded for replay under the monitors, and replayed under them
 %%     (riarc_replay, `monitor'), each strategy (receiver, sender); OTP is not woven
 %%     (`otp => true' runs in a peer node), so the gen_servers' own loops and their
@@ -115,7 +116,7 @@ run(N, Modes) ->
 -spec modes() -> [tuple()].
 modes() ->
     [{online, route, isolated}, {online, route, inline}, {online, route, paper}, {online, evm, isolated},
-     {online, evm, inline}, {offline, binary}, {offline, text},
+     {online, evm, inline}, {offline, binary}, {offline, text}, {offline, dbg},
      {replay_record, receiver}, {replay, receiver}, {replay_record, sender},
      {replay, sender}, {method, centralised}, {method, inline},
      {attach, new_processes}, {attach, running}].
@@ -187,6 +188,14 @@ run_mode({online, Backend, Analysis} = M, MFA, Mod, Col, N, _Dir) ->
     set(Mod, Col, M),
     [collect(M, Col, N, riarc:run(MFA, ?MODULE, #{backend => Backend, analysis => Analysis,
                                                 timeout => ?RUN_MS}))];
+run_mode({offline, dbg} = M, MFA, Mod, Col, N, Dir) ->
+    File = filename:join(Dir, "case.dbg"),
+    set(Mod, Col, M),
+    Got = case dbg_recorded(MFA, File, Col, N) of
+              ok -> riarc_offline:check(File, ?MODULE, #{timeout => ?RUN_MS});
+              Error -> Error
+          end,
+    [collect(M, Col, N, Got)];
 run_mode({offline, Format} = M, MFA, Mod, Col, N, Dir) ->
     File = filename:join(Dir, "case." ++ atom_to_list(Format)),
     set(Mod, Col, M),
@@ -279,6 +288,31 @@ attached_running(SysMod, F, A, Col, N) ->
         Error ->
             exit(Root, kill),
             Error
+    end.
+
+%% The system traced by dbg into a file (dbg:trace_port/2), as a user records one: the
+%% root held until dbg traces it (send, receive, procs, set_on_spawn), then let go; the
+%% port flushed once each process has logged and ended. dbg holds no call patterns, and
+%% traces the root from the middle of its life: its spawn and init are not in the file.
+dbg_recorded({SysMod, F, A}, File, Col, N) ->
+    {module, SysMod} = code:ensure_loaded(SysMod),
+    _ = file:delete(File),
+    Gate = atomics:new(1, []),
+    Root = spawn(fun() -> held(Gate), apply(SysMod, F, A) end),
+    {ok, _} = dbg:tracer(port, dbg:trace_port(file, File)),
+    try
+        {ok, [{matched, _, 1}]} = dbg:p(Root, [send, 'receive', procs, set_on_spawn]),
+        ok = atomics:put(Gate, 1, 1),
+        Ref = make_ref(),
+        Col ! {logged, self(), Ref, N},
+        Pids = receive {Ref, Ps} -> Ps end,
+        _ = [receive {'DOWN', MRef, process, P, _} -> ok end
+             || P <- Pids, MRef <- [monitor(process, P)]],
+        Delivered = erlang:trace_delivered(all),
+        receive {trace_delivered, all, Delivered} -> ok end,
+        ok = dbg:flush_trace_port()
+    after
+        dbg:stop()
     end.
 
 held(Gate) ->
@@ -400,6 +434,8 @@ children(_) -> [].
 %% verdict reached on the events it logged before its cut. A child it spawned after a
 %% `no_inherit' cut is found untraced by a look, which cannot tell when its flags went:
 %% error, whatever its verdict. A process those modes never see is not expected of them.
+expected({offline, dbg}, _Ref, _CutIds, #{ambiguous := true}, _Truth) ->
+    ambiguous_timeout;
 expected(M, Ref, CutIds, Mid, Truth) ->
     case M =/= {method, inline} of
         false -> Ref;
@@ -426,7 +462,28 @@ expected(M, Ref, CutIds, Mid, Truth) ->
 %% compared by its verdict alone; one for a process the mode cannot see is not compared
 %% (a check of a recording lists a process never seen to start whose call is in the
 %% file, with no MFA: `{other, undefined}').
-cut_answer(M, {ok, As}, CutIds, #{cutters := Cutters, untraced := Untraced, unseen := Unseen}) ->
+cut_answer({offline, dbg}, {error, Why}, _CutIds, #{ambiguous := true}) ->
+    case lists:member(ambiguous_timeout, flat(Why)) of
+        true -> {ok, ambiguous_timeout};
+        false -> {error, Why}
+    end;
+cut_answer(M = {offline, dbg}, {ok, As}, CutIds, Mid = #{cutters := Cutters, untraced := Untraced}) ->
+    %% A process whose own cut a dbg file does not show stops showing events, its exit
+    %% with them: the check ends its trace with the file, undecided (none).
+    Judged = CutIds ++ maps:keys(Cutters) ++ Untraced,
+    judged_answer(M, maps:map(fun(Id, {none, _} = A) ->
+                                      case lists:member(Id, Judged) of
+                                          true -> {error, none};
+                                          false -> A
+                                      end;
+                                 (_, A) -> A
+                              end, As), CutIds, Mid);
+cut_answer(M, {ok, As}, CutIds, Mid) ->
+    judged_answer(M, As, CutIds, Mid);
+cut_answer(_M, Other, _CutIds, _Mid) ->
+    Other.
+
+judged_answer(M, As, CutIds, #{cutters := Cutters, untraced := Untraced, unseen := Unseen}) ->
     Judged = CutIds ++ maps:keys(Cutters) ++ Untraced,
     {ok, maps:filtermap(fun(Id, {error, _}) ->
                                 case {M =/= {method, inline} andalso (lists:member(Id, Unseen)
@@ -437,9 +494,11 @@ cut_answer(M, {ok, As}, CutIds, #{cutters := Cutters, untraced := Untraced, unse
                                     {false, false} -> true
                                 end;
                            (_, _) -> true
-                        end, As)};
-cut_answer(_M, Other, _CutIds, _Mid) ->
-    Other.
+                        end, As)}.
+
+flat(T) when is_tuple(T) -> flat(tuple_to_list(T));
+flat(L) when is_list(L) -> lists:append([flat(E) || E <- L]);
+flat(T) -> [T].
 
 %% Attached to every new process, whether a process those modes cannot see is seen
 %% depends on the flags its parent had when it spawned it: a process that cut its own
@@ -471,9 +530,28 @@ mid_cuts(Mode, Logs) ->
     Untraced = [C || Mode =/= {attach, new_processes}, {_, no_inherit, _, After} <- Cuts, C <- After],
     Unseen = [C || {_, own_procs, _, After} <- Cuts, C <- After]
         ++ lists:append([maps:get(C, Children, []) || C <- Untraced]),
-    #{cutters => maps:from_list([{maps:get(P, Ids), K} || {P, _, K, _} <- Cuts]),
+    %% A dbg file (Mode `{offline, dbg}') shows no call: a cut that leaves the process
+    %% traced whole (no_inherit) is no cut there; and the root, traced from the middle of
+    %% its life, has no init: Λ is asked for it with `undefined', and it is not listed.
+    Dbg = Mode =:= {offline, dbg},
+    Roots = [P || Dbg, {P, [{init, _, '$ext', _} | _]} <- maps:to_list(Logs)],
+    #{cutters => maps:from_list([{maps:get(P, Ids), K} || {P, Kind, K, _} <- Cuts,
+                                                          not (Dbg andalso Kind =:= no_inherit)]),
       untraced => [maps:get(C, Ids) || C <- Untraced],
-      unseen => [maps:get(P, Ids) || P <- descendants(Unseen, Children)]}.
+      unseen => [maps:get(P, Ids) || P <- descendants(Unseen, Children) ++ Roots],
+      %% A receive timeout and the message `timeout' are one trace message in a dbg
+      %% file: its check is an error (ambiguous_timeout), when the file shows one (not
+      %% of a process after its own_procs cut, nor of one it hides or leaves untraced).
+      ambiguous => Dbg andalso lists:any(fun({timeout, _}) -> true;
+                                            ({recv, _, timeout}) -> true;
+                                            (_) -> false
+                                         end, visible(Logs, Untraced ++ descendants(Unseen, Children)))}.
+
+%% The events of Logs a dbg file shows: none of the Hidden processes, and of each other
+%% process those before its own_procs cut.
+visible(Logs, Hidden) ->
+    lists:append([lists:takewhile(fun(E) -> element(1, E) =/= cut orelse element(3, E) =/= own_procs end, Log)
+                  || {P, Log} <- maps:to_list(Logs), not lists:member(P, Hidden)]).
 
 %% A process's cut: the events it logged before it, its kind, the children it spawned
 %% after it.
@@ -660,9 +738,14 @@ print_answers(Answers) ->
                                           true -> "";
                                           false -> "   <== differs from what is expected"
                                       end])
-          || M <- Modes, {ok, As} <- [maps:get(M, Answers, {ok, #{}})],
+          || M <- Modes, {ok, As} <- [maps:get(M, Answers, {ok, #{}})], is_map(As),
+             is_map(maps:get(M, Expected, Ref)),
              A <- [maps:get(Id, As, not_monitored)]]
      end || Id <- Ids],
+    %% A mode's answer for the whole run (a dbg file's check: ambiguous_timeout).
+    [io:format(user, "  ~s: ~0p, expected ~0p~n", [mode_name(M), A, maps:get(M, Expected, Ref)])
+     || M <- Modes, {ok, A} <- [maps:get(M, Answers, {ok, #{}})],
+        not (is_map(A) andalso is_map(maps:get(M, Expected, Ref)))],
     [io:format(user, "  ~s failed: ~P~n", [mode_name(M), Why, 30])
      || M <- Modes, {error, Why} <- [maps:get(M, Answers, {ok, #{}})]],
     ok.
