@@ -243,11 +243,7 @@ attached(SysMod, F, A, Col, N) ->
             %% As run/3 does for its root: no call to code_server in the process's trace.
             {module, SysMod} = code:ensure_loaded(SysMod),
             _ = spawn(SysMod, F, A),
-            Ref = make_ref(),
-            Col ! {logged, self(), Ref, N},
-            Pids = receive {Ref, Ps} -> Ps end,
-            _ = [receive {'DOWN', MRef, process, P, _} -> ok end
-                 || P <- Pids, MRef <- [monitor(process, P)]],
+            ok = ended(Col, N),
             riarc:stop(Session);
         Error ->
             Error
@@ -271,11 +267,7 @@ attached_running(SysMod, F, A, Col, N) ->
     case riarc:attach(Root, ?MODULE, #{}) of
         {ok, Session} ->
             ok = atomics:put(Gate, 1, 1),
-            Ref = make_ref(),
-            Col ! {logged, self(), Ref, N},
-            Pids = receive {Ref, Ps} -> Ps end,
-            _ = [receive {'DOWN', MRef, process, P, _} -> ok end
-                 || P <- Pids, MRef <- [monitor(process, P)]],
+            ok = ended(Col, N),
             case riarc:stop(Session) of
                 {ok, R = #{verdicts := Vs}} ->
                     {ok, R#{verdicts := [case E of
@@ -303,17 +295,22 @@ dbg_recorded({SysMod, F, A}, File, Col, N) ->
     try
         {ok, [{matched, _, 1}]} = dbg:p(Root, [send, 'receive', procs, set_on_spawn]),
         ok = atomics:put(Gate, 1, 1),
-        Ref = make_ref(),
-        Col ! {logged, self(), Ref, N},
-        Pids = receive {Ref, Ps} -> Ps end,
-        _ = [receive {'DOWN', MRef, process, P, _} -> ok end
-             || P <- Pids, MRef <- [monitor(process, P)]],
+        ok = ended(Col, N),
         Delivered = erlang:trace_delivered(all),
         receive {trace_delivered, all, Delivered} -> ok end,
         ok = dbg:flush_trace_port()
     after
         dbg:stop()
     end.
+
+%% Once the system's N processes have logged (the collector says who they are), each
+%% has ended.
+ended(Col, N) ->
+    Ref = make_ref(),
+    Col ! {logged, self(), Ref, N},
+    Pids = receive {Ref, Ps} -> Ps end,
+    _ = [receive {'DOWN', MRef, process, P, _} -> ok end || P <- Pids, MRef <- [monitor(process, P)]],
+    ok.
 
 held(Gate) ->
     case atomics:get(Gate, 1) of
