@@ -6,7 +6,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([worker/1, served/1, unseen_parent/1, quiet/0]).
+-export([worker/1, served/1, unseen_parent/1]).
 
 %% @doc The system: a worker that takes one order and tells its test.
 -spec worker(pid()) -> ok.
@@ -24,14 +24,10 @@ spec() ->
 unseen_parent(Test) ->
     receive go -> ok end,
     _ = erlang:trace(self(), false, [set_on_spawn]),
-    {C, Ref} = spawn_monitor(?MODULE, quiet, []),
+    {C, Ref} = spawn_monitor(riarc_demo_untracer, quiet, []),
     receive {'DOWN', Ref, process, C, _} -> ok end,
     Test ! {child_ended, self(), C},
     receive stop -> ok end.
-
-%% @doc A process that ends at once.
--spec quiet() -> ok.
-quiet() -> ok.
 
 %% A stop that comes before a tracer's next look (they come a second apart), attached to
 %% a running process: the child riarc never saw, which ended untraced, is an error (its
@@ -42,8 +38,9 @@ stop_before_look_test_() ->
     [{atom_to_list(B), fun() -> stop_before_look(B) end} || B <- [route, evm]].
 
 stop_before_look(Backend) ->
-    Spec = fun({?MODULE, F, _}) when F =:= unseen_parent; F =:= quiet ->
-                   {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end};
+    Mon = fun M({exit, _, normal}) -> accept; M(_) -> M end,
+    Spec = fun({?MODULE, unseen_parent, _}) -> {ok, Mon};
+              ({riarc_demo_untracer, quiet, _}) -> {ok, Mon};
               (_) -> undefined
            end,
     P = spawn(?MODULE, unseen_parent, [self()]),
