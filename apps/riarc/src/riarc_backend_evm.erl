@@ -29,6 +29,9 @@
 
 %% Marks riarc's tracer processes (tracer/0).
 -define(TRACER_MARK, '$riarc_tracer').
+%% The mark of the tracer of new processes, and of each process it announced, in its
+%% process dictionary (riarc_backend_new_processes, which sets both).
+-define(ADOPTER, '$riarc_adopter').
 
 -opaque config() :: #{flags := [atom()], patterns => reference(), had => [atom()]}.
 
@@ -112,6 +115,11 @@ trace(#{flags := Flags}, S, T) ->
 
 %% What S is traced by as a takeover finds it: one of riarc's tracers (tracer/0, or T
 %% itself), or anything else (nobody, another tool's tracer, a tracer that has ended).
+%% The tracer of new processes (riarc_backend_new_processes) holds only the processes it
+%% announced: one it traces through the VM's defaults whose parent's tracer handled its
+%% spawn (the parent turned off its own `set_on_spawn') is nobody's, and its events so
+%% far are there, where no takeover gets them (taken, its monitor would read its trace
+%% from the middle).
 holder(S, T) ->
     case catch erlang:trace_info(S, tracer) of
         {tracer, T} ->
@@ -119,9 +127,14 @@ holder(S, T) ->
         {tracer, Old} when is_pid(Old) ->
             case erlang:process_info(Old, dictionary) of
                 {dictionary, D} ->
-                    case lists:keymember(?TRACER_MARK, 1, D) of
-                        true -> {riarc, Old};
-                        false -> other
+                    case {lists:keymember(?TRACER_MARK, 1, D), lists:member({?ADOPTER, true}, D)} of
+                        {true, false} -> {riarc, Old};
+                        {true, true} ->
+                            case lists:member({{?ADOPTER, S}, true}, D) of
+                                true -> {riarc, Old};
+                                false -> other
+                            end;
+                        {false, _} -> other
                     end;
                 undefined -> other
             end;

@@ -34,10 +34,15 @@
 %% session following its system here (riarc_follow), know whose child it is. Such a
 %% child starts in `erts_internal:dist_spawn_init/1' with only the arity of its call and
 %% receives its arguments as its first message
-%% ({@link riarc_lambda:remote_spawn/1}): when the session traces `receive' events, the
-%% announcement waits for that receive, so that Λ is asked with the real call (the
-%% receive itself is the VM's, not the program's: it is no event); otherwise, or if the
-%% child ends first, each argument is `'$unknown''.
+%% ({@link riarc_lambda:remote_spawn/1}): the announcement waits for that receive, so
+%% that Λ is asked with the real call (the receive itself is the VM's, not the
+%% program's: it is no event). New processes carry the `receive' flag for it whatever
+%% events the session asked for, and the receive pattern always keeps that message
+%% (riarc_route:receive_pattern/1); a session that traces no receive has every other
+%% receive the flag shows dropped here, and a takeover gives the child the tracer's own
+%% flags. Only a child that ends before its arguments come is announced without them,
+%% each argument `'$unknown'' (Λ's
+%% `with' clauses on arguments match none of them).
 %%
 %% riarc's own processes. Tracers the session starts after the attach point are new
 %% processes too, traced by the adopter through the defaults. The adopter keeps them
@@ -56,14 +61,16 @@
 -behaviour(riarc_backend).
 
 -export([new/2, launch/3, trace/3, preempt/3, clear/3, event/2, init_from_spawn/1,
-         init_parent/3, close/1, is_own/1, format_error/1]).
+         init_parent/3, close/1, is_own/1, watching/3, format_error/1]).
 -export_type([config/0, error_reason/0]).
 
 -opaque config() :: #{evm := riarc_backend_evm:config(), defaults := [atom()], recv := boolean(),
                       patterns := reference()}.
 -type error_reason() :: {already_traced, new_processes, term()}.
 
-%% The adopter marks itself in its process dictionary: event/2 decodes differently there.
+%% The adopter marks itself in its process dictionary: event/2 decodes differently there;
+%% and each process it announced, `{?ADOPTER, P}': a takeover takes no other process from
+%% it (riarc_backend_evm's holder/2 reads both).
 -define(ADOPTER, '$riarc_adopter').
 -define(ADOPTER_COUNT, '$riarc_adopter_count').
 -define(ADOPTER_LIMIT, '$riarc_adopter_limit').
@@ -89,7 +96,11 @@ new(Events, Session) ->
     %% With `call': a timer set before a tracer takes a process over is seen too.
     %% riarc's own processes are new processes as well: their calls (a tracer's
     %% takeovers) are dropped by event/2 until the adopter untraces them.
-    Defaults = riarc_backend_evm:flags(Evm) -- [set_on_spawn],
+    %% And `receive' always: a child spawned from another node takes its call's
+    %% arguments as its first message, which the receive pattern always keeps
+    %% (riarc_route:receive_pattern/1); without the session's `recv' the adopter drops
+    %% every other receive, and a takeover gives the child the tracer's flags alone.
+    Defaults = (riarc_backend_evm:flags(Evm) -- [set_on_spawn, 'receive']) ++ ['receive'],
     %% A process the adopter traces shows the defaults: its takeover gives it every flag.
     {ok, riarc_backend:new(?MODULE, #{evm => riarc_backend_evm:taking_over(Evm, Defaults),
                                       defaults => Defaults,
@@ -121,6 +132,16 @@ trace(#{evm := Evm}, S, T) ->
 -spec preempt(config(), pid(), pid()) -> ok.
 preempt(#{evm := Evm}, S, T) ->
     riarc_backend_evm:preempt(Evm, S, T).
+
+%% @doc Cut detection (riarc_backend:watching/3): S still has every flag its tracer gave it
+%% and that tracer. A process the adopter traces carries the defaults for new processes;
+%% one a tracer took over, the tracer's flags.
+-spec watching(config(), riarc_event:sid(), pid()) -> ok | {flags_removed | tracer_replaced, term()}.
+watching(#{defaults := Defaults, evm := Evm}, S, T) ->
+    case get(?ADOPTER) of
+        true -> riarc_backend:compare_view(S, Defaults, T);
+        undefined -> riarc_backend_evm:watching(Evm, S, T)
+    end.
 
 %% @doc CLEAR(S, T). For `new_processes': the defaults are turned off (nothing spawned
 %% afterwards is traced), then every process still carrying T as its tracer is untraced
@@ -185,9 +206,9 @@ sweep(Done) ->
 %% once (see the module's doc); elsewhere a `spawned' event is nothing (the child's init
 %% event comes from its parent's spawn event).
 -spec event(config(), term()) -> {ok, riarc_backend:decoded()} | skip | no.
-event(Cfg = #{evm := Evm}, Msg = {trace, P, Tag, C, MFA}) when Tag =:= spawn; Tag =:= spawned ->
+event(#{evm := Evm}, Msg = {trace, P, Tag, C, MFA}) when Tag =:= spawn; Tag =:= spawned ->
     case get(?ADOPTER) of
-        true -> adopt(Cfg, Tag, P, C, MFA);
+        true -> adopt(Tag, P, C, MFA);
         undefined when Tag =:= spawned -> skip;
         undefined -> riarc_backend_evm:event(Evm, Msg)
     end;
@@ -196,9 +217,12 @@ event(_Config, {trace_delivered, _P, Ref}) ->
         true -> delivered(Ref);
         undefined -> no
     end;
-event(#{evm := Evm}, Msg = {trace, C, 'receive', Args}) ->
+event(#{evm := Evm, recv := Recv}, Msg = {trace, C, 'receive', Args}) ->
     case get({?ADOPTER_ARGS, C}) of
-        undefined -> riarc_backend_evm:event(Evm, Msg);
+        undefined when Recv -> riarc_backend_evm:event(Evm, Msg);
+        %% The adopter's own flag, for a remote child's arguments: no event of the
+        %% session's.
+        undefined -> skip;
         MFA0 ->
             case riarc_lambda:remote_spawn(MFA0) of
                 {M, F, Arity} when is_list(Args), length(Args) =:= Arity ->
@@ -207,7 +231,10 @@ event(#{evm := Evm}, Msg = {trace, C, 'receive', Args}) ->
                 _ ->
                     %% Not its arguments (a VM that passes them otherwise): announced
                     %% as it is.
-                    with_announcement(C, riarc_backend_evm:event(Evm, Msg))
+                    with_announcement(C, case Recv of
+                                             true -> riarc_backend_evm:event(Evm, Msg);
+                                             false -> skip
+                                         end)
             end
     end;
 event(#{evm := Evm}, Msg = {trace, P, exit, _}) ->
@@ -225,6 +252,10 @@ event(#{evm := Evm}, Msg = {trace, P, call, _}) ->
         true -> skip;
         false -> riarc_backend_evm:event(Evm, Msg)
     end;
+%% A receive timeout (marked by the receive pattern) seen through the adopter's own
+%% `receive' flag, when the session traces no receive.
+event(#{recv := false}, {trace, _P, 'receive', _Msg, _Marked}) ->
+    skip;
 event(#{evm := Evm}, Msg) ->
     riarc_backend_evm:event(Evm, Msg).
 
@@ -238,7 +269,7 @@ event(#{evm := Evm}, Msg) ->
 %% and nothing more is done; otherwise P was not, and C is announced then. The children
 %% announced are remembered in the adopter's process dictionary until their exit (or, for
 %% those a tracer took over, until a prune finds them dead).
-adopt(Cfg, Kind, A, B, MFA0) ->
+adopt(Kind, A, B, MFA0) ->
     {C, P} = case Kind of spawn -> {B, A}; spawned -> {A, B} end,
     case is_own(riarc_lambda:logical_mfa(MFA0)) of
         %% One of riarc's own processes (a tracer, an analysis process) is no part of the
@@ -248,25 +279,36 @@ adopt(Cfg, Kind, A, B, MFA0) ->
             _ = (catch riarc_untrace:untrace(C)),
             case Kind of spawn -> {ok, {ignored, P}}; spawned -> skip end;
         false ->
-            adopt_system(Cfg, Kind, A, B, MFA0)
+            adopt_system(Kind, A, B, MFA0)
     end.
 
-adopt_system(_Cfg, spawn, P, C, MFA0) ->
+adopt_system(spawn, P, C, MFA0) ->
     case announce(C, MFA0) of
         {ok, MFA} -> {ok, {spawn, P, C, MFA}};
         known -> {ok, {ignored, P}}
     end;
-adopt_system(Cfg, spawned, C, P, MFA0) ->
+adopt_system(spawned, C, P, MFA0) ->
     case {known(C), known(P)} of
         {true, _} -> skip;
-        {false, true} -> skip;
+        {false, true} ->
+            case erlang:trace_info(P, tracer) of
+                %% P is still the adopter's: its spawn event of C came here, or comes.
+                {tracer, Self} when Self =:= self() -> skip;
+                %% P's tracer took it over; P spawned C with `set_on_spawn' off (C got
+                %% the defaults, not P's tracer): P's spawn event went here before the
+                %% takeover, or to P's tracer after it.
+                _ ->
+                    Ref = erlang:trace_delivered(P),
+                    put({?ADOPTER_WAIT, Ref}, {known_parent, C}),
+                    skip
+            end;
         {false, false} when node(P) =/= node() ->
             %% Spawned from another node (spawn/4, erpc): that parent is traced by no
             %% tracer of this node, so no spawn event of it comes here.
             put({?ADOPTER_FROM, C}, P),
-            case {Cfg, riarc_lambda:remote_spawn(MFA0)} of
-                {#{recv := true}, {_, _, _}} -> put({?ADOPTER_ARGS, C}, MFA0), skip;
-                _ -> announce_new(C, MFA0)
+            case riarc_lambda:remote_spawn(MFA0) of
+                {_, _, _} -> put({?ADOPTER_ARGS, C}, MFA0), skip;
+                false -> announce_new(C, MFA0)
             end;
         {false, false} ->
             Ref = erlang:trace_delivered(P),
@@ -279,6 +321,11 @@ adopt_system(Cfg, spawned, C, P, MFA0) ->
 delivered(Ref) ->
     case erase({?ADOPTER_WAIT, Ref}) of
         undefined -> no;
+        {known_parent, C} ->
+            case known(C) of
+                true -> skip;
+                false -> orphan(C)
+            end;
         {C, P, MFA0} ->
             %% Race: P announced meanwhile was traced when it spawned C, by the adopter
             %% (whose spawn event then announced C) or by its own tracer after a takeover
@@ -297,6 +344,29 @@ delivered(Ref) ->
     end.
 
 known(P) -> get({?ADOPTER, P}) =:= true.
+
+%% C, traced here by the defaults, is a child of a process another tracer traces, whose
+%% spawn event of C went there: that tracer counts C as its own (Alg. 2, as a child
+%% inherits its parent's tracer) and waits for its events, which come here, where C is
+%% nobody's; announcing C here would instrument it twice. So C is untraced, unless that
+%% tracer's side took it over meanwhile: that tracer's look finds C untraced and cuts
+%% its partition's view, as under run/3, where such a child is not traced at all, and
+%% nobody waits for its exit. The events C showed here stay held, and are reported as
+%% lost when the adopter ends (its monitor's verdict is then an error).
+%% Race: a takeover of C by another tracer suspends C and switches it only if its tracer
+%% is still the one it asked; C is suspended here too while its tracer is checked.
+orphan(C) ->
+    try erlang:suspend_process(C) of
+        true ->
+            try
+                _ = erlang:trace_info(C, tracer) =:= {tracer, self()} andalso riarc_untrace:untrace(C)
+            after
+                catch erlang:resume_process(C)
+            end
+    catch
+        error:badarg -> ok
+    end,
+    skip.
 
 %% C announced as spawned by the pseudo-process `new_processes'.
 announce_new(C, MFA0) ->

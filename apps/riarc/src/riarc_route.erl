@@ -72,6 +72,16 @@
 -define(CLOCK_CLAUSE, {['$1', '_', '_'], [{'=:=', '$1', clock_service}],
                        [{message, clock_service}]}).
 -define(RECEIVE_PATTERN, [?CLOCK_CLAUSE, {'_', [], []}]).
+%% A process spawned from another node (spawn/4, erpc) takes its call's arguments as its
+%% first message, a list from that node with no sender ([Node, undefined, Args], checked
+%% on OTP 25): always traced, whatever the sessions' patterns keep, so that a session
+%% adopting new processes learns the call before Λ is asked
+%% (riarc_backend_new_processes). No process's message has no sender but a port's, and
+%% ports are of this node.
+-define(ARGS_CLAUSE, {['$1', undefined, '$2'],
+                      [{is_atom, '$1'}, {'=/=', '$1', {node}}, {'=/=', '$1', clock_service},
+                       {is_list, '$2'}],
+                      []}).
 
 init() ->
     Dir = case code:priv_dir(riarc) of
@@ -131,11 +141,12 @@ install_receive_pattern() ->
 
 %% @doc The receive pattern for the messages a session keeps (riarc_trace_pattern): every
 %% message (`true'), none (`false'), or those the given match specification clauses
-%% match; receive timeouts always, marked as this module's callback needs them.
+%% match; receive timeouts always, marked as this module's callback needs them, and the
+%% arguments a process spawned from another node receives.
 -spec receive_pattern(true | false | [tuple()]) -> [tuple()].
 receive_pattern(true) -> ?RECEIVE_PATTERN;
-receive_pattern(false) -> [?CLOCK_CLAUSE];
-receive_pattern(Clauses) when is_list(Clauses) -> [?CLOCK_CLAUSE | Clauses].
+receive_pattern(false) -> [?CLOCK_CLAUSE, ?ARGS_CLAUSE];
+receive_pattern(Clauses) when is_list(Clauses) -> [?CLOCK_CLAUSE, ?ARGS_CLAUSE | Clauses].
 
 %% @doc Traces `Pid' with `Flags' (plus `set_on_spawn'), owned by `Owner'. Without `procs'
 %% in `Flags' an exit does not remove the entry: call `clear/2'.

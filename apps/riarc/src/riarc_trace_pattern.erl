@@ -21,8 +21,10 @@
 %% when nothing is held. What it cannot survive is being killed itself; the next change
 %% of any session then still drops the holders whose owners are gone.
 %%
-%% Receive timeouts are always traced: the receive pattern is
-%% `riarc_route:receive_pattern/1' of the union, which marks them for the routing table.
+%% Receive timeouts are always traced, and the arguments a process spawned from another
+%% node takes as its first message: the receive pattern is
+%% `riarc_route:receive_pattern/1' of the union, which marks the timeouts for the routing
+%% table.
 %%
 %% While anything is held, one call pattern is held too: a local pattern on
 %% `erts_internal:dist_spawn_request/4', through which every start of a process on
@@ -57,17 +59,18 @@
 %% 1> K = make_ref().
 %% 2> riarc_trace_pattern:hold(K, self(), #{send => false, 'receive' => [{['_', '_', {error, '_'}], [], []}]}).
 %% ok
-%% 3> maps:with([send, 'receive', spawn_call], riarc_trace_pattern:installed()).
-%% #{'receive' => [{['$1','_','_'],[{'=:=','$1',clock_service}],[{message,clock_service}]},
-%%                 {['_','_',{error,'_'}],[],[]}],
-%%   send => false,spawn_call => {local,[]}}
-%% 4> riarc_trace_pattern:release(K).
+%% 3> maps:with([send, spawn_call], riarc_trace_pattern:installed()).
+%% #{send => false,spawn_call => {local,[]}}
+%% 4> #{'receive' := [Clock, Args, Held]} = riarc_trace_pattern:installed(), {Clock, Held}.
+%% {{['$1','_','_'],[{'=:=','$1',clock_service}],[{message,clock_service}]},
+%%  {['_','_',{error,'_'}],[],[]}}
+%% 5> riarc_trace_pattern:release(K).
 %% ok
-%% 5> riarc_trace_pattern:call_event(list_to_pid("<0.1.0>"), {erts_internal, dist_spawn_request, [n@h, {erpc, execute_call, [make_ref(), m, f, [1]]}, [], spawn_request]}).
+%% 6> riarc_trace_pattern:call_event(list_to_pid("<0.1.0>"), {erts_internal, dist_spawn_request, [n@h, {erpc, execute_call, [make_ref(), m, f, [1]]}, [], spawn_request]}).
 %% {remote_spawn,<0.1.0>,n@h,{m,f,[1]}}
-%% 6> riarc_trace_pattern:call_event(list_to_pid("<0.1.0>"), {erlang, trace, [list_to_pid("<0.1.0>"), false, [send, 'receive']]}).
+%% 7> riarc_trace_pattern:call_event(list_to_pid("<0.1.0>"), {erlang, trace, [list_to_pid("<0.1.0>"), false, [send, 'receive']]}).
 %% {cut,<0.1.0>,{trace,[<0.1.0>,false,[send,'receive']]}}
-%% 7> riarc_trace_pattern:call_event(list_to_pid("<0.1.0>"), {erlang, send_after, [100, list_to_pid("<0.1.0>"), timeout]}).
+%% 8> riarc_trace_pattern:call_event(list_to_pid("<0.1.0>"), {erlang, send_after, [100, list_to_pid("<0.1.0>"), timeout]}).
 %% {timer_timeout,<0.1.0>,<0.1.0>}
 %% '''
 -module(riarc_trace_pattern).

@@ -8,6 +8,8 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
+-export([orphan_parent/1, orphan_child/0]).
+
 -define(RUNS, 40).
 
 %% A Spec giving P, Q and R a monitor each as Arr says; every monitor sends the test
@@ -178,6 +180,81 @@ untracer_test_() ->
 
 untraced() ->
     ?assertEqual(#{processes => [], new_processes => []}, riarc_test_peer:traced(node())).
+
+%% A process its own tracer took over from the tracer of new processes turns off its
+%% `set_on_spawn' and spawns a monitored child: the child gets the defaults for new
+%% processes (that tracer's), while its start is its parent's tracer's, which counts it as
+%% its own. Its parent's tracer finds it so (its look, or a stop's last look): an error,
+%% as under run/3, where such a child is not traced at all. Before, its events stayed at
+%% the tracer of new processes, where nobody took them: its partition waited for its exit
+%% until the session stopped (inconclusive; followed onto a node, until the run's
+%% timeout). Monitors isolated, and in a tracer for each partition as in the paper.
+orphan_test_() ->
+    {setup, fun() -> {module, _} = code:ensure_loaded(?MODULE),
+                     {ok, _} = application:ensure_all_started(riarc) end,
+     [{atom_to_list(Placement), {timeout, 60, fun() -> orphan(Placement) end}}
+      || Placement <- [isolated, paper]]}.
+
+orphan(Placement) ->
+    Opts = case Placement of
+               paper -> #{analysis => inline, adopt => 0};
+               _ -> #{analysis => Placement}
+           end,
+    Mon = fun M({exit, _, _}) -> accept; M(_) -> M end,
+    Spec = fun({?MODULE, F, _}) when F =:= orphan_parent; F =:= orphan_child -> {ok, Mon};
+              (_) -> undefined
+           end,
+    {ok, S} = riarc:attach(new_processes, Spec, Opts),
+    {P, Ref} = spawn_monitor(?MODULE, orphan_parent, [self()]),
+    %% The parent's own tracer takes it over from the tracer of new processes (a tracer
+    %% for each partition, isolated or as in the paper); the parent waits meanwhile.
+    {tracer, Adopter} = erlang:trace_info(new_processes, tracer),
+    ok = taken_over(P, Adopter),
+    P ! go,
+    C = receive {child, P, C0} -> C0 end,
+    receive {'DOWN', Ref, process, P, normal} -> ok end,
+    %% The child's partition is judged by its tracer's look (once a second), not by the
+    %% stop: waited for in the session's stream.
+    Tag = make_ref(),
+    ok = judged(C, Tag, riarc_session:subscribe(S, self(), Tag)),
+    {ok, R = #{verdicts := Vs}} = riarc:stop(S),
+    %% The parent's own verdict rests on its own call, or its takeover's end (not this
+    %% test's concern): no accept.
+    ?assertMatch([#{verdict := V}] when V =:= error; V =:= inconclusive, [V || V = #{pid := Pid} <- Vs, Pid =:= P]),
+    ?assertMatch([#{verdict := error, reason := {cut, #{process := C}}}], [V || V = #{pid := Pid} <- Vs, Pid =:= C],
+                 Vs),
+    ?assertEqual(1, riarc_result:status(R)),
+    untraced().
+
+%% @private The parent: once told, it turns off its `set_on_spawn', then spawns the child
+%% and waits for it.
+-spec orphan_parent(pid()) -> ok.
+orphan_parent(Test) ->
+    receive go -> ok end,
+    _ = erlang:trace(self(), false, [set_on_spawn]),
+    {C, Ref} = spawn_monitor(?MODULE, orphan_child, []),
+    Test ! {child, self(), C},
+    C ! go,
+    receive {'DOWN', Ref, process, C, normal} -> ok end.
+
+judged(C, Tag, Known) ->
+    case [E || E = #{pid := Pid, verdict := V} <- Known, Pid =:= C, V =/= none] of
+        [_ | _] -> ok;
+        [] -> receive {riarc_session_verdict, Tag, E} -> judged(C, Tag, [E]) end
+    end.
+
+%% A takeover is done by the tracer taking over, on its own time: watched from here (the
+%% test's process is no new process, and traced by nobody).
+taken_over(P, Adopter) ->
+    case erlang:trace_info(P, tracer) of
+        {tracer, Adopter} -> erlang:yield(), taken_over(P, Adopter);
+        {tracer, _} -> ok
+    end.
+
+%% @private The child: takes one message and ends.
+-spec orphan_child() -> ok.
+orphan_child() ->
+    receive go -> ok end.
 
 %% A session killed while it watches: its tracers notice, turn the defaults off and
 %% untrace what they traced; a process spawned afterwards is not traced.

@@ -17,7 +17,8 @@
          session_killed/1, tracer_killed/1, node_stopped/1, link_cut/1,
          run_on_node/1, run_timeout_on_node/1, start_stop_on_node/1, run_undef_on_node/1,
          remote_spawns_named/1, remote_spawns_are_calls/1, remote_child_in_partition/1,
-         remote_child_unmonitored/1, remote_patterns/1, follow_children/1, follow_node_down/1,
+         remote_child_unmonitored/1, remote_patterns/1, follow_children/1, follow_arguments/1,
+         follow_node_down/1,
          follow_timeout/1, follow_errors/1, follow_proxy_killed/1, follow_from_node/1,
          follow_tracer_killed/1, follow_failed_start/1, span_nodes/1, span_node_down/1,
          span_failed_start/1, span_tracer_killed/1, join_holds_and_finds/1, join_nodes/1, join_nodes_loaded/1,
@@ -28,7 +29,7 @@
 
 -spec all() -> [atom() | {group, atom()}].
 all() -> [run_on_node, poolboy_bug_rejected, remote_child_in_partition, follow_children,
-          follow_node_down]
+          follow_arguments, follow_node_down]
     ++ riarc_test_tier:slow_groups([distributed, loaded]).
 
 %% The full tier's cases (make test-all): riarc_test_tier. `loaded' runs with the
@@ -558,6 +559,36 @@ follow_children(Config) ->
          ?assertEqual(case Bad of 0 -> 0; _ -> 1 end, riarc_result:status(Res), {B, A, Res}),
          untraced(Node)
      end || {Bad, B, A} <- [{2, route, inline}, {0, route, isolated}, {0, evm, inline}]].
+
+%% A worker started on the followed node takes its call's arguments as its first
+%% message; the session there reads them before Λ is asked, whatever message events the
+%% run traces: a Λ that monitors only worker 2 (by its argument) monitors it there, with
+%% its call as the system made it, and it is accepted. Before, with only `send' traced,
+%% the arguments were not read (each `'$unknown''), Λ left the worker unmonitored, and
+%% the run listed nothing of it (exit status 0). Each backend.
+follow_arguments(Config) ->
+    Node = ?config(node, Config),
+    load_sys(Node),
+    Spec = fun({riarc_remote_sys, spread, _}) -> {ok, fun M({exit, _, normal}) -> accept; M(_) -> M end};
+              ({riarc_remote_sys, worker, [_, 2, _]}) ->
+                   {ok, fun M({send, _, _, {done, _, 4}}) -> accept;
+                            M({send, _, _, {done, _, _}}) -> reject;
+                            M(_) -> M
+                        end};
+              (_) -> undefined
+           end,
+    [begin
+         {ok, S} = riarc:start({riarc_remote_sys, spread, [Node, 3, 0, self()]}, Spec,
+                               #{follow => [Node], events => Events, backend => B}),
+         Root = receive {ready, R} -> R end,
+         Root ! go,
+         {ok, Res} = riarc_session:finish(S, 60000),
+         There = [E || E = #{node := N} <- maps:get(verdicts, Res), N =:= Node],
+         ?assertMatch([#{mfa := {riarc_remote_sys, worker, [_, 2, false]}, verdict := accept}], There,
+                      {Events, B, Res}),
+         ?assertEqual(0, riarc_result:status(Res)),
+         untraced(Node)
+     end || Events <- [[send], [send, recv]], B <- [route, evm]].
 
 %% A followed node that goes down mid-run: the children the system started there are
 %% `error', reason nodedown; the rest of the run (its root, here) goes on and is judged.
