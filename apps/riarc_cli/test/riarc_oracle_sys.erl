@@ -57,7 +57,7 @@
 
 -behaviour(gen_server).
 
--export([proc/4]).
+-export([proc/4, away/5, ended/2]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 
 %% @doc A process of the system: Id is its logical id, the one every mode is matched by;
@@ -72,6 +72,25 @@ proc(Id, Script = #{acts := Acts}, Parent, Col) ->
         normal -> ok;
         Reason -> exit(Reason)
     end.
+
+%% @doc The system's root started on Node (spawn/4) by a process of this node, which
+%% waits until the system's N processes have logged and ended (the collector Col says
+%% who they are): riarc follows the system there (option follow). This process is no
+%% process of the system: it logs nothing, and Λ gives it no monitor.
+-spec away(node(), term(), map(), pid(), pos_integer()) -> ok.
+away(Node, Id, Script, Col, N) ->
+    _ = spawn(Node, ?MODULE, proc, [Id, Script, none, Col]),
+    ended(Col, N).
+
+%% @doc Once the system's N processes have logged (the collector Col says who they are,
+%% wherever they run), each has ended.
+-spec ended(pid(), pos_integer()) -> ok.
+ended(Col, N) ->
+    Ref = make_ref(),
+    Col ! {logged, self(), Ref, N},
+    Pids = receive {Ref, Ps} -> Ps end,
+    _ = [receive {'DOWN', MRef, process, P, _} -> ok end || P <- Pids, MRef <- [monitor(process, P)]],
+    ok.
 
 ext(none) -> '$ext';
 ext(P) -> P.

@@ -10,6 +10,10 @@
 %% <li>attached (riarc:attach/3, `new_processes') before the system starts: every
 %%     process from its first event, through the default trace settings for new
 %%     processes and their own backend, detached once each has ended;</li>
+%% <li>followed onto another node (option `follow'): the root is spawned on a peer node
+%%     (started once, with this node's code path) by a process of this node that Λ does
+%%     not monitor, and riarc's session there, attached to every new process, monitors
+%%     the system; the case's property is loaded there too (`{follow, remote}');</li>
 %% <li>attached to the running root (riarc:attach/3 with its pid): the root is held
 %%     (busy, no event) until riarc has attached, so its trace from the attach point is
 %%     its whole trace but its init, which the `attached' event stands for;</li>
@@ -71,12 +75,13 @@
 -define(KEY, {?MODULE, current}).
 -define(PROP_MOD, riarc_oracle_prop).
 -define(RUN_MS, 20000).
+-define(PEER_KEY, {?MODULE, peer}).
 
 %%% EUnit
 
 oracle_test_() ->
     {timeout, 7200,
-     fun() -> ?assert(riarc_test_tier:quickcheck(prop_oracle(), counts(), quickcheck_opts())) end}.
+     fun() -> ?assert(quickcheck(prop_oracle(), counts())) end}.
 
 %% The same cases again, loaded (the full tier only).
 oracle_loaded_test_() ->
@@ -84,7 +89,7 @@ oracle_loaded_test_() ->
       {timeout, 7200,
        fun() ->
                ?assert(riarc_test_load:loaded(
-                         fun() -> riarc_test_tier:quickcheck(prop_oracle(), counts({1, 100}), quickcheck_opts()) end))
+                         fun() -> quickcheck(prop_oracle(), counts({1, 100})) end))
        end}).
 
 counts() ->
@@ -110,7 +115,14 @@ run(N) ->
 %% look past a known disagreement, or to check one mode's fix.
 -spec run(pos_integer(), [tuple()]) -> boolean().
 run(N, Modes) ->
-    riarc_test_tier:quickcheck(prop_oracle(Modes), {N, N}, quickcheck_opts()).
+    quickcheck(prop_oracle(Modes), {N, N}).
+
+%% The cases, then the node that mode `{follow, remote}' follows the system onto is
+%% stopped, however they went.
+quickcheck(Prop, Counts) ->
+    try riarc_test_tier:quickcheck(Prop, Counts, quickcheck_opts())
+    after stop_peer()
+    end.
 
 %% @doc The modes, in the order they run and are printed.
 -spec modes() -> [tuple()].
@@ -119,7 +131,7 @@ modes() ->
      {online, evm, inline}, {offline, binary}, {offline, text}, {offline, dbg},
      {replay_record, receiver}, {replay, receiver}, {replay_record, sender},
      {replay, sender}, {method, centralised}, {method, inline},
-     {attach, new_processes}, {attach, running}].
+     {attach, new_processes}, {attach, running}, {follow, remote}].
 
 %% @doc The property: every mode agrees with the reference interpreter on every case.
 -spec prop_oracle() -> proper:outer_test().
@@ -168,6 +180,7 @@ check_case(Script, Clauses, Mod, Modes) ->
     MFA = {riarc_oracle_sys, proc, [maps:get(id, Script), Script, none, Col]},
     N = count(Script),
     try
+        ok = remote_property(Clauses, Modes),
         %% A replay runs with its recording (run_mode/6 of replay_record).
         Runs = lists:append([run_mode(M, MFA, Mod, Col, N, Dir)
                              || M <- modes(), element(1, M) =/= replay,
@@ -227,12 +240,65 @@ run_mode({attach, new_processes} = M, {SysMod, F, A}, Mod, Col, N, _Dir) ->
 run_mode({attach, running} = M, {SysMod, F, A}, Mod, Col, N, _Dir) ->
     set(Mod, Col, M),
     [collect(M, Col, N, attached_running(SysMod, F, A, Col, N))];
+run_mode({follow, remote} = M, {SysMod, proc, [Id, Script, none, Col]}, Mod, Col, N, _Dir) ->
+    set(Mod, Col, M),
+    Node = peer_node(),
+    ok = erpc:call(Node, persistent_term, put, [?KEY, persistent_term:get(?KEY)]),
+    Got = riarc:run({SysMod, away, [Node, Id, Script, Col, N]}, ?MODULE,
+                    #{follow => [Node], timeout => ?RUN_MS}),
+    [collect(M, Col, N, Got)];
 run_mode({method, centralised} = M, MFA, Mod, Col, N, _Dir) ->
     set(Mod, Col, M),
     [collect(M, Col, N, riarc_central:run(MFA, ?MODULE, #{timeout => ?RUN_MS}))];
 run_mode({method, inline} = M, MFA, Mod, Col, N, _Dir) ->
     set(Mod, Col, M),
     [collect(M, Col, N, inline(MFA))].
+
+%% Mode `{follow, remote}': the node the system runs on, started with this node's code
+%% path the first time a case asks for it and kept for the next (riarc loads its own
+%% modules and the Spec's there, and unloads them after each run).
+peer_node() ->
+    case persistent_term:get(?PEER_KEY, undefined) of
+        {Peer, Node} when is_pid(Peer) ->
+            case is_process_alive(Peer) of
+                true -> Node;
+                false -> new_peer()
+            end;
+        undefined ->
+            new_peer()
+    end.
+
+new_peer() ->
+    Paths = [filename:absname(D) || D <- code:get_path(), string:find(D, "_build/") =/= nomatch],
+    {Peer, Node} = riarc_test_peer:start(riarc_oracle, lists:append([["-pa", D] || D <- Paths])),
+    persistent_term:put(?PEER_KEY, {Peer, Node}),
+    Node.
+
+stop_peer() ->
+    case persistent_term:get(?PEER_KEY, undefined) of
+        {Peer, _Node} ->
+            persistent_term:erase(?PEER_KEY),
+            catch peer:stop(Peer),
+            ok;
+        undefined ->
+            ok
+    end.
+
+%% The case's property, loaded on that node too, as ?PROP_MOD: Λ there is this module's
+%% spec/1, which the follower asks.
+remote_property(Clauses, Modes) ->
+    case lists:member({follow, remote}, Modes) of
+        true ->
+            {ok, Bin} = riarc_shml_compile:binary(Clauses, ?PROP_MOD, "oracle.prop"),
+            Node = peer_node(),
+            _ = erpc:call(Node, code, purge, [?PROP_MOD]),
+            {module, ?PROP_MOD} = erpc:call(Node, code, load_binary, [?PROP_MOD, "oracle.prop", Bin]),
+            %% As here (check_case/4): no call to code_server in a process's trace.
+            _ = [{module, M} = erpc:call(Node, code, ensure_loaded, [M]) || M <- [riarc_oracle_sys, timer]],
+            ok;
+        false ->
+            ok
+    end.
 
 %% riarc attached to every process started from now on (riarc:attach/3, new_processes),
 %% then the system started: its N processes are monitored from their first event, as
@@ -243,7 +309,7 @@ attached(SysMod, F, A, Col, N) ->
             %% As run/3 does for its root: no call to code_server in the process's trace.
             {module, SysMod} = code:ensure_loaded(SysMod),
             _ = spawn(SysMod, F, A),
-            ok = ended(Col, N),
+            ok = riarc_oracle_sys:ended(Col, N),
             riarc:stop(Session);
         Error ->
             Error
@@ -267,7 +333,7 @@ attached_running(SysMod, F, A, Col, N) ->
     case riarc:attach(Root, ?MODULE, #{}) of
         {ok, Session} ->
             ok = atomics:put(Gate, 1, 1),
-            ok = ended(Col, N),
+            ok = riarc_oracle_sys:ended(Col, N),
             case riarc:stop(Session) of
                 {ok, R = #{verdicts := Vs}} ->
                     {ok, R#{verdicts := [case E of
@@ -295,22 +361,13 @@ dbg_recorded({SysMod, F, A}, File, Col, N) ->
     try
         {ok, [{matched, _, 1}]} = dbg:p(Root, [send, 'receive', procs, set_on_spawn]),
         ok = atomics:put(Gate, 1, 1),
-        ok = ended(Col, N),
+        ok = riarc_oracle_sys:ended(Col, N),
         Delivered = erlang:trace_delivered(all),
         receive {trace_delivered, all, Delivered} -> ok end,
         ok = dbg:flush_trace_port()
     after
         dbg:stop()
     end.
-
-%% Once the system's N processes have logged (the collector says who they are), each
-%% has ended.
-ended(Col, N) ->
-    Ref = make_ref(),
-    Col ! {logged, self(), Ref, N},
-    Pids = receive {Ref, Ps} -> Ps end,
-    _ = [receive {'DOWN', MRef, process, P, _} -> ok end || P <- Pids, MRef <- [monitor(process, P)]],
-    ok.
 
 held(Gate) ->
     case atomics:get(Gate, 1) of
@@ -502,11 +559,32 @@ flat(T) -> [T].
 %% `procs' (and its send and receive) before its takeover kept the defaults for new
 %% processes, without `set_on_spawn', and its children are then traced from their birth
 %% by those defaults. Such a process, listed, must answer as the reference (it was seen
-%% whole); one that answers otherwise stays in the answer, and disagrees.
-seen_whole({attach, new_processes}, Ref, #{unseen := Unseen}, {ok, As}) ->
-    {ok, maps:filter(fun(Id, A) -> not (lists:member(Id, Unseen) andalso maps:find(Id, Ref) =:= {ok, A}) end, As)};
+%% whole); one that answers otherwise stays in the answer, and disagrees. Likewise a
+%% child of a `no_inherit' cutter: spawned while the tracer of new processes still traced
+%% its parent, it is seen whole; after its parent's takeover, its parent's tracer counts
+%% it as its own and finds it untraced, as the other modes do (an error).
+seen_whole(M, Ref, #{unseen := Unseen, untraced := Untraced}, {ok, As}) ->
+    case new_processes_traced(M) of
+        true ->
+            {ok, maps:filtermap(fun(Id, A) ->
+                                        Whole = maps:find(Id, Ref) =:= {ok, A},
+                                        case {lists:member(Id, Unseen), lists:member(Id, Untraced)} of
+                                            {true, _} when Whole -> false;
+                                            {_, true} when Whole -> {true, {error, cut}};
+                                            _ -> true
+                                        end
+                                end, As)};
+        false ->
+            {ok, As}
+    end;
 seen_whole(_M, _Ref, _Mid, Answer) ->
     Answer.
+
+%% The modes where the VM's defaults for new processes trace every process from its
+%% birth: attached to every new process, and followed onto another node (riarc's session
+%% there is attached to every new process).
+new_processes_traced(M) ->
+    M =:= {attach, new_processes} orelse M =:= {follow, remote}.
 
 %% What the cuts that are not a process's last act (`{cut, Kind}', riarc_oracle_sys) do
 %% to the modes that read the VM's trace, from a run's logs (the same, by logical id, in
@@ -515,16 +593,16 @@ seen_whole(_M, _Ref, _Mid, Answer) ->
 %% (their spawn is seen, nothing of them); `unseen', the processes those modes cannot
 %% see at all (what an `own_procs' cutter spawned after its cut, and the descendants of
 %% an untraced child), with every descendant of theirs. Attached to every new process
-%% (Mode `{attach, new_processes}'), a process is traced from its birth by the VM's
-%% defaults for new processes when its parent passes on no flags: a `no_inherit'
-%% cutter's children are seen whole.
+%% (Modes `{attach, new_processes}' and `{follow, remote}'), a process is traced from its
+%% birth by the VM's defaults for new processes when its parent passes on no flags: what
+%% those modes may see whole is told apart by seen_whole/4.
 mid_cuts(Mode, Logs) ->
     Ids = maps:from_list([{P, logical_id(MFA)} || {P, [{init, _, _, MFA} | _]} <- maps:to_list(Logs)]),
     Children = lists:foldl(fun({P, [{init, _, Parent, _} | _]}, Acc) ->
                                    maps:update_with(Parent, fun(Cs) -> [P | Cs] end, [P], Acc)
                            end, #{}, maps:to_list(Logs)),
     Cuts = [{P, Kind, K, After} || {P, Log} <- maps:to_list(Logs), {K, Kind, After} <- cut_of(P, Log)],
-    Untraced = [C || Mode =/= {attach, new_processes}, {_, no_inherit, _, After} <- Cuts, C <- After],
+    Untraced = [C || {_, no_inherit, _, After} <- Cuts, C <- After],
     Unseen = [C || {_, own_procs, _, After} <- Cuts, C <- After]
         ++ lists:append([maps:get(C, Children, []) || C <- Untraced]),
     %% A dbg file (Mode `{offline, dbg}') shows no call: a cut that leaves the process
@@ -726,7 +804,7 @@ print_answers(Answers) ->
     %% process that cut its flags before its verdict (expected/5).
     Expected = maps:get(expected, Answers, #{}),
     Modes = [M || M <- [reference | modes()], is_map_key(M, Answers)],
-    Ids = lists:usort(maps:keys(Ref) ++ lists:append([maps:keys(A) || {ok, A} <- maps:values(Answers)])),
+    Ids = lists:usort(maps:keys(Ref) ++ lists:append([maps:keys(A) || {ok, A} <- maps:values(Answers), is_map(A)])),
     io:format(user, "verdicts as {Verdict, position of the deciding event in the process's trace}:~n", []),
     [begin
          io:format(user, "  process ~p:~n", [Id]),
@@ -759,6 +837,8 @@ mode_name(M) -> string:join([atom_to_list(X) || X <- tuple_to_list(M)], "/").
 %% its monitor's first event, `attached', names that call (its logical id is bound
 %% there) and stands for the root's init in its trace.
 -spec spec(riarc_event:mfa_args()) -> {ok, riarc_monitor:monitor()} | undefined.
+spec({riarc_oracle_sys, away, _}) ->
+    undefined;
 spec(MFA0) ->
     #{mod := Mod, sink := Sink, tag := Tag} = Current = persistent_term:get(?KEY),
     {MFA, Start} = case {MFA0, Current} of
