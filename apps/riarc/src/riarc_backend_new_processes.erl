@@ -41,8 +41,7 @@
 %% (riarc_route:receive_pattern/1); a session that traces no receive has every other
 %% receive the flag shows dropped here, and a takeover gives the child the tracer's own
 %% flags. Only a child that ends before its arguments come is announced without them,
-%% each argument `'$unknown'' (Λ's
-%% `with' clauses on arguments match none of them).
+%% each argument `'$unknown'' (Λ's `with' clauses on arguments match none of them).
 %%
 %% riarc's own processes. Tracers the session starts after the attach point are new
 %% processes too, traced by the adopter through the defaults. The adopter keeps them
@@ -348,13 +347,13 @@ known(P) -> get({?ADOPTER, P}) =:= true.
 %% C, traced here by the defaults, is a child of a process another tracer traces, whose
 %% spawn event of C went there: that tracer counts C as its own (Alg. 2, as a child
 %% inherits its parent's tracer) and waits for its events, which come here, where C is
-%% nobody's; announcing C here would instrument it twice. So C is untraced, unless that
-%% tracer's side took it over meanwhile: that tracer's look finds C untraced and cuts
-%% its partition's view, as under run/3, where such a child is not traced at all, and
-%% nobody waits for its exit. The events C showed here stay held, and are reported as
-%% lost when the adopter ends (its monitor's verdict is then an error).
-%% Race: a takeover of C by another tracer suspends C and switches it only if its tracer
-%% is still the one it asked; C is suspended here too while its tracer is checked.
+%% nobody's; announcing C here would instrument it twice, and no takeover takes it from
+%% here (riarc_backend_evm's holder/2: C was never announced). So C is untraced: that
+%% tracer's look finds it so and cuts its partition's view, as under run/3, where such a
+%% child is not traced at all, and nobody waits for its exit. The events C showed here
+%% stay held until the adopter ends (held events of a partition that is an error).
+%% Race: another tool may trace C between the check of its tracer and the untracing;
+%% C is suspended meanwhile, so that only riarc's tracing of it is taken away.
 orphan(C) ->
     try erlang:suspend_process(C) of
         true ->

@@ -73,11 +73,13 @@
                        [{message, clock_service}]}).
 -define(RECEIVE_PATTERN, [?CLOCK_CLAUSE, {'_', [], []}]).
 %% A process spawned from another node (spawn/4, erpc) takes its call's arguments as its
-%% first message, a list from that node with no sender ([Node, undefined, Args], checked
-%% on OTP 25): always traced, whatever the sessions' patterns keep, so that a session
-%% adopting new processes learns the call before Λ is asked
-%% (riarc_backend_new_processes). No process's message has no sender but a port's, and
-%% ports are of this node.
+%% first message, a list from that node ([Node, undefined, Args], checked on OTP 25):
+%% always traced, whatever the sessions' patterns keep, so that a session adopting new
+%% processes learns the call before Λ is asked (riarc_backend_new_processes). The VM
+%% names no sender for any message from another node, so a list a process there sends
+%% is kept too: a real event, which the sessions' patterns may have left out only because
+%% every monitor state maps it to itself (riarc_shml_patterns); fed to a monitor, it
+%% changes no verdict.
 -define(ARGS_CLAUSE, {['$1', undefined, '$2'],
                       [{is_atom, '$1'}, {'=/=', '$1', {node}}, {'=/=', '$1', clock_service},
                        {is_list, '$2'}],
