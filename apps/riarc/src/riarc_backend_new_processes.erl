@@ -358,7 +358,8 @@ orphan(C) ->
     try erlang:suspend_process(C) of
         true ->
             try
-                _ = erlang:trace_info(C, tracer) =:= {tracer, self()} andalso riarc_untrace:untrace(C)
+                _ = erlang:trace_info(C, tracer) =:= {tracer, self()} andalso riarc_untrace:untrace(C),
+                ok
             after
                 catch erlang:resume_process(C)
             end
