@@ -11,7 +11,7 @@
 %%     process from its first event, through the default trace settings for new
 %%     processes and their own backend, detached once each has ended;</li>
 %% <li>followed onto another node (option `follow'): the root is spawned on a peer node
-%%     (started once, with this node's code path) by a process of this node that Λ does
+%%     (one per case, with this node's code path) by a process of this node that Λ does
 %%     not monitor, and riarc's session there, attached to every new process, monitors
 %%     the system; the case's property is loaded there too (`{follow, remote}');</li>
 %% <li>attached to the running root (riarc:attach/3 with its pid): the root is held
@@ -81,7 +81,7 @@
 
 oracle_test_() ->
     {timeout, 7200,
-     fun() -> ?assert(quickcheck(prop_oracle(), counts())) end}.
+     fun() -> ?assert(riarc_test_tier:quickcheck(prop_oracle(), counts(), quickcheck_opts())) end}.
 
 %% The same cases again, loaded (the full tier only).
 oracle_loaded_test_() ->
@@ -89,7 +89,7 @@ oracle_loaded_test_() ->
       {timeout, 7200,
        fun() ->
                ?assert(riarc_test_load:loaded(
-                         fun() -> quickcheck(prop_oracle(), counts({1, 100})) end))
+                         fun() -> riarc_test_tier:quickcheck(prop_oracle(), counts({1, 100}), quickcheck_opts()) end))
        end}).
 
 counts() ->
@@ -115,14 +115,7 @@ run(N) ->
 %% look past a known disagreement, or to check one mode's fix.
 -spec run(pos_integer(), [tuple()]) -> boolean().
 run(N, Modes) ->
-    quickcheck(prop_oracle(Modes), {N, N}).
-
-%% The cases, then the node that mode `{follow, remote}' follows the system onto is
-%% stopped, however they went.
-quickcheck(Prop, Counts) ->
-    try riarc_test_tier:quickcheck(Prop, Counts, quickcheck_opts())
-    after stop_peer()
-    end.
+    riarc_test_tier:quickcheck(prop_oracle(Modes), {N, N}, quickcheck_opts()).
 
 %% @doc The modes, in the order they run and are printed.
 -spec modes() -> [tuple()].
@@ -182,11 +175,12 @@ check_case(Script, Clauses, Mod, Modes) ->
     try
         ok = remote_property(Clauses, Modes),
         %% A replay runs with its recording (run_mode/6 of replay_record).
-        Runs = lists:append([run_mode(M, MFA, Mod, Col, N, Dir)
+        Runs = lists:append([guarded(M, fun() -> run_mode(M, MFA, Mod, Col, N, Dir) end)
                              || M <- modes(), element(1, M) =/= replay,
                                 wanted(M, Modes)]),
         judge(Clauses, [R || {M, _} = R <- Runs, lists:member(M, Modes)], cut_ids(Script))
     after
+        stop_peer(),
         persistent_term:erase(?KEY),
         exit(Col, kill)
     end.
@@ -254,9 +248,18 @@ run_mode({method, inline} = M, MFA, Mod, Col, N, _Dir) ->
     set(Mod, Col, M),
     [collect(M, Col, N, inline(MFA))].
 
+%% A mode's run that raised is that mode's error, as a run that returned one: the case is
+%% judged and printed (shrinking reruns it) instead of ending the property.
+guarded(M, Run) ->
+    try Run()
+    catch Class:Why:Stack ->
+            Error = {error, {crashed, Class, Why, Stack}},
+            [{M, Error} | [{{replay, S}, Error} || {replay_record, S} <- [M]]]
+    end.
+
 %% Mode `{follow, remote}': the node the system runs on, started with this node's code
-%% path the first time a case asks for it and kept for the next (riarc loads its own
-%% modules and the Spec's there, and unloads them after each run).
+%% path for each case and stopped after it: what riarc leaves there as a run ends (its
+%% session's end, the unloading of its modules) then never meets the next case's run.
 peer_node() ->
     case persistent_term:get(?PEER_KEY, undefined) of
         {Peer, Node} when is_pid(Peer) ->
