@@ -127,14 +127,12 @@ holder(S, T) ->
         {tracer, Old} when is_pid(Old) ->
             case erlang:process_info(Old, dictionary) of
                 {dictionary, D} ->
-                    case {lists:keymember(?TRACER_MARK, 1, D), lists:member({?ADOPTER, true}, D)} of
-                        {true, false} -> {riarc, Old};
-                        {true, true} ->
-                            case lists:member({{?ADOPTER, S}, true}, D) of
-                                true -> {riarc, Old};
-                                false -> other
-                            end;
-                        {false, _} -> other
+                    Holds = lists:keymember(?TRACER_MARK, 1, D)
+                        andalso (not lists:member({?ADOPTER, true}, D)
+                                 orelse lists:member({{?ADOPTER, S}, true}, D)),
+                    case Holds of
+                        true -> {riarc, Old};
+                        false -> other
                     end;
                 undefined -> other
             end;
