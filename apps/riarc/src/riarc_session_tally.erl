@@ -57,19 +57,21 @@ violation(V, T = #tally{violations = Vs}) -> T#tally{violations = [V | Vs]}.
 -spec root_exit(map(), t()) -> t().
 root_exit(R, T = #tally{root_exits = Rs}) -> T#tally{root_exits = [R | Rs]}.
 
-%% @doc An ended tracer's statistics, added up.
+%% @doc An ended tracer's statistics, added up. Its count of the events its monitors took
+%% is not: every monitor's verdict says how many it took (analysed/2), wherever it ran,
+%% and a monitor that ran in the tracer would be counted twice.
 -spec stats(map(), t()) -> t().
-stats(#{collected := C, routed := R, analysed := A, reordered := O} = Stats,
-      T = #tally{stats = Acc = #{collected := C0, routed := R0, analysed := A0, reordered := O0}})
+stats(#{collected := C, routed := R, analysed := _, reordered := O} = Stats,
+      T = #tally{stats = Acc = #{collected := C0, routed := R0, reordered := O0}})
   when map_size(Stats) =:= 4 ->
     %% Every tracer's, once per tracer: added up without a fold.
-    T#tally{stats = Acc#{collected := C0 + C, routed := R0 + R, analysed := A0 + A,
-                         reordered := O0 + O}};
+    T#tally{stats = Acc#{collected := C0 + C, routed := R0 + R, reordered := O0 + O}};
 stats(Stats, T = #tally{stats = Acc}) ->
     T#tally{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
-                              Acc, Stats)}.
+                              Acc, maps:remove(analysed, Stats))}.
 
-%% @doc The events a monitor took, as its analysis process counts them.
+%% @doc The events a monitor took, as its verdict counts them (in an analysis process of
+%% its own or in its tracer).
 -spec analysed(non_neg_integer(), t()) -> t().
 analysed(N, T = #tally{stats = Stats = #{analysed := A}}) ->
     %% Once per partition: a key update, no fun.

@@ -333,3 +333,20 @@ finish_releases_test() ->
     {ok, #{verdicts := [#{verdict := accept}], errors := Errors}} = riarc_session:finish(S, 30000),
     ?assertMatch([{riarc_session, {forged_messages, 1}}], Errors),
     receive {'DOWN', Ref, process, S, Why} -> ?assertEqual(normal, Why) end.
+
+%% The result's count of analysed events is each monitor's count once, wherever the
+%% monitors ran: in an analysis process of their own, in their tracer, or in a tracer
+%% that adopted their partition (it was twice the events for the last two, where the
+%% tracer's statistics counted them as well as the verdicts). Monitors that never decide
+%% take every event of their partitions: p's 4, q's 4 and r's 2 (riarc_demo_pqr).
+analysed_counted_once_test_() ->
+    {timeout, 60, fun analysed_counted_once/0}.
+
+analysed_counted_once() ->
+    Spec = fun(_) -> {ok, fun M(_) -> M end} end,
+    Placements = [#{analysis => isolated}, #{analysis => inline, adopt => 0}, #{analysis => inline}],
+    [begin
+         {ok, R = #{verdicts := Vs}} = riarc:run({riarc_demo_pqr, p, []}, Spec, Opts),
+         ?assertEqual({Opts, [4, 4, 2]}, {Opts, [N || #{events := N} <- Vs]}),
+         ?assertEqual({Opts, 10}, {Opts, maps:get(analysed, R)})
+     end || Opts <- Placements].
