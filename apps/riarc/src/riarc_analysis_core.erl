@@ -94,7 +94,20 @@ alike({verdict, V, _, _}, {verdict, V, _, _}) -> true;
 alike({verdict, error, _}, {verdict, error, _}) -> true;
 alike(_, _) -> false.
 
-decided_step(E, Decided, A = #an{mon = Mon, analysed = N}) ->
+%% The usual step (the monitor goes on, on an event no payload limit cut): the state is
+%% copied once, not once a field.
+decided_step(E, Decided = {next, Mon1}, A = #an{truncated = none, analysed = N}) ->
+    case riarc_event:truncated(E) of
+        false ->
+            {W, L} = window(E, A),
+            {next, A#an{mon = Mon1, analysed = N + 1, window = W, window_len = L}, []};
+        {true, _} ->
+            decided_any(E, Decided, A)
+    end;
+decided_step(E, Decided, A) ->
+    decided_any(E, Decided, A).
+
+decided_any(E, Decided, A = #an{mon = Mon, analysed = N}) ->
     A1 = truncated(E, remember(E, A#an{analysed = N + 1})),
     case {Decided, A1#an.truncated} of
         {{next, Mon1}, _} -> {next, A1#an{mon = Mon1}, []};
@@ -158,10 +171,14 @@ truncated(_E, A) ->
     A.
 
 remember(_E, A = #an{explain = 0}) -> A;
-remember(E, A = #an{window = W, window_len = L, explain = K}) when L < K + K div 2 ->
-    A#an{window = [E | W], window_len = L + 1};
-remember(E, A = #an{window = W, explain = K}) ->
-    A#an{window = [E | lists:sublist(W, K - 1)], window_len = K}.
+remember(E, A) ->
+    {W, L} = window(E, A),
+    A#an{window = W, window_len = L}.
+
+%% The last events with E: at least the last `explain', at most half as many more.
+window(_E, #an{explain = 0, window = W, window_len = L}) -> {W, L};
+window(E, #an{window = W, window_len = L, explain = K}) when L < K + K div 2 -> {[E | W], L + 1};
+window(E, #an{window = W, explain = K}) -> {[E | lists:sublist(W, K - 1)], K}.
 
 %% A reject or an error explains itself: the partition's last events, the one that
 %% decided, and what the monitor can say of its state then.

@@ -28,10 +28,11 @@
 -type sid() :: riarc_event:sid().
 
 -record(adopted, {
-    %% By partition root: its monitor's analysis, or `decided' once it gave a verdict.
-    analyses = #{} :: #{sid() => riarc_analysis_core:t() | decided},
-    owner = #{} :: #{sid() => sid()},             % process -> its partition's root
-    members = #{} :: #{sid() => pos_integer()}    % root -> its processes traced here
+    %% By partition root: its monitor's analysis (`decided' once it gave a verdict) and
+    %% how many of its processes are still traced here. One map, not two: a process
+    %% joining or leaving updates one entry of it (the maps hold every partition open).
+    analyses = #{} :: #{sid() => {riarc_analysis_core:t() | decided, pos_integer()}},
+    owner = #{} :: #{sid() => sid()}              % process -> its partition's root
 }).
 
 -opaque t() :: #adopted{}.
@@ -43,14 +44,16 @@ new() -> #adopted{}.
 %% @doc C's partition, adopted, analysed by An (made with the partition's key: its
 %% reports carry it); C is its first process.
 -spec adopt(sid(), riarc_analysis_core:t(), t()) -> t().
-adopt(C, An, A = #adopted{analyses = As, owner = O, members = M}) ->
-    A#adopted{analyses = As#{C => An}, owner = O#{C => C}, members = M#{C => 1}}.
+adopt(C, An, A = #adopted{analyses = As, owner = O}) ->
+    A#adopted{analyses = As#{C => {An, 1}}, owner = O#{C => C}}.
 
 %% @doc C, spawned by P and left by Λ in P's partition, joins it if P's is adopted.
 -spec join(sid(), sid(), t()) -> t().
-join(C, P, A = #adopted{owner = O, members = M}) ->
+join(C, P, A = #adopted{owner = O, analyses = As}) ->
     case O of
-        #{P := Root} -> A#adopted{owner = O#{C => Root}, members = M#{Root := maps:get(Root, M) + 1}};
+        #{P := Root} ->
+            #{Root := {An, N}} = As,
+            A#adopted{owner = O#{C => Root}, analyses = As#{Root := {An, N + 1}}};
         #{} -> A
     end.
 
@@ -65,7 +68,7 @@ owner(S, #adopted{owner = O}) ->
 
 %% @doc Whether the monitor of Root's adopted partition still runs (has no verdict yet).
 -spec running(sid(), t()) -> boolean().
-running(Root, #adopted{analyses = As}) -> maps:get(Root, As) =/= decided.
+running(Root, #adopted{analyses = As}) -> element(1, maps:get(Root, As)) =/= decided.
 
 %% @doc ANALYSEEVT for the adopted partition of Root: an event of one of its processes,
 %% and the reports its monitor gives; `decided' once it has a verdict (later events of
@@ -73,11 +76,11 @@ running(Root, #adopted{analyses = As}) -> maps:get(Root, As) =/= decided.
 -spec step(sid(), riarc_event:event(), t()) -> {t(), [term()]} | decided.
 step(Root, E, A = #adopted{analyses = As}) ->
     case maps:get(Root, As) of
-        decided -> decided;
-        An ->
+        {decided, _} -> decided;
+        {An, N} ->
             case riarc_analysis_core:step(E, An) of
-                {next, An1, Reports} -> {A#adopted{analyses = As#{Root := An1}}, Reports};
-                {done, _, Reports} -> {A#adopted{analyses = As#{Root := decided}}, Reports}
+                {next, An1, Reports} -> {A#adopted{analyses = As#{Root := {An1, N}}}, Reports};
+                {done, _, Reports} -> {A#adopted{analyses = As#{Root := {decided, N}}}, Reports}
             end
     end.
 
@@ -85,13 +88,13 @@ step(Root, E, A = #adopted{analyses = As}) ->
 %% process of its adopted partition, the partition ends, with the verdict none unless
 %% its monitor gave one.
 -spec left(sid(), t()) -> {t(), [term()]}.
-left(S, A = #adopted{owner = O, members = M}) ->
+left(S, A = #adopted{owner = O, analyses = As}) ->
     case O of
         #{S := Root} ->
-            A1 = A#adopted{owner = maps:remove(S, O)},
-            case maps:get(Root, M) of
-                1 -> ended(Root, A1#adopted{members = maps:remove(Root, M)});
-                N -> {A1#adopted{members = M#{Root := N - 1}}, []}
+            O1 = maps:remove(S, O),
+            case maps:get(Root, As) of
+                {An, 1} -> {A#adopted{owner = O1, analyses = maps:remove(Root, As)}, ended(An)};
+                {An, N} -> {A#adopted{owner = O1, analyses = As#{Root := {An, N - 1}}}, []}
             end;
         #{} -> {A, []}
     end.
@@ -100,7 +103,7 @@ left(S, A = #adopted{owner = O, members = M}) ->
 %% monitors had no verdict yet, in the order of their roots.
 -spec finish_all(t()) -> {t(), [term()]}.
 finish_all(#adopted{analyses = As}) ->
-    Reports = lists:append([riarc_analysis_core:finish(An) || {_, An} <- lists:sort(maps:to_list(As)),
+    Reports = lists:append([riarc_analysis_core:finish(An) || {_, {An, _}} <- lists:sort(maps:to_list(As)),
                                                              An =/= decided]),
     {new(), Reports}.
 
@@ -112,9 +115,6 @@ roots(#adopted{analyses = As}) -> lists:sort(maps:keys(As)).
 -spec count(t()) -> non_neg_integer().
 count(#adopted{analyses = As}) -> map_size(As).
 
-ended(Root, A = #adopted{analyses = As}) ->
-    Reports = case maps:get(Root, As) of
-                  decided -> [];
-                  An -> riarc_analysis_core:finish(An)
-              end,
-    {A#adopted{analyses = maps:remove(Root, As)}, Reports}.
+%% The reports of a partition that ended: none once its monitor gave a verdict.
+ended(decided) -> [];
+ended(An) -> riarc_analysis_core:finish(An).

@@ -264,8 +264,10 @@ direct(Event, St = #tracer{pi = Pi, gamma = Gamma}) ->
     end.
 
 flush_pending(S, St = #tracer{pending = Pending}) ->
-    {Events, Rest} = riarc_reorder:release(S, Pending),
-    lists:foldl(fun direct/2, St#tracer{pending = Rest}, Events).
+    case riarc_reorder:release(S, Pending) of
+        {[], _} -> St;
+        {Events, Rest} -> lists:foldl(fun direct/2, St#tracer{pending = Rest}, Events)
+    end.
 
 %%% ---------------------------------------------------------------------------
 %%% Alg. 1: direct events, detach requests and forwarding in direct mode

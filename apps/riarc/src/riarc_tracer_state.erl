@@ -33,12 +33,14 @@ fx(E, St = #tracer{fx = Fx}) -> St#tracer{fx = [E | Fx]}.
 
 %% @doc The step's end: the state, and its effects in the order they were given.
 -spec out1(state()) -> {state(), [effect()]}.
+out1(St = #tracer{fx = []}) -> {St, []};
 out1(St = #tracer{fx = Fx}) -> {St#tracer{fx = []}, lists:reverse(Fx)}.
 
-%% @doc Effects another part gave (the partitions: riarc_tracer_parts), in order.
+%% @doc Effects another part gave (the partitions: riarc_tracer_parts), in order: as
+%% fx/2 for each, with the state copied once (a step of the hot path gives several).
 -spec effects([effect()], state()) -> state().
 effects([], St) -> St;
-effects(Fx, St) -> lists:foldl(fun fx/2, St, Fx).
+effects(Fx, St = #tracer{fx = Acc}) -> St#tracer{fx = lists:reverse(Fx, Acc)}.
 
 %% @doc A message to the session.
 -spec report(term(), state()) -> state().
