@@ -57,8 +57,10 @@
 
 -include("riarc_tracer_loop.hrl").
 
-%% How often a tracer looks at its processes' flags and tracer.
+%% How often a tracer looks at its processes' flags and tracer, and at most how many it
+%% looks at each time.
 -define(VIEW_CHECK_MS, 1000).
+-define(LOOK_SLICE, 2000).
 
 %%% ---------------------------------------------------------------------------
 %%% Starting tracers
@@ -135,10 +137,22 @@ loop_state(SRef, Cfg = #{session := Session}) ->
 %% mailbox ahead of the answer, so one whose exit has still not come lost its flags
 %% (the answer's clause in loop/2). Only where the VM traces them (riarc_backend:
 %% watches/1): offline, a process name that reads as a pid is no process of this node.
-view_check(St, L = #tracer_loop{cfg = #{backend := Backend}, probes = Probes}) ->
-    Ss = [S || S <- riarc_tracer_core:gamma(St), is_pid(S)],
+%% A tracer of many processes looks at ?LOOK_SLICE of them each time, in turn: a look
+%% costs a few microseconds a process, and a tracer of every new process of a node of a
+%% hundred thousand spent a third of a scheduler on them, the node idle. A change is then
+%% found up to a round later (a round of a hundred thousand takes fifty looks); a
+%% verdict does not change with that (a view found lost is cut whatever its verdict, and a
+%% stop looks at every process: last_look/3).
+view_check(St, L = #tracer_loop{cfg = #{backend := Backend}, probes = Probes, look_queue = Queue0}) ->
+    Queue = case Queue0 of
+                [] -> [S || S <- riarc_tracer_core:gamma(St), is_pid(S)];
+                _ -> Queue0
+            end,
+    {Slice, Rest} = take(?LOOK_SLICE, Queue, []),
+    Ss = [S || S <- Slice, riarc_tracer_core:traces(S, St)],
     Probed = maps:values(Probes),
-    New = [S || S <- watched(St, L), not is_process_alive(S), not lists:member(S, Probed)],
+    New = [S || riarc_backend:watches(Backend), S <- Ss, node(S) =:= node(), not is_process_alive(S),
+                not lists:member(S, Probed)],
     L1 = L#tracer_loop{probes = lists:foldl(fun(S, Ps) -> Ps#{erlang:trace_delivered(S) => S} end,
                                             Probes, New)},
     {St1, Fx} = lists:foldl(fun(S, {St0, Fx0}) ->
@@ -149,7 +163,11 @@ view_check(St, L = #tracer_loop{cfg = #{backend := Backend}, probes = Probes}) -
                                             {St2, Fx0 ++ Fx1}
                                     end
                             end, {St, []}, Ss),
-    {St1, Fx, L1}.
+    {St1, Fx, L1#tracer_loop{look_queue = Rest}}.
+
+take(0, Rest, Acc) -> {Acc, Rest};
+take(_, [], Acc) -> {Acc, []};
+take(N, [S | Rest], Acc) -> take(N - 1, Rest, [S | Acc]).
 
 %% The processes of Γ the VM traces for this tracer (riarc_backend:watches/1): a look's.
 watched(St, #tracer_loop{cfg = #{backend := Backend}}) ->

@@ -52,7 +52,7 @@
 %% '''
 -module(riarc_tracer_core).
 
--export([init_root/4, init_tracer/5, handle/2, view_lost/3, mode/1, gamma/1, state_map/1,
+-export([init_root/4, init_tracer/5, handle/2, view_lost/3, mode/1, gamma/1, traces/2, state_map/1,
          collected/1]).
 -export_type([cfg/0, state/0, effect/0, cut/0, stats/0, mode/0, tracer/0]).
 
@@ -219,6 +219,10 @@ mode(#tracer{mode = M}) -> M.
 %% @doc The processes the tracer traces (Γ).
 -spec gamma(state()) -> [sid()].
 gamma(#tracer{gamma = G}) -> maps:keys(G).
+
+%% @doc Whether S is in Γ (the tracer traces it).
+-spec traces(sid(), state()) -> boolean().
+traces(S, #tracer{gamma = G}) -> is_map_key(S, G).
 
 %% @doc How many direct events the tracer has taken: its process reports them to the
 %% session in batches (riarc_tracer).

@@ -5,7 +5,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([victim/0, victim_stops/0, chatter/1, forger/1]).
+-export([victim/0, victim_stops/0, chatter/1, forger/1, crowd/2, crowd_member/0]).
 %% The system of replaced_before_takeover_test.
 -export([replaced_root/1, replaced_child/0, hider_root/1, hider/1]).
 
@@ -348,6 +348,59 @@ monitor_untraces(Backend) ->
     ?assertEqual(1, riarc_result:status(R)),
     ?assert(is_process_alive(P)),
     P ! stop.
+
+%% A partition of more processes than a tracer looks at each second (riarc_tracer's
+%% ?LOOK_SLICE, 2 000): the looks take them in turn, and every process whose flags its
+%% monitor took away is found, wherever it comes in the round, while all 4 500 live.
+%% Ten of them (seeded): a look that never reached past its first slice would leave
+%% most of them listed as traced for ever. The wait for them polls riarc:alive/1: what
+%% is waited for is a look, which nothing tells of.
+crowd_untraced_test_() ->
+    {timeout, 120, fun crowd_untraced/0}.
+
+crowd_untraced() ->
+    Seed = erlang:phash2(make_ref()),
+    rand:seed(exsss, Seed),
+    Mon = fun({init, _, _, _}) ->
+                  fun M({recv, _, {untrace, Ps, From}}) ->
+                          _ = [erlang:trace(P, false, [all]) || P <- Ps],
+                          From ! untraced,
+                          M;
+                      M(_) -> M
+                  end;
+             (_) -> fun M(_) -> M end
+          end,
+    Spec = fun({?MODULE, crowd, _}) -> {ok, Mon}; (_) -> undefined end,
+    {ok, S} = riarc:start({?MODULE, crowd, [4500, self()]}, Spec, #{analysis => isolated}),
+    {Root, Members} = receive {crowd, R, Ms} -> {R, Ms} end,
+    Victims = lists:sublist([P || {_, P} <- lists:sort([{rand:uniform(), P} || P <- Members])], 10),
+    Root ! {untrace, Victims, self()},
+    receive untraced -> ok end,
+    ok = all_found(S, Victims, erlang:monotonic_time(millisecond) + 60000),
+    Root ! done,
+    {ok, #{verdicts := [V]}} = riarc_session:finish(S, 100000),
+    ?assertMatch({_, #{verdict := error, reason := {cut, #{call := {flags_removed, _}}}}}, {Seed, V}).
+
+all_found(S, Victims, Deadline) ->
+    #{processes := Traced} = riarc:alive(S),
+    case [V || V <- Victims, lists:member(V, Traced)] of
+        [] -> ok;
+        Left ->
+            ?assert(erlang:monotonic_time(millisecond) < Deadline, {still_traced, Left}),
+            receive after 100 -> all_found(S, Victims, Deadline) end
+    end.
+
+-spec crowd(pos_integer(), pid()) -> ok.
+crowd(N, Col) ->
+    Ms = [spawn(?MODULE, crowd_member, []) || _ <- lists:seq(1, N)],
+    Col ! {crowd, self(), Ms},
+    receive {untrace, _, _} -> ok end,
+    receive done -> ok end,
+    _ = [M ! stop || M <- Ms],
+    ok.
+
+-spec crowd_member() -> ok.
+crowd_member() -> receive stop -> ok end.
 
 %% The node's receive pattern changed by a process riarc does not trace (another tool):
 %% the session sees it (at the latest before its result) and no partition whose verdict
