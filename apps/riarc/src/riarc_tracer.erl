@@ -148,7 +148,7 @@ view_check(St, L = #tracer_loop{cfg = #{backend := Backend}, probes = Probes, lo
                 [] -> [S || S <- riarc_tracer_core:gamma(St), is_pid(S)];
                 _ -> Queue0
             end,
-    {Slice, Rest} = take(?LOOK_SLICE, Queue, []),
+    {Slice, Rest} = lists:split(min(?LOOK_SLICE, length(Queue)), Queue),
     Ss = [S || S <- Slice, riarc_tracer_core:traces(S, St)],
     Probed = maps:values(Probes),
     New = [S || riarc_backend:watches(Backend), S <- Ss, node(S) =:= node(), not is_process_alive(S),
@@ -164,10 +164,6 @@ view_check(St, L = #tracer_loop{cfg = #{backend := Backend}, probes = Probes, lo
                                     end
                             end, {St, []}, Ss),
     {St1, Fx, L1#tracer_loop{look_queue = Rest}}.
-
-take(0, Rest, Acc) -> {Acc, Rest};
-take(_, [], Acc) -> {Acc, []};
-take(N, [S | Rest], Acc) -> take(N - 1, Rest, [S | Acc]).
 
 %% The processes of Γ the VM traces for this tracer (riarc_backend:watches/1): a look's.
 watched(St, #tracer_loop{cfg = #{backend := Backend}}) ->

@@ -49,6 +49,7 @@
 
 %% How often the tracer looks at how the VM traces the system (riarc's tracers' rate).
 -define(VIEW_LOOK_MS, 1000).
+-define(LOOK_SLICE, 2000).
 
 %% Cut detection: what took this tracer's view, and its looks at how the VM traces the
 %% system (as riarc's tracers and session look).
@@ -61,6 +62,8 @@
              %% Processes whose view is told cut already (their own call, or a look).
              judged = #{} :: #{pid() => true},
              timer :: reference() | undefined,      % the look every ?VIEW_LOOK_MS
+             %% The processes still to look at in this round, ?LOOK_SLICE a look.
+             look_queue = [] :: [pid()],
              patterns_changed = false :: boolean(),
              %% The slices (by key) whose verdict was in at the last look that found the
              %% node's tracing as riarc left it: only those stand a change found later.
@@ -215,12 +218,19 @@ lost(P, St = #central{config = Config}) ->
 %% changed by someone else cut every view.
 %% Race: a process whose flags were taken may end before the look, with no exit to
 %% come: an ended process still live here makes the tracer look when quiet (lost/2).
-view_look(St = #central{config = Config, live = Live, view = #view{judged = J}}) ->
-    St1 = riarc_backend_evm:fold_looked([P || P <- maps:keys(Live), not is_map_key(P, J)], Config,
+%% Of many processes, ?LOOK_SLICE a look, in turn, as riarc's tracers look (riarc_tracer's
+%% view_check/2): a look costs a few microseconds a process.
+view_look(St = #central{config = Config, live = Live, view = #view{judged = J, look_queue = Queue0}}) ->
+    Queue = case Queue0 of
+                [] -> maps:keys(Live);
+                _ -> Queue0
+            end,
+    {Slice, Rest} = lists:split(min(?LOOK_SLICE, length(Queue)), Queue),
+    St1 = riarc_backend_evm:fold_looked([P || P <- Slice, is_map_key(P, Live), not is_map_key(P, J)], Config,
                                         fun looked_cut/3, fun gone/2, St),
-    Ended = lists:any(fun(P) -> not is_process_alive(P) end, maps:keys(St1#central.live)),
+    Ended = lists:any(fun(P) -> is_map_key(P, St1#central.live) andalso not is_process_alive(P) end, Slice),
     V = St1#central.view,
-    patterns_look(St1#central{view = V#view{look = V#view.look orelse Ended}}).
+    patterns_look(St1#central{view = V#view{look = V#view.look orelse Ended, look_queue = Rest}}).
 
 looked_cut(P, Why, St) ->
     St1 = judged(P, case maps:get(P, St#central.slice_of, unmonitored) of
