@@ -42,7 +42,13 @@ check(Trace, Spec) ->
     {ok, #{verdicts := Vs}} = riarc_offline:check(Trace, Spec, #{}),
     Vs.
 
-known_reject_test() ->
+%% A generous timeout: run first in a VM, this test starts the riarc application and loads
+%% its modules, which under `make test' beside other loaded work took over EUnit's default
+%% 5 s (the application controller's start call timed out).
+known_reject_test_() ->
+    {timeout, 60, fun known_reject/0}.
+
+known_reject() ->
     {Trace, Prop} = files(),
     {ok, Mod} = riarc_shml:load_file(Prop),
     Vs = check(Trace, Mod),
