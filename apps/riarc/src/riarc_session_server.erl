@@ -322,8 +322,7 @@ trusted(Msg, S) when element(1, Msg) =:= riarc_tracer_down; element(1, Msg) =:= 
     {noreply, tally(S, fun(T) -> riarc_session_tally:learnt(Msg, T) end)};
 trusted(Msg = {riarc_verdict, _Tracer, _Proc, _MFA, _V, _Why, N}, S = #session{cut = Cut}) ->
     Log = maps:get(log, S#session.opts),
-    %% The count of the events the monitor took, wherever it ran (the tracer's own
-    %% statistics leave it out: riarc_session_tally:stats/2).
+    %% The count of the events the monitor took, wherever it ran: the one count of them.
     S1 = tally(S, fun(T) -> riarc_session_tally:analysed(N, T) end),
     {noreply, verdicts(S1, fun(Over, V) -> riarc_session_verdicts:monitor_verdict(Msg, Cut, Log, Over, V) end)};
 %% A child on another node, in its own partition: riarc_session_verdicts:learnt/3.

@@ -57,18 +57,16 @@ violation(V, T = #tally{violations = Vs}) -> T#tally{violations = [V | Vs]}.
 -spec root_exit(map(), t()) -> t().
 root_exit(R, T = #tally{root_exits = Rs}) -> T#tally{root_exits = [R | Rs]}.
 
-%% @doc An ended tracer's statistics, added up. Its count of the events its monitors took
-%% is not: every monitor's verdict says how many it took (analysed/2), wherever it ran,
-%% and a monitor that ran in the tracer would be counted twice.
+%% @doc An ended tracer's statistics, added up.
 -spec stats(map(), t()) -> t().
-stats(#{collected := C, routed := R, analysed := _, reordered := O} = Stats,
+stats(#{collected := C, routed := R, reordered := O} = Stats,
       T = #tally{stats = Acc = #{collected := C0, routed := R0, reordered := O0}})
-  when map_size(Stats) =:= 4 ->
+  when map_size(Stats) =:= 3 ->
     %% Every tracer's, once per tracer: added up without a fold.
     T#tally{stats = Acc#{collected := C0 + C, routed := R0 + R, reordered := O0 + O}};
 stats(Stats, T = #tally{stats = Acc}) ->
     T#tally{stats = maps:fold(fun(K, V, A) -> maps:update_with(K, fun(X) -> X + V end, V, A) end,
-                              Acc, maps:remove(analysed, Stats))}.
+                              Acc, Stats)}.
 
 %% @doc The events a monitor took, as its verdict counts them (in an analysis process of
 %% its own or in its tracer).

@@ -57,10 +57,8 @@
 
 -include("riarc_tracer_loop.hrl").
 
-%% How often a tracer looks at its processes' flags and tracer, and at most how many it
-%% looks at each time.
+%% How often a tracer looks at its processes' flags and tracer.
 -define(VIEW_CHECK_MS, 1000).
--define(LOOK_SLICE, 2000).
 
 %%% ---------------------------------------------------------------------------
 %%% Starting tracers
@@ -137,18 +135,11 @@ loop_state(SRef, Cfg = #{session := Session}) ->
 %% mailbox ahead of the answer, so one whose exit has still not come lost its flags
 %% (the answer's clause in loop/2). Only where the VM traces them (riarc_backend:
 %% watches/1): offline, a process name that reads as a pid is no process of this node.
-%% A tracer of many processes looks at ?LOOK_SLICE of them each time, in turn: a look
-%% costs a few microseconds a process, and a tracer of every new process of a node of a
-%% hundred thousand spent a third of a scheduler on them, the node idle. A change is then
-%% found up to a round later (a round of a hundred thousand takes fifty looks); a
-%% verdict does not change with that (a view found lost is cut whatever its verdict, and a
-%% stop looks at every process: last_look/3).
-view_check(St, L = #tracer_loop{cfg = #{backend := Backend}, probes = Probes, look_queue = Queue0}) ->
-    Queue = case Queue0 of
-                [] -> [S || S <- riarc_tracer_core:gamma(St), is_pid(S)];
-                _ -> Queue0
-            end,
-    {Slice, Rest} = lists:split(min(?LOOK_SLICE, length(Queue)), Queue),
+%% A tracer of many processes looks at some of them each time, in turn
+%% (riarc_backend:look_slice/2): a verdict does not change with that (a view found lost
+%% is cut whatever its verdict, and a stop looks at every process: last_look/3).
+view_check(St, L = #tracer_loop{cfg = #{backend := Backend}, probes = Probes, look_queue = Queue}) ->
+    {Slice, Rest} = riarc_backend:look_slice(Queue, fun() -> [S || S <- riarc_tracer_core:gamma(St), is_pid(S)] end),
     Ss = [S || S <- Slice, riarc_tracer_core:traces(S, St)],
     Probed = maps:values(Probes),
     New = [S || riarc_backend:watches(Backend), S <- Ss, node(S) =:= node(), not is_process_alive(S),

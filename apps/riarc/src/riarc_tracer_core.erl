@@ -48,7 +48,7 @@
 %% 1> Cfg = #{lambda => riarc_lambda:new(fun(_) -> undefined end), backend => riarc_backend:new(riarc_backend_evm, riarc_backend_evm:config([recv])), session => self(), checks => true, perturb => undefined, start_tracer => fun(_, _, _, _) -> error(none) end, init_from_spawn => true, self => t0}.
 %% 2> {St, []} = riarc_tracer_core:init_root(Cfg, p, {m, f, []}, none).
 %% 3> {_, Fx} = riarc_tracer_core:handle({trace, p, exit, normal}, St), Fx.
-%% [{stop,[],#{analysed => 0,collected => 1,reordered => 0,routed => 0}}]
+%% [{stop,[],#{collected => 1,reordered => 0,routed => 0}}]
 %% '''
 -module(riarc_tracer_core).
 
@@ -69,8 +69,9 @@
 %% riarc_backend:preempt/3); the detach request carries it to the old tracer.
 -type cut() :: riarc_backend:cut().
 -type tracer() :: term().
+%% (The events its monitors took each monitor's verdict counts: riarc_session_tally.)
 -type stats() :: #{collected := non_neg_integer(), routed := non_neg_integer(),
-                   analysed := non_neg_integer(), reordered := non_neg_integer()}.
+                   reordered := non_neg_integer()}.
 -type cfg() :: #{lambda := riarc_lambda:t(),
                  backend := riarc_backend:t(),
                  session := tracer(),

@@ -39,7 +39,8 @@
             %% Cut detection: the timer of the next look at how the VM traces this
             %% tracer's processes (riarc_tracer's ?VIEW_CHECK_MS).
             view_timer :: reference() | undefined,
-            %% The processes still to look at in this round of looks, ?LOOK_SLICE a tick.
+            %% The processes still to look at in this round of looks (riarc_backend:
+            %% look_slice/2).
             look_queue = [] :: [riarc_event:sid()],
             %% Ended processes whose exit event had not come at a look, each with its
             %% erlang:trace_delivered/1 call's reference.

@@ -19,7 +19,7 @@
 -export([new/1, own/4, root/3, adopt/6, adopted/1, join/3, within/2, key_of/2, cut_in_order/2,
          own_call_cut/2, cut_by_own_call/2, seen_cut/2, hides_children/1, monitored/2, step/4,
          left/3, finish/2, stopped_short/2, relays/1, await/1, awaited/2, awaiting/1, root_of/1,
-         analysed/1, state_map/1]).
+         state_map/1]).
 -export_type([t/0]).
 
 -type sid() :: riarc_event:sid().
@@ -36,7 +36,6 @@
     %% ςM, run here (an analysis), in the partition's analysis process (isolated), or
     %% relayed; undefined once it has a verdict, or when the partition has no monitor.
     mon :: undefined | isolated | riarc_analysis_core:t(),
-    analysed = 0 :: non_neg_integer(),    % events its monitors here were given
     %% One partition spanning nodes. Here: the children Λ put in this partition on
     %% followed nodes whose relayed trace has not ended yet (the tracer waits for them).
     %% On the child's node: the remote parent of this partition's root, whose
@@ -170,18 +169,18 @@ step_own(_E, _Cfg, Ps = #parts{mon = undefined}) ->
     {Ps, []};
 step_own(E, _Cfg, Ps = #parts{mon = isolated}) ->
     {Ps, [{analyse, E}]};
-step_own(E, Cfg, Ps = #parts{mon = An, analysed = N}) ->
+step_own(E, Cfg, Ps = #parts{mon = An}) ->
     case riarc_analysis_core:step(truncate(E, Cfg), An) of
-        {next, An1, Reports} -> {Ps#parts{mon = An1, analysed = N + 1}, reports(Reports, Cfg)};
-        {done, _, Reports} -> {Ps#parts{mon = undefined, analysed = N + 1}, reports(Reports, Cfg)}
+        {next, An1, Reports} -> {Ps#parts{mon = An1}, reports(Reports, Cfg)};
+        {done, _, Reports} -> {Ps#parts{mon = undefined}, reports(Reports, Cfg)}
     end.
 
 %% An event of a process of the adopted partition of Root: its monitor steps here, as
 %% the partition's own tracer's would.
-step_adopted(Root, E, Cfg, Ps = #parts{adopted = A, analysed = N}) ->
+step_adopted(Root, E, Cfg, Ps = #parts{adopted = A}) ->
     case riarc_tracer_adopted:step(Root, truncate(E, Cfg), A) of
         decided -> {Ps, []};
-        {A1, Reports} -> {Ps#parts{adopted = A1, analysed = N + 1}, reports(Reports, Cfg)}
+        {A1, Reports} -> {Ps#parts{adopted = A1}, reports(Reports, Cfg)}
     end.
 
 %% @doc S is no longer traced here (it exited, or its view was lost): the last process
@@ -233,10 +232,6 @@ awaiting(#parts{awaiting = W}) -> W.
 %% @doc A root tracer's root and its MFA, or undefined.
 -spec root_of(t()) -> part() | undefined.
 root_of(#parts{root = R}) -> R.
-
-%% @doc How many events the monitors here were given.
--spec analysed(t()) -> non_neg_integer().
-analysed(#parts{analysed = N}) -> N.
 
 %% @doc The parts for diagnostics (riarc_tracer_core:state_map/1).
 -spec state_map(t()) -> #{partition := part() | undefined, adopted := [sid()]}.

@@ -167,5 +167,5 @@ last_words(St = #tracer{fx = Fx, cfg = #{session := Session}}) ->
 
 %% What a tracer did, for its last words.
 -spec stats(state()) -> riarc_tracer_core:stats().
-stats(#tracer{collected = C, routed = R, parts = Parts, reordered = O}) ->
-    #{collected => C, routed => R, analysed => riarc_tracer_parts:analysed(Parts), reordered => O}.
+stats(#tracer{collected = C, routed = R, reordered = O}) ->
+    #{collected => C, routed => R, reordered => O}.

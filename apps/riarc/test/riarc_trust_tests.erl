@@ -376,18 +376,18 @@ crowd_untraced() ->
     Victims = lists:sublist([P || {_, P} <- lists:sort([{rand:uniform(), P} || P <- Members])], 10),
     Root ! {untrace, Victims, self()},
     receive untraced -> ok end,
-    ok = all_found(S, Victims, erlang:monotonic_time(millisecond) + 60000),
+    ok = all_found(S, Victims, {Seed, erlang:monotonic_time(millisecond) + 60000}),
     Root ! done,
     {ok, #{verdicts := [V]}} = riarc_session:finish(S, 100000),
     ?assertMatch({_, #{verdict := error, reason := {cut, #{call := {flags_removed, _}}}}}, {Seed, V}).
 
-all_found(S, Victims, Deadline) ->
+all_found(S, Victims, {Seed, Deadline}) ->
     #{processes := Traced} = riarc:alive(S),
     case [V || V <- Victims, lists:member(V, Traced)] of
         [] -> ok;
         Left ->
-            ?assert(erlang:monotonic_time(millisecond) < Deadline, {still_traced, Left}),
-            receive after 100 -> all_found(S, Victims, Deadline) end
+            ?assert(erlang:monotonic_time(millisecond) < Deadline, {seed, Seed, still_traced, Left}),
+            receive after 100 -> all_found(S, Victims, {Seed, Deadline}) end
     end.
 
 -spec crowd(pos_integer(), pid()) -> ok.

@@ -49,7 +49,6 @@
 
 %% How often the tracer looks at how the VM traces the system (riarc's tracers' rate).
 -define(VIEW_LOOK_MS, 1000).
--define(LOOK_SLICE, 2000).
 
 %% Cut detection: what took this tracer's view, and its looks at how the VM traces the
 %% system (as riarc's tracers and session look).
@@ -62,7 +61,7 @@
              %% Processes whose view is told cut already (their own call, or a look).
              judged = #{} :: #{pid() => true},
              timer :: reference() | undefined,      % the look every ?VIEW_LOOK_MS
-             %% The processes still to look at in this round, ?LOOK_SLICE a look.
+             %% The processes still to look at in this round (riarc_backend:look_slice/2).
              look_queue = [] :: [pid()],
              patterns_changed = false :: boolean(),
              %% The slices (by key) whose verdict was in at the last look that found the
@@ -218,14 +217,9 @@ lost(P, St = #central{config = Config}) ->
 %% changed by someone else cut every view.
 %% Race: a process whose flags were taken may end before the look, with no exit to
 %% come: an ended process still live here makes the tracer look when quiet (lost/2).
-%% Of many processes, ?LOOK_SLICE a look, in turn, as riarc's tracers look (riarc_tracer's
-%% view_check/2): a look costs a few microseconds a process.
-view_look(St = #central{config = Config, live = Live, view = #view{judged = J, look_queue = Queue0}}) ->
-    Queue = case Queue0 of
-                [] -> maps:keys(Live);
-                _ -> Queue0
-            end,
-    {Slice, Rest} = lists:split(min(?LOOK_SLICE, length(Queue)), Queue),
+%% Of many processes, some a look, in turn, as riarc's tracers look.
+view_look(St = #central{config = Config, live = Live, view = #view{judged = J, look_queue = Queue}}) ->
+    {Slice, Rest} = riarc_backend:look_slice(Queue, fun() -> maps:keys(Live) end),
     St1 = riarc_backend_evm:fold_looked([P || P <- Slice, is_map_key(P, Live), not is_map_key(P, J)], Config,
                                         fun looked_cut/3, fun gone/2, St),
     Ended = lists:any(fun(P) -> is_map_key(P, St1#central.live) andalso not is_process_alive(P) end, Slice),
