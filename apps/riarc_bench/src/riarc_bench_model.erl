@@ -157,4 +157,4 @@ format_error({bad_param, Key, V, What}) ->
 
 %% @doc The set-ups a benchmark can run under (see riarc_bench_run for what each is).
 -spec instrumentations() -> [atom()].
-instrumentations() -> [baseline, tracing, riarc, riarc_evm, centralised, inline, mit].
+instrumentations() -> [baseline, tracing, riarc, riarc_inline, riarc_evm, centralised, inline, mit].

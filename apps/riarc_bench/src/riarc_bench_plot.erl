@@ -46,12 +46,14 @@ legend(Key) ->
     end.
 
 %% @doc The colour of a series. Set-ups have a fixed one whatever else is plotted:
-%% the baseline black, bare tracing grey, and for riarc, centralised and inline a light
-%% shade for instrumentation alone and a dark one with monitors. Any other label (shapes,
-%% variants) takes the palette in the order of `All', so it is stable within a report.
+%% the baseline black, bare tracing grey, and for riarc, riarc with monitors in its
+%% tracers, centralised and inline a light shade for instrumentation alone and a dark one
+%% with monitors. Any other label (shapes, variants) takes the palette in the order of
+%% `All', so it is stable within a report.
 -spec colour(line(), [line()]) -> string().
 colour(Label, All) ->
     Fixed = [{"baseline", "#000000"}, {"tracing", "#999999"},
+             {"riarc_inline-none", "#88CCEE"}, {"riarc_inline", "#332288"},
              {"riarc-none", "#56B4E9"}, {"riarc", "#0072B2"},
              {"centralised-none", "#E69F00"}, {"centralised", "#D55E00"},
              {"inline-none", "#CC79A7"}, {"inline", "#009E73"},

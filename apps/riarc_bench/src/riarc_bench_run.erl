@@ -73,6 +73,14 @@ setup(tracing) ->
 setup(riarc) ->
     #{name => riarc, description => "riarc decentralised outline monitoring (000 fig. 1c)",
       run => monitored(fun riarc:run/3)};
+%% The study's monitors are a module's, which riarc runs each in an analysis process of
+%% its own by default (option `analysis', riarc:run/3). This set-up runs them in their
+%% tracers, the placement a property file's monitors get, where a tracer adopts its
+%% children's partitions.
+setup(riarc_inline) ->
+    #{name => riarc_inline,
+      description => "riarc with every monitor in its tracer (option analysis => inline), partitions adopted",
+      run => monitored(fun(MFA, Spec, Opts) -> riarc:run(MFA, Spec, Opts#{analysis => inline}) end)};
 setup(riarc_evm) ->
     #{name => riarc_evm,
       description => "riarc over process tracers, the fallback when the routing table's NIF cannot load",

@@ -79,7 +79,7 @@ monitor_test() ->
 setups_test_() ->
     [{lists:flatten(io_lib:format("~s, monitors ~s", [I, M])),
       {timeout, 60, fun() -> setup_case(I, M) end}}
-     || I <- [riarc, centralised, inline], M <- [soundness, none]].
+     || I <- [riarc, riarc_inline, centralised, inline], M <- [soundness, none]].
 
 setup_case(I, M) ->
     {ok, S} = riarc_bench_run:run(#{shape => burst, workers => 100, requests => 10, time => 2,
