@@ -189,14 +189,17 @@ cmp_text(C = #{setup := #{median := V}, base := #{median := B}}, Scale) ->
     io_lib:format("~s [~s vs ~s]", [riarc_bench_ci:format_ratio(C), num(V * Scale), num(B * Scale)]);
 cmp_text(_, _) -> "n/a".
 
-%% "15001 of 15001" over all repetitions; a wrong verdict is shouted.
+%% "15001 of 15001" over all repetitions; a wrong verdict is shouted. A set-up whose runs
+%% all crashed counted no monitor: it gave no verdicts, which is not having no monitors.
 verdict_cell(R) -> [" ", verdict_text(R), " |"].
 
 verdict_text(R) ->
-    case {maps:get(monitored, R, ""), maps:get(wrong_verdicts, R, "")} of
-        {0, _} -> "(no monitors)";
-        {M, 0} when is_integer(M) -> io_lib:format("~b of ~b", [M, M]);
-        {M, W} when is_integer(M), is_integer(W) -> io_lib:format("**~b WRONG** of ~b", [W, M]);
+    Ran = maps:get(crashed, R, "") =:= "" orelse has_runs(R),
+    case {Ran, maps:get(monitored, R, ""), maps:get(wrong_verdicts, R, "")} of
+        {false, _, _} -> "no verdicts (crashed)";
+        {true, 0, _} -> "(no monitors)";
+        {true, M, 0} when is_integer(M) -> io_lib:format("~b of ~b", [M, M]);
+        {true, M, W} when is_integer(M), is_integer(W) -> io_lib:format("**~b WRONG** of ~b", [W, M]);
         _ -> "n/a"
     end.
 

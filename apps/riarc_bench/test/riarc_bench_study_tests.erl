@@ -17,7 +17,7 @@ aggregate() ->
      "steady-n200-baseline,steady,200,baseline,none,5,,0,0,2.0,0.1,2000000,0,0.2,0\n",
      "steady-n100-riarc,steady,100,riarc,soundness,5,,101,0,9.0,0.1,9000000,0,0.9,0\n",
      "steady-n200-riarc,steady,200,riarc,soundness,5,,201,0,3.0,0.1,2500000,0,0.3,0\n",
-     "steady-n200-inline,steady,200,inline,none,5,memory_limit,0,0,,,,,,\n",
+     "steady-n200-inline,steady,200,inline,soundness,5,memory_limit,0,0,,,,,,\n",
      "steady-n200-central,steady,200,centralised,soundness,5,,201,2,4.0,0.1,4000000,0,0.2,0\n"].
 
 write_aggregate(Name) ->
@@ -59,6 +59,8 @@ table_text_test() ->
     ?assertMatch({match, _}, re:run(Riarc, "201 of 201")),
     [Inline] = [L || L <- Lines, binary:match(L, <<"inline">>) =/= nomatch],
     ?assertMatch({match, _}, re:run(Inline, "crashed \\(memory_limit\\)")),
+    %% Its monitors gave no verdicts: not a set-up without monitors.
+    ?assertMatch({match, _}, re:run(Inline, "\\| no verdicts \\(crashed\\) \\|$")),
     [Central] = [L || L <- Lines, binary:match(L, <<"centralised">>) =/= nomatch],
     ?assertMatch({match, _}, re:run(Central, "2 WRONG")),
     {ok, Csv} = file:read_file(filename:join(Out, "overhead.csv")),
