@@ -21,7 +21,7 @@
 %% '''
 -module(riarc_bench_run).
 
--export([run/2, setups/0, setup/1, has_monitors/1, summary_columns/0, summary_row/1,
+-export([run/2, setups/0, riarc_variants/0, setup/1, has_monitors/1, summary_columns/0, summary_row/1,
          format_error/1, failed_verdicts/1]).
 
 -export_type([opts/0, summary/0, setup/0, error_reason/0, monitoring_error/0]).
@@ -57,6 +57,23 @@
 -spec setups() -> [atom()].
 setups() -> riarc_bench_model:instrumentations().
 
+%% @doc The set-ups that are riarc with some of its options set (riarc:run/3), here and
+%% in riarc_bench_user: riarc_isolated, riarc_inline: every monitor in an analysis process
+%% of its own, or in its tracer, whatever the Spec module says (option `analysis');
+%% riarc_low, riarc_normal: riarc's tracers and analysis processes at that priority
+%% (option `tracer_priority'); riarc_evm: over process tracers (option `backend');
+%% riarc_paper: a tracer for every partition, as in the RIARC paper (option `adopt' 0:
+%% no partition adopted).
+-spec riarc_variants() -> #{atom() => riarc:opts()}.
+riarc_variants() ->
+    #{riarc_isolated => #{analysis => isolated}, riarc_inline => #{analysis => inline},
+      riarc_low => #{tracer_priority => low}, riarc_normal => #{tracer_priority => normal},
+      riarc_evm => #{backend => evm}, riarc_paper => #{adopt => 0}}.
+
+variant(Name) ->
+    #{Name := Extra} = riarc_variants(),
+    fun(MFA, Spec, Opts) -> riarc:run(MFA, Spec, maps:merge(Opts, Extra)) end.
+
 %% @doc Whether a set-up runs monitors at all: the baseline and bare tracing do not, so
 %% they run once per benchmark, unmonitored, and have no verdicts to count. Nor does
 %% `mit' (004 §4.2's idle-time monitor), which measures rather than decides.
@@ -80,11 +97,11 @@ setup(riarc) ->
 setup(riarc_inline) ->
     #{name => riarc_inline,
       description => "riarc with every monitor in its tracer (option analysis => inline), partitions adopted",
-      run => monitored(fun(MFA, Spec, Opts) -> riarc:run(MFA, Spec, Opts#{analysis => inline}) end)};
+      run => monitored(variant(riarc_inline))};
 setup(riarc_evm) ->
     #{name => riarc_evm,
       description => "riarc over process tracers, the fallback when the routing table's NIF cannot load",
-      run => monitored(fun(MFA, Spec, Opts) -> riarc:run(MFA, Spec, Opts#{backend => evm}) end)};
+      run => monitored(variant(riarc_evm))};
 setup(centralised) ->
     #{name => centralised,
       description => "one tracer, per-process monitors by trace slicing (000 fig. 1b)",

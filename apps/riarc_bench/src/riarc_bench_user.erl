@@ -59,19 +59,10 @@
 
 -define(DEFAULTS, #{setups => [baseline, riarc], runs => 5, pa => [], timeout => 300,
                     memory_limit => 8192}).
-%% riarc_isolated, riarc_inline: riarc with every monitor in an analysis process of its
-%% own, or in its tracer, whatever the Spec module says (riarc's option `analysis');
-%% riarc_low, riarc_normal: riarc with its tracers and analysis processes at that
-%% priority (option `tracer_priority'); riarc_paper: riarc with a tracer for every
-%% partition, as in the RIARC paper (option `adopt' 0: no partition adopted).
+%% The riarc_* set-ups are riarc with some of its options set (riarc_bench_run:
+%% riarc_variants/0).
 -define(SETUPS, [baseline, tracing, riarc, riarc_isolated, riarc_inline, riarc_low, riarc_normal,
                  riarc_evm, riarc_paper, centralised, inline]).
--define(RIARC_VARIANTS, #{riarc_isolated => #{analysis => isolated},
-                          riarc_inline => #{analysis => inline},
-                          riarc_low => #{tracer_priority => low},
-                          riarc_normal => #{tracer_priority => normal},
-                          riarc_evm => #{backend => evm},
-                          riarc_paper => #{adopt => 0}}).
 %% How often the run's VM has erlang:memory(total) read (in the VM) and its RSS read
 %% (from /proc, by the driver), in ms: often enough for runs of a fraction of a second.
 -define(MEM_POLL, 10).
@@ -367,8 +358,6 @@ run_setup(tracing, {M, F, A}, _Spec, #{events := Events, trace_patterns := Patte
         riarc_trace_pattern:release(Key)
     end;
 run_setup(riarc, Root, Spec, Opts, _) -> monitored(riarc, riarc:run(Root, Spec, Opts));
-run_setup(Variant, Root, Spec, Opts, _) when is_map_key(Variant, ?RIARC_VARIANTS) ->
-    monitored(Variant, riarc:run(Root, Spec, maps:merge(Opts, map_get(Variant, ?RIARC_VARIANTS))));
 run_setup(centralised, Root, Spec, Opts, _) -> monitored(centralised, riarc_central:run(Root, Spec, Opts));
 run_setup(inline, Root, Spec, Opts, Weave) ->
     case riarc_inline:instrument(Weave) of
@@ -377,7 +366,10 @@ run_setup(inline, Root, Spec, Opts, Weave) ->
             after ok = riarc_inline:restore(Weave)
             end;
         Error -> monitored(inline, Error)
-    end.
+    end;
+run_setup(Variant, Root, Spec, Opts, _) ->
+    #{Variant := Extra} = riarc_bench_run:riarc_variants(),
+    monitored(Variant, riarc:run(Root, Spec, maps:merge(Opts, Extra))).
 
 monitored(_Setup, {ok, _} = Ok) -> Ok;
 monitored(Setup, {error, Error}) -> {error, {monitoring, Setup, Error}}.

@@ -298,8 +298,7 @@ user_command() ->
                   help => "counted runs per set-up (after one warm-up)"},
                 #{name => "--instrumentation", key => setups, metavar => "SETUPS",
                   type => {check, fun riarc_bench_user:parse_setups/1}, default => [baseline, riarc],
-                  help => "comma-separated: baseline,tracing,riarc,riarc_isolated,riarc_inline,riarc_low,riarc_normal,"
-                          "riarc_evm,riarc_paper,centralised,inline"},
+                  help => lists:flatten(["comma-separated: " | lists:join(",", [atom_to_list(S) || S <- riarc_bench_user:setups()])])},
                 #{name => "--timeout", key => timeout, type => {duration, second}, metavar => "TIME",
                   default => 300, help => "time per run before its VM is killed (seconds, or 2m)"},
                 #{name => "--memory-limit", key => memory_limit, type => {int, 64}, metavar => "MB",
