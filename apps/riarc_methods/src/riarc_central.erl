@@ -14,8 +14,8 @@
 %% 2> {ok, R} = riarc_central:run({riarc_demo_pqr, p, []}, Spec, #{}).
 %% 3> [{maps:get(mfa, V), maps:get(verdict, V)} || V <- maps:get(verdicts, R)].
 %% [{{riarc_demo_pqr,p,[]},accept},{{riarc_demo_pqr,q,[]},accept},{{riarc_demo_pqr,r,[]},accept}]
-%% 4> maps:with([tracers, events, reordered], R).
-%% #{events => 9,reordered => 0,tracers => #{peak => 1,spawned => 1}}
+%% 4> maps:with([tracers, events], R).
+%% #{events => 9,tracers => #{peak => 1,spawned => 1}}
 %% '''
 %% A slice's monitor steps as a partition's does under riarc (riarc_analysis_core), so
 %% each entry reads as riarc's would: the verdict, why it was reached, a reject's
